@@ -1,0 +1,167 @@
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ConfigError, loadConfig, resolveStoreLocation } from './load.ts';
+import { POSITIVE_FIELDS } from './validate.ts';
+import { DEFAULT_EVENT_KINDS, DEFAULT_PREFERENCE_KINDS, ROLE_NAMES } from './defaults.ts';
+
+function problemsOf(env: NodeJS.ProcessEnv, configPath?: string): string[] {
+  try {
+    loadConfig({ env, configPath });
+    return [];
+  } catch (err) {
+    assert.ok(err instanceof ConfigError, String(err));
+    return err.problems;
+  }
+}
+
+/** `service.coalesce_window_secs` → `NOSTR_PUSH__SERVICE__COALESCE_WINDOW_SECS`. */
+function envName(path: string): string {
+  return `NOSTR_PUSH__${path.split('.').map((p) => p.toUpperCase()).join('__')}`;
+}
+
+describe('config defaults', () => {
+  test('embedded defaults load with no file and no environment', () => {
+    const { config } = loadConfig({ env: {} });
+    assert.equal(config.server.listen_addr, '0.0.0.0:8000');
+    assert.equal(config.store.url, 'sqlite:data/nostr-push.sqlite');
+    assert.deepEqual(resolveStoreLocation(config), { kind: 'sqlite', path: 'data/nostr-push.sqlite' });
+    assert.deepEqual(config.roles, [...ROLE_NAMES]);
+    assert.equal(config.data_dir, './data');
+    assert.equal(config.service.private_key_hex, '');
+  });
+
+  test('divine defaults carry over (reference §1.5)', () => {
+    const { config } = loadConfig({ env: {} });
+    const s = config.service;
+    assert.equal(s.process_window_days, 7);
+    assert.equal(s.processed_event_ttl_secs, 604800);
+    assert.equal(s.video_coordinate_dedup_ttl_secs, 31536000);
+    assert.equal(s.new_post_rate_limit_secs, 3600);
+    assert.equal(s.notify_list_max_creators, 1000);
+    assert.equal(s.notify_list_history_limit, 5000);
+    assert.equal(s.new_post_fanout_page_size, 1000);
+    assert.equal(s.new_post_delivery_concurrency, 50);
+    assert.equal(s.new_post_fanout_lease_secs, 1200);
+    assert.equal(s.coalesce_window_secs, 7200);
+    assert.equal(s.coalesce_immediate_limit, 3);
+    assert.equal(s.coalesce_lease_secs, 300);
+    assert.equal(s.coalesce_group_ttl_secs, 86400);
+    assert.equal(s.coalesce_flush_timeout_secs, 120);
+    assert.equal(s.recipient_throttle_capacity, 20);
+    assert.equal(s.recipient_daily_cap, 20);
+    assert.equal(config.nostr.event_silence_timeout_secs, 300);
+    assert.equal(config.nostr.profile_cache_ttl_secs, 300);
+    assert.equal(config.cleanup.interval_secs, 86400);
+    assert.equal(config.cleanup.token_max_age_days, 90);
+    assert.deepEqual(config.notification.event_kinds, DEFAULT_EVENT_KINDS);
+    assert.ok(!config.notification.event_kinds.includes(1) && !config.notification.event_kinds.includes(3));
+    assert.deepEqual(config.notification.default_preferences.kinds, DEFAULT_PREFERENCE_KINDS);
+    assert.ok(config.notification.default_preferences.kinds.includes(1059));
+    assert.ok(s.video_coordinate_dedup_ttl_secs > s.processed_event_ttl_secs);
+    assert.ok(s.new_post_delivery_concurrency <= s.new_post_fanout_page_size);
+  });
+});
+
+describe('config environment', () => {
+  test('the operator names work exactly', () => {
+    const key = 'ab'.repeat(32);
+    const { config } = loadConfig({
+      env: {
+        NOSTR_PUSH__SERVICE__PRIVATE_KEY_HEX: key,
+        NOSTR_PUSH__NOSTR__RELAYS: 'ws://127.0.0.1:7001, ws://127.0.0.1:7002',
+        NOSTR_PUSH__NOSTR__PROFILE_RELAYS: 'wss://purplepag.es',
+        NOSTR_PUSH__STORE__URL: 'sqlite::memory:',
+        NOSTR_PUSH__SERVER__LISTEN_ADDR: '127.0.0.1:9999',
+        NOSTR_PUSH__SERVER__INTERNAL_API_TOKEN: 'secret-token',
+        NOSTR_PUSH__ROLES: 'listener,engine',
+        NOSTR_PUSH__DATA_DIR: '/tmp/np',
+        NOSTR_PUSH__SERVICE__COALESCE_WINDOW_SECS: '5',
+        NOSTR_PUSH__CLEANUP__ENABLED: 'false',
+        NOSTR_PUSH__NOTIFICATION__EVENT_KINDS: '7,16',
+      },
+    });
+    assert.equal(config.service.private_key_hex, key);
+    assert.deepEqual(config.nostr.relays, ['ws://127.0.0.1:7001', 'ws://127.0.0.1:7002']);
+    assert.deepEqual(config.nostr.profile_relays, ['wss://purplepag.es']);
+    assert.deepEqual(resolveStoreLocation(config), { kind: 'sqlite', path: ':memory:' });
+    assert.equal(config.server.listen_addr, '127.0.0.1:9999');
+    assert.equal(config.server.internal_api_token, 'secret-token');
+    assert.deepEqual(config.roles, ['listener', 'engine']);
+    assert.equal(config.data_dir, '/tmp/np');
+    assert.equal(config.service.coalesce_window_secs, 5);
+    assert.equal(config.cleanup.enabled, false);
+    assert.deepEqual(config.notification.event_kinds, [7, 16]);
+  });
+
+  test('RELAY_URL is a one-relay alias', () => {
+    const { config } = loadConfig({ env: { NOSTR_PUSH__NOSTR__RELAY_URL: 'wss://relay.divine.video' } });
+    assert.deepEqual(config.nostr.relays, ['wss://relay.divine.video']);
+  });
+
+  test('the data directory moves the default SQLite file', () => {
+    const { config } = loadConfig({ env: { NOSTR_PUSH__DATA_DIR: '/var/lib/np' } });
+    assert.equal(config.store.url, 'sqlite:/var/lib/np/nostr-push.sqlite');
+  });
+
+  test('NOSTR_PUSH__REDIS__URL and REDIS_URL select Redis; STORE__URL wins over both', () => {
+    assert.equal(loadConfig({ env: { NOSTR_PUSH__REDIS__URL: 'redis://a:6379' } }).config.store.url, 'redis://a:6379');
+    assert.equal(loadConfig({ env: { REDIS_URL: 'redis://b:6379' } }).config.store.url, 'redis://b:6379');
+    assert.equal(loadConfig({ env: { REDIS_URL: 'redis://b:6379', NOSTR_PUSH__STORE__URL: 'sqlite::memory:' } }).config.store.url, 'sqlite::memory:');
+  });
+
+  test('environment overrides the YAML file, which overrides defaults', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'np-config-'));
+    const file = join(dir, 'config.yaml');
+    writeFileSync(file, 'service:\n  coalesce_window_secs: 60\n  coalesce_immediate_limit: 5\nnostr:\n  relays: [ws://127.0.0.1:1]\nroles: all\n');
+    const { config, sources } = loadConfig({ env: { NOSTR_PUSH__SERVICE__COALESCE_WINDOW_SECS: '30' }, configPath: file });
+    assert.equal(config.service.coalesce_window_secs, 30);
+    assert.equal(config.service.coalesce_immediate_limit, 5);
+    assert.deepEqual(config.nostr.relays, ['ws://127.0.0.1:1']);
+    assert.deepEqual(sources, ['defaults', `file ${file}`, 'environment']);
+  });
+});
+
+describe('config validation', () => {
+  for (const [field] of POSITIVE_FIELDS) {
+    test(`${field} at 0 is rejected naming the field`, () => {
+      const problems = problemsOf({ [envName(field)]: '0' });
+      assert.ok(
+        problems.some((p) => p.startsWith(`${field} must be greater than zero: at 0, `)),
+        `expected a problem for ${field}, got ${JSON.stringify(problems)}`,
+      );
+    });
+  }
+
+  test('an empty internal API token is rejected when configured', () => {
+    assert.deepEqual(problemsOf({ NOSTR_PUSH__SERVER__INTERNAL_API_TOKEN: '' }), ['server.internal_api_token must not be empty when configured']);
+  });
+
+  test('relational checks', () => {
+    assert.ok(problemsOf({ NOSTR_PUSH__SERVICE__VIDEO_COORDINATE_DEDUP_TTL_SECS: '10' }).some((p) => p.includes('video_coordinate_dedup_ttl_secs must be greater')));
+    assert.ok(problemsOf({ NOSTR_PUSH__SERVICE__NEW_POST_DELIVERY_CONCURRENCY: '2000' }).some((p) => p.includes('must not exceed')));
+    assert.ok(problemsOf({ NOSTR_PUSH__SERVICE__COALESCE_FLUSH_TIMEOUT_SECS: '200' }).some((p) => p.includes('twice')));
+  });
+
+  test('one line per wrong key, all reported at once', () => {
+    const problems = problemsOf({
+      NOSTR_PUSH__SERVICE__PRIVATE_KEY_HEX: 'nothex',
+      NOSTR_PUSH__SERVER__LISTEN_ADDR: 'nowhere',
+      NOSTR_PUSH__NOSTR__RELAYS: 'http://x',
+      NOSTR_PUSH__STORE__URL: 'mysql://x',
+      NOSTR_PUSH__ROLES: 'listener,bogus',
+      NOSTR_PUSH__SERVICE__NOPE: '1',
+      NOSTR_PUSH__QUEUE__MAX_ATTEMPTS: 'ten',
+    });
+    assert.equal(problems.length, 7, JSON.stringify(problems));
+  });
+
+  test('unknown YAML keys are reported, not silently ignored', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'np-config-'));
+    const file = join(dir, 'c.yaml');
+    writeFileSync(file, 'service:\n  coalesce_windw_secs: 60\n');
+    assert.deepEqual(problemsOf({}, file), [`service.coalesce_windw_secs: unknown key (from ${file})`]);
+  });
+});

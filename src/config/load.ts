@@ -1,0 +1,203 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { defaultConfig, ROLE_NAMES, type Config, type RoleName } from './defaults.ts';
+import { validateConfig } from './validate.ts';
+
+/** Prefix of every environment key; `__` separates levels (`NOSTR_PUSH__SERVICE__PRIVATE_KEY_HEX`). */
+export const ENV_PREFIX = 'NOSTR_PUSH__';
+const ENV_SEPARATOR = '__';
+
+/** One wrong key: the field and what is wrong with it. */
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+export interface LoadConfigOptions {
+  env?: NodeJS.ProcessEnv;
+  /** `--config FILE`; falls back to `NOSTR_PUSH_CONFIG`. */
+  configPath?: string;
+}
+
+export interface LoadedConfig {
+  config: Config;
+  /** Where settings came from, for `doctor` and the start banner (never values). */
+  sources: string[];
+  /** Keys given explicitly (file or environment), as dotted paths. */
+  explicitKeys: Set<string>;
+}
+
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+type JsonObject = { [key: string]: Json };
+
+function isObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Coerce a raw value (YAML scalar or environment string) to the type of the default it replaces;
+ * lists from the environment are comma-separated, and an empty string is an empty list.
+ */
+function coerce(path: string, raw: Json, template: Json, problems: string[]): Json | undefined {
+  if (Array.isArray(template)) {
+    const items: Json[] = typeof raw === 'string' ? raw.split(',').map((s) => s.trim()).filter((s) => s !== '') : Array.isArray(raw) ? raw : [raw];
+    const numeric = template.length > 0 ? typeof template[0] === 'number' : path.endsWith('kinds');
+    if (!numeric) return items.map((i) => String(i));
+    const out: number[] = [];
+    for (const item of items) {
+      const n = typeof item === 'number' ? item : Number(item);
+      if (!Number.isInteger(n)) {
+        problems.push(`${path}: "${String(item)}" is not an integer`);
+        return undefined;
+      }
+      out.push(n);
+    }
+    return out;
+  }
+  if (typeof template === 'number') {
+    const n = typeof raw === 'number' ? raw : typeof raw === 'string' && raw.trim() !== '' ? Number(raw) : Number.NaN;
+    if (!Number.isFinite(n)) {
+      problems.push(`${path}: "${String(raw)}" is not a number`);
+      return undefined;
+    }
+    return n;
+  }
+  if (typeof template === 'boolean') {
+    if (typeof raw === 'boolean') return raw;
+    const s = String(raw).trim().toLowerCase();
+    if (['true', '1', 'yes', 'on'].includes(s)) return true;
+    if (['false', '0', 'no', 'off'].includes(s)) return false;
+    problems.push(`${path}: "${String(raw)}" is not a boolean`);
+    return undefined;
+  }
+  if (typeof raw === 'object' && raw !== null) {
+    problems.push(`${path}: expected a single value`);
+    return undefined;
+  }
+  return raw === null ? '' : String(raw);
+}
+
+function parseRoles(raw: Json, problems: string[]): RoleName[] | undefined {
+  const items = (Array.isArray(raw) ? raw.map(String) : String(raw).split(',')).map((s) => s.trim()).filter(Boolean);
+  if (items.length === 0) {
+    problems.push('roles: must name at least one role, or "all"');
+    return undefined;
+  }
+  if (items.includes('all')) return [...ROLE_NAMES];
+  const unknown = items.filter((r) => !(ROLE_NAMES as readonly string[]).includes(r));
+  if (unknown.length > 0) {
+    problems.push(`roles: unknown role ${unknown.join(', ')} (known: all, ${ROLE_NAMES.join(', ')})`);
+    return undefined;
+  }
+  return [...new Set(items)] as RoleName[];
+}
+
+/** Overlay `source` onto `target` key by key, rejecting keys the defaults do not have. */
+function overlay(target: JsonObject, source: JsonObject, prefix: string, origin: string, problems: string[], explicit: Set<string>): void {
+  for (const [key, raw] of Object.entries(source)) {
+    const path = prefix ? `${prefix}.${key}` : key;
+    if (path === 'roles') {
+      const roles = parseRoles(raw, problems);
+      if (roles) target.roles = roles;
+      explicit.add(path);
+      continue;
+    }
+    if (!(key in target)) {
+      problems.push(`${path}: unknown key (from ${origin})`);
+      continue;
+    }
+    const template = target[key] as Json;
+    if (isObject(template)) {
+      if (!isObject(raw)) {
+        problems.push(`${path}: expected a section, got "${String(raw)}"`);
+        continue;
+      }
+      overlay(template, raw, path, origin, problems, explicit);
+      continue;
+    }
+    const value = coerce(path, raw, template, problems);
+    if (value !== undefined) {
+      target[key] = value;
+      explicit.add(path);
+    }
+  }
+}
+
+/** `NOSTR_PUSH__SERVICE__PRIVATE_KEY_HEX=x` → `{ service: { private_key_hex: 'x' } }`. */
+export function envToTree(env: NodeJS.ProcessEnv): JsonObject {
+  const tree: JsonObject = {};
+  for (const [name, value] of Object.entries(env)) {
+    if (!name.startsWith(ENV_PREFIX) || value === undefined) continue;
+    const parts = name.slice(ENV_PREFIX.length).toLowerCase().split(ENV_SEPARATOR).filter(Boolean);
+    if (parts.length === 0) continue;
+    let node = tree;
+    for (const part of parts.slice(0, -1)) {
+      const next = node[part];
+      if (!isObject(next)) node[part] = {};
+      node = node[part] as JsonObject;
+    }
+    node[parts[parts.length - 1] as string] = value;
+  }
+  return tree;
+}
+
+/** Load defaults < YAML file < environment, then validate. Throws {@link ConfigError} listing every problem. */
+export function loadConfig(options: LoadConfigOptions = {}): LoadedConfig {
+  const env = options.env ?? process.env;
+  const config = defaultConfig();
+  const root = config as unknown as JsonObject;
+  const problems: string[] = [];
+  const explicit = new Set<string>();
+  const sources = ['defaults'];
+
+  const file = options.configPath ?? env.NOSTR_PUSH_CONFIG;
+  if (file) {
+    let parsed: unknown;
+    try {
+      parsed = parseYaml(readFileSync(file, 'utf8'));
+    } catch (err) {
+      throw new ConfigError([`config file ${file}: ${(err as Error).message}`]);
+    }
+    if (parsed !== null && parsed !== undefined && !isObject(parsed)) throw new ConfigError([`config file ${file}: top level must be a mapping`]);
+    if (isObject(parsed)) overlay(root, parsed, '', file, problems, explicit);
+    sources.push(`file ${file}`);
+  }
+
+  const fromEnv = envToTree(env);
+  if (Object.keys(fromEnv).length > 0) {
+    overlay(root, fromEnv, '', 'environment', problems, explicit);
+    sources.push('environment');
+  }
+  if (env.REDIS_URL) {
+    // divine lets REDIS_URL override redis.url; only the source is ever logged.
+    config.redis.url = env.REDIS_URL;
+    explicit.add('redis.url');
+    sources.push('REDIS_URL');
+  }
+
+  const relayAlias = config.nostr.relay_url.trim();
+  if (relayAlias !== '') {
+    // The one-relay alias replaces the default list, or joins an explicit one.
+    config.nostr.relays = explicit.has('nostr.relays') ? [...new Set([...config.nostr.relays, relayAlias])] : [relayAlias];
+  }
+  if (config.store.url === '') {
+    config.store.url = config.redis.url !== '' ? config.redis.url : `sqlite:${join(config.data_dir, 'nostr-push.sqlite')}`;
+  }
+
+  problems.push(...validateConfig(config, explicit));
+  if (problems.length > 0) throw new ConfigError(problems);
+  return { config, sources, explicitKeys: explicit };
+}
+
+export type StoreLocation = { kind: 'sqlite'; path: string } | { kind: 'redis'; url: string };
+
+/** Which adapter `store.url` names. Validated at load, so this never throws on a loaded config. */
+export function resolveStoreLocation(config: Config): StoreLocation {
+  const url = config.store.url;
+  if (url.startsWith('redis://') || url.startsWith('rediss://')) return { kind: 'redis', url };
+  if (url.startsWith('sqlite:')) return { kind: 'sqlite', path: url.slice('sqlite:'.length) };
+  throw new ConfigError([`store.url: "${url}" must start with sqlite: or redis://`]);
+}

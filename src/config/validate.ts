@@ -1,0 +1,110 @@
+import type { Config } from './defaults.ts';
+
+type NumericPath = { [S in keyof Config]: Config[S] extends object ? `${S & string}.${string}` : never }[keyof Config];
+
+/**
+ * Fields that must be greater than zero, each with what a zero would do. The message is divine's
+ * exact format: `"{field} must be greater than zero: at 0, {consequence}"`.
+ */
+export const POSITIVE_FIELDS: ReadonlyArray<readonly [NumericPath, string]> = [
+  ['nostr.event_silence_timeout_secs', 'the silence watchdog would resubscribe in a tight loop'],
+  ['nostr.profile_cache_ttl_secs', 'every profile would expire as soon as it was cached'],
+  ['service.processed_event_ttl_secs', 'claims would expire at once and events would be delivered twice'],
+  ['service.video_coordinate_dedup_ttl_secs', 'video edits would re-announce every video'],
+  ['service.new_post_rate_limit_secs', 'bells would never be rate-limited'],
+  ['service.notify_list_max_creators', 'every bell would be dropped'],
+  ['service.notify_list_history_limit', 'the notify-list replay would fetch nothing'],
+  ['service.new_post_fanout_page_size', 'fan-out pages would read no watchers'],
+  ['service.new_post_delivery_concurrency', 'fan-out pages would send nothing'],
+  ['service.new_post_fanout_lease_secs', 'every fan-out page would be re-leased while it runs'],
+  ['service.new_post_fanout_retry_secs', 'failed fan-out pages would retry in a tight loop'],
+  ['service.new_post_fanout_poll_millis', 'the fan-out worker would spin'],
+  ['service.coalesce_window_secs', 'coalescing buckets would have no length'],
+  ['service.coalesce_immediate_limit', 'no like or repost would be sent immediately'],
+  ['service.coalesce_lease_secs', 'every flush would be re-leased while it runs'],
+  ['service.coalesce_retry_secs', 'failed flushes would retry in a tight loop'],
+  ['service.coalesce_poll_millis', 'the flush worker would spin'],
+  ['service.coalesce_group_ttl_secs', 'buffered groups would be dropped before their flush'],
+  ['service.coalesce_flush_timeout_secs', 'every flush would time out'],
+  ['service.coalesce_logical_expiry_grace_secs', 'groups would vanish at their deadline'],
+  ['service.recipient_throttle_capacity', 'every immediate push would be throttled'],
+  ['service.recipient_throttle_refill_secs', 'the recipient token bucket would never refill'],
+  ['service.recipient_daily_window_secs', 'the rolling emission window would have no length'],
+  ['service.recipient_daily_cap', 'no like or repost notification would ever be emitted'],
+  ['notification.max_event_age_secs', 'every content event would be too old to push'],
+  ['queue.lease_secs', 'every queue item would be re-leased while it is worked on'],
+  ['queue.max_attempts', 'every queue item would be dead-lettered before its first attempt'],
+  ['queue.poll_millis', 'queue consumers would spin'],
+];
+
+const HEX64 = /^[0-9a-f]{64}$/;
+
+function readPath(config: Config, path: string): unknown {
+  let node: unknown = config;
+  for (const part of path.split('.')) node = (node as Record<string, unknown>)[part];
+  return node;
+}
+
+/** `host:port` or `[v6]:port`; returns null when it does not parse. */
+export function parseListenAddr(addr: string): { host: string; port: number } | null {
+  const m = /^(?:\[([^\]]+)\]|([^:]*)):(\d{1,5})$/.exec(addr.trim());
+  if (!m) return null;
+  const port = Number(m[3]);
+  if (port > 65535) return null;
+  return { host: m[1] ?? (m[2] === '' ? '0.0.0.0' : (m[2] as string)), port };
+}
+
+/** Every problem with a merged configuration, one line per wrong key. */
+export function validateConfig(config: Config, explicitKeys: ReadonlySet<string> = new Set()): string[] {
+  const problems: string[] = [];
+  for (const [field, consequence] of POSITIVE_FIELDS) {
+    const value = readPath(config, field);
+    if (typeof value !== 'number' || !(value > 0)) problems.push(`${field} must be greater than zero: at ${String(value)}, ${consequence}`);
+  }
+  for (const field of ['cleanup.interval_secs', 'cleanup.token_max_age_days', 'service.process_window_days'] as const) {
+    const value = readPath(config, field);
+    if (typeof value !== 'number' || value < 0) problems.push(`${field} must not be negative`);
+  }
+
+  const s = config.service;
+  if (s.video_coordinate_dedup_ttl_secs <= s.processed_event_ttl_secs) {
+    problems.push('service.video_coordinate_dedup_ttl_secs must be greater than service.processed_event_ttl_secs');
+  }
+  if (s.new_post_delivery_concurrency > s.new_post_fanout_page_size) {
+    problems.push('service.new_post_delivery_concurrency must not exceed service.new_post_fanout_page_size');
+  }
+  if (s.coalesce_lease_secs <= 2 * s.coalesce_flush_timeout_secs) {
+    problems.push('service.coalesce_lease_secs must be greater than twice service.coalesce_flush_timeout_secs');
+  }
+  if (s.coalesce_group_ttl_secs <= s.coalesce_window_secs + s.coalesce_lease_secs) {
+    problems.push('service.coalesce_group_ttl_secs must be greater than coalesce_window_secs + coalesce_lease_secs');
+  }
+  if (s.private_key_hex !== '' && !HEX64.test(s.private_key_hex.toLowerCase())) {
+    problems.push('service.private_key_hex must be 64 hex characters');
+  }
+  for (const pk of s.allowed_pubkeys) {
+    if (!HEX64.test(pk.toLowerCase())) problems.push(`service.allowed_pubkeys: "${pk}" is not a 64-hex pubkey`);
+  }
+
+  if (explicitKeys.has('server.internal_api_token') && config.server.internal_api_token.trim() === '') {
+    problems.push('server.internal_api_token must not be empty when configured');
+  }
+  if (!parseListenAddr(config.server.listen_addr)) problems.push(`server.listen_addr: "${config.server.listen_addr}" is not host:port`);
+
+  if (config.nostr.relays.length === 0) problems.push('nostr.relays must list at least one relay');
+  for (const relay of [...config.nostr.relays, ...config.nostr.profile_relays]) {
+    if (!/^wss?:\/\/[^\s/]+/.test(relay)) problems.push(`nostr relay "${relay}" must be a ws:// or wss:// URL`);
+  }
+
+  const url = config.store.url;
+  if (!url.startsWith('sqlite:') && !url.startsWith('redis://') && !url.startsWith('rediss://')) {
+    problems.push(`store.url: "${url}" must be sqlite:PATH, sqlite::memory: or redis://…`);
+  } else if (url === 'sqlite:') {
+    problems.push('store.url: sqlite: needs a path (or :memory:)');
+  }
+  if (!/^https?:\/\/[^\s/]+/.test(config.firebase.api_base_url)) problems.push('firebase.api_base_url must be an http:// or https:// URL');
+  for (const kind of [...config.notification.event_kinds, ...config.notification.default_preferences.kinds]) {
+    if (kind < 0 || kind > 65535) problems.push(`notification kinds: ${kind} is not a Nostr kind`);
+  }
+  return problems;
+}

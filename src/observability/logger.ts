@@ -1,0 +1,42 @@
+import { pino, type Logger } from 'pino';
+
+export type { Logger };
+
+/** How many characters of a secret (token, endpoint, key) a log line may show. */
+export const SECRET_PREFIX_CHARS = 8;
+
+/** A secret cut to a short prefix for logs: `abcdefgh…` (char-safe for multibyte input). */
+export function redact(secret: string | null | undefined): string {
+  if (!secret) return '';
+  const chars = Array.from(secret);
+  return chars.length <= SECRET_PREFIX_CHARS ? chars.join('') : `${chars.slice(0, SECRET_PREFIX_CHARS).join('')}…`;
+}
+
+/**
+ * Field names that always hold secrets. pino censors them with `redact` wherever they appear in
+ * a log object, so a careless `log.info({ token })` still leaks only a prefix.
+ */
+const SECRET_FIELDS = ['token', 'tokens', 'endpoint', 'callbackUrl', 'privateKey', 'privateKeyHex', 'authorization', 'auth', 'p256dh', 'accessToken'];
+
+export interface LoggerOptions {
+  level?: string;
+  /** Destination stream; defaults to stdout. Tests pass a sink to read lines back. */
+  destination?: NodeJS.WritableStream;
+}
+
+export function createLogger(options: LoggerOptions = {}): Logger {
+  const level = options.level ?? process.env.LOG_LEVEL ?? (process.env.NODE_ENV === 'test' ? 'silent' : 'info');
+  const paths = SECRET_FIELDS.flatMap((f) => [f, `*.${f}`]);
+  return pino(
+    {
+      level,
+      base: { service: 'nostr-push' },
+      redact: {
+        paths,
+        censor: (value: unknown) =>
+          Array.isArray(value) ? value.map((v) => redact(String(v))) : redact(typeof value === 'string' ? value : String(value)),
+      },
+    },
+    options.destination ?? process.stdout,
+  );
+}

@@ -1,0 +1,245 @@
+/**
+ * The storage port: every piece of durable state nostr-push keeps, as domain operations.
+ *
+ * Two adapters implement it: `sqlite/` (better-sqlite3, one transaction per operation) and
+ * `redis/` (one Lua script or one MULTI per operation, key layout of divine-push-service). The
+ * contract suite in `test/store/contract.ts` is the definition of correct behaviour and runs against
+ * both.
+ *
+ * Time: every operation that depends on "now" reads it from the adapter's injected {@link Clock}
+ * (the Redis server's `TIME` in Redis mode, the process clock in SQLite mode, a manual clock in
+ * tests), never from the caller. TTL-bearing records (claims, profile cache) expire by Redis's own
+ * key expiry in Redis mode (the seed's `SET NX EX`) and by the injected clock in SQLite mode, so
+ * expiry itself is tested per adapter; everything else is tested once, in the contract suite.
+ *
+ * @remarks Deliberately not part of this contract: connection handling, Redis clients, SQL,
+ * transactions, Lua loading, key names. Callers never see any of those.
+ */
+
+/** Millisecond time source shared by a store and the stages that use it. */
+export interface Clock {
+  /** Milliseconds since the Unix epoch. */
+  nowMs(): number;
+}
+
+/** How a device is reached. `fcm` is the default of seed 000; the others arrive with later transports. */
+export type Transport = 'fcm' | 'apns' | 'webpush' | 'unifiedpush';
+
+/** One registered device, as decrypted from a kind 3079. */
+export interface DeviceRegistration {
+  /**
+   * Provider token. For `webpush`/`unifiedpush` it is the endpoint URL, so a token stays the one
+   * identity of a device across every transport (deregistration, pruning and the stale sweep key on it).
+   */
+  token: string;
+  transport: Transport;
+  /** Web Push / UnifiedPush only: the push resource URL (RFC 8030). */
+  endpoint?: string;
+  /** Web Push / UnifiedPush only: the subscription's P-256 public key, base64url (RFC 8291). */
+  p256dh?: string;
+  /** Web Push / UnifiedPush only: the 16-byte auth secret, base64url (RFC 8291). */
+  auth?: string;
+  /** UTC offset in minutes, east positive (+600 is UTC+10); used for campaign quiet hours. */
+  timezoneOffsetMinutes?: number;
+}
+
+/** Result of {@link StorePort.registerToken}. */
+export interface RegisterTokenResult {
+  /** The pubkey that owned this token before, when it was another one (ownership moved). */
+  previousOwner: string | null;
+}
+
+/** Notification preferences of one user (kind 3083). */
+export interface Preferences {
+  /** Preference categories (not trigger kinds): 1 comment/mention, 7 like, 16 repost, 1059 DM, 34236 new post. */
+  kinds: number[];
+  /** Campaign opt-in; absent means false. */
+  campaignsEnabled: boolean;
+}
+
+/** A held per-recipient delivery claim; release is compare-and-delete on `owner`. */
+export interface RecipientClaim {
+  eventId: string;
+  recipient: string;
+  /** Random owner token (uuid v4) stored in the claim. */
+  owner: string;
+}
+
+/** A cached kind-0 profile. Only found profiles are cached, never misses. */
+export interface CachedProfile {
+  pubkey: string;
+  name?: string;
+  display_name?: string;
+}
+
+/** The durable queues between pipeline stages (DESIGN §2). */
+export type QueueName = 'inbound' | 'outbound';
+
+/** An item handed to {@link StorePort.enqueue}. */
+export interface EnqueueItem<T = unknown> {
+  /**
+   * Idempotency id. Enqueueing an id that is already queued, leased or dead is a no-op that
+   * returns false. For inbound events this is the Nostr event id, which dedupes across relays.
+   */
+  id: string;
+  payload: T;
+  /** Earliest time (ms) the item may be leased; defaults to now. */
+  availableAtMs?: number;
+}
+
+/** An item held under a lease. */
+export interface LeasedItem<T = unknown> {
+  id: string;
+  payload: T;
+  /** Leases handed out for this item so far, this one included (1 on the first lease). */
+  attempts: number;
+  /** Owner token of this lease; ack/retry/deadLetter with a stale token do nothing. */
+  leaseToken: string;
+  /** When the lease expires and the item returns to the queue (ms). */
+  leaseExpiresAtMs: number;
+  /** The last error recorded by {@link StorePort.retry}, if any. */
+  lastError: string | null;
+}
+
+/** Options for {@link StorePort.lease}. */
+export interface LeaseOptions {
+  /** Most items to lease in one call. */
+  max: number;
+  /** Lease length in ms; an unacknowledged item is leasable again after it. */
+  leaseMs: number;
+  /**
+   * Attempt limit: an item whose lease would be its `maxAttempts + 1`-th is moved to the
+   * dead-letter list (reason `max attempts exceeded`) instead of being handed out.
+   */
+  maxAttempts: number;
+}
+
+/** A dead-lettered item. */
+export interface DeadItem<T = unknown> {
+  id: string;
+  payload: T;
+  attempts: number;
+  reason: string;
+  deadAtMs: number;
+}
+
+/** Counts of one queue. */
+export interface QueueStats {
+  /** Items waiting, including ones scheduled for later. */
+  ready: number;
+  /** Items under a live lease. */
+  leased: number;
+  dead: number;
+}
+
+/** The storage port. Every method is atomic on its own. */
+export interface StorePort {
+  /** The clock this store's time-dependent operations use. */
+  readonly clock: Clock;
+
+  // ---- device tokens -----------------------------------------------------------------------
+
+  /**
+   * Add or update a device for `pubkey`. If another pubkey owned the same token it loses it
+   * (ownership transfer, reported in the result). Sets the token's activity time to now.
+   */
+  registerToken(pubkey: string, device: DeviceRegistration): Promise<RegisterTokenResult>;
+
+  /**
+   * Remove `token` if and only if `pubkey` owns it. Returns true when removed, false when the
+   * token is unknown or owned by someone else (a deregistration by a non-owner is refused).
+   */
+  removeToken(pubkey: string, token: string): Promise<boolean>;
+
+  /** Every device registered for `pubkey`, in no particular order. */
+  listDevices(pubkey: string): Promise<DeviceRegistration[]>;
+
+  /** The owner of `token`, or null. */
+  tokenOwner(token: string): Promise<string | null>;
+
+  /**
+   * Move the activity time of each still-registered token to now. Never re-creates a token
+   * removed meanwhile, never lowers a time. Returns how many tokens changed; [] does nothing.
+   */
+  refreshTokenActivity(tokens: string[]): Promise<number>;
+
+  /** Activity time (ms) of a token, or null when it is not registered. */
+  tokenActivityMs(token: string): Promise<number | null>;
+
+  /**
+   * Remove every token whose activity time is older than now − `maxAgeMs`, with its owner
+   * mapping. Returns the number of tokens removed.
+   */
+  sweepStaleTokens(maxAgeMs: number): Promise<number>;
+
+  // ---- claims ------------------------------------------------------------------------------
+
+  /** Take the per-event claim of a control event for `ttlSecs`. True when this call took it. */
+  claimEvent(eventId: string, ttlSecs: number): Promise<boolean>;
+
+  /** Take the per-(event, recipient) delivery claim for `ttlSecs`; null when someone holds it. */
+  claimRecipientDelivery(eventId: string, recipient: string, ttlSecs: number): Promise<RecipientClaim | null>;
+
+  /** Release a claim if it is still ours (compare-and-delete). True when it was deleted. */
+  releaseRecipientDelivery(claim: RecipientClaim): Promise<boolean>;
+
+  // ---- preferences -------------------------------------------------------------------------
+
+  /** Stored preferences, or null when the user never set any (callers apply the defaults). */
+  getPreferences(pubkey: string): Promise<Preferences | null>;
+
+  /** Replace a user's preferences. */
+  setPreferences(pubkey: string, preferences: Preferences): Promise<void>;
+
+  // ---- relay cursors -----------------------------------------------------------------------
+
+  /** The newest `created_at` (unix seconds) seen from `relayUrl`, or null. */
+  getRelayCursor(relayUrl: string): Promise<number | null>;
+
+  /** Raise the cursor of `relayUrl` to `createdAt`; a lower value never moves it back. */
+  advanceRelayCursor(relayUrl: string, createdAt: number): Promise<void>;
+
+  // ---- profile cache -----------------------------------------------------------------------
+
+  getCachedProfile(pubkey: string): Promise<CachedProfile | null>;
+
+  cacheProfile(profile: CachedProfile, ttlSecs: number): Promise<void>;
+
+  // ---- durable queues ----------------------------------------------------------------------
+
+  /** Add an item; false when the id is already queued, leased or dead. */
+  enqueue<T>(queue: QueueName, item: EnqueueItem<T>): Promise<boolean>;
+
+  /**
+   * Lease up to `max` items that are available now, oldest availability first. Items whose lease
+   * expired are available again (lease recovery). See {@link LeaseOptions.maxAttempts}.
+   */
+  lease<T>(queue: QueueName, options: LeaseOptions): Promise<LeasedItem<T>[]>;
+
+  /** Remove a leased item for good. False when the lease is no longer ours. */
+  ack(queue: QueueName, id: string, leaseToken: string): Promise<boolean>;
+
+  /** Return a leased item to the queue, available at `availableAtMs`, recording `error`. */
+  retry(queue: QueueName, id: string, leaseToken: string, availableAtMs: number, error: string): Promise<boolean>;
+
+  /** Move a leased item to the dead-letter list with `reason`. */
+  deadLetter(queue: QueueName, id: string, leaseToken: string, reason: string): Promise<boolean>;
+
+  /** Dead-lettered items, oldest first. */
+  listDead<T>(queue: QueueName, limit: number): Promise<DeadItem<T>[]>;
+
+  /** Put a dead item back in the queue with its attempt count reset; false when unknown. */
+  replayDead(queue: QueueName, id: string): Promise<boolean>;
+
+  /** Forget a dead item; false when unknown. */
+  deleteDead(queue: QueueName, id: string): Promise<boolean>;
+
+  queueStats(queue: QueueName): Promise<QueueStats>;
+
+  // ---- lifecycle ---------------------------------------------------------------------------
+
+  /** A cheap round trip that proves the store answers (used by `doctor` and health). */
+  ping(): Promise<void>;
+
+  close(): Promise<void>;
+}
