@@ -1,0 +1,35 @@
+/**
+ * Every HTTP error the service answers with: a stable code, its status and message, in one
+ * catalogue. Routes throw {@link HttpError}; one handler turns it into `{"error": message, "code": …}`.
+ *
+ * The direct-message hook keeps divine-push-service's exact bodies (`{"error":"Unauthorized"}`), so
+ * callers written against divine keep working; the extra `code` field is additive.
+ */
+export const HTTP_ERRORS = {
+  NOT_FOUND: { status: 404, message: 'Not found' },
+  METHOD_NOT_ALLOWED: { status: 405, message: 'Method not allowed' },
+  BODY_TOO_LARGE: { status: 413, message: 'Request body too large' },
+  INVALID_JSON: { status: 400, message: 'Request body is not valid JSON' },
+  INTERNAL_NOT_CONFIGURED: { status: 503, message: 'Internal push endpoint is not configured' },
+  UNAUTHORIZED: { status: 401, message: 'Unauthorized' },
+  INTERNAL: { status: 500, message: 'Internal server error' },
+} as const satisfies Record<string, { status: number; message: string }>;
+
+export type HttpErrorCode = keyof typeof HTTP_ERRORS;
+
+export class HttpError extends Error {
+  readonly status: number;
+
+  constructor(
+    readonly code: HttpErrorCode,
+    message?: string,
+  ) {
+    super(message ?? HTTP_ERRORS[code].message);
+    this.status = HTTP_ERRORS[code].status;
+    this.name = 'HttpError';
+  }
+
+  toJSON(): { error: string; code: HttpErrorCode } {
+    return { error: this.message, code: this.code };
+  }
+}

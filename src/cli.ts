@@ -1,0 +1,89 @@
+import { ConfigError, loadConfig } from './config/load.ts';
+import { startService } from './service.ts';
+import { createLogger } from './observability/logger.ts';
+import { generateSecretKey, publicKeyOf } from './nostr/keys.ts';
+import { npubEncode, nsecEncode } from './nostr/nip19.ts';
+import { runDoctor } from './doctor.ts';
+
+const USAGE = `nostr-push — push notifications for Nostr apps
+
+usage:
+  nostr-push serve [--config FILE]    run the service (roles from NOSTR_PUSH__ROLES, default all)
+  nostr-push doctor [--config FILE]   check configuration, store, relays and provider credentials
+  nostr-push keygen                   print a new service key (hex, nsec, pubkey, npub)
+  nostr-push help                     this text
+
+configuration: defaults < YAML file (--config or NOSTR_PUSH_CONFIG) < NOSTR_PUSH__SECTION__KEY environment
+`;
+
+function configPathFrom(args: string[]): string | undefined {
+  const i = args.indexOf('--config');
+  if (i === -1) return undefined;
+  const path = args[i + 1];
+  if (!path) throw new ConfigError(['--config needs a file path']);
+  return path;
+}
+
+export async function main(argv: string[]): Promise<void> {
+  const [command = 'help', ...args] = argv;
+  try {
+    switch (command) {
+      case 'serve':
+        return await serveCommand(args);
+      case 'doctor':
+        process.exitCode = await runDoctor(loadConfig({ configPath: configPathFrom(args) }), (line) => console.log(line));
+        return;
+      case 'keygen':
+        return keygenCommand();
+      case 'help':
+      case '--help':
+      case '-h':
+        process.stdout.write(USAGE);
+        return;
+      default:
+        process.stderr.write(`unknown command "${command}"\n\n${USAGE}`);
+        process.exitCode = 2;
+    }
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`);
+      process.exitCode = 2;
+      return;
+    }
+    throw err;
+  }
+}
+
+function keygenCommand(): void {
+  const secret = generateSecretKey();
+  const pubkey = publicKeyOf(secret);
+  console.log(`private_key_hex: ${secret}`);
+  console.log(`nsec:            ${nsecEncode(secret)}`);
+  console.log(`pubkey:          ${pubkey}`);
+  console.log(`npub:            ${npubEncode(pubkey)}`);
+  console.log('\nset it with NOSTR_PUSH__SERVICE__PRIVATE_KEY_HEX, or as service.private_key_hex in the config file');
+}
+
+async function serveCommand(args: string[]): Promise<void> {
+  const loaded = loadConfig({ configPath: configPathFrom(args) });
+  const logger = createLogger({ level: loaded.config.log.level });
+  logger.info({ sources: loaded.sources, roles: loaded.config.roles }, 'configuration loaded');
+  const service = await startService(loaded.config, { logger });
+  // The npub is what app developers need; print it plainly as well as in the log.
+  process.stderr.write(`nostr-push service npub: ${service.key.npub}\n`);
+
+  let signalled = false;
+  const onSignal = (name: string) => {
+    if (signalled) return;
+    signalled = true;
+    logger.info({ signal: name }, 'shutting down');
+    service.supervisor.shutdown();
+  };
+  process.on('SIGINT', () => onSignal('SIGINT'));
+  process.on('SIGTERM', () => onSignal('SIGTERM'));
+
+  const unexpected = await service.supervisor.stopped;
+  await service.stop();
+  // A critical task that died must restart the process (Kubernetes, systemd): exit 1.
+  process.exit(unexpected || service.supervisor.unexpectedExit ? 1 : 0);
+}

@@ -1,0 +1,109 @@
+import { accessSync, constants, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import WebSocket from 'ws';
+import type { LoadedConfig } from './config/load.ts';
+import { resolveStoreLocation } from './config/load.ts';
+import { SERVICE_KEY_FILE, resolveServiceKey } from './config/service-key.ts';
+import { describeStoreLocation, openStore } from './store/open.ts';
+
+/** How long `doctor` waits for one relay to accept a WebSocket. */
+export const DOCTOR_RELAY_TIMEOUT_MS = 5_000;
+
+type Say = (line: string) => void;
+
+/**
+ * `nostr-push doctor`: checks what a start would need and says plainly what is wrong. Returns the
+ * exit status: 0 when everything needed to serve is in order, 1 otherwise. Warnings (a relay
+ * down, a provider without credentials) do not fail it: the service runs without them.
+ */
+export async function runDoctor(loaded: LoadedConfig, say: Say): Promise<number> {
+  const { config } = loaded;
+  let failures = 0;
+  const ok = (what: string) => say(`ok    ${what}`);
+  const warn = (what: string) => say(`warn  ${what}`);
+  const fail = (what: string) => {
+    failures++;
+    say(`FAIL  ${what}`);
+  };
+
+  ok(`configuration (${loaded.sources.join(' < ')}); roles: ${config.roles.join(', ')}`);
+
+  try {
+    mkdirSync(config.data_dir, { recursive: true });
+    accessSync(config.data_dir, constants.W_OK);
+    ok(`data directory ${config.data_dir} is writable`);
+  } catch (err) {
+    fail(`data directory ${config.data_dir}: ${(err as Error).message}`);
+  }
+
+  if (config.service.private_key_hex === '' && !existsSync(join(config.data_dir, SERVICE_KEY_FILE))) {
+    warn(`no service key yet: one will be generated in ${join(config.data_dir, SERVICE_KEY_FILE)} on first start`);
+  } else {
+    try {
+      const key = resolveServiceKey(config.service.private_key_hex, config.data_dir);
+      ok(`service key ${key.npub} (from ${key.source})`);
+    } catch (err) {
+      fail(`service key: ${(err as Error).message}`);
+    }
+  }
+
+  const location = resolveStoreLocation(config);
+  try {
+    const store = await openStore(location);
+    try {
+      await store.ping();
+      const inbound = await store.queueStats('inbound');
+      ok(`store ${describeStoreLocation(location)} answers (inbound queue: ${inbound.ready} ready, ${inbound.leased} leased, ${inbound.dead} dead)`);
+    } finally {
+      await store.close();
+    }
+  } catch (err) {
+    fail(`store ${describeStoreLocation(location)}: ${(err as Error).message}`);
+  }
+
+  const results = await Promise.all(config.nostr.relays.map((url) => probeRelay(url)));
+  let reachable = 0;
+  for (const [i, result] of results.entries()) {
+    const url = config.nostr.relays[i] as string;
+    if (result === null) {
+      reachable++;
+      ok(`relay ${url} accepts connections`);
+    } else warn(`relay ${url}: ${result}`);
+  }
+  if (reachable === 0) warn('no relay is reachable: the service will keep retrying, but receives nothing until one is');
+
+  if (config.firebase.credentials_path === '') warn('FCM is off: set firebase.credentials_path (NOSTR_PUSH__FIREBASE__CREDENTIALS_PATH) to a service-account JSON');
+  else {
+    try {
+      const account = JSON.parse(readFileSync(config.firebase.credentials_path, 'utf8')) as Record<string, unknown>;
+      const missing = ['client_email', 'private_key', 'token_uri'].filter((k) => typeof account[k] !== 'string');
+      if (missing.length > 0) fail(`FCM credentials ${config.firebase.credentials_path} lack ${missing.join(', ')}`);
+      else ok(`FCM credentials for ${String(account.client_email)} (project ${config.firebase.project_id})`);
+    } catch (err) {
+      fail(`FCM credentials ${config.firebase.credentials_path}: ${(err as Error).message}`);
+    }
+  }
+
+  say(failures === 0 ? 'doctor: ready to serve' : `doctor: ${failures} problem(s) to fix before serving`);
+  return failures === 0 ? 0 : 1;
+}
+
+/** null when the relay accepted a WebSocket within the timeout, else why not. */
+function probeRelay(url: string): Promise<string | null> {
+  return new Promise((resolve) => {
+    const socket = new WebSocket(url, { handshakeTimeout: DOCTOR_RELAY_TIMEOUT_MS });
+    const timer = setTimeout(() => finish('timed out'), DOCTOR_RELAY_TIMEOUT_MS);
+    let settled = false;
+    function finish(result: string | null) {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      socket.removeAllListeners();
+      socket.on('error', () => undefined);
+      socket.terminate();
+      resolve(result);
+    }
+    socket.once('open', () => finish(null));
+    socket.once('error', (err) => finish(err.message));
+  });
+}

@@ -1,0 +1,108 @@
+import type { NostrEvent } from '../nostr/event.ts';
+import { DEREGISTER_TOKEN, PREFERENCES, REGISTER_TOKEN } from '../nostr/kinds.ts';
+import type { StorePort } from '../store/port.ts';
+import type { Logger } from '../observability/logger.ts';
+import { redact } from '../observability/logger.ts';
+import type { Metrics } from '../observability/metrics.ts';
+import { parsePreferencesPayload, parseTokenPayload } from './control-payloads.ts';
+
+/**
+ * Decrypts the NIP-44 content of a control event addressed to the service. Throws
+ * {@link PlaintextContentError} for content that is not a NIP-44 payload at all, any other error
+ * when decryption fails (bad MAC, wrong key, bad padding).
+ */
+export interface ControlDecryptor {
+  decrypt(event: NostrEvent): string;
+}
+
+export class PlaintextContentError extends Error {
+  constructor() {
+    super('content is not a NIP-44 payload');
+    this.name = 'PlaintextContentError';
+  }
+}
+
+/** What became of one control event; also the `outcome` label of `push_control_events_total`. */
+export type ControlOutcome =
+  | 'registered'
+  | 'transferred'
+  | 'deregistered'
+  | 'deregistration_refused'
+  | 'preferences_set'
+  | 'plaintext_rejected'
+  | 'decrypt_failed'
+  | 'invalid_payload';
+
+export interface ControlHandlerDeps {
+  store: StorePort;
+  decryptor: ControlDecryptor;
+  logger: Logger;
+  metrics: Metrics;
+}
+
+/**
+ * Kinds 3079 (register), 3080 (deregister) and 3083 (preferences), after the router's gates.
+ * Bad input is an outcome, not an error: it is logged at warn, counted, and the event is done.
+ * Store failures propagate so the inbound queue retries the event.
+ */
+export async function handleControlEvent(deps: ControlHandlerDeps, event: NostrEvent): Promise<ControlOutcome> {
+  const outcome = await decideControlEvent(deps, event);
+  deps.metrics.controlEvents.inc({ kind: String(event.kind), outcome });
+  return outcome;
+}
+
+async function decideControlEvent(deps: ControlHandlerDeps, event: NostrEvent): Promise<ControlOutcome> {
+  const { store, logger } = deps;
+  const log = logger.child({ eventId: event.id, kind: event.kind, pubkey: event.pubkey });
+
+  let plaintext: string;
+  try {
+    plaintext = deps.decryptor.decrypt(event);
+  } catch (err) {
+    if (err instanceof PlaintextContentError) {
+      log.warn('control event with plaintext content - rejecting');
+      return 'plaintext_rejected';
+    }
+    log.warn({ err: (err as Error).message }, 'control event failed to decrypt');
+    return 'decrypt_failed';
+  }
+
+  if (event.kind === PREFERENCES) {
+    const parsed = parsePreferencesPayload(plaintext);
+    if (!parsed.ok) {
+      log.warn({ reason: parsed.reason }, 'invalid preferences payload');
+      return 'invalid_payload';
+    }
+    await store.setPreferences(event.pubkey, parsed.value);
+    log.info({ kinds: parsed.value.kinds, campaignsEnabled: parsed.value.campaignsEnabled }, 'preferences updated');
+    return 'preferences_set';
+  }
+
+  const parsed = parseTokenPayload(plaintext);
+  if (!parsed.ok) {
+    log.warn({ reason: parsed.reason }, 'invalid token payload');
+    return 'invalid_payload';
+  }
+  const device = parsed.value;
+
+  if (event.kind === REGISTER_TOKEN) {
+    const { previousOwner } = await store.registerToken(event.pubkey, device);
+    if (previousOwner) {
+      log.info({ token: redact(device.token), previousOwner }, 'token re-registration moved ownership');
+      return 'transferred';
+    }
+    log.info({ token: redact(device.token), transport: device.transport }, 'token registered');
+    return 'registered';
+  }
+
+  if (event.kind === DEREGISTER_TOKEN) {
+    // Preferences stay: they belong to the identity, not the device.
+    if (await store.removeToken(event.pubkey, device.token)) {
+      log.info({ token: redact(device.token) }, 'token deregistered');
+      return 'deregistered';
+    }
+    log.warn({ token: redact(device.token) }, 'deregistration rejected: token unknown or owned by another pubkey');
+    return 'deregistration_refused';
+  }
+  throw new Error(`not a control kind: ${event.kind}`);
+}

@@ -1,0 +1,91 @@
+import type { DeviceRegistration, Preferences, Transport } from '../store/port.ts';
+
+/**
+ * The decrypted JSON bodies of the control events (NIP-XX push notifications, reference §2.2):
+ *
+ * - 3079/3080: `{"token": "...", "timezoneOffsetMinutes"?: int}` as divine-push-service reads it,
+ *   plus nostr-push's optional `"transport"` (`fcm` default, `apns`, `webpush`, `unifiedpush`) with
+ *   `"endpoint"`, `"p256dh"` and `"auth"` for the last two, so later transports need no protocol change.
+ * - 3083: `{"kinds": [int...], "campaignsEnabled"?: bool}`.
+ *
+ * Parsers return a value or a reason string; they never throw.
+ */
+
+export const TRANSPORTS: readonly Transport[] = ['fcm', 'apns', 'webpush', 'unifiedpush'];
+
+/** Longest token accepted; real FCM tokens are ~160 chars, APNs 64, push endpoints a few hundred. */
+export const MAX_TOKEN_CHARS = 4096;
+/** Timezone offsets run from UTC−12 to UTC+14. */
+const MAX_OFFSET_MINUTES = 14 * 60;
+const BASE64URL = /^[A-Za-z0-9_-]+={0,2}$/;
+
+export type Parsed<T> = { ok: true; value: T } | { ok: false; reason: string };
+
+function parseJsonObject(plaintext: string): Record<string, unknown> | string {
+  let value: unknown;
+  try {
+    value = JSON.parse(plaintext);
+  } catch {
+    return 'payload is not JSON';
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return 'payload is not a JSON object';
+  return value as Record<string, unknown>;
+}
+
+/** Parse a 3079/3080 payload into the device it names. */
+export function parseTokenPayload(plaintext: string): Parsed<DeviceRegistration> {
+  const body = parseJsonObject(plaintext);
+  if (typeof body === 'string') return { ok: false, reason: body };
+  if (typeof body.token !== 'string') return { ok: false, reason: 'token is missing' };
+  const token = body.token.trim();
+  if (token === '') return { ok: false, reason: 'Token cannot be empty' };
+  if (token.length > MAX_TOKEN_CHARS) return { ok: false, reason: 'token is too long' };
+
+  const transport = body.transport === undefined ? 'fcm' : body.transport;
+  if (typeof transport !== 'string' || !(TRANSPORTS as readonly string[]).includes(transport)) {
+    return { ok: false, reason: `unknown transport ${JSON.stringify(transport)}` };
+  }
+  const device: DeviceRegistration = { token, transport: transport as Transport };
+
+  const offset = body.timezoneOffsetMinutes;
+  if (offset !== undefined && offset !== null) {
+    if (typeof offset !== 'number' || !Number.isInteger(offset) || Math.abs(offset) > MAX_OFFSET_MINUTES) {
+      return { ok: false, reason: 'timezoneOffsetMinutes must be an integer between -840 and 840' };
+    }
+    device.timezoneOffsetMinutes = offset;
+  }
+
+  if (device.transport === 'webpush' || device.transport === 'unifiedpush') {
+    const endpoint = typeof body.endpoint === 'string' ? body.endpoint.trim() : token;
+    let url: URL;
+    try {
+      url = new URL(endpoint);
+    } catch {
+      return { ok: false, reason: 'endpoint is not a URL' };
+    }
+    if (url.protocol !== 'https:' && url.protocol !== 'http:') return { ok: false, reason: 'endpoint must be http(s)' };
+    if (typeof body.p256dh !== 'string' || !BASE64URL.test(body.p256dh)) return { ok: false, reason: 'p256dh must be base64url' };
+    if (typeof body.auth !== 'string' || !BASE64URL.test(body.auth)) return { ok: false, reason: 'auth must be base64url' };
+    device.endpoint = endpoint;
+    device.p256dh = body.p256dh;
+    device.auth = body.auth;
+  }
+  return { ok: true, value: device };
+}
+
+/** Parse a 3083 payload. An empty `kinds` list is valid: it disables everything. */
+export function parsePreferencesPayload(plaintext: string): Parsed<Preferences> {
+  const body = parseJsonObject(plaintext);
+  if (typeof body === 'string') return { ok: false, reason: body };
+  const kinds = body.kinds;
+  if (!Array.isArray(kinds)) return { ok: false, reason: 'kinds must be an array' };
+  if (kinds.length > 1000) return { ok: false, reason: 'kinds lists at most 1000 entries' };
+  const clean: number[] = [];
+  for (const k of kinds) {
+    if (typeof k !== 'number' || !Number.isInteger(k) || k < 0 || k > 65535) return { ok: false, reason: `kinds holds ${JSON.stringify(k)}` };
+    if (!clean.includes(k)) clean.push(k);
+  }
+  const consent = body.campaignsEnabled;
+  if (consent !== undefined && typeof consent !== 'boolean') return { ok: false, reason: 'campaignsEnabled must be a boolean' };
+  return { ok: true, value: { kinds: clean, campaignsEnabled: consent === true } };
+}

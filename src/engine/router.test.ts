@@ -1,0 +1,157 @@
+import { test, describe, beforeEach, afterEach } from 'node:test';
+import assert from 'node:assert/strict';
+import { openSqliteStore } from '../store/sqlite/index.ts';
+import type { StorePort } from '../store/port.ts';
+import { ManualClock } from '../util/clock.ts';
+import { createLogger } from '../observability/logger.ts';
+import { Metrics } from '../observability/metrics.ts';
+import { DEREGISTER_TOKEN, PREFERENCES, REGISTER_TOKEN, PEOPLE_LIST, REACTION } from '../nostr/kinds.ts';
+import { signEvent } from '../nostr/keys.ts';
+import { controlEvent, makeUser, type TestUser } from '../../test/support/nostr-client.ts';
+import { createNip44ControlDecryptor } from './nip44-decryptor.ts';
+import { REPLAY_HORIZON_SECS, isBeyondReplayHorizon, routeInbound, type InboundEnvelope, type RouterDeps } from './router.ts';
+
+const DAY = 86_400;
+
+describe('engine router: control events', () => {
+  let store: StorePort;
+  let clock: ManualClock;
+  let service: TestUser;
+  let deps: RouterDeps;
+  let metrics: Metrics;
+  const nowSecs = () => Math.floor(clock.nowMs() / 1000);
+  const live = (event: InboundEnvelope['event']): InboundEnvelope => ({ event, context: 'live', relay: 'ws://relay.test', receivedAtMs: clock.nowMs() });
+
+  beforeEach(async () => {
+    clock = new ManualClock(Date.UTC(2026, 11, 1));
+    store = await openSqliteStore({ path: ':memory:', clock });
+    service = makeUser();
+    metrics = new Metrics();
+    deps = {
+      store,
+      decryptor: createNip44ControlDecryptor(service.secret),
+      servicePubkey: service.pubkey,
+      processedEventTtlSecs: 7 * DAY,
+      clock,
+      logger: createLogger({ level: 'silent' }),
+      metrics,
+    };
+  });
+  afterEach(() => store.close());
+
+  const register = (user: TestUser, token: string, extra: Record<string, unknown> = {}, createdAt = nowSecs()) =>
+    controlEvent(user, REGISTER_TOKEN, { token, ...extra }, service.pubkey, { createdAt });
+
+  test('an encrypted 3079 addressed to the service stores the device', async () => {
+    const alice = makeUser();
+    const result = await routeInbound(deps, live(register(alice, 'fcm-A', { timezoneOffsetMinutes: 600 })));
+    assert.deepEqual(result, { route: 'control', outcome: 'registered' });
+    assert.deepEqual(await store.listDevices(alice.pubkey), [{ token: 'fcm-A', transport: 'fcm', timezoneOffsetMinutes: 600 }]);
+  });
+
+  test('historical control events are applied too (they never push, but state must be rebuilt)', async () => {
+    const alice = makeUser();
+    await routeInbound(deps, { ...live(register(alice, 'fcm-H')), context: 'historical' });
+    assert.equal(await store.tokenOwner('fcm-H'), alice.pubkey);
+  });
+
+  test('a 3079 addressed to another service is ignored', async () => {
+    const alice = makeUser();
+    const event = controlEvent(alice, REGISTER_TOKEN, { token: 'fcm-X' }, service.pubkey, { pTag: makeUser().pubkey });
+    assert.deepEqual(await routeInbound(deps, live(event)), { route: 'not_addressed' });
+    assert.equal(await store.tokenOwner('fcm-X'), null);
+  });
+
+  test('a plaintext 3079 is rejected', async () => {
+    const alice = makeUser();
+    const event = controlEvent(alice, REGISTER_TOKEN, { token: 'fcm-plain' }, service.pubkey, { plaintext: true });
+    assert.deepEqual(await routeInbound(deps, live(event)), { route: 'control', outcome: 'plaintext_rejected' });
+    assert.equal(await store.tokenOwner('fcm-plain'), null);
+  });
+
+  test('a ciphertext that fails to decrypt is counted and dropped', async () => {
+    const alice = makeUser();
+    const stranger = makeUser();
+    // Encrypted to a different key: the MAC check fails under the service key.
+    const event = controlEvent(alice, REGISTER_TOKEN, { token: 'fcm-wrongkey' }, stranger.pubkey, { pTag: service.pubkey });
+    assert.deepEqual(await routeInbound(deps, live(event)), { route: 'control', outcome: 'decrypt_failed' });
+    assert.equal(await store.tokenOwner('fcm-wrongkey'), null);
+    assert.match(await metrics.render(), /push_control_events_total\{kind="3079",outcome="decrypt_failed"\} 1/);
+  });
+
+  test('the seven-day replay horizon: 8 days old ignored, 6 days applied', async () => {
+    const alice = makeUser();
+    const old = register(alice, 'fcm-old', {}, nowSecs() - 8 * DAY);
+    assert.deepEqual(await routeInbound(deps, live(old)), { route: 'too_old' });
+    assert.equal(await store.tokenOwner('fcm-old'), null);
+    const recent = register(alice, 'fcm-recent', {}, nowSecs() - 6 * DAY);
+    assert.deepEqual(await routeInbound(deps, live(recent)), { route: 'control', outcome: 'registered' });
+  });
+
+  test('horizon vectors (reference §13.2 #17, #18)', () => {
+    const now = 2_000_000_000;
+    const at = (createdAt: number, kind = REGISTER_TOKEN, tags: string[][] = []) =>
+      ({ id: '0'.repeat(64), pubkey: '0'.repeat(64), sig: '0'.repeat(128), kind, created_at: createdAt, tags, content: '' });
+    assert.equal(isBeyondReplayHorizon(at(now - 8 * DAY), now), true);
+    assert.equal(isBeyondReplayHorizon(at(now - DAY), now), false);
+    assert.equal(isBeyondReplayHorizon(at(now - REPLAY_HORIZON_SECS + 60), now), false);
+    assert.equal(isBeyondReplayHorizon(at(now - REPLAY_HORIZON_SECS - 60), now), true);
+    assert.equal(isBeyondReplayHorizon(at(now + 3600), now), false);
+    assert.equal(isBeyondReplayHorizon(at(now - 90 * DAY, PEOPLE_LIST, [['d', 'notify']]), now), false);
+    assert.equal(isBeyondReplayHorizon(at(now - 90 * DAY, PEOPLE_LIST, [['d', 'mute']]), now), true);
+  });
+
+  test('the same event twice is handled once (per-event claim)', async () => {
+    const alice = makeUser();
+    const event = register(alice, 'fcm-dup');
+    await routeInbound(deps, live(event));
+    await store.removeToken(alice.pubkey, 'fcm-dup');
+    assert.deepEqual(await routeInbound(deps, live(event)), { route: 'duplicate' });
+    assert.equal(await store.tokenOwner('fcm-dup'), null, 'a replayed registration must not resurrect a removed token');
+  });
+
+  test('3080 from the owner removes the token; from someone else it does not', async () => {
+    const alice = makeUser();
+    const mallory = makeUser();
+    await routeInbound(deps, live(register(alice, 'fcm-D')));
+    const forged = controlEvent(mallory, DEREGISTER_TOKEN, { token: 'fcm-D' }, service.pubkey);
+    assert.deepEqual(await routeInbound(deps, live(forged)), { route: 'control', outcome: 'deregistration_refused' });
+    assert.equal(await store.tokenOwner('fcm-D'), alice.pubkey);
+    const own = controlEvent(alice, DEREGISTER_TOKEN, { token: 'fcm-D' }, service.pubkey);
+    assert.deepEqual(await routeInbound(deps, live(own)), { route: 'control', outcome: 'deregistered' });
+    assert.equal(await store.tokenOwner('fcm-D'), null);
+  });
+
+  test('re-registration by another pubkey transfers the token', async () => {
+    const alice = makeUser();
+    const bob = makeUser();
+    await routeInbound(deps, live(register(alice, 'fcm-T')));
+    assert.deepEqual(await routeInbound(deps, live(register(bob, 'fcm-T'))), { route: 'control', outcome: 'transferred' });
+    assert.equal(await store.tokenOwner('fcm-T'), bob.pubkey);
+    assert.deepEqual(await store.listDevices(alice.pubkey), []);
+  });
+
+  test('3083 stores preferences, and a deregistration keeps them', async () => {
+    const alice = makeUser();
+    await routeInbound(deps, live(register(alice, 'fcm-P')));
+    const prefs = controlEvent(alice, PREFERENCES, { kinds: [7, 16], campaignsEnabled: true }, service.pubkey);
+    assert.deepEqual(await routeInbound(deps, live(prefs)), { route: 'control', outcome: 'preferences_set' });
+    await routeInbound(deps, live(controlEvent(alice, DEREGISTER_TOKEN, { token: 'fcm-P' }, service.pubkey)));
+    assert.deepEqual(await store.getPreferences(alice.pubkey), { kinds: [7, 16], campaignsEnabled: true });
+  });
+
+  test('an undecodable payload inside valid encryption is an invalid payload', async () => {
+    const alice = makeUser();
+    const event = controlEvent(alice, REGISTER_TOKEN, { nottoken: 1 }, service.pubkey);
+    assert.deepEqual(await routeInbound(deps, live(event)), { route: 'control', outcome: 'invalid_payload' });
+  });
+
+  test('historical content never reaches content routing', async () => {
+    let called = 0;
+    const like = signEvent({ kind: REACTION, created_at: nowSecs(), tags: [['p', makeUser().pubkey]], content: '+' }, makeUser().secret);
+    const withContent = { ...deps, handleContent: async () => void called++ };
+    assert.deepEqual(await routeInbound(withContent, { ...live(like), context: 'historical' }), { route: 'historical_content' });
+    assert.deepEqual(await routeInbound(withContent, live(like)), { route: 'content' });
+    assert.equal(called, 1);
+  });
+});

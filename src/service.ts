@@ -1,0 +1,93 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { AddressInfo } from 'node:net';
+import { serve, type ServerType } from '@hono/node-server';
+import type { Config } from './config/defaults.ts';
+import { resolveStoreLocation } from './config/load.ts';
+import { parseListenAddr } from './config/validate.ts';
+import { resolveServiceKey, type ServiceKey } from './config/service-key.ts';
+import type { Clock, StorePort } from './store/port.ts';
+import { describeStoreLocation, openStore } from './store/open.ts';
+import { createLogger, type Logger } from './observability/logger.ts';
+import { Metrics } from './observability/metrics.ts';
+import { Supervisor } from './roles/supervisor.ts';
+import { QueueSignal } from './roles/queue-worker.ts';
+import { startRoles } from './roles/roles.ts';
+import { createApiApp } from './api/app.ts';
+import { createWasmVerifier } from './nostr/event.ts';
+
+/** How long a graceful stop waits for tasks before giving up on them. */
+export const SHUTDOWN_GRACE_MS = 10_000;
+
+export interface ServiceOverrides {
+  logger?: Logger;
+  /** A manual clock for tests; by default the store's own clock (Redis TIME or the process clock). */
+  clock?: Clock;
+}
+
+/** A running service: what `serve` holds on to, and what tests drive. */
+export interface RunningService {
+  config: Config;
+  key: ServiceKey;
+  store: StorePort;
+  metrics: Metrics;
+  supervisor: Supervisor;
+  logger: Logger;
+  /** The bound HTTP address when the api role runs. */
+  httpAddress: AddressInfo | null;
+  /** Stop every task, close the server and the store. */
+  stop(): Promise<void>;
+}
+
+/**
+ * The composition root: picks the store adapter, wires the roles the config names, and starts the
+ * HTTP server. Nothing else in the service is global.
+ */
+export async function startService(config: Config, overrides: ServiceOverrides = {}): Promise<RunningService> {
+  const logger = overrides.logger ?? createLogger({ level: config.log.level });
+  const key = resolveServiceKey(config.service.private_key_hex, config.data_dir);
+  logger.info({ npub: key.npub, pubkey: key.pubkey, source: key.source }, `service key ${key.npub}`);
+
+  const location = resolveStoreLocation(config);
+  if (location.kind === 'sqlite' && location.path !== ':memory:') mkdirSync(dirname(location.path), { recursive: true });
+  const store = await openStore(location, { clock: overrides.clock, logger });
+  logger.info({ store: describeStoreLocation(location) }, 'store open');
+
+  const metrics = new Metrics({ defaultMetrics: true });
+  const supervisor = new Supervisor(logger);
+  const wake = new QueueSignal();
+  const verifier = await createWasmVerifier();
+
+  const roles = await startRoles({ config, key, store, metrics, supervisor, wake, verifier, logger });
+
+  let server: ServerType | null = null;
+  let httpAddress: AddressInfo | null = null;
+  if (config.roles.includes('api')) {
+    const app = createApiApp({
+      health: { pubkey: () => key.pubkey, criticalFlags: () => supervisor.criticalFlags() },
+      metrics,
+      logger,
+    });
+    const listen = parseListenAddr(config.server.listen_addr);
+    if (!listen) throw new Error(`server.listen_addr "${config.server.listen_addr}" is not host:port`);
+    httpAddress = await new Promise<AddressInfo>((resolve, reject) => {
+      const s = serve({ fetch: app.fetch, hostname: listen.host, port: listen.port }, (info) => resolve(info));
+      s.once('error', reject);
+      server = s;
+    });
+    logger.info({ address: `${httpAddress.address}:${httpAddress.port}` }, 'http listening');
+  }
+
+  let stopping: Promise<void> | null = null;
+  const stop = (): Promise<void> =>
+    (stopping ??= (async () => {
+      supervisor.shutdown();
+      await roles.stop();
+      await supervisor.join(SHUTDOWN_GRACE_MS);
+      if (server) await new Promise<void>((resolve) => (server as ServerType).close(() => resolve()));
+      await store.close();
+      logger.info('stopped');
+    })());
+
+  return { config, key, store, metrics, supervisor, logger, httpAddress, stop };
+}
