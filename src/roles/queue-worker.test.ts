@@ -1,0 +1,72 @@
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { openSqliteStore } from '../store/sqlite/index.ts';
+import { ManualClock } from '../util/clock.ts';
+import { createLogger } from '../observability/logger.ts';
+import { Metrics } from '../observability/metrics.ts';
+import { DONE, QueueSignal, RETRY_MAX_MS, forEachLimited, retryDelayMs, runQueueWorker, type WorkOutcome } from './queue-worker.ts';
+import type { LeasedItem } from '../store/port.ts';
+
+async function until(predicate: () => boolean | Promise<boolean>, what: string): Promise<void> {
+  for (let i = 0; i < 500; i++) {
+    if (await predicate()) return;
+    await new Promise((r) => setImmediate(r));
+    await new Promise((r) => setTimeout(r, 2));
+  }
+  assert.fail(`timed out waiting for ${what}`);
+}
+
+describe('queue worker', () => {
+  test('handles, acknowledges, retries a throwing handler and dead-letters past max attempts', async () => {
+    const clock = new ManualClock();
+    const store = await openSqliteStore({ path: ':memory:', clock });
+    const wake = new QueueSignal();
+    const controller = new AbortController();
+    const seen: string[] = [];
+    const handle = async (item: LeasedItem<{ n: number }>): Promise<WorkOutcome> => {
+      seen.push(`${item.id}#${item.attempts}`);
+      if (item.payload.n === 2) throw new Error('always fails');
+      return DONE;
+    };
+    const metrics = new Metrics();
+    const running = runQueueWorker({ store, queue: 'inbound', handle, leaseMs: 60_000, maxAttempts: 3, batchSize: 10, concurrency: 1, pollMs: 5, signal: controller.signal, wake, logger: createLogger({ level: 'silent' }), metrics });
+
+    await store.enqueue('inbound', { id: 'a', payload: { n: 1 } });
+    await store.enqueue('inbound', { id: 'b', payload: { n: 2 } });
+    wake.notify('inbound');
+    await until(async () => (await store.queueStats('inbound')).ready === 1 && seen.includes('b#1'), 'first pass');
+    assert.deepEqual((await store.queueStats('inbound')).leased, 0);
+
+    // The failed item waits out its backoff: advance the clock past each retry.
+    clock.advance(retryDelayMs(1) + 1);
+    await until(() => seen.includes('b#2'), 'second attempt');
+    clock.advance(retryDelayMs(2) + 1);
+    await until(() => seen.includes('b#3'), 'third attempt');
+    clock.advance(retryDelayMs(3) + 1);
+    await until(async () => (await store.queueStats('inbound')).dead === 1, 'dead letter');
+    const dead = await store.listDead('inbound', 10);
+    assert.equal(dead[0]?.id, 'b');
+    assert.deepEqual(seen, ['a#1', 'b#1', 'b#2', 'b#3']);
+    controller.abort();
+    await running;
+    await store.close();
+  });
+
+  test('backoff doubles and is capped', () => {
+    assert.equal(retryDelayMs(1), 1000);
+    assert.equal(retryDelayMs(2), 2000);
+    assert.equal(retryDelayMs(5), 16000);
+    assert.equal(retryDelayMs(100), RETRY_MAX_MS);
+  });
+
+  test('forEachLimited never exceeds its limit', async () => {
+    let inFlight = 0;
+    let peak = 0;
+    await forEachLimited([...Array(20).keys()], 4, async () => {
+      peak = Math.max(peak, ++inFlight);
+      await new Promise((r) => setTimeout(r, 1));
+      inFlight--;
+    });
+    assert.equal(peak, 4);
+  });
+});

@@ -1,0 +1,56 @@
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { createLogger } from '../observability/logger.ts';
+import { Supervisor, sleep } from './supervisor.ts';
+
+const quiet = createLogger({ level: 'silent' });
+const untilAbort = (signal: AbortSignal) => new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+
+describe('supervisor', () => {
+  test('a critical task that throws is marked dead, stops the service and reports an unexpected exit', async () => {
+    const sup = new Supervisor(quiet);
+    sup.spawn('event_handler', 'critical', async () => {
+      throw new Error('boom');
+    });
+    sup.spawn('nostr_listener', 'critical', untilAbort);
+    assert.equal(await sup.stopped, true);
+    assert.deepEqual(sup.criticalFlags(), { event_handler: false, nostr_listener: true });
+    assert.equal(sup.signal.aborted, true);
+  });
+
+  test('a critical task that returns early is fatal too', async () => {
+    const sup = new Supervisor(quiet);
+    sup.spawn('nostr_listener', 'critical', async () => undefined);
+    assert.equal(await sup.stopped, true);
+    assert.equal(sup.criticalFlags().nostr_listener, false);
+  });
+
+  test('an exit during shutdown is clean', async () => {
+    const sup = new Supervisor(quiet);
+    sup.spawn('event_handler', 'critical', untilAbort);
+    sup.shutdown();
+    await sup.join(1000);
+    assert.equal(sup.unexpectedExit, false);
+    assert.deepEqual(sup.criticalFlags(), { event_handler: true });
+  });
+
+  test('a tolerated task may return; a tolerated throw still stops the service', async () => {
+    const sup = new Supervisor(quiet);
+    sup.spawn('token_cleanup', 'tolerated', async () => undefined);
+    sup.spawn('event_handler', 'critical', untilAbort);
+    await sleep(5);
+    assert.equal(sup.signal.aborted, false);
+    sup.spawn('other', 'tolerated', async () => {
+      throw new Error('bad');
+    });
+    assert.equal(await sup.stopped, true);
+    assert.deepEqual(sup.criticalFlags(), { event_handler: true }, 'a non-critical death keeps liveness green');
+  });
+
+  test('sleep rejects on abort', async () => {
+    const controller = new AbortController();
+    const pending = sleep(60_000, controller.signal);
+    controller.abort();
+    await assert.rejects(pending, { name: 'AbortError' });
+  });
+});

@@ -1,0 +1,149 @@
+import type { Database } from 'better-sqlite3';
+import type { Logger } from '../../observability/logger.ts';
+
+/**
+ * Schema migrations of the SQLite store.
+ *
+ * `schema_version` holds one row with the version the file is at. `migrations[n]` takes a file
+ * from version n to n + 1; {@link migrate} applies the missing ones in order at open, each in its
+ * own transaction together with its version bump, so a crash mid-upgrade leaves the file at the
+ * last completed step. Never edit a published migration: append a new one.
+ */
+export interface Migration {
+  /** One line for the log. */
+  description: string;
+  apply(db: Database): void;
+}
+
+const CREATE_SCHEMA_VERSION = `
+  CREATE TABLE IF NOT EXISTS schema_version (
+    version INTEGER NOT NULL
+  )`;
+const SELECT_SCHEMA_VERSION = `SELECT version FROM schema_version`;
+const CLEAR_SCHEMA_VERSION = `DELETE FROM schema_version`;
+const INSERT_SCHEMA_VERSION = `INSERT INTO schema_version (version) VALUES (?)`;
+
+/** Version 0 → 1: every table of the first storage port. */
+const CREATE_SCHEMA_V1 = `
+  -- One row per device token; the token is the device's identity across transports.
+  CREATE TABLE devices (
+    token                   TEXT PRIMARY KEY,
+    pubkey                  TEXT NOT NULL,
+    transport               TEXT NOT NULL,
+    endpoint                TEXT,
+    p256dh                  TEXT,
+    auth                    TEXT,
+    timezone_offset_minutes INTEGER,
+    activity_ms             INTEGER NOT NULL
+  );
+  CREATE INDEX devices_by_pubkey ON devices (pubkey);
+  CREATE INDEX devices_by_activity ON devices (activity_ms);
+
+  -- Claims are absent once the store clock reaches expires_at_ms, whether or not the row is gone yet.
+  CREATE TABLE event_claims (
+    event_id      TEXT PRIMARY KEY,
+    expires_at_ms INTEGER NOT NULL
+  );
+  CREATE INDEX event_claims_by_expiry ON event_claims (expires_at_ms);
+
+  CREATE TABLE recipient_claims (
+    event_id      TEXT NOT NULL,
+    recipient     TEXT NOT NULL,
+    owner         TEXT NOT NULL,
+    expires_at_ms INTEGER NOT NULL,
+    PRIMARY KEY (event_id, recipient)
+  );
+  CREATE INDEX recipient_claims_by_expiry ON recipient_claims (expires_at_ms);
+
+  CREATE TABLE preferences (
+    pubkey            TEXT PRIMARY KEY,
+    kinds_json        TEXT NOT NULL,
+    campaigns_enabled INTEGER NOT NULL
+  );
+
+  CREATE TABLE relay_cursors (
+    relay_url  TEXT PRIMARY KEY,
+    created_at INTEGER NOT NULL
+  );
+
+  CREATE TABLE profile_cache (
+    pubkey        TEXT PRIMARY KEY,
+    name          TEXT,
+    display_name  TEXT,
+    expires_at_ms INTEGER NOT NULL
+  );
+  CREATE INDEX profile_cache_by_expiry ON profile_cache (expires_at_ms);
+
+  -- due_at_ms is when the item next becomes leasable: its availability while ready, its lease
+  -- expiry while leased (which is what makes an expired lease leasable again). Unused when dead.
+  CREATE TABLE queue_items (
+    queue        TEXT NOT NULL,
+    id           TEXT NOT NULL,
+    payload_json TEXT NOT NULL,
+    state        TEXT NOT NULL CHECK (state IN ('ready', 'leased', 'dead')),
+    due_at_ms    INTEGER NOT NULL,
+    attempts     INTEGER NOT NULL DEFAULT 0,
+    lease_token  TEXT,
+    last_error   TEXT,
+    dead_reason  TEXT,
+    dead_at_ms   INTEGER,
+    PRIMARY KEY (queue, id)
+  );
+  CREATE INDEX queue_items_due ON queue_items (queue, due_at_ms) WHERE state <> 'dead';
+  CREATE INDEX queue_items_dead ON queue_items (queue, dead_at_ms) WHERE state = 'dead';
+`;
+
+function migrateFrom0(db: Database): void {
+  db.exec(CREATE_SCHEMA_V1);
+}
+
+/** `migrations[n]` upgrades a file from version n to n + 1. */
+export const migrations: readonly Migration[] = [
+  { description: 'create devices, claims, preferences, relay cursors, profile cache and queues', apply: migrateFrom0 },
+];
+
+/** The version a file has after {@link migrate}. */
+export const LATEST_SCHEMA_VERSION = migrations.length;
+
+/** The version a database file is at; 0 for a fresh file. */
+export function schemaVersion(db: Database): number {
+  db.exec(CREATE_SCHEMA_VERSION);
+  const row = db.prepare<[], { version: number }>(SELECT_SCHEMA_VERSION).get();
+  return row?.version ?? 0;
+}
+
+/** Thrown when a file was written by a newer nostr-push than this one; it is never downgraded. */
+export class SchemaTooNewError extends Error {
+  constructor(
+    readonly fileVersion: number,
+    readonly supportedVersion: number,
+  ) {
+    super(`SQLite schema version ${fileVersion} is newer than this build supports (${supportedVersion})`);
+    this.name = 'SchemaTooNewError';
+  }
+}
+
+/**
+ * Bring `db` to {@link LATEST_SCHEMA_VERSION}, logging each step. Returns the versions applied
+ * (empty when the file was already current).
+ */
+export function migrate(db: Database, logger: Logger, list: readonly Migration[] = migrations): number[] {
+  const latest = list.length;
+  const applied: number[] = [];
+  let version = schemaVersion(db);
+  if (version > latest) throw new SchemaTooNewError(version, latest);
+  const step = db.transaction((from: number) => {
+    const migration = list[from];
+    if (!migration) throw new Error(`no SQLite migration from version ${from}`);
+    migration.apply(db);
+    db.prepare(CLEAR_SCHEMA_VERSION).run();
+    db.prepare(INSERT_SCHEMA_VERSION).run(from + 1);
+  });
+  while (version < latest) {
+    logger.info({ from: version, to: version + 1, step: list[version]?.description }, 'sqlite schema migration');
+    step(version);
+    version += 1;
+    applied.push(version);
+  }
+  return applied;
+}

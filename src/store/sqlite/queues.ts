@@ -1,0 +1,248 @@
+import { randomUUID } from 'node:crypto';
+import type { Database, Statement } from 'better-sqlite3';
+import type { Logger } from '../../observability/logger.ts';
+import type { Clock, DeadItem, EnqueueItem, LeaseOptions, LeasedItem, QueueName, QueueStats } from '../port.ts';
+
+/**
+ * The durable queues, all in `queue_items`. An item is `ready` (leasable from `due_at_ms`),
+ * `leased` (`due_at_ms` is the lease expiry, after which it is leasable again under a new token)
+ * or `dead`. An item whose lease expired but that nobody re-leased yet keeps its token, so a slow
+ * consumer can still ack it; the next lease replaces the token and the old one stops working.
+ */
+
+/** Reason recorded when {@link LeaseOptions.maxAttempts} moves an item to the dead-letter list. */
+export const MAX_ATTEMPTS_REASON = 'max attempts exceeded';
+
+const INSERT_ITEM = `
+  INSERT INTO queue_items (queue, id, payload_json, state, due_at_ms, attempts)
+  VALUES (@queue, @id, @payloadJson, 'ready', @dueAtMs, 0)
+  ON CONFLICT (queue, id) DO NOTHING`;
+
+/** Ties in availability go to the item inserted first. */
+const SELECT_DUE = `
+  SELECT id, payload_json, attempts, last_error FROM queue_items
+  WHERE queue = @queue AND state <> 'dead' AND due_at_ms <= @nowMs
+  ORDER BY due_at_ms, rowid
+  LIMIT @limit`;
+
+const MARK_LEASED = `
+  UPDATE queue_items
+  SET state = 'leased', lease_token = @leaseToken, due_at_ms = @leaseExpiresAtMs, attempts = attempts + 1
+  WHERE queue = @queue AND id = @id`;
+
+const MARK_EXHAUSTED = `
+  UPDATE queue_items
+  SET state = 'dead', lease_token = NULL, dead_reason = @reason, dead_at_ms = @nowMs
+  WHERE queue = @queue AND id = @id`;
+
+const DELETE_LEASED = `
+  DELETE FROM queue_items WHERE queue = @queue AND id = @id AND state = 'leased' AND lease_token = @leaseToken`;
+
+const RETURN_LEASED = `
+  UPDATE queue_items
+  SET state = 'ready', lease_token = NULL, due_at_ms = @availableAtMs, last_error = @error
+  WHERE queue = @queue AND id = @id AND state = 'leased' AND lease_token = @leaseToken`;
+
+const KILL_LEASED = `
+  UPDATE queue_items
+  SET state = 'dead', lease_token = NULL, dead_reason = @reason, dead_at_ms = @nowMs
+  WHERE queue = @queue AND id = @id AND state = 'leased' AND lease_token = @leaseToken`;
+
+const SELECT_DEAD = `
+  SELECT id, payload_json, attempts, dead_reason, dead_at_ms FROM queue_items
+  WHERE queue = ? AND state = 'dead'
+  ORDER BY dead_at_ms, rowid
+  LIMIT ?`;
+
+/** A replayed item starts over as if just enqueued: no attempts, no error, available now. */
+const REPLAY_DEAD = `
+  UPDATE queue_items
+  SET state = 'ready', due_at_ms = @nowMs, attempts = 0, last_error = NULL, dead_reason = NULL, dead_at_ms = NULL
+  WHERE queue = @queue AND id = @id AND state = 'dead'`;
+
+const DELETE_DEAD = `DELETE FROM queue_items WHERE queue = ? AND id = ? AND state = 'dead'`;
+
+/** An expired lease counts as ready: it is what the next lease call would hand out. */
+const SELECT_STATS = `
+  SELECT
+    coalesce(sum(state = 'ready' OR (state = 'leased' AND due_at_ms <= @nowMs)), 0) AS ready,
+    coalesce(sum(state = 'leased' AND due_at_ms > @nowMs), 0) AS leased,
+    coalesce(sum(state = 'dead'), 0) AS dead
+  FROM queue_items WHERE queue = @queue`;
+
+interface DueRow {
+  id: string;
+  payload_json: string;
+  attempts: number;
+  last_error: string | null;
+}
+
+interface DeadRow {
+  id: string;
+  payload_json: string;
+  attempts: number;
+  dead_reason: string;
+  dead_at_ms: number;
+}
+
+interface ItemKey {
+  queue: QueueName;
+  id: string;
+}
+
+function serialisePayload(id: string, payload: unknown): string {
+  const json = JSON.stringify(payload);
+  if (json === undefined) throw new TypeError(`enqueue ${id}: payload is not JSON-serialisable`);
+  return json;
+}
+
+/** Reason recorded when a stored payload no longer parses (a hand-edited or damaged file). */
+export const CORRUPT_PAYLOAD_REASON = 'stored payload is not JSON';
+
+const UNPARSEABLE = Symbol('unparseable');
+
+function tryParsePayload(json: string): unknown {
+  try {
+    return JSON.parse(json) as unknown;
+  } catch {
+    return UNPARSEABLE;
+  }
+}
+
+
+function checkLeaseOptions(options: LeaseOptions): void {
+  // A zero-length lease would make a just-leased item due again inside the same lease call.
+  if (!Number.isFinite(options.leaseMs) || options.leaseMs <= 0) throw new RangeError(`leaseMs must be positive, got ${options.leaseMs}`);
+  if (!Number.isInteger(options.maxAttempts) || options.maxAttempts < 1) {
+    throw new RangeError(`maxAttempts must be a positive integer, got ${options.maxAttempts}`);
+  }
+}
+
+export class QueueTable {
+  private readonly insertItem: Statement<[ItemKey & { payloadJson: string; dueAtMs: number }]>;
+  private readonly selectDue: Statement<[{ queue: QueueName; nowMs: number; limit: number }], DueRow>;
+  private readonly markLeased: Statement<[ItemKey & { leaseToken: string; leaseExpiresAtMs: number }]>;
+  private readonly markExhausted: Statement<[ItemKey & { reason: string; nowMs: number }]>;
+  private readonly deleteLeased: Statement<[ItemKey & { leaseToken: string }]>;
+  private readonly returnLeased: Statement<[ItemKey & { leaseToken: string; availableAtMs: number; error: string }]>;
+  private readonly killLeased: Statement<[ItemKey & { leaseToken: string; reason: string; nowMs: number }]>;
+  private readonly selectDead: Statement<[QueueName, number], DeadRow>;
+  private readonly replayDeadItem: Statement<[ItemKey & { nowMs: number }]>;
+  private readonly deleteDeadItem: Statement<[QueueName, string]>;
+  private readonly selectStats: Statement<[{ queue: QueueName; nowMs: number }], QueueStats>;
+
+  readonly enqueue: (queue: QueueName, item: EnqueueItem<unknown>) => boolean;
+  readonly lease: (queue: QueueName, options: LeaseOptions) => LeasedItem<unknown>[];
+  readonly ack: (queue: QueueName, id: string, leaseToken: string) => boolean;
+  readonly retry: (queue: QueueName, id: string, leaseToken: string, availableAtMs: number, error: string) => boolean;
+  readonly deadLetter: (queue: QueueName, id: string, leaseToken: string, reason: string) => boolean;
+  readonly replayDead: (queue: QueueName, id: string) => boolean;
+  readonly deleteDead: (queue: QueueName, id: string) => boolean;
+
+  constructor(
+    db: Database,
+    private readonly clock: Clock,
+    private readonly logger: Logger,
+  ) {
+    this.insertItem = db.prepare(INSERT_ITEM);
+    this.selectDue = db.prepare(SELECT_DUE);
+    this.markLeased = db.prepare(MARK_LEASED);
+    this.markExhausted = db.prepare(MARK_EXHAUSTED);
+    this.deleteLeased = db.prepare(DELETE_LEASED);
+    this.returnLeased = db.prepare(RETURN_LEASED);
+    this.killLeased = db.prepare(KILL_LEASED);
+    this.selectDead = db.prepare(SELECT_DEAD);
+    this.replayDeadItem = db.prepare(REPLAY_DEAD);
+    this.deleteDeadItem = db.prepare(DELETE_DEAD);
+    this.selectStats = db.prepare(SELECT_STATS);
+
+    this.enqueue = db.transaction((queue: QueueName, item: EnqueueItem<unknown>): boolean => {
+      const payloadJson = serialisePayload(item.id, item.payload);
+      const dueAtMs = item.availableAtMs ?? this.clock.nowMs();
+      return this.insertItem.run({ queue, id: item.id, payloadJson, dueAtMs }).changes > 0;
+    });
+
+    this.lease = db.transaction((queue: QueueName, options: LeaseOptions) => this.leaseDue(queue, options));
+
+    this.ack = db.transaction(
+      (queue: QueueName, id: string, leaseToken: string): boolean => this.deleteLeased.run({ queue, id, leaseToken }).changes > 0,
+    );
+
+    this.retry = db.transaction(
+      (queue: QueueName, id: string, leaseToken: string, availableAtMs: number, error: string): boolean =>
+        this.returnLeased.run({ queue, id, leaseToken, availableAtMs, error }).changes > 0,
+    );
+
+    this.deadLetter = db.transaction(
+      (queue: QueueName, id: string, leaseToken: string, reason: string): boolean =>
+        this.killLeased.run({ queue, id, leaseToken, reason, nowMs: this.clock.nowMs() }).changes > 0,
+    );
+
+    this.replayDead = db.transaction(
+      (queue: QueueName, id: string): boolean => this.replayDeadItem.run({ queue, id, nowMs: this.clock.nowMs() }).changes > 0,
+    );
+
+    this.deleteDead = db.transaction((queue: QueueName, id: string): boolean => this.deleteDeadItem.run(queue, id).changes > 0);
+  }
+
+  /** Runs inside the `lease` transaction. */
+  private leaseDue(queue: QueueName, options: LeaseOptions): LeasedItem<unknown>[] {
+    checkLeaseOptions(options);
+    const max = Math.floor(options.max);
+    const leased: LeasedItem<unknown>[] = [];
+    if (!(max >= 1)) return leased;
+    const nowMs = this.clock.nowMs();
+    const leaseExpiresAtMs = nowMs + options.leaseMs;
+    // Exhausted items are moved away instead of leased, so keep selecting until `max` are leased
+    // or nothing is due: one poison item must not cost a consumer its whole batch.
+    while (leased.length < max) {
+      const due = this.selectDue.all({ queue, nowMs, limit: max - leased.length });
+      if (due.length === 0) break;
+      for (const row of due) {
+        if (row.attempts >= options.maxAttempts) {
+          this.markExhausted.run({ queue, id: row.id, reason: MAX_ATTEMPTS_REASON, nowMs });
+          this.logger.warn({ queue, id: row.id, attempts: row.attempts }, 'queue item exceeded max attempts; dead-lettered');
+          continue;
+        }
+        const payload = tryParsePayload(row.payload_json);
+        if (payload === UNPARSEABLE) {
+          // Throwing would roll the lease back and wedge the queue behind this row forever.
+          this.markExhausted.run({ queue, id: row.id, reason: CORRUPT_PAYLOAD_REASON, nowMs });
+          this.logger.warn({ queue, id: row.id }, 'queue item payload is not JSON; dead-lettered');
+          continue;
+        }
+        const leaseToken = randomUUID();
+        this.markLeased.run({ queue, id: row.id, leaseToken, leaseExpiresAtMs });
+        leased.push({
+          id: row.id,
+          payload,
+          attempts: row.attempts + 1,
+          leaseToken,
+          leaseExpiresAtMs,
+          lastError: row.last_error,
+        });
+      }
+    }
+    return leased;
+  }
+
+  /** A payload that no longer parses is listed as its stored text, so one bad row cannot hide the rest. */
+  listDead(queue: QueueName, limit: number): DeadItem<unknown>[] {
+    const rows = limit >= 1 ? this.selectDead.all(queue, Math.floor(limit)) : [];
+    return rows.map((row) => {
+      const payload = tryParsePayload(row.payload_json);
+      return {
+        id: row.id,
+        payload: payload === UNPARSEABLE ? row.payload_json : payload,
+        attempts: row.attempts,
+        reason: row.dead_reason,
+        deadAtMs: row.dead_at_ms,
+      };
+    });
+  }
+
+  stats(queue: QueueName): QueueStats {
+    const row = this.selectStats.get({ queue, nowMs: this.clock.nowMs() });
+    return { ready: row?.ready ?? 0, leased: row?.leased ?? 0, dead: row?.dead ?? 0 };
+  }
+}

@@ -1,0 +1,209 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import BetterSqlite3, { type Database, type Statement } from 'better-sqlite3';
+import { createLogger, type Logger } from '../../observability/logger.ts';
+import { systemClock } from '../../util/clock.ts';
+import type {
+  CachedProfile,
+  Clock,
+  DeadItem,
+  DeviceRegistration,
+  EnqueueItem,
+  LeaseOptions,
+  LeasedItem,
+  Preferences,
+  QueueName,
+  QueueStats,
+  RecipientClaim,
+  RegisterTokenResult,
+  StorePort,
+} from '../port.ts';
+import { ClaimTable } from './claims.ts';
+import { migrate } from './migrations.ts';
+import { QueueTable } from './queues.ts';
+import { RecordTables } from './records.ts';
+import { TokenTable } from './tokens.ts';
+
+/** How long a writer waits for another connection's lock before SQLITE_BUSY (ms). */
+export const SQLITE_BUSY_TIMEOUT_MS = 5000;
+
+const PING_SQL = 'SELECT 1';
+
+/** The path that opens a private in-memory database. */
+export const IN_MEMORY_PATH = ':memory:';
+
+export interface SqliteStoreOptions {
+  /** A database file, created if missing, or `:memory:`. */
+  path: string;
+  /** Defaults to the process clock. */
+  clock?: Clock;
+  logger?: Logger;
+}
+
+/**
+ * {@link StorePort} on one better-sqlite3 connection. Every operation is synchronous underneath
+ * and runs in its own transaction, so concurrent callers in this process are serialised by the
+ * event loop and other processes by SQLite's file lock.
+ */
+export class SqliteStore implements StorePort {
+  private readonly tokens: TokenTable;
+  private readonly claims: ClaimTable;
+  private readonly records: RecordTables;
+  private readonly queues: QueueTable;
+  private readonly selectOne: Statement<[], unknown>;
+
+  constructor(
+    private readonly db: Database,
+    readonly clock: Clock,
+    logger: Logger,
+  ) {
+    this.tokens = new TokenTable(db, clock);
+    this.claims = new ClaimTable(db, clock);
+    this.records = new RecordTables(db, clock);
+    this.queues = new QueueTable(db, clock, logger);
+    this.selectOne = db.prepare(PING_SQL);
+  }
+
+  // ---- device tokens -----------------------------------------------------------------------
+
+  async registerToken(pubkey: string, device: DeviceRegistration): Promise<RegisterTokenResult> {
+    return this.tokens.register(pubkey, device);
+  }
+
+  async removeToken(pubkey: string, token: string): Promise<boolean> {
+    return this.tokens.remove(pubkey, token);
+  }
+
+  async listDevices(pubkey: string): Promise<DeviceRegistration[]> {
+    return this.tokens.listDevices(pubkey);
+  }
+
+  async tokenOwner(token: string): Promise<string | null> {
+    return this.tokens.owner(token);
+  }
+
+  async refreshTokenActivity(tokens: string[]): Promise<number> {
+    return tokens.length === 0 ? 0 : this.tokens.refresh(tokens);
+  }
+
+  async tokenActivityMs(token: string): Promise<number | null> {
+    return this.tokens.activityMs(token);
+  }
+
+  async sweepStaleTokens(maxAgeMs: number): Promise<number> {
+    return this.tokens.sweep(maxAgeMs);
+  }
+
+  // ---- claims ------------------------------------------------------------------------------
+
+  async claimEvent(eventId: string, ttlSecs: number): Promise<boolean> {
+    return this.claims.claimEvent(eventId, ttlSecs);
+  }
+
+  async claimRecipientDelivery(eventId: string, recipient: string, ttlSecs: number): Promise<RecipientClaim | null> {
+    return this.claims.claimRecipient(eventId, recipient, ttlSecs);
+  }
+
+  async releaseRecipientDelivery(claim: RecipientClaim): Promise<boolean> {
+    return this.claims.release(claim);
+  }
+
+  // ---- preferences, relay cursors, profile cache -------------------------------------------
+
+  async getPreferences(pubkey: string): Promise<Preferences | null> {
+    return this.records.getPreferences(pubkey);
+  }
+
+  async setPreferences(pubkey: string, preferences: Preferences): Promise<void> {
+    this.records.setPreferences(pubkey, preferences);
+  }
+
+  async getRelayCursor(relayUrl: string): Promise<number | null> {
+    return this.records.getCursor(relayUrl);
+  }
+
+  async advanceRelayCursor(relayUrl: string, createdAt: number): Promise<void> {
+    this.records.advanceCursor(relayUrl, createdAt);
+  }
+
+  async getCachedProfile(pubkey: string): Promise<CachedProfile | null> {
+    return this.records.getProfile(pubkey);
+  }
+
+  async cacheProfile(profile: CachedProfile, ttlSecs: number): Promise<void> {
+    this.records.cacheProfile(profile, ttlSecs);
+  }
+
+  // ---- durable queues ----------------------------------------------------------------------
+
+  async enqueue<T>(queue: QueueName, item: EnqueueItem<T>): Promise<boolean> {
+    return this.queues.enqueue(queue, item);
+  }
+
+  async lease<T>(queue: QueueName, options: LeaseOptions): Promise<LeasedItem<T>[]> {
+    // Payloads are stored as JSON; their type is the enqueuer's promise to the consumer.
+    return this.queues.lease(queue, options) as LeasedItem<T>[];
+  }
+
+  async ack(queue: QueueName, id: string, leaseToken: string): Promise<boolean> {
+    return this.queues.ack(queue, id, leaseToken);
+  }
+
+  async retry(queue: QueueName, id: string, leaseToken: string, availableAtMs: number, error: string): Promise<boolean> {
+    return this.queues.retry(queue, id, leaseToken, availableAtMs, error);
+  }
+
+  async deadLetter(queue: QueueName, id: string, leaseToken: string, reason: string): Promise<boolean> {
+    return this.queues.deadLetter(queue, id, leaseToken, reason);
+  }
+
+  async listDead<T>(queue: QueueName, limit: number): Promise<DeadItem<T>[]> {
+    return this.queues.listDead(queue, limit) as DeadItem<T>[];
+  }
+
+  async replayDead(queue: QueueName, id: string): Promise<boolean> {
+    return this.queues.replayDead(queue, id);
+  }
+
+  async deleteDead(queue: QueueName, id: string): Promise<boolean> {
+    return this.queues.deleteDead(queue, id);
+  }
+
+  async queueStats(queue: QueueName): Promise<QueueStats> {
+    return this.queues.stats(queue);
+  }
+
+  // ---- lifecycle ---------------------------------------------------------------------------
+
+  async ping(): Promise<void> {
+    this.selectOne.get();
+  }
+
+  async close(): Promise<void> {
+    if (this.db.open) this.db.close();
+  }
+}
+
+/** Open (creating and migrating as needed) a SQLite store. */
+export async function openSqliteStore(options: SqliteStoreOptions): Promise<SqliteStore> {
+  const logger = options.logger ?? createLogger();
+  const inMemory = options.path === IN_MEMORY_PATH;
+  // The default location (./data/) does not exist on a fresh checkout.
+  if (!inMemory) mkdirSync(dirname(options.path), { recursive: true });
+  const db = new BetterSqlite3(options.path);
+  try {
+    if (!inMemory) {
+      // WAL lets readers (doctor, a second role process) run beside the writer; NORMAL is
+      // durable across process crashes in WAL mode and only risks the last commits on power loss.
+      db.pragma('journal_mode = WAL');
+      db.pragma('synchronous = NORMAL');
+    }
+    db.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
+    const storeLogger = logger.child({ component: 'sqlite-store' });
+    migrate(db, storeLogger);
+    return new SqliteStore(db, options.clock ?? systemClock, storeLogger);
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+}

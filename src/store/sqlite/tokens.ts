@@ -1,0 +1,128 @@
+import type { Database, Statement } from 'better-sqlite3';
+import type { Clock, DeviceRegistration, RegisterTokenResult, Transport } from '../port.ts';
+
+/** Device tokens, their owners and activity times: one row of `devices` per token. */
+
+const SELECT_OWNER = `SELECT pubkey FROM devices WHERE token = ?`;
+
+/** A re-registration replaces the whole device description and takes the token over. */
+const UPSERT_DEVICE = `
+  INSERT INTO devices (token, pubkey, transport, endpoint, p256dh, auth, timezone_offset_minutes, activity_ms)
+  VALUES (@token, @pubkey, @transport, @endpoint, @p256dh, @auth, @timezoneOffsetMinutes, @nowMs)
+  ON CONFLICT (token) DO UPDATE SET
+    pubkey = excluded.pubkey,
+    transport = excluded.transport,
+    endpoint = excluded.endpoint,
+    p256dh = excluded.p256dh,
+    auth = excluded.auth,
+    timezone_offset_minutes = excluded.timezone_offset_minutes,
+    activity_ms = excluded.activity_ms`;
+
+const DELETE_OWNED = `DELETE FROM devices WHERE token = ? AND pubkey = ?`;
+
+const SELECT_DEVICES_OF = `
+  SELECT token, transport, endpoint, p256dh, auth, timezone_offset_minutes
+  FROM devices WHERE pubkey = ?`;
+
+const SELECT_ACTIVITY = `SELECT activity_ms FROM devices WHERE token = ?`;
+
+/** Only existing rows, only upwards: a removed token stays removed, a slow clock cannot age a live one. */
+const RAISE_ACTIVITY = `UPDATE devices SET activity_ms = @nowMs WHERE token = @token AND activity_ms < @nowMs`;
+
+const DELETE_STALE = `DELETE FROM devices WHERE activity_ms < ?`;
+
+interface DeviceRow {
+  token: string;
+  transport: Transport;
+  endpoint: string | null;
+  p256dh: string | null;
+  auth: string | null;
+  timezone_offset_minutes: number | null;
+}
+
+interface DeviceParams {
+  token: string;
+  pubkey: string;
+  transport: Transport;
+  endpoint: string | null;
+  p256dh: string | null;
+  auth: string | null;
+  timezoneOffsetMinutes: number | null;
+  nowMs: number;
+}
+
+/** Optional fields that were never given are absent from the result, not `undefined`. */
+function toDevice(row: DeviceRow): DeviceRegistration {
+  const device: DeviceRegistration = { token: row.token, transport: row.transport };
+  if (row.endpoint !== null) device.endpoint = row.endpoint;
+  if (row.p256dh !== null) device.p256dh = row.p256dh;
+  if (row.auth !== null) device.auth = row.auth;
+  if (row.timezone_offset_minutes !== null) device.timezoneOffsetMinutes = row.timezone_offset_minutes;
+  return device;
+}
+
+export class TokenTable {
+  private readonly selectOwner: Statement<[string], { pubkey: string }>;
+  private readonly upsertDevice: Statement<[DeviceParams]>;
+  private readonly deleteOwned: Statement<[string, string]>;
+  private readonly selectDevicesOf: Statement<[string], DeviceRow>;
+  private readonly selectActivity: Statement<[string], { activity_ms: number }>;
+  private readonly raiseActivity: Statement<[{ token: string; nowMs: number }]>;
+  private readonly deleteStale: Statement<[number]>;
+
+  readonly register: (pubkey: string, device: DeviceRegistration) => RegisterTokenResult;
+  readonly remove: (pubkey: string, token: string) => boolean;
+  readonly refresh: (tokens: readonly string[]) => number;
+  readonly sweep: (maxAgeMs: number) => number;
+
+  constructor(
+    db: Database,
+    private readonly clock: Clock,
+  ) {
+    this.selectOwner = db.prepare(SELECT_OWNER);
+    this.upsertDevice = db.prepare(UPSERT_DEVICE);
+    this.deleteOwned = db.prepare(DELETE_OWNED);
+    this.selectDevicesOf = db.prepare(SELECT_DEVICES_OF);
+    this.selectActivity = db.prepare(SELECT_ACTIVITY);
+    this.raiseActivity = db.prepare(RAISE_ACTIVITY);
+    this.deleteStale = db.prepare(DELETE_STALE);
+
+    this.register = db.transaction((pubkey: string, device: DeviceRegistration): RegisterTokenResult => {
+      const owner = this.selectOwner.get(device.token)?.pubkey ?? null;
+      this.upsertDevice.run({
+        token: device.token,
+        pubkey,
+        transport: device.transport,
+        endpoint: device.endpoint ?? null,
+        p256dh: device.p256dh ?? null,
+        auth: device.auth ?? null,
+        timezoneOffsetMinutes: device.timezoneOffsetMinutes ?? null,
+        nowMs: this.clock.nowMs(),
+      });
+      return { previousOwner: owner !== null && owner !== pubkey ? owner : null };
+    });
+
+    this.remove = db.transaction((pubkey: string, token: string): boolean => this.deleteOwned.run(token, pubkey).changes > 0);
+
+    this.refresh = db.transaction((tokens: readonly string[]): number => {
+      const nowMs = this.clock.nowMs();
+      let changed = 0;
+      for (const token of new Set(tokens)) changed += this.raiseActivity.run({ token, nowMs }).changes;
+      return changed;
+    });
+
+    this.sweep = db.transaction((maxAgeMs: number): number => this.deleteStale.run(this.clock.nowMs() - maxAgeMs).changes);
+  }
+
+  listDevices(pubkey: string): DeviceRegistration[] {
+    return this.selectDevicesOf.all(pubkey).map(toDevice);
+  }
+
+  owner(token: string): string | null {
+    return this.selectOwner.get(token)?.pubkey ?? null;
+  }
+
+  activityMs(token: string): number | null {
+    return this.selectActivity.get(token)?.activity_ms ?? null;
+  }
+}

@@ -1,0 +1,118 @@
+import assert from 'node:assert/strict';
+import { afterEach, beforeEach, describe, test } from 'node:test';
+import type { QueueName, StorePort } from '../../src/store/port.ts';
+import { ManualClock } from '../../src/util/clock.ts';
+import { claimContract } from './contract/claims.ts';
+import { DAY_MS, SECOND_MS, type ContractContext } from './contract/context.ts';
+import { deadLetterContract } from './contract/dead-letters.ts';
+import { LEASE, queueContract } from './contract/queues.ts';
+import { recordContract } from './contract/records.ts';
+import { tokenContract } from './contract/tokens.ts';
+
+/**
+ * The store contract: the definition of correct {@link StorePort} behaviour, run against every
+ * adapter (`sqlite.test.ts`, `redis*.test.ts`).
+ *
+ * Rules that keep it adapter-neutral:
+ * - only the port and the {@link ManualClock} are used: no SQL, no Redis keys, no sleeping;
+ * - every test gets a fresh store from `make` and closes it afterwards;
+ * - TTL expiry (claims, profile cache) is not tested here, because Redis expires those keys by its
+ *   own clock; each adapter tests it in its own file;
+ * - token activity times are compared at whole seconds (Redis keeps unix seconds) and clock steps
+ *   between activity checks are at least a minute;
+ * - queue ordering is only asserted between items with distinct availability times.
+ *
+ * Chosen semantics the suite pins down (both adapters must agree):
+ * - `queueStats` counts by state at call time, and an item whose lease expired counts as `ready`;
+ * - a re-registration replaces the whole device description (fields it omits are cleared);
+ * - optional fields never given are absent from results, never present as `undefined`;
+ * - `lease` keeps filling its batch past items it dead-letters for `maxAttempts`.
+ */
+export interface StoreContractOptions {
+  /** Name of the top-level `describe` block. */
+  name: string;
+  /** A fresh, empty store on `clock`. Called before every test; the store is closed after it. */
+  make: (clock: ManualClock) => Promise<StorePort>;
+}
+
+const QUEUES: readonly QueueName[] = ['inbound', 'outbound'];
+const MANY_OPERATIONS = 300;
+
+export function runStoreContract(options: StoreContractOptions): void {
+  describe(options.name, () => {
+    let clock: ManualClock | undefined;
+    let store: StorePort | undefined;
+
+    beforeEach(async () => {
+      clock = new ManualClock();
+      store = await options.make(clock);
+    });
+
+    afterEach(async () => {
+      await store?.close();
+      store = undefined;
+      clock = undefined;
+    });
+
+    const ctx: ContractContext = {
+      store: () => {
+        assert.ok(store, 'store is only available inside a test');
+        return store;
+      },
+      clock: () => {
+        assert.ok(clock, 'clock is only available inside a test');
+        return clock;
+      },
+    };
+
+    tokenContract(ctx);
+    claimContract(ctx);
+    recordContract(ctx);
+    for (const queue of QUEUES) {
+      queueContract(ctx, queue);
+      deadLetterContract(ctx, queue);
+    }
+
+    describe('lifecycle', () => {
+      test('ping answers', async () => {
+        await ctx.store().ping();
+      });
+
+      test('the store reads time from the clock it was made with', async () => {
+        const store = ctx.store();
+        const clock = ctx.clock();
+        assert.equal(store.clock.nowMs(), clock.nowMs());
+        clock.advance(DAY_MS);
+        assert.equal(store.clock.nowMs(), clock.nowMs());
+      });
+
+      test(`the store stays consistent and usable after ${MANY_OPERATIONS} mixed operations`, async () => {
+        const store = ctx.store();
+        const clock = ctx.clock();
+        for (let i = 0; i < MANY_OPERATIONS; i += 1) {
+          await store.enqueue('inbound', { id: `event-${i}`, payload: { i } });
+          await store.registerToken(`pubkey-${i % 7}`, { token: `token-${i}`, transport: 'fcm' });
+          await store.claimEvent(`event-${i}`, 60);
+        }
+        let acked = 0;
+        for (;;) {
+          const batch = await store.lease<{ i: number }>('inbound', { ...LEASE, max: 64 });
+          if (batch.length === 0) break;
+          for (const item of batch) {
+            if (item.payload.i % 10 === 0) await store.deadLetter('inbound', item.id, item.leaseToken, 'every tenth');
+            else if (await store.ack('inbound', item.id, item.leaseToken)) acked += 1;
+          }
+        }
+        assert.equal(acked, MANY_OPERATIONS - MANY_OPERATIONS / 10);
+        assert.deepEqual(await store.queueStats('inbound'), { ready: 0, leased: 0, dead: MANY_OPERATIONS / 10 });
+        assert.equal((await store.listDevices('pubkey-3')).length, Math.ceil((MANY_OPERATIONS - 3) / 7));
+        assert.equal(await store.claimEvent('event-0', 60), false);
+
+        clock.advance(SECOND_MS * 120);
+        assert.equal(await store.refreshTokenActivity(['token-0', 'token-1']), 2);
+        assert.equal(await store.sweepStaleTokens(SECOND_MS * 60), MANY_OPERATIONS - 2);
+        await store.ping();
+      });
+    });
+  });
+}

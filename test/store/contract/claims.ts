@@ -1,0 +1,87 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import type { ContractContext } from './context.ts';
+
+/**
+ * Claims only: their expiry runs on Redis's own key TTL in Redis mode, so it is tested per
+ * adapter, never here.
+ */
+
+const EVENT_ID = 'e1'.repeat(32);
+const OTHER_EVENT_ID = 'e2'.repeat(32);
+const RECIPIENT = 'r1'.repeat(32);
+const OTHER_RECIPIENT = 'r2'.repeat(32);
+const CLAIM_TTL_SECS = 7 * 24 * 60 * 60;
+const CONTENDERS = 10;
+
+export function claimContract(ctx: ContractContext): void {
+  describe('claims', () => {
+    test('claimEvent is taken once', async () => {
+      const store = ctx.store();
+      assert.equal(await store.claimEvent(EVENT_ID, CLAIM_TTL_SECS), true);
+      assert.equal(await store.claimEvent(EVENT_ID, CLAIM_TTL_SECS), false);
+      assert.equal(await store.claimEvent(OTHER_EVENT_ID, CLAIM_TTL_SECS), true, 'another event is independent');
+    });
+
+    test('claimRecipientDelivery returns a claim once per (event, recipient)', async () => {
+      const store = ctx.store();
+      const claim = await store.claimRecipientDelivery(EVENT_ID, RECIPIENT, CLAIM_TTL_SECS);
+      assert.ok(claim, 'first claim is taken');
+      assert.equal(claim.eventId, EVENT_ID);
+      assert.equal(claim.recipient, RECIPIENT);
+      assert.equal(typeof claim.owner, 'string');
+      assert.ok(claim.owner.length > 0);
+      assert.equal(await store.claimRecipientDelivery(EVENT_ID, RECIPIENT, CLAIM_TTL_SECS), null);
+
+      const other = await store.claimRecipientDelivery(EVENT_ID, OTHER_RECIPIENT, CLAIM_TTL_SECS);
+      assert.ok(other, 'another recipient of the same event is independent');
+      assert.notEqual(other.owner, claim.owner, 'every claim has its own owner token');
+      assert.ok(await store.claimRecipientDelivery(OTHER_EVENT_ID, RECIPIENT, CLAIM_TTL_SECS), 'another event is independent');
+    });
+
+    test('claimEvent and claimRecipientDelivery do not share a claim', async () => {
+      const store = ctx.store();
+      assert.equal(await store.claimEvent(EVENT_ID, CLAIM_TTL_SECS), true);
+      assert.ok(await store.claimRecipientDelivery(EVENT_ID, RECIPIENT, CLAIM_TTL_SECS));
+    });
+
+    test('releaseRecipientDelivery by the owner frees the claim for a new taker', async () => {
+      const store = ctx.store();
+      const claim = await store.claimRecipientDelivery(EVENT_ID, RECIPIENT, CLAIM_TTL_SECS);
+      assert.ok(claim);
+      assert.equal(await store.releaseRecipientDelivery(claim), true);
+      const again = await store.claimRecipientDelivery(EVENT_ID, RECIPIENT, CLAIM_TTL_SECS);
+      assert.ok(again, 'the released claim can be taken again');
+      assert.equal(await store.releaseRecipientDelivery(claim), false, 'the old owner cannot release the new claim');
+      assert.equal(await store.claimRecipientDelivery(EVENT_ID, RECIPIENT, CLAIM_TTL_SECS), null, 'the new claim is still held');
+    });
+
+    test('releaseRecipientDelivery with a forged owner is refused and the claim stays held', async () => {
+      const store = ctx.store();
+      const claim = await store.claimRecipientDelivery(EVENT_ID, RECIPIENT, CLAIM_TTL_SECS);
+      assert.ok(claim);
+      assert.equal(await store.releaseRecipientDelivery({ ...claim, owner: 'forged-owner' }), false);
+      assert.equal(await store.claimRecipientDelivery(EVENT_ID, RECIPIENT, CLAIM_TTL_SECS), null);
+      assert.equal(await store.releaseRecipientDelivery(claim), true, 'the real owner still can');
+    });
+
+    test('releaseRecipientDelivery of a claim never taken returns false', async () => {
+      const store = ctx.store();
+      assert.equal(await store.releaseRecipientDelivery({ eventId: EVENT_ID, recipient: RECIPIENT, owner: 'nobody' }), false);
+    });
+
+    test(`${CONTENDERS} concurrent claimRecipientDelivery calls: exactly one wins`, async () => {
+      const store = ctx.store();
+      const results = await Promise.all(
+        Array.from({ length: CONTENDERS }, () => store.claimRecipientDelivery(EVENT_ID, RECIPIENT, CLAIM_TTL_SECS)),
+      );
+      assert.equal(results.filter((claim) => claim !== null).length, 1);
+    });
+
+    test(`${CONTENDERS} concurrent claimEvent calls: exactly one wins`, async () => {
+      const store = ctx.store();
+      const results = await Promise.all(Array.from({ length: CONTENDERS }, () => store.claimEvent(EVENT_ID, CLAIM_TTL_SECS)));
+      assert.equal(results.filter(Boolean).length, 1);
+    });
+  });
+}

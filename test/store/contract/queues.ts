@@ -1,0 +1,205 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import type { LeaseOptions, LeasedItem, QueueName, StorePort } from '../../../src/store/port.ts';
+import { SECOND_MS, type ContractContext } from './context.ts';
+
+/** Enqueue, lease, ack, retry and lease recovery of one queue; dead letters are in dead-letters.ts. */
+
+export const LEASE_MS = 30 * SECOND_MS;
+export const LEASE: LeaseOptions = { max: 10, leaseMs: LEASE_MS, maxAttempts: 5 };
+const WRONG_TOKEN = 'not-the-lease-token';
+
+/** Payloads are arbitrary JSON and must come back exactly as given. */
+export const RICH_PAYLOAD = {
+  event: { id: 'f0'.repeat(32), kind: 1, tags: [['p', 'ab'.repeat(32)], ['e', 'cd'.repeat(32), 'wss://r.example', 'reply']] },
+  text: 'héllo 👋 世界 — "quoted" \\ back\nslash',
+  numbers: [0, -1, 1.5, 1e21, Number.MAX_SAFE_INTEGER],
+  flags: { on: true, off: false, none: null },
+  nested: [[[]], {}, [{ deep: ['x'] }]],
+};
+
+export async function leaseOne<T = unknown>(store: StorePort, queue: QueueName, options: LeaseOptions = LEASE): Promise<LeasedItem<T>> {
+  const items = await store.lease<T>(queue, { ...options, max: 1 });
+  assert.equal(items.length, 1, 'expected one leasable item');
+  const [item] = items;
+  assert.ok(item);
+  return item;
+}
+
+export function queueContract(ctx: ContractContext, queue: QueueName): void {
+  describe(`queue '${queue}': enqueue and lease`, () => {
+    test('enqueue returns true, then false for the same id', async () => {
+      const store = ctx.store();
+      assert.equal(await store.enqueue(queue, { id: 'job-1', payload: { n: 1 } }), true);
+      assert.equal(await store.enqueue(queue, { id: 'job-1', payload: { n: 2 } }), false);
+      assert.deepEqual(await store.queueStats(queue), { ready: 1, leased: 0, dead: 0 });
+      assert.deepEqual((await leaseOne(store, queue)).payload, { n: 1 }, 'the duplicate did not overwrite the payload');
+    });
+
+    test('enqueue of an id that is leased or dead returns false', async () => {
+      const store = ctx.store();
+      await store.enqueue(queue, { id: 'leased', payload: 1 });
+      await store.enqueue(queue, { id: 'dead', payload: 2 });
+      const [first, second] = await store.lease(queue, LEASE);
+      assert.ok(first && second);
+      const dead = first.id === 'dead' ? first : second;
+      assert.equal(await store.deadLetter(queue, dead.id, dead.leaseToken, 'poison'), true);
+      assert.equal(await store.enqueue(queue, { id: 'leased', payload: 3 }), false, 'while leased');
+      assert.equal(await store.enqueue(queue, { id: 'dead', payload: 4 }), false, 'while dead');
+      assert.deepEqual(await store.queueStats(queue), { ready: 0, leased: 1, dead: 1 });
+    });
+
+    test('lease hands out available items oldest availability first, up to max', async () => {
+      const store = ctx.store();
+      const now = ctx.clock().nowMs();
+      await store.enqueue(queue, { id: 'c', payload: 'c', availableAtMs: now - 1 * SECOND_MS });
+      await store.enqueue(queue, { id: 'a', payload: 'a', availableAtMs: now - 3 * SECOND_MS });
+      await store.enqueue(queue, { id: 'd', payload: 'd' });
+      await store.enqueue(queue, { id: 'b', payload: 'b', availableAtMs: now - 2 * SECOND_MS });
+
+      const batch = await store.lease<string>(queue, { ...LEASE, max: 3 });
+      assert.deepEqual(
+        batch.map((item) => item.id),
+        ['a', 'b', 'c'],
+      );
+      for (const item of batch) {
+        assert.equal(item.payload, item.id);
+        assert.equal(item.attempts, 1);
+        assert.equal(item.lastError, null);
+        assert.equal(item.leaseExpiresAtMs, now + LEASE_MS);
+        assert.equal(typeof item.leaseToken, 'string');
+        assert.ok(item.leaseToken.length > 0);
+      }
+      assert.equal(new Set(batch.map((item) => item.leaseToken)).size, 3, 'every lease has its own token');
+
+      assert.deepEqual(
+        (await store.lease(queue, LEASE)).map((item) => item.id),
+        ['d'],
+      );
+      assert.deepEqual(await store.lease(queue, LEASE), [], 'everything is leased');
+      assert.deepEqual(await store.queueStats(queue), { ready: 0, leased: 4, dead: 0 });
+    });
+
+    test('an item available in the future is not leased until the clock reaches it', async () => {
+      const store = ctx.store();
+      const clock = ctx.clock();
+      await store.enqueue(queue, { id: 'later', payload: null, availableAtMs: clock.nowMs() + 60 * SECOND_MS });
+      assert.deepEqual(await store.lease(queue, LEASE), []);
+      assert.deepEqual(await store.queueStats(queue), { ready: 1, leased: 0, dead: 0 }, 'a scheduled item counts as ready');
+      clock.advance(60 * SECOND_MS - 1);
+      assert.deepEqual(await store.lease(queue, LEASE), []);
+      clock.advance(1);
+      assert.equal((await leaseOne(store, queue)).id, 'later');
+    });
+
+    test('payloads round-trip exactly', async () => {
+      const store = ctx.store();
+      const payloads: unknown[] = [RICH_PAYLOAD, 'just a string ✓', 42, null, [1, 'two', { three: [3] }], true];
+      const now = ctx.clock().nowMs();
+      for (const [index, payload] of payloads.entries()) {
+        // Distinct availability times make the lease order, and so the comparison, deterministic.
+        await store.enqueue(queue, { id: `p${index}`, payload, availableAtMs: now - (payloads.length - index) * SECOND_MS });
+      }
+      const leased = await store.lease(queue, LEASE);
+      assert.deepEqual(
+        leased.map((item) => item.payload),
+        payloads,
+      );
+    });
+
+    test('ack removes the item and frees its id', async () => {
+      const store = ctx.store();
+      await store.enqueue(queue, { id: 'job', payload: { n: 1 } });
+      const item = await leaseOne(store, queue);
+      assert.equal(await store.ack(queue, item.id, item.leaseToken), true);
+      assert.deepEqual(await store.queueStats(queue), { ready: 0, leased: 0, dead: 0 });
+      assert.equal(await store.ack(queue, item.id, item.leaseToken), false, 'a second ack finds nothing');
+      assert.deepEqual(await store.lease(queue, LEASE), []);
+      assert.equal(await store.enqueue(queue, { id: 'job', payload: { n: 2 } }), true, 'the id may be enqueued again');
+      assert.deepEqual((await leaseOne(store, queue)).payload, { n: 2 });
+    });
+
+    test('ack, retry and deadLetter with a wrong lease token change nothing', async () => {
+      const store = ctx.store();
+      const now = ctx.clock().nowMs();
+      await store.enqueue(queue, { id: 'job', payload: RICH_PAYLOAD });
+      const item = await leaseOne(store, queue);
+      assert.equal(await store.ack(queue, item.id, WRONG_TOKEN), false);
+      assert.equal(await store.retry(queue, item.id, WRONG_TOKEN, now, 'boom'), false);
+      assert.equal(await store.deadLetter(queue, item.id, WRONG_TOKEN, 'poison'), false);
+      assert.deepEqual(await store.queueStats(queue), { ready: 0, leased: 1, dead: 0 });
+      assert.deepEqual(await store.listDead(queue, 10), []);
+      assert.deepEqual(await store.lease(queue, LEASE), [], 'still under its lease');
+      assert.equal(await store.ack(queue, item.id, item.leaseToken), true, 'the real token still works');
+    });
+
+    test('ack, retry and deadLetter of an unknown id return false', async () => {
+      const store = ctx.store();
+      assert.equal(await store.ack(queue, 'missing', WRONG_TOKEN), false);
+      assert.equal(await store.retry(queue, 'missing', WRONG_TOKEN, ctx.clock().nowMs(), 'boom'), false);
+      assert.equal(await store.deadLetter(queue, 'missing', WRONG_TOKEN, 'poison'), false);
+      assert.deepEqual(await store.queueStats(queue), { ready: 0, leased: 0, dead: 0 });
+    });
+
+    test('an expired lease returns the item under a new token; the old token is void', async () => {
+      const store = ctx.store();
+      const clock = ctx.clock();
+      await store.enqueue(queue, { id: 'job', payload: { n: 1 } });
+      const first = await leaseOne(store, queue);
+      clock.advance(LEASE_MS - SECOND_MS);
+      assert.deepEqual(await store.lease(queue, LEASE), [], 'not before the lease expires');
+      clock.advance(2 * SECOND_MS);
+
+      const second = await leaseOne(store, queue);
+      assert.equal(second.id, 'job');
+      assert.equal(second.attempts, 2);
+      assert.notEqual(second.leaseToken, first.leaseToken);
+      assert.equal(second.leaseExpiresAtMs, clock.nowMs() + LEASE_MS);
+      assert.deepEqual(second.payload, { n: 1 });
+      assert.equal(await store.ack(queue, 'job', first.leaseToken), false, 'the old token no longer acks');
+      assert.equal(await store.ack(queue, 'job', second.leaseToken), true);
+    });
+
+    test('retry returns the item at availableAtMs with the error recorded and attempts kept', async () => {
+      const store = ctx.store();
+      const clock = ctx.clock();
+      await store.enqueue(queue, { id: 'job', payload: { n: 1 } });
+      const first = await leaseOne(store, queue);
+      const retryAt = clock.nowMs() + 10 * SECOND_MS;
+      assert.equal(await store.retry(queue, 'job', first.leaseToken, retryAt, 'provider said 503'), true);
+      assert.deepEqual(await store.queueStats(queue), { ready: 1, leased: 0, dead: 0 });
+      assert.equal(await store.ack(queue, 'job', first.leaseToken), false, 'the retried lease is over');
+      assert.deepEqual(await store.lease(queue, LEASE), [], 'not before availableAtMs');
+
+      clock.set(retryAt);
+      const second = await leaseOne(store, queue);
+      assert.equal(second.id, 'job');
+      assert.equal(second.attempts, 2);
+      assert.equal(second.lastError, 'provider said 503');
+      assert.deepEqual(second.payload, { n: 1 });
+    });
+
+    test('retry at now makes the item leasable at once', async () => {
+      const store = ctx.store();
+      await store.enqueue(queue, { id: 'job', payload: 1 });
+      const first = await leaseOne(store, queue);
+      assert.equal(await store.retry(queue, 'job', first.leaseToken, ctx.clock().nowMs(), 'transient'), true);
+      assert.equal((await leaseOne(store, queue)).attempts, 2);
+    });
+
+    test("'inbound' and 'outbound' are independent queues", async () => {
+      const store = ctx.store();
+      const other: QueueName = queue === 'inbound' ? 'outbound' : 'inbound';
+      assert.equal(await store.enqueue(queue, { id: 'same-id', payload: 'here' }), true);
+      assert.equal(await store.enqueue(other, { id: 'same-id', payload: 'there' }), true, 'the same id in the other queue');
+      const item = await leaseOne<string>(store, queue);
+      assert.equal(item.payload, 'here');
+      assert.deepEqual(await store.queueStats(other), { ready: 1, leased: 0, dead: 0 });
+      assert.equal(await store.ack(other, 'same-id', item.leaseToken), false, 'a lease token does not cross queues');
+      assert.equal(await store.deadLetter(queue, 'same-id', item.leaseToken, 'poison'), true);
+      assert.deepEqual(await store.queueStats(other), { ready: 1, leased: 0, dead: 0 });
+      assert.deepEqual(await store.listDead(other, 10), []);
+      assert.equal((await leaseOne<string>(store, other)).payload, 'there');
+    });
+  });
+}
