@@ -165,3 +165,23 @@ describe('config validation', () => {
     assert.deepEqual(problemsOf({}, file), [`service.coalesce_windw_secs: unknown key (from ${file})`]);
   });
 });
+
+describe('example configuration file', () => {
+  test('config/nostr-push.example.yaml holds every key literally, at its default', async () => {
+    const { readFileSync } = await import('node:fs');
+    const { parse } = await import('yaml');
+    const { defaultConfig } = await import('./defaults.ts');
+    const path = new URL('../../config/nostr-push.example.yaml', import.meta.url);
+    const text = readFileSync(path, 'utf8');
+    const parsed = parse(text) as Record<string, unknown>;
+    // Unset strings are written as `key:` (null) in the file: present, but not "configured empty".
+    const nullEmpty = (v: unknown): unknown =>
+      v === '' ? null : Array.isArray(v) ? v : typeof v === 'object' && v !== null ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, nullEmpty(x)])) : v;
+    const expected = nullEmpty({ ...defaultConfig(), roles: 'all' });
+    assert.deepEqual(parsed, expected);
+    // Literal keys, so a typo cannot hide behind a default (divine's shipped-YAML test).
+    for (const key of Object.keys(defaultConfig().service)) assert.match(text, new RegExp(`^  ${key}:`, 'm'), key);
+    // Loading it changes nothing against the embedded defaults.
+    assert.deepEqual(loadConfig({ env: {}, configPath: path.pathname }).config, loadConfig({ env: {} }).config);
+  });
+});

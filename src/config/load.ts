@@ -109,6 +109,8 @@ function overlay(target: JsonObject, source: JsonObject, prefix: string, origin:
       problems.push(`${path}: unknown key (from ${origin})`);
       continue;
     }
+    // A YAML `key:` with no value (null) leaves the default in place, like an absent key.
+    if (raw === null) continue;
     const template = target[key] as Json;
     if (isObject(template)) {
       if (!isObject(raw)) {

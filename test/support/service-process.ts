@@ -1,0 +1,150 @@
+/**
+ * The real binary, started as an operator would start it (`bin/nostr-push.js serve` with
+ * `NOSTR_PUSH__…` environment), for end-to-end tests. Reads its JSON log lines so tests can wait
+ * for what the service says, and kills it by pid.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+
+const BIN = fileURLToPath(new URL('../../bin/nostr-push.js', import.meta.url));
+
+export interface LogLine {
+  level: number;
+  msg: string;
+  [field: string]: unknown;
+}
+
+export interface ServiceProcess {
+  child: ChildProcess;
+  baseUrl: string;
+  port: number;
+  logs: LogLine[];
+  stderr: string[];
+  /** Resolve with the first log line (past or future) that matches. */
+  waitForLog(predicate: (line: LogLine) => boolean, timeoutMs?: number, what?: string): Promise<LogLine>;
+  /** Resolves with the exit code once the process is gone. */
+  exited: Promise<number | null>;
+  /** SIGTERM and wait (a graceful stop). */
+  stop(): Promise<number | null>;
+  /** SIGKILL and wait (a crash). */
+  kill(): Promise<number | null>;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const address = srv.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+export interface StartServiceProcessOptions {
+  env: Record<string, string>;
+  /** Wait until `/health` answers (default true). */
+  waitForHttp?: boolean;
+  args?: string[];
+}
+
+export async function startServiceProcess(options: StartServiceProcessOptions): Promise<ServiceProcess> {
+  const port = await freePort();
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? '',
+    HOME: process.env.HOME ?? '/tmp',
+    LOG_LEVEL: 'debug',
+    NOSTR_PUSH__LOG__LEVEL: 'debug',
+    NOSTR_PUSH__SERVER__LISTEN_ADDR: `127.0.0.1:${port}`,
+    ...options.env,
+  };
+  const child = spawn(process.execPath, [BIN, 'serve', ...(options.args ?? [])], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const logs: LogLine[] = [];
+  const stderr: string[] = [];
+  const waiters = new Set<{ predicate: (l: LogLine) => boolean; resolve: (l: LogLine) => void }>();
+
+  let buffered = '';
+  child.stdout?.setEncoding('utf8');
+  child.stdout?.on('data', (chunk: string) => {
+    buffered += chunk;
+    let nl: number;
+    while ((nl = buffered.indexOf('\n')) !== -1) {
+      const raw = buffered.slice(0, nl);
+      buffered = buffered.slice(nl + 1);
+      let line: LogLine;
+      try {
+        line = JSON.parse(raw) as LogLine;
+      } catch {
+        line = { level: 30, msg: raw };
+      }
+      logs.push(line);
+      for (const w of waiters) {
+        if (w.predicate(line)) {
+          waiters.delete(w);
+          w.resolve(line);
+        }
+      }
+    }
+  });
+  child.stderr?.setEncoding('utf8');
+  child.stderr?.on('data', (chunk: string) => stderr.push(chunk));
+
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+
+  const waitForLog = (predicate: (line: LogLine) => boolean, timeoutMs = 15_000, what = 'a log line'): Promise<LogLine> => {
+    const found = logs.find(predicate);
+    if (found) return Promise.resolve(found);
+    return new Promise((resolve, reject) => {
+      const waiter = { predicate, resolve: (l: LogLine) => (clearTimeout(timer), resolve(l)) };
+      const timer = setTimeout(() => {
+        waiters.delete(waiter);
+        reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}; stderr: ${stderr.join('')}; last logs: ${logs.slice(-8).map((l) => l.msg).join(' | ')}`));
+      }, timeoutMs);
+      waiters.add(waiter);
+      void exited.then((code) => {
+        if (!waiters.has(waiter)) return;
+        waiters.delete(waiter);
+        clearTimeout(timer);
+        reject(new Error(`service exited (${code}) while waiting for ${what}; stderr: ${stderr.join('')}`));
+      });
+    });
+  };
+
+  const handle: ServiceProcess = {
+    child,
+    port,
+    baseUrl: `http://127.0.0.1:${port}`,
+    logs,
+    stderr,
+    waitForLog,
+    exited,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      return exited;
+    },
+    async kill() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      return exited;
+    },
+  };
+  if (options.waitForHttp !== false) await waitForLog((l) => l.msg === 'http listening', 20_000, 'the HTTP server');
+  return handle;
+}
+
+/** Poll `check` until it returns a value (not undefined), without fixed sleeps past a window. */
+export async function eventually<T>(check: () => Promise<T | undefined> | T | undefined, timeoutMs = 10_000, what = 'a condition'): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const value = await check();
+      if (value !== undefined) return value;
+    } catch (err) {
+      lastError = err;
+    }
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastError ? `: ${String(lastError)}` : ''}`);
+}
