@@ -1,0 +1,57 @@
+/**
+ * In-process CPU profiling for benchmarks: wraps a run in the V8 sampling profiler (node:inspector)
+ * and reports the functions with the most self time, so a figure comes with where it went.
+ */
+import { Session } from 'node:inspector/promises';
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  hitCount?: number;
+}
+
+interface Profile {
+  nodes: ProfileNode[];
+  samples?: number[];
+  startTime: number;
+  endTime: number;
+}
+
+export interface ProfileEntry {
+  name: string;
+  selfPercent: number;
+}
+
+export async function profile<T>(run: () => Promise<T>): Promise<{ result: T; top: ProfileEntry[] }> {
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.setSamplingInterval', { interval: 200 });
+  await session.post('Profiler.start');
+  const result = await run();
+  const { profile: raw } = (await session.post('Profiler.stop')) as unknown as { profile: Profile };
+  session.disconnect();
+  return { result, top: topSelfTime(raw, 12) };
+}
+
+function topSelfTime(raw: Profile, limit: number): ProfileEntry[] {
+  const hits = new Map<string, number>();
+  let total = 0;
+  for (const node of raw.nodes) {
+    const count = node.hitCount ?? 0;
+    if (count === 0) continue;
+    total += count;
+    const file = node.callFrame.url.replace(/^.*node_modules\//, '').replace(/^file:\/\/.*\/work\/main\//, '');
+    const name = `${node.callFrame.functionName || '(anonymous)'} ${file ? `${file}:${node.callFrame.lineNumber + 1}` : ''}`.trim();
+    hits.set(name, (hits.get(name) ?? 0) + count);
+  }
+  return [...hits.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, limit)
+    .map(([name, count]) => ({ name, selfPercent: (100 * count) / Math.max(1, total) }));
+}
+
+export function printProfile(label: string, top: ProfileEntry[]): void {
+  console.log(`  cpu profile (${label}), top self time:`);
+  for (const entry of top) console.log(`    ${entry.selfPercent.toFixed(1).padStart(5)}%  ${entry.name}`);
+}

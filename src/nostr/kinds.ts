@@ -1,0 +1,48 @@
+/**
+ * Every event kind nostr-push reads or writes, by name. Code outside this module never spells a
+ * kind number.
+ */
+
+/** NIP-01 profile metadata; display names for notification text. */
+export const METADATA = 0;
+/** NIP-25 reaction (a like, or any emoji). */
+export const REACTION = 7;
+/** NIP-18 generic repost (of any kind but 1). */
+export const GENERIC_REPOST = 16;
+/** NIP-59 gift wrap; a direct message we can only announce, never read. */
+export const GIFT_WRAP = 1059;
+/** NIP-22 comment. */
+export const COMMENT = 1111;
+/** divine push: register a push token (NIP-44 content addressed to the service). */
+export const REGISTER_TOKEN = 3079;
+/** divine push: deregister a push token (NIP-44 content addressed to the service). */
+export const DEREGISTER_TOKEN = 3080;
+/** divine push: notification preferences (NIP-44 content addressed to the service). */
+export const PREFERENCES = 3083;
+/** NIP-42 client authentication to a relay; never broadcast. */
+export const CLIENT_AUTH = 22242;
+/** NIP-51 follow set; with `d=notify` it is a user's list of authors to be told about ("bells"). */
+export const PEOPLE_LIST = 30000;
+/** NIP-23 long-form article. */
+export const LONG_FORM = 30023;
+/** NIP-9a relay push registration. */
+export const RELAY_PUSH = 30390;
+/** NIP-71 addressable short video (a "vine"). */
+export const VIDEO = 34236;
+
+/** The `d` tag that makes a PEOPLE_LIST a notify ("bell") list. */
+export const NOTIFY_LIST_D_TAG = 'notify';
+
+/** The kinds whose content is NIP-44 ciphertext addressed to the service key. */
+export const CONTROL_KINDS: readonly number[] = [REGISTER_TOKEN, DEREGISTER_TOKEN, PREFERENCES];
+
+/** NIP-01 kind classes. */
+export type KindClass = 'regular' | 'replaceable' | 'ephemeral' | 'addressable';
+
+/** The NIP-01 class of a kind, which decides how relays store it and which version wins. */
+export function kindClass(kind: number): KindClass {
+  if (kind === 0 || kind === 3 || (kind >= 10_000 && kind < 20_000)) return 'replaceable';
+  if (kind >= 20_000 && kind < 30_000) return 'ephemeral';
+  if (kind >= 30_000 && kind < 40_000) return 'addressable';
+  return 'regular';
+}

@@ -1,0 +1,31 @@
+import type { Redis } from 'ioredis';
+import type { Clock } from '../port.ts';
+import type { Logger } from '../../observability/logger.ts';
+import type { RedisScripts } from './scripts.ts';
+
+/** What every operation module of the Redis adapter works with. */
+export interface RedisContext {
+  readonly redis: Redis;
+  readonly scripts: RedisScripts;
+  readonly clock: Clock;
+  readonly logger: Logger;
+}
+
+/** A TTL in whole seconds for `EX`: Redis rejects zero, negative and fractional values. */
+export function expirySeconds(operation: string, ttlSecs: number): number {
+  if (!Number.isFinite(ttlSecs) || ttlSecs <= 0) throw new RangeError(`${operation}: ttlSecs must be a positive number, got ${ttlSecs}`);
+  return Math.ceil(ttlSecs);
+}
+
+/** Parse JSON without throwing; undefined when it does not parse. */
+export function parseJson(raw: string): unknown {
+  try {
+    return JSON.parse(raw) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

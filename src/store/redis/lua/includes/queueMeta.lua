@@ -1,0 +1,26 @@
+-- Included by the queue scripts (not a script of its own). Reads and writes the metadata JSON
+-- of one queue item, `queue:{name}:meta` field {id} = {attempts, leaseToken?, lastError?, reason?}.
+-- The payload lives in `queue:{name}:items` and is never decoded here, so cjson cannot reshape
+-- it (cjson turns [] into {} and rounds numbers to 14 digits).
+-- Expects `rcall` to be defined by the including script.
+
+-- Missing or corrupt metadata reads as a fresh item (0 attempts) rather than wedging the queue.
+local function readMeta(metaKey, id)
+  local raw = rcall("HGET", metaKey, id)
+  local meta = {}
+  if raw then
+    local ok, decoded = pcall(cjson.decode, raw)
+    if ok and type(decoded) == "table" then
+      meta = decoded
+    end
+  end
+  if type(meta.attempts) ~= "number" then meta.attempts = 0 end
+  if type(meta.leaseToken) ~= "string" then meta.leaseToken = nil end
+  if type(meta.lastError) ~= "string" then meta.lastError = nil end
+  if type(meta.reason) ~= "string" then meta.reason = nil end
+  return meta
+end
+
+local function writeMeta(metaKey, id, meta)
+  rcall("HSET", metaKey, id, cjson.encode(meta))
+end

@@ -1,0 +1,189 @@
+/**
+ * Durable queues on Redis.
+ *
+ * Layout, per queue `{name}` (`inbound`, `outbound`):
+ *
+ * | key                    | type | member → score / value                                  |
+ * |------------------------|------|---------------------------------------------------------|
+ * | `queue:{name}:ready`   | ZSET | id → available-at, ms (scheduled items included)        |
+ * | `queue:{name}:leased`  | ZSET | id → lease expiry, ms                                   |
+ * | `queue:{name}:dead`    | ZSET | id → dead-lettered at, ms                               |
+ * | `queue:{name}:items`   | HASH | id → payload JSON, exactly as `JSON.stringify` wrote it |
+ * | `queue:{name}:meta`    | HASH | id → `{"attempts":n,"leaseToken"?,"lastError"?,"reason"?}` |
+ *
+ * An item id is in exactly one of ready / leased / dead, and in `items` and `meta` from
+ * `enqueue` until `ack` or `deleteDead`; `items` therefore answers "is this id already queued,
+ * leased or dead" for the enqueue idempotency check. Payload and metadata are split so the
+ * scripts edit metadata with cjson without ever decoding a payload (cjson would turn `[]` into
+ * `{}` and round numbers to 14 digits).
+ *
+ * Transitions (one Lua script each, every key in KEYS, `now` passed in from the store's clock):
+ *
+ * - `enqueue-3`: new id → ready at `availableAtMs` (default now), attempts 0. Known id → no-op.
+ * - `lease-5`: first, leases with expiry ≤ now go back to ready scored by their expiry (so they
+ *   are due at once and keep their place), or straight to dead when they already had
+ *   `maxAttempts` leases. Then due items (score ≤ now, ascending score, ties by id) are taken
+ *   up to `max`: one that already had `maxAttempts` leases goes to dead with reason
+ *   `max attempts exceeded`; any other moves to leased until now + `leaseMs` with attempts + 1
+ *   and a fresh lease token (uuid v4 made in TypeScript, passed as ARGV, like every time).
+ * - `ack-3` / `retry-3` / `deadLetter-3`: only with the current lease token; otherwise
+ *   NotOwner (another token) or NotFound (not leased), both reported as `false`. A lease that
+ *   expired but was not yet recovered by a `lease` call is still the holder's. `retry` keeps the
+ *   attempt count and records `lastError`; `deadLetter` records `reason`.
+ * - `replayDead-3`: dead → ready now, attempts reset to 0. `deleteDead-3`: dead → gone.
+ *
+ * Stats count an expired, not yet recovered lease as ready (it is waiting, not live).
+ *
+ * Operator view (redis-cli): `ZRANGE queue:outbound:dead 0 9 WITHSCORES`, then
+ * `HGET queue:outbound:meta <id>` for the reason and `HGET queue:outbound:items <id>` for the
+ * payload. docs/queues.md describes the same design for operators.
+ */
+import { randomUUID } from 'node:crypto';
+import { StoreStatus, checkStatus } from '../errors.ts';
+import type { DeadItem, EnqueueItem, LeaseOptions, LeasedItem, QueueName, QueueStats } from '../port.ts';
+import { isRecord, parseJson, type RedisContext } from './context.ts';
+import { queueKeys } from './keys.ts';
+
+/** Reason recorded when a leased item's payload no longer parses (a damaged queue entry). */
+export const CORRUPT_PAYLOAD_REASON = 'payload is not valid JSON';
+
+type LeaseReply = [number, number, [string, string, number, string, string | null][]];
+
+function requirePositiveInteger(operation: string, name: string, value: number): void {
+  if (!Number.isSafeInteger(value) || value < 1) throw new RangeError(`${operation}: ${name} must be a positive integer, got ${value}`);
+}
+
+function requireTime(operation: string, name: string, value: number): void {
+  if (!Number.isFinite(value)) throw new RangeError(`${operation}: ${name} must be a finite number of ms, got ${value}`);
+}
+
+/** NotOwner and NotFound mean "not yours to change" (false); anything else negative throws. */
+function ownedResult(operation: string, code: unknown): boolean {
+  const status = Number(code);
+  if (status === StoreStatus.NotOwner || status === StoreStatus.NotFound) return false;
+  return checkStatus(operation, status) === 1;
+}
+
+export async function enqueue<T>(ctx: RedisContext, queue: QueueName, item: EnqueueItem<T>): Promise<boolean> {
+  const payload = JSON.stringify(item.payload);
+  if (payload === undefined) throw new TypeError(`enqueue: payload of ${item.id} is not JSON-serialisable`);
+  const availableAtMs = item.availableAtMs ?? ctx.clock.nowMs();
+  requireTime('enqueue', 'availableAtMs', availableAtMs);
+  const keys = queueKeys(queue);
+  const added = await ctx.scripts.run('enqueue', [keys.ready, keys.items, keys.meta], [item.id, payload, availableAtMs]);
+  return added === 1;
+}
+
+export async function lease<T>(ctx: RedisContext, queue: QueueName, options: LeaseOptions): Promise<LeasedItem<T>[]> {
+  const { max, leaseMs, maxAttempts } = options;
+  requirePositiveInteger('lease', 'max', max);
+  requirePositiveInteger('lease', 'maxAttempts', maxAttempts);
+  if (!Number.isFinite(leaseMs) || leaseMs <= 0) throw new RangeError(`lease: leaseMs must be positive, got ${leaseMs}`);
+  const now = ctx.clock.nowMs();
+  const leaseExpiresAtMs = now + leaseMs;
+  const tokens = Array.from({ length: max }, () => randomUUID());
+  const keys = queueKeys(queue);
+  const [deadCount, droppedCount, rows] = (await ctx.scripts.run(
+    'lease',
+    [keys.ready, keys.leased, keys.dead, keys.items, keys.meta],
+    [now, leaseExpiresAtMs, maxAttempts, max, ...tokens],
+  )) as LeaseReply;
+  if (deadCount > 0) ctx.logger.warn({ queue, count: deadCount }, 'queue items exceeded max attempts; dead-lettered');
+  if (droppedCount > 0) ctx.logger.warn({ queue, count: droppedCount }, 'queue ids without a payload dropped');
+
+  const leased: LeasedItem<T>[] = [];
+  for (const [id, rawPayload, attempts, leaseToken, lastError] of rows) {
+    const payload = parseJson(rawPayload);
+    if (payload === undefined) {
+      ctx.logger.warn({ queue, id }, 'leased queue item has an unreadable payload; dead-lettered');
+      await deadLetter(ctx, queue, id, leaseToken, CORRUPT_PAYLOAD_REASON);
+      continue;
+    }
+    leased.push({ id, payload: payload as T, attempts: Number(attempts), leaseToken, leaseExpiresAtMs, lastError: lastError ?? null });
+  }
+  return leased;
+}
+
+export async function ack(ctx: RedisContext, queue: QueueName, id: string, leaseToken: string): Promise<boolean> {
+  const keys = queueKeys(queue);
+  return ownedResult('ack', await ctx.scripts.run('ack', [keys.leased, keys.items, keys.meta], [id, leaseToken]));
+}
+
+export async function retry(
+  ctx: RedisContext,
+  queue: QueueName,
+  id: string,
+  leaseToken: string,
+  availableAtMs: number,
+  error: string,
+): Promise<boolean> {
+  requireTime('retry', 'availableAtMs', availableAtMs);
+  const keys = queueKeys(queue);
+  const code = await ctx.scripts.run('retry', [keys.ready, keys.leased, keys.meta], [id, leaseToken, availableAtMs, error]);
+  return ownedResult('retry', code);
+}
+
+export async function deadLetter(ctx: RedisContext, queue: QueueName, id: string, leaseToken: string, reason: string): Promise<boolean> {
+  const keys = queueKeys(queue);
+  const code = await ctx.scripts.run('deadLetter', [keys.leased, keys.dead, keys.meta], [id, leaseToken, reason, ctx.clock.nowMs()]);
+  return ownedResult('deadLetter', code);
+}
+
+interface StoredMeta {
+  attempts: number;
+  reason: string;
+}
+
+function readMeta(raw: string | null): StoredMeta {
+  const meta = raw === null ? undefined : parseJson(raw);
+  if (!isRecord(meta)) return { attempts: 0, reason: '' };
+  return {
+    attempts: typeof meta.attempts === 'number' ? meta.attempts : 0,
+    reason: typeof meta.reason === 'string' ? meta.reason : '',
+  };
+}
+
+export async function listDead<T>(ctx: RedisContext, queue: QueueName, limit: number): Promise<DeadItem<T>[]> {
+  if (!Number.isSafeInteger(limit) || limit < 1) return [];
+  const keys = queueKeys(queue);
+  const flat = (await ctx.scripts.run('listDead', [keys.dead, keys.items, keys.meta], [limit])) as (string | null)[];
+  const items: DeadItem<T>[] = [];
+  for (let i = 0; i + 3 < flat.length; i += 4) {
+    const id = flat[i];
+    if (typeof id !== 'string') continue;
+    const rawPayload = flat[i + 2] ?? null;
+    const payload = rawPayload === null ? null : (parseJson(rawPayload) ?? rawPayload);
+    const meta = readMeta(flat[i + 3] ?? null);
+    items.push({ id, payload: payload as T, attempts: meta.attempts, reason: meta.reason, deadAtMs: Number(flat[i + 1]) });
+  }
+  return items;
+}
+
+export async function replayDead(ctx: RedisContext, queue: QueueName, id: string): Promise<boolean> {
+  const keys = queueKeys(queue);
+  return ownedResult('replayDead', await ctx.scripts.run('replayDead', [keys.dead, keys.ready, keys.meta], [id, ctx.clock.nowMs()]));
+}
+
+export async function deleteDead(ctx: RedisContext, queue: QueueName, id: string): Promise<boolean> {
+  const keys = queueKeys(queue);
+  return ownedResult('deleteDead', await ctx.scripts.run('deleteDead', [keys.dead, keys.items, keys.meta], [id]));
+}
+
+export async function queueStats(ctx: RedisContext, queue: QueueName): Promise<QueueStats> {
+  const keys = queueKeys(queue);
+  const now = ctx.clock.nowMs();
+  const results =
+    (await ctx.redis
+      .multi()
+      .zcard(keys.ready)
+      .zcount(keys.leased, '-inf', now)
+      .zcount(keys.leased, `(${now}`, '+inf')
+      .zcard(keys.dead)
+      .exec()) ?? [];
+  const counts = results.map(([error, value]) => {
+    if (error) throw error;
+    return Number(value);
+  });
+  const [ready = 0, expiredLeases = 0, liveLeases = 0, dead = 0] = counts;
+  return { ready: ready + expiredLeases, leased: liveLeases, dead };
+}

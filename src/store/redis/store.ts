@@ -1,0 +1,193 @@
+/**
+ * The Redis adapter of the storage port: every operation is one Lua script, one command or one
+ * MULTI over divine-push-service's key layout (see `keys.ts`), so an existing divine Redis is
+ * taken over as it is.
+ */
+import { Redis } from 'ioredis';
+import type {
+  CachedProfile,
+  Clock,
+  DeadItem,
+  DeviceRegistration,
+  EnqueueItem,
+  LeaseOptions,
+  LeasedItem,
+  Preferences,
+  QueueName,
+  QueueStats,
+  RecipientClaim,
+  RegisterTokenResult,
+  StorePort,
+} from '../port.ts';
+import { createLogger, type Logger } from '../../observability/logger.ts';
+import type { RedisContext } from './context.ts';
+import { RedisScripts } from './scripts.ts';
+import { RedisServerClock } from './server-clock.ts';
+import * as claims from './claims.ts';
+import * as misc from './misc.ts';
+import * as queues from './queues.ts';
+import * as tokens from './tokens.ts';
+
+export interface RedisStoreOptions {
+  /** `redis://[user:password@]host:port[/db]`. */
+  url: string;
+  /** Time source; defaults to the Redis server clock ({@link RedisServerClock}). */
+  clock?: Clock;
+  /** Prefix for every key. For test isolation only: a divine Redis has no prefix. */
+  keyPrefix?: string;
+  logger?: Logger;
+}
+
+/** The URL without credentials, for messages and logs. */
+function describeUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.protocol}//${parsed.host}${parsed.pathname === '/' ? '' : parsed.pathname}`;
+  } catch {
+    return '(unparseable Redis URL)';
+  }
+}
+
+export class RedisStore implements StorePort {
+  private readonly ctx: RedisContext;
+
+  constructor(
+    private readonly redis: Redis,
+    readonly clock: Clock,
+    logger: Logger,
+    private readonly serverClock?: RedisServerClock,
+  ) {
+    this.ctx = { redis, scripts: new RedisScripts(redis), clock, logger };
+  }
+
+  registerToken(pubkey: string, device: DeviceRegistration): Promise<RegisterTokenResult> {
+    return tokens.registerToken(this.ctx, pubkey, device);
+  }
+  removeToken(pubkey: string, token: string): Promise<boolean> {
+    return tokens.removeToken(this.ctx, pubkey, token);
+  }
+  listDevices(pubkey: string): Promise<DeviceRegistration[]> {
+    return tokens.listDevices(this.ctx, pubkey);
+  }
+  tokenOwner(token: string): Promise<string | null> {
+    return tokens.tokenOwner(this.ctx, token);
+  }
+  refreshTokenActivity(tokenList: string[]): Promise<number> {
+    return tokens.refreshTokenActivity(this.ctx, tokenList);
+  }
+  tokenActivityMs(token: string): Promise<number | null> {
+    return tokens.tokenActivityMs(this.ctx, token);
+  }
+  sweepStaleTokens(maxAgeMs: number): Promise<number> {
+    return tokens.sweepStaleTokens(this.ctx, maxAgeMs);
+  }
+
+  claimEvent(eventId: string, ttlSecs: number): Promise<boolean> {
+    return claims.claimEvent(this.ctx, eventId, ttlSecs);
+  }
+  claimRecipientDelivery(eventId: string, recipient: string, ttlSecs: number): Promise<RecipientClaim | null> {
+    return claims.claimRecipientDelivery(this.ctx, eventId, recipient, ttlSecs);
+  }
+  releaseRecipientDelivery(claim: RecipientClaim): Promise<boolean> {
+    return claims.releaseRecipientDelivery(this.ctx, claim);
+  }
+
+  getPreferences(pubkey: string): Promise<Preferences | null> {
+    return misc.getPreferences(this.ctx, pubkey);
+  }
+  setPreferences(pubkey: string, preferences: Preferences): Promise<void> {
+    return misc.setPreferences(this.ctx, pubkey, preferences);
+  }
+  getRelayCursor(relayUrl: string): Promise<number | null> {
+    return misc.getRelayCursor(this.ctx, relayUrl);
+  }
+  advanceRelayCursor(relayUrl: string, createdAt: number): Promise<void> {
+    return misc.advanceRelayCursor(this.ctx, relayUrl, createdAt);
+  }
+  getCachedProfile(pubkey: string): Promise<CachedProfile | null> {
+    return misc.getCachedProfile(this.ctx, pubkey);
+  }
+  cacheProfile(profile: CachedProfile, ttlSecs: number): Promise<void> {
+    return misc.cacheProfile(this.ctx, profile, ttlSecs);
+  }
+
+  enqueue<T>(queue: QueueName, item: EnqueueItem<T>): Promise<boolean> {
+    return queues.enqueue(this.ctx, queue, item);
+  }
+  lease<T>(queue: QueueName, options: LeaseOptions): Promise<LeasedItem<T>[]> {
+    return queues.lease<T>(this.ctx, queue, options);
+  }
+  ack(queue: QueueName, id: string, leaseToken: string): Promise<boolean> {
+    return queues.ack(this.ctx, queue, id, leaseToken);
+  }
+  retry(queue: QueueName, id: string, leaseToken: string, availableAtMs: number, error: string): Promise<boolean> {
+    return queues.retry(this.ctx, queue, id, leaseToken, availableAtMs, error);
+  }
+  deadLetter(queue: QueueName, id: string, leaseToken: string, reason: string): Promise<boolean> {
+    return queues.deadLetter(this.ctx, queue, id, leaseToken, reason);
+  }
+  listDead<T>(queue: QueueName, limit: number): Promise<DeadItem<T>[]> {
+    return queues.listDead<T>(this.ctx, queue, limit);
+  }
+  replayDead(queue: QueueName, id: string): Promise<boolean> {
+    return queues.replayDead(this.ctx, queue, id);
+  }
+  deleteDead(queue: QueueName, id: string): Promise<boolean> {
+    return queues.deleteDead(this.ctx, queue, id);
+  }
+  queueStats(queue: QueueName): Promise<QueueStats> {
+    return queues.queueStats(this.ctx, queue);
+  }
+
+  async ping(): Promise<void> {
+    await this.redis.ping();
+  }
+
+  async close(): Promise<void> {
+    this.serverClock?.stop();
+    if (this.redis.status === 'end') return;
+    try {
+      await this.redis.quit();
+    } catch {
+      // quit fails when the connection is already gone; there is nothing left to close then.
+      this.redis.disconnect();
+    }
+  }
+}
+
+/** Connect to Redis, register the scripts and start the server clock (unless a clock is given). */
+export async function openRedisStore(options: RedisStoreOptions): Promise<RedisStore> {
+  const logger = options.logger ?? createLogger();
+  const where = describeUrl(options.url);
+  const redis = new Redis(options.url, {
+    lazyConnect: true,
+    ...(options.keyPrefix ? { keyPrefix: options.keyPrefix } : {}),
+  });
+  // ioredis emits 'error' on every failed reconnect; without a listener Node would crash.
+  let lastConnectionError: Error | undefined;
+  redis.on('error', (error: Error) => {
+    lastConnectionError = error;
+    logger.warn({ err: error, redis: where }, 'redis connection error');
+  });
+  try {
+    await redis.connect();
+    let clock: Clock;
+    let serverClock: RedisServerClock | undefined;
+    if (options.clock) {
+      clock = options.clock;
+    } else {
+      serverClock = new RedisServerClock(redis, logger);
+      await serverClock.sync();
+      clock = serverClock;
+    }
+    const store = new RedisStore(redis, clock, logger, serverClock);
+    serverClock?.start();
+    return store;
+  } catch (error) {
+    redis.disconnect();
+    // connect() only says "Connection is closed."; the 'error' event carries the cause.
+    const cause = lastConnectionError ?? error;
+    const detail = cause instanceof Error ? cause.message : String(cause);
+    throw new Error(`cannot open the Redis store at ${where}: ${detail}`, { cause });
+  }
+}
