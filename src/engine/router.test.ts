@@ -154,4 +154,14 @@ describe('engine router: control events', () => {
     assert.deepEqual(await routeInbound(withContent, live(like)), { route: 'content' });
     assert.equal(called, 1);
   });
+
+  test('a store failure while handling gives the claim back, so the retry applies the event', async () => {
+    const alice = makeUser();
+    const event = register(alice, 'fcm-retry');
+    const failing: StorePort = Object.create(store, {
+      registerToken: { value: async () => Promise.reject(new Error('store unavailable')) },
+    });
+    await assert.rejects(routeInbound({ ...deps, store: failing }, live(event)), /store unavailable/);
+    assert.deepEqual(await routeInbound(deps, live(event)), { route: 'control', outcome: 'registered' });
+  });
 });

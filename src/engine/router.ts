@@ -88,8 +88,14 @@ export async function routeInbound(deps: RouterDeps, envelope: InboundEnvelope):
       deps.metrics.controlEvents.inc({ kind: String(event.kind), outcome: 'duplicate' });
       return { route: 'duplicate' };
     }
-    const outcome = await handleControlEvent(deps, event);
-    return { route: 'control', outcome };
+    try {
+      const outcome = await handleControlEvent(deps, event);
+      return { route: 'control', outcome };
+    } catch (err) {
+      // A store failure mid-handling: give the claim back so the queue's retry can redo the work.
+      await deps.store.releaseEvent(event.id).catch(() => undefined);
+      throw err;
+    }
   }
 
   if (envelope.context === 'historical') return { route: 'historical_content' };

@@ -65,6 +65,17 @@ export interface RecipientClaim {
   owner: string;
 }
 
+/** One per-recipient video delivery decision (kind 34236 coordinate × notification type). */
+export interface VideoRecord {
+  /** Notification type the decision is for (`mention`, `newPost`). */
+  type: string;
+  /** The video author (the coordinate's pubkey). */
+  owner: string;
+  /** The video's `d` tag. */
+  dTag: string;
+  recipient: string;
+}
+
 /** A cached kind-0 profile. Only found profiles are cached, never misses. */
 export interface CachedProfile {
   pubkey: string;
@@ -163,7 +174,7 @@ export interface StorePort {
    */
   refreshTokenActivity(tokens: string[]): Promise<number>;
 
-  /** Activity time (ms) of a token, or null when it is not registered. */
+  /** Activity time (ms; whole seconds in Redis mode, as divine stores it) of a token, or null when it is not registered. */
   tokenActivityMs(token: string): Promise<number | null>;
 
   /**
@@ -177,11 +188,30 @@ export interface StorePort {
   /** Take the per-event claim of a control event for `ttlSecs`. True when this call took it. */
   claimEvent(eventId: string, ttlSecs: number): Promise<boolean>;
 
+  /**
+   * Drop a per-event claim, for a control event whose handling failed on a store error, so the
+   * inbound queue's retry can take it again. Unconditional: the claim carries no owner.
+   */
+  releaseEvent(eventId: string): Promise<void>;
+
   /** Take the per-(event, recipient) delivery claim for `ttlSecs`; null when someone holds it. */
   claimRecipientDelivery(eventId: string, recipient: string, ttlSecs: number): Promise<RecipientClaim | null>;
 
   /** Release a claim if it is still ours (compare-and-delete). True when it was deleted. */
   releaseRecipientDelivery(claim: RecipientClaim): Promise<boolean>;
+
+  // ---- video coordinate records -------------------------------------------------------------
+
+  /**
+   * Whether a per-recipient delivery decision exists for a video coordinate and notification
+   * type (`dedup:34236:{type}:{owner}:{dTag}:{recipient}`; divine's legacy type-less key counts
+   * too). Keyed by coordinate, not event id, so an edit of the same video (same `d`) is not
+   * announced again.
+   */
+  hasVideoRecord(record: VideoRecord): Promise<boolean>;
+
+  /** Write the decision records of `types` for one video and recipient, each for `ttlSecs`. */
+  writeVideoRecords(video: Omit<VideoRecord, 'type'>, types: string[], ttlSecs: number): Promise<void>;
 
   // ---- preferences -------------------------------------------------------------------------
 

@@ -398,3 +398,25 @@ describe('RedisServerClock', () => {
     assert.equal(serverClock.nowMs(), 5_350, 'a lower offset holds the clock still');
   });
 });
+
+describe('video coordinate records in Redis', () => {
+  test('written under the seed key per type, with the TTL; the legacy type-less key suppresses too', async () => {
+    const owner = 'a0'.repeat(32);
+    await store.writeVideoRecords({ owner, dTag: 'video:d-tag', recipient: ALICE }, ['mention', 'newPost'], CLAIM_TTL_SECS);
+    assert.equal(await raw.get(`dedup:34236:mention:${owner}:video:d-tag:${ALICE}`), '1');
+    assert.equal(await raw.get(`dedup:34236:newPost:${owner}:video:d-tag:${ALICE}`), '1');
+    const ttl = await raw.ttl(`dedup:34236:mention:${owner}:video:d-tag:${ALICE}`);
+    assert.ok(ttl > 0 && ttl <= CLAIM_TTL_SECS, `ttl ${ttl}`);
+
+    assert.equal(await store.hasVideoRecord({ type: 'mention', owner, dTag: 'legacy', recipient: BOB }), false);
+    await raw.set(`dedup:34236:${owner}:legacy:${BOB}`, '1');
+    assert.equal(await store.hasVideoRecord({ type: 'mention', owner, dTag: 'legacy', recipient: BOB }), true);
+  });
+
+  test('releaseEvent deletes dedup:{eventId}', async () => {
+    await store.claimEvent(EVENT_ID, CLAIM_TTL_SECS);
+    assert.equal(await raw.exists(`dedup:${EVENT_ID}`), 1);
+    await store.releaseEvent(EVENT_ID);
+    assert.equal(await raw.exists(`dedup:${EVENT_ID}`), 0);
+  });
+});

@@ -7,7 +7,8 @@
 import { randomUUID } from 'node:crypto';
 import type { RecipientClaim } from '../port.ts';
 import { expirySeconds, type RedisContext } from './context.ts';
-import { eventClaimKey, recipientClaimKey } from './keys.ts';
+import { eventClaimKey, legacyVideoRecordKey, recipientClaimKey, videoRecordKey } from './keys.ts';
+import type { VideoRecord } from '../port.ts';
 
 /** The value divine stores in a per-event claim. */
 const EVENT_CLAIM_VALUE = '1';
@@ -32,4 +33,27 @@ export async function claimRecipientDelivery(
 export async function releaseRecipientDelivery(ctx: RedisContext, claim: RecipientClaim): Promise<boolean> {
   const deleted = await ctx.scripts.run('releaseClaim', [recipientClaimKey(claim.eventId, claim.recipient)], [claim.owner]);
   return deleted === 1;
+}
+
+export async function releaseEvent(ctx: RedisContext, eventId: string): Promise<void> {
+  await ctx.redis.del(eventClaimKey(eventId));
+}
+
+/** The value divine stores in a video coordinate record. */
+const VIDEO_RECORD_VALUE = '1';
+
+export async function hasVideoRecord(ctx: RedisContext, record: VideoRecord): Promise<boolean> {
+  const found = await ctx.redis.exists(
+    videoRecordKey(record.type, record.owner, record.dTag, record.recipient),
+    legacyVideoRecordKey(record.owner, record.dTag, record.recipient),
+  );
+  return found > 0;
+}
+
+export async function writeVideoRecords(ctx: RedisContext, video: Omit<VideoRecord, 'type'>, types: string[], ttlSecs: number): Promise<void> {
+  if (types.length === 0) return;
+  const ttl = expirySeconds('writeVideoRecords', ttlSecs);
+  const multi = ctx.redis.multi();
+  for (const type of types) multi.set(videoRecordKey(type, video.owner, video.dTag, video.recipient), VIDEO_RECORD_VALUE, 'EX', ttl);
+  await multi.exec();
 }

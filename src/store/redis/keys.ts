@@ -12,6 +12,8 @@
  * | `stale_tokens`                   | ZSET   | token → last activity, unix SECONDS (registration, delivery) |
  * | `dedup:{eventId}`                | STRING | "1", per-event control claim, `SET NX EX`                    |
  * | `dedup:{eventId}:{recipient}`    | STRING | owner uuid, per-recipient delivery claim, `SET NX EX`        |
+ * | `dedup:34236:{type}:{owner}:{d}:{recipient}` | STRING | "1", per-recipient video decision per notification type, `SETEX` |
+ * | `dedup:34236:{owner}:{d}:{recipient}` | STRING | legacy type-less video decision; read, never written  |
  * | `user_preferences:{pubkey}`      | STRING | JSON `{"kinds":[…]}`                                         |
  * | `campaign_consent:{pubkey}`      | STRING | "1" when campaigns are enabled; absent means disabled        |
  * | `profile_cache:{pubkey}`         | STRING | JSON `{pubkey,name,display_name}`, `SETEX` ttl               |
@@ -46,6 +48,11 @@ export const relayCursorsKey = 'relay_cursors';
 export const userTokensKey = (pubkey: string): string => `user_tokens:${pubkey}`;
 export const eventClaimKey = (eventId: string): string => `dedup:${eventId}`;
 export const recipientClaimKey = (eventId: string, recipient: string): string => `dedup:${eventId}:${recipient}`;
+/** Kind of the addressable videos whose coordinate records are kept. */
+const VIDEO_KIND = 34236;
+export const videoRecordKey = (type: string, owner: string, dTag: string, recipient: string): string =>
+  `dedup:${VIDEO_KIND}:${type}:${owner}:${dTag}:${recipient}`;
+export const legacyVideoRecordKey = (owner: string, dTag: string, recipient: string): string => `dedup:${VIDEO_KIND}:${owner}:${dTag}:${recipient}`;
 export const userPreferencesKey = (pubkey: string): string => `user_preferences:${pubkey}`;
 export const campaignConsentKey = (pubkey: string): string => `campaign_consent:${pubkey}`;
 export const profileCacheKey = (pubkey: string): string => `profile_cache:${pubkey}`;

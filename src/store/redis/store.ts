@@ -16,6 +16,7 @@ import type {
   QueueName,
   QueueStats,
   RecipientClaim,
+  VideoRecord,
   RegisterTokenResult,
   StorePort,
 } from '../port.ts';
@@ -90,6 +91,15 @@ export class RedisStore implements StorePort {
   }
   releaseRecipientDelivery(claim: RecipientClaim): Promise<boolean> {
     return claims.releaseRecipientDelivery(this.ctx, claim);
+  }
+  releaseEvent(eventId: string): Promise<void> {
+    return claims.releaseEvent(this.ctx, eventId);
+  }
+  hasVideoRecord(record: VideoRecord): Promise<boolean> {
+    return claims.hasVideoRecord(this.ctx, record);
+  }
+  writeVideoRecords(video: Omit<VideoRecord, 'type'>, types: string[], ttlSecs: number): Promise<void> {
+    return claims.writeVideoRecords(this.ctx, video, types, ttlSecs);
   }
 
   getPreferences(pubkey: string): Promise<Preferences | null> {

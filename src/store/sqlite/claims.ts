@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Database, Statement } from 'better-sqlite3';
-import type { Clock, RecipientClaim } from '../port.ts';
+import type { Clock, RecipientClaim, VideoRecord } from '../port.ts';
 import { ExpiredRowSweeper, expiresAtMs } from './expiry.ts';
 
 /**
@@ -23,6 +23,21 @@ const TAKE_RECIPIENT_CLAIM = `
 const RELEASE_RECIPIENT_CLAIM = `
   DELETE FROM recipient_claims
   WHERE event_id = @eventId AND recipient = @recipient AND owner = @owner AND expires_at_ms > @nowMs`;
+
+const RELEASE_EVENT_CLAIM = `DELETE FROM event_claims WHERE event_id = ?`;
+
+const HAS_VIDEO_RECORD = `
+  SELECT 1 FROM video_records
+  WHERE owner = @owner AND d_tag = @dTag AND recipient = @recipient AND type = @type AND expires_at_ms > @nowMs`;
+
+const WRITE_VIDEO_RECORD = `
+  INSERT INTO video_records (type, owner, d_tag, recipient, expires_at_ms)
+  VALUES (@type, @owner, @dTag, @recipient, @expiresAtMs)
+  ON CONFLICT (owner, d_tag, recipient, type) DO UPDATE SET expires_at_ms = excluded.expires_at_ms`;
+
+const DELETE_EXPIRED_VIDEO_RECORDS = `
+  DELETE FROM video_records WHERE rowid IN (
+    SELECT rowid FROM video_records WHERE expires_at_ms <= ? LIMIT ?)`;
 
 const DELETE_EXPIRED_EVENT_CLAIMS = `
   DELETE FROM event_claims WHERE rowid IN (
@@ -55,6 +70,9 @@ export class ClaimTable {
   readonly claimEvent: (eventId: string, ttlSecs: number) => boolean;
   readonly claimRecipient: (eventId: string, recipient: string, ttlSecs: number) => RecipientClaim | null;
   readonly release: (claim: RecipientClaim) => boolean;
+  readonly releaseEvent: (eventId: string) => void;
+  readonly hasVideoRecord: (record: VideoRecord) => boolean;
+  readonly writeVideoRecords: (video: Omit<VideoRecord, 'type'>, types: string[], ttlSecs: number) => void;
 
   constructor(
     db: Database,
@@ -63,7 +81,17 @@ export class ClaimTable {
     this.takeEventClaim = db.prepare(TAKE_EVENT_CLAIM);
     this.takeRecipientClaim = db.prepare(TAKE_RECIPIENT_CLAIM);
     this.releaseRecipientClaim = db.prepare(RELEASE_RECIPIENT_CLAIM);
-    this.sweeper = new ExpiredRowSweeper(db, [DELETE_EXPIRED_EVENT_CLAIMS, DELETE_EXPIRED_RECIPIENT_CLAIMS]);
+    this.sweeper = new ExpiredRowSweeper(db, [DELETE_EXPIRED_EVENT_CLAIMS, DELETE_EXPIRED_RECIPIENT_CLAIMS, DELETE_EXPIRED_VIDEO_RECORDS]);
+    const releaseEventClaim = db.prepare<[string]>(RELEASE_EVENT_CLAIM);
+    const hasVideoRecord = db.prepare<[VideoRecord & { nowMs: number }], unknown>(HAS_VIDEO_RECORD);
+    const writeVideoRecord = db.prepare<[VideoRecord & { expiresAtMs: number }]>(WRITE_VIDEO_RECORD);
+    this.releaseEvent = (eventId) => void releaseEventClaim.run(eventId);
+    this.hasVideoRecord = (record) => hasVideoRecord.get({ ...record, nowMs: this.clock.nowMs() }) !== undefined;
+    this.writeVideoRecords = db.transaction((video: Omit<VideoRecord, 'type'>, types: string[], ttlSecs: number) => {
+      const nowMs = this.clock.nowMs();
+      this.sweeper.maybeSweep(nowMs);
+      for (const type of types) writeVideoRecord.run({ ...video, type, expiresAtMs: expiresAtMs(nowMs, ttlSecs) });
+    });
 
     this.claimEvent = db.transaction((eventId: string, ttlSecs: number): boolean => {
       const nowMs = this.clock.nowMs();

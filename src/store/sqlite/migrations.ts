@@ -97,9 +97,27 @@ function migrateFrom0(db: Database): void {
   db.exec(CREATE_SCHEMA_V1);
 }
 
+/** Version 1 → 2: per-recipient video coordinate decisions (a bell or mention already sent). */
+const CREATE_VIDEO_RECORDS = `
+  CREATE TABLE video_records (
+    type          TEXT NOT NULL,
+    owner         TEXT NOT NULL,
+    d_tag         TEXT NOT NULL,
+    recipient     TEXT NOT NULL,
+    expires_at_ms INTEGER NOT NULL,
+    PRIMARY KEY (owner, d_tag, recipient, type)
+  );
+  CREATE INDEX video_records_by_expiry ON video_records (expires_at_ms);
+`;
+
+function migrateFrom1(db: Database): void {
+  db.exec(CREATE_VIDEO_RECORDS);
+}
+
 /** `migrations[n]` upgrades a file from version n to n + 1. */
 export const migrations: readonly Migration[] = [
   { description: 'create devices, claims, preferences, relay cursors, profile cache and queues', apply: migrateFrom0 },
+  { description: 'create video coordinate records', apply: migrateFrom1 },
 ];
 
 /** The version a file has after {@link migrate}. */

@@ -15,6 +15,7 @@ import type {
   QueueName,
   QueueStats,
   RecipientClaim,
+  VideoRecord,
   RegisterTokenResult,
   StorePort,
 } from '../port.ts';
@@ -107,6 +108,18 @@ export class SqliteStore implements StorePort {
   async releaseRecipientDelivery(claim: RecipientClaim): Promise<boolean> {
     return this.claims.release(claim);
   }
+  async releaseEvent(eventId: string): Promise<void> {
+    this.claims.releaseEvent(eventId);
+  }
+
+  async hasVideoRecord(record: VideoRecord): Promise<boolean> {
+    return this.claims.hasVideoRecord(record);
+  }
+
+  async writeVideoRecords(video: Omit<VideoRecord, 'type'>, types: string[], ttlSecs: number): Promise<void> {
+    this.claims.writeVideoRecords(video, types, ttlSecs);
+  }
+
 
   // ---- preferences, relay cursors, profile cache -------------------------------------------
 

@@ -83,5 +83,37 @@ export function claimContract(ctx: ContractContext): void {
       const results = await Promise.all(Array.from({ length: CONTENDERS }, () => store.claimEvent(EVENT_ID, CLAIM_TTL_SECS)));
       assert.equal(results.filter(Boolean).length, 1);
     });
+
+    test('releaseEvent frees a control-event claim for a retry', async () => {
+      const store = ctx.store();
+      assert.equal(await store.claimEvent(EVENT_ID, CLAIM_TTL_SECS), true);
+      await store.releaseEvent(EVENT_ID);
+      assert.equal(await store.claimEvent(EVENT_ID, CLAIM_TTL_SECS), true);
+      await store.releaseEvent(OTHER_EVENT_ID);
+      assert.equal(await store.claimEvent(EVENT_ID, CLAIM_TTL_SECS), false, 'releasing another event changes nothing');
+    });
+  });
+
+  describe('video coordinate records', () => {
+    const video = { owner: 'a0'.repeat(32), dTag: 'my-vine:with:colons', recipient: RECIPIENT };
+
+    test('absent until written, then present for the written types only', async () => {
+      const store = ctx.store();
+      assert.equal(await store.hasVideoRecord({ ...video, type: 'mention' }), false);
+      await store.writeVideoRecords(video, ['mention', 'newPost'], CLAIM_TTL_SECS);
+      assert.equal(await store.hasVideoRecord({ ...video, type: 'mention' }), true);
+      assert.equal(await store.hasVideoRecord({ ...video, type: 'newPost' }), true);
+      await store.writeVideoRecords({ ...video, recipient: OTHER_RECIPIENT }, ['newPost'], CLAIM_TTL_SECS);
+      assert.equal(await store.hasVideoRecord({ ...video, recipient: OTHER_RECIPIENT, type: 'newPost' }), true);
+      assert.equal(await store.hasVideoRecord({ ...video, recipient: OTHER_RECIPIENT, type: 'mention' }), false, 'a bell does not suppress a mention');
+    });
+
+    test('records are per recipient and per coordinate', async () => {
+      const store = ctx.store();
+      await store.writeVideoRecords(video, ['mention'], CLAIM_TTL_SECS);
+      assert.equal(await store.hasVideoRecord({ ...video, recipient: OTHER_RECIPIENT, type: 'mention' }), false);
+      assert.equal(await store.hasVideoRecord({ ...video, dTag: 'other-vine', type: 'mention' }), false);
+      await store.writeVideoRecords(video, [], CLAIM_TTL_SECS);
+    });
   });
 }

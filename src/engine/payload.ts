@@ -1,0 +1,95 @@
+/**
+ * The data map of social and direct-message pushes (reference §7.3, seed 000's data-map field
+ * tables). Every value is a string; the key order follows seed 000's example, which keeps the
+ * serialised form stable for golden tests and logs.
+ *
+ * Routing contract (seed 000): `referencedAddress`/`referencedAuthorPubkey` are authoritative and
+ * come from the trigger event only ({@link referenceFields}); nothing here ever pairs a d-tag with
+ * the recipient.
+ */
+import type { NotificationType, PushMessage } from '../delivery/types.ts';
+import type { NostrEvent } from '../nostr/event.ts';
+import { GIFT_WRAP } from '../nostr/kinds.ts';
+import { npubEncode } from '../nostr/nip19.ts';
+import { notificationCopy, type NotificationCopy } from './copy.ts';
+import { referenceFields, type ReferenceFields } from './references.ts';
+
+/** The types that carry a sender, a timestamp and reference fields. */
+export type SocialNotificationType = Exclude<NotificationType, 'directMessage'>;
+
+export interface SocialPayloadInput {
+  type: SocialNotificationType;
+  /** The trigger event (the like, comment, repost, mention or video itself). */
+  event: NostrEvent;
+  /** 64-hex pubkey of the user being notified. */
+  recipient: string;
+  /** Resolved display name, or the short-npub fallback. */
+  senderName: string;
+  /** Title and body, from `notificationCopy` (or `summaryCopy`). */
+  copy: NotificationCopy;
+  /** Collapse key (coalescing); passed through to the transports, never a data field. */
+  collapseKey?: string;
+  /** Reference fields to use instead of the event's own (a summary's stored ones). */
+  references?: ReferenceFields;
+}
+
+/** Key order of the reference fields in the data map. */
+const REFERENCE_KEYS = [
+  'referencedEventId',
+  'referencedAddress',
+  'referencedKind',
+  'referencedAuthorPubkey',
+  'referencedDTag',
+] as const satisfies ReadonlyArray<keyof ReferenceFields>;
+
+function withCollapseKey(data: Record<string, string>, collapseKey: string | undefined): PushMessage {
+  return collapseKey === undefined ? { data } : { data, collapseKey };
+}
+
+/**
+ * The push for a like, comment, mention, repost or new post.
+ *
+ * @throws RangeError when `recipient` is not a 64-hex pubkey (recipients come from validated
+ * tags, so this is a programming error, not bad input).
+ */
+export function buildSocialPayload(input: SocialPayloadInput): PushMessage {
+  const { event, recipient } = input;
+  const data: Record<string, string> = {
+    type: input.type,
+    eventId: event.id,
+    title: input.copy.title,
+    body: input.copy.body,
+    senderPubkey: event.pubkey,
+    senderName: input.senderName,
+    receiverPubkey: recipient,
+    receiverNpub: npubEncode(recipient),
+    eventKind: String(event.kind),
+    timestamp: String(event.created_at),
+  };
+  const references = input.references ?? referenceFields(event);
+  for (const key of REFERENCE_KEYS) {
+    const value = references[key];
+    if (value !== undefined) data[key] = value;
+  }
+  return withCollapseKey(data, input.collapseKey);
+}
+
+/**
+ * The content-free push for a NIP-59 gift wrap. A wrap reveals neither its real sender nor its
+ * inner event, so there is no sender, timestamp or reference, and nothing of the wrap but its id.
+ *
+ * @throws RangeError when `recipient` is not a 64-hex pubkey.
+ */
+export function buildDirectMessagePayload(giftWrapId: string, recipient: string, collapseKey?: string): PushMessage {
+  const copy = notificationCopy('directMessage', '');
+  const data: Record<string, string> = {
+    type: 'directMessage',
+    eventId: giftWrapId,
+    title: copy.title,
+    body: copy.body,
+    receiverPubkey: recipient,
+    receiverNpub: npubEncode(recipient),
+    eventKind: String(GIFT_WRAP),
+  };
+  return withCollapseKey(data, collapseKey);
+}
