@@ -93,6 +93,13 @@ export interface Config {
     /** `http://` means HTTP/2 without TLS (h2c), for loopback fakes. */
     api_base_url: string;
   };
+  engine: {
+    /**
+     * Worker threads that decrypt control events (NIP-44 ECDH dominates a registration); 0
+     * decrypts on the main thread.
+     */
+    crypto_workers: number;
+  };
   queue: {
     /** How long a stage may hold a queue item before it returns to the queue. */
     lease_secs: number;
@@ -167,6 +174,8 @@ export function defaultConfig(): Config {
     },
     cleanup: { enabled: true, interval_secs: DAY_SECS, token_max_age_days: 90 },
     firebase: { project_id: 'openvine-co', credentials_path: '', api_base_url: 'https://fcm.googleapis.com' },
+    // One thread beside the main one uses both cores of a small machine; raise it on bigger ones.
+    engine: { crypto_workers: 1 },
     queue: { lease_secs: 60, max_attempts: 10, poll_millis: 250 },
     log: { level: 'info' },
   };

@@ -7,12 +7,19 @@ import type { Metrics } from '../observability/metrics.ts';
 import { parsePreferencesPayload, parseTokenPayload } from './control-payloads.ts';
 
 /**
- * Decrypts the NIP-44 content of a control event addressed to the service. Throws
+ * Decrypts the NIP-44 content of a control event addressed to the service. Rejects with
  * {@link PlaintextContentError} for content that is not a NIP-44 payload at all, any other error
  * when decryption fails (bad MAC, wrong key, bad padding).
  */
 export interface ControlDecryptor {
-  decrypt(event: NostrEvent): string;
+  decrypt(event: NostrEvent): Promise<string>;
+  /**
+   * Start decrypting `event` ahead of its turn (the engine handles events one by one, but can
+   * let worker threads decrypt a whole leased batch in parallel). Optional; a later `decrypt` of
+   * the same event takes the prefetched result.
+   */
+  prefetch?(event: NostrEvent): void;
+  close?(): Promise<void>;
 }
 
 export class PlaintextContentError extends Error {
@@ -57,7 +64,7 @@ async function decideControlEvent(deps: ControlHandlerDeps, event: NostrEvent): 
 
   let plaintext: string;
   try {
-    plaintext = deps.decryptor.decrypt(event);
+    plaintext = await deps.decryptor.decrypt(event);
   } catch (err) {
     if (err instanceof PlaintextContentError) {
       log.warn('control event with plaintext content - rejecting');

@@ -126,8 +126,6 @@ export function createRelayQuery(options: RelayQueryOptions = {}): RelayQueryFun
     if (unique.length === 0) return [];
     const deadline = new AbortController();
     const timer = setTimeout(() => deadline.abort(), timeoutMs);
-    // The deadline must not keep a shutting-down process alive; open sockets do that anyway.
-    timer.unref();
     try {
       const perRelay = await Promise.all(unique.map((url) => queryOneRelay(url, filter, deadline.signal, timeoutMs, resolved)));
       return perRelay.flat();

@@ -62,6 +62,20 @@ export function isAddressedTo(event: NostrEvent, pubkey: string): boolean {
 }
 
 /**
+ * Let the decryptor start on every control event of a leased batch that will need decrypting,
+ * so worker threads decrypt in parallel while the engine still handles events one at a time.
+ */
+export function prefetchInbound(deps: RouterDeps, envelopes: readonly InboundEnvelope[]): void {
+  if (!deps.decryptor.prefetch) return;
+  const nowSecs = Math.floor(deps.clock.nowMs() / 1000);
+  for (const { event } of envelopes) {
+    if (CONTROL_KINDS.includes(event.kind) && !isBeyondReplayHorizon(event, nowSecs) && isAddressedTo(event, deps.servicePubkey)) {
+      deps.decryptor.prefetch(event);
+    }
+  }
+}
+
+/**
  * The engine's entry point for one inbound event (reference §4.1–§4.2): replay horizon, the p-tag
  * gate and the coarse per-event claim for control events, then the handler for its kind.
  */

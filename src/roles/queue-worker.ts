@@ -58,6 +58,8 @@ export interface QueueWorkerOptions<T> {
   queue: QueueName;
   /** Handles one item; throwing is a retryable failure. */
   handle: (item: LeasedItem<T>) => Promise<WorkOutcome>;
+  /** Called with each leased batch before its items are handled (e.g. to start parallel work). */
+  prepare?: (items: LeasedItem<T>[]) => void;
   leaseMs: number;
   maxAttempts: number;
   /** Items leased per round trip. */
@@ -90,6 +92,7 @@ export async function runQueueWorker<T>(options: QueueWorkerOptions<T>): Promise
       await options.wake.wait(queue, options.pollMs, signal);
       continue;
     }
+    options.prepare?.(items);
     await forEachLimited(items, options.concurrency, (item) => settle(options, item));
   }
 }
