@@ -134,9 +134,8 @@ export function coalesceTarget(event: NostrEvent): string | null {
   const directEventId = lastEventIdTag(event, 'e');
   if (directEventId !== undefined) return `e:${directEventId}`;
   const fields = referenceFields(event);
-  if (fields.referencedKind !== undefined && fields.referencedAuthorPubkey !== undefined && fields.referencedDTag !== undefined) {
-    return `a:${formatCoordinate({ kind: Number(fields.referencedKind), pubkey: fields.referencedAuthorPubkey, dTag: fields.referencedDTag })}`;
-  }
+  const rootAddress = fields.referencedAddress === undefined ? null : parseCoordinate(fields.referencedAddress);
+  if (rootAddress !== null) return `a:${formatCoordinate(rootAddress)}`;
   if (fields.referencedEventId !== undefined) return `e:${fields.referencedEventId}`;
   return null;
 }

@@ -1,0 +1,124 @@
+import { test, describe, beforeEach, afterEach } from 'node:test';
+import assert from 'node:assert/strict';
+import { openSqliteStore } from '../store/sqlite/index.ts';
+import type { StorePort } from '../store/port.ts';
+import { createLogger } from '../observability/logger.ts';
+import { Metrics } from '../observability/metrics.ts';
+import { ManualClock } from '../util/clock.ts';
+import { RecordingTransport, retryable, unregistered } from '../../test/support/recording-transport.ts';
+import { createApiApp } from './app.ts';
+import { directMessageRoutes } from './direct-message.ts';
+
+const TOKEN = 'moderation-secret';
+const WRAP = 'ab'.repeat(32);
+const ALICE = 'a1'.repeat(32);
+
+describe('POST /internal/v1/direct-message', () => {
+  let store: StorePort;
+  let transport: RecordingTransport;
+  let metrics: Metrics;
+
+  const app = (internalApiToken = TOKEN, allowed: string[] = []) => {
+    const logger = createLogger({ level: 'silent' });
+    const base = createApiApp({ health: { pubkey: () => null, criticalFlags: () => ({}) }, metrics, logger });
+    base.route(
+      '/',
+      directMessageRoutes({
+        internalApiToken,
+        store,
+        delivery: { store, transports: [transport], videoRecordTtlSecs: 3600, logger, metrics },
+        allowedPubkeys: new Set(allowed),
+        defaultPreferenceKinds: [1, 7, 16, 1059, 30023, 34236],
+        processedEventTtlSecs: 604800,
+        metrics,
+        logger,
+      }),
+    );
+    return base;
+  };
+  const post = (body: unknown, headers: Record<string, string> = { authorization: `Bearer ${TOKEN}` }, a = app()) =>
+    a.request('/internal/v1/direct-message', { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+  const valid = { eventId: WRAP, recipientPubkey: ALICE, messageType: 'moderation_notice' };
+
+  beforeEach(async () => {
+    store = await openSqliteStore({ path: ':memory:', clock: new ManualClock() });
+    transport = new RecordingTransport();
+    metrics = new Metrics();
+    await store.registerToken(ALICE, { token: 'fcm-alice', transport: 'fcm' });
+  });
+  afterEach(() => store.close());
+
+  test('503 when no internal token is configured', async () => {
+    const res = await post(valid, {}, app(''));
+    assert.equal(res.status, 503);
+    assert.equal((await res.json()).error, 'Internal push endpoint is not configured');
+  });
+
+  test('401 for a missing or wrong bearer, even with an invalid body', async () => {
+    assert.equal((await post(valid, {})).status, 401);
+    const wrong = await post('{not json', { authorization: 'Bearer nope' });
+    assert.equal(wrong.status, 401);
+    assert.equal((await wrong.json()).error, 'Unauthorized');
+    assert.equal((await post(valid, { authorization: TOKEN })).status, 401, 'the Bearer scheme is required');
+    assert.equal(transport.sent.length, 0);
+  });
+
+  test('422 for unknown fields, missing fields and unknown message types', async () => {
+    assert.equal((await post({ ...valid, extra: 1 })).status, 422);
+    assert.equal((await post({ eventId: WRAP, recipientPubkey: ALICE })).status, 422);
+    assert.equal((await post({ ...valid, messageType: 'reaction' })).status, 422);
+    assert.equal((await post([valid])).status, 422);
+  });
+
+  test('400 with the exact texts for a bad eventId or recipientPubkey, and for non-JSON', async () => {
+    const badId = await post({ ...valid, eventId: 'xyz' });
+    assert.equal(badId.status, 400);
+    assert.equal((await badId.json()).error, 'Invalid eventId');
+    const badPk = await post({ ...valid, recipientPubkey: 'npub1nope' });
+    assert.equal(badPk.status, 400);
+    assert.equal((await badPk.json()).error, 'Invalid recipientPubkey');
+    assert.equal((await post('{"eventId":')).status, 400);
+  });
+
+  test('413 for an oversized body', async () => {
+    assert.equal((await post({ ...valid, padding: 'x'.repeat(20_000) })).status, 413);
+  });
+
+  test('204 and exactly one content-free push; a replay sends nothing', async () => {
+    const res = await post(valid);
+    assert.equal(res.status, 204);
+    assert.equal(transport.sent.length, 1);
+    const data = transport.sent[0]?.message.data ?? {};
+    assert.deepEqual(Object.keys(data).sort(), ['body', 'eventId', 'eventKind', 'receiverNpub', 'receiverPubkey', 'title', 'type']);
+    assert.equal(data.type, 'directMessage');
+    assert.equal(data.eventKind, '1059');
+    assert.equal((await post({ ...valid, messageType: 'report_outcome' })).status, 204);
+    assert.equal(transport.sent.length, 1, 'the claim on (gift wrap, recipient) suppresses the replay');
+  });
+
+  test('204 with nothing sent: no tokens, DMs disabled by preferences, not allowlisted', async () => {
+    assert.equal((await post({ ...valid, recipientPubkey: 'b2'.repeat(32) })).status, 204);
+    await store.setPreferences(ALICE, { kinds: [7], campaignsEnabled: false });
+    assert.equal((await post(valid)).status, 204);
+    await store.setPreferences(ALICE, { kinds: [1059], campaignsEnabled: false });
+    assert.equal((await post(valid, undefined, app(TOKEN, ['c3'.repeat(32)]))).status, 204);
+    assert.equal(transport.sent.length, 0);
+  });
+
+  test('a terminal failure is a processed 204 and prunes a dead token', async () => {
+    transport.script.set('fcm-alice', unregistered);
+    assert.equal((await post(valid)).status, 204);
+    assert.equal(await store.tokenOwner('fcm-alice'), null);
+  });
+
+  test('an all-token retryable failure releases the claim and answers 5xx; the next attempt sends', async () => {
+    transport.script.set('fcm-alice', retryable(30));
+    const res = await post(valid);
+    assert.equal(res.status, 503);
+    assert.ok((await res.json()).error);
+    transport.script.delete('fcm-alice');
+    assert.equal((await post(valid)).status, 204);
+    assert.equal(transport.sent.length, 1);
+    assert.match(await metrics.render(), /push_internal_dm_requests_total\{outcome="retryable"\} 1/);
+  });
+});

@@ -1,0 +1,124 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { Hono, type Context } from 'hono';
+import type { StorePort } from '../store/port.ts';
+import type { Metrics } from '../observability/metrics.ts';
+import type { Logger } from '../observability/logger.ts';
+import { deliverNotification, type DeliveryDeps } from '../delivery/deliver.ts';
+import { buildDirectMessagePayload } from '../engine/payload.ts';
+import { typeEnabled } from '../engine/content.ts';
+import { GIFT_WRAP } from '../nostr/kinds.ts';
+import { HttpError } from './errors.ts';
+import { readJsonBody } from './json-body.ts';
+
+/** The message classes the moderation service may send (seed 000); anything else is a 422. */
+export const DIRECT_MESSAGE_TYPES = ['moderation_notice', 'report_outcome'] as const;
+const FIELDS = ['eventId', 'recipientPubkey', 'messageType'] as const;
+/** The request is three short fields; anything much larger is not a real caller. */
+export const DIRECT_MESSAGE_MAX_BODY_BYTES = 16 * 1024;
+const HEX64 = /^[0-9a-f]{64}$/;
+
+export interface DirectMessageDeps {
+  /** `server.internal_api_token`; empty disables the endpoint (503). */
+  internalApiToken: string;
+  store: StorePort;
+  delivery: DeliveryDeps;
+  allowedPubkeys: ReadonlySet<string>;
+  defaultPreferenceKinds: readonly number[];
+  processedEventTtlSecs: number;
+  metrics: Metrics;
+  logger: Logger;
+}
+
+/** Compare the bearer token by digest, so the comparison time says nothing about the token. */
+function bearerMatches(header: string | undefined, expected: string): boolean {
+  const match = /^Bearer (.+)$/.exec(header ?? '');
+  if (!match) return false;
+  const digest = (s: string) => createHash('sha256').update(s).digest();
+  return timingSafeEqual(digest(match[1] as string), digest(expected));
+}
+
+/**
+ * `POST /internal/v1/direct-message`: a trusted sender (the moderation service) asks for a
+ * content-free "new message" push about a gift wrap it sent. Authentication runs before the body
+ * is read. 204 means processed — including no tokens, a disabled preference and an existing
+ * claim; a 503 means every device failed retryably and the claim was released. The request waits
+ * for the delivery outcome, which can take one FCM operation (45 s): callers bound it themselves.
+ */
+export function directMessageRoutes(deps: DirectMessageDeps): Hono {
+  const app = new Hono();
+  app.post('/internal/v1/direct-message', async (c: Context) => {
+    const count = (outcome: string) => deps.metrics.internalDmRequests.inc({ outcome });
+    if (deps.internalApiToken === '') {
+      count('not_configured');
+      throw new HttpError('INTERNAL_NOT_CONFIGURED');
+    }
+    if (!bearerMatches(c.req.header('authorization'), deps.internalApiToken)) {
+      count('unauthorized');
+      throw new HttpError('UNAUTHORIZED');
+    }
+
+    const body = await readJsonBody(c, DIRECT_MESSAGE_MAX_BODY_BYTES).catch((err: unknown) => {
+      count('invalid');
+      throw err;
+    });
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+      count('invalid');
+      throw new HttpError('UNPROCESSABLE_BODY', 'Request body must be a JSON object');
+    }
+    const fields = body as Record<string, unknown>;
+    const unknown = Object.keys(fields).filter((k) => !(FIELDS as readonly string[]).includes(k));
+    const missing = FIELDS.filter((k) => typeof fields[k] !== 'string');
+    if (unknown.length > 0 || missing.length > 0) {
+      count('invalid');
+      throw new HttpError('UNPROCESSABLE_BODY', unknown.length > 0 ? `unknown field \`${unknown[0]}\`` : `missing or non-string field \`${missing[0]}\``);
+    }
+    const { eventId, recipientPubkey, messageType } = fields as Record<(typeof FIELDS)[number], string>;
+    if (!(DIRECT_MESSAGE_TYPES as readonly string[]).includes(messageType)) {
+      count('invalid');
+      throw new HttpError('UNPROCESSABLE_BODY', `unknown messageType \`${messageType}\`, expected one of ${DIRECT_MESSAGE_TYPES.join(', ')}`);
+    }
+    if (!HEX64.test(eventId)) {
+      count('invalid');
+      throw new HttpError('INVALID_EVENT_ID');
+    }
+    if (!HEX64.test(recipientPubkey)) {
+      count('invalid');
+      throw new HttpError('INVALID_RECIPIENT_PUBKEY');
+    }
+
+    const outcome = await sendDirectMessage(deps, eventId, recipientPubkey);
+    count(outcome);
+    if (outcome === 'retryable') throw new HttpError('DELIVERY_RETRYABLE');
+    return c.body(null, 204);
+  });
+  return app;
+}
+
+type DirectMessageOutcome = 'not_allowlisted' | 'no_tokens' | 'preference_disabled' | 'duplicate' | 'delivered' | 'failed' | 'retryable';
+
+/** The DM gates (allowlist, tokens, preference 1059, claim), then a direct, awaited delivery. */
+async function sendDirectMessage(deps: DirectMessageDeps, giftWrapId: string, recipient: string): Promise<DirectMessageOutcome> {
+  const { store } = deps;
+  if (deps.allowedPubkeys.size > 0 && !deps.allowedPubkeys.has(recipient)) return 'not_allowlisted';
+  if ((await store.listDevices(recipient)).length === 0) return 'no_tokens';
+  if (!(await typeEnabled(store, deps.defaultPreferenceKinds, recipient, 'directMessage'))) return 'preference_disabled';
+  const claim = await store.claimRecipientDelivery(giftWrapId, recipient, deps.processedEventTtlSecs);
+  if (!claim) return 'duplicate';
+  const report = await deliverNotification(deps.delivery, {
+    eventId: giftWrapId,
+    recipient,
+    type: 'directMessage',
+    message: buildDirectMessagePayload(giftWrapId, recipient),
+    claim,
+    eventCreatedAt: Math.floor(store.clock.nowMs() / 1000),
+  }).catch(async (err: unknown) => {
+    await store.releaseRecipientDelivery(claim).catch(() => undefined);
+    throw err;
+  });
+  if (report.retryAfterSecs !== null) {
+    await store.releaseRecipientDelivery(claim);
+    deps.logger.warn({ eventId: giftWrapId, kind: GIFT_WRAP }, 'direct-message push failed retryably on every device; claim released');
+    return 'retryable';
+  }
+  return report.delivered > 0 ? 'delivered' : 'failed';
+}

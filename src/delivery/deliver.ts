@@ -1,0 +1,120 @@
+import type { DeviceRegistration, RecipientClaim, StorePort } from '../store/port.ts';
+import type { Logger } from '../observability/logger.ts';
+import { redact } from '../observability/logger.ts';
+import type { Metrics } from '../observability/metrics.ts';
+import type { NotificationType, PushMessage, PushTransport, SendOutcome } from './types.ts';
+
+/**
+ * One notification for one recipient, as the engine queues it for delivery (the payload of the
+ * `outbound` queue) and as the direct-message hook hands it over.
+ */
+export interface OutboundNotification {
+  eventId: string;
+  recipient: string;
+  type: NotificationType;
+  message: PushMessage;
+  /** The recipient claim held for this delivery; released when the delivery is finally given up. */
+  claim: RecipientClaim | null;
+  /** `created_at` of the triggering event (unix seconds); retries stop once it is too old. */
+  eventCreatedAt: number;
+  /** A kind 34236 trigger: the coordinate records a delivered push writes. */
+  video?: { owner: string; dTag: string; recordTypes: string[] };
+}
+
+/** What became of one delivery, over every device of the recipient. */
+export interface DeliveryReport {
+  devices: number;
+  delivered: number;
+  failed: number;
+  pruned: number;
+  /** Set when nothing was delivered and some device failed retryably: the longest Retry-After asked. */
+  retryAfterSecs: number | null;
+}
+
+export interface DeliveryDeps {
+  store: StorePort;
+  transports: PushTransport[];
+  videoRecordTtlSecs: number;
+  logger: Logger;
+  metrics: Metrics;
+}
+
+/**
+ * Send one notification to every device of its recipient and record the outcome (reference §4.5
+ * steps 9–12): delivered tokens get their activity refreshed, a video trigger writes its
+ * coordinate records, dead tokens are pruned (only on a dead-token answer). Bookkeeping failures
+ * are logged and never fail the delivery. Never throws for provider errors.
+ */
+export async function deliverNotification(deps: DeliveryDeps, notification: OutboundNotification, signal?: AbortSignal): Promise<DeliveryReport> {
+  const { store, logger } = deps;
+  const log = logger.child({ eventId: notification.eventId, recipient: notification.recipient, type: notification.type });
+  const devices = await store.listDevices(notification.recipient);
+  const report: DeliveryReport = { devices: devices.length, delivered: 0, failed: 0, pruned: 0, retryAfterSecs: null };
+  if (devices.length === 0) return report;
+
+  const outcomes = new Map<string, SendOutcome>();
+  const unserved: DeviceRegistration[] = [];
+  const byTransport = new Map<PushTransport, DeviceRegistration[]>();
+  for (const device of devices) {
+    const transport = deps.transports.find((t) => t.handles(device));
+    if (!transport) unserved.push(device);
+    else byTransport.set(transport, [...(byTransport.get(transport) ?? []), device]);
+  }
+  for (const device of unserved) {
+    outcomes.set(device.token, { ok: false, error: { kind: 'initialization', message: `no ${device.transport} transport is configured` } });
+  }
+  await Promise.all(
+    [...byTransport].map(async ([transport, group]) => {
+      const results = await transport.sendBatch(group, notification.message, signal);
+      for (const device of group) {
+        outcomes.set(device.token, results.get(device.token) ?? { ok: false, error: { kind: 'internal_response', message: 'transport returned no outcome' } });
+      }
+    }),
+  );
+
+  const delivered: string[] = [];
+  const dead: string[] = [];
+  let retryable = false;
+  for (const [token, outcome] of outcomes) {
+    if (outcome.ok) {
+      delivered.push(token);
+      continue;
+    }
+    report.failed++;
+    if (outcome.error.kind === 'token_not_registered') dead.push(token);
+    else if (outcome.error.kind === 'retryable_internal') {
+      retryable = true;
+      report.retryAfterSecs = Math.max(report.retryAfterSecs ?? 0, outcome.error.retryAfterSecs ?? 1);
+    } else log.warn({ token: redact(token), kind: outcome.error.kind, err: outcome.error.message }, 'push failed');
+  }
+  report.delivered = delivered.length;
+  if (report.delivered > 0 || !retryable) report.retryAfterSecs = null;
+
+  await bookkeeping(deps, notification, delivered, dead, report, log);
+  return report;
+}
+
+async function bookkeeping(deps: DeliveryDeps, n: OutboundNotification, delivered: string[], dead: string[], report: DeliveryReport, log: Logger): Promise<void> {
+  const { store } = deps;
+  const step = async (what: string, work: () => Promise<unknown>) => {
+    try {
+      await work();
+    } catch (err) {
+      log.warn({ step: what, err: (err as Error).message }, 'delivery bookkeeping failed; carrying on');
+    }
+  };
+  await step('refresh token activity', () => store.refreshTokenActivity(delivered));
+  if (delivered.length > 0 && n.video) {
+    const video = n.video;
+    await step('video records', () => store.writeVideoRecords({ owner: video.owner, dTag: video.dTag, recipient: n.recipient }, video.recordTypes, deps.videoRecordTtlSecs));
+  }
+  for (const token of dead) {
+    await step('prune token', async () => {
+      if (await store.removeToken(n.recipient, token)) {
+        report.pruned++;
+        deps.metrics.tokensPruned.inc({ reason: 'invalid' });
+        log.info({ token: redact(token) }, 'pruned a token the provider no longer knows');
+      }
+    });
+  }
+}

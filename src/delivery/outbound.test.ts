@@ -1,0 +1,103 @@
+import { test, describe, beforeEach, afterEach } from 'node:test';
+import assert from 'node:assert/strict';
+import { openSqliteStore } from '../store/sqlite/index.ts';
+import type { LeasedItem, StorePort } from '../store/port.ts';
+import { ManualClock } from '../util/clock.ts';
+import { createLogger } from '../observability/logger.ts';
+import { Metrics } from '../observability/metrics.ts';
+import { RecordingTransport, invalidRequest, retryable, unregistered } from '../../test/support/recording-transport.ts';
+import type { OutboundNotification } from './deliver.ts';
+import { decideAfterDelivery, handleOutbound, type OutboundHandlerDeps } from './outbound.ts';
+
+const ALICE = 'a1'.repeat(32);
+const EVENT = 'e1'.repeat(32);
+
+describe('delivery of an outbound notification', () => {
+  let store: StorePort;
+  let clock: ManualClock;
+  let transport: RecordingTransport;
+  let deps: OutboundHandlerDeps;
+  let attempts: number;
+
+  beforeEach(async () => {
+    clock = new ManualClock(Date.UTC(2026, 11, 2));
+    store = await openSqliteStore({ path: ':memory:', clock });
+    transport = new RecordingTransport();
+    attempts = 0;
+    deps = { store, transports: [transport], videoRecordTtlSecs: 3600, maxEventAgeSecs: 3600, logger: createLogger({ level: 'silent' }), metrics: new Metrics() };
+    await store.registerToken(ALICE, { token: 'phone', transport: 'fcm' });
+    await store.registerToken(ALICE, { token: 'tablet', transport: 'fcm' });
+  });
+  afterEach(() => store.close());
+
+  async function item(overrides: Partial<OutboundNotification> = {}): Promise<LeasedItem<OutboundNotification>> {
+    const claim = await store.claimRecipientDelivery(EVENT, ALICE, 604800);
+    const payload: OutboundNotification = {
+      eventId: EVENT,
+      recipient: ALICE,
+      type: 'mention',
+      message: { data: { type: 'mention', title: 't', body: 'b' } },
+      claim,
+      eventCreatedAt: Math.floor(clock.nowMs() / 1000),
+      ...overrides,
+    };
+    return { id: `${EVENT}:${ALICE}`, payload, attempts: ++attempts, leaseToken: 'x', leaseExpiresAtMs: 0, lastError: null };
+  }
+
+  test('success refreshes activity and writes the video records; the claim is kept', async () => {
+    clock.advance(60_000);
+    const it = await item({ video: { owner: 'b2'.repeat(32), dTag: 'v', recordTypes: ['mention', 'newPost'] } });
+    assert.deepEqual(await handleOutbound(deps, it), { kind: 'done' });
+    assert.equal(transport.sent.length, 2);
+    assert.equal(await store.tokenActivityMs('phone'), clock.nowMs());
+    assert.equal(await store.hasVideoRecord({ type: 'newPost', owner: 'b2'.repeat(32), dTag: 'v', recipient: ALICE }), true);
+    assert.equal(await store.claimRecipientDelivery(EVENT, ALICE, 60), null);
+  });
+
+  test('a dead-token answer prunes only that token; the other device still gets it', async () => {
+    transport.script.set('tablet', unregistered);
+    assert.deepEqual(await handleOutbound(deps, await item()), { kind: 'done' });
+    assert.equal(await store.tokenOwner('tablet'), null);
+    assert.equal(await store.tokenOwner('phone'), ALICE);
+  });
+
+  test('a partial success keeps the claim and retries nothing', async () => {
+    transport.script.set('tablet', retryable(5));
+    assert.deepEqual(await handleOutbound(deps, await item()), { kind: 'done' });
+    assert.equal(await store.claimRecipientDelivery(EVENT, ALICE, 60), null);
+  });
+
+  test('every device retryable: retry after max(Retry-After, backoff), claim held meanwhile', async () => {
+    transport.script.set('phone', retryable(30));
+    transport.script.set('tablet', retryable(12));
+    const outcome = await handleOutbound(deps, await item());
+    assert.equal(outcome.kind, 'retry');
+    assert.equal(outcome.kind === 'retry' && outcome.afterMs, 30_000);
+    assert.equal(await store.claimRecipientDelivery(EVENT, ALICE, 60), null);
+  });
+
+  test('given up once the notification would be older than max_event_age_secs: dead-lettered, claim released', async () => {
+    transport.script.set('phone', retryable(30));
+    transport.script.set('tablet', retryable(30));
+    const it = await item({ eventCreatedAt: Math.floor(clock.nowMs() / 1000) - 3590 });
+    const outcome = await handleOutbound(deps, it);
+    assert.equal(outcome.kind, 'dead');
+    assert.ok(await store.claimRecipientDelivery(EVENT, ALICE, 60), 'the claim was released');
+  });
+
+  test('a final (non-retryable) failure on every device keeps the claim and is done', async () => {
+    transport.script.set('phone', invalidRequest);
+    transport.script.set('tablet', invalidRequest);
+    assert.deepEqual(await handleOutbound(deps, await item()), { kind: 'done' });
+    assert.equal(await store.claimRecipientDelivery(EVENT, ALICE, 60), null);
+  });
+
+  test('decision table', () => {
+    const n = { eventCreatedAt: 1000 } as OutboundNotification;
+    const report = (r: Partial<{ devices: number; delivered: number; retryAfterSecs: number | null }>) => ({ devices: 1, delivered: 0, failed: 1, pruned: 0, retryAfterSecs: null, ...r });
+    assert.deepEqual(decideAfterDelivery(report({ delivered: 1 }), n, 1, 1_000_000, 3600), { outcome: { kind: 'done' }, releaseClaim: false });
+    assert.deepEqual(decideAfterDelivery(report({ devices: 0 }), n, 1, 1_000_000, 3600), { outcome: { kind: 'done' }, releaseClaim: true });
+    assert.equal(decideAfterDelivery(report({ retryAfterSecs: 1 }), n, 3, 1_000_000, 3600).outcome.kind, 'retry');
+    assert.equal(decideAfterDelivery(report({ retryAfterSecs: 1 }), n, 3, 4_599_000, 3600).outcome.kind, 'dead');
+  });
+});

@@ -1,0 +1,41 @@
+import type { LeasedItem } from '../store/port.ts';
+import { DONE, retryDelayMs, type WorkOutcome } from '../roles/queue-worker.ts';
+import { deliverNotification, type DeliveryDeps, type DeliveryReport, type OutboundNotification } from './deliver.ts';
+
+/**
+ * What to do with an outbound item after one delivery attempt:
+ * - something was delivered, or every failure was final: done, and the claim stays (a partial
+ *   success must never re-send to the devices that got it; a final failure is not retried);
+ * - every device failed retryably: retry after max(Retry-After, backoff), unless the notification
+ *   would by then be older than `maxEventAgeSecs` — then it is given up: dead-lettered, and its
+ *   claim released so a later replay of the event may try again.
+ */
+export function decideAfterDelivery(
+  report: DeliveryReport,
+  notification: OutboundNotification,
+  attempts: number,
+  nowMs: number,
+  maxEventAgeSecs: number,
+): { outcome: WorkOutcome; releaseClaim: boolean } {
+  if (report.retryAfterSecs === null) return { outcome: DONE, releaseClaim: report.devices === 0 };
+  const delayMs = Math.max(report.retryAfterSecs * 1000, retryDelayMs(attempts));
+  const deadlineMs = (notification.eventCreatedAt + maxEventAgeSecs) * 1000;
+  if (nowMs + delayMs > deadlineMs) {
+    return { outcome: { kind: 'dead', reason: `every device failed retryably until the notification was older than ${maxEventAgeSecs} s` }, releaseClaim: true };
+  }
+  return { outcome: { kind: 'retry', afterMs: delayMs, error: `every device failed retryably (Retry-After ${report.retryAfterSecs} s)` }, releaseClaim: false };
+}
+
+export interface OutboundHandlerDeps extends DeliveryDeps {
+  maxEventAgeSecs: number;
+}
+
+/** The delivery role's handler of one `outbound` queue item. */
+export async function handleOutbound(deps: OutboundHandlerDeps, item: LeasedItem<OutboundNotification>, signal?: AbortSignal): Promise<WorkOutcome> {
+  const notification = item.payload;
+  const report = await deliverNotification(deps, notification, signal);
+  const { outcome, releaseClaim } = decideAfterDelivery(report, notification, item.attempts, deps.store.clock.nowMs(), deps.maxEventAgeSecs);
+  if (releaseClaim && notification.claim) await deps.store.releaseRecipientDelivery(notification.claim);
+  if (outcome.kind === 'dead') deps.metrics.deliveriesGivenUp.inc({ type: notification.type });
+  return outcome;
+}
