@@ -15,6 +15,8 @@ import { QueueSignal } from './roles/queue-worker.ts';
 import { startRoles } from './roles/roles.ts';
 import { createApiApp } from './api/app.ts';
 import { createWasmVerifier } from './nostr/event.ts';
+import { createTransports } from './delivery/transports.ts';
+import { directMessageRoutes } from './api/direct-message.ts';
 
 /** How long a graceful stop waits for tasks before giving up on them. */
 export const SHUTDOWN_GRACE_MS = 10_000;
@@ -58,7 +60,9 @@ export async function startService(config: Config, overrides: ServiceOverrides =
   const wake = new QueueSignal();
   const verifier = await createWasmVerifier();
 
-  const roles = await startRoles({ config, key, store, metrics, supervisor, wake, verifier, logger });
+  const needsTransports = config.roles.includes('delivery') || config.roles.includes('api');
+  const transports = needsTransports ? createTransports(config, logger, metrics) : [];
+  const roles = await startRoles({ config, key, store, metrics, supervisor, wake, verifier, transports, logger });
 
   let server: ServerType | null = null;
   let httpAddress: AddressInfo | null = null;
@@ -68,6 +72,19 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       metrics,
       logger,
     });
+    app.route(
+      '/',
+      directMessageRoutes({
+        internalApiToken: config.server.internal_api_token,
+        store,
+        delivery: { store, transports, videoRecordTtlSecs: config.service.video_coordinate_dedup_ttl_secs, logger, metrics },
+        allowedPubkeys: new Set(config.service.allowed_pubkeys.map((p) => p.toLowerCase())),
+        defaultPreferenceKinds: config.notification.default_preferences.kinds,
+        processedEventTtlSecs: config.service.processed_event_ttl_secs,
+        metrics,
+        logger: logger.child({ route: 'direct-message' }),
+      }),
+    );
     const listen = parseListenAddr(config.server.listen_addr);
     if (!listen) throw new Error(`server.listen_addr "${config.server.listen_addr}" is not host:port`);
     httpAddress = await new Promise<AddressInfo>((resolve, reject) => {
@@ -85,6 +102,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       await roles.stop();
       await supervisor.join(SHUTDOWN_GRACE_MS);
       if (server) await new Promise<void>((resolve) => (server as ServerType).close(() => resolve()));
+      await Promise.allSettled(transports.map((t) => t.close()));
       await store.close();
       logger.info('stopped');
     })());

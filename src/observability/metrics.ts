@@ -83,6 +83,78 @@ export class Metrics {
     labelNames: ['route', 'status'] as const,
     registers: [this.registry],
   });
+  readonly fcmSendsAttempted = new Counter({
+    name: 'push_fcm_sends_attempted_total',
+    help: 'FCM sends attempted, one per device token',
+    registers: [this.registry],
+  });
+  readonly fcmSendsSucceeded = new Counter({
+    name: 'push_fcm_sends_succeeded_total',
+    help: 'FCM sends answered with 2xx',
+    registers: [this.registry],
+  });
+  readonly fcmSendsFailed = new Counter({
+    name: 'push_fcm_sends_failed_total',
+    help: 'FCM sends that failed, by DeliveryErrorKind',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+
+  // ---- relay listener ----
+  readonly relayRecoveries = new Counter({
+    name: 'push_relay_recoveries_total',
+    help: 'Live-flow recoveries per relay: trigger silence|closed, action resubscribe|reconnect',
+    labelNames: ['relay', 'trigger', 'action'] as const,
+    registers: [this.registry],
+  });
+  readonly relayAuth = new Counter({
+    name: 'push_relay_auth_total',
+    help: 'NIP-42 AUTH replies sent to relays, by outcome (accepted|rejected|failed)',
+    labelNames: ['relay', 'outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly relaySinkFailures = new Counter({
+    name: 'push_relay_sink_failures_total',
+    help: 'Events the inbound queue did not take (the relay connection is rebuilt to fetch them again)',
+    labelNames: ['relay'] as const,
+    registers: [this.registry],
+  });
+  readonly profileLookups = new Counter({
+    name: 'push_profile_lookups_total',
+    help: 'Sender-name profile lookups by outcome (cache_hit, found, not_found, unusable, error)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly contentEventsStale = new Counter({
+    name: 'push_content_events_stale_total',
+    help: 'Live content events older than notification.max_event_age_secs, never pushed',
+    registers: [this.registry],
+  });
+  readonly contentRecipients = new Counter({
+    name: 'push_content_recipients_total',
+    help: 'Recipients of content events by notification type and gate outcome',
+    labelNames: ['type', 'outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly deliveriesGivenUp = new Counter({
+    name: 'push_deliveries_given_up_total',
+    help: 'Notifications dead-lettered after every device kept failing retryably',
+    labelNames: ['type'] as const,
+    registers: [this.registry],
+  });
+  readonly internalDmRequests = new Counter({
+    name: 'push_internal_dm_requests_total',
+    help: 'POST /internal/v1/direct-message requests by outcome',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly queueItems = new Gauge({
+    name: 'push_queue_items',
+    help: 'Items per durable queue and state (ready includes scheduled retries)',
+    labelNames: ['queue', 'state'] as const,
+    registers: [this.registry],
+  });
 
   constructor(options: { defaultMetrics?: boolean } = {}) {
     if (options.defaultMetrics) collectDefaultMetrics({ register: this.registry });

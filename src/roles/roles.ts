@@ -5,9 +5,14 @@ import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import type { EventVerifier } from '../nostr/event.ts';
 import { CONTROL_KINDS } from '../nostr/kinds.ts';
-import { routeInbound, type InboundEnvelope } from '../engine/router.ts';
+import { prefetchInbound, routeInbound, type InboundEnvelope, type RouterDeps } from '../engine/router.ts';
 import { createNip44ControlDecryptor } from '../engine/nip44-decryptor.ts';
-import { Listener } from '../listener/listener.ts';
+import { handleContentEvent } from '../engine/content.ts';
+import { createProfileResolver } from '../engine/profiles.ts';
+import type { OutboundNotification } from '../delivery/deliver.ts';
+import { handleOutbound } from '../delivery/outbound.ts';
+import type { PushTransport } from '../delivery/types.ts';
+import { createListener } from '../listener/index.ts';
 import { DONE, runQueueWorker, type QueueSignal } from './queue-worker.ts';
 import { sleep, type Supervisor } from './supervisor.ts';
 
@@ -19,98 +24,165 @@ export interface RoleContext {
   supervisor: Supervisor;
   wake: QueueSignal;
   verifier: EventVerifier;
+  /** The push transports, shared by the delivery role and the direct-message hook. */
+  transports: PushTransport[];
   logger: Logger;
 }
 
 /** Health flag names of the critical tasks (divine's names, so its probes and dashboards carry over). */
 export const TASK_NOSTR_LISTENER = 'nostr_listener';
 export const TASK_EVENT_HANDLER = 'event_handler';
+export const TASK_DELIVERY = 'delivery';
 export const TASK_TOKEN_CLEANUP = 'token_cleanup';
+export const TASK_QUEUE_GAUGES = 'queue_gauges';
+
+/** Deliveries in flight per delivery process; each FCM batch runs its tokens over HTTP/2 streams. */
+export const DELIVERY_CONCURRENCY = 64;
+/** How often the janitor exports queue sizes as gauges. */
+export const QUEUE_GAUGE_INTERVAL_MS = 15_000;
 
 export interface StartedRoles {
-  /** Stop what needs more than the supervisor's abort signal (sockets, cursor flushes). */
+  /** Stop what needs more than the supervisor's abort signal (sockets, cursor flushes, threads). */
   stop(): Promise<void>;
 }
 
 /** Start the tasks of every role in `config.roles`. Roles share nothing but the store. */
 export async function startRoles(ctx: RoleContext): Promise<StartedRoles> {
-  const { config, supervisor, store } = ctx;
+  const { config } = ctx;
   const stoppers: Array<() => Promise<void>> = [];
-
-  if (config.roles.includes('engine')) {
-    const decryptor = createNip44ControlDecryptor(ctx.key.secretHex);
-    const log = ctx.logger.child({ role: 'engine' });
-    const deps = {
-      store,
-      decryptor,
-      servicePubkey: ctx.key.pubkey,
-      processedEventTtlSecs: config.service.processed_event_ttl_secs,
-      clock: store.clock,
-      logger: log,
-      metrics: ctx.metrics,
-    };
-    ctx.metrics.lastEventProcessed.set(Math.floor(store.clock.nowMs() / 1000));
-    supervisor.spawn(TASK_EVENT_HANDLER, 'critical', (signal) =>
-      runQueueWorker<InboundEnvelope>({
-        store,
-        queue: 'inbound',
-        // One sequential consumer per replica: the control and video-record rules rely on it.
-        concurrency: 1,
-        batchSize: 64,
-        leaseMs: config.queue.lease_secs * 1000,
-        maxAttempts: config.queue.max_attempts,
-        pollMs: config.queue.poll_millis,
-        signal,
-        wake: ctx.wake,
-        logger: log,
-        metrics: ctx.metrics,
-        handle: async (item) => {
-          await routeInbound(deps, item.payload);
-          ctx.metrics.eventsProcessed.inc();
-          ctx.metrics.lastEventProcessed.set(Math.floor(store.clock.nowMs() / 1000));
-          return DONE;
-        },
-      }),
-    );
-  }
-
-  if (config.roles.includes('listener')) {
-    const liveKinds = [...new Set([...CONTROL_KINDS, ...config.notification.event_kinds])];
-    const listener = new Listener({
-      relays: config.nostr.relays,
-      servicePubkey: ctx.key.pubkey,
-      serviceSecretKeyHex: ctx.key.secretHex,
-      liveKinds,
-      processWindowDays: config.service.process_window_days,
-      notifyListHistoryLimit: config.service.notify_list_history_limit,
-      eventSilenceTimeoutSecs: config.nostr.event_silence_timeout_secs,
-      verifier: ctx.verifier,
-      cursors: store,
-      clock: store.clock,
-      logger: ctx.logger.child({ role: 'listener' }),
-      metrics: ctx.metrics,
-      sink: async (accepted) => {
-        const envelope: InboundEnvelope = accepted;
-        await store.enqueue('inbound', { id: accepted.event.id, payload: envelope });
-        ctx.wake.notify('inbound');
-      },
-    });
-    supervisor.spawn(TASK_NOSTR_LISTENER, 'critical', async (signal) => {
-      await listener.start();
-      await Promise.race([listener.done, new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }))]);
-    });
-    stoppers.push(() => listener.stop());
-  }
-
+  if (config.roles.includes('engine')) stoppers.push(startEngine(ctx));
+  if (config.roles.includes('delivery')) startDelivery(ctx);
+  if (config.roles.includes('listener')) stoppers.push(startListener(ctx));
   if (config.roles.includes('janitor')) {
-    supervisor.spawn(TASK_TOKEN_CLEANUP, 'tolerated', (signal) => runTokenCleanup(ctx, signal));
+    ctx.supervisor.spawn(TASK_TOKEN_CLEANUP, 'tolerated', (signal) => runTokenCleanup(ctx, signal));
+    ctx.supervisor.spawn(TASK_QUEUE_GAUGES, 'fatal', (signal) => runQueueGauges(ctx, signal));
   }
-
   return {
     async stop() {
       await Promise.allSettled(stoppers.map((s) => s()));
     },
   };
+}
+
+function workerOptions(ctx: RoleContext, signal: AbortSignal, log: Logger) {
+  const { config } = ctx;
+  return {
+    store: ctx.store,
+    leaseMs: config.queue.lease_secs * 1000,
+    maxAttempts: config.queue.max_attempts,
+    pollMs: config.queue.poll_millis,
+    signal,
+    wake: ctx.wake,
+    logger: log,
+    metrics: ctx.metrics,
+  };
+}
+
+/** engine: inbound events → control handlers, content routing → the outbound queue. */
+function startEngine(ctx: RoleContext): () => Promise<void> {
+  const { config, store, metrics } = ctx;
+  const log = ctx.logger.child({ role: 'engine' });
+  const decryptor = createNip44ControlDecryptor(ctx.key.secretHex, { workers: config.engine.crypto_workers });
+  const profiles = createProfileResolver(config.nostr, { store, verifier: ctx.verifier, logger: log, metrics });
+  const deps: RouterDeps = {
+    store,
+    decryptor,
+    servicePubkey: ctx.key.pubkey,
+    processedEventTtlSecs: config.service.processed_event_ttl_secs,
+    clock: store.clock,
+    logger: log,
+    metrics,
+    handleContent: (envelope) =>
+      handleContentEvent(
+        {
+          store,
+          profiles,
+          allowedPubkeys: new Set(config.service.allowed_pubkeys.map((p) => p.toLowerCase())),
+          defaultPreferenceKinds: config.notification.default_preferences.kinds,
+          processedEventTtlSecs: config.service.processed_event_ttl_secs,
+          maxEventAgeSecs: config.notification.max_event_age_secs,
+          clock: store.clock,
+          logger: log,
+          metrics,
+          enqueueOutbound: async (n: OutboundNotification) => {
+            await store.enqueue('outbound', { id: `${n.eventId}:${n.recipient}`, payload: n });
+            ctx.wake.notify('outbound');
+          },
+        },
+        envelope,
+      ).then(() => undefined),
+  };
+  metrics.lastEventProcessed.set(Math.floor(store.clock.nowMs() / 1000));
+  ctx.supervisor.spawn(TASK_EVENT_HANDLER, 'critical', (signal) =>
+    runQueueWorker<InboundEnvelope>({
+      ...workerOptions(ctx, signal, log),
+      queue: 'inbound',
+      // One sequential consumer per replica: the control and video-record rules rely on it.
+      concurrency: 1,
+      batchSize: 64,
+      prepare: (items) => prefetchInbound(deps, items.map((i) => i.payload)),
+      handle: async (item) => {
+        await routeInbound(deps, item.payload);
+        metrics.eventsProcessed.inc();
+        metrics.lastEventProcessed.set(Math.floor(store.clock.nowMs() / 1000));
+        return DONE;
+      },
+    }),
+  );
+  return async () => decryptor.close?.();
+}
+
+/** delivery: the outbound queue → provider sends, with bounded concurrency. */
+function startDelivery(ctx: RoleContext): void {
+  const { config, store } = ctx;
+  const log = ctx.logger.child({ role: 'delivery' });
+  const deps = {
+    store,
+    transports: ctx.transports,
+    videoRecordTtlSecs: config.service.video_coordinate_dedup_ttl_secs,
+    maxEventAgeSecs: config.notification.max_event_age_secs,
+    logger: log,
+    metrics: ctx.metrics,
+  };
+  ctx.supervisor.spawn(TASK_DELIVERY, 'critical', (signal) =>
+    runQueueWorker<OutboundNotification>({
+      ...workerOptions(ctx, signal, log),
+      queue: 'outbound',
+      concurrency: DELIVERY_CONCURRENCY,
+      batchSize: DELIVERY_CONCURRENCY,
+      handle: (item) => handleOutbound(deps, item, signal),
+    }),
+  );
+}
+
+/** listener: relays → the inbound queue. */
+function startListener(ctx: RoleContext): () => Promise<void> {
+  const { config, store } = ctx;
+  const listener = createListener({
+    relays: config.nostr.relays,
+    servicePubkey: ctx.key.pubkey,
+    serviceSecretKeyHex: ctx.key.secretHex,
+    liveKinds: [...new Set([...CONTROL_KINDS, ...config.notification.event_kinds])],
+    processWindowDays: config.service.process_window_days,
+    notifyListHistoryLimit: config.service.notify_list_history_limit,
+    eventSilenceTimeoutSecs: config.nostr.event_silence_timeout_secs,
+    verifier: ctx.verifier,
+    store,
+    clock: store.clock,
+    logger: ctx.logger.child({ role: 'listener' }),
+    metrics: ctx.metrics,
+    sink: async (accepted) => {
+      const envelope: InboundEnvelope = accepted;
+      await store.enqueue('inbound', { id: accepted.event.id, payload: envelope });
+      ctx.wake.notify('inbound');
+    },
+  });
+  ctx.supervisor.spawn(TASK_NOSTR_LISTENER, 'critical', async (signal) => {
+    await listener.start();
+    const aborted = new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+    await Promise.race([listener.done, aborted]);
+  });
+  return () => listener.stop();
 }
 
 /**
@@ -139,5 +211,20 @@ async function runTokenCleanup(ctx: RoleContext, signal: AbortSignal): Promise<v
       log.error({ err: (err as Error).message }, 'stale-token sweep failed');
     }
     await sleep(cleanup.interval_secs * 1000, signal).catch(() => undefined);
+  }
+}
+
+/** Queue sizes as gauges: items dead-lettered inside a lease call are only visible this way. */
+async function runQueueGauges(ctx: RoleContext, signal: AbortSignal): Promise<void> {
+  while (!signal.aborted) {
+    for (const queue of ['inbound', 'outbound'] as const) {
+      try {
+        const stats = await ctx.store.queueStats(queue);
+        for (const state of ['ready', 'leased', 'dead'] as const) ctx.metrics.queueItems.set({ queue, state }, stats[state]);
+      } catch (err) {
+        ctx.logger.warn({ queue, err: (err as Error).message }, 'queue stats failed');
+      }
+    }
+    await sleep(QUEUE_GAUGE_INTERVAL_MS, signal).catch(() => undefined);
   }
 }

@@ -1,0 +1,27 @@
+import type { Config } from '../config/defaults.ts';
+import type { Logger } from '../observability/logger.ts';
+import type { Metrics } from '../observability/metrics.ts';
+import type { PushTransport } from './types.ts';
+import { createFcmTransport } from './fcm/sender.ts';
+
+/**
+ * The transports the configuration enables. A provider without credentials is off, and the
+ * service says so loudly at start: devices on it are kept, but nothing reaches them.
+ */
+export function createTransports(config: Config, logger: Logger, metrics: Metrics): PushTransport[] {
+  const transports: PushTransport[] = [];
+  const fcm = createFcmTransport({
+    projectId: config.firebase.project_id,
+    credentialsPath: config.firebase.credentials_path,
+    apiBaseUrl: config.firebase.api_base_url,
+    logger: logger.child({ transport: 'fcm' }),
+    metrics,
+  });
+  if (fcm) {
+    transports.push(fcm);
+    logger.info({ project: config.firebase.project_id, apiBaseUrl: config.firebase.api_base_url }, 'FCM transport on');
+  } else {
+    logger.warn('FCM is off: set firebase.credentials_path (NOSTR_PUSH__FIREBASE__CREDENTIALS_PATH) to a service-account JSON');
+  }
+  return transports;
+}

@@ -1,0 +1,93 @@
+/**
+ * The filters nostr-push sends to every relay, and the subscription ids it owns.
+ */
+import { MAX_KIND } from '../nostr/event.ts';
+import { CONTROL_KINDS, NOTIFY_LIST_D_TAG, PEOPLE_LIST } from '../nostr/kinds.ts';
+
+/** Live control + notification kinds. */
+export const LIVE_EVENTS_SUBSCRIPTION_ID = 'push-live-events';
+/** Live notify lists (kind 30000, d=notify). */
+export const LIVE_NOTIFY_LISTS_SUBSCRIPTION_ID = 'push-live-notify-lists';
+/** Startup replay of control events. */
+export const HISTORY_CONTROL_SUBSCRIPTION_ID = 'push-history-control';
+/** Prefix of the startup replay's notify-list pages (`push-history-lists-<page>`). */
+export const HISTORY_NOTIFY_LISTS_SUBSCRIPTION_PREFIX = 'push-history-lists-';
+
+export const LIVE_SUBSCRIPTION_IDS: readonly string[] = [LIVE_EVENTS_SUBSCRIPTION_ID, LIVE_NOTIFY_LISTS_SUBSCRIPTION_ID];
+
+/**
+ * How far before the stored cursor a (re)subscription starts (10 min). Relays and publishers
+ * disagree on clocks, and events arrive out of order, so the newest created_at seen is not a
+ * promise that nothing older is still on its way. Redeliveries are absorbed by dedupe and claims.
+ */
+export const LIVE_RESUME_OVERLAP_SECS = 600;
+
+/** Lookback of the live subscriptions when a relay has no cursor yet (1 h, as divine). */
+export const LIVE_FIRST_START_LOOKBACK_SECS = 3_600;
+
+const SECONDS_PER_DAY = 86_400;
+
+/** A NIP-01 filter, limited to the fields nostr-push sends. */
+export interface RelayFilter {
+  kinds?: number[];
+  '#d'?: string[];
+  since?: number;
+  until?: number;
+  limit?: number;
+}
+
+export interface LiveKinds {
+  /** Sorted, deduplicated, always including the control kinds. */
+  kinds: number[];
+  /** Values that are not NIP-01 kinds (not integers in 0..65535), dropped. */
+  skipped: unknown[];
+}
+
+/** The live-events kinds: control kinds ∪ `requested`, deduplicated, invalid values skipped. */
+export function normalizeLiveKinds(requested: readonly unknown[]): LiveKinds {
+  const kinds = new Set<number>(CONTROL_KINDS);
+  const skipped: unknown[] = [];
+  for (const kind of requested) {
+    if (typeof kind === 'number' && Number.isInteger(kind) && kind >= 0 && kind <= MAX_KIND) kinds.add(kind);
+    else skipped.push(kind);
+  }
+  return { kinds: [...kinds].sort((a, b) => a - b), skipped };
+}
+
+/** `since` of a live (re)subscription: cursor − overlap, or now − 1 h without a cursor. */
+export function liveResumeSince(cursorSecs: number | null, nowSecs: number): number {
+  const since = cursorSecs === null ? nowSecs - LIVE_FIRST_START_LOOKBACK_SECS : Math.min(cursorSecs, nowSecs) - LIVE_RESUME_OVERLAP_SECS;
+  return Math.max(0, since);
+}
+
+/** One REQ: a subscription id and its filter. */
+export interface SubscriptionRequest {
+  id: string;
+  filter: RelayFilter;
+}
+
+/**
+ * The two live REQs. They are separate because a `#d` constraint applies to every kind of its
+ * filter: folded together, `#d:["notify"]` would hide every reaction and comment.
+ */
+export function liveSubscriptions(kinds: readonly number[], since: number): SubscriptionRequest[] {
+  return [
+    { id: LIVE_EVENTS_SUBSCRIPTION_ID, filter: { kinds: [...kinds], since } },
+    { id: LIVE_NOTIFY_LISTS_SUBSCRIPTION_ID, filter: { kinds: [PEOPLE_LIST], '#d': [NOTIFY_LIST_D_TAG], since } },
+  ];
+}
+
+/** Startup replay of control events within the process window. */
+export function historyControlFilter(nowSecs: number, processWindowDays: number): RelayFilter {
+  return { kinds: [...CONTROL_KINDS], since: Math.max(0, Math.floor(nowSecs - processWindowDays * SECONDS_PER_DAY)) };
+}
+
+/**
+ * One page of the notify-list replay: newest first, no `since` (a list is current however old it
+ * is), `until` inclusive when paging backwards.
+ */
+export function notifyListPageFilter(limit: number, until?: number): RelayFilter {
+  const filter: RelayFilter = { kinds: [PEOPLE_LIST], '#d': [NOTIFY_LIST_D_TAG], limit };
+  if (until !== undefined) filter.until = until;
+  return filter;
+}

@@ -1,0 +1,104 @@
+/**
+ * Contracts shared by the listener's modules and by whoever wires the listener in (the
+ * composition root, /health, doctor).
+ */
+import type { NostrEvent } from '../nostr/event.ts';
+import type { StorePort } from '../store/port.ts';
+
+/**
+ * Where an event came from. `historical` events come from the startup replay (control events
+ * within the process window, notify lists); they are applied but never push. `live` events come
+ * from the live subscriptions.
+ */
+export type EventContext = 'historical' | 'live';
+
+/** One verified, deduplicated event handed to the rest of the service. */
+export interface AcceptedEvent {
+  event: NostrEvent;
+  context: EventContext;
+  /** URL of the relay that delivered it first (as configured). */
+  relay: string;
+  /** When the frame was read, in the listener clock's milliseconds. */
+  receivedAtMs: number;
+}
+
+/**
+ * The listener's output. The composition root wires it to the inbound queue (enqueue with
+ * id = event.id).
+ *
+ * The listener awaits every call and reads nothing more from that relay's socket while it is
+ * pending (backpressure), so a slow sink slows the relays down instead of filling memory. A
+ * rejection means "not taken": the id is forgotten (so a redelivery is accepted), the relay's
+ * cursor is not advanced for it, and that relay's connection is re-established with backoff, whose
+ * resubscription (cursor minus overlap) asks for the event again.
+ */
+export type EventSink = (accepted: AcceptedEvent) => Promise<void>;
+
+/** The part of the store the listener uses: one cursor per relay URL. */
+export type RelayCursorStore = Pick<StorePort, 'getRelayCursor' | 'advanceRelayCursor'>;
+
+/** Per-relay state for /health and `doctor`. */
+export interface RelayStatus {
+  url: string;
+  /** The socket is open. */
+  connected: boolean;
+  /** The relay answered our NIP-42 challenge reply with OK true on the current connection. */
+  authenticated: boolean;
+  /** The startup replay (control events and notify lists) has run to its end on this relay. */
+  historicalDone: boolean;
+  /** When the last event from this relay was accepted (milliseconds), or null. */
+  lastEventAt: number | null;
+  /** Reconnect attempts since the process started (the first connection is not counted). */
+  reconnects: number;
+  /** Why the last connection ended or failed, or null. */
+  lastError: string | null;
+}
+
+/** An opaque timer handle, as returned by {@link Timers.setTimeout}. */
+export type TimerHandle = unknown;
+
+/** Timer functions; injected so tests can control them. */
+export interface Timers {
+  setTimeout(callback: () => void, ms: number): TimerHandle;
+  clearTimeout(handle: TimerHandle): void;
+}
+
+export const systemTimers: Timers = {
+  setTimeout: (callback, ms) => setTimeout(callback, ms),
+  clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
+};
+
+/** Bytes of a frame as `ws` delivers them. */
+export type SocketData = Buffer | ArrayBuffer | Buffer[];
+
+/**
+ * The subset of the `ws` client the listener uses. `ws`'s own class satisfies it; tests may pass
+ * a subclass. `pause()`/`resume()` stop and restart reading from the TCP socket (backpressure).
+ */
+export interface RelaySocket {
+  readonly readyState: number;
+  send(data: string): void;
+  close(code?: number, reason?: string): void;
+  terminate(): void;
+  pause(): void;
+  resume(): void;
+  on(event: 'open', listener: () => void): this;
+  on(event: 'message', listener: (data: SocketData, isBinary: boolean) => void): this;
+  on(event: 'close', listener: (code: number, reason: Buffer) => void): this;
+  on(event: 'error', listener: (error: Error) => void): this;
+}
+
+/** Options the listener passes when it opens a socket (the `ws` ClientOptions it relies on). */
+export interface RelaySocketOptions {
+  /** Largest frame accepted; `ws` closes the connection (code 1009) on a bigger one. */
+  maxPayload: number;
+  /** Milliseconds the opening handshake may take. */
+  handshakeTimeout: number;
+}
+
+export type RelaySocketConstructor = new (url: string, options: RelaySocketOptions) => RelaySocket;
+
+/** WebSocket readyState OPEN. */
+export const SOCKET_OPEN = 1;
+/** WebSocket readyState CLOSED. */
+export const SOCKET_CLOSED = 3;
