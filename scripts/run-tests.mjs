@@ -32,9 +32,11 @@ if (files.length === 0) {
 }
 
 const concurrency = process.env.TEST_CONCURRENCY ?? '2';
+// A hung test fails after this long instead of holding CI until its own deadline.
+const TEST_TIMEOUT_MS = 120_000;
 const result = spawnSync(
   process.execPath,
-  ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', ...files],
+  ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, `--test-timeout=${TEST_TIMEOUT_MS}`, '--test-reporter=spec', ...files],
   { cwd: root, stdio: 'inherit', env: { ...process.env, NODE_ENV: 'test' } },
 );
 process.exit(result.status ?? 1);
