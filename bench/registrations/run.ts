@@ -20,6 +20,7 @@ import { Metrics } from '../../src/observability/metrics.ts';
 import { createNip44ControlDecryptor } from '../../src/engine/nip44-decryptor.ts';
 import { prefetchInbound, routeInbound, type InboundEnvelope } from '../../src/engine/router.ts';
 import { DONE, QueueSignal, runQueueWorker } from '../../src/roles/queue-worker.ts';
+import { INBOUND_BATCH_SIZE } from '../../src/roles/roles.ts';
 import { controlEvent, makeUser, type TestUser } from '../../test/support/nostr-client.ts';
 import { startRedisServer } from '../../test/support/redis-server.ts';
 import { printProfile, profile } from '../support/cpu-profile.ts';
@@ -77,7 +78,7 @@ async function runOne(label: string, store: StorePort, prepared: Prepared): Prom
       store,
       queue: 'inbound',
       concurrency: 1,
-      batchSize: 64,
+      batchSize: INBOUND_BATCH_SIZE,
       leaseMs: 60_000,
       maxAttempts: 10,
       pollMs: 50,

@@ -3,8 +3,8 @@
  * while the main thread verifies, parses and writes the store. Registrations come from distinct
  * users, so the conversation-key cache misses and each one costs a point multiplication.
  *
- * Calls made in the same tick are sent as one batch per worker (a `postMessage` costs tens of
- * microseconds, a decryption a few hundred), spread round-robin.
+ * Calls made in the same tick are sent in chunks of {@link DECRYPT_CHUNK_ITEMS} (a `postMessage`
+ * costs tens of microseconds, a decryption a few hundred), spread round-robin over the workers.
  */
 import { Worker } from 'node:worker_threads';
 import { Nip44Error, type Nip44ErrorCode } from './nip44.ts';
@@ -29,6 +29,12 @@ interface Pending {
 }
 
 const WORKER_URL = new URL('./nip44-worker-entry.mjs', import.meta.url);
+/**
+ * Items per message to a worker. Small enough that the first results come back while the rest
+ * are still being decrypted (the engine consumes them in order), large enough to amortise the
+ * message cost.
+ */
+export const DECRYPT_CHUNK_ITEMS = 8;
 
 export class Nip44WorkerPool {
   private readonly workers: Worker[] = [];
@@ -72,9 +78,8 @@ export class Nip44WorkerPool {
     const all = this.queued;
     this.queued = [];
     if (all.length === 0) return;
-    const perWorker = Math.ceil(all.length / this.workers.length);
-    for (let i = 0; i < all.length; i += perWorker) {
-      const chunk = all.slice(i, i + perWorker);
+    for (let i = 0; i < all.length; i += DECRYPT_CHUNK_ITEMS) {
+      const chunk = all.slice(i, i + DECRYPT_CHUNK_ITEMS);
       const id = this.nextBatchId++;
       this.inFlight.set(id, chunk);
       const worker = this.workers[this.nextWorker++ % this.workers.length] as Worker;

@@ -36,6 +36,11 @@ export const TASK_DELIVERY = 'delivery';
 export const TASK_TOKEN_CLEANUP = 'token_cleanup';
 export const TASK_QUEUE_GAUGES = 'queue_gauges';
 
+/**
+ * Inbound events leased at once. The engine handles them one by one, but their decryption is
+ * prefetched on worker threads, so a larger batch keeps the workers ahead of the handler.
+ */
+export const INBOUND_BATCH_SIZE = 256;
 /** Deliveries in flight per delivery process; each FCM batch runs its tokens over HTTP/2 streams. */
 export const DELIVERY_CONCURRENCY = 64;
 /** How often the janitor exports queue sizes as gauges. */
@@ -53,6 +58,12 @@ export async function startRoles(ctx: RoleContext): Promise<StartedRoles> {
   if (config.roles.includes('engine')) stoppers.push(startEngine(ctx));
   if (config.roles.includes('delivery')) startDelivery(ctx);
   if (config.roles.includes('listener')) stoppers.push(startListener(ctx));
+  if (config.roles.includes('scheduler')) {
+    // scheduler tasks: coalesce flush (coalesce_flush), new-post fan-out (new_post_fanout)
+  }
+  if (config.roles.includes('pusher')) {
+    // pusher: ntfy subscriptions
+  }
   if (config.roles.includes('janitor')) {
     ctx.supervisor.spawn(TASK_TOKEN_CLEANUP, 'tolerated', (signal) => runTokenCleanup(ctx, signal));
     ctx.supervisor.spawn(TASK_QUEUE_GAUGES, 'fatal', (signal) => runQueueGauges(ctx, signal));
@@ -119,7 +130,7 @@ function startEngine(ctx: RoleContext): () => Promise<void> {
       queue: 'inbound',
       // One sequential consumer per replica: the control and video-record rules rely on it.
       concurrency: 1,
-      batchSize: 64,
+      batchSize: INBOUND_BATCH_SIZE,
       prepare: (items) => prefetchInbound(deps, items.map((i) => i.payload)),
       handle: async (item) => {
         await routeInbound(deps, item.payload);

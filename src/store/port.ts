@@ -16,6 +16,10 @@
  * transactions, Lua loading, key names. Callers never see any of those.
  */
 
+import type { NtfyTopicStore } from './port-ntfy.ts';
+import type { CoalesceStore } from './port-coalesce.ts';
+import type { NotifyListStore } from './port-bells.ts';
+
 /** Millisecond time source shared by a store and the stages that use it. */
 export interface Clock {
   /** Milliseconds since the Unix epoch. */
@@ -143,8 +147,11 @@ export interface QueueStats {
   dead: number;
 }
 
-/** The storage port. Every method is atomic on its own. */
-export interface StorePort {
+/**
+ * The storage port. Every method is atomic on its own. Capabilities beyond the core declare their
+ * operations in `port-*.ts` beside this file.
+ */
+export interface StorePort extends NtfyTopicStore, CoalesceStore, NotifyListStore {
   /** The clock this store's time-dependent operations use. */
   readonly clock: Clock;
 

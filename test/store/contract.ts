@@ -68,6 +68,7 @@ export function runStoreContract(options: StoreContractOptions): void {
     tokenContract(ctx);
     claimContract(ctx);
     recordContract(ctx);
+    // capability contracts (port-*.ts): one call each below
     for (const queue of QUEUES) {
       queueContract(ctx, queue);
       deadLetterContract(ctx, queue);

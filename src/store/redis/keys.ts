@@ -76,3 +76,9 @@ export function queueKeys(queue: QueueName): QueueKeys {
     meta: `${base}:meta`,
   };
 }
+
+// ---- ntfy topics (port-ntfy.ts) -------------------------------------------------------------
+
+// ---- coalescing (port-coalesce.ts) ----------------------------------------------------------
+
+// ---- notify lists and fan-out jobs (port-bells.ts) ------------------------------------------

@@ -149,6 +149,12 @@ export class RedisStore implements StorePort {
     return queues.queueStats(this.ctx, queue);
   }
 
+  // ---- ntfy topics (port-ntfy.ts) ----------------------------------------------------------
+
+  // ---- coalescing (port-coalesce.ts) -------------------------------------------------------
+
+  // ---- notify lists and fan-out jobs (port-bells.ts) ---------------------------------------
+
   async ping(): Promise<void> {
     await this.redis.ping();
   }

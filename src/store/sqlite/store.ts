@@ -188,6 +188,12 @@ export class SqliteStore implements StorePort {
 
   // ---- lifecycle ---------------------------------------------------------------------------
 
+  // ---- ntfy topics (port-ntfy.ts) ----------------------------------------------------------
+
+  // ---- coalescing (port-coalesce.ts) -------------------------------------------------------
+
+  // ---- notify lists and fan-out jobs (port-bells.ts) ---------------------------------------
+
   async ping(): Promise<void> {
     this.selectOne.get();
   }
