@@ -1,0 +1,72 @@
+/** The command line as an operator meets it: keygen, doctor, and configuration errors. */
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { decodeNsec } from '../../src/nostr/nip19.ts';
+import { publicKeyOf } from '../../src/nostr/keys.ts';
+import { startTestRelay } from '../support/relay.ts';
+
+const BIN = fileURLToPath(new URL('../../bin/nostr-push.js', import.meta.url));
+const run = (args: string[], env: Record<string, string> = {}) =>
+  spawnSync(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH ?? '', ...env }, encoding: 'utf8', timeout: 30_000 });
+
+/** Like `run`, without blocking this process's event loop (the test relay lives in it). */
+function runAsync(args: string[], env: Record<string, string>): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH ?? '', ...env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('exit', (status) => resolve({ status, stdout, stderr }));
+  });
+}
+
+describe('nostr-push CLI', () => {
+  test('keygen prints a consistent key: hex, nsec, pubkey and npub', () => {
+    const out = run(['keygen']);
+    assert.equal(out.status, 0, out.stderr);
+    const field = (name: string) => new RegExp(`^${name}:\\s+(\\S+)$`, 'm').exec(out.stdout)?.[1] ?? '';
+    const hex = field('private_key_hex');
+    assert.match(hex, /^[0-9a-f]{64}$/);
+    assert.equal(decodeNsec(field('nsec')), hex);
+    assert.equal(field('pubkey'), publicKeyOf(hex));
+    assert.match(field('npub'), /^npub1[0-9a-z]{58}$/);
+  });
+
+  test('a configuration error exits 2 with one line per wrong key', () => {
+    const out = run(['serve'], { NOSTR_PUSH__SERVICE__COALESCE_WINDOW_SECS: '0', NOSTR_PUSH__SERVER__LISTEN_ADDR: 'nowhere' });
+    assert.equal(out.status, 2);
+    assert.match(out.stderr, /service\.coalesce_window_secs must be greater than zero: at 0, /);
+    assert.match(out.stderr, /server\.listen_addr: "nowhere" is not host:port/);
+  });
+
+  test('doctor reports what is ready and what is wrong', async () => {
+    const relay = await startTestRelay();
+    const dir = mkdtempSync(join(tmpdir(), 'np-doctor-'));
+    try {
+      const ok = await runAsync(['doctor'], { NOSTR_PUSH__DATA_DIR: dir, NOSTR_PUSH__NOSTR__RELAYS: `${relay.url},ws://127.0.0.1:1` });
+      assert.equal(ok.status, 0, ok.stdout + ok.stderr);
+      assert.match(ok.stdout, new RegExp(`ok    relay ${relay.url} accepts connections`));
+      assert.match(ok.stdout, /warn  relay ws:\/\/127\.0\.0\.1:1: /);
+      assert.match(ok.stdout, /warn  FCM is off/);
+      assert.match(ok.stdout, /warn  no service key yet/);
+      assert.match(ok.stdout, /ok    store sqlite:.* answers/);
+      assert.equal(existsSync(join(dir, 'service-key.hex')), false, 'doctor never creates the key');
+
+      const badCreds = join(dir, 'creds.json');
+      writeFileSync(badCreds, '{"client_email":"x"}');
+      const bad = await runAsync(['doctor'], { NOSTR_PUSH__DATA_DIR: dir, NOSTR_PUSH__NOSTR__RELAYS: relay.url, NOSTR_PUSH__FIREBASE__CREDENTIALS_PATH: badCreds, NOSTR_PUSH__STORE__URL: 'redis://127.0.0.1:1' });
+      assert.equal(bad.status, 1);
+      assert.match(bad.stdout, /FAIL  FCM credentials .* lack private_key, token_uri/);
+      assert.match(bad.stdout, /FAIL  store redis:\/\/127\.0\.0\.1:1/);
+    } finally {
+      await relay.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
