@@ -15,6 +15,8 @@ import { QueueSignal } from './roles/queue-worker.ts';
 import { startRoles } from './roles/roles.ts';
 import { createApiApp } from './api/app.ts';
 import { createWasmVerifier } from './nostr/event.ts';
+import { CryptoWorkerPool } from './nostr/crypto-worker-pool.ts';
+import { CONVERSATION_KEY_CACHE_ENTRIES } from './engine/nip44-decryptor.ts';
 import { createTransports } from './delivery/transports.ts';
 import { directMessageRoutes } from './api/direct-message.ts';
 
@@ -59,10 +61,16 @@ export async function startService(config: Config, overrides: ServiceOverrides =
   const supervisor = new Supervisor(logger);
   const wake = new QueueSignal();
   const verifier = await createWasmVerifier();
+  const needsCrypto = config.roles.includes('engine') || config.roles.includes('listener');
+  const cryptoPool =
+    needsCrypto && config.engine.crypto_workers > 0
+      ? new CryptoWorkerPool({ size: config.engine.crypto_workers, secretHex: key.secretHex, cacheCapacity: CONVERSATION_KEY_CACHE_ENTRIES })
+      : null;
+  await cryptoPool?.ready;
 
   const needsTransports = config.roles.includes('delivery') || config.roles.includes('api');
   const transports = needsTransports ? createTransports(config, logger, metrics) : [];
-  const roles = await startRoles({ config, key, store, metrics, supervisor, wake, verifier, transports, logger });
+  const roles = await startRoles({ config, key, store, metrics, supervisor, wake, verifier, cryptoPool, transports, logger });
 
   let server: ServerType | null = null;
   let httpAddress: AddressInfo | null = null;
@@ -103,6 +111,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       await supervisor.join(SHUTDOWN_GRACE_MS);
       if (server) await new Promise<void>((resolve) => (server as ServerType).close(() => resolve()));
       await Promise.allSettled(transports.map((t) => t.close()));
+      await cryptoPool?.close();
       await store.close();
       logger.info('stopped');
     })());

@@ -17,7 +17,8 @@ import { openRedisStore } from '../../src/store/redis/index.ts';
 import type { StorePort } from '../../src/store/port.ts';
 import { createLogger } from '../../src/observability/logger.ts';
 import { Metrics } from '../../src/observability/metrics.ts';
-import { createNip44ControlDecryptor } from '../../src/engine/nip44-decryptor.ts';
+import { CONVERSATION_KEY_CACHE_ENTRIES, createNip44ControlDecryptor } from '../../src/engine/nip44-decryptor.ts';
+import { CryptoWorkerPool } from '../../src/nostr/crypto-worker-pool.ts';
 import { prefetchInbound, routeInbound, type InboundEnvelope } from '../../src/engine/router.ts';
 import { DONE, QueueSignal, runQueueWorker } from '../../src/roles/queue-worker.ts';
 import { INBOUND_BATCH_SIZE } from '../../src/roles/roles.ts';
@@ -56,10 +57,14 @@ function prepare(count: number): Prepared {
 async function runOne(label: string, store: StorePort, prepared: Prepared): Promise<void> {
   const logger = createLogger({ level: 'silent' });
   const metrics = new Metrics();
-  const verifier = await createWasmVerifier();
+  const inline = await createWasmVerifier();
+  const pool = CRYPTO_WORKERS > 0 ? new CryptoWorkerPool({ size: CRYPTO_WORKERS, secretHex: prepared.service.secret, cacheCapacity: CONVERSATION_KEY_CACHE_ENTRIES }) : null;
+  await pool?.ready;
+  // As the listener does: off the main thread when there is a pool.
+  const verify = (event: NostrEvent): Promise<boolean> | boolean => (pool ? pool.verify(event) : inline.verify(event));
   const deps = {
     store,
-    decryptor: createNip44ControlDecryptor(prepared.service.secret, { workers: CRYPTO_WORKERS }),
+    decryptor: createNip44ControlDecryptor(prepared.service.secret, pool ? { pool } : {}),
     servicePubkey: prepared.service.pubkey,
     processedEventTtlSecs: 604_800,
     clock: store.clock,
@@ -98,7 +103,7 @@ async function runOne(label: string, store: StorePort, prepared: Prepared): Prom
       await Promise.all(
         prepared.frames.slice(i, i + 64).map(async (frame) => {
           const event = parseEvent(JSON.parse(frame));
-          if (isEventRejection(event) || !verifier.verify(event)) throw new Error('a pre-signed event failed validation');
+          if (isEventRejection(event) || !(await verify(event))) throw new Error('a pre-signed event failed validation');
           const envelope: InboundEnvelope = { event, context: 'live', relay: 'bench', receivedAtMs: Date.now() };
           await store.enqueue('inbound', { id: event.id, payload: envelope });
         }),
@@ -112,7 +117,7 @@ async function runOne(label: string, store: StorePort, prepared: Prepared): Prom
     return elapsed;
   });
 
-  await deps.decryptor.close?.();
+  await pool?.close();
   let wrong = 0;
   for (const [i, user] of prepared.users.entries()) {
     const devices = await store.listDevices(user.pubkey);

@@ -31,7 +31,7 @@ export async function profile<T>(run: () => Promise<T>): Promise<{ result: T; to
   const result = await run();
   const { profile: raw } = (await session.post('Profiler.stop')) as unknown as { profile: Profile };
   session.disconnect();
-  return { result, top: topSelfTime(raw, 12) };
+  return { result, top: topSelfTime(raw, 25) };
 }
 
 function topSelfTime(raw: Profile, limit: number): ProfileEntry[] {

@@ -19,7 +19,6 @@ export interface ControlDecryptor {
    * the same event takes the prefetched result.
    */
   prefetch?(event: NostrEvent): void;
-  close?(): Promise<void>;
 }
 
 export class PlaintextContentError extends Error {

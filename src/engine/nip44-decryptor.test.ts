@@ -4,12 +4,14 @@ import { REGISTER_TOKEN } from '../nostr/kinds.ts';
 import { controlEvent, makeUser } from '../../test/support/nostr-client.ts';
 import { PlaintextContentError } from './control-events.ts';
 import { createNip44ControlDecryptor } from './nip44-decryptor.ts';
+import { CryptoWorkerPool } from '../nostr/crypto-worker-pool.ts';
 
 for (const workers of [0, 2]) {
   describe(`NIP-44 control decryptor (${workers === 0 ? 'inline' : `${workers} worker threads`})`, () => {
     test('decrypts, prefetched or not, and rejects plaintext and foreign ciphertext', async () => {
       const service = makeUser();
-      const decryptor = createNip44ControlDecryptor(service.secret, { workers });
+      const pool = workers > 0 ? new CryptoWorkerPool({ size: workers, secretHex: service.secret, cacheCapacity: 100 }) : undefined;
+      const decryptor = createNip44ControlDecryptor(service.secret, pool ? { pool } : {});
       try {
         const events = Array.from({ length: 20 }, (_, i) => controlEvent(makeUser(), REGISTER_TOKEN, { token: `t${i}` }, service.pubkey));
         for (const e of events.slice(0, 10)) decryptor.prefetch?.(e);
@@ -22,7 +24,7 @@ for (const workers of [0, 2]) {
         decryptor.prefetch?.(foreign);
         await assert.rejects(decryptor.decrypt(foreign), { name: 'Nip44Error' });
       } finally {
-        await decryptor.close?.();
+        await pool?.close();
       }
     });
   });

@@ -1,21 +1,22 @@
 import type { NostrEvent } from '../nostr/event.ts';
 import { ConversationKeyCache, createConversationKeyDeriver, decryptNip44, isPlausibleNip44Payload } from '../nostr/nip44.ts';
-import { Nip44WorkerPool } from '../nostr/nip44-worker-pool.ts';
+import type { CryptoWorkerPool } from '../nostr/crypto-worker-pool.ts';
 import { PlaintextContentError, type ControlDecryptor } from './control-events.ts';
 
 /** Conversation keys kept per thread; one per recent sender. */
 export const CONVERSATION_KEY_CACHE_ENTRIES = 10_000;
-/** Prefetched results held at most; a leased batch is 64 items, so this only bounds leftovers. */
+/** Prefetched results held at most; a leased batch is 256 items, so this only bounds leftovers. */
 const MAX_PREFETCHED = 4096;
 
 /**
  * The control-event decryptor: divine's plaintext pre-check (length > 100 and a base64 charset),
- * then NIP-44 v2 with the service secret and a cached conversation key per sender — on
- * `workers` worker threads when given (so a burst of registrations uses every core), inline otherwise.
+ * then NIP-44 v2 with the service secret and a cached conversation key per sender — on the
+ * worker threads of `pool` when given (so a burst of registrations uses every core, the engine
+ * prefetching a leased batch), on this thread otherwise.
  */
-export function createNip44ControlDecryptor(serviceSecretHex: string, options: { workers?: number } = {}): ControlDecryptor {
-  const workers = options.workers ?? 0;
-  if (workers <= 0) {
+export function createNip44ControlDecryptor(serviceSecretHex: string, options: { pool?: CryptoWorkerPool } = {}): ControlDecryptor {
+  const { pool } = options;
+  if (!pool) {
     const cache = new ConversationKeyCache(createConversationKeyDeriver(serviceSecretHex), CONVERSATION_KEY_CACHE_ENTRIES);
     return {
       async decrypt(event: NostrEvent): Promise<string> {
@@ -25,7 +26,6 @@ export function createNip44ControlDecryptor(serviceSecretHex: string, options: {
     };
   }
 
-  const pool = new Nip44WorkerPool(serviceSecretHex, workers, CONVERSATION_KEY_CACHE_ENTRIES);
   const prefetched = new Map<string, Promise<string>>();
   const start = (event: NostrEvent): Promise<string> => {
     if (!isPlausibleNip44Payload(event.content)) return Promise.reject(new PlaintextContentError());
@@ -49,6 +49,5 @@ export function createNip44ControlDecryptor(serviceSecretHex: string, options: {
       }
       return start(event);
     },
-    close: () => pool.close(),
   };
 }

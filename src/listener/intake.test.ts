@@ -18,37 +18,49 @@ async function deps(seen: string[] = []): Promise<IntakeDeps> {
 
 test('an authentic event is accepted', async () => {
   const event = note(author);
-  const result = classifyEvent(event, now, await deps());
+  const result = await classifyEvent(event, now, await deps());
   assert.equal(result.outcome, 'accept');
   assert.equal(result.outcome === 'accept' && result.event.id, event.id);
 });
 
 test('bad shapes are rejected with the parseEvent code', async () => {
-  const result = classifyEvent({ id: 5 }, now, await deps());
+  const result = await classifyEvent({ id: 5 }, now, await deps());
   assert.equal(result.outcome, 'invalid');
   assert.equal(result.outcome === 'invalid' && result.reason, 'bad-id');
   const tooManyTags = { ...note(author), tags: Array.from({ length: 10_000 }, () => ['t', 'x']) };
-  const tags = classifyEvent(tooManyTags, now, await deps());
+  const tags = await classifyEvent(tooManyTags, now, await deps());
   assert.equal(tags.outcome === 'invalid' && tags.reason, 'too-many-tags');
 });
 
 test('a bad signature or a tampered content is rejected', async () => {
   const event = note(author);
   const tampered = { ...event, content: 'changed' };
-  const result = classifyEvent(tampered, now, await deps());
+  const result = await classifyEvent(tampered, now, await deps());
   assert.equal(result.outcome === 'invalid' && result.reason, 'bad-signature');
   const badSig = { ...event, sig: (event.sig[0] === 'a' ? 'b' : 'a') + event.sig.slice(1) };
-  const sig = classifyEvent(badSig, now, await deps());
+  const sig = await classifyEvent(badSig, now, await deps());
   assert.equal(sig.outcome === 'invalid' && sig.reason, 'bad-signature');
 });
 
 test('an expired event (NIP-40) is rejected', async () => {
-  const result = classifyEvent(note(author, [['expiration', String(now - 1)]]), now, await deps());
+  const result = await classifyEvent(note(author, [['expiration', String(now - 1)]]), now, await deps());
   assert.equal(result.outcome === 'invalid' && result.reason, 'expired');
 });
 
 test("the service's own events are skipped and known ids are duplicates", async () => {
-  assert.equal(classifyEvent(note(service), now, await deps()).outcome, 'own');
+  assert.equal((await classifyEvent(note(service), now, await deps())).outcome, 'own');
   const event = note(author);
-  assert.equal(classifyEvent(event, now, await deps([event.id])).outcome, 'duplicate');
+  assert.equal((await classifyEvent(event, now, await deps([event.id]))).outcome, 'duplicate');
+});
+
+test('a verifier with verifyAsync is checked off thread, and its answer is what counts', async () => {
+  const event = note(author);
+  const inline = await createWasmVerifier();
+  let offThread = 0;
+  const verifier = { verify: () => assert.fail('the inline path must not be used'), verifyAsync: async (e: NostrEvent) => (offThread++, inline.verify(e)) };
+  const result = await classifyEvent(event, now, { verifier, servicePubkey: publicKeyOf(service), isSeen: () => false });
+  assert.equal(result.outcome, 'accept');
+  const refused = await classifyEvent(note(author), now, { verifier: { ...verifier, verifyAsync: async () => false }, servicePubkey: publicKeyOf(service), isSeen: () => false });
+  assert.equal(refused.outcome === 'invalid' && refused.reason, 'bad-signature');
+  assert.equal(offThread, 1);
 });

@@ -16,7 +16,8 @@ export type EventIntake =
   | { outcome: 'invalid'; reason: InvalidEventReason; message: string; event: NostrEvent | null };
 
 export interface IntakeDeps {
-  verifier: EventVerifier;
+  /** Checked off the main thread through `verifyAsync` when the verifier has it. */
+  verifier: EventVerifier & { verifyAsync?(event: NostrEvent): Promise<boolean> };
   servicePubkey: string;
   isSeen(id: string): boolean;
 }
@@ -26,7 +27,7 @@ export interface IntakeDeps {
  * own-key checks run before the signature, which is the expensive step. Checking "seen" before
  * verifying is safe because only verified events are ever marked seen.
  */
-export function classifyEvent(value: unknown, nowSecs: number, deps: IntakeDeps): EventIntake {
+export async function classifyEvent(value: unknown, nowSecs: number, deps: IntakeDeps): Promise<EventIntake> {
   const parsed = parseEvent(value);
   if (isEventRejection(parsed)) return { outcome: 'invalid', reason: parsed.code, message: parsed.message, event: null };
   if (deps.isSeen(parsed.id)) return { outcome: 'duplicate', event: parsed };
@@ -34,7 +35,7 @@ export function classifyEvent(value: unknown, nowSecs: number, deps: IntakeDeps)
   if (isExpired(parsed, nowSecs)) return { outcome: 'invalid', reason: 'expired', message: 'NIP-40 expiration has passed', event: parsed };
   let authentic: boolean;
   try {
-    authentic = deps.verifier.verify(parsed);
+    authentic = deps.verifier.verifyAsync ? await deps.verifier.verifyAsync(parsed) : deps.verifier.verify(parsed);
   } catch {
     authentic = false;
   }

@@ -274,7 +274,7 @@ export class RelaySession implements HistoryChannel {
     }
     const { metrics, pool, relay } = this.options;
     metrics.eventsReceived.inc();
-    const intake = classifyEvent(body, Math.floor(receivedAtMs / 1000), {
+    const intake = await classifyEvent(body, Math.floor(receivedAtMs / 1000), {
       verifier: this.options.verifier,
       servicePubkey: this.options.servicePubkey,
       isSeen: (id) => pool.isSeen(id),

@@ -121,10 +121,22 @@ async function settle<T>(options: QueueWorkerOptions<T>, item: LeasedItem<T>): P
   }
 }
 
-/** Run `fn` over `items` with at most `limit` in flight. */
+/**
+ * Resolve on the next turn of the event loop. A handler over a synchronous store (SQLite)
+ * resolves in microtasks only, so without this a sequential consumer would starve every socket
+ * in the process (relays, HTTP/2 sends) until its whole batch is done.
+ */
+export function yieldToEventLoop(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+/** Run `fn` over `items` with at most `limit` in flight, yielding to I/O between items. */
 export async function forEachLimited<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
   if (limit <= 1) {
-    for (const item of items) await fn(item);
+    for (const item of items) {
+      await fn(item);
+      await yieldToEventLoop();
+    }
     return;
   }
   let next = 0;
@@ -132,6 +144,7 @@ export async function forEachLimited<T>(items: readonly T[], limit: number, fn: 
     while (next < items.length) {
       const item = items[next++] as T;
       await fn(item);
+      await yieldToEventLoop();
     }
   });
   await Promise.all(lanes);

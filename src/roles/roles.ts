@@ -13,6 +13,7 @@ import type { OutboundNotification } from '../delivery/deliver.ts';
 import { handleOutbound } from '../delivery/outbound.ts';
 import type { PushTransport } from '../delivery/types.ts';
 import { createListener } from '../listener/index.ts';
+import { offThreadVerifier, type CryptoWorkerPool } from '../nostr/crypto-worker-pool.ts';
 import { DONE, runQueueWorker, type QueueSignal } from './queue-worker.ts';
 import { sleep, type Supervisor } from './supervisor.ts';
 
@@ -24,6 +25,8 @@ export interface RoleContext {
   supervisor: Supervisor;
   wake: QueueSignal;
   verifier: EventVerifier;
+  /** Worker threads for signature checks and NIP-44 decryption; null to do both inline. */
+  cryptoPool: CryptoWorkerPool | null;
   /** The push transports, shared by the delivery role and the direct-message hook. */
   transports: PushTransport[];
   logger: Logger;
@@ -55,7 +58,7 @@ export interface StartedRoles {
 export async function startRoles(ctx: RoleContext): Promise<StartedRoles> {
   const { config } = ctx;
   const stoppers: Array<() => Promise<void>> = [];
-  if (config.roles.includes('engine')) stoppers.push(startEngine(ctx));
+  if (config.roles.includes('engine')) startEngine(ctx);
   if (config.roles.includes('delivery')) startDelivery(ctx);
   if (config.roles.includes('listener')) stoppers.push(startListener(ctx));
   if (config.roles.includes('scheduler')) {
@@ -90,10 +93,10 @@ function workerOptions(ctx: RoleContext, signal: AbortSignal, log: Logger) {
 }
 
 /** engine: inbound events → control handlers, content routing → the outbound queue. */
-function startEngine(ctx: RoleContext): () => Promise<void> {
+function startEngine(ctx: RoleContext): void {
   const { config, store, metrics } = ctx;
   const log = ctx.logger.child({ role: 'engine' });
-  const decryptor = createNip44ControlDecryptor(ctx.key.secretHex, { workers: config.engine.crypto_workers });
+  const decryptor = createNip44ControlDecryptor(ctx.key.secretHex, ctx.cryptoPool ? { pool: ctx.cryptoPool } : {});
   const profiles = createProfileResolver(config.nostr, { store, verifier: ctx.verifier, logger: log, metrics });
   const deps: RouterDeps = {
     store,
@@ -140,7 +143,6 @@ function startEngine(ctx: RoleContext): () => Promise<void> {
       },
     }),
   );
-  return async () => decryptor.close?.();
 }
 
 /** delivery: the outbound queue → provider sends, with bounded concurrency. */
@@ -177,7 +179,7 @@ function startListener(ctx: RoleContext): () => Promise<void> {
     processWindowDays: config.service.process_window_days,
     notifyListHistoryLimit: config.service.notify_list_history_limit,
     eventSilenceTimeoutSecs: config.nostr.event_silence_timeout_secs,
-    verifier: ctx.verifier,
+    verifier: ctx.cryptoPool ? offThreadVerifier(ctx.verifier, ctx.cryptoPool) : ctx.verifier,
     store,
     clock: store.clock,
     logger: ctx.logger.child({ role: 'listener' }),

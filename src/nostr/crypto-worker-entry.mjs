@@ -3,4 +3,4 @@
 import { register } from 'tsx/esm/api';
 
 register();
-await import('./nip44-worker.ts');
+await import('./crypto-worker.ts');

@@ -1,0 +1,25 @@
+/**
+ * The FCM fake in a process of its own, so a benchmark's service and its fake provider do not
+ * share one event loop. The parent talks to it over IPC:
+ *   child → `{ ready: { baseUrl, credentialsPath } }`
+ *   parent → `{ report: true }`   child → `{ received: Array<[eventId, token, receivedAtMs]> }`
+ *   parent → `{ stop: true }`     child exits
+ * Usage: fork this file with argv [latencyMs, credentialsDir] and `--import tsx`.
+ */
+import { startFcmFake } from '../../test/support/fcm-fake.ts';
+
+const [latency = '20', dir = '/tmp'] = process.argv.slice(2);
+const fake = await startFcmFake({ latencyMs: Number(latency) });
+const credentialsPath = fake.writeCredentials(dir);
+process.send?.({ ready: { baseUrl: fake.baseUrl, credentialsPath } });
+
+process.on('message', async (message: { report?: boolean; stop?: boolean }) => {
+  if (message.report) {
+    const received = fake.messages.map((m) => [m.body.message.data?.eventId ?? '', m.token, m.receivedAtMs]);
+    process.send?.({ received, peakStreams: fake.stats.peakConcurrentSendStreams });
+  }
+  if (message.stop) {
+    await fake.stop();
+    process.exit(0);
+  }
+});
