@@ -21,7 +21,7 @@ import { CONVERSATION_KEY_CACHE_ENTRIES, createNip44ControlDecryptor } from '../
 import { CryptoWorkerPool } from '../../src/nostr/crypto-worker-pool.ts';
 import { prefetchInbound, routeInbound, type InboundEnvelope } from '../../src/engine/router.ts';
 import { DONE, QueueSignal, runQueueWorker } from '../../src/roles/queue-worker.ts';
-import { INBOUND_BATCH_SIZE } from '../../src/roles/roles.ts';
+import { INBOUND_BATCH_SIZE, INBOUND_CONCURRENCY } from '../../src/roles/roles.ts';
 import { controlEvent, makeUser, type TestUser } from '../../test/support/nostr-client.ts';
 import { startRedisServer } from '../../test/support/redis-server.ts';
 import { printProfile, profile } from '../support/cpu-profile.ts';
@@ -82,7 +82,8 @@ async function runOne(label: string, store: StorePort, prepared: Prepared): Prom
     const worker = runQueueWorker<InboundEnvelope>({
       store,
       queue: 'inbound',
-      concurrency: 1,
+      concurrency: INBOUND_CONCURRENCY,
+      orderingKey: (item) => item.payload.event.pubkey,
       batchSize: INBOUND_BATCH_SIZE,
       leaseMs: 60_000,
       maxAttempts: 10,

@@ -30,7 +30,7 @@ import { handleOutbound } from '../../src/delivery/outbound.ts';
 import type { OutboundNotification } from '../../src/delivery/deliver.ts';
 import { createFcmTransport } from '../../src/delivery/fcm/sender.ts';
 import { DONE, QueueSignal, runQueueWorker } from '../../src/roles/queue-worker.ts';
-import { DELIVERY_CONCURRENCY, INBOUND_BATCH_SIZE } from '../../src/roles/roles.ts';
+import { DELIVERY_CONCURRENCY, INBOUND_BATCH_SIZE, INBOUND_CONCURRENCY } from '../../src/roles/roles.ts';
 import { startRedisServer } from '../../test/support/redis-server.ts';
 import { printProfile, profile } from '../support/cpu-profile.ts';
 
@@ -158,7 +158,7 @@ async function runOne(label: string, store: StorePort, prepared: Prepared, dir: 
     handleContent: (envelope: InboundEnvelope) => handleContentEvent(contentDeps, envelope).then(() => undefined),
   };
   const common = { store, leaseMs: 60_000, maxAttempts: 10, pollMs: 20, signal, wake, logger, metrics };
-  const engine = runQueueWorker<InboundEnvelope>({ ...common, queue: 'inbound', concurrency: 1, batchSize: INBOUND_BATCH_SIZE, handle: async (item) => (await routeInbound(routerDeps, item.payload), DONE) });
+  const engine = runQueueWorker<InboundEnvelope>({ ...common, queue: 'inbound', concurrency: INBOUND_CONCURRENCY, orderingKey: (item) => item.payload.event.pubkey, batchSize: INBOUND_BATCH_SIZE, handle: async (item) => (await routeInbound(routerDeps, item.payload), DONE) });
   const outbound = { store, transports: [transport], videoRecordTtlSecs: 3600, maxEventAgeSecs: 3600, logger, metrics };
   const delivery = runQueueWorker<OutboundNotification>({ ...common, queue: 'outbound', concurrency: DELIVERY_CONCURRENCY, batchSize: DELIVERY_CONCURRENCY, handle: (item) => handleOutbound(outbound, item, signal) });
 

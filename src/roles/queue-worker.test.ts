@@ -70,3 +70,39 @@ describe('queue worker', () => {
     assert.equal(peak, 4);
   });
 });
+
+describe('ordering lanes', () => {
+  test('partitionInOrder keeps each key in order and separates keys', async () => {
+    const { partitionInOrder } = await import('./queue-worker.ts');
+    assert.deepEqual(partitionInOrder(['a1', 'b1', 'a2', 'c1', 'b2'], (s) => s[0] as string), [['a1', 'a2'], ['b1', 'b2'], ['c1']]);
+  });
+
+  test('items of one key are handled one after another, others side by side', async () => {
+    const clock = new ManualClock();
+    const store = await openSqliteStore({ path: ':memory:', clock });
+    const controller = new AbortController();
+    const log: string[] = [];
+    let inFlight = 0;
+    let peak = 0;
+    const running = runQueueWorker<{ author: string; n: number }>({
+      store, queue: 'inbound', leaseMs: 60_000, maxAttempts: 3, batchSize: 50, concurrency: 4, pollMs: 5,
+      signal: controller.signal, wake: new QueueSignal(), logger: createLogger({ level: 'silent' }), metrics: new Metrics(),
+      orderingKey: (item) => item.payload.author,
+      handle: async (item) => {
+        peak = Math.max(peak, ++inFlight);
+        await new Promise((r) => setTimeout(r, 2));
+        log.push(`${item.payload.author}${item.payload.n}`);
+        inFlight--;
+        return DONE;
+      },
+    });
+    for (let n = 0; n < 5; n++) for (const author of ['a', 'b', 'c', 'd', 'e']) await store.enqueue('inbound', { id: `${author}${n}`, payload: { author, n }, availableAtMs: clock.nowMs() + n });
+    clock.advance(10);
+    await until(() => log.length === 25, 'all handled');
+    for (const author of ['a', 'b', 'c', 'd', 'e']) assert.deepEqual(log.filter((l) => l[0] === author), [0, 1, 2, 3, 4].map((n) => `${author}${n}`));
+    assert.ok(peak > 1 && peak <= 4, `peak ${peak}`);
+    controller.abort();
+    await running;
+    await store.close();
+  });
+});

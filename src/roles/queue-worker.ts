@@ -64,8 +64,13 @@ export interface QueueWorkerOptions<T> {
   maxAttempts: number;
   /** Items leased per round trip. */
   batchSize: number;
-  /** Items handled at once; 1 keeps the handler sequential (the engine relies on that). */
+  /** Items handled at once. */
   concurrency: number;
+  /**
+   * Items with the same key are handled one after another, in lease order; items with different
+   * keys run concurrently up to `concurrency`. Without it every item is independent.
+   */
+  orderingKey?: (item: LeasedItem<T>) => string;
   pollMs: number;
   signal: AbortSignal;
   wake: QueueSignal;
@@ -93,7 +98,14 @@ export async function runQueueWorker<T>(options: QueueWorkerOptions<T>): Promise
       continue;
     }
     options.prepare?.(items);
-    await forEachLimited(items, options.concurrency, (item) => settle(options, item));
+    const orderingKey = options.orderingKey;
+    if (orderingKey) {
+      await forEachLimited(partitionInOrder(items, orderingKey), options.concurrency, async (lane) => {
+        for (const item of lane) await settle(options, item);
+      });
+    } else {
+      await forEachLimited(items, options.concurrency, (item) => settle(options, item));
+    }
   }
 }
 
@@ -119,6 +131,18 @@ async function settle<T>(options: QueueWorkerOptions<T>, item: LeasedItem<T>): P
     // The lease will expire and return the item: at-least-once, never lost.
     logger.error({ queue, id: item.id, err: (err as Error).message }, 'could not settle queue item; its lease will expire');
   }
+}
+
+/** Split `items` into lanes by key, each lane in the original order. */
+export function partitionInOrder<T>(items: readonly T[], key: (item: T) => string): T[][] {
+  const lanes = new Map<string, T[]>();
+  for (const item of items) {
+    const k = key(item);
+    const lane = lanes.get(k);
+    if (lane) lane.push(item);
+    else lanes.set(k, [item]);
+  }
+  return [...lanes.values()];
 }
 
 /**

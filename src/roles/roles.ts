@@ -44,6 +44,8 @@ export const TASK_QUEUE_GAUGES = 'queue_gauges';
  * prefetched on worker threads, so a larger batch keeps the workers ahead of the handler.
  */
 export const INBOUND_BATCH_SIZE = 256;
+/** Inbound events of distinct authors handled at once (each author's events stay in order). */
+export const INBOUND_CONCURRENCY = 16;
 /** Deliveries in flight per delivery process; each FCM batch runs its tokens over HTTP/2 streams. */
 export const DELIVERY_CONCURRENCY = 64;
 /** How often the janitor exports queue sizes as gauges. */
@@ -131,8 +133,11 @@ function startEngine(ctx: RoleContext): void {
     runQueueWorker<InboundEnvelope>({
       ...workerOptions(ctx, signal, log),
       queue: 'inbound',
-      // One sequential consumer per replica: the control and video-record rules rely on it.
-      concurrency: 1,
+      // divine's handler is one sequential loop, and its control, video-record and bell rules
+      // rely on events of one author being handled in order. Events of different authors touch
+      // disjoint state or atomic store operations, so they run side by side.
+      concurrency: INBOUND_CONCURRENCY,
+      orderingKey: (item) => item.payload.event.pubkey,
       batchSize: INBOUND_BATCH_SIZE,
       prepare: (items) => prefetchInbound(deps, items.map((i) => i.payload)),
       handle: async (item) => {
