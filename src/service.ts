@@ -19,6 +19,8 @@ import { CryptoWorkerPool } from './nostr/crypto-worker-pool.ts';
 import { CONVERSATION_KEY_CACHE_ENTRIES } from './engine/nip44-decryptor.ts';
 import { createTransports } from './delivery/transports.ts';
 import { directMessageRoutes } from './api/direct-message.ts';
+import { createNtfyServer } from './ntfy/index.ts';
+import type { Server } from 'node:http';
 
 /** How long a graceful stop waits for tasks before giving up on them. */
 export const SHUTDOWN_GRACE_MS = 10_000;
@@ -68,19 +70,25 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       : null;
   await cryptoPool?.ready;
 
-  const needsTransports = config.roles.includes('delivery') || config.roles.includes('api');
-  const transports = needsTransports ? createTransports(config, logger, metrics) : [];
-  const roles = await startRoles({ config, key, store, metrics, supervisor, wake, verifier, cryptoPool, transports, logger });
+  // The scheduler's new-post fan-out sends its pages itself, so it needs the transports too.
+  const needsTransports = config.roles.includes('delivery') || config.roles.includes('api') || config.roles.includes('scheduler');
+  const transports = needsTransports ? createTransports(config, logger, metrics, store) : [];
+  // ntfy: publishing is part of the api role, subscriptions of the pusher role; either serves HTTP.
+  const servesHttp = config.roles.includes('api') || config.roles.includes('pusher');
+  const ntfy = servesHttp
+    ? createNtfyServer({ store, config: config.ntfy, logger, metrics, publish: config.roles.includes('api'), subscribe: config.roles.includes('pusher') })
+    : null;
+  const roles = await startRoles({ config, key, store, metrics, supervisor, wake, verifier, cryptoPool, transports, logger, ntfyHub: ntfy?.hub ?? null });
 
   let server: ServerType | null = null;
   let httpAddress: AddressInfo | null = null;
-  if (config.roles.includes('api')) {
+  if (servesHttp) {
     const app = createApiApp({
       health: { pubkey: () => key.pubkey, criticalFlags: () => supervisor.criticalFlags() },
       metrics,
       logger,
     });
-    app.route(
+    if (config.roles.includes('api')) app.route(
       '/',
       directMessageRoutes({
         internalApiToken: config.server.internal_api_token,
@@ -93,6 +101,8 @@ export async function startService(config: Config, overrides: ServiceOverrides =
         logger: logger.child({ route: 'direct-message' }),
       }),
     );
+    // Last: ntfy's single-segment routes (`/{topic}`) must not shadow the service's own paths.
+    if (ntfy) app.route('/', ntfy.routes);
     const listen = parseListenAddr(config.server.listen_addr);
     if (!listen) throw new Error(`server.listen_addr "${config.server.listen_addr}" is not host:port`);
     httpAddress = await new Promise<AddressInfo>((resolve, reject) => {
@@ -100,6 +110,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       s.once('error', reject);
       server = s;
     });
+    ntfy?.attach(server as unknown as Server);
     logger.info({ address: `${httpAddress.address}:${httpAddress.port}` }, 'http listening');
   }
 
@@ -109,6 +120,8 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       supervisor.shutdown();
       await roles.stop();
       await supervisor.join(SHUTDOWN_GRACE_MS);
+      // Open subscription streams would hold server.close() forever.
+      ntfy?.close();
       if (server) await new Promise<void>((resolve) => (server as ServerType).close(() => resolve()));
       await Promise.allSettled(transports.map((t) => t.close()));
       await cryptoPool?.close();

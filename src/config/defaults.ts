@@ -93,6 +93,25 @@ export interface Config {
     /** `http://` means HTTP/2 without TLS (h2c), for loopback fakes. */
     api_base_url: string;
   };
+  webpush: {
+    /** VAPID private key, base64url (32 bytes). Unset: a key pair is generated on first start and kept in `data_dir`. */
+    vapid_private_key: string;
+    /** VAPID public key, base64url (65 bytes); optional, checked against the private key. */
+    vapid_public_key: string;
+    /** VAPID `sub` contact (`mailto:` or `https:`); Apple's push service refuses JWTs without one. */
+    vapid_subject: string;
+    /** RFC 8030 TTL of each push: how long a push service keeps it for an offline device. */
+    ttl_secs: number;
+    /** Bound of one push request, connect to answer. */
+    request_timeout_secs: number;
+    /** Subscriptions of one notification sent at once. */
+    batch_concurrency: number;
+    /**
+     * Allow endpoints on loopback, private and other non-public addresses. Off, they are refused
+     * (SSRF); tests and a push service on the local network turn it on.
+     */
+    allow_private_endpoints: boolean;
+  };
   engine: {
     /**
      * Worker threads that decrypt control events (NIP-44 ECDH dominates a registration); 0
@@ -108,10 +127,60 @@ export interface Config {
     /** Idle poll of the queue consumers when nothing woke them. */
     poll_millis: number;
   };
+  /** The built-in ntfy-compatible UnifiedPush server (`src/ntfy/`). */
+  ntfy: NtfyConfig;
   log: {
     level: string;
   };
 }
+
+/**
+ * The built-in ntfy server. Names follow ntfy's own settings where it has them
+ * (`cache-duration`, `keepalive-interval`, `visitor-request-limit-burst`, …).
+ */
+export interface NtfyConfig {
+  /**
+   * Public base URL of this server (`https://push.example.com`), as the ntfy app is configured
+   * with. UnifiedPush endpoints under it are delivered by appending to the topic in the store,
+   * without an HTTP hop. Unset: no endpoint is recognised as local.
+   */
+  base_url: string;
+  /** How long messages are kept and replayed (ntfy's `cache-duration`): `12h`, `30m`, `1h30m`, `45s`, or whole seconds. */
+  cache_duration: string;
+  /** Largest body accepted; a larger one gets 413 (RFC 8030 §7.2 forbids 413 at 4096 bytes or less). */
+  message_size_limit_bytes: number;
+  /** Interval of keepalive events on HTTP streams and of pings on WebSockets (the Android app times out after 77 s of silence). */
+  keepalive_interval_secs: number;
+  /** A WebSocket silent this long (no pong, no frame) is dropped. */
+  websocket_timeout_secs: number;
+  /** Every live subscription is re-read at least this often, wake-up or not: a missed wake-up costs at most this much latency. */
+  safety_redrain_secs: number;
+  /** How often the janitor deletes expired messages. */
+  expiry_interval_secs: number;
+  /** Requests (publish and subscribe) a visitor may make in a burst. */
+  visitor_request_burst: number;
+  /** One request is given back to a visitor's burst every this many seconds. */
+  visitor_request_replenish_secs: number;
+  /** Concurrent subscriptions (streams and WebSockets) per visitor. */
+  visitor_subscription_limit: number;
+  /** Addresses or CIDR ranges exempt from every visitor limit (for loopback load tests, trusted gateways). */
+  visitor_exempt_hosts: string[];
+  /** Take the visitor's address from `X-Forwarded-For` (set only behind a reverse proxy you run). */
+  behind_proxy: boolean;
+  /** Access without a token, and of a token for topics none of its entries match: `read-write`, `read-only`, `write-only` or `deny-all`. */
+  auth_default_access: string;
+  /**
+   * Access tokens, each `<token>:<access>:<topic pattern>` (`*` matches any characters; access
+   * `rw`, `ro`, `wo` or `deny`); a token may have several entries, the first match wins. Sent as
+   * `Authorization: Bearer <token>`, as the password of `Basic` (any user name), or as `?auth=`.
+   */
+  auth_tokens: string[];
+}
+
+/** ntfy's default `cache-duration`. */
+export const DEFAULT_NTFY_CACHE_DURATION = '12h';
+/** The UnifiedPush (AND_3) and RFC 8030 message size: 4096 bytes must always be accepted. */
+export const NTFY_MESSAGE_SIZE_LIMIT_BYTES = 4096;
 
 const DAY_SECS = 86_400;
 
@@ -174,9 +243,40 @@ export function defaultConfig(): Config {
     },
     cleanup: { enabled: true, interval_secs: DAY_SECS, token_max_age_days: 90 },
     firebase: { project_id: 'openvine-co', credentials_path: '', api_base_url: 'https://fcm.googleapis.com' },
+    webpush: {
+      vapid_private_key: '',
+      vapid_public_key: '',
+      vapid_subject: '',
+      // A day: a like or a comment pushed later than that is stale news.
+      ttl_secs: DAY_SECS,
+      request_timeout_secs: 30,
+      batch_concurrency: 50,
+      allow_private_endpoints: false,
+    },
     // One thread beside the main one uses both cores of a small machine; raise it on bigger ones.
     engine: { crypto_workers: 1 },
     queue: { lease_secs: 60, max_attempts: 10, poll_millis: 250 },
+    ntfy: {
+      base_url: '',
+      cache_duration: DEFAULT_NTFY_CACHE_DURATION,
+      message_size_limit_bytes: NTFY_MESSAGE_SIZE_LIMIT_BYTES,
+      // ntfy's 45 s: not too often, to save phones' batteries, well inside the app's 77 s read timeout.
+      keepalive_interval_secs: 45,
+      // ntfy's read deadline: the keepalive interval plus 15 s.
+      websocket_timeout_secs: 60,
+      safety_redrain_secs: 30,
+      // ntfy's manager prunes its cache every minute.
+      expiry_interval_secs: 60,
+      // ntfy's visitor defaults: a burst of 60, one back every 5 s, 30 connections.
+      visitor_request_burst: 60,
+      visitor_request_replenish_secs: 5,
+      visitor_subscription_limit: 30,
+      visitor_exempt_hosts: [],
+      behind_proxy: false,
+      // Like ntfy without an auth file: every topic open to everyone.
+      auth_default_access: 'read-write',
+      auth_tokens: [],
+    },
     log: { level: 'info' },
   };
 }

@@ -1,4 +1,5 @@
 import type { Config } from './defaults.ts';
+import { ntfyConfigProblems } from '../ntfy/config.ts';
 
 type NumericPath = { [S in keyof Config]: Config[S] extends object ? `${S & string}.${string}` : never }[keyof Config];
 
@@ -35,6 +36,14 @@ export const POSITIVE_FIELDS: ReadonlyArray<readonly [NumericPath, string]> = [
   ['queue.lease_secs', 'every queue item would be re-leased while it is worked on'],
   ['queue.max_attempts', 'every queue item would be dead-lettered before its first attempt'],
   ['queue.poll_millis', 'queue consumers would spin'],
+  ['webpush.request_timeout_secs', 'every Web Push request would time out at once'],
+  ['webpush.batch_concurrency', 'no Web Push subscription would ever be sent to'],
+  ['ntfy.message_size_limit_bytes', 'every ntfy publish would be refused as too large'],
+  ['ntfy.keepalive_interval_secs', 'ntfy streams would send keepalives in a tight loop'],
+  ['ntfy.websocket_timeout_secs', 'every ntfy WebSocket would be dropped at once'],
+  ['ntfy.safety_redrain_secs', 'the ntfy pusher would re-read every subscription in a tight loop'],
+  ['ntfy.expiry_interval_secs', 'the ntfy janitor would spin'],
+  ['ntfy.visitor_request_replenish_secs', 'ntfy visitors would get their requests back instantly'],
 ];
 
 const HEX64 = /^[0-9a-f]{64}$/;
@@ -103,8 +112,15 @@ export function validateConfig(config: Config, explicitKeys: ReadonlySet<string>
     problems.push('store.url: sqlite: needs a path (or :memory:)');
   }
   if (!/^https?:\/\/[^\s/]+/.test(config.firebase.api_base_url)) problems.push('firebase.api_base_url must be an http:// or https:// URL');
+  const webpush = config.webpush;
+  if (webpush.ttl_secs < 0 || !Number.isInteger(webpush.ttl_secs)) problems.push('webpush.ttl_secs must be a whole number of seconds, 0 or more');
+  if (webpush.vapid_subject !== '' && !/^(mailto:|https:\/\/)\S+$/.test(webpush.vapid_subject)) {
+    problems.push('webpush.vapid_subject must be a mailto: or https:// contact (RFC 8292 §2.1)');
+  }
+  if (webpush.vapid_public_key !== '' && webpush.vapid_private_key === '') problems.push('webpush.vapid_public_key is set without webpush.vapid_private_key');
   for (const kind of [...config.notification.event_kinds, ...config.notification.default_preferences.kinds]) {
     if (kind < 0 || kind > 65535) problems.push(`notification kinds: ${kind} is not a Nostr kind`);
   }
+  problems.push(...ntfyConfigProblems(config.ntfy));
   return problems;
 }

@@ -19,6 +19,11 @@ export interface OutboundNotification {
   eventCreatedAt: number;
   /** A kind 34236 trigger: the coordinate records a delivered push writes. */
   video?: { owner: string; dTag: string; recordTypes: string[] };
+  /**
+   * A bell (`newPost`): the rate window a delivered push opens for (subscriber, creator). Opened
+   * only after a success, so a failed send never uses up the subscriber's window.
+   */
+  rateWindow?: { subscriber: string; creator: string; ttlSecs: number };
 }
 
 /** What became of one delivery, over every device of the recipient. */
@@ -40,6 +45,64 @@ export interface DeliveryDeps {
 }
 
 /**
+ * Send `message` to `devices`, each group through the transport that serves it, all groups at
+ * once. One outcome per token; never throws (a device no transport serves is an `initialization`
+ * failure).
+ */
+export async function sendToDevices(transports: readonly PushTransport[], devices: readonly DeviceRegistration[], message: PushMessage, signal?: AbortSignal): Promise<Map<string, SendOutcome>> {
+  const outcomes = new Map<string, SendOutcome>();
+  const byTransport = new Map<PushTransport, DeviceRegistration[]>();
+  for (const device of devices) {
+    const transport = transports.find((t) => t.handles(device));
+    if (!transport) outcomes.set(device.token, { ok: false, error: { kind: 'initialization', message: `no ${device.transport} transport is configured` } });
+    else byTransport.set(transport, [...(byTransport.get(transport) ?? []), device]);
+  }
+  await Promise.all(
+    [...byTransport].map(async ([transport, group]) => {
+      const results = await transport.sendBatch(group, message, signal);
+      for (const device of group) {
+        outcomes.set(device.token, results.get(device.token) ?? { ok: false, error: { kind: 'internal_response', message: 'transport returned no outcome' } });
+      }
+    }),
+  );
+  return outcomes;
+}
+
+/** What the device outcomes of one notification amount to (reference §4.5 steps 10 and 12). */
+export interface DeviceOutcomes {
+  /** Tokens that took the push. */
+  delivered: string[];
+  /** Tokens the provider no longer knows (the only answer that prunes a token). */
+  dead: string[];
+  failed: number;
+  /** Set only when nothing was delivered and some device failed retryably: the longest Retry-After asked. */
+  retryAfterSecs: number | null;
+}
+
+/** Classify per-token outcomes; plain failures (neither dead nor retryable) are logged at warn. */
+export function classifyOutcomes(outcomes: ReadonlyMap<string, SendOutcome>, log: Logger): DeviceOutcomes {
+  const delivered: string[] = [];
+  const dead: string[] = [];
+  let failed = 0;
+  let retryable = false;
+  let retryAfterSecs: number | null = null;
+  for (const [token, outcome] of outcomes) {
+    if (outcome.ok) {
+      delivered.push(token);
+      continue;
+    }
+    failed++;
+    if (outcome.error.kind === 'token_not_registered') dead.push(token);
+    else if (outcome.error.kind === 'retryable_internal') {
+      retryable = true;
+      retryAfterSecs = Math.max(retryAfterSecs ?? 0, outcome.error.retryAfterSecs ?? 1);
+    } else log.warn({ token: redact(token), kind: outcome.error.kind, err: outcome.error.message }, 'push failed');
+  }
+  if (delivered.length > 0 || !retryable) retryAfterSecs = null;
+  return { delivered, dead, failed, retryAfterSecs };
+}
+
+/**
  * Send one notification to every device of its recipient and record the outcome (reference §4.5
  * steps 9–12): delivered tokens get their activity refreshed, a video trigger writes its
  * coordinate records, dead tokens are pruned (only on a dead-token answer). Bookkeeping failures
@@ -52,43 +115,11 @@ export async function deliverNotification(deps: DeliveryDeps, notification: Outb
   const report: DeliveryReport = { devices: devices.length, delivered: 0, failed: 0, pruned: 0, retryAfterSecs: null };
   if (devices.length === 0) return report;
 
-  const outcomes = new Map<string, SendOutcome>();
-  const unserved: DeviceRegistration[] = [];
-  const byTransport = new Map<PushTransport, DeviceRegistration[]>();
-  for (const device of devices) {
-    const transport = deps.transports.find((t) => t.handles(device));
-    if (!transport) unserved.push(device);
-    else byTransport.set(transport, [...(byTransport.get(transport) ?? []), device]);
-  }
-  for (const device of unserved) {
-    outcomes.set(device.token, { ok: false, error: { kind: 'initialization', message: `no ${device.transport} transport is configured` } });
-  }
-  await Promise.all(
-    [...byTransport].map(async ([transport, group]) => {
-      const results = await transport.sendBatch(group, notification.message, signal);
-      for (const device of group) {
-        outcomes.set(device.token, results.get(device.token) ?? { ok: false, error: { kind: 'internal_response', message: 'transport returned no outcome' } });
-      }
-    }),
-  );
-
-  const delivered: string[] = [];
-  const dead: string[] = [];
-  let retryable = false;
-  for (const [token, outcome] of outcomes) {
-    if (outcome.ok) {
-      delivered.push(token);
-      continue;
-    }
-    report.failed++;
-    if (outcome.error.kind === 'token_not_registered') dead.push(token);
-    else if (outcome.error.kind === 'retryable_internal') {
-      retryable = true;
-      report.retryAfterSecs = Math.max(report.retryAfterSecs ?? 0, outcome.error.retryAfterSecs ?? 1);
-    } else log.warn({ token: redact(token), kind: outcome.error.kind, err: outcome.error.message }, 'push failed');
-  }
+  const outcomes = await sendToDevices(deps.transports, devices, notification.message, signal);
+  const { delivered, dead, failed, retryAfterSecs } = classifyOutcomes(outcomes, log);
   report.delivered = delivered.length;
-  if (report.delivered > 0 || !retryable) report.retryAfterSecs = null;
+  report.failed = failed;
+  report.retryAfterSecs = retryAfterSecs;
 
   await bookkeeping(deps, notification, delivered, dead, report, log);
   return report;
@@ -104,6 +135,10 @@ async function bookkeeping(deps: DeliveryDeps, n: OutboundNotification, delivere
     }
   };
   await step('refresh token activity', () => store.refreshTokenActivity(delivered));
+  if (delivered.length > 0 && n.rateWindow) {
+    const window = n.rateWindow;
+    await step('bell rate window', () => store.openNewPostRateWindow(window.subscriber, window.creator, window.ttlSecs));
+  }
   if (delivered.length > 0 && n.video) {
     const video = n.video;
     await step('video records', () => store.writeVideoRecords({ owner: video.owner, dTag: video.dTag, recipient: n.recipient }, video.recordTypes, deps.videoRecordTtlSecs));

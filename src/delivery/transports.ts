@@ -1,14 +1,19 @@
 import type { Config } from '../config/defaults.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
+import type { StorePort } from '../store/port.ts';
 import type { PushTransport } from './types.ts';
 import { createFcmTransport } from './fcm/sender.ts';
+import { createWebPushTransport } from './webpush/index.ts';
+import { ntfySettings } from '../ntfy/config.ts';
 
 /**
  * The transports the configuration enables. A provider without credentials is off, and the
- * service says so loudly at start: devices on it are kept, but nothing reaches them.
+ * service says so loudly at start: devices on it are kept, but nothing reaches them. Web Push /
+ * UnifiedPush needs no credentials (its VAPID key is generated) and is always on; `store` carries
+ * its pushes to endpoints on our own ntfy topics.
  */
-export function createTransports(config: Config, logger: Logger, metrics: Metrics): PushTransport[] {
+export function createTransports(config: Config, logger: Logger, metrics: Metrics, store: StorePort): PushTransport[] {
   const transports: PushTransport[] = [];
   const fcm = createFcmTransport({
     projectId: config.firebase.project_id,
@@ -23,5 +28,14 @@ export function createTransports(config: Config, logger: Logger, metrics: Metric
   } else {
     logger.warn('FCM is off: set firebase.credentials_path (NOSTR_PUSH__FIREBASE__CREDENTIALS_PATH) to a service-account JSON');
   }
+  transports.push(
+    createWebPushTransport({
+      config,
+      localNtfy: ntfySettings(config.ntfy),
+      store,
+      logger: logger.child({ transport: 'webpush' }),
+      metrics,
+    }),
+  );
   return transports;
 }

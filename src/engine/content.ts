@@ -11,6 +11,8 @@ import { LazyEventCopy } from './event-copy.ts';
 import { buildSocialPayload, type SocialNotificationType } from './payload.ts';
 import type { ProfileResolver } from './profiles.ts';
 import type { InboundEnvelope } from './router.ts';
+import type { CoalesceIngester } from './coalesce/ingest.ts';
+import { bellDelivery, bellRateLimited, watchesAuthor } from './bells/rules.ts';
 
 /** The preference category (kind 3083 `kinds`) that enables each notification type. */
 export const PREFERENCE_CATEGORY: Readonly<Record<NotificationType, number>> = {
@@ -31,7 +33,7 @@ export function satisfiedVideoRecords(type: NotificationType): string[] {
 }
 
 /** Why a recipient got nothing; also the `outcome` label of `push_content_recipients_total`. */
-export type GateOutcome = 'not_allowlisted' | 'no_tokens' | 'preference_disabled' | 'already_notified' | 'video_without_d' | 'claimed' | 'queued';
+export type GateOutcome = 'not_allowlisted' | 'no_tokens' | 'preference_disabled' | 'already_notified' | 'video_without_d' | 'rate_limited' | 'claimed' | 'buffered' | 'queued';
 
 export interface ContentDeps {
   store: StorePort;
@@ -46,6 +48,14 @@ export interface ContentDeps {
   metrics: Metrics;
   /** Hand a claimed notification to the delivery stage (the outbound queue). */
   enqueueOutbound: (notification: OutboundNotification) => Promise<void>;
+  /** Bell rules for the fallback of a muted video mention to `newPost`; absent turns the fallback off. */
+  bells?: { rateLimitSecs: number; videoRecordTtlSecs: number };
+  /**
+   * Like/repost coalescing, decided after the claim is held: an immediate push gets the group's
+   * collapse key, a buffered one ends here (`buffered`, the claim kept) and is sent by the
+   * scheduler's summary flush. Absent, every like and repost is sent at once.
+   */
+  coalesce?: CoalesceIngester;
 }
 
 /** Whether the user's preferences (or the defaults) enable `type`. */
@@ -62,10 +72,16 @@ async function passGates(deps: ContentDeps, event: NostrEvent, recipient: Conten
   const { store } = deps;
   if (deps.allowedPubkeys.size > 0 && !deps.allowedPubkeys.has(recipient.pubkey)) return 'not_allowlisted';
   if ((await store.listDevices(recipient.pubkey)).length === 0) return 'no_tokens';
-  if (!(await typeEnabled(store, deps.defaultPreferenceKinds, recipient.pubkey, recipient.type))) return 'preference_disabled';
+  if (!(await typeEnabled(store, deps.defaultPreferenceKinds, recipient.pubkey, recipient.type))) {
+    if (!(await bellFallbackApplies(deps, event, recipient))) return 'preference_disabled';
+    // The bell fallback (reference §4.5 step 3): from here on the recipient is a bell, with the
+    // bell's coordinate record, rate limit, copy and payload type.
+    recipient.type = 'newPost';
+  }
   if (video) {
     if (video.dTag === '') return 'video_without_d';
     if (await store.hasVideoRecord({ type: recipient.type, owner: video.owner, dTag: video.dTag, recipient: recipient.pubkey })) return 'already_notified';
+    if (recipient.type === 'newPost' && deps.bells && (await bellRateLimited(store, video, recipient.pubkey, deps.bells.videoRecordTtlSecs, deps.logger))) return 'rate_limited';
   }
   return (await store.claimRecipientDelivery(event.id, recipient.pubkey, deps.processedEventTtlSecs)) ?? 'claimed';
 }
@@ -73,6 +89,13 @@ async function passGates(deps: ContentDeps, event: NostrEvent, recipient: Conten
 interface VideoTarget {
   owner: string;
   dTag: string;
+}
+
+/** A muted mention on a video goes out as a bell when bells are on and the recipient watches the author. */
+async function bellFallbackApplies(deps: ContentDeps, event: NostrEvent, recipient: ContentRecipient): Promise<boolean> {
+  if (!deps.bells || event.kind !== VIDEO || recipient.type !== 'mention') return false;
+  if (!(await typeEnabled(deps.store, deps.defaultPreferenceKinds, recipient.pubkey, 'newPost'))) return false;
+  return watchesAuthor(deps.store, event.pubkey, recipient.pubkey, deps.logger);
 }
 
 /**
@@ -117,6 +140,8 @@ async function deliverToRecipient(deps: ContentDeps, event: NostrEvent, recipien
   if (typeof gate === 'string') return gate;
   const claim = gate;
   try {
+    const coalesced = deps.coalesce ? await deps.coalesce.decide(event, recipient.pubkey, recipient.type) : null;
+    if (coalesced?.kind === 'buffered') return 'buffered';
     const text = await copy.copyFor(recipient.type);
     const message = buildSocialPayload({
       type: recipient.type as SocialNotificationType,
@@ -124,9 +149,11 @@ async function deliverToRecipient(deps: ContentDeps, event: NostrEvent, recipien
       recipient: recipient.pubkey,
       senderName: text.senderName,
       copy: { title: text.title, body: text.body },
+      ...(coalesced?.kind === 'immediate' ? { collapseKey: coalesced.collapseKey } : {}),
     });
     const notification: OutboundNotification = { eventId: event.id, recipient: recipient.pubkey, type: recipient.type, message, claim, eventCreatedAt: event.created_at };
     if (video) notification.video = { ...video, recordTypes: satisfiedVideoRecords(recipient.type) };
+    if (video && recipient.type === 'newPost' && deps.bells) Object.assign(notification, bellDelivery(video, recipient.pubkey, deps.bells.rateLimitSecs));
     await deps.enqueueOutbound(notification);
     return 'queued';
   } catch (err) {

@@ -156,6 +156,124 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  // ---- Web Push / UnifiedPush delivery ----
+  readonly webpushSendsAttempted = new Counter({
+    name: 'push_webpush_sends_attempted_total',
+    help: 'Web Push / UnifiedPush sends attempted, one per subscription, by route (http|local ntfy topic)',
+    labelNames: ['route'] as const,
+    registers: [this.registry],
+  });
+  readonly webpushSendsSucceeded = new Counter({
+    name: 'push_webpush_sends_succeeded_total',
+    help: 'Web Push / UnifiedPush sends accepted (2xx, or appended to a local ntfy topic), by route',
+    labelNames: ['route'] as const,
+    registers: [this.registry],
+  });
+  readonly webpushSendsFailed = new Counter({
+    name: 'push_webpush_sends_failed_total',
+    help: 'Web Push / UnifiedPush sends that failed, by route and DeliveryErrorKind',
+    labelNames: ['route', 'reason'] as const,
+    registers: [this.registry],
+  });
+
+  // ---- new-post bells (issue 5) ----
+  readonly newPostFanoutRetries = new Counter({
+    name: 'push_new_post_fanout_retries_total',
+    help: 'New-post fan-out page retries: reason delivery|watcher_page_read|lifetime|worker_error, outcome scheduled|exhausted|expired|preserved',
+    labelNames: ['reason', 'outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly newPostFanoutPages = new Counter({
+    name: 'push_new_post_fanout_pages_total',
+    help: 'New-post fan-out pages finished, by outcome (completed, retried, released, discarded)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly notifyLists = new Counter({
+    name: 'push_notify_lists_total',
+    help: 'Notify lists (kind 30000 d=notify) by outcome (applied, stale)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
+  // ---- like/repost coalescing (issue 4) ----
+  readonly coalescedSends = new Counter({
+    name: 'push_coalesced_sends_total',
+    help: 'Coalesced like/repost summaries delivered to at least one device, by type',
+    labelNames: ['type'] as const,
+    registers: [this.registry],
+  });
+  readonly coalesceOldestDueAge = new Gauge({
+    name: 'push_coalesce_oldest_due_age_seconds',
+    help: 'How long the earliest due coalescing group has waited past its deadline (0 when none)',
+    registers: [this.registry],
+  });
+  readonly throttledRecipients = new Counter({
+    name: 'push_throttled_recipients_total',
+    help: 'Would-be immediate likes/reposts buffered because the recipient budget (token bucket or daily cap) was spent',
+    labelNames: ['type'] as const,
+    registers: [this.registry],
+  });
+  readonly coalesceSkipped = new Counter({
+    name: 'push_coalesce_skipped_total',
+    help: 'Coalescing groups dropped without a summary, by reason',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+  readonly coalesceDeferred = new Counter({
+    name: 'push_coalesce_deferred_total',
+    help: 'Summary flushes put off because the recipient budget was spent, by reason',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+  readonly coalesceFlushFailures = new Counter({
+    name: 'push_coalesce_flush_failures_total',
+    help: 'Summary flushes that timed out or failed, by reason (timeout|error)',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+
+  // ---- ntfy server ----
+  readonly ntfyPublished = new Counter({
+    name: 'push_ntfy_messages_published_total',
+    help: 'Messages appended to ntfy topics, by mode (unifiedpush|plain|local for in-process appends)',
+    labelNames: ['mode'] as const,
+    registers: [this.registry],
+  });
+  readonly ntfyDelivered = new Counter({
+    name: 'push_ntfy_messages_delivered_total',
+    help: 'Message frames written to ntfy subscribers, by transport (json|sse|raw|ws)',
+    labelNames: ['transport'] as const,
+    registers: [this.registry],
+  });
+  readonly ntfySubscribers = new Gauge({
+    name: 'push_ntfy_subscribers',
+    help: 'Open ntfy subscriptions in this process, by transport',
+    labelNames: ['transport'] as const,
+    registers: [this.registry],
+  });
+  readonly ntfyRefused = new Counter({
+    name: 'push_ntfy_requests_refused_total',
+    help: 'ntfy requests answered with an error, by ntfy error code',
+    labelNames: ['code'] as const,
+    registers: [this.registry],
+  });
+  readonly ntfyExpired = new Counter({
+    name: 'push_ntfy_messages_expired_total',
+    help: 'Expired ntfy messages deleted by the janitor',
+    registers: [this.registry],
+  });
+  readonly ntfyDrainFailures = new Counter({
+    name: 'push_ntfy_drain_failures_total',
+    help: 'ntfy subscription re-reads that failed on a store error (retried)',
+    registers: [this.registry],
+  });
+  readonly ntfySlowSubscribersDropped = new Counter({
+    name: 'push_ntfy_slow_subscribers_dropped_total',
+    help: 'ntfy subscribers disconnected because they did not read their stream',
+    registers: [this.registry],
+  });
+
   constructor(options: { defaultMetrics?: boolean } = {}) {
     if (options.defaultMetrics) collectDefaultMetrics({ register: this.registry });
   }

@@ -8,11 +8,18 @@ import { CONTROL_KINDS } from '../nostr/kinds.ts';
 import { prefetchInbound, routeInbound, type InboundEnvelope, type RouterDeps } from '../engine/router.ts';
 import { createNip44ControlDecryptor } from '../engine/nip44-decryptor.ts';
 import { handleContentEvent } from '../engine/content.ts';
+import { runNewPostFanout } from '../engine/bells/fanout-worker.ts';
+import { handleNotifyList } from '../engine/bells/notify-list.ts';
+import { withNewPostFanout } from '../engine/bells/video.ts';
+import { TASK_NEW_POST_FANOUT, contentBellRules, newPostFanoutDeps, notifyListDeps, videoFanoutDeps } from '../engine/bells/wiring.ts';
 import { createProfileResolver } from '../engine/profiles.ts';
+import { coalesceFlushDeps, coalesceIngester } from '../engine/coalesce/wiring.ts';
+import { COALESCE_FLUSH_TASK, runCoalesceFlush } from '../engine/coalesce/worker.ts';
 import type { OutboundNotification } from '../delivery/deliver.ts';
 import { handleOutbound } from '../delivery/outbound.ts';
 import type { PushTransport } from '../delivery/types.ts';
 import { createListener } from '../listener/index.ts';
+import { runNtfyExpiry, type NtfyHub } from '../ntfy/index.ts';
 import { offThreadVerifier, type CryptoWorkerPool } from '../nostr/crypto-worker-pool.ts';
 import { DONE, runQueueWorker, type QueueSignal } from './queue-worker.ts';
 import { sleep, type Supervisor } from './supervisor.ts';
@@ -29,6 +36,8 @@ export interface RoleContext {
   cryptoPool: CryptoWorkerPool | null;
   /** The push transports, shared by the delivery role and the direct-message hook. */
   transports: PushTransport[];
+  /** The ntfy subscriptions the HTTP server feeds; the pusher role runs it. Null without that role. */
+  ntfyHub?: NtfyHub | null;
   logger: Logger;
 }
 
@@ -38,6 +47,9 @@ export const TASK_EVENT_HANDLER = 'event_handler';
 export const TASK_DELIVERY = 'delivery';
 export const TASK_TOKEN_CLEANUP = 'token_cleanup';
 export const TASK_QUEUE_GAUGES = 'queue_gauges';
+/** The ntfy pusher (critical: without it no subscriber hears anything). */
+export const TASK_NTFY_PUSHER = 'ntfy_pusher';
+export const TASK_NTFY_EXPIRY = 'ntfy_expiry';
 
 /**
  * Inbound events leased at once. The engine handles them one by one, but their decryption is
@@ -65,9 +77,20 @@ export async function startRoles(ctx: RoleContext): Promise<StartedRoles> {
   if (config.roles.includes('listener')) stoppers.push(startListener(ctx));
   if (config.roles.includes('scheduler')) {
     // scheduler tasks: coalesce flush (coalesce_flush), new-post fan-out (new_post_fanout)
+    const flushDeps = coalesceFlushDeps({ config, store: ctx.store, logger: ctx.logger, metrics: ctx.metrics, transports: ctx.transports, verifier: ctx.verifier });
+    ctx.supervisor.spawn(COALESCE_FLUSH_TASK, 'critical', (signal) => runCoalesceFlush(flushDeps, signal));
+    const fanoutDeps = newPostFanoutDeps({ config, store: ctx.store, logger: ctx.logger, metrics: ctx.metrics, transports: ctx.transports, verifier: ctx.verifier });
+    ctx.supervisor.spawn(TASK_NEW_POST_FANOUT, 'critical', (signal) => runNewPostFanout(fanoutDeps, signal));
   }
   if (config.roles.includes('pusher')) {
-    // pusher: ntfy subscriptions
+    // pusher: ntfy subscriptions (wake-ups and the safety re-drain; connections close with it)
+    const hub = ctx.ntfyHub;
+    if (hub) ctx.supervisor.spawn(TASK_NTFY_PUSHER, 'critical', (signal) => hub.run(signal));
+  }
+  if (config.roles.includes('janitor')) {
+    // janitor: ntfy message expiry
+    const intervalMs = config.ntfy.expiry_interval_secs * 1000;
+    ctx.supervisor.spawn(TASK_NTFY_EXPIRY, 'fatal', (signal) => runNtfyExpiry({ store: ctx.store, metrics: ctx.metrics, logger: ctx.logger, intervalMs }, signal));
   }
   if (config.roles.includes('janitor')) {
     ctx.supervisor.spawn(TASK_TOKEN_CLEANUP, 'tolerated', (signal) => runTokenCleanup(ctx, signal));
@@ -108,7 +131,9 @@ function startEngine(ctx: RoleContext): void {
     clock: store.clock,
     logger: log,
     metrics,
+    handleNotifyList: (event) => handleNotifyList(notifyListDeps({ config, store, logger: log, metrics }), event).then(() => undefined),
     handleContent: (envelope) =>
+      withNewPostFanout(videoFanoutDeps({ config, store, logger: log, metrics }), envelope, () =>
       handleContentEvent(
         {
           store,
@@ -124,9 +149,11 @@ function startEngine(ctx: RoleContext): void {
             await store.enqueue('outbound', { id: `${n.eventId}:${n.recipient}`, payload: n });
             ctx.wake.notify('outbound');
           },
+          bells: contentBellRules(config),
+          coalesce: coalesceIngester({ config, store, logger: log, metrics }),
         },
         envelope,
-      ).then(() => undefined),
+      )),
   };
   metrics.lastEventProcessed.set(Math.floor(store.clock.nowMs() / 1000));
   ctx.supervisor.spawn(TASK_EVENT_HANDLER, 'critical', (signal) =>

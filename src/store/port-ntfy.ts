@@ -2,5 +2,117 @@
  * Storage operations of the built-in UnifiedPush (ntfy-compatible) server: durable per-topic
  * message queues with globally ordered ids, read by cursor, expired by TTL.
  * Part of {@link StorePort}; implemented by both adapters; tested in `test/store/contract/ntfy.ts`.
+ *
+ * The model (seed 004): every publish is appended here before anything else happens, and the
+ * topic queues are the only source of truth. Subscribers are cursor-based, never acknowledged:
+ * a connection remembers the last position it was sent and asks for what follows it, so a
+ * reconnect with `since=<last id>` gets exactly what it missed, and nothing is cleared on send.
+ * Messages stay until their expiry, which readers honour at once and the janitor reclaims with
+ * {@link NtfyTopicStore.expireNtfyMessages}.
+ *
+ * Ids (see `ntfy-ids.ts`) are allocated by the store, atomically with the append, in commit
+ * order: a message committed after another always has a larger id, whatever process wrote it.
+ * That is what lets a reader resume "after id X" without ever missing a message committed later.
+ *
+ * Wake-ups ({@link NtfyTopicStore.onNtfyAppend}) are advisory: a listener may miss one (another
+ * process on the same SQLite file, a Redis pub/sub reconnect), so readers also re-read on a
+ * timer; a missed wake-up costs latency, never a message.
+ *
+ * @remarks Deliberately not part of this contract: subscriptions and connections (they live in
+ * the pusher process), topic name rules, size limits, wire formats (the ntfy layer checks and
+ * builds those), and per-message deletion.
  */
-export interface NtfyTopicStore {}
+
+/** What a publisher supplies; the store adds the id, the topic, the time and the expiry. */
+export interface NtfyMessageContent {
+  /** The message text, or the body in padded standard base64 when `encoding` is `base64`. */
+  message: string;
+  encoding?: 'base64';
+  title?: string;
+  /** 1 (min) … 5 (max); absent means the default, 3. */
+  priority?: number;
+  tags?: string[];
+  click?: string;
+  icon?: string;
+  /** `text/markdown` for Markdown messages; absent for plain text. */
+  contentType?: string;
+}
+
+/** A stored message. Optional fields never given are absent, never `undefined`. */
+export interface NtfyMessage extends NtfyMessageContent {
+  /** 12 characters of `[0-9A-Za-z]`, globally ordered (see `ntfy-ids.ts`). */
+  id: string;
+  topic: string;
+  /** Store-clock time of the append (ms); the ntfy `time` field is this in whole seconds. */
+  timeMs: number;
+  /** When the message stops being readable (ms). */
+  expiresMs: number;
+}
+
+/** The answer of {@link NtfyTopicStore.readNtfyMessages}. */
+export interface NtfyReadResult {
+  /** Unexpired messages of the requested topics after the cursor, in id order. */
+  messages: NtfyMessage[];
+  /**
+   * Where the next read should continue: every unexpired message of the requested topics with an
+   * id at or before it has been returned by this read or an earlier one of the same chain. When
+   * the read was {@link complete} it is the newest id allocated in the whole store at the time
+   * of the read (if that is past the cursor), so an idle subscriber's cursor keeps up with the
+   * store; otherwise it is the id of the last message returned. Null only while the store has
+   * never allocated an id and the cursor was null.
+   */
+  position: string | null;
+  /** False when `limit` cut the read short: read again from {@link position}. */
+  complete: boolean;
+}
+
+export interface NtfyTopicStore {
+  /**
+   * Append a message to `topic` durably, allocating its id (globally ordered, see the module
+   * comment) from the store clock, and return it as every reader will see it. Expires after
+   * `ttlMs` (a positive number of ms, counted from the allocated id's time). Then wakes
+   * {@link onNtfyAppend} listeners, advisorily. The topic is taken as given (the ntfy layer
+   * validates names).
+   */
+  appendNtfyMessage(topic: string, content: NtfyMessageContent, ttlMs: number): Promise<NtfyMessage>;
+
+  /**
+   * Unexpired messages of any of `topics` with an id greater than `afterId` (null: from the
+   * start), in id order, at most `limit` (a positive integer). `afterId` need not be a stored id:
+   * any 12-character id works as a position (`since=<time>` uses a synthetic one). `[]` topics
+   * read nothing. See {@link NtfyReadResult} for how to continue.
+   */
+  readNtfyMessages(topics: readonly string[], afterId: string | null, limit: number): Promise<NtfyReadResult>;
+
+  /**
+   * For each of `topics`, its newest unexpired message with an id at or before `upToId` (ntfy's
+   * `since=latest`); topics without one are left out. In id order.
+   */
+  latestNtfyMessages(topics: readonly string[], upToId: string): Promise<NtfyMessage[]>;
+
+  /** The newest id the store has allocated (for any topic), or null when it never allocated one. */
+  ntfyHeadId(): Promise<string | null>;
+
+  /**
+   * True when `id` is an unexpired message of any topic. This decides whether `since=<id>` is a
+   * cursor: like ntfy (its issue #336), an id of any topic resumes a subscription of others, and
+   * an id the store does not hold (expired, or from another server) replays everything.
+   */
+  hasNtfyMessage(id: string): Promise<boolean>;
+
+  /**
+   * Delete messages whose expiry is at or before now, at most about `limit` (a positive
+   * integer) per call; returns how many were deleted. Readers already skip expired messages, so
+   * this only reclaims space; call it until it returns less than `limit` to catch up a backlog.
+   * A message that expires before an older message of the same topic (a shorter TTL) may wait
+   * until that older one expires too.
+   */
+  expireNtfyMessages(limit: number): Promise<number>;
+
+  /**
+   * Call `listener(topic)` after messages are appended to `topic`: by this process at once, and
+   * (Redis) by any process sharing the store. Advisory: see the module comment. Returns the
+   * unsubscribe function. A throwing listener is logged and ignored.
+   */
+  onNtfyAppend(listener: (topic: string) => void): () => void;
+}

@@ -96,7 +96,11 @@ for (const adapter of ['sqlite', 'redis'] as const) {
       const m = message.body.message;
       assert.equal(message.headers.authorization?.startsWith('Bearer '), true);
       assert.equal((m as { notification?: unknown }).notification, undefined);
-      assert.deepEqual(m.android, { priority: 'high' });
+      // A like is coalesced: its immediate push carries the group's collapse key (32 hex) on both platforms.
+      const collapseKey = m.android?.collapse_key ?? '';
+      assert.match(collapseKey, /^[0-9a-f]{32}$/);
+      assert.deepEqual(m.android, { priority: 'high', collapse_key: collapseKey });
+      assert.equal(m.apns?.headers['apns-collapse-id'], collapseKey);
       assert.equal(m.apns?.headers['apns-push-type'], 'alert');
       assert.equal(m.apns?.headers['apns-priority'], '10');
       assert.equal((m.apns?.payload.aps as Record<string, unknown>)['content-available'], undefined);

@@ -2,9 +2,12 @@ import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, test } from 'node:test';
 import type { QueueName, StorePort } from '../../src/store/port.ts';
 import { ManualClock } from '../../src/util/clock.ts';
+import { bellContract } from './contract/bells.ts';
 import { claimContract } from './contract/claims.ts';
+import { coalesceContract } from './contract/coalesce.ts';
 import { DAY_MS, SECOND_MS, type ContractContext } from './contract/context.ts';
 import { deadLetterContract } from './contract/dead-letters.ts';
+import { ntfyContract } from './contract/ntfy.ts';
 import { LEASE, queueContract } from './contract/queues.ts';
 import { recordContract } from './contract/records.ts';
 import { tokenContract } from './contract/tokens.ts';
@@ -69,6 +72,9 @@ export function runStoreContract(options: StoreContractOptions): void {
     claimContract(ctx);
     recordContract(ctx);
     // capability contracts (port-*.ts): one call each below
+    coalesceContract(ctx);
+    ntfyContract(ctx);
+    bellContract(ctx);
     for (const queue of QUEUES) {
       queueContract(ctx, queue);
       deadLetterContract(ctx, queue);

@@ -79,6 +79,77 @@ export function queueKeys(queue: QueueName): QueueKeys {
 
 // ---- ntfy topics (port-ntfy.ts) -------------------------------------------------------------
 
+/*
+ * ntfy topics (port-ntfy.ts; the design is described in full in `ntfy.ts`):
+ *
+ * | key                  | type    | value                                                         |
+ * |----------------------|---------|---------------------------------------------------------------|
+ * | `ntfy:head`          | STRING  | `ms-seq` of the newest message id allocated (any topic)       |
+ * | `ntfy:topic:{topic}` | STREAM  | entry id `ms-seq` (the message id) → `m` content JSON, `x` expiry ms |
+ * | `ntfy:expiry`        | ZSET    | topic → expiry (ms) of the topic's oldest entry; the janitor's index |
+ * | `ntfy:ids`           | HASH    | entry id `ms-seq` → topic, for every stored message (`since=<id>` of any topic) |
+ * | `ntfy:wake`          | channel | pub/sub, `{instance} {topic}` per append (advisory wake-ups); not a key, so the client's key prefix is added by hand |
+ */
+export const ntfyHeadKey = 'ntfy:head';
+export const ntfyExpiryKey = 'ntfy:expiry';
+export const ntfyIdsKey = 'ntfy:ids';
+export const ntfyTopicKey = (topic: string): string => `ntfy:topic:${topic}`;
+/** The wake-up channel of a client with key prefix `keyPrefix` (ioredis does not prefix channels). */
+export const ntfyWakeChannel = (keyPrefix: string): string => `${keyPrefix}ntfy:wake`;
+
 // ---- coalescing (port-coalesce.ts) ----------------------------------------------------------
 
+/*
+ * Coalescing (seed 000's key table; divine's names, types and value formats). `{gid}` is the
+ * group id `{type}:{owner}:{target}:{bucket}`; every time is unix seconds unless it says ms.
+ *
+ * | key                                  | type   | value                                                    |
+ * |--------------------------------------|--------|----------------------------------------------------------|
+ * | `coalesce:g:{gid}`                   | HASH   | `due`, `expires_at`, `owner`, `type`, `target`, `event_kind`, `immediate`, `pending`, `first_actor`, `first_event`, `last_at`, `ref_event_id`, `ref_address`, `ref_kind`, `ref_author`, `ref_dtag`, `lease`; TTL group_ttl + grace with buffered work, window + grace with immediates only |
+ * | `coalesce:hll:{gid}`                 | HLL    | distinct buffered actors; same TTL as the group          |
+ * | `coalesce:disp:{eventId}:{recipient}`| STRING | `i:{gid}` (immediate) or `b:{gid}` (buffered); TTL window + grace |
+ * | `coalesce:due`                       | ZSET   | gid → when it may be flushed                             |
+ * | `coalesce:leases`                    | ZSET   | gid → lease expiry of the flush holding it               |
+ * | `coalesce:throttle:{owner}`          | HASH   | `tokens` (may be fractional), `ts` (ms of the last refill); TTL max(capacity·refill·2, window + grace) |
+ * | `coalesce:emitted:{owner}`           | ZSET   | emitted notification (event id of an immediate, gid of a summary) → send time; TTL daily window + grace |
+ *
+ * `coalesceClaim-2.lua` reaches the group and actor keys of the gids it finds in `due` and
+ * `leases`, which it cannot declare; it gets {@link COALESCE_GROUP_KEY_PREFIX} and
+ * {@link COALESCE_HLL_KEY_PREFIX} with the client's key prefix in front as arguments, so a test
+ * prefix still reaches those keys.
+ */
+export const COALESCE_GROUP_KEY_PREFIX = 'coalesce:g:';
+export const COALESCE_HLL_KEY_PREFIX = 'coalesce:hll:';
+export const coalesceGroupKey = (groupId: string): string => `${COALESCE_GROUP_KEY_PREFIX}${groupId}`;
+export const coalesceHllKey = (groupId: string): string => `${COALESCE_HLL_KEY_PREFIX}${groupId}`;
+export const coalesceDispositionKey = (eventId: string, recipient: string): string => `coalesce:disp:${eventId}:${recipient}`;
+export const coalesceDueKey = 'coalesce:due';
+export const coalesceLeasesKey = 'coalesce:leases';
+export const coalesceThrottleKey = (owner: string): string => `coalesce:throttle:${owner}`;
+export const coalesceEmittedKey = (owner: string): string => `coalesce:emitted:${owner}`;
+
 // ---- notify lists and fan-out jobs (port-bells.ts) ------------------------------------------
+
+/*
+ * Bells (seed 000's key table; divine's names, types and value formats):
+ *
+ * | key                                  | type   | value                                                    |
+ * |--------------------------------------|--------|----------------------------------------------------------|
+ * | `notify_subs:{subscriber}`           | SET    | creators the subscriber bells (forward index); no TTL    |
+ * | `notify_subs_ts:{subscriber}`        | STRING | `created_at:event_id` of the applied list (a bare integer from an earlier build is a timestamp with no id); no TTL |
+ * | `notify_watchers:{creator}`          | SET    | subscribers watching the creator (reverse index, walked by SSCAN); no TTL |
+ * | `notify_rate:{subscriber}:{creator}` | STRING | "1", bell rate window, `SET EX new_post_rate_limit_secs`; full hex, never truncated |
+ * | `fanout:enqueued:{eventId}`          | STRING | "1", the video's fan-out was queued, `EX processed_event_ttl_secs` |
+ * | `new_post_fanout_jobs`               | ZSET   | job JSON (`fanout-job-codec.ts`) → next availability or lease deadline, ms |
+ *
+ * `replaceNotifySubscriptions-2.lua` writes `notify_watchers:*` keys it cannot declare (they
+ * depend on the stored creators); it gets {@link NOTIFY_WATCHERS_KEY_PREFIX} with the client's key
+ * prefix in front as an argument instead, so a test prefix still reaches those keys.
+ */
+export const notifySubsKey = (subscriber: string): string => `notify_subs:${subscriber}`;
+export const notifySubsTsKey = (subscriber: string): string => `notify_subs_ts:${subscriber}`;
+export const NOTIFY_WATCHERS_KEY_PREFIX = 'notify_watchers:';
+export const notifyWatchersKey = (creator: string): string => `${NOTIFY_WATCHERS_KEY_PREFIX}${creator}`;
+export const notifyRateKey = (subscriber: string, creator: string): string => `notify_rate:${subscriber}:${creator}`;
+export const fanoutEnqueuedKey = (eventId: string): string => `fanout:enqueued:${eventId}`;
+export const newPostFanoutJobsKey = 'new_post_fanout_jobs';

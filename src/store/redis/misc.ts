@@ -15,7 +15,8 @@ const CAMPAIGN_CONSENT_VALUE = '1';
 /** Consent values read as "not consented" besides a missing key (written by hand or elsewhere). */
 const CAMPAIGN_CONSENT_REFUSED = new Set(['', '0', 'false']);
 
-function parseKinds(raw: string): number[] | null {
+/** The kinds of a `user_preferences:{pubkey}` document, or null when it is not `{"kinds":[integers]}`. */
+export function parseKinds(raw: string): number[] | null {
   const document = parseJson(raw);
   if (!isRecord(document) || !Array.isArray(document.kinds)) return null;
   const kinds: unknown[] = document.kinds;

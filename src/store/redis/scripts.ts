@@ -33,6 +33,19 @@ export const SCRIPT_NAMES = [
   'replayDead',
   'deleteDead',
   'listDead',
+  'appendNtfyMessage',
+  'expireNtfyTopic',
+  'coalesceIngest',
+  'coalesceToken',
+  'coalesceRefund',
+  'coalesceClaim',
+  'coalesceComplete',
+  'replaceNotifySubscriptions',
+  'enqueueFanoutJob',
+  'claimFanoutJob',
+  'completeFanoutJob',
+  'retryFanoutJob',
+  'extendClaim',
 ] as const;
 
 export type ScriptName = (typeof SCRIPT_NAMES)[number];

@@ -24,10 +24,25 @@ import { createLogger, type Logger } from '../../observability/logger.ts';
 import type { RedisContext } from './context.ts';
 import { RedisScripts } from './scripts.ts';
 import { RedisServerClock } from './server-clock.ts';
+import * as bells from './bells.ts';
+import type { ClaimedFanoutJob, FanoutJob, FanoutJobStats, NotifyListOutcome, NotifyListReplacement, WatcherPage } from '../port-bells.ts';
+import * as coalesce from './coalesce.ts';
+import type {
+  ClaimDueGroupResult,
+  CoalesceEvent,
+  CoalesceGroup,
+  CoalescePolicy,
+  CompleteGroupResult,
+  GroupClaim,
+  IngestResult,
+  RecipientTokenResult,
+} from '../port-coalesce.ts';
 import * as claims from './claims.ts';
 import * as misc from './misc.ts';
 import * as queues from './queues.ts';
 import * as tokens from './tokens.ts';
+import { RedisNtfyTopics } from './ntfy.ts';
+import type { NtfyMessage, NtfyMessageContent, NtfyReadResult } from '../port-ntfy.ts';
 
 export interface RedisStoreOptions {
   /** `redis://[user:password@]host:port[/db]`. */
@@ -150,10 +165,99 @@ export class RedisStore implements StorePort {
   }
 
   // ---- ntfy topics (port-ntfy.ts) ----------------------------------------------------------
+  private ntfyTopics: RedisNtfyTopics | undefined;
+  private get ntfy(): RedisNtfyTopics {
+    return (this.ntfyTopics ??= new RedisNtfyTopics(this.ctx));
+  }
+  appendNtfyMessage(topic: string, content: NtfyMessageContent, ttlMs: number): Promise<NtfyMessage> {
+    return this.ntfy.append(topic, content, ttlMs);
+  }
+  readNtfyMessages(topics: readonly string[], afterId: string | null, limit: number): Promise<NtfyReadResult> {
+    return this.ntfy.read(topics, afterId, limit);
+  }
+  latestNtfyMessages(topics: readonly string[], upToId: string): Promise<NtfyMessage[]> {
+    return this.ntfy.latest(topics, upToId);
+  }
+  ntfyHeadId(): Promise<string | null> {
+    return this.ntfy.head();
+  }
+  hasNtfyMessage(id: string): Promise<boolean> {
+    return this.ntfy.has(id);
+  }
+  expireNtfyMessages(limit: number): Promise<number> {
+    return this.ntfy.expire(limit);
+  }
+  onNtfyAppend(listener: (topic: string) => void): () => void {
+    return this.ntfy.addListener(listener);
+  }
 
   // ---- coalescing (port-coalesce.ts) -------------------------------------------------------
+  ingestCoalesceEvent(event: CoalesceEvent, policy: CoalescePolicy): Promise<IngestResult> {
+    return coalesce.ingestCoalesceEvent(this.ctx, event, policy);
+  }
+  consumeRecipientToken(owner: string, member: string, policy: CoalescePolicy): Promise<RecipientTokenResult> {
+    return coalesce.consumeRecipientToken(this.ctx, owner, member, policy);
+  }
+  refundRecipientToken(owner: string, member: string, policy: CoalescePolicy): Promise<void> {
+    return coalesce.refundRecipientToken(this.ctx, owner, member, policy);
+  }
+  claimDueCoalesceGroup(leaseSecs: number): Promise<ClaimDueGroupResult> {
+    return coalesce.claimDueCoalesceGroup(this.ctx, leaseSecs);
+  }
+  completeCoalesceGroup(claim: GroupClaim, requeueAfterSecs?: number): Promise<CompleteGroupResult> {
+    return coalesce.completeCoalesceGroup(this.ctx, claim, requeueAfterSecs);
+  }
+  readCoalesceGroup(groupId: string): Promise<CoalesceGroup | null> {
+    return coalesce.readCoalesceGroup(this.ctx, groupId);
+  }
+  oldestCoalesceDueAgeSecs(): Promise<number> {
+    return coalesce.oldestCoalesceDueAgeSecs(this.ctx);
+  }
 
   // ---- notify lists and fan-out jobs (port-bells.ts) ---------------------------------------
+  replaceNotifySubscriptions(replacement: NotifyListReplacement): Promise<NotifyListOutcome> {
+    return bells.replaceNotifySubscriptions(this.ctx, replacement);
+  }
+  notifySubscriptions(subscriber: string): Promise<string[]> {
+    return bells.notifySubscriptions(this.ctx, subscriber);
+  }
+  notifyWatchersPage(creator: string, cursor: string, count: number): Promise<WatcherPage> {
+    return bells.notifyWatchersPage(this.ctx, creator, cursor, count);
+  }
+  isNotifyWatcher(creator: string, subscriber: string): Promise<boolean> {
+    return bells.isNotifyWatcher(this.ctx, creator, subscriber);
+  }
+  removeNotifyWatcher(creator: string, subscriber: string): Promise<boolean> {
+    return bells.removeNotifyWatcher(this.ctx, creator, subscriber);
+  }
+  extendRecipientDelivery(claim: RecipientClaim, ttlSecs: number): Promise<boolean> {
+    return bells.extendRecipientDelivery(this.ctx, claim, ttlSecs);
+  }
+  isNewPostRateLimited(subscriber: string, creator: string): Promise<boolean> {
+    return bells.isNewPostRateLimited(this.ctx, subscriber, creator);
+  }
+  openNewPostRateWindow(subscriber: string, creator: string, ttlSecs: number): Promise<void> {
+    return bells.openNewPostRateWindow(this.ctx, subscriber, creator, ttlSecs);
+  }
+  enqueueFanoutJob(eventId: string, job: FanoutJob, markerTtlSecs: number): Promise<boolean> {
+    return bells.enqueueFanoutJob(this.ctx, eventId, job, markerTtlSecs);
+  }
+  claimFanoutJob(leaseMs: number): Promise<ClaimedFanoutJob | null> {
+    return bells.claimFanoutJob(this.ctx, leaseMs);
+  }
+  completeFanoutJob(current: ClaimedFanoutJob, successor: FanoutJob | null): Promise<void> {
+    return bells.completeFanoutJob(this.ctx, current, successor);
+  }
+  retryFanoutJob(current: ClaimedFanoutJob, retry: FanoutJob, delayMs: number): Promise<void> {
+    return bells.retryFanoutJob(this.ctx, current, retry, delayMs);
+  }
+  rescoreFanoutJob(current: ClaimedFanoutJob, delayMs: number): Promise<boolean> {
+    return bells.rescoreFanoutJob(this.ctx, current, delayMs);
+  }
+  fanoutJobStats(): Promise<FanoutJobStats> {
+    return bells.fanoutJobStats(this.ctx);
+  }
+
 
   async ping(): Promise<void> {
     await this.redis.ping();
@@ -161,6 +265,7 @@ export class RedisStore implements StorePort {
 
   async close(): Promise<void> {
     this.serverClock?.stop();
+    await this.ntfyTopics?.close();
     if (this.redis.status === 'end') return;
     try {
       await this.redis.quit();

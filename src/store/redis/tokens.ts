@@ -116,6 +116,11 @@ export async function listDevices(ctx: RedisContext, pubkey: string): Promise<De
     | string
     | null
   )[];
+  return devicesFromListReply(ctx, flat);
+}
+
+/** The devices in a `listDevices-3.lua` reply (flat `token, offset, record` triples), unreadable ones skipped. */
+export function devicesFromListReply(ctx: RedisContext, flat: readonly (string | null)[]): DeviceRegistration[] {
   const devices: DeviceRegistration[] = [];
   for (let i = 0; i + 2 < flat.length; i += 3) {
     const token = flat[i];

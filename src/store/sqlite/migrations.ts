@@ -1,5 +1,8 @@
 import type { Database } from 'better-sqlite3';
 import type { Logger } from '../../observability/logger.ts';
+import { CREATE_COALESCE_TABLES } from './coalesce-sql.ts';
+import { CREATE_BELL_TABLES } from './bells.ts';
+import { CREATE_NTFY_TABLES } from './ntfy.ts';
 
 /**
  * Schema migrations of the SQLite store.
@@ -118,6 +121,9 @@ function migrateFrom1(db: Database): void {
 export const migrations: readonly Migration[] = [
   { description: 'create devices, claims, preferences, relay cursors, profile cache and queues', apply: migrateFrom0 },
   { description: 'create video coordinate records', apply: migrateFrom1 },
+  { description: 'create notify-list indexes, bell rate windows and the fan-out job queue', apply: (db) => db.exec(CREATE_BELL_TABLES) },
+  { description: 'create ntfy topic messages and the id head', apply: (db) => db.exec(CREATE_NTFY_TABLES) },
+  { description: 'create coalescing groups, actors, dispositions, outbox and recipient budgets', apply: (db) => db.exec(CREATE_COALESCE_TABLES) },
 ];
 
 /** The version a file has after {@link migrate}. */

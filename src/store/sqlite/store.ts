@@ -19,7 +19,22 @@ import type {
   RegisterTokenResult,
   StorePort,
 } from '../port.ts';
+import type { ClaimedFanoutJob, FanoutJob, FanoutJobStats, NotifyListOutcome, NotifyListReplacement, WatcherPage } from '../port-bells.ts';
+import { BellTables } from './bells.ts';
+import { NtfyTable } from './ntfy.ts';
+import type { NtfyMessage, NtfyMessageContent, NtfyReadResult } from '../port-ntfy.ts';
 import { ClaimTable } from './claims.ts';
+import { CoalesceTables } from './coalesce.ts';
+import type {
+  ClaimDueGroupResult,
+  CoalesceEvent,
+  CoalesceGroup,
+  CoalescePolicy,
+  CompleteGroupResult,
+  GroupClaim,
+  IngestResult,
+  RecipientTokenResult,
+} from '../port-coalesce.ts';
 import { migrate } from './migrations.ts';
 import { QueueTable } from './queues.ts';
 import { RecordTables } from './records.ts';
@@ -49,8 +64,11 @@ export interface SqliteStoreOptions {
 export class SqliteStore implements StorePort {
   private readonly tokens: TokenTable;
   private readonly claims: ClaimTable;
+  private readonly coalesce: CoalesceTables;
   private readonly records: RecordTables;
   private readonly queues: QueueTable;
+  private readonly bells: BellTables;
+  private readonly ntfy: NtfyTable;
   private readonly selectOne: Statement<[], unknown>;
 
   constructor(
@@ -60,8 +78,11 @@ export class SqliteStore implements StorePort {
   ) {
     this.tokens = new TokenTable(db, clock);
     this.claims = new ClaimTable(db, clock);
+    this.coalesce = new CoalesceTables(db, clock);
     this.records = new RecordTables(db, clock);
     this.queues = new QueueTable(db, clock, logger);
+    this.bells = new BellTables(db, clock, logger);
+    this.ntfy = new NtfyTable(db, clock, logger);
     this.selectOne = db.prepare(PING_SQL);
   }
 
@@ -190,9 +211,122 @@ export class SqliteStore implements StorePort {
 
   // ---- ntfy topics (port-ntfy.ts) ----------------------------------------------------------
 
+  async appendNtfyMessage(topic: string, content: NtfyMessageContent, ttlMs: number): Promise<NtfyMessage> {
+    return this.ntfy.append(topic, content, ttlMs);
+  }
+
+  async readNtfyMessages(topics: readonly string[], afterId: string | null, limit: number): Promise<NtfyReadResult> {
+    return this.ntfy.read(topics, afterId, limit);
+  }
+
+  async latestNtfyMessages(topics: readonly string[], upToId: string): Promise<NtfyMessage[]> {
+    return this.ntfy.latest(topics, upToId);
+  }
+
+  async ntfyHeadId(): Promise<string | null> {
+    return this.ntfy.head();
+  }
+
+  async hasNtfyMessage(id: string): Promise<boolean> {
+    return this.ntfy.has(id);
+  }
+
+  async expireNtfyMessages(limit: number): Promise<number> {
+    return this.ntfy.expire(limit);
+  }
+
+  onNtfyAppend(listener: (topic: string) => void): () => void {
+    return this.ntfy.listeners.add(listener);
+  }
+
   // ---- coalescing (port-coalesce.ts) -------------------------------------------------------
 
+  async ingestCoalesceEvent(event: CoalesceEvent, policy: CoalescePolicy): Promise<IngestResult> {
+    return this.coalesce.ingest(event, policy);
+  }
+
+  async consumeRecipientToken(owner: string, member: string, policy: CoalescePolicy): Promise<RecipientTokenResult> {
+    return this.coalesce.consumeToken(owner, member, policy);
+  }
+
+  async refundRecipientToken(owner: string, member: string, policy: CoalescePolicy): Promise<void> {
+    this.coalesce.refundToken(owner, member, policy);
+  }
+
+  async claimDueCoalesceGroup(leaseSecs: number): Promise<ClaimDueGroupResult> {
+    return this.coalesce.claimDue(leaseSecs);
+  }
+
+  async completeCoalesceGroup(claim: GroupClaim, requeueAfterSecs?: number): Promise<CompleteGroupResult> {
+    return this.coalesce.complete(claim, requeueAfterSecs);
+  }
+
+  async readCoalesceGroup(groupId: string): Promise<CoalesceGroup | null> {
+    return this.coalesce.readGroup(groupId);
+  }
+
+  async oldestCoalesceDueAgeSecs(): Promise<number> {
+    return this.coalesce.oldestDueAgeSecs();
+  }
+
   // ---- notify lists and fan-out jobs (port-bells.ts) ---------------------------------------
+
+  async replaceNotifySubscriptions(replacement: NotifyListReplacement): Promise<NotifyListOutcome> {
+    return this.bells.replace(replacement);
+  }
+
+  async notifySubscriptions(subscriber: string): Promise<string[]> {
+    return this.bells.subscriptions(subscriber);
+  }
+
+  async notifyWatchersPage(creator: string, cursor: string, count: number): Promise<WatcherPage> {
+    return this.bells.watchersPage(creator, cursor, count);
+  }
+
+  async isNotifyWatcher(creator: string, subscriber: string): Promise<boolean> {
+    return this.bells.isWatcher(creator, subscriber);
+  }
+
+  async removeNotifyWatcher(creator: string, subscriber: string): Promise<boolean> {
+    return this.bells.removeWatcher(creator, subscriber);
+  }
+
+  async extendRecipientDelivery(claim: RecipientClaim, ttlSecs: number): Promise<boolean> {
+    return this.bells.extendClaim(claim, ttlSecs);
+  }
+
+  async isNewPostRateLimited(subscriber: string, creator: string): Promise<boolean> {
+    return this.bells.isRateLimited(subscriber, creator);
+  }
+
+  async openNewPostRateWindow(subscriber: string, creator: string, ttlSecs: number): Promise<void> {
+    this.bells.openRateWindow(subscriber, creator, ttlSecs);
+  }
+
+  async enqueueFanoutJob(eventId: string, job: FanoutJob, markerTtlSecs: number): Promise<boolean> {
+    return this.bells.enqueueJob(eventId, job, markerTtlSecs);
+  }
+
+  async claimFanoutJob(leaseMs: number): Promise<ClaimedFanoutJob | null> {
+    return this.bells.claimJob(leaseMs);
+  }
+
+  async completeFanoutJob(current: ClaimedFanoutJob, successor: FanoutJob | null): Promise<void> {
+    this.bells.completeJob(current, successor);
+  }
+
+  async retryFanoutJob(current: ClaimedFanoutJob, retry: FanoutJob, delayMs: number): Promise<void> {
+    this.bells.retryJob(current, retry, delayMs);
+  }
+
+  async rescoreFanoutJob(current: ClaimedFanoutJob, delayMs: number): Promise<boolean> {
+    return this.bells.rescoreJob(current, delayMs);
+  }
+
+  async fanoutJobStats(): Promise<FanoutJobStats> {
+    return this.bells.jobStats();
+  }
+
 
   async ping(): Promise<void> {
     this.selectOne.get();

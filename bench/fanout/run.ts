@@ -1,0 +1,189 @@
+/**
+ * bench/fanout: one creator with N watchers (default 100,000), each with one FCM token, and one
+ * new video. The video's fan-out job is queued as the engine queues it, and the scheduler's
+ * `new_post_fanout` worker (one, as one scheduler process runs it) walks the watcher pages and
+ * bells everyone over HTTP/2 into the FCM fake (in its own process, 20 ms answer latency). Prints
+ * pushes per second, the total time, and the verdict: every watcher pushed exactly once.
+ *
+ *   node --import tsx bench/fanout/run.ts [--watchers 100000] [--store sqlite|redis|both] [--latency 20]
+ *                                         [--page-size 1000] [--concurrency 50]
+ *
+ * Page size and concurrency default to the service's defaults (`service.new_post_fanout_page_size`,
+ * `service.new_post_delivery_concurrency`). With 20 ms per FCM answer one worker cannot exceed
+ * concurrency / 20 ms pushes per second whatever the store does (2,500/s at 50), so the figures
+ * are also printed for the concurrency given.
+ */
+import { fork } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { defaultConfig } from '../../src/config/defaults.ts';
+import { createFcmTransport } from '../../src/delivery/fcm/sender.ts';
+import { inFlightClaimSecs } from '../../src/engine/bells/deliver-bell.ts';
+import { runNewPostFanout, type NewPostFanoutDeps } from '../../src/engine/bells/fanout-worker.ts';
+import { enqueueNewPostFanout } from '../../src/engine/bells/video.ts';
+import { signEvent, generateSecretKey, publicKeyOf } from '../../src/nostr/keys.ts';
+import { VIDEO } from '../../src/nostr/kinds.ts';
+import { createLogger } from '../../src/observability/logger.ts';
+import { Metrics } from '../../src/observability/metrics.ts';
+import type { StorePort } from '../../src/store/port.ts';
+import { openRedisStore } from '../../src/store/redis/index.ts';
+import { openSqliteStore } from '../../src/store/sqlite/index.ts';
+import { startRedisServer } from '../../test/support/redis-server.ts';
+import { printProfile, profile } from '../support/cpu-profile.ts';
+
+const defaults = defaultConfig().service;
+const { values } = parseArgs({
+  options: {
+    watchers: { type: 'string', default: '100000' },
+    store: { type: 'string', default: 'both' },
+    latency: { type: 'string', default: '20' },
+    'page-size': { type: 'string', default: String(defaults.new_post_fanout_page_size) },
+    concurrency: { type: 'string', default: String(defaults.new_post_delivery_concurrency) },
+  },
+});
+const WATCHERS = Number(values.watchers);
+const PAGE_SIZE = Number(values['page-size']);
+const CONCURRENCY = Number(values.concurrency);
+const SEED_BATCH = 500;
+const POLL_MS = 50;
+
+interface FakeProcess {
+  baseUrl: string;
+  credentialsPath: string;
+  report(): Promise<{ received: Array<[string, string, number]>; peakStreams: number }>;
+  stop(): Promise<void>;
+}
+
+async function startFakeProcess(dir: string): Promise<FakeProcess> {
+  const child = fork(new URL('../support/fcm-fake-process.ts', import.meta.url), [String(values.latency), dir], { execArgv: ['--import', 'tsx'] });
+  const ready = await new Promise<{ baseUrl: string; credentialsPath: string }>((resolve) => child.once('message', (m: { ready: { baseUrl: string; credentialsPath: string } }) => resolve(m.ready)));
+  return {
+    ...ready,
+    report: () =>
+      new Promise((resolve) => {
+        child.once('message', (m: { received: Array<[string, string, number]>; peakStreams: number }) => resolve(m));
+        child.send({ report: true });
+      }),
+    stop: () =>
+      new Promise((resolve) => {
+        child.once('exit', () => resolve());
+        child.send({ stop: true });
+      }),
+  };
+}
+
+const watcherPubkey = (i: number): string => `${i.toString(16).padStart(12, '0')}${'b'.repeat(52)}`;
+const tokenOf = (i: number): string => `bench-${i}`;
+
+async function seed(store: StorePort, creator: string): Promise<number> {
+  const started = performance.now();
+  const nowSecs = Math.floor(store.clock.nowMs() / 1000);
+  for (let i = 0; i < WATCHERS; i += SEED_BATCH) {
+    const batch = Array.from({ length: Math.min(SEED_BATCH, WATCHERS - i) }, (_, j) => i + j);
+    await Promise.all(
+      batch.map(async (n) => {
+        const pubkey = watcherPubkey(n);
+        await store.registerToken(pubkey, { token: tokenOf(n), transport: 'fcm' });
+        await store.replaceNotifySubscriptions({ subscriber: pubkey, creators: [creator], createdAt: nowSecs, eventId: 'ab'.repeat(32) });
+      }),
+    );
+  }
+  return performance.now() - started;
+}
+
+async function runOne(label: string, store: StorePort, dir: string): Promise<void> {
+  const logger = createLogger({ level: 'silent' });
+  const metrics = new Metrics();
+  const creatorSecret = generateSecretKey();
+  const creator = publicKeyOf(creatorSecret);
+  const seedMs = await seed(store, creator);
+  await store.cacheProfile({ pubkey: creator, name: 'bench creator' }, 3600);
+
+  const fake = await startFakeProcess(dir);
+  const transport = createFcmTransport({ projectId: 'fake-project', credentialsPath: fake.credentialsPath, apiBaseUrl: fake.baseUrl, logger, metrics });
+  if (!transport) throw new Error('no FCM transport');
+  const leaseSecs = defaults.new_post_fanout_lease_secs;
+  const deps: NewPostFanoutDeps = {
+    store,
+    delivery: { store, transports: [transport], videoRecordTtlSecs: defaults.video_coordinate_dedup_ttl_secs, logger, metrics },
+    profiles: { displayName: async () => 'bench creator' },
+    allowedPubkeys: new Set(),
+    defaultPreferenceKinds: [1, 7, 16, 1059, 30023, 34236],
+    processedEventTtlSecs: defaults.processed_event_ttl_secs,
+    inFlightClaimSecs: inFlightClaimSecs(leaseSecs),
+    rateLimitSecs: defaults.new_post_rate_limit_secs,
+    videoRecordTtlSecs: defaults.video_coordinate_dedup_ttl_secs,
+    pageSize: PAGE_SIZE,
+    concurrency: CONCURRENCY,
+    leaseSecs,
+    retrySecs: defaults.new_post_fanout_retry_secs,
+    pollMs: 5,
+    logger,
+    metrics,
+  };
+  const video = signEvent({ kind: VIDEO, created_at: Math.floor(store.clock.nowMs() / 1000), tags: [['d', 'bench-vine'], ['title', 'bench']], content: '' }, creatorSecret);
+  const controller = new AbortController();
+
+  const { result: elapsedMs, top } = await profile(async () => {
+    const started = performance.now();
+    await enqueueNewPostFanout({ store, processedEventTtlSecs: defaults.processed_event_ttl_secs, maxEventAgeSecs: 3600, clock: store.clock, logger }, video);
+    const worker = runNewPostFanout(deps, controller.signal);
+    for (;;) {
+      const stats = await store.fanoutJobStats();
+      if (stats.due === 0 && stats.waiting === 0) break;
+      await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+    }
+    const elapsed = performance.now() - started;
+    controller.abort();
+    await worker;
+    return elapsed;
+  });
+
+  const { received, peakStreams } = await fake.report();
+  const counts = new Map<string, number>();
+  for (const [eventId, token] of received) if (eventId === video.id) counts.set(token, (counts.get(token) ?? 0) + 1);
+  let missing = 0;
+  let duplicated = 0;
+  for (let i = 0; i < WATCHERS; i++) {
+    const n = counts.get(tokenOf(i)) ?? 0;
+    if (n === 0) missing++;
+    else if (n > 1) duplicated++;
+  }
+  const pushes = [...counts.values()].reduce((a, b) => a + b, 0);
+  const verdict = missing === 0 && duplicated === 0 ? 'every watcher pushed exactly once' : `FAILED: ${missing} watchers missed, ${duplicated} pushed more than once`;
+  console.log(`\n${label}: ${WATCHERS} watchers, page ${PAGE_SIZE}, concurrency ${CONCURRENCY}, FCM latency ${values.latency} ms`);
+  console.log(`  seeding (tokens + notify lists): ${(seedMs / 1000).toFixed(1)} s`);
+  console.log(`  fan-out: ${pushes} pushes in ${(elapsedMs / 1000).toFixed(2)} s = ${Math.round(pushes / (elapsedMs / 1000))} pushes/s (peak ${peakStreams} concurrent FCM streams)`);
+  console.log(`  ${verdict}`);
+  printProfile(label, top);
+  await transport.close();
+  await fake.stop();
+}
+
+const stores = values.store === 'both' ? ['sqlite', 'redis'] : [values.store];
+for (const kind of stores) {
+  const dir = mkdtempSync(join(tmpdir(), 'np-bench-fanout-'));
+  try {
+    if (kind === 'sqlite') {
+      const store = await openSqliteStore({ path: join(dir, 'bench.sqlite') });
+      try {
+        await runOne('SQLite', store, dir);
+      } finally {
+        await store.close();
+      }
+    } else {
+      const server = await startRedisServer();
+      const store = await openRedisStore({ url: server.url });
+      try {
+        await runOne('Redis', store, dir);
+      } finally {
+        await store.close();
+        await server.stop();
+      }
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

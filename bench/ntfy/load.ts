@@ -1,0 +1,234 @@
+/**
+ * The two sides of the ntfy load generator: subscriber connections that check every topic's
+ * sequence (in order, no gap, no duplicate) and record latency, and one publisher per topic
+ * sending 0, 1, 2, … (each POST awaited, so commit order is sequence order), paced to a rate.
+ */
+import { Agent, request } from 'node:http';
+import { WebSocket } from 'ws';
+import { LatencyHistogram } from './histogram.ts';
+
+/** Microseconds on a clock shared by publishers and subscribers (one process). */
+export function nowUs(): number {
+  return Math.round((performance.timeOrigin + performance.now()) * 1000);
+}
+
+/** What a message body carries: the sequence number, the send time and padding. */
+interface Probe {
+  s: number;
+  u: number;
+}
+
+/** Correctness and latency counters of every subscriber together. */
+export class Tally {
+  delivered = 0;
+  gaps = 0;
+  reorderedOrDuplicate = 0;
+  connectErrors = 0;
+  readErrors = 0;
+  readonly latency = new LatencyHistogram();
+  /** Next expected sequence number per topic (one subscriber per topic in this generator). */
+  readonly expected = new Map<string, number>();
+
+  see(topic: string, probe: Probe): void {
+    const expected = this.expected.get(topic) ?? 0;
+    if (probe.s === expected) {
+      this.expected.set(topic, expected + 1);
+    } else if (probe.s > expected) {
+      this.gaps += probe.s - expected;
+      this.expected.set(topic, probe.s + 1);
+    } else {
+      this.reorderedOrDuplicate += 1;
+      return;
+    }
+    this.delivered += 1;
+    this.latency.record(nowUs() - probe.u);
+  }
+}
+
+export interface SubscriberOptions {
+  baseUrl: string;
+  topics: string[];
+  transport: 'json' | 'ws';
+  tally: Tally;
+}
+
+/** One connection for one or more topics; it remembers the last id so it can resume with `since=`. */
+export class BenchSubscriber {
+  lastId: string | null = null;
+  private close: () => void = () => undefined;
+  private stopped = false;
+
+  constructor(private readonly options: SubscriberOptions) {}
+
+  /** Connect (with `since`) and resolve on the `open` event. */
+  open(since = 'none'): Promise<void> {
+    const path = `/${this.options.topics.join(',')}/${this.options.transport}?since=${since}`;
+    return this.options.transport === 'ws' ? this.openWs(path) : this.openJson(path);
+  }
+
+  /** Drop the connection and resume from the last id, as a reconnecting phone does. */
+  async reconnect(): Promise<void> {
+    this.close();
+    await this.open(this.lastId ?? 'none');
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.close();
+  }
+
+  private onFrame(line: string, resolveOpen: () => void): void {
+    if (line === '') return;
+    let frame: { event?: string; id?: string; topic?: string; message?: string };
+    try {
+      frame = JSON.parse(line) as typeof frame;
+    } catch {
+      this.options.tally.readErrors += 1;
+      return;
+    }
+    if (frame.event === 'open') {
+      resolveOpen();
+      return;
+    }
+    if (frame.event !== 'message' || !frame.topic || !frame.message) return;
+    this.lastId = frame.id ?? this.lastId;
+    try {
+      this.options.tally.see(frame.topic, JSON.parse(frame.message) as Probe);
+    } catch {
+      this.options.tally.readErrors += 1;
+    }
+  }
+
+  private openJson(path: string): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const req = request(`${this.options.baseUrl}${path}`, (res) => {
+        if (res.statusCode !== 200) {
+          res.resume();
+          this.options.tally.connectErrors += 1;
+          reject(new Error(`subscribe answered ${res.statusCode}`));
+          return;
+        }
+        let buffer = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          buffer += chunk;
+          let nl: number;
+          while ((nl = buffer.indexOf('\n')) !== -1) {
+            this.onFrame(buffer.slice(0, nl), resolve);
+            buffer = buffer.slice(nl + 1);
+          }
+        });
+        res.on('error', () => undefined);
+        res.on('close', () => {
+          if (!this.stopped && !closedByUs) this.options.tally.readErrors += 1;
+        });
+      });
+      let closedByUs = false;
+      this.close = () => {
+        closedByUs = true;
+        req.destroy();
+      };
+      req.on('error', (err) => {
+        if (closedByUs) return;
+        this.options.tally.connectErrors += 1;
+        reject(err);
+      });
+      req.end();
+    });
+  }
+
+  private openWs(path: string): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const socket = new WebSocket(`${this.options.baseUrl.replace(/^http/, 'ws')}${path}`, { perMessageDeflate: false });
+      let closedByUs = false;
+      this.close = () => {
+        closedByUs = true;
+        socket.terminate();
+      };
+      socket.on('message', (data) => {
+        for (const line of String(data).split('\n')) this.onFrame(line, resolve);
+      });
+      socket.on('error', (err) => {
+        if (closedByUs) return;
+        this.options.tally.connectErrors += 1;
+        reject(err);
+      });
+      socket.on('close', () => {
+        if (!this.stopped && !closedByUs) this.options.tally.readErrors += 1;
+      });
+    });
+  }
+}
+
+export interface PublisherOptions {
+  baseUrl: string;
+  topics: string[];
+  /** Messages per second over all topics. */
+  rate: number;
+  durationMs: number;
+  paddingBytes: number;
+  /** Concurrent HTTP connections. */
+  sockets: number;
+}
+
+export interface PublishTotals {
+  sent: Map<string, number>;
+  errors: number;
+  /** Publish round trips that took longer than their pacing slot (the generator fell behind). */
+  late: number;
+}
+
+/**
+ * One sequential publisher per topic, each paced to `rate / topics` per second with staggered
+ * starts. A publisher that falls behind sends its next message at once (it never skips a number).
+ */
+export async function runPublishers(options: PublisherOptions): Promise<PublishTotals> {
+  const agent = new Agent({ keepAlive: true, maxSockets: options.sockets });
+  const padding = 'p'.repeat(options.paddingBytes);
+  const intervalMs = (options.topics.length * 1000) / options.rate;
+  const startMs = performance.now();
+  const endMs = startMs + options.durationMs;
+  const totals: PublishTotals = { sent: new Map(), errors: 0, late: 0 };
+
+  const post = (topic: string, body: string): Promise<number> =>
+    new Promise((resolve) => {
+      const req = request(`${options.baseUrl}/${topic}?up=1`, { method: 'POST', agent, headers: { 'Content-Length': Buffer.byteLength(body) } }, (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      });
+      req.on('error', () => resolve(0));
+      req.end(body);
+    });
+
+  const publisher = async (topic: string, index: number): Promise<void> => {
+    let seq = 0;
+    let nextMs = startMs + (intervalMs * index) / options.topics.length;
+    while (nextMs < endMs) {
+      const waitMs = nextMs - performance.now();
+      if (waitMs > 0) await new Promise((resolve) => setTimeout(resolve, waitMs));
+      else if (waitMs < -intervalMs) totals.late += 1;
+      const status = await post(topic, JSON.stringify({ s: seq, u: nowUs(), p: padding }));
+      if (status >= 200 && status < 300) {
+        seq += 1;
+        totals.sent.set(topic, seq);
+      } else {
+        totals.errors += 1;
+      }
+      nextMs += intervalMs;
+    }
+  };
+
+  await Promise.all(options.topics.map((topic, i) => publisher(topic, i)));
+  agent.destroy();
+  return totals;
+}
+
+/** Run `fn` over `items` with at most `limit` at once. */
+export async function withConcurrency<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, async () => {
+      while (next < items.length) await fn(items[next++] as T);
+    }),
+  );
+}

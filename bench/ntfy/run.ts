@@ -1,0 +1,219 @@
+/**
+ * bench/ntfy: a load generator and correctness checker for the built-in ntfy server, in the style
+ * of seed 004's loadgen. The server is the real binary (roles api, pusher, janitor) in its own
+ * process, on each store adapter; this process plays the app servers and the phones.
+ *
+ * load mode: one subscriber per topic (or `--topics-per-conn` topics per connection, as the ntfy
+ * app multiplexes), opened before publishing starts (the open barrier); one publisher per topic
+ * sending 0, 1, 2, … paced to `--rate` in total; every subscriber asserts its topics' sequences
+ * arrive in order, without gaps or duplicates, and records send → receive latency. With
+ * `--reconnects N`, N subscribers drop their connection halfway and resume with `since=<last id>`.
+ * The verdict is PASS only with zero loss, reordering, duplicates, gaps and errors.
+ *
+ * idle mode: `--idle-subs` JSON subscriptions held open; reports the server's resident memory.
+ *
+ *   node --import tsx bench/ntfy/run.ts [--store sqlite|redis|both] [--topics 1000] [--rate 5000]
+ *     [--duration 30] [--transport json|ws] [--topics-per-conn 1] [--payload 100] [--reconnects 0]
+ *     [--mode load|idle] [--idle-subs 10000] [--grace 10]
+ */
+import { readFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { startRedisServer, type PrivateRedisServer } from '../../test/support/redis-server.ts';
+import { freePort, startServiceProcess, type ServiceProcess } from '../../test/support/service-process.ts';
+import { formatUs } from './histogram.ts';
+import { BenchSubscriber, runPublishers, Tally, withConcurrency } from './load.ts';
+
+const { values } = parseArgs({
+  options: {
+    store: { type: 'string', default: 'both' },
+    topics: { type: 'string', default: '1000' },
+    rate: { type: 'string', default: '5000' },
+    duration: { type: 'string', default: '30' },
+    transport: { type: 'string', default: 'json' },
+    'topics-per-conn': { type: 'string', default: '1' },
+    payload: { type: 'string', default: '100' },
+    reconnects: { type: 'string', default: '0' },
+    mode: { type: 'string', default: 'load' },
+    'idle-subs': { type: 'string', default: '10000' },
+    grace: { type: 'string', default: '10' },
+  },
+});
+
+const TOPICS = Number(values.topics);
+const RATE = Number(values.rate);
+const DURATION_MS = Number(values.duration) * 1000;
+const TRANSPORT = values.transport === 'ws' ? 'ws' : 'json';
+const TOPICS_PER_CONN = Math.max(1, Number(values['topics-per-conn']));
+const PAYLOAD_BYTES = Number(values.payload);
+const RECONNECTS = Number(values.reconnects);
+const IDLE_SUBS = Number(values['idle-subs']);
+const GRACE_MS = Number(values.grace) * 1000;
+/** Subscriptions opened at once while connecting. */
+const CONNECT_CONCURRENCY = 200;
+/** HTTP connections the publishers share. */
+const PUBLISH_SOCKETS = 64;
+const MIB = 1024 * 1024;
+
+interface ProcessSample {
+  rssBytes: number;
+  cpuMs: number;
+}
+
+/** Resident memory and CPU time of a process, from /proc (Linux). */
+function sampleProcess(pid: number): ProcessSample {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const rssKb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  // utime and stime are fields 14 and 15 of stat (11 and 12 after the command name), in clock ticks (100/s).
+  const ticks = Number(fields[11] ?? 0) + Number(fields[12] ?? 0);
+  return { rssBytes: rssKb * 1024, cpuMs: ticks * 10 };
+}
+
+async function startServer(store: 'sqlite' | 'redis'): Promise<{ service: ServiceProcess; baseUrl: string; cleanup: () => Promise<void> }> {
+  const dataDir = mkdtempSync(join(tmpdir(), `bench-ntfy-${store}-`));
+  let redis: PrivateRedisServer | undefined;
+  if (store === 'redis') redis = await startRedisServer();
+  const port = await freePort();
+  const service = await startServiceProcess({
+    env: {
+      NOSTR_PUSH__ROLES: 'api,pusher,janitor',
+      NOSTR_PUSH__DATA_DIR: dataDir,
+      NOSTR_PUSH__STORE__URL: redis ? redis.url : `sqlite:${join(dataDir, 'nostr-push.sqlite')}`,
+      NOSTR_PUSH__SERVER__LISTEN_ADDR: `127.0.0.1:${port}`,
+      NOSTR_PUSH__NTFY__VISITOR_EXEMPT_HOSTS: '127.0.0.1,::1',
+      NOSTR_PUSH__LOG__LEVEL: 'info',
+      LOG_LEVEL: 'info',
+    },
+  });
+  return {
+    service,
+    baseUrl: `http://127.0.0.1:${port}`,
+    cleanup: async () => {
+      await service.stop();
+      await redis?.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+function topicNames(count: number, prefix: string): string[] {
+  const nonce = randomBytes(4).toString('hex');
+  return Array.from({ length: count }, (_, i) => `${prefix}${nonce}${String(i).padStart(6, '0')}`);
+}
+
+async function waitUntil(check: () => boolean, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return true;
+}
+
+async function runLoad(store: 'sqlite' | 'redis'): Promise<boolean> {
+  const { service, baseUrl, cleanup } = await startServer(store);
+  const pid = service.child.pid as number;
+  const tally = new Tally();
+  const topics = topicNames(TOPICS, 'lg');
+  const groups: string[][] = [];
+  for (let i = 0; i < topics.length; i += TOPICS_PER_CONN) groups.push(topics.slice(i, i + TOPICS_PER_CONN));
+  const subscribers = groups.map((group) => new BenchSubscriber({ baseUrl, topics: group, transport: TRANSPORT, tally }));
+  try {
+    const connectStart = performance.now();
+    await withConcurrency(subscribers, CONNECT_CONCURRENCY, (s) => s.open().catch(() => undefined));
+    console.log(`[${store}] ${subscribers.length} ${TRANSPORT} connections for ${topics.length} topics open in ${((performance.now() - connectStart) / 1000).toFixed(1)} s`);
+
+    const before = sampleProcess(pid);
+    let peakRss = before.rssBytes;
+    let lastDelivered = 0;
+    const ticker = setInterval(() => {
+      const sample = sampleProcess(pid);
+      peakRss = Math.max(peakRss, sample.rssBytes);
+      const delivered = tally.delivered;
+      console.log(`[${store}] delivered/s ${delivered - lastDelivered}  total ${delivered}  p99 so far ${formatUs(tally.latency.percentileUs(0.99))}  rss ${(sample.rssBytes / MIB).toFixed(0)} MiB`);
+      lastDelivered = delivered;
+    }, 1000);
+    const reconnectTimer =
+      RECONNECTS > 0
+        ? setTimeout(() => {
+            for (const subscriber of subscribers.slice(0, RECONNECTS)) subscriber.reconnect().catch(() => (tally.connectErrors += 1));
+          }, DURATION_MS / 2)
+        : undefined;
+
+    const publishStart = performance.now();
+    const totals = await runPublishers({ baseUrl, topics, rate: RATE, durationMs: DURATION_MS, paddingBytes: PAYLOAD_BYTES, sockets: PUBLISH_SOCKETS });
+    const publishSecs = (performance.now() - publishStart) / 1000;
+    const sent = [...totals.sent.values()].reduce((a, b) => a + b, 0);
+    const drained = await waitUntil(() => tally.delivered + tally.gaps >= sent, GRACE_MS);
+    clearInterval(ticker);
+    clearTimeout(reconnectTimer);
+    const after = sampleProcess(pid);
+
+    const loss = sent - tally.delivered;
+    const pass = loss === 0 && tally.gaps === 0 && tally.reorderedOrDuplicate === 0 && totals.errors === 0 && tally.connectErrors === 0 && tally.readErrors === 0;
+    const cpuPercent = (100 * (after.cpuMs - before.cpuMs)) / (publishSecs * 1000);
+    console.log(`\n[${store}] ntfy load: ${topics.length} topics, ${subscribers.length} ${TRANSPORT} connections, target ${RATE}/s for ${DURATION_MS / 1000} s, ${PAYLOAD_BYTES} B padding, ${RECONNECTS} reconnects`);
+    console.log(`[${store}] published ${sent} in ${publishSecs.toFixed(1)} s = ${(sent / publishSecs).toFixed(0)}/s (late slots ${totals.late}, errors ${totals.errors})`);
+    console.log(`[${store}] delivered ${tally.delivered}${drained ? '' : ' (grace period ran out)'}; server CPU ${cpuPercent.toFixed(0)} % of one core, RSS peak ${(peakRss / MIB).toFixed(0)} MiB`);
+    const l = tally.latency;
+    console.log(`[${store}] latency p50 ${formatUs(l.percentileUs(0.5))}  p90 ${formatUs(l.percentileUs(0.9))}  p95 ${formatUs(l.percentileUs(0.95))}  p99 ${formatUs(l.percentileUs(0.99))}  max ${formatUs(l.max)}`);
+    console.log(
+      `[${store}] VERDICT ${pass ? 'PASS' : 'FAIL'}: loss ${loss}, reordered/duplicate ${tally.reorderedOrDuplicate}, gaps ${tally.gaps}, publish errors ${totals.errors}, connect errors ${tally.connectErrors}, read errors ${tally.readErrors}`,
+    );
+    return pass;
+  } finally {
+    for (const subscriber of subscribers) subscriber.stop();
+    await cleanup();
+  }
+}
+
+/** The server's V8 heap in use and external memory, from its Prometheus default metrics. */
+async function heapOf(baseUrl: string): Promise<{ heapBytes: number; externalBytes: number }> {
+  const text = await (await fetch(`${baseUrl}/metrics`)).text();
+  const metric = (name: string) => Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1] ?? 0);
+  return { heapBytes: metric('nodejs_heap_size_used_bytes'), externalBytes: metric('nodejs_external_memory_bytes') };
+}
+
+async function runIdle(store: 'sqlite' | 'redis'): Promise<boolean> {
+  const { service, baseUrl, cleanup } = await startServer(store);
+  const pid = service.child.pid as number;
+  const tally = new Tally();
+  const subscribers = topicNames(IDLE_SUBS, 'idle').map((topic) => new BenchSubscriber({ baseUrl, topics: [topic], transport: TRANSPORT, tally }));
+  try {
+    const before = sampleProcess(pid);
+    const heapBefore = await heapOf(baseUrl);
+    const start = performance.now();
+    let opened = 0;
+    await withConcurrency(subscribers, CONNECT_CONCURRENCY * 2, async (s) => {
+      await s.open().then(() => (opened += 1)).catch(() => undefined);
+    });
+    const connectSecs = (performance.now() - start) / 1000;
+    // Let the server settle (GC, buffers) before reading its memory.
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    const held = sampleProcess(pid);
+    const heapHeld = await heapOf(baseUrl);
+    const perConnKb = (held.rssBytes - before.rssBytes) / Math.max(1, opened) / 1024;
+    console.log(`\n[${store}] ntfy idle: ${opened}/${IDLE_SUBS} ${TRANSPORT} subscriptions open in ${connectSecs.toFixed(1)} s`);
+    console.log(`[${store}] server RSS ${(before.rssBytes / MIB).toFixed(0)} MiB before, ${(held.rssBytes / MIB).toFixed(0)} MiB holding them (${perConnKb.toFixed(1)} KiB each)`);
+    console.log(
+      `[${store}] server V8 heap ${(heapBefore.heapBytes / MIB).toFixed(0)} → ${(heapHeld.heapBytes / MIB).toFixed(0)} MiB (${((heapHeld.heapBytes - heapBefore.heapBytes) / Math.max(1, opened) / 1024).toFixed(1)} KiB each), external ${(heapBefore.externalBytes / MIB).toFixed(0)} → ${(heapHeld.externalBytes / MIB).toFixed(0)} MiB`,
+    );
+    const pass = opened === IDLE_SUBS && tally.connectErrors === 0;
+    console.log(`[${store}] VERDICT ${pass ? 'PASS' : 'FAIL'}: opened ${opened}, connect errors ${tally.connectErrors}, RSS ${(held.rssBytes / MIB).toFixed(0)} MiB`);
+    return pass;
+  } finally {
+    for (const subscriber of subscribers) subscriber.stop();
+    await cleanup();
+  }
+}
+
+const stores = values.store === 'both' ? (['sqlite', 'redis'] as const) : ([values.store === 'redis' ? 'redis' : 'sqlite'] as const);
+let allPassed = true;
+for (const store of stores) {
+  const passed = values.mode === 'idle' ? await runIdle(store) : await runLoad(store);
+  allPassed &&= passed;
+}
+process.exit(allPassed ? 0 : 1);

@@ -1,0 +1,278 @@
+import { test, describe, beforeEach, afterEach } from 'node:test';
+import assert from 'node:assert/strict';
+import { openSqliteStore } from '../../store/sqlite/index.ts';
+import type { StorePort } from '../../store/port.ts';
+import type { CoalesceEvent, CoalescePolicy, CoalesceType, GroupClaim } from '../../store/port-coalesce.ts';
+import { ManualClock } from '../../util/clock.ts';
+import { createLogger } from '../../observability/logger.ts';
+import { Metrics } from '../../observability/metrics.ts';
+import { npubEncode, shortNpub } from '../../nostr/nip19.ts';
+import { makeUser, type TestUser } from '../../../test/support/nostr-client.ts';
+import { RecordingTransport, retryable, unregistered } from '../../../test/support/recording-transport.ts';
+import { FlushCancelled, flushGroup, type FlushDeps } from './flush.ts';
+import { collapseKeyForGroup } from './policy.ts';
+
+const SECOND_MS = 1000;
+const POLICY: CoalescePolicy = {
+  windowSecs: 60,
+  immediateLimit: 1,
+  groupTtlSecs: 3600,
+  graceSecs: 600,
+  throttleCapacity: 20,
+  throttleRefillSecs: 60,
+  dailyWindowSecs: 86_400,
+  dailyCap: 20,
+};
+const POST = 'f1'.repeat(32);
+const VIDEO = `34236:${'c1'.repeat(32)}:my-vine`;
+
+describe('summary flush', () => {
+  let store: StorePort;
+  let clock: ManualClock;
+  let metrics: Metrics;
+  let transport: RecordingTransport;
+  let deps: FlushDeps;
+  let alice: TestUser;
+  let bob: TestUser;
+  let carol: TestUser;
+  let counter = 0;
+  const names = new Map<string, string>();
+
+  const likeBy = (actor: TestUser, overrides: Partial<CoalesceEvent> = {}): CoalesceEvent => ({
+    type: 'like',
+    owner: alice.pubkey,
+    target: `e:${POST}`,
+    actor: actor.pubkey,
+    eventId: (++counter).toString(16).padStart(64, '0'),
+    eventKind: 7,
+    createdAt: Math.floor(clock.nowMs() / SECOND_MS) - 10 + counter,
+    references: { referencedEventId: POST, referencedAddress: VIDEO, referencedKind: '34236', referencedAuthorPubkey: 'c1'.repeat(32), referencedDTag: 'my-vine' },
+    ...overrides,
+  });
+
+  /** One immediate by carol, then `buffered` more actors; returns the claim once the group is due. */
+  async function dueGroup(buffered: TestUser[], policy: CoalescePolicy = POLICY): Promise<GroupClaim> {
+    await store.ingestCoalesceEvent(likeBy(carol), policy);
+    for (const actor of buffered) await store.ingestCoalesceEvent(likeBy(actor), policy);
+    clock.advance(policy.windowSecs * SECOND_MS);
+    const { claim } = await store.claimDueCoalesceGroup(300);
+    assert.ok(claim);
+    return claim;
+  }
+
+  const metric = async (pattern: RegExp) => assert.match(await metrics.render(), pattern);
+
+  beforeEach(async () => {
+    clock = new ManualClock(Date.UTC(2026, 0, 1));
+    store = await openSqliteStore({ path: ':memory:', clock });
+    metrics = new Metrics();
+    transport = new RecordingTransport();
+    alice = makeUser();
+    bob = makeUser();
+    carol = makeUser();
+    names.clear();
+    names.set(bob.pubkey, 'Bob');
+    await store.registerToken(alice.pubkey, { token: 'alice-phone', transport: 'fcm' });
+    deps = {
+      store,
+      transports: [transport],
+      profiles: { displayName: async (pubkey) => names.get(pubkey) ?? null },
+      policy: POLICY,
+      settings: { leaseSecs: 300, retrySecs: 5, pollMs: 10, flushTimeoutMs: 5000 },
+      allowedPubkeys: new Set(),
+      defaultPreferenceKinds: [1, 7, 16, 1059, 34236],
+      videoRecordTtlSecs: 86_400,
+      logger: createLogger({ level: 'silent' }),
+      metrics,
+    };
+  });
+  afterEach(() => store.close());
+
+  test('a due group becomes one summary with the distinct count, the first buffered actor named at flush, and the group collapse key', async () => {
+    const dave = makeUser();
+    const claim = await dueGroup([bob, dave, bob]);
+    const outcome = await flushGroup(deps, claim, new AbortController().signal);
+    assert.deepEqual(outcome, { kind: 'sent', delivered: 1, failed: 0, actorCount: 2 });
+    assert.equal(transport.sent.length, 1);
+    const { message } = transport.sent[0] as (typeof transport.sent)[number];
+    assert.equal(message.collapseKey, collapseKeyForGroup(claim.groupId));
+    const firstBuffered = (2).toString(16).padStart(64, '0');
+    assert.deepEqual(message.data, {
+      type: 'like',
+      eventId: firstBuffered,
+      title: 'New likes',
+      body: 'Bob and 1 other liked your post',
+      senderPubkey: bob.pubkey,
+      senderName: 'Bob',
+      receiverPubkey: alice.pubkey,
+      receiverNpub: npubEncode(alice.pubkey),
+      eventKind: '7',
+      timestamp: String(Math.floor(Date.UTC(2026, 0, 1) / SECOND_MS) - 10 + counter),
+      referencedEventId: POST,
+      referencedAddress: VIDEO,
+      referencedKind: '34236',
+      referencedAuthorPubkey: 'c1'.repeat(32),
+      referencedDTag: 'my-vine',
+    });
+    assert.equal(await store.readCoalesceGroup(claim.groupId), null, 'completed');
+    await metric(/push_coalesced_sends_total\{type="like"\} 1/);
+  });
+
+  test('an unnamed first actor reads as a short npub; one actor reads singular', async () => {
+    const claim = await dueGroup([carol]);
+    await flushGroup(deps, claim, new AbortController().signal);
+    assert.equal(transport.sent[0]?.message.data.body, `${shortNpub(carol.pubkey)} liked your post`);
+    assert.equal(transport.sent[0]?.message.data.title, 'New like');
+  });
+
+  test('a repost summary', async () => {
+    await store.ingestCoalesceEvent(likeBy(carol, { type: 'repost', eventKind: 16 }), POLICY);
+    for (const actor of [bob, makeUser(), makeUser()]) await store.ingestCoalesceEvent(likeBy(actor, { type: 'repost', eventKind: 16 }), POLICY);
+    clock.advance(POLICY.windowSecs * SECOND_MS);
+    const { claim } = await store.claimDueCoalesceGroup(300);
+    assert.ok(claim);
+    await flushGroup(deps, claim, new AbortController().signal);
+    assert.deepEqual([transport.sent[0]?.message.data.title, transport.sent[0]?.message.data.body, transport.sent[0]?.message.data.eventKind], ['New reposts', 'Bob and 2 others reposted your post', '16']);
+  });
+
+  test('a group claimed after its logical lifetime is dropped loudly, not sent', async () => {
+    const policy = { ...POLICY, groupTtlSecs: 120 };
+    await store.ingestCoalesceEvent(likeBy(carol), policy);
+    await store.ingestCoalesceEvent(likeBy(bob), policy);
+    clock.advance(120 * SECOND_MS);
+    const { claim } = await store.claimDueCoalesceGroup(300);
+    assert.ok(claim);
+    assert.deepEqual(await flushGroup({ ...deps, policy }, claim, new AbortController().signal), { kind: 'expired' });
+    assert.equal(transport.sent.length, 0);
+    assert.equal(await store.readCoalesceGroup(claim.groupId), null);
+    await metric(/push_coalesce_skipped_total\{reason="expired"\} 1/);
+  });
+
+  test('the gates are checked again: no tokens, likes disabled, not allowlisted', async () => {
+    const noTokens = await dueGroup([bob]);
+    await store.removeToken(alice.pubkey, 'alice-phone');
+    assert.deepEqual(await flushGroup(deps, noTokens, new AbortController().signal), { kind: 'suppressed', reason: 'no_tokens' });
+
+    await store.registerToken(alice.pubkey, { token: 'alice-phone', transport: 'fcm' });
+    const muted = await dueGroup([bob]);
+    await store.setPreferences(alice.pubkey, { kinds: [1, 16], campaignsEnabled: false });
+    assert.deepEqual(await flushGroup(deps, muted, new AbortController().signal), { kind: 'suppressed', reason: 'preference_disabled' });
+
+    await store.setPreferences(alice.pubkey, { kinds: [7], campaignsEnabled: false });
+    const outside = await dueGroup([bob]);
+    assert.deepEqual(await flushGroup({ ...deps, allowedPubkeys: new Set([bob.pubkey]) }, outside, new AbortController().signal), { kind: 'suppressed', reason: 'not_allowlisted' });
+    assert.equal(transport.sent.length, 0);
+    assert.equal(await store.readCoalesceGroup(outside.groupId), null, 'a suppressed group is completed');
+    await metric(/push_coalesce_skipped_total\{reason="preference_disabled"\} 1/);
+  });
+
+  test('an empty token bucket defers the summary until a token refills; then it is sent', async () => {
+    // carol's immediate took the only token; one refills per hour, and the window took a minute.
+    const policy = { ...POLICY, throttleCapacity: 1, throttleRefillSecs: 3600, groupTtlSecs: 7200 };
+    const claim = await dueGroup([bob], policy);
+    const outcome = await flushGroup({ ...deps, policy }, claim, new AbortController().signal);
+    assert.deepEqual(outcome, { kind: 'throttled', afterSecs: 3540 });
+    assert.equal(transport.sent.length, 0);
+    await metric(/push_coalesce_deferred_total\{reason="recipient_throttled"\} 1/);
+    assert.equal((await store.claimDueCoalesceGroup(300)).claim, null, 'requeued for later');
+    clock.advance(3540 * SECOND_MS);
+    const again = await store.claimDueCoalesceGroup(300);
+    assert.ok(again.claim);
+    assert.deepEqual(await flushGroup({ ...deps, policy }, again.claim, new AbortController().signal), { kind: 'sent', delivered: 1, failed: 0, actorCount: 1 });
+  });
+
+  test('at the daily cap the summary waits for the oldest emission to age out; at the lifetime it is dropped as expired_throttled', async () => {
+    const policy = { ...POLICY, dailyCap: 1, dailyWindowSecs: 3600, groupTtlSecs: 3000 };
+    const claim = await dueGroup([bob], policy);
+    const outcome = await flushGroup({ ...deps, policy }, claim, new AbortController().signal);
+    assert.deepEqual(outcome, { kind: 'expired' }, 'the slot frees at 3600 s, after the group lifetime');
+    await metric(/push_coalesce_deferred_total\{reason="recipient_daily_capped"\} 1/);
+    await metric(/push_coalesce_skipped_total\{reason="expired_throttled"\} 1/);
+
+    const longer = { ...policy, groupTtlSecs: 7200 };
+    const second = await dueGroup([bob], longer);
+    const deferred = await flushGroup({ ...deps, policy: longer }, second, new AbortController().signal);
+    assert.equal(deferred.kind === 'throttled' && deferred.afterSecs > 3400 && deferred.afterSecs <= 3600, true);
+  });
+
+  test('every device gone: nothing delivered, the token and slot refunded, the group completed', async () => {
+    const policy = { ...POLICY, dailyCap: 2 };
+    transport.script.set('alice-phone', unregistered);
+    const claim = await dueGroup([bob], policy);
+    assert.deepEqual(await flushGroup({ ...deps, policy }, claim, new AbortController().signal), { kind: 'sent', delivered: 0, failed: 1, actorCount: 1 });
+    assert.equal(await store.readCoalesceGroup(claim.groupId), null);
+    assert.equal(await store.tokenOwner('alice-phone'), null, 'the dead token was pruned');
+    // carol's immediate holds one slot of two; the refunded summary's slot is free again.
+    assert.deepEqual(await store.consumeRecipientToken(alice.pubkey, 'another-summary', policy), { status: 'spent' });
+    await metric(/push_coalesce_skipped_total\{reason="send_failed"\} 1/);
+  });
+
+  test('an all-device retryable failure refunds and requeues after max(Retry-After, coalesce_retry_secs)', async () => {
+    // carol's immediate, the probe below and the summary: three slots.
+    const policy = { ...POLICY, dailyCap: 3 };
+    transport.script.set('alice-phone', retryable(600));
+    const claim = await dueGroup([bob], policy);
+    assert.deepEqual(await flushGroup({ ...deps, policy }, claim, new AbortController().signal), { kind: 'retry_queued', afterSecs: 600 });
+    assert.equal((await store.readCoalesceGroup(claim.groupId))?.pending, 1, 'kept for the retry');
+    assert.deepEqual(await store.consumeRecipientToken(alice.pubkey, 'another-summary', policy), { status: 'spent' });
+    assert.deepEqual(await store.consumeRecipientToken(alice.pubkey, 'a-third', policy), { status: 'spent' }, 'two probes fit only because the summary slot was refunded');
+    await store.refundRecipientToken(alice.pubkey, 'another-summary', policy);
+    await store.refundRecipientToken(alice.pubkey, 'a-third', policy);
+    clock.advance(599 * SECOND_MS);
+    assert.equal((await store.claimDueCoalesceGroup(300)).claim, null);
+    clock.advance(SECOND_MS);
+    transport.script.clear();
+    const again = await store.claimDueCoalesceGroup(300);
+    assert.ok(again.claim);
+    assert.equal((await flushGroup({ ...deps, policy }, again.claim, new AbortController().signal)).kind, 'sent');
+    assert.equal(transport.sent.length, 1);
+  });
+
+  test('a short Retry-After is raised to coalesce_retry_secs', async () => {
+    transport.script.set('alice-phone', retryable(1));
+    const claim = await dueGroup([bob]);
+    assert.deepEqual(await flushGroup(deps, claim, new AbortController().signal), { kind: 'retry_queued', afterSecs: 5 });
+  });
+
+  test('one device delivered and one failed: sent and completed', async () => {
+    await store.registerToken(alice.pubkey, { token: 'alice-tablet', transport: 'fcm' });
+    transport.script.set('alice-tablet', retryable(30));
+    const claim = await dueGroup([bob]);
+    assert.deepEqual(await flushGroup(deps, claim, new AbortController().signal), { kind: 'sent', delivered: 1, failed: 1, actorCount: 1 });
+    assert.equal(await store.readCoalesceGroup(claim.groupId), null);
+  });
+
+  test('a recovered flush reuses its reservation instead of taking a second token', async () => {
+    const policy = { ...POLICY, throttleCapacity: 2, throttleRefillSecs: 3600 };
+    const claim = await dueGroup([bob], policy);
+    assert.deepEqual(await store.consumeRecipientToken(alice.pubkey, claim.groupId, policy), { status: 'spent' }, 'the crashed flush spent it');
+    assert.equal((await flushGroup({ ...deps, policy }, claim, new AbortController().signal)).kind, 'sent');
+    assert.equal((await store.consumeRecipientToken(alice.pubkey, 'x', policy)).status, 'bucket_empty', 'two tokens: the immediate and one summary');
+  });
+
+  test('a missing group and an unknown type end the flush as empty', async () => {
+    const claim = await dueGroup([bob]);
+    assert.equal(await store.completeCoalesceGroup({ ...claim }), 'completed');
+    assert.deepEqual(await flushGroup(deps, claim, new AbortController().signal), { kind: 'empty', reason: 'missing_group' });
+    await metric(/push_coalesce_skipped_total\{reason="missing_group"\} 1/);
+
+    // A type this build does not know (written by another version sharing the store).
+    const foreign = { ...POLICY, immediateLimit: 0 };
+    await store.ingestCoalesceEvent({ ...likeBy(bob), type: 'zap' as CoalesceType }, foreign);
+    clock.advance(POLICY.windowSecs * SECOND_MS);
+    const { claim: zap } = await store.claimDueCoalesceGroup(300);
+    assert.ok(zap);
+    assert.deepEqual(await flushGroup(deps, zap, new AbortController().signal), { kind: 'empty', reason: 'unknown_type' });
+    assert.equal(await store.readCoalesceGroup(zap.groupId), null);
+    assert.equal(transport.sent.length, 0);
+  });
+
+  test('a flush aborted before the send throws FlushCancelled and keeps the lease and the reservation', async () => {
+    const claim = await dueGroup([bob]);
+    const controller = new AbortController();
+    controller.abort();
+    await assert.rejects(flushGroup(deps, claim, controller.signal), FlushCancelled);
+    assert.equal((await store.readCoalesceGroup(claim.groupId))?.leaseToken, claim.leaseToken);
+    assert.equal(transport.sent.length, 0);
+  });
+});

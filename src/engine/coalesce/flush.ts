@@ -1,0 +1,151 @@
+/**
+ * One summary flush (reference §8.6 `flush_group`): a claimed group becomes one push, or is
+ * deferred, retried or dropped — each with its reason counted. The order matters and is divine's:
+ * read, lifetime, sanity, gates again (they may have changed since buffering), budget, name,
+ * send, then refund-and-retry or complete.
+ */
+import { deliverNotification, type DeliveryDeps, type OutboundNotification } from '../../delivery/deliver.ts';
+import type { PushTransport } from '../../delivery/types.ts';
+import { isHexPubkey } from '../../nostr/tags.ts';
+import type { Logger } from '../../observability/logger.ts';
+import type { Metrics } from '../../observability/metrics.ts';
+import type { CoalescePolicy, CoalesceType, CompleteGroupResult, GroupClaim } from '../../store/port-coalesce.ts';
+import type { StorePort } from '../../store/port.ts';
+import { typeEnabled } from '../content.ts';
+import { senderNameOrFallback, type ProfileResolver } from '../profiles.ts';
+import { isCoalescedType } from './ingest.ts';
+import { collapseKeyForGroup, type FlushSettings } from './policy.ts';
+import { buildSummaryMessage } from './summary.ts';
+
+/** `push_coalesce_skipped_total` reasons of a group that is not worth a summary. */
+export type EmptyReason = 'missing_group' | 'unknown_type' | 'no_pending' | 'missing_actor_count' | 'unparseable_owner';
+/** `push_coalesce_skipped_total` reasons of a recipient whose gates now refuse the summary. */
+export type SuppressReason = 'not_allowlisted' | 'no_tokens' | 'preference_disabled';
+
+export type FlushOutcome =
+  | { kind: 'sent'; delivered: number; failed: number; actorCount: number }
+  | { kind: 'retry_queued'; afterSecs: number }
+  | { kind: 'throttled'; afterSecs: number }
+  | { kind: 'expired' }
+  | { kind: 'suppressed'; reason: SuppressReason }
+  | { kind: 'empty'; reason: EmptyReason };
+
+/** The flush was stopped by shutdown or its timeout before it could finish; the caller decides about the lease. */
+export class FlushCancelled extends Error {
+  constructor() {
+    super('coalescing flush cancelled');
+    this.name = 'FlushCancelled';
+  }
+}
+
+export interface FlushDeps {
+  store: StorePort;
+  transports: PushTransport[];
+  profiles: ProfileResolver;
+  policy: CoalescePolicy;
+  settings: FlushSettings;
+  /** Recipient allowlist; empty means everyone. */
+  allowedPubkeys: ReadonlySet<string>;
+  defaultPreferenceKinds: readonly number[];
+  /** Passed to the delivery stage; summaries never carry a video record. */
+  videoRecordTtlSecs: number;
+  logger: Logger;
+  metrics: Metrics;
+}
+
+/**
+ * Flush one claimed group. Returns how it ended; every path that ends the flush completes or
+ * requeues the group with the claim's token. Throws {@link FlushCancelled} when `signal` aborted
+ * before the send or during it (the group is then left as it is, under its lease), and any store
+ * error as it is.
+ */
+export async function flushGroup(deps: FlushDeps, claim: GroupClaim, signal: AbortSignal): Promise<FlushOutcome> {
+  const { store, metrics } = deps;
+  const log = deps.logger.child({ groupId: claim.groupId });
+  const finish = async (result: CompleteGroupResult | Promise<CompleteGroupResult>): Promise<void> => {
+    const settled = await result;
+    if (settled === 'not_owner' || settled === 'missing') log.warn({ result: settled }, 'coalescing group changed hands during its flush');
+  };
+  const drop = async <T extends FlushOutcome>(reason: string, outcome: T): Promise<T> => {
+    metrics.coalesceSkipped.inc({ reason });
+    await finish(store.completeCoalesceGroup(claim));
+    return outcome;
+  };
+
+  const group = await store.readCoalesceGroup(claim.groupId);
+  if (!group) return drop('missing_group', { kind: 'empty', reason: 'missing_group' });
+  if (group.expiresAtSecs > 0 && group.expiresAtSecs <= claim.claimedAtSecs) {
+    log.warn({ owner: group.owner, type: group.type, target: group.target, pending: group.pending }, 'coalescing group reached its lifetime unsent: dropped');
+    return drop('expired', { kind: 'expired' });
+  }
+  const type = group.type;
+  if (!isCoalescedType(type)) return drop('unknown_type', { kind: 'empty', reason: 'unknown_type' });
+  if (group.pending <= 0) return drop('no_pending', { kind: 'empty', reason: 'no_pending' });
+  if (group.distinctActors <= 0) {
+    log.warn({ owner: group.owner, pending: group.pending }, 'coalescing group lost its actor count: dropped');
+    return drop('missing_actor_count', { kind: 'empty', reason: 'missing_actor_count' });
+  }
+  if (!isHexPubkey(group.owner)) return drop('unparseable_owner', { kind: 'empty', reason: 'unparseable_owner' });
+
+  const suppressed = await refusedByGates(deps, group.owner, type);
+  if (suppressed) return drop(suppressed, { kind: 'suppressed', reason: suppressed });
+  if (signal.aborted) throw new FlushCancelled();
+
+  const budget = await store.consumeRecipientToken(group.owner, claim.groupId, deps.policy);
+  if (budget.status !== 'spent') {
+    metrics.coalesceDeferred.inc({ reason: budget.status === 'bucket_empty' ? 'recipient_throttled' : 'recipient_daily_capped' });
+    const requeued = await store.completeCoalesceGroup(claim, budget.retryAfterSecs);
+    if (requeued === 'expired') {
+      metrics.coalesceSkipped.inc({ reason: 'expired_throttled' });
+      log.warn({ owner: group.owner, type, target: group.target }, 'coalescing group reached its lifetime while its recipient was at the limit: dropped');
+      return { kind: 'expired' };
+    }
+    await finish(requeued);
+    return { kind: 'throttled', afterSecs: budget.retryAfterSecs };
+  }
+
+  const firstActorName = group.firstActor !== null && isHexPubkey(group.firstActor) ? await senderNameOrFallback(deps.profiles, group.firstActor) : '';
+  const message = buildSummaryMessage({ group, type, firstActorName, collapseKey: collapseKeyForGroup(claim.groupId) });
+  const notification: OutboundNotification = {
+    eventId: group.firstEvent ?? group.target,
+    recipient: group.owner,
+    type,
+    message,
+    claim: null,
+    eventCreatedAt: group.lastAt ?? group.dueAtSecs,
+  };
+  const deliveryDeps: DeliveryDeps = { store, transports: deps.transports, videoRecordTtlSecs: deps.videoRecordTtlSecs, logger: deps.logger, metrics };
+  const report = await deliverNotification(deliveryDeps, notification, signal);
+  // Sends cut short by a timeout or shutdown say nothing about the devices: keep the lease (and
+  // the reservation, which a recovered flush reuses) rather than judge the group by them.
+  if (signal.aborted) throw new FlushCancelled();
+
+  if (report.delivered === 0) {
+    await store.refundRecipientToken(group.owner, claim.groupId, deps.policy);
+    if (report.retryAfterSecs !== null) {
+      const afterSecs = Math.max(report.retryAfterSecs, deps.settings.retrySecs);
+      const requeued = await store.completeCoalesceGroup(claim, afterSecs);
+      if (requeued === 'expired') {
+        metrics.coalesceSkipped.inc({ reason: 'expired' });
+        log.warn({ owner: group.owner, type, target: group.target }, 'coalescing group reached its lifetime while its sends kept failing: dropped');
+        return { kind: 'expired' };
+      }
+      await finish(requeued);
+      return { kind: 'retry_queued', afterSecs };
+    }
+    metrics.coalesceSkipped.inc({ reason: 'send_failed' });
+    await finish(store.completeCoalesceGroup(claim));
+    return { kind: 'sent', delivered: 0, failed: report.failed, actorCount: group.distinctActors };
+  }
+  await finish(store.completeCoalesceGroup(claim));
+  metrics.coalescedSends.inc({ type });
+  return { kind: 'sent', delivered: report.delivered, failed: report.failed, actorCount: group.distinctActors };
+}
+
+/** The gates of reference §4.5 steps 1–3, checked again at flush time. */
+async function refusedByGates(deps: FlushDeps, owner: string, type: CoalesceType): Promise<SuppressReason | null> {
+  if (deps.allowedPubkeys.size > 0 && !deps.allowedPubkeys.has(owner)) return 'not_allowlisted';
+  if ((await deps.store.listDevices(owner)).length === 0) return 'no_tokens';
+  if (!(await typeEnabled(deps.store, deps.defaultPreferenceKinds, owner, type))) return 'preference_disabled';
+  return null;
+}

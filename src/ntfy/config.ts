@@ -1,0 +1,77 @@
+/**
+ * The `ntfy` configuration section checked (at load, one line per wrong key) and turned into the
+ * runtime settings the server uses.
+ */
+import { NTFY_MESSAGE_SIZE_LIMIT_BYTES, type NtfyConfig } from '../config/defaults.ts';
+import { DEFAULT_ACCESS_VALUES, parseTokenEntry, TopicAuthorizer, type TokenEntry } from './auth.ts';
+import { parseConfigDuration } from './duration.ts';
+import { exemptHostProblem } from './visitor.ts';
+
+const SECOND_MS = 1000;
+
+/** The settings of a running ntfy server, in milliseconds. */
+export interface NtfySettings {
+  baseUrl: string;
+  cacheDurationMs: number;
+  messageSizeLimitBytes: number;
+  keepaliveIntervalMs: number;
+  websocketTimeoutMs: number;
+  safetyRedrainMs: number;
+  expiryIntervalMs: number;
+  visitorRequestBurst: number;
+  visitorRequestReplenishMs: number;
+  visitorSubscriptionLimit: number;
+  visitorExemptHosts: string[];
+  behindProxy: boolean;
+  authorizer: TopicAuthorizer;
+}
+
+/** Every problem with the `ntfy` section, one line each (the numeric fields are checked in validate.ts). */
+export function ntfyConfigProblems(config: NtfyConfig): string[] {
+  const problems: string[] = [];
+  const cache = parseConfigDuration(config.cache_duration);
+  if (cache === null || !(cache > 0)) problems.push(`ntfy.cache_duration: "${config.cache_duration}" must be a positive duration like 12h, 30m or 3600`);
+  if (config.message_size_limit_bytes < NTFY_MESSAGE_SIZE_LIMIT_BYTES) {
+    problems.push(`ntfy.message_size_limit_bytes must be at least ${NTFY_MESSAGE_SIZE_LIMIT_BYTES}: UnifiedPush and RFC 8030 need ${NTFY_MESSAGE_SIZE_LIMIT_BYTES}-byte messages`);
+  }
+  if (config.websocket_timeout_secs <= config.keepalive_interval_secs) {
+    problems.push('ntfy.websocket_timeout_secs must be greater than ntfy.keepalive_interval_secs (a pong answers each ping)');
+  }
+  if (config.base_url !== '' && !/^https?:\/\/[^\s/]+/.test(config.base_url)) problems.push(`ntfy.base_url: "${config.base_url}" must be an http:// or https:// URL`);
+  if (!(config.auth_default_access in DEFAULT_ACCESS_VALUES)) {
+    problems.push(`ntfy.auth_default_access: "${config.auth_default_access}" must be one of ${Object.keys(DEFAULT_ACCESS_VALUES).join(', ')}`);
+  }
+  for (const entry of config.auth_tokens) {
+    const parsed = parseTokenEntry(entry);
+    if (typeof parsed === 'string') problems.push(`ntfy.auth_tokens: ${parsed}`);
+  }
+  for (const host of config.visitor_exempt_hosts) {
+    const problem = exemptHostProblem(host);
+    if (problem) problems.push(`ntfy.visitor_exempt_hosts: ${problem}`);
+  }
+  for (const field of ['visitor_request_burst', 'visitor_subscription_limit'] as const) {
+    if (!Number.isInteger(config[field]) || config[field] < 0) problems.push(`ntfy.${field} must be a whole number, 0 or more (0 switches the limit off)`);
+  }
+  return problems;
+}
+
+/** Settings from a validated section. */
+export function ntfySettings(config: NtfyConfig): NtfySettings {
+  const entries = config.auth_tokens.map(parseTokenEntry).filter((e): e is TokenEntry => typeof e !== 'string');
+  const defaultAccess = DEFAULT_ACCESS_VALUES[config.auth_default_access] ?? { read: true, write: true };
+  return {
+    baseUrl: config.base_url,
+    cacheDurationMs: parseConfigDuration(config.cache_duration) ?? 12 * 3600 * SECOND_MS,
+    messageSizeLimitBytes: config.message_size_limit_bytes,
+    keepaliveIntervalMs: config.keepalive_interval_secs * SECOND_MS,
+    websocketTimeoutMs: config.websocket_timeout_secs * SECOND_MS,
+    safetyRedrainMs: config.safety_redrain_secs * SECOND_MS,
+    expiryIntervalMs: config.expiry_interval_secs * SECOND_MS,
+    visitorRequestBurst: config.visitor_request_burst,
+    visitorRequestReplenishMs: config.visitor_request_replenish_secs * SECOND_MS,
+    visitorSubscriptionLimit: config.visitor_subscription_limit,
+    visitorExemptHosts: [...config.visitor_exempt_hosts],
+    behindProxy: config.behind_proxy,
+    authorizer: new TopicAuthorizer(defaultAccess, entries),
+  };
+}

@@ -1,0 +1,88 @@
+/**
+ * The ntfy-compatible UnifiedPush server, put together: routes for the service's Hono app, the
+ * pusher hub (when this process runs the pusher role) and the WebSocket upgrade handler. The
+ * composition root (`service.ts`) mounts {@link NtfyServer.routes}, attaches the HTTP server, and
+ * hands {@link NtfyServer.hub} to the pusher role, which runs it.
+ */
+import type { Server } from 'node:http';
+import type { Hono } from 'hono';
+import type { WebSocketServer } from 'ws';
+import type { NtfyConfig } from '../config/defaults.ts';
+import type { Clock, StorePort } from '../store/port.ts';
+import type { Logger } from '../observability/logger.ts';
+import type { Metrics } from '../observability/metrics.ts';
+import { ntfySettings } from './config.ts';
+import type { NtfyContext, NtfyEnv } from './context.ts';
+import { NtfyHub } from './hub.ts';
+import { ntfyRoutes } from './routes.ts';
+import { realScheduler, type Scheduler } from './scheduler.ts';
+import { VisitorLimits } from './visitor.ts';
+import { attachNtfyWebSockets } from './websocket.ts';
+
+export interface NtfyServerOptions {
+  store: StorePort;
+  config: NtfyConfig;
+  logger: Logger;
+  metrics: Metrics;
+  /** Serve publishing (the api role). */
+  publish: boolean;
+  /** Serve subscriptions (the pusher role). */
+  subscribe: boolean;
+  /** Timers for keepalives and pings; tests pass a ManualScheduler. */
+  scheduler?: Scheduler;
+  /** Defaults to the store's clock. */
+  clock?: Clock;
+  /** Messages per store read of a drain (tests use small batches). */
+  drainBatchSize?: number;
+}
+
+export interface NtfyServer {
+  readonly routes: Hono<NtfyEnv>;
+  /** The pusher's subscriptions; null without the pusher role. */
+  readonly hub: NtfyHub | null;
+  readonly context: NtfyContext;
+  /** Serve WebSocket subscriptions on `server` (only with the pusher role). */
+  attach(server: Server): void;
+  /** End every subscription and stop hearing wake-ups. */
+  close(): void;
+}
+
+export function createNtfyServer(options: NtfyServerOptions): NtfyServer {
+  const settings = ntfySettings(options.config);
+  const clock = options.clock ?? options.store.clock;
+  const scheduler = options.scheduler ?? realScheduler;
+  const logger = options.logger.child({ component: 'ntfy' });
+  const hub = options.subscribe
+    ? new NtfyHub({ store: options.store, scheduler, logger, metrics: options.metrics, safetyRedrainMs: settings.safetyRedrainMs, drainBatchSize: options.drainBatchSize })
+    : null;
+  const context: NtfyContext = {
+    store: options.store,
+    settings,
+    limits: new VisitorLimits({
+      requestBurst: settings.visitorRequestBurst,
+      requestReplenishMs: settings.visitorRequestReplenishMs,
+      subscriptionLimit: settings.visitorSubscriptionLimit,
+      exemptHosts: settings.visitorExemptHosts,
+      clock,
+    }),
+    hub,
+    scheduler,
+    clock,
+    logger,
+    metrics: options.metrics,
+  };
+  const routes = ntfyRoutes(context, { publish: options.publish });
+  const sockets: WebSocketServer[] = [];
+  return {
+    routes,
+    hub,
+    context,
+    attach(server) {
+      if (hub) sockets.push(attachNtfyWebSockets(context, server));
+    },
+    close() {
+      hub?.close();
+      for (const wss of sockets) wss.close();
+    },
+  };
+}

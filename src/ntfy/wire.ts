@@ -1,0 +1,91 @@
+/**
+ * ntfy's wire formats: the message JSON (field order of ntfy's `types.go` `message` struct,
+ * empty fields left out as its `omitempty` does) and the framing of each subscribe transport.
+ *
+ * | transport | message frame                     | open / keepalive                         |
+ * |-----------|-----------------------------------|------------------------------------------|
+ * | `json`    | `{json}\n`                        | `{json}\n`                               |
+ * | `sse`     | `data: {json}\n\n`                | `event: open\ndata: {json}\n\n`          |
+ * | `raw`     | message text, `\n` → space, `\n`  | an empty line                            |
+ * | `ws`      | text frame `{json}\n`             | `open` as a frame; keepalives are pings  |
+ *
+ * `open` and `keepalive` carry the topic list as requested (`a,b`); a message carries its own
+ * single topic, which the Android app matches exactly against its subscriptions.
+ */
+import { randomInt } from 'node:crypto';
+import type { NtfyMessage } from '../store/port-ntfy.ts';
+import { NTFY_ID_ALPHABET, NTFY_ID_LENGTH } from '../store/ntfy-ids.ts';
+
+export type Transport = 'json' | 'sse' | 'raw' | 'ws';
+export const TRANSPORTS: readonly Transport[] = ['json', 'sse', 'raw', 'ws'];
+
+export type ControlEvent = 'open' | 'keepalive';
+
+/** The ntfy message object, as publish answers and subscribers receive it. */
+export interface WireMessage {
+  id: string;
+  time: number;
+  expires?: number;
+  event: 'message' | ControlEvent;
+  topic: string;
+  title?: string;
+  message?: string;
+  priority?: number;
+  tags?: string[];
+  click?: string;
+  icon?: string;
+  content_type?: string;
+  encoding?: string;
+}
+
+export const CONTENT_TYPES: Readonly<Record<Exclude<Transport, 'ws'>, string>> = {
+  // "Android/Volley client needs charset!" (ntfy)
+  json: 'application/x-ndjson; charset=utf-8',
+  sse: 'text/event-stream; charset=utf-8',
+  raw: 'text/plain; charset=utf-8',
+};
+
+export function toWireMessage(message: NtfyMessage): WireMessage {
+  const wire: WireMessage = {
+    id: message.id,
+    time: Math.floor(message.timeMs / 1000),
+    expires: Math.floor(message.expiresMs / 1000),
+    event: 'message',
+    topic: message.topic,
+  };
+  if (message.title !== undefined) wire.title = message.title;
+  wire.message = message.message;
+  if (message.priority !== undefined) wire.priority = message.priority;
+  if (message.tags !== undefined && message.tags.length > 0) wire.tags = message.tags;
+  if (message.click !== undefined) wire.click = message.click;
+  if (message.icon !== undefined) wire.icon = message.icon;
+  if (message.contentType !== undefined) wire.content_type = message.contentType;
+  if (message.encoding !== undefined) wire.encoding = message.encoding;
+  return wire;
+}
+
+/** A random 12-character id for `open`/`keepalive` events (they are never stored or resumed from). */
+export function randomEventId(): string {
+  let id = '';
+  for (let i = 0; i < NTFY_ID_LENGTH; i++) id += NTFY_ID_ALPHABET[randomInt(NTFY_ID_ALPHABET.length)];
+  return id;
+}
+
+export function controlEventJson(event: ControlEvent, topicLabel: string, nowMs: number): string {
+  const wire: WireMessage = { id: randomEventId(), time: Math.floor(nowMs / 1000), event, topic: topicLabel };
+  return JSON.stringify(wire);
+}
+
+/** One message as a frame of `transport` (the JSON is built once per call). */
+export function messageFrame(transport: Transport, message: NtfyMessage): string {
+  if (transport === 'raw') return `${message.message.replace(/\n/g, ' ')}\n`;
+  const json = JSON.stringify(toWireMessage(message));
+  return transport === 'sse' ? `data: ${json}\n\n` : `${json}\n`;
+}
+
+/** An `open` or `keepalive` event as a frame of `transport`. */
+export function controlFrame(transport: Transport, event: ControlEvent, topicLabel: string, nowMs: number): string {
+  if (transport === 'raw') return '\n';
+  const json = controlEventJson(event, topicLabel, nowMs);
+  return transport === 'sse' ? `event: ${event}\ndata: ${json}\n\n` : `${json}\n`;
+}

@@ -1,0 +1,59 @@
+--[[
+  Append a message to an ntfy topic, allocating its globally ordered id (port-ntfy.ts).
+
+  The id is a position (ms, seq), written as the stream entry id "ms-seq" (TypeScript turns it
+  into the 12-character ntfy id). It is the store clock's millisecond when that is past the head,
+  otherwise the head's next sequence number (the next millisecond when the sequence space is
+  used up). Allocation and append happen in this one script, so ids rise in commit order even
+  when the clocks of two writers disagree.
+
+  Input:
+    KEYS[1] ntfy:head             STRING "ms-seq" of the newest id allocated
+    KEYS[2] ntfy:topic:{topic}    STREAM entry id "ms-seq" -> m = content JSON, x = expiry ms
+    KEYS[3] ntfy:expiry           ZSET topic -> expiry ms of the topic's oldest entry
+    KEYS[4] ntfy:ids              HASH entry id "ms-seq" -> topic, every stored message
+
+    ARGV[1] now, ms (store clock)
+    ARGV[2] ttl, ms (positive)
+    ARGV[3] content JSON (stored as given, never decoded)
+    ARGV[4] topic (the member of KEYS[3], the value in KEYS[4])
+    ARGV[5] largest sequence number within one millisecond
+    ARGV[6] wake-up channel ("" publishes nothing); not a key, so it is passed in
+    ARGV[7] wake-up payload
+
+  Output:
+    { ms, seq, expiresMs } of the appended message
+
+  The stream entry is written first: if XADD fails nothing else has changed.
+]]
+local rcall = redis.call
+
+local now = tonumber(ARGV[1])
+local ms, seq = now, 0
+local head = rcall("GET", KEYS[1])
+if head then
+  local dash = string.find(head, "-", 1, true)
+  local headMs = tonumber(string.sub(head, 1, dash - 1))
+  local headSeq = tonumber(string.sub(head, dash + 1))
+  if headMs >= now then
+    ms = headMs
+    seq = headSeq + 1
+    if seq > tonumber(ARGV[5]) then
+      ms = headMs + 1
+      seq = 0
+    end
+  end
+end
+
+local entryId = string.format("%.0f-%.0f", ms, seq)
+local expiresMs = ms + tonumber(ARGV[2])
+local expires = string.format("%.0f", expiresMs)
+rcall("XADD", KEYS[2], entryId, "m", ARGV[3], "x", expires)
+rcall("SET", KEYS[1], entryId)
+rcall("HSET", KEYS[4], entryId, ARGV[4])
+-- LT keeps the expiry of the topic's oldest entry; a new topic is added with this one's.
+rcall("ZADD", KEYS[3], "LT", expires, ARGV[4])
+if ARGV[6] ~= "" then
+  rcall("PUBLISH", ARGV[6], ARGV[7])
+end
+return { ms, seq, expiresMs }

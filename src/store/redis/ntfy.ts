@@ -1,0 +1,241 @@
+/**
+ * ntfy topics on Redis (port-ntfy.ts).
+ *
+ * Layout (keys in `keys.ts`):
+ *
+ * | key                  | type   | content                                                       |
+ * |----------------------|--------|---------------------------------------------------------------|
+ * | `ntfy:head`          | STRING | `ms-seq` of the newest id allocated                           |
+ * | `ntfy:topic:{topic}` | STREAM | entry id `ms-seq` → `m` content JSON, `x` expiry (ms)          |
+ * | `ntfy:expiry`        | ZSET   | topic → expiry (ms) of its oldest entry, the janitor's index  |
+ * | `ntfy:ids`           | HASH   | entry id `ms-seq` → topic, for `since=<id>` of any topic      |
+ * | channel `ntfy:wake`  | pub/sub| `{instance} {topic}` after each append (advisory wake-up)     |
+ *
+ * A message id `(ms, seq)` is the stream entry id `ms-seq`; the 12-character ntfy id is the same
+ * position in base 62 (`ntfy-ids.ts`), converted here in both directions. Appending is one Lua
+ * script (`appendNtfyMessage-3`) that allocates the position from the head and the store clock,
+ * adds the entry, moves the head, indexes the topic's expiry and publishes the wake-up. Reads run
+ * the head and the per-topic ranges in one MULTI, so the head and the entries are one snapshot:
+ * that is what lets a complete read move an idle cursor up to the head without skipping anything.
+ *
+ * Expiry: `expireNtfyTopic-2` trims one topic from its oldest entry and re-indexes it; the
+ * janitor calls it for every topic whose indexed expiry is due. Readers skip expired entries by
+ * their `x` field in the meantime.
+ *
+ * The wake-up channel carries the client's key prefix by hand (ioredis prefixes keys, not
+ * channels), so stores with different test prefixes never hear each other. Each store instance
+ * tags its wake-ups with a random instance id and ignores its own, since it has already told its
+ * local listeners.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import type { NtfyMessage, NtfyMessageContent, NtfyReadResult } from '../port-ntfy.ts';
+import { decodeNtfyId, encodeNtfyId, NTFY_MAX_SEQ, type NtfyPosition } from '../ntfy-ids.ts';
+import { decodeNtfyContent, encodeNtfyContent, NtfyAppendListeners, requireLimit, requirePositiveTtl } from '../ntfy-shared.ts';
+import type { RedisContext } from './context.ts';
+import { ntfyExpiryKey, ntfyHeadKey, ntfyIdsKey, ntfyTopicKey, ntfyWakeChannel } from './keys.ts';
+
+/** Topics whose expired entries one janitor call visits at most. */
+export const NTFY_EXPIRY_TOPICS_PER_CALL = 100;
+
+type StreamEntry = [string, string[]];
+type MultiReply = [Error | null, unknown][] | null;
+
+function entryIdOf(position: NtfyPosition): string {
+  return `${position.ms}-${position.seq}`;
+}
+
+function positionOfEntryId(entryId: string): NtfyPosition | null {
+  const dash = entryId.indexOf('-');
+  if (dash <= 0) return null;
+  const ms = Number(entryId.slice(0, dash));
+  const seq = Number(entryId.slice(dash + 1));
+  return Number.isSafeInteger(ms) && Number.isSafeInteger(seq) ? { ms, seq } : null;
+}
+
+/** The stream entry id of an ntfy id; null for a malformed id. */
+function entryIdOfNtfyId(id: string): string | null {
+  const position = decodeNtfyId(id);
+  return position ? entryIdOf(position) : null;
+}
+
+/** The first stream entry id after an ntfy id (XRANGE is inclusive). */
+function entryIdAfter(id: string | null): string {
+  if (id === null) return '-';
+  const position = decodeNtfyId(id);
+  if (!position) throw new RangeError(`not an ntfy message id: ${id}`);
+  return position.seq < NTFY_MAX_SEQ ? `${position.ms}-${position.seq + 1}` : `${position.ms + 1}-0`;
+}
+
+function results(reply: MultiReply, operation: string): unknown[] {
+  if (!reply) throw new Error(`${operation}: the MULTI was discarded`);
+  return reply.map(([error, value]) => {
+    if (error) throw error;
+    return value;
+  });
+}
+
+/** The ntfy part of one Redis store: the operations, the local listeners and the wake-up subscriber. */
+export class RedisNtfyTopics {
+  private readonly instance = randomUUID();
+  private readonly channel: string;
+  readonly listeners: NtfyAppendListeners;
+  private subscriber: Redis | null = null;
+
+  constructor(private readonly ctx: RedisContext) {
+    this.listeners = new NtfyAppendListeners(ctx.logger);
+    this.channel = ntfyWakeChannel(ctx.redis.options.keyPrefix ?? '');
+  }
+
+  async append(topic: string, content: NtfyMessageContent, ttlMs: number): Promise<NtfyMessage> {
+    requirePositiveTtl(ttlMs);
+    const contentJson = encodeNtfyContent(content);
+    const reply = (await this.ctx.scripts.run(
+      'appendNtfyMessage',
+      [ntfyHeadKey, ntfyTopicKey(topic), ntfyExpiryKey, ntfyIdsKey],
+      [this.ctx.clock.nowMs(), Math.ceil(ttlMs), contentJson, topic, NTFY_MAX_SEQ, this.channel, `${this.instance} ${topic}`],
+    )) as [number, number, number];
+    const [ms, seq, expiresMs] = reply.map(Number) as [number, number, number];
+    this.listeners.emit(topic);
+    // Read back through the stored form, so the answer is exactly what every reader will see.
+    const stored = decodeNtfyContent(contentJson) as NtfyMessageContent;
+    return { id: encodeNtfyId({ ms, seq }), topic, timeMs: ms, expiresMs, ...stored };
+  }
+
+  async read(topics: readonly string[], afterId: string | null, limit: number): Promise<NtfyReadResult> {
+    requireLimit('readNtfyMessages', limit);
+    const unique = [...new Set(topics)];
+    if (unique.length === 0) return { messages: [], position: afterId, complete: true };
+    const start = entryIdAfter(afterId);
+    const multi = this.ctx.redis.multi().get(ntfyHeadKey);
+    for (const topic of unique) multi.xrange(ntfyTopicKey(topic), start, '+', 'COUNT', limit);
+    const [headEntry, ...ranges] = results(await multi.exec(), 'readNtfyMessages');
+    const nowMs = this.ctx.clock.nowMs();
+
+    // Each range holds its topic's first `limit` entries after the cursor, so the first `limit`
+    // of the merged, sorted entries are exactly the first `limit` of all of them.
+    const merged: { position: NtfyPosition; entryId: string; topic: string; fields: string[] }[] = [];
+    unique.forEach((topic, i) => {
+      for (const [entryId, fields] of (ranges[i] as StreamEntry[] | null) ?? []) {
+        const position = positionOfEntryId(entryId);
+        if (position) merged.push({ position, entryId, topic, fields });
+      }
+    });
+    merged.sort((a, b) => a.position.ms - b.position.ms || a.position.seq - b.position.seq);
+    const taken = merged.slice(0, limit);
+    const complete = merged.length < limit;
+
+    const messages: NtfyMessage[] = [];
+    for (const entry of taken) {
+      const message = this.toMessage(entry.topic, entry.position, entry.fields);
+      if (message && message.expiresMs > nowMs) messages.push(message);
+    }
+    let position: string | null;
+    const last = taken[taken.length - 1];
+    if (!complete && last) {
+      position = encodeNtfyId(last.position);
+    } else {
+      const headPosition = typeof headEntry === 'string' ? positionOfEntryId(headEntry) : null;
+      const head = headPosition ? encodeNtfyId(headPosition) : null;
+      position = head !== null && (afterId === null || head > afterId) ? head : afterId;
+    }
+    return { messages, position, complete };
+  }
+
+  async latest(topics: readonly string[], upToId: string): Promise<NtfyMessage[]> {
+    const unique = [...new Set(topics)];
+    const end = entryIdOfNtfyId(upToId);
+    if (unique.length === 0 || end === null) return [];
+    const multi = this.ctx.redis.multi();
+    for (const topic of unique) multi.xrevrange(ntfyTopicKey(topic), end, '-', 'COUNT', 1);
+    const ranges = results(await multi.exec(), 'latestNtfyMessages');
+    const nowMs = this.ctx.clock.nowMs();
+    const messages: NtfyMessage[] = [];
+    unique.forEach((topic, i) => {
+      const [entry] = (ranges[i] as StreamEntry[] | null) ?? [];
+      const position = entry ? positionOfEntryId(entry[0]) : null;
+      const message = entry && position ? this.toMessage(topic, position, entry[1]) : null;
+      if (message && message.expiresMs > nowMs) messages.push(message);
+    });
+    return messages.sort((a, b) => (a.id < b.id ? -1 : 1));
+  }
+
+  async head(): Promise<string | null> {
+    const head = await this.ctx.redis.get(ntfyHeadKey);
+    const position = head === null ? null : positionOfEntryId(head);
+    return position ? encodeNtfyId(position) : null;
+  }
+
+  async has(id: string): Promise<boolean> {
+    const position = decodeNtfyId(id);
+    if (position === null) return false;
+    const entryId = entryIdOf(position);
+    const topic = await this.ctx.redis.hget(ntfyIdsKey, entryId);
+    if (topic === null) return false;
+    // The index outlives expiry until the janitor runs; the entry's own expiry decides.
+    const [entry] = (await this.ctx.redis.xrange(ntfyTopicKey(topic), entryId, entryId)) as StreamEntry[];
+    const message = entry ? this.toMessage(topic, position, entry[1]) : null;
+    return message !== null && message.expiresMs > this.ctx.clock.nowMs();
+  }
+
+  async expire(limit: number): Promise<number> {
+    requireLimit('expireNtfyMessages', limit);
+    const nowMs = this.ctx.clock.nowMs();
+    const due = await this.ctx.redis.zrangebyscore(ntfyExpiryKey, '-inf', nowMs, 'LIMIT', 0, NTFY_EXPIRY_TOPICS_PER_CALL);
+    let deleted = 0;
+    for (const topic of due) {
+      if (deleted >= limit) break;
+      const [count] = (await this.ctx.scripts.run('expireNtfyTopic', [ntfyTopicKey(topic), ntfyExpiryKey, ntfyIdsKey], [nowMs, topic, limit - deleted])) as [number, number];
+      deleted += Number(count);
+    }
+    return deleted;
+  }
+
+  /** Start hearing other processes' appends (once, on the first local listener). */
+  addListener(listener: (topic: string) => void): () => void {
+    const remove = this.listeners.add(listener);
+    if (!this.subscriber) this.startSubscriber();
+    return remove;
+  }
+
+  private startSubscriber(): void {
+    const subscriber = this.ctx.redis.duplicate();
+    this.subscriber = subscriber;
+    subscriber.on('error', (error: Error) => this.ctx.logger.warn({ err: error.message }, 'ntfy wake-up subscriber error'));
+    subscriber.on('message', (_channel: string, payload: string) => {
+      const space = payload.indexOf(' ');
+      if (space <= 0 || payload.slice(0, space) === this.instance) return;
+      this.listeners.emit(payload.slice(space + 1));
+    });
+    // ioredis re-subscribes by itself after a reconnect; wake-ups lost meanwhile are advisory.
+    subscriber.subscribe(this.channel).catch((error: unknown) => {
+      this.ctx.logger.warn({ err: (error as Error).message }, 'ntfy wake-up subscribe failed; relying on periodic re-reads');
+    });
+  }
+
+  async close(): Promise<void> {
+    const subscriber = this.subscriber;
+    this.subscriber = null;
+    if (!subscriber) return;
+    try {
+      await subscriber.quit();
+    } catch {
+      subscriber.disconnect();
+    }
+  }
+
+  private toMessage(topic: string, position: NtfyPosition, fields: string[]): NtfyMessage | null {
+    let contentJson: string | undefined;
+    let expiry: number | undefined;
+    for (let i = 0; i + 1 < fields.length; i += 2) {
+      if (fields[i] === 'm') contentJson = fields[i + 1];
+      else if (fields[i] === 'x') expiry = Number(fields[i + 1]);
+    }
+    const content = contentJson === undefined ? null : decodeNtfyContent(contentJson);
+    if (!content || expiry === undefined || !Number.isFinite(expiry)) {
+      this.ctx.logger.warn({ topic, entry: entryIdOf(position) }, 'stored ntfy message is damaged; skipped');
+      return null;
+    }
+    return { id: encodeNtfyId(position), topic, timeMs: position.ms, expiresMs: expiry, ...content };
+  }
+}

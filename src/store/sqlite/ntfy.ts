@@ -1,0 +1,183 @@
+/**
+ * ntfy topics on SQLite (port-ntfy.ts).
+ *
+ * `ntfy_messages` holds every unexpired message (plus expired ones the janitor has not reclaimed
+ * yet; reads skip those by `expires_ms`). `ntfy_head` holds the newest id allocated. An append
+ * is one IMMEDIATE transaction: take the write lock, read the head, allocate the next position,
+ * insert, move the head. Because the allocation happens under the write lock, ids rise in commit
+ * order across every process sharing the file, and a reader's snapshot that contains id X
+ * contains every id below X as well.
+ */
+import type { Database, Statement, Transaction } from 'better-sqlite3';
+import type { Logger } from '../../observability/logger.ts';
+import type { Clock } from '../port.ts';
+import type { NtfyMessage, NtfyMessageContent, NtfyReadResult } from '../port-ntfy.ts';
+import { decodeNtfyId, encodeNtfyId, nextNtfyPosition } from '../ntfy-ids.ts';
+import { decodeNtfyContent, encodeNtfyContent, NtfyAppendListeners, requireLimit, requirePositiveTtl } from '../ntfy-shared.ts';
+
+/** Schema of the ntfy tables (one migration). */
+export const CREATE_NTFY_TABLES = `
+  -- One row per message; id is the 12-character globally ordered ntfy id.
+  CREATE TABLE ntfy_messages (
+    seq          INTEGER PRIMARY KEY,
+    id           TEXT NOT NULL UNIQUE,
+    topic        TEXT NOT NULL,
+    expires_ms   INTEGER NOT NULL,
+    content_json TEXT NOT NULL
+  );
+  CREATE INDEX ntfy_messages_by_topic ON ntfy_messages (topic, id);
+  CREATE INDEX ntfy_messages_by_expiry ON ntfy_messages (expires_ms);
+
+  -- The newest id ever allocated; one row once the first message was appended.
+  CREATE TABLE ntfy_head (
+    singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
+    last_id   TEXT NOT NULL
+  );
+`;
+
+const SELECT_HEAD = `SELECT last_id FROM ntfy_head WHERE singleton = 1`;
+const UPSERT_HEAD = `
+  INSERT INTO ntfy_head (singleton, last_id) VALUES (1, @id)
+  ON CONFLICT (singleton) DO UPDATE SET last_id = excluded.last_id`;
+const INSERT_MESSAGE = `
+  INSERT INTO ntfy_messages (id, topic, expires_ms, content_json) VALUES (@id, @topic, @expiresMs, @contentJson)`;
+
+/** Topics arrive as one JSON array, so a single prepared statement serves any number of them. */
+const SELECT_AFTER = `
+  SELECT id, topic, expires_ms, content_json FROM ntfy_messages
+  WHERE topic IN (SELECT value FROM json_each(@topics)) AND id > @afterId AND expires_ms > @nowMs
+  ORDER BY id
+  LIMIT @limit`;
+const SELECT_LATEST = `
+  SELECT id, topic, expires_ms, content_json FROM ntfy_messages
+  WHERE topic = @topic AND id <= @upToId AND expires_ms > @nowMs
+  ORDER BY id DESC
+  LIMIT 1`;
+const SELECT_EXISTS = `SELECT 1 FROM ntfy_messages WHERE id = @id AND expires_ms > @nowMs`;
+const DELETE_EXPIRED = `
+  DELETE FROM ntfy_messages WHERE seq IN (
+    SELECT seq FROM ntfy_messages WHERE expires_ms <= @nowMs ORDER BY expires_ms LIMIT @limit
+  )`;
+
+interface MessageRow {
+  id: string;
+  topic: string;
+  expires_ms: number;
+  content_json: string;
+}
+
+export class NtfyTable {
+  private readonly selectHead: Statement<[], { last_id: string }>;
+  private readonly upsertHead: Statement<[{ id: string }]>;
+  private readonly insertMessage: Statement<[{ id: string; topic: string; expiresMs: number; contentJson: string }]>;
+  private readonly selectAfter: Statement<[{ topics: string; afterId: string; nowMs: number; limit: number }], MessageRow>;
+  private readonly selectLatest: Statement<[{ topic: string; upToId: string; nowMs: number }], MessageRow>;
+  private readonly selectExists: Statement<[{ id: string; nowMs: number }], { 1: number }>;
+  private readonly deleteExpired: Statement<[{ nowMs: number; limit: number }]>;
+  private readonly appendTx: Transaction<(topic: string, contentJson: string, ttlMs: number) => { id: string; timeMs: number; expiresMs: number }>;
+  private readonly readTx: Transaction<(topics: string, afterId: string | null, limit: number) => { rows: MessageRow[]; head: string | null }>;
+  private readonly latestTx: Transaction<(topics: readonly string[], upToId: string) => MessageRow[]>;
+  readonly listeners: NtfyAppendListeners;
+
+  constructor(
+    db: Database,
+    private readonly clock: Clock,
+    private readonly logger: Logger,
+  ) {
+    this.listeners = new NtfyAppendListeners(logger);
+    this.selectHead = db.prepare(SELECT_HEAD);
+    this.upsertHead = db.prepare(UPSERT_HEAD);
+    this.insertMessage = db.prepare(INSERT_MESSAGE);
+    this.selectAfter = db.prepare(SELECT_AFTER);
+    this.selectLatest = db.prepare(SELECT_LATEST);
+    this.selectExists = db.prepare(SELECT_EXISTS);
+    this.deleteExpired = db.prepare(DELETE_EXPIRED);
+
+    this.appendTx = db.transaction((topic: string, contentJson: string, ttlMs: number) => {
+      const head = this.selectHead.get()?.last_id ?? null;
+      const position = nextNtfyPosition(head === null ? null : decodeNtfyId(head), this.clock.nowMs());
+      const id = encodeNtfyId(position);
+      const expiresMs = position.ms + Math.ceil(ttlMs);
+      this.insertMessage.run({ id, topic, expiresMs, contentJson });
+      this.upsertHead.run({ id });
+      return { id, timeMs: position.ms, expiresMs };
+    });
+
+    // One transaction, so the head and the rows come from the same snapshot.
+    this.readTx = db.transaction((topics: string, afterId: string | null, limit: number) => {
+      const head = this.selectHead.get()?.last_id ?? null;
+      const rows = this.selectAfter.all({ topics, afterId: afterId ?? '', nowMs: this.clock.nowMs(), limit });
+      return { rows, head };
+    });
+
+    this.latestTx = db.transaction((topics: readonly string[], upToId: string) => {
+      const nowMs = this.clock.nowMs();
+      const rows: MessageRow[] = [];
+      for (const topic of new Set(topics)) {
+        const row = this.selectLatest.get({ topic, upToId, nowMs });
+        if (row) rows.push(row);
+      }
+      return rows.sort((a, b) => (a.id < b.id ? -1 : 1));
+    });
+  }
+
+  append(topic: string, content: NtfyMessageContent, ttlMs: number): NtfyMessage {
+    requirePositiveTtl(ttlMs);
+    const contentJson = encodeNtfyContent(content);
+    // IMMEDIATE: the head is read under the write lock, so two processes never allocate one id.
+    const { id, timeMs, expiresMs } = this.appendTx.immediate(topic, contentJson, ttlMs);
+    const message = this.toMessage({ id, topic, expires_ms: expiresMs, content_json: contentJson }, timeMs);
+    this.listeners.emit(topic);
+    // toMessage cannot fail on content this call just encoded.
+    return message as NtfyMessage;
+  }
+
+  read(topics: readonly string[], afterId: string | null, limit: number): NtfyReadResult {
+    requireLimit('readNtfyMessages', limit);
+    if (topics.length === 0) return { messages: [], position: afterId, complete: true };
+    const { rows, head } = this.readTx(JSON.stringify([...new Set(topics)]), afterId, limit);
+    const messages = this.toMessages(rows);
+    const complete = rows.length < limit;
+    const lastRow = rows[rows.length - 1];
+    let position: string | null;
+    if (!complete && lastRow) position = lastRow.id;
+    else position = head !== null && (afterId === null || head > afterId) ? head : afterId;
+    return { messages, position, complete };
+  }
+
+  latest(topics: readonly string[], upToId: string): NtfyMessage[] {
+    return this.toMessages(this.latestTx(topics, upToId));
+  }
+
+  head(): string | null {
+    return this.selectHead.get()?.last_id ?? null;
+  }
+
+  has(id: string): boolean {
+    return this.selectExists.get({ id, nowMs: this.clock.nowMs() }) !== undefined;
+  }
+
+  expire(limit: number): number {
+    requireLimit('expireNtfyMessages', limit);
+    return this.deleteExpired.run({ nowMs: this.clock.nowMs(), limit }).changes;
+  }
+
+  private toMessages(rows: MessageRow[]): NtfyMessage[] {
+    const messages: NtfyMessage[] = [];
+    for (const row of rows) {
+      const message = this.toMessage(row);
+      if (message) messages.push(message);
+    }
+    return messages;
+  }
+
+  private toMessage(row: MessageRow, timeMs?: number): NtfyMessage | null {
+    const content = decodeNtfyContent(row.content_json);
+    const position = decodeNtfyId(row.id);
+    if (!content || !position) {
+      this.logger.warn({ id: row.id, topic: row.topic }, 'stored ntfy message is damaged; skipped');
+      return null;
+    }
+    return { id: row.id, topic: row.topic, timeMs: timeMs ?? position.ms, expiresMs: row.expires_ms, ...content };
+  }
+}

@@ -1,0 +1,216 @@
+/**
+ * End to end for like/repost coalescing (issue 4): the real binary, a real relay, the FCM fake,
+ * nostr-tools clients, on each store adapter, with five-second buckets.
+ *
+ * - 20 likes from 20 keys on one video, immediate limit 3: exactly 3 immediate pushes and one
+ *   summary "… and 16 others liked your post", all four under one collapse key;
+ * - likes on two videos never share a summary or a collapse key;
+ * - a process killed with SIGKILL while a summary is in flight (the fake holds its answer) and
+ *   restarted still sends the summary: the lease returns the group.
+ *
+ * A burst must land in one bucket, and buckets are fixed slices of wall-clock time, so each burst
+ * is published just after a bucket boundary (a wait of at most one window for the boundary, not
+ * for a deadline).
+ */
+import { test, describe, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { REACTION, REGISTER_TOKEN, VIDEO } from '../../src/nostr/kinds.ts';
+import { signEvent } from '../../src/nostr/keys.ts';
+import type { NostrEvent } from '../../src/nostr/event.ts';
+import type { StorePort } from '../../src/store/port.ts';
+import { openSqliteStore } from '../../src/store/sqlite/index.ts';
+import { openRedisStore } from '../../src/store/redis/index.ts';
+import { controlEvent, makeUser, type TestUser } from '../support/nostr-client.ts';
+import { publish } from '../support/publisher.ts';
+import { startTestRelay, type TestRelay } from '../support/relay.ts';
+import { startRedisServer, type PrivateRedisServer } from '../support/redis-server.ts';
+import { startFcmFake, type FcmFake, type ReceivedMessage } from '../support/fcm-fake.ts';
+import { eventually, startServiceProcess, type ServiceProcess } from '../support/service-process.ts';
+
+const WINDOW_SECS = 5;
+const IMMEDIATE_LIMIT = 3;
+/** Held answer of the FCM fake while the kill lands; below the flush timeout so the flush is still waiting. */
+const SLOW_FCM_MS = 1500;
+const SUMMARY_TIMEOUT_MS = 30_000;
+
+const now = () => Math.floor(Date.now() / 1000);
+
+/** Resolve just after the next bucket boundary, so a burst published now fits in one bucket. */
+async function nextBucketStart(): Promise<void> {
+  const windowMs = WINDOW_SECS * 1000;
+  const intoBucket = Date.now() % windowMs;
+  if (intoBucket < 300) return;
+  await new Promise((resolve) => setTimeout(resolve, windowMs - intoBucket + 100));
+}
+
+const collapseKeyOf = (m: ReceivedMessage): string | undefined => m.body.message.android?.collapse_key;
+const isSummary = (m: ReceivedMessage): boolean => m.body.message.data?.title === 'New likes';
+
+for (const adapter of ['sqlite', 'redis'] as const) {
+  describe(`like coalescing end to end (${adapter})`, () => {
+    let relay: TestRelay;
+    let fcm: FcmFake;
+    let redis: PrivateRedisServer | undefined;
+    let dataDir: string;
+    let reader: StorePort;
+    let service: ServiceProcess;
+    let env: Record<string, string>;
+    const serviceKey = makeUser();
+
+    const messagesTo = (token: string): ReceivedMessage[] => fcm.messages.filter((m) => m.token === token);
+    const likeOn = (liker: TestUser, owner: TestUser, videoId: string, dTag: string): NostrEvent =>
+      signEvent(
+        { kind: REACTION, created_at: now(), tags: [['e', videoId], ['a', `${VIDEO}:${owner.pubkey}:${dTag}`], ['p', owner.pubkey], ['k', String(VIDEO)]], content: '+' },
+        liker.secret,
+      );
+    const register = async (user: TestUser, token: string) => {
+      await publish(relay.url, controlEvent(user, REGISTER_TOKEN, { token }, serviceKey.pubkey));
+      await eventually(async () => ((await reader.tokenOwner(token)) === user.pubkey ? true : undefined), 15_000, `${token} registered`);
+    };
+    const start = async () => {
+      service = await startServiceProcess({ env });
+      await service.waitForLog((l) => l.msg === 'live subscriptions open' && l.relay === relay.url, 15_000, 'relay live');
+    };
+
+    before(async () => {
+      relay = await startTestRelay();
+      fcm = await startFcmFake();
+      dataDir = mkdtempSync(join(tmpdir(), `np-coalesce-${adapter}-`));
+      let storeUrl = `sqlite:${join(dataDir, 'nostr-push.sqlite')}`;
+      if (adapter === 'redis') {
+        redis = await startRedisServer();
+        storeUrl = redis.url;
+      }
+      env = {
+        NOSTR_PUSH__SERVICE__PRIVATE_KEY_HEX: serviceKey.secret,
+        NOSTR_PUSH__NOSTR__RELAYS: relay.url,
+        NOSTR_PUSH__NOSTR__QUERY_TIMEOUT_SECS: '2',
+        NOSTR_PUSH__STORE__URL: storeUrl,
+        NOSTR_PUSH__DATA_DIR: dataDir,
+        NOSTR_PUSH__QUEUE__POLL_MILLIS: '20',
+        NOSTR_PUSH__FIREBASE__CREDENTIALS_PATH: fcm.writeCredentials(dataDir),
+        NOSTR_PUSH__FIREBASE__PROJECT_ID: 'fake-project',
+        NOSTR_PUSH__FIREBASE__API_BASE_URL: fcm.baseUrl,
+        NOSTR_PUSH__SERVICE__COALESCE_WINDOW_SECS: String(WINDOW_SECS),
+        NOSTR_PUSH__SERVICE__COALESCE_IMMEDIATE_LIMIT: String(IMMEDIATE_LIMIT),
+        NOSTR_PUSH__SERVICE__COALESCE_POLL_MILLIS: '50',
+        NOSTR_PUSH__SERVICE__COALESCE_FLUSH_TIMEOUT_SECS: '3',
+        NOSTR_PUSH__SERVICE__COALESCE_LEASE_SECS: '7',
+        NOSTR_PUSH__SERVICE__COALESCE_GROUP_TTL_SECS: '120',
+        // The recipient budget (capacity 20, cap 20 a day by default) is not what is tested here.
+        NOSTR_PUSH__SERVICE__RECIPIENT_THROTTLE_CAPACITY: '1000',
+        NOSTR_PUSH__SERVICE__RECIPIENT_DAILY_CAP: '1000',
+      };
+      await start();
+      reader = adapter === 'redis' ? await openRedisStore({ url: storeUrl }) : await openSqliteStore({ path: join(dataDir, 'nostr-push.sqlite') });
+    });
+
+    after(async () => {
+      await service?.stop();
+      await reader?.close();
+      await Promise.all([relay?.stop(), fcm?.stop()]);
+      await redis?.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    });
+
+    describe('one burst', () => {
+      const alice = makeUser();
+      const carol = makeUser();
+      const aliceLikers = Array.from({ length: 20 }, () => makeUser());
+      const carolLikers = Array.from({ length: 10 }, () => makeUser());
+      const videoA = 'a1'.repeat(32);
+      const videoB = 'b1'.repeat(32);
+      const videoC = 'c1'.repeat(32);
+
+      before(async () => {
+        await register(alice, 'alice-phone');
+        await register(carol, 'carol-phone');
+        await nextBucketStart();
+        const aliceLikes = aliceLikers.map((liker) => likeOn(liker, alice, videoA, 'popular'));
+        const carolLikes = carolLikers.map((liker, i) => (i < 5 ? likeOn(liker, carol, videoB, 'first') : likeOn(liker, carol, videoC, 'second')));
+        await publish(relay.url, ...aliceLikes, ...carolLikes);
+        await eventually(() => (messagesTo('alice-phone').some(isSummary) ? true : undefined), SUMMARY_TIMEOUT_MS, "alice's summary");
+        await eventually(() => (messagesTo('carol-phone').filter(isSummary).length >= 2 ? true : undefined), SUMMARY_TIMEOUT_MS, "carol's two summaries");
+      });
+
+      test('20 likes on one video: 3 immediate pushes and one summary of the other 17, all under one collapse key', () => {
+        const received = messagesTo('alice-phone');
+        const summaries = received.filter(isSummary);
+        const immediates = received.filter((m) => !isSummary(m));
+        assert.equal(immediates.length, IMMEDIATE_LIMIT);
+        assert.equal(summaries.length, 1);
+        for (const m of immediates) assert.match(m.body.message.data?.body ?? '', /^\S+ liked your post$/);
+        const summary = summaries[0] as ReceivedMessage;
+        const data = summary.body.message.data ?? {};
+        assert.match(data.body ?? '', /^\S+ and 16 others liked your post$/);
+        assert.equal(data.type, 'like');
+        assert.equal(data.receiverPubkey, alice.pubkey);
+        assert.equal(data.referencedEventId, videoA);
+        assert.equal(data.referencedAddress, `${VIDEO}:${alice.pubkey}:popular`);
+        const likers = new Set(aliceLikers.map((u) => u.pubkey));
+        const immediateSenders = new Set(immediates.map((m) => m.body.message.data?.senderPubkey));
+        assert.ok(likers.has(data.senderPubkey ?? ''), 'the named actor is one of the likers');
+        assert.ok(!immediateSenders.has(data.senderPubkey), 'the named actor is the first buffered one, not an immediate');
+        const keys = new Set(received.map(collapseKeyOf));
+        assert.equal(keys.size, 1, 'one collapse key for the immediates and the summary');
+        const [key] = keys;
+        assert.match(key ?? '', /^[0-9a-f]{32}$/);
+        for (const m of received) assert.equal(m.body.message.apns?.headers['apns-collapse-id'], key);
+        assert.ok(summary.receivedAtMs > Math.max(...immediates.map((m) => m.receivedAtMs)));
+      });
+
+      test('likes on two different videos never share a summary or a collapse key', () => {
+        const received = messagesTo('carol-phone');
+        const summaries = received.filter(isSummary);
+        assert.equal(summaries.length, 2);
+        assert.equal(received.length, 2 * IMMEDIATE_LIMIT + 2);
+        const byVideo = new Map<string, ReceivedMessage[]>();
+        for (const m of received) {
+          const video = m.body.message.data?.referencedEventId ?? '';
+          byVideo.set(video, [...(byVideo.get(video) ?? []), m]);
+        }
+        assert.deepEqual([...byVideo.keys()].sort(), [videoB, videoC].sort());
+        const keys = [...byVideo.values()].map((messages) => {
+          assert.equal(messages.length, IMMEDIATE_LIMIT + 1);
+          assert.equal(messages.filter(isSummary).length, 1);
+          assert.match(messages.find(isSummary)?.body.message.data?.body ?? '', /^\S+ and 1 other liked your post$/);
+          const own = new Set(messages.map(collapseKeyOf));
+          assert.equal(own.size, 1, 'one collapse key per video');
+          return [...own][0];
+        });
+        assert.notEqual(keys[0], keys[1]);
+      });
+    });
+
+    test('a process killed with SIGKILL during a flush still sends the summary after a restart', async () => {
+      const dave = makeUser();
+      const likers = Array.from({ length: IMMEDIATE_LIMIT + 2 }, () => makeUser());
+      await register(dave, 'dave-phone');
+      await nextBucketStart();
+      await publish(relay.url, ...likers.map((liker) => likeOn(liker, dave, 'd1'.repeat(32), 'killed')));
+      await eventually(() => (messagesTo('dave-phone').length >= IMMEDIATE_LIMIT ? true : undefined), SUMMARY_TIMEOUT_MS, 'the immediates');
+      fcm.setLatency(SLOW_FCM_MS);
+      // The fake records a message when it arrives and answers only after the latency: the
+      // service is inside the flush, waiting for FCM, when it dies.
+      const inFlight = await eventually(() => messagesTo('dave-phone').find(isSummary), SUMMARY_TIMEOUT_MS, 'the summary in flight');
+      await service.kill();
+      assert.ok(Date.now() - inFlight.receivedAtMs < SLOW_FCM_MS, 'killed before FCM answered');
+      fcm.setLatency(0);
+
+      await start();
+      const resent = await eventually(
+        () => messagesTo('dave-phone').filter((m) => isSummary(m) && m.receivedAtMs > inFlight.receivedAtMs)[0],
+        SUMMARY_TIMEOUT_MS,
+        'the summary from the restarted process',
+      );
+      assert.equal(resent.body.message.data?.body, inFlight.body.message.data?.body);
+      assert.match(resent.body.message.data?.body ?? '', /^\S+ and 1 other liked your post$/);
+      assert.equal(collapseKeyOf(resent), collapseKeyOf(inFlight));
+      const health = (await (await fetch(`${service.baseUrl}/health`)).json()) as { tasks: Record<string, boolean> };
+      assert.equal(health.tasks.coalesce_flush, true, '/health reports the flush task');
+    });
+  });
+}

@@ -1,0 +1,221 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import type { NtfyMessage, NtfyMessageContent } from '../../../src/store/port-ntfy.ts';
+import { decodeNtfyId, isNtfyMessageId, ntfyIdBefore } from '../../../src/store/ntfy-ids.ts';
+import { MINUTE_MS, SECOND_MS, type ContractContext } from './context.ts';
+
+const TTL_MS = 12 * 60 * MINUTE_MS;
+const TOPIC_A = 'upAAAAAAAAAAAA';
+const TOPIC_B = 'upBBBBBBBBBBBB';
+const TOPIC_C = 'plain_topic-1';
+const SAME_MS_APPENDS = 50;
+
+const text = (message: string): NtfyMessageContent => ({ message });
+const ids = (messages: readonly NtfyMessage[]): string[] => messages.map((m) => m.id);
+
+/** The contract of port-ntfy.ts: ntfy topic queues with globally ordered ids. */
+export function ntfyContract(ctx: ContractContext): void {
+  describe('ntfy topics', () => {
+    test('appendNtfyMessage returns the stored message: a 12-character id, the store time, the expiry and the content', async () => {
+      const store = ctx.store();
+      const now = ctx.clock().nowMs();
+      const full: NtfyMessageContent = {
+        message: 'hello',
+        title: 'Title',
+        priority: 4,
+        tags: ['warning', 'skull'],
+        click: 'https://example.com/a',
+        icon: 'https://example.com/i.png',
+        contentType: 'text/markdown',
+      };
+      const message = await store.appendNtfyMessage(TOPIC_A, full, TTL_MS);
+      assert.ok(isNtfyMessageId(message.id), message.id);
+      assert.deepEqual(message, { id: message.id, topic: TOPIC_A, timeMs: now, expiresMs: now + TTL_MS, ...full });
+      const plain = await store.appendNtfyMessage(TOPIC_A, text('bare'), TTL_MS);
+      assert.deepEqual(Object.keys(plain).sort(), ['expiresMs', 'id', 'message', 'timeMs', 'topic']);
+      const { messages } = await store.readNtfyMessages([TOPIC_A], null, 10);
+      assert.deepEqual(messages, [message, plain]);
+    });
+
+    test('message text and base64 bodies come back byte for byte (whitespace, BOM, unicode)', async () => {
+      const store = ctx.store();
+      const tricky = '\uFEFF  leading and trailing spaces \n\t🙂 ünïcödé  ';
+      const binary = Buffer.from([0, 255, 1, 254, 128]).toString('base64');
+      await store.appendNtfyMessage(TOPIC_A, text(tricky), TTL_MS);
+      await store.appendNtfyMessage(TOPIC_A, { message: binary, encoding: 'base64' }, TTL_MS);
+      const { messages } = await store.readNtfyMessages([TOPIC_A], null, 10);
+      assert.equal(messages[0]?.message, tricky);
+      assert.deepEqual([messages[1]?.message, messages[1]?.encoding], [binary, 'base64']);
+    });
+
+    test('ids rise in append order across topics, also within one millisecond and when the clock goes back', async () => {
+      const store = ctx.store();
+      const clock = ctx.clock();
+      const appended: string[] = [];
+      for (let i = 0; i < SAME_MS_APPENDS; i++) appended.push((await store.appendNtfyMessage(i % 2 ? TOPIC_A : TOPIC_B, text(`m${i}`), TTL_MS)).id);
+      clock.advance(-5 * SECOND_MS);
+      appended.push((await store.appendNtfyMessage(TOPIC_C, text('after the clock stepped back'), TTL_MS)).id);
+      clock.advance(10 * SECOND_MS);
+      appended.push((await store.appendNtfyMessage(TOPIC_A, text('later'), TTL_MS)).id);
+      assert.equal(new Set(appended).size, appended.length, 'ids are unique');
+      assert.deepEqual([...appended].sort(), appended, 'string order is append order');
+      const positions = appended.map((id) => decodeNtfyId(id));
+      assert.equal(positions[1]?.ms, positions[0]?.ms, 'same millisecond');
+      assert.equal(positions[positions.length - 1]?.ms, clock.nowMs());
+    });
+
+    test('ntfyHeadId is null before the first append, then the newest id of any topic', async () => {
+      const store = ctx.store();
+      assert.equal(await store.ntfyHeadId(), null);
+      await store.appendNtfyMessage(TOPIC_A, text('one'), TTL_MS);
+      const second = await store.appendNtfyMessage(TOPIC_B, text('two'), TTL_MS);
+      assert.equal(await store.ntfyHeadId(), second.id);
+    });
+
+    test('readNtfyMessages merges the requested topics in id order and leaves the others out', async () => {
+      const store = ctx.store();
+      const a1 = await store.appendNtfyMessage(TOPIC_A, text('a1'), TTL_MS);
+      const b1 = await store.appendNtfyMessage(TOPIC_B, text('b1'), TTL_MS);
+      await store.appendNtfyMessage(TOPIC_C, text('c1'), TTL_MS);
+      const a2 = await store.appendNtfyMessage(TOPIC_A, text('a2'), TTL_MS);
+      const result = await store.readNtfyMessages([TOPIC_B, TOPIC_A, TOPIC_A], null, 10);
+      assert.deepEqual(ids(result.messages), [a1.id, b1.id, a2.id]);
+      assert.equal(result.complete, true);
+      assert.deepEqual(await store.readNtfyMessages([], a1.id, 10), { messages: [], position: a1.id, complete: true });
+    });
+
+    test('an id from one topic is a cursor for the others (global order)', async () => {
+      const store = ctx.store();
+      await store.appendNtfyMessage(TOPIC_B, text('b-before'), TTL_MS);
+      const a1 = await store.appendNtfyMessage(TOPIC_A, text('a1'), TTL_MS);
+      const b2 = await store.appendNtfyMessage(TOPIC_B, text('b-after'), TTL_MS);
+      const a2 = await store.appendNtfyMessage(TOPIC_A, text('a2'), TTL_MS);
+      assert.deepEqual(ids((await store.readNtfyMessages([TOPIC_B], a1.id, 10)).messages), [b2.id]);
+      assert.deepEqual(ids((await store.readNtfyMessages([TOPIC_A, TOPIC_B], a1.id, 10)).messages), [b2.id, a2.id]);
+    });
+
+    test('a limited read continues from its position with no gap and no duplicate', async () => {
+      const store = ctx.store();
+      const appended: string[] = [];
+      for (let i = 0; i < 25; i++) appended.push((await store.appendNtfyMessage([TOPIC_A, TOPIC_B, TOPIC_C][i % 3] as string, text(`m${i}`), TTL_MS)).id);
+      const wanted = appended.filter((_, i) => i % 3 !== 2);
+      const seen: string[] = [];
+      let cursor: string | null = null;
+      for (let rounds = 0; rounds < 10; rounds++) {
+        const result = await store.readNtfyMessages([TOPIC_A, TOPIC_B], cursor, 4);
+        seen.push(...ids(result.messages));
+        cursor = result.position;
+        if (result.complete) break;
+        assert.equal(result.messages.length, 4);
+        assert.equal(result.position, result.messages[3]?.id);
+      }
+      assert.deepEqual(seen, wanted);
+      assert.equal(cursor, appended[appended.length - 1], 'a complete read ends at the head');
+    });
+
+    test('a complete read positions at the head, even when the topics have nothing (an idle cursor keeps up)', async () => {
+      const store = ctx.store();
+      assert.deepEqual(await store.readNtfyMessages([TOPIC_A], null, 10), { messages: [], position: null, complete: true });
+      await store.appendNtfyMessage(TOPIC_B, text('b1'), TTL_MS);
+      const b2 = await store.appendNtfyMessage(TOPIC_B, text('b2'), TTL_MS);
+      assert.deepEqual(await store.readNtfyMessages([TOPIC_A], null, 10), { messages: [], position: b2.id, complete: true });
+      const future = ntfyIdBefore(ctx.clock().nowMs() + 60 * MINUTE_MS) as string;
+      assert.deepEqual(await store.readNtfyMessages([TOPIC_A], future, 10), { messages: [], position: future, complete: true });
+      const a1 = await store.appendNtfyMessage(TOPIC_A, text('a1'), TTL_MS);
+      assert.deepEqual(ids((await store.readNtfyMessages([TOPIC_A], b2.id, 10)).messages), [a1.id]);
+    });
+
+    test('a synthetic id (ntfyIdBefore) selects the messages from a time on', async () => {
+      const store = ctx.store();
+      const clock = ctx.clock();
+      await store.appendNtfyMessage(TOPIC_A, text('old'), TTL_MS);
+      clock.advance(10 * SECOND_MS);
+      const boundary = clock.nowMs();
+      const fresh = await store.appendNtfyMessage(TOPIC_A, text('new'), TTL_MS);
+      const after = ntfyIdBefore(boundary);
+      assert.ok(after);
+      assert.deepEqual(ids((await store.readNtfyMessages([TOPIC_A], after, 10)).messages), [fresh.id]);
+    });
+
+    test('expired messages are never read, even before the janitor deletes them', async () => {
+      const store = ctx.store();
+      const clock = ctx.clock();
+      const short = await store.appendNtfyMessage(TOPIC_A, text('short'), 10 * SECOND_MS);
+      const long = await store.appendNtfyMessage(TOPIC_A, text('long'), TTL_MS);
+      clock.advance(10 * SECOND_MS);
+      assert.deepEqual(ids((await store.readNtfyMessages([TOPIC_A], null, 10)).messages), [long.id]);
+      assert.equal(await store.hasNtfyMessage(short.id), false);
+      assert.equal(await store.hasNtfyMessage(long.id), true);
+      assert.deepEqual(ids(await store.latestNtfyMessages([TOPIC_A], short.id)), []);
+    });
+
+    test('expireNtfyMessages deletes what expired, in bounded calls, and keeps the rest', async () => {
+      const store = ctx.store();
+      const clock = ctx.clock();
+      for (let i = 0; i < 7; i++) await store.appendNtfyMessage(i % 2 ? TOPIC_A : TOPIC_B, text(`old${i}`), MINUTE_MS);
+      const kept = await store.appendNtfyMessage(TOPIC_A, text('kept'), TTL_MS);
+      assert.equal(await store.expireNtfyMessages(100), 0, 'nothing is due yet');
+      clock.advance(MINUTE_MS);
+      let deleted = 0;
+      for (let calls = 0; calls < 20; calls++) {
+        const n = await store.expireNtfyMessages(3);
+        assert.ok(n <= 3, `a call deletes at most about its limit, got ${n}`);
+        deleted += n;
+        if (n === 0) break;
+      }
+      assert.equal(deleted, 7);
+      assert.equal(await store.expireNtfyMessages(100), 0);
+      assert.deepEqual(ids((await store.readNtfyMessages([TOPIC_A, TOPIC_B], null, 10)).messages), [kept.id]);
+      const later = await store.appendNtfyMessage(TOPIC_B, text('after expiry'), TTL_MS);
+      assert.ok(later.id > kept.id, 'ids keep rising after a topic was emptied');
+      assert.deepEqual(ids((await store.readNtfyMessages([TOPIC_B], null, 10)).messages), [later.id]);
+    });
+
+    test('latestNtfyMessages gives each topic its newest message up to an id', async () => {
+      const store = ctx.store();
+      await store.appendNtfyMessage(TOPIC_A, text('a1'), TTL_MS);
+      const a2 = await store.appendNtfyMessage(TOPIC_A, text('a2'), TTL_MS);
+      const b1 = await store.appendNtfyMessage(TOPIC_B, text('b1'), TTL_MS);
+      const head = (await store.ntfyHeadId()) as string;
+      await store.appendNtfyMessage(TOPIC_A, text('a3 after the head'), TTL_MS);
+      assert.deepEqual(ids(await store.latestNtfyMessages([TOPIC_B, TOPIC_A, TOPIC_C], head)), [a2.id, b1.id]);
+      assert.deepEqual(ids(await store.latestNtfyMessages([TOPIC_B], a2.id)), []);
+    });
+
+    test('hasNtfyMessage knows every stored id, whatever its topic, and nothing else', async () => {
+      const store = ctx.store();
+      const a1 = await store.appendNtfyMessage(TOPIC_A, text('a1'), TTL_MS);
+      const b1 = await store.appendNtfyMessage(TOPIC_B, text('b1'), TTL_MS);
+      assert.equal(await store.hasNtfyMessage(a1.id), true);
+      assert.equal(await store.hasNtfyMessage(b1.id), true);
+      assert.equal(await store.hasNtfyMessage('zzzzzzzzzzzz'), false, 'a well-formed foreign id');
+      assert.equal(await store.hasNtfyMessage('not-an-id'), false);
+      ctx.clock().advance(TTL_MS);
+      await store.expireNtfyMessages(100);
+      assert.equal(await store.hasNtfyMessage(a1.id), false, 'gone after expiry');
+    });
+
+    test('onNtfyAppend hears appends until unsubscribed; a throwing listener does not fail the append', async () => {
+      const store = ctx.store();
+      const heard: string[] = [];
+      const stop = store.onNtfyAppend((topic) => heard.push(topic));
+      const stopThrowing = store.onNtfyAppend(() => {
+        throw new Error('listener bug');
+      });
+      await store.appendNtfyMessage(TOPIC_A, text('one'), TTL_MS);
+      await store.appendNtfyMessage(TOPIC_B, text('two'), TTL_MS);
+      stop();
+      stopThrowing();
+      await store.appendNtfyMessage(TOPIC_C, text('three'), TTL_MS);
+      assert.deepEqual(heard, [TOPIC_A, TOPIC_B]);
+    });
+
+    test('bad arguments are refused with a RangeError and change nothing', async () => {
+      const store = ctx.store();
+      await assert.rejects(store.appendNtfyMessage(TOPIC_A, text('x'), 0), RangeError);
+      await assert.rejects(store.readNtfyMessages([TOPIC_A], null, 0), RangeError);
+      await assert.rejects(store.expireNtfyMessages(0), RangeError);
+      assert.equal(await store.ntfyHeadId(), null);
+    });
+  });
+}
