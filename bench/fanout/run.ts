@@ -20,14 +20,15 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { defaultConfig } from '../../src/config/defaults.ts';
 import { createFcmTransport } from '../../src/delivery/fcm/sender.ts';
-import { inFlightClaimSecs } from '../../src/engine/bells/deliver-bell.ts';
+import { inFlightClaimSecs } from '../../src/engine/bells/bell-page.ts';
 import { runNewPostFanout, type NewPostFanoutDeps } from '../../src/engine/bells/fanout-worker.ts';
 import { enqueueNewPostFanout } from '../../src/engine/bells/video.ts';
 import { signEvent, generateSecretKey, publicKeyOf } from '../../src/nostr/keys.ts';
 import { VIDEO } from '../../src/nostr/kinds.ts';
 import { createLogger } from '../../src/observability/logger.ts';
 import { Metrics } from '../../src/observability/metrics.ts';
-import type { StorePort } from '../../src/store/port.ts';
+import type { DeviceRegistration, StorePort } from '../../src/store/port.ts';
+import type { PushMessage, PushTransport, SendOutcome } from '../../src/delivery/types.ts';
 import { openRedisStore } from '../../src/store/redis/index.ts';
 import { openSqliteStore } from '../../src/store/sqlite/index.ts';
 import { startRedisServer } from '../../test/support/redis-server.ts';
@@ -41,8 +42,14 @@ const { values } = parseArgs({
     latency: { type: 'string', default: '20' },
     'page-size': { type: 'string', default: String(defaults.new_post_fanout_page_size) },
     concurrency: { type: 'string', default: String(defaults.new_post_delivery_concurrency) },
+    transport: { type: 'string', default: 'fcm' },
   },
 });
+/**
+ * `fcm` (default): the real FCM transport over HTTP/2 into the fake. `stub`: an in-process
+ * transport answering every send after the latency, to measure what the fan-out itself costs.
+ */
+const TRANSPORT = values.transport;
 const WATCHERS = Number(values.watchers);
 const PAGE_SIZE = Number(values['page-size']);
 const CONCURRENCY = Number(values.concurrency);
@@ -74,6 +81,29 @@ async function startFakeProcess(dir: string): Promise<FakeProcess> {
   };
 }
 
+/** Answers every send with success after `latencyMs`, recording it as the fake would. */
+class StubTransport implements PushTransport {
+  readonly received: Array<[string, string, number]> = [];
+  peak = 0;
+  private active = 0;
+  constructor(private readonly latencyMs: number) {}
+  handles(): boolean {
+    return true;
+  }
+  async sendBatch(devices: DeviceRegistration[], message: PushMessage): Promise<Map<string, SendOutcome>> {
+    this.peak = Math.max(this.peak, ++this.active);
+    await new Promise((resolve) => setTimeout(resolve, this.latencyMs));
+    this.active--;
+    const results = new Map<string, SendOutcome>();
+    for (const device of devices) {
+      this.received.push([message.data.eventId ?? '', device.token, Date.now()]);
+      results.set(device.token, { ok: true });
+    }
+    return results;
+  }
+  async close(): Promise<void> {}
+}
+
 const watcherPubkey = (i: number): string => `${i.toString(16).padStart(12, '0')}${'b'.repeat(52)}`;
 const tokenOf = (i: number): string => `bench-${i}`;
 
@@ -102,12 +132,12 @@ async function runOne(label: string, store: StorePort, dir: string): Promise<voi
   await store.cacheProfile({ pubkey: creator, name: 'bench creator' }, 3600);
 
   const fake = await startFakeProcess(dir);
-  const transport = createFcmTransport({ projectId: 'fake-project', credentialsPath: fake.credentialsPath, apiBaseUrl: fake.baseUrl, logger, metrics });
+  const transport = TRANSPORT === 'stub' ? new StubTransport(Number(values.latency)) : createFcmTransport({ projectId: 'fake-project', credentialsPath: fake.credentialsPath, apiBaseUrl: fake.baseUrl, logger, metrics });
   if (!transport) throw new Error('no FCM transport');
   const leaseSecs = defaults.new_post_fanout_lease_secs;
   const deps: NewPostFanoutDeps = {
     store,
-    delivery: { store, transports: [transport], videoRecordTtlSecs: defaults.video_coordinate_dedup_ttl_secs, logger, metrics },
+    transports: [transport],
     profiles: { displayName: async () => 'bench creator' },
     allowedPubkeys: new Set(),
     defaultPreferenceKinds: [1, 7, 16, 1059, 30023, 34236],
@@ -141,7 +171,7 @@ async function runOne(label: string, store: StorePort, dir: string): Promise<voi
     return elapsed;
   });
 
-  const { received, peakStreams } = await fake.report();
+  const { received, peakStreams } = transport instanceof StubTransport ? { received: transport.received, peakStreams: transport.peak } : await fake.report();
   const counts = new Map<string, number>();
   for (const [eventId, token] of received) if (eventId === video.id) counts.set(token, (counts.get(token) ?? 0) + 1);
   let missing = 0;
@@ -153,7 +183,7 @@ async function runOne(label: string, store: StorePort, dir: string): Promise<voi
   }
   const pushes = [...counts.values()].reduce((a, b) => a + b, 0);
   const verdict = missing === 0 && duplicated === 0 ? 'every watcher pushed exactly once' : `FAILED: ${missing} watchers missed, ${duplicated} pushed more than once`;
-  console.log(`\n${label}: ${WATCHERS} watchers, page ${PAGE_SIZE}, concurrency ${CONCURRENCY}, FCM latency ${values.latency} ms`);
+  console.log(`\n${label}: ${WATCHERS} watchers, page ${PAGE_SIZE}, concurrency ${CONCURRENCY}, ${TRANSPORT === 'stub' ? 'stub transport' : 'FCM fake'}, latency ${values.latency} ms`);
   console.log(`  seeding (tokens + notify lists): ${(seedMs / 1000).toFixed(1)} s`);
   console.log(`  fan-out: ${pushes} pushes in ${(elapsedMs / 1000).toFixed(2)} s = ${Math.round(pushes / (elapsedMs / 1000))} pushes/s (peak ${peakStreams} concurrent FCM streams)`);
   console.log(`  ${verdict}`);

@@ -178,47 +178,79 @@ export interface PublishTotals {
   late: number;
 }
 
+/** How often the pacing loop looks for due sends. */
+const PACING_TICK_MS = 1;
+
 /**
- * One sequential publisher per topic, each paced to `rate / topics` per second with staggered
- * starts. A publisher that falls behind sends its next message at once (it never skips a number).
+ * One sequential publisher per topic, each paced to `rate / topics` per second, the topics'
+ * slots staggered evenly (slot n belongs to topic n mod topics). One pacing loop walks the slots
+ * in time order, so thousands of topics cost no timers of their own. A topic whose previous POST
+ * is still out sends its next one the moment it returns (never two at once, never a skipped
+ * number); such slots are counted as late.
  */
 export async function runPublishers(options: PublisherOptions): Promise<PublishTotals> {
   const agent = new Agent({ keepAlive: true, maxSockets: options.sockets });
   const padding = 'p'.repeat(options.paddingBytes);
-  const intervalMs = (options.topics.length * 1000) / options.rate;
-  const startMs = performance.now();
-  const endMs = startMs + options.durationMs;
+  const topicCount = options.topics.length;
+  const slotMs = 1000 / options.rate;
   const totals: PublishTotals = { sent: new Map(), errors: 0, late: 0 };
+  const seq = new Array<number>(topicCount).fill(0);
+  const due = new Array<number>(topicCount).fill(0);
+  const inFlight = new Array<boolean>(topicCount).fill(false);
+  let outstanding = 0;
+  let finished: () => void = () => undefined;
+  const allDone = new Promise<void>((resolve) => (finished = resolve));
 
-  const post = (topic: string, body: string): Promise<number> =>
-    new Promise((resolve) => {
-      const req = request(`${options.baseUrl}/${topic}?up=1`, { method: 'POST', agent, headers: { 'Content-Length': Buffer.byteLength(body) } }, (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode ?? 0));
-      });
-      req.on('error', () => resolve(0));
-      req.end(body);
-    });
-
-  const publisher = async (topic: string, index: number): Promise<void> => {
-    let seq = 0;
-    let nextMs = startMs + (intervalMs * index) / options.topics.length;
-    while (nextMs < endMs) {
-      const waitMs = nextMs - performance.now();
-      if (waitMs > 0) await new Promise((resolve) => setTimeout(resolve, waitMs));
-      else if (waitMs < -intervalMs) totals.late += 1;
-      const status = await post(topic, JSON.stringify({ s: seq, u: nowUs(), p: padding }));
+  const send = (t: number): void => {
+    inFlight[t] = true;
+    outstanding += 1;
+    const topic = options.topics[t] as string;
+    const body = JSON.stringify({ s: seq[t], u: nowUs(), p: padding });
+    const done = (status: number) => {
+      inFlight[t] = false;
+      outstanding -= 1;
+      due[t] = (due[t] as number) - 1;
       if (status >= 200 && status < 300) {
-        seq += 1;
-        totals.sent.set(topic, seq);
+        seq[t] = (seq[t] as number) + 1;
+        totals.sent.set(topic, seq[t] as number);
       } else {
         totals.errors += 1;
       }
-      nextMs += intervalMs;
-    }
+      if ((due[t] as number) > 0) send(t);
+      else if (pacingOver && outstanding === 0) finished();
+    };
+    const req = request(`${options.baseUrl}/${topic}?up=1`, { method: 'POST', agent, headers: { 'Content-Length': Buffer.byteLength(body) } }, (res) => {
+      res.resume();
+      res.on('end', () => done(res.statusCode ?? 0));
+    });
+    // Headers and body may leave as two segments; Nagle would hold the second for an ACK.
+    req.setNoDelay(true);
+    req.on('error', () => done(0));
+    req.end(body);
   };
 
-  await Promise.all(options.topics.map((topic, i) => publisher(topic, i)));
+  const startMs = performance.now();
+  const totalSlots = Math.floor((options.durationMs / 1000) * options.rate);
+  let slot = 0;
+  let pacingOver = false;
+  const tick = (): void => {
+    const elapsed = performance.now() - startMs;
+    while (slot < totalSlots && slot * slotMs <= elapsed) {
+      const t = slot % topicCount;
+      due[t] = (due[t] as number) + 1;
+      if (inFlight[t]) totals.late += 1;
+      else send(t);
+      slot += 1;
+    }
+    if (slot < totalSlots) {
+      setTimeout(tick, PACING_TICK_MS);
+      return;
+    }
+    pacingOver = true;
+    if (outstanding === 0) finished();
+  };
+  tick();
+  await allDone;
   agent.destroy();
   return totals;
 }

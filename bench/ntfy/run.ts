@@ -14,15 +14,17 @@
  *
  *   node --import tsx bench/ntfy/run.ts [--store sqlite|redis|both] [--topics 1000] [--rate 5000]
  *     [--duration 30] [--transport json|ws] [--topics-per-conn 1] [--payload 100] [--reconnects 0]
- *     [--mode load|idle] [--idle-subs 10000] [--grace 10]
+ *     [--mode load|idle] [--idle-subs 10000] [--grace 10] [--node-options=--max-semi-space-size=1]
+ *     [--server-url http://127.0.0.1:8000 --server-pid PID]  (a server started by hand, e.g. under --cpu-prof)
  */
 import { readFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { startRedisServer, type PrivateRedisServer } from '../../test/support/redis-server.ts';
-import { freePort, startServiceProcess, type ServiceProcess } from '../../test/support/service-process.ts';
+import { freePort, startServiceProcess } from '../../test/support/service-process.ts';
 import { formatUs } from './histogram.ts';
 import { BenchSubscriber, runPublishers, Tally, withConcurrency } from './load.ts';
 
@@ -39,6 +41,9 @@ const { values } = parseArgs({
     mode: { type: 'string', default: 'load' },
     'idle-subs': { type: 'string', default: '10000' },
     grace: { type: 'string', default: '10' },
+    'node-options': { type: 'string', default: '' },
+    'server-url': { type: 'string', default: '' },
+    'server-pid': { type: 'string', default: '' },
   },
 });
 
@@ -72,7 +77,17 @@ function sampleProcess(pid: number): ProcessSample {
   return { rssBytes: rssKb * 1024, cpuMs: ticks * 10 };
 }
 
-async function startServer(store: 'sqlite' | 'redis'): Promise<{ service: ServiceProcess; baseUrl: string; cleanup: () => Promise<void> }> {
+interface BenchServer {
+  pid: number;
+  baseUrl: string;
+  cleanup: () => Promise<void>;
+}
+
+async function startServer(store: 'sqlite' | 'redis'): Promise<BenchServer> {
+  if (values['server-url']) {
+    // A server started by hand (e.g. under --cpu-prof, which NODE_OPTIONS does not allow).
+    return { pid: Number(values['server-pid']), baseUrl: values['server-url'], cleanup: async () => undefined };
+  }
   const dataDir = mkdtempSync(join(tmpdir(), `bench-ntfy-${store}-`));
   let redis: PrivateRedisServer | undefined;
   if (store === 'redis') redis = await startRedisServer();
@@ -86,10 +101,11 @@ async function startServer(store: 'sqlite' | 'redis'): Promise<{ service: Servic
       NOSTR_PUSH__NTFY__VISITOR_EXEMPT_HOSTS: '127.0.0.1,::1',
       NOSTR_PUSH__LOG__LEVEL: 'info',
       LOG_LEVEL: 'info',
+      ...(values['node-options'] ? { NODE_OPTIONS: values['node-options'] } : {}),
     },
   });
   return {
-    service,
+    pid: service.child.pid as number,
     baseUrl: `http://127.0.0.1:${port}`,
     cleanup: async () => {
       await service.stop();
@@ -113,9 +129,19 @@ async function waitUntil(check: () => boolean, timeoutMs: number): Promise<boole
   return true;
 }
 
+/** One gauge of the server's Prometheus default metrics (0 when absent). */
+async function serverMetric(baseUrl: string, name: string): Promise<number> {
+  const text = await (await fetch(`${baseUrl}/metrics`)).text().catch(() => '');
+  return Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1] ?? 0);
+}
+
+/** The server's V8 heap in use and external memory. */
+async function heapOf(baseUrl: string): Promise<{ heapBytes: number; externalBytes: number }> {
+  return { heapBytes: await serverMetric(baseUrl, 'nodejs_heap_size_used_bytes'), externalBytes: await serverMetric(baseUrl, 'nodejs_external_memory_bytes') };
+}
+
 async function runLoad(store: 'sqlite' | 'redis'): Promise<boolean> {
-  const { service, baseUrl, cleanup } = await startServer(store);
-  const pid = service.child.pid as number;
+  const { pid, baseUrl, cleanup } = await startServer(store);
   const tally = new Tally();
   const topics = topicNames(TOPICS, 'lg');
   const groups: string[][] = [];
@@ -143,6 +169,8 @@ async function runLoad(store: 'sqlite' | 'redis'): Promise<boolean> {
           }, DURATION_MS / 2)
         : undefined;
 
+    const clientLag = monitorEventLoopDelay({ resolution: 10 });
+    clientLag.enable();
     const publishStart = performance.now();
     const totals = await runPublishers({ baseUrl, topics, rate: RATE, durationMs: DURATION_MS, paddingBytes: PAYLOAD_BYTES, sockets: PUBLISH_SOCKETS });
     const publishSecs = (performance.now() - publishStart) / 1000;
@@ -151,6 +179,8 @@ async function runLoad(store: 'sqlite' | 'redis'): Promise<boolean> {
     clearInterval(ticker);
     clearTimeout(reconnectTimer);
     const after = sampleProcess(pid);
+    clientLag.disable();
+    const serverLagMax = await serverMetric(baseUrl, 'nodejs_eventloop_lag_max_seconds');
 
     const loss = sent - tally.delivered;
     const pass = loss === 0 && tally.gaps === 0 && tally.reorderedOrDuplicate === 0 && totals.errors === 0 && tally.connectErrors === 0 && tally.readErrors === 0;
@@ -161,6 +191,9 @@ async function runLoad(store: 'sqlite' | 'redis'): Promise<boolean> {
     const l = tally.latency;
     console.log(`[${store}] latency p50 ${formatUs(l.percentileUs(0.5))}  p90 ${formatUs(l.percentileUs(0.9))}  p95 ${formatUs(l.percentileUs(0.95))}  p99 ${formatUs(l.percentileUs(0.99))}  max ${formatUs(l.max)}`);
     console.log(
+      `[${store}] event-loop delay: load generator p99 ${formatUs(clientLag.percentile(99) / 1000)} max ${formatUs(clientLag.max / 1000)}; server max ${formatUs(serverLagMax * 1e6)} (since its start)`,
+    );
+    console.log(
       `[${store}] VERDICT ${pass ? 'PASS' : 'FAIL'}: loss ${loss}, reordered/duplicate ${tally.reorderedOrDuplicate}, gaps ${tally.gaps}, publish errors ${totals.errors}, connect errors ${tally.connectErrors}, read errors ${tally.readErrors}`,
     );
     return pass;
@@ -170,16 +203,9 @@ async function runLoad(store: 'sqlite' | 'redis'): Promise<boolean> {
   }
 }
 
-/** The server's V8 heap in use and external memory, from its Prometheus default metrics. */
-async function heapOf(baseUrl: string): Promise<{ heapBytes: number; externalBytes: number }> {
-  const text = await (await fetch(`${baseUrl}/metrics`)).text();
-  const metric = (name: string) => Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1] ?? 0);
-  return { heapBytes: metric('nodejs_heap_size_used_bytes'), externalBytes: metric('nodejs_external_memory_bytes') };
-}
 
 async function runIdle(store: 'sqlite' | 'redis'): Promise<boolean> {
-  const { service, baseUrl, cleanup } = await startServer(store);
-  const pid = service.child.pid as number;
+  const { pid, baseUrl, cleanup } = await startServer(store);
   const tally = new Tally();
   const subscribers = topicNames(IDLE_SUBS, 'idle').map((topic) => new BenchSubscriber({ baseUrl, topics: [topic], transport: TRANSPORT, tally }));
   try {

@@ -4,7 +4,7 @@
  * register, acknowledge), on each store adapter. Prints registrations per second, a correctness
  * verdict (every user owns exactly its token) and the CPU profile's top entries.
  *
- *   node --import tsx bench/registrations/run.ts [--count 5000] [--store sqlite|redis|both] [--crypto-workers 1]
+ *   node --import tsx bench/registrations/run.ts [--count 5000] [--store sqlite|redis|both] [--crypto-workers 2]
  */
 import { parseArgs } from 'node:util';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -27,7 +27,7 @@ import { startRedisServer } from '../../test/support/redis-server.ts';
 import { printProfile, profile } from '../support/cpu-profile.ts';
 
 const { values } = parseArgs({
-  options: { count: { type: 'string', default: '5000' }, store: { type: 'string', default: 'both' }, 'crypto-workers': { type: 'string', default: '1' } },
+  options: { count: { type: 'string', default: '5000' }, store: { type: 'string', default: 'both' }, 'crypto-workers': { type: 'string', default: '2' } },
 });
 const COUNT = Number(values.count);
 /** As `engine.crypto_workers`: NIP-44 decryption threads beside the main one (0 = inline). */

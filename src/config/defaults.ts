@@ -253,8 +253,9 @@ export function defaultConfig(): Config {
       batch_concurrency: 50,
       allow_private_endpoints: false,
     },
-    // One thread beside the main one uses both cores of a small machine; raise it on bigger ones.
-    engine: { crypto_workers: 1 },
+    // Two threads keep both cores of a small machine busy during a burst of registrations (the
+    // main thread then mostly waits on them: bench/registrations); raise it on bigger machines.
+    engine: { crypto_workers: 2 },
     queue: { lease_secs: 60, max_attempts: 10, poll_millis: 250 },
     ntfy: {
       base_url: '',

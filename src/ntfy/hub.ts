@@ -22,7 +22,7 @@ import type { StorePort } from '../store/port.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import { sleep } from '../roles/supervisor.ts';
-import type { Scheduler } from './scheduler.ts';
+import type { Scheduler, TimerHandle } from './scheduler.ts';
 import { messageFrame, type Transport } from './wire.ts';
 
 /** Messages read from the store per round trip of a drain. */
@@ -136,12 +136,12 @@ export class Subscriber {
 
   /** False when the peer stalled past the timeout and was disconnected. */
   private async waitForSocket(): Promise<boolean> {
-    let cancel: () => void = () => undefined;
+    let timer: TimerHandle | undefined;
     const stalled = new Promise<boolean>((resolve) => {
-      cancel = this.hub.deps.scheduler.after(SLOW_SUBSCRIBER_TIMEOUT_MS, () => resolve(false));
+      timer = this.hub.deps.scheduler.after(SLOW_SUBSCRIBER_TIMEOUT_MS, () => resolve(false));
     });
     const drained = await Promise.race([this.sink.whenDrained().then(() => true), stalled]);
-    cancel();
+    timer?.cancel();
     if (!drained && !this.closed) {
       this.hub.deps.metrics.ntfySlowSubscribersDropped.inc();
       this.hub.deps.logger.info({ topics: this.topicLabel, transport: this.transport }, 'ntfy subscriber stopped reading; disconnected');
@@ -152,7 +152,8 @@ export class Subscriber {
 }
 
 export class NtfyHub {
-  private readonly byTopic = new Map<string, Set<Subscriber>>();
+  /** Most topics have one subscriber (one phone); a Set only when there are more. */
+  private readonly byTopic = new Map<string, Subscriber | Set<Subscriber>>();
   private readonly subscribers = new Set<Subscriber>();
   private stopListening: (() => void) | null = null;
   readonly batchSize: number;
@@ -175,9 +176,10 @@ export class NtfyHub {
     const subscriber = new Subscriber(this, topics, topicLabel, transport, sink, cursor);
     this.subscribers.add(subscriber);
     for (const topic of topics) {
-      let set = this.byTopic.get(topic);
-      if (!set) this.byTopic.set(topic, (set = new Set()));
-      set.add(subscriber);
+      const current = this.byTopic.get(topic);
+      if (current === undefined) this.byTopic.set(topic, subscriber);
+      else if (current instanceof Set) current.add(subscriber);
+      else this.byTopic.set(topic, new Set([current, subscriber]));
     }
     this.deps.metrics.ntfySubscribers.inc({ transport });
     sink.onClose(() => this.remove(subscriber));
@@ -192,8 +194,9 @@ export class NtfyHub {
 
   /** Kick every subscriber of `topic`. */
   wake(topic: string): void {
-    const set = this.byTopic.get(topic);
-    if (set) for (const subscriber of set) subscriber.kick();
+    const entry = this.byTopic.get(topic);
+    if (entry instanceof Set) for (const subscriber of entry) subscriber.kick();
+    else entry?.kick();
   }
 
   /** One safety pass: kick every subscriber whose cursor is behind the store head. */
@@ -248,9 +251,12 @@ export class NtfyHub {
   private remove(subscriber: Subscriber): void {
     if (!this.subscribers.delete(subscriber)) return;
     for (const topic of subscriber.topics) {
-      const set = this.byTopic.get(topic);
-      set?.delete(subscriber);
-      if (set?.size === 0) this.byTopic.delete(topic);
+      const entry = this.byTopic.get(topic);
+      if (entry === subscriber) this.byTopic.delete(topic);
+      else if (entry instanceof Set) {
+        entry.delete(subscriber);
+        if (entry.size === 1) this.byTopic.set(topic, entry.values().next().value as Subscriber);
+      }
     }
     this.deps.metrics.ntfySubscribers.dec({ transport: subscriber.transport });
   }

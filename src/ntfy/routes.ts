@@ -17,7 +17,7 @@
  * shape and turns anything unexpected into 500 50001 (logged), never a crash.
  */
 import { Hono } from 'hono';
-import { honoParamSource, type NtfyContext, type NtfyEnv, type NtfyHonoContext } from './context.ts';
+import { lightParamSource, type NtfyContext, type NtfyEnv, type NtfyHonoContext } from './context.ts';
 import { NtfyError } from './errors.ts';
 import { handlePublish, handlePublishJson, jsonAnswer } from './publish.ts';
 import { readBoolParam } from './publish-params.ts';
@@ -77,7 +77,7 @@ export function ntfyRoutes(ctx: NtfyContext, options: NtfyRouteOptions): Hono<Nt
   app.get(
     '/:topic',
     on((c) => {
-      if (readBoolParam(honoParamSource(c), 'x-unifiedpush', 'unifiedpush', 'up')) return jsonAnswer(UNIFIEDPUSH_DISCOVERY);
+      if (readBoolParam(lightParamSource(c), 'x-unifiedpush', 'unifiedpush', 'up')) return jsonAnswer(UNIFIEDPUSH_DISCOVERY);
       // ntfy serves its web app here; this server has none.
       throw new NtfyError('NOT_FOUND');
     }),
@@ -87,7 +87,8 @@ export function ntfyRoutes(ctx: NtfyContext, options: NtfyRouteOptions): Hono<Nt
     '/:topics/auth',
     on((c) => {
       const topics = parseTopicList(c.req.param('topics') ?? '');
-      const identity = ctx.settings.authorizer.authenticate(c.req.header('authorization'), c.req.query('auth'));
+      const params = lightParamSource(c);
+      const identity = ctx.settings.authorizer.authenticate(params.header('authorization'), params.query('auth'));
       ctx.settings.authorizer.authorize(identity, topics, 'read');
       return jsonAnswer({ success: true });
     }),

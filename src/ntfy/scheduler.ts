@@ -1,37 +1,67 @@
 /**
  * Timers of the ntfy server (keepalives, WebSocket pings and deadlines), behind an interface so
  * tests drive them with {@link ManualScheduler} instead of waiting 45 seconds.
+ *
+ * A timer is a small handle object rather than a cancel closure: an idle subscription holds one
+ * or two of them for hours, tens of thousands at a time.
  */
 
-/** Cancels a scheduled callback; calling it twice is harmless. */
-export type Cancel = () => void;
+export interface TimerHandle {
+  /** Stop the timer; calling it twice is harmless. */
+  cancel(): void;
+  /** Start the current wait over from now (a deadline pushed back, without a new timer). */
+  refresh(): void;
+}
 
 export interface Scheduler {
   /** Call `fn` every `intervalMs` until cancelled. */
-  every(intervalMs: number, fn: () => void): Cancel;
+  every(intervalMs: number, fn: () => void): TimerHandle;
   /** Call `fn` once after `delayMs` unless cancelled first. */
-  after(delayMs: number, fn: () => void): Cancel;
+  after(delayMs: number, fn: () => void): TimerHandle;
+}
+
+class NodeTimer implements TimerHandle {
+  constructor(
+    private readonly timer: NodeJS.Timeout,
+    private readonly repeating: boolean,
+  ) {}
+
+  cancel(): void {
+    if (this.repeating) clearInterval(this.timer);
+    else clearTimeout(this.timer);
+  }
+
+  refresh(): void {
+    this.timer.refresh();
+  }
 }
 
 /** Node timers, unref'd: a pending keepalive never keeps a stopping process alive. */
 export const realScheduler: Scheduler = {
   every(intervalMs, fn) {
-    const timer = setInterval(fn, intervalMs);
-    timer.unref();
-    return () => clearInterval(timer);
+    return new NodeTimer(setInterval(fn, intervalMs).unref(), true);
   },
   after(delayMs, fn) {
-    const timer = setTimeout(fn, delayMs);
-    timer.unref();
-    return () => clearTimeout(timer);
+    return new NodeTimer(setTimeout(fn, delayMs).unref(), false);
   },
 };
 
-interface ManualTimer {
-  dueMs: number;
-  intervalMs: number | null;
-  fn: () => void;
-  cancelled: boolean;
+class ManualTimer implements TimerHandle {
+  constructor(
+    private readonly owner: ManualScheduler,
+    public dueMs: number,
+    readonly delayMs: number,
+    readonly repeating: boolean,
+    readonly fn: () => void,
+  ) {}
+
+  cancel(): void {
+    this.owner.remove(this);
+  }
+
+  refresh(): void {
+    this.dueMs = this.owner.now + this.delayMs;
+  }
 }
 
 /** A scheduler whose time only moves with {@link advance}; callbacks run in due order. */
@@ -39,12 +69,17 @@ export class ManualScheduler implements Scheduler {
   private nowMs = 0;
   private readonly timers = new Set<ManualTimer>();
 
-  every(intervalMs: number, fn: () => void): Cancel {
-    return this.add({ dueMs: this.nowMs + intervalMs, intervalMs, fn, cancelled: false });
+  every(intervalMs: number, fn: () => void): TimerHandle {
+    return this.add(new ManualTimer(this, this.nowMs + intervalMs, intervalMs, true, fn));
   }
 
-  after(delayMs: number, fn: () => void): Cancel {
-    return this.add({ dueMs: this.nowMs + delayMs, intervalMs: null, fn, cancelled: false });
+  after(delayMs: number, fn: () => void): TimerHandle {
+    return this.add(new ManualTimer(this, this.nowMs + delayMs, delayMs, false, fn));
+  }
+
+  /** The scheduler's own time (ms since it was made). */
+  get now(): number {
+    return this.nowMs;
   }
 
   /** Timers still scheduled. */
@@ -60,18 +95,20 @@ export class ManualScheduler implements Scheduler {
       for (const timer of this.timers) if (timer.dueMs <= target && (!next || timer.dueMs < next.dueMs)) next = timer;
       if (!next) break;
       this.nowMs = next.dueMs;
-      if (next.intervalMs === null) this.timers.delete(next);
-      else next.dueMs += Math.max(1, next.intervalMs);
+      if (next.repeating) next.dueMs += Math.max(1, next.delayMs);
+      else this.timers.delete(next);
       next.fn();
     }
     this.nowMs = target;
   }
 
-  private add(timer: ManualTimer): Cancel {
+  /** @internal */
+  remove(timer: ManualTimer): void {
+    this.timers.delete(timer);
+  }
+
+  private add(timer: ManualTimer): ManualTimer {
     this.timers.add(timer);
-    return () => {
-      timer.cancelled = true;
-      this.timers.delete(timer);
-    };
+    return timer;
   }
 }

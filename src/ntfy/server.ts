@@ -82,7 +82,12 @@ export function createNtfyServer(options: NtfyServerOptions): NtfyServer {
     },
     close() {
       hub?.close();
-      for (const wss of sockets) wss.close();
+      for (const wss of sockets) {
+        // A peer that never answers the close handshake would hold the HTTP server's close
+        // for ws's 30 s timeout; the ntfy app reconnects either way.
+        for (const client of wss.clients) client.terminate();
+        wss.close();
+      }
     },
   };
 }

@@ -22,7 +22,7 @@
  * stall the store.
  */
 
-import type { RecipientClaim } from './port.ts';
+import type { DeviceRegistration, RecipientClaim } from './port.ts';
 
 /** A notify list (kind 30000, `d=notify`) ready to be applied. */
 export interface NotifyListReplacement {
@@ -91,6 +91,44 @@ export interface FanoutJobStats {
   waiting: number;
 }
 
+/** A video by its coordinate: the author and the `d` tag. */
+export interface VideoCoordinate {
+  owner: string;
+  dTag: string;
+}
+
+/** Everything the bell gates read about one watcher, read for a whole page at once. */
+export interface BellWatcherState {
+  watcher: string;
+  devices: DeviceRegistration[];
+  /** The watcher's preference categories; null when never set or unreadable (the defaults apply). */
+  preferenceKinds: number[] | null;
+  /** The video's `newPost` coordinate record (or divine's legacy type-less one) exists. */
+  alreadyNotified: boolean;
+  /** The (watcher, author) bell rate window is open. */
+  rateLimited: boolean;
+}
+
+/** The bookkeeping of a batch of bells of one video, written in one step. */
+export interface BellBatch {
+  video: VideoCoordinate;
+  /**
+   * Bells some device took: the tokens' activity is refreshed, the rate window opened for
+   * `rateLimitSecs`, the `newPost` record written for `videoRecordTtlSecs`, the claim extended
+   * to `claimTtlSecs`.
+   */
+  delivered: Array<{ claim: RecipientClaim; tokens: string[] }>;
+  /** Bells that failed for good: only the claim is extended, so they are not retried. */
+  failed: RecipientClaim[];
+  /** Bells to try again (every device failed retryably, or the devices were gone): the claims are released. */
+  released: RecipientClaim[];
+  /** Watchers inside the rate window: only their `newPost` record is written. */
+  rateLimited: string[];
+  claimTtlSecs: number;
+  rateLimitSecs: number;
+  videoRecordTtlSecs: number;
+}
+
 export interface NotifyListStore {
   // ---- notify-list index ---------------------------------------------------------------------
 
@@ -141,6 +179,27 @@ export interface NotifyListStore {
    */
   extendRecipientDelivery(claim: RecipientClaim, ttlSecs: number): Promise<boolean>;
 
+  // ---- bell pages (batched: one pipeline or one transaction per step) -------------------------
+
+  /**
+   * The gate state of many watchers of one video, in their order: their devices, preference
+   * categories, the video's `newPost` record and the bell rate window. A read, not a snapshot
+   * guarantee: the claim taken afterwards is what makes a bell happen once.
+   */
+  readBellWatchers(video: VideoCoordinate, watchers: readonly string[]): Promise<BellWatcherState[]>;
+
+  /** {@link StorePort.claimRecipientDelivery} for many recipients of one event at once, in their order. */
+  claimRecipientDeliveries(eventId: string, recipients: readonly string[], ttlSecs: number): Promise<Array<RecipientClaim | null>>;
+
+  /**
+   * Write the outcomes of a batch of bells (see {@link BellBatch}). The parts are independent
+   * writes, not one all-or-nothing change: after a failure (thrown) some may be written and others
+   * not. Callers log and carry on, since the pushes are already out; an unextended claim simply
+   * expires.
+   */
+  recordBellBatch(batch: BellBatch): Promise<void>;
+
+  // ---- bell rate window ----------------------------------------------------------------------
   // ---- bell rate window ----------------------------------------------------------------------
 
   /** Whether a bell from `creator` to `subscriber` is inside the rate window (`notify_rate:{s}:{c}`). */

@@ -4,6 +4,7 @@
  * topic rules, forwarded headers, JSON publishing, discovery, health and the error shape.
  */
 import assert from 'node:assert/strict';
+import { request } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { NTFY_ERRORS } from '../../src/ntfy/errors.ts';
 import { isNtfyMessageId } from '../../src/store/ntfy-ids.ts';
@@ -13,6 +14,7 @@ import { startNtfyTestServer, type NtfyTestServer } from './harness.ts';
 const TOPIC = 'upAbCdEf123456';
 const CACHE_SECS = 12 * 3600;
 const LIMIT = 4096;
+const LARGE_BODY_BYTES = 2 * 1024 * 1024;
 
 /** Bytes that are not UTF-8 (0xff never appears in UTF-8), `size` long. */
 function binaryBody(size: number): Uint8Array {
@@ -84,6 +86,29 @@ describe('ntfy publish', () => {
       assert.equal(over.body.code, NTFY_ERRORS.MESSAGE_TOO_LARGE.code);
       assert.equal(over.body.http, 413);
     }
+  });
+
+  test('a large chunked body (no Content-Length) still gets a clean 413, not a reset connection', async () => {
+    const answer = await new Promise<{ status: number; code: unknown }>((resolve, reject) => {
+      const req = request(`${server.baseUrl}/${TOPIC}?up=1`, { method: 'POST', headers: { 'Transfer-Encoding': 'chunked' } }, (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (text += chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, code: (JSON.parse(text) as { code: unknown }).code }));
+      });
+      req.on('error', reject);
+      const chunk = Buffer.alloc(16 * 1024, 0x61);
+      let sent = 0;
+      const pump = () => {
+        while (sent < LARGE_BODY_BYTES) {
+          sent += chunk.length;
+          if (!req.write(chunk)) return void req.once('drain', pump);
+        }
+        req.end();
+      };
+      pump();
+    });
+    assert.deepEqual(answer, { status: 413, code: NTFY_ERRORS.MESSAGE_TOO_LARGE.code });
   });
 
   test('without UnifiedPush mode text is trimmed, an empty body is "triggered", and binary is refused (40014)', async () => {

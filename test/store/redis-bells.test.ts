@@ -141,6 +141,41 @@ describe('bell claims on Redis', () => {
   });
 });
 
+describe('bell pages on Redis', () => {
+  test("readBellWatchers counts divine's legacy type-less video record", async () => {
+    await raw.set(`dedup:34236:${CREATOR}:vine:${SUBSCRIBER}`, '1');
+    const [state] = await store.readBellWatchers({ owner: CREATOR, dTag: 'vine' }, [SUBSCRIBER]);
+    assert.equal(state?.alreadyNotified, true);
+  });
+
+  test('a key prefix reaches the per-watcher keys the page scripts get as arguments', async () => {
+    const prefixed = await openRedisStore({ url, clock, keyPrefix: 'tenant:' });
+    extraStores.push(prefixed);
+    await prefixed.registerToken(SUBSCRIBER, { token: 'tok', transport: 'fcm' });
+    await prefixed.openNewPostRateWindow(SUBSCRIBER, KEPT, 60);
+    const [state] = await prefixed.readBellWatchers({ owner: KEPT, dTag: 'vine' }, [SUBSCRIBER]);
+    assert.deepEqual([state?.devices.map((d) => d.token), state?.rateLimited], [['tok'], true]);
+    const [claim] = await prefixed.claimRecipientDeliveries('e7'.repeat(32), [SUBSCRIBER], 60);
+    assert.ok(claim);
+    await prefixed.recordBellBatch({
+      video: { owner: CREATOR, dTag: 'vine' },
+      delivered: [{ claim, tokens: ['tok'] }],
+      failed: [],
+      released: [],
+      rateLimited: [],
+      claimTtlSecs: 600,
+      rateLimitSecs: 60,
+      videoRecordTtlSecs: 60,
+    });
+    const keys = await raw.keys('*');
+    assert.ok(keys.length > 0 && keys.every((key) => key.startsWith('tenant:')), keys.join(' '));
+    assert.equal(await raw.get(`tenant:dedup:34236:newPost:${CREATOR}:vine:${SUBSCRIBER}`), '1');
+    assert.equal(await raw.get(`tenant:notify_rate:${SUBSCRIBER}:${CREATOR}`), '1');
+    const claimTtl = await raw.ttl(`tenant:dedup:${'e7'.repeat(32)}:${SUBSCRIBER}`);
+    assert.ok(claimTtl > 590 && claimTtl <= 600, `the claim was extended (TTL ${claimTtl})`);
+  });
+});
+
 describe('fan-out jobs on Redis', () => {
   test("a job is divine's JSON member of new_post_fanout_jobs scored in ms; the marker has the TTL", async () => {
     const now = clock.nowMs();

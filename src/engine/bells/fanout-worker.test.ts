@@ -16,7 +16,7 @@ import { ManualClock } from '../../util/clock.ts';
 import { makeUser, type TestUser } from '../../../test/support/nostr-client.ts';
 import { RecordingTransport, invalidRequest, retryable } from '../../../test/support/recording-transport.ts';
 import { startRedisServer, type PrivateRedisServer } from '../../../test/support/redis-server.ts';
-import { inFlightClaimSecs } from './deliver-bell.ts';
+import { inFlightClaimSecs } from './bell-page.ts';
 import { processFanoutJob, runClaimedJob, runNewPostFanout, type NewPostFanoutDeps } from './fanout-worker.ts';
 import { MAX_FANOUT_ATTEMPTS } from './retry-policy.ts';
 import { initialFanoutJob, withNewPostFanout } from './video.ts';
@@ -64,7 +64,7 @@ async function makeHarness(store: StorePort, clock: ManualClock): Promise<Harnes
   const creator = makeUser();
   const deps: NewPostFanoutDeps = {
     store,
-    delivery: { store, transports: [transport], videoRecordTtlSecs: 365 * 86_400, logger, metrics },
+    transports: [transport],
     profiles: { displayName: async () => 'Alice' },
     allowedPubkeys: new Set(),
     defaultPreferenceKinds: [1, 7, 16, 1059, 30023, 34236],

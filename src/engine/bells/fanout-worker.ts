@@ -5,8 +5,9 @@
  * completes the page, which atomically removes it and queues the next cursor.
  *
  * - A crash leaves the page leased; it returns after `new_post_fanout_lease_secs`. Watchers
- *   already delivered hold their recipient claims, so the retried page skips them: at least once
- *   per page, exactly once per watcher unless a claim is lost with the store.
+ *   whose bell was recorded hold their recipient claims, so the retried page skips them; the
+ *   claims of bells still in flight were short-lived and have expired by then, so those watchers
+ *   are belled again rather than lost (at most twice, see `bell-page.ts`).
  * - A failed page (a retryable provider answer for some watcher, a store error) is retried with
  *   backoff ({@link nextFanoutRetry}); after 12 attempts it is dropped, but its successor, when
  *   known, is queued with the inherited delay so one poison page does not end the whole walk.
@@ -15,16 +16,14 @@
  * - A job past its `expires_at` (the processed-event TTL) is discarded.
  */
 import type { Logger } from '../../observability/logger.ts';
-import type { Metrics } from '../../observability/metrics.ts';
 import { isEventRejection, parseEvent, type NostrEvent } from '../../nostr/event.ts';
 import { VIDEO } from '../../nostr/kinds.ts';
 import { dTag, pTagPubkeys } from '../../nostr/tags.ts';
 import { WATCHER_WALK_START, type ClaimedFanoutJob, type FanoutJob, type WatcherPage } from '../../store/port-bells.ts';
-import { forEachLimited } from '../../roles/queue-worker.ts';
 import { sleep } from '../../roles/supervisor.ts';
 import { notificationCopy } from '../copy.ts';
 import { senderNameOrFallback, type ProfileResolver } from '../profiles.ts';
-import { deliverBell, type BellCopy, type BellRecipientDeps } from './deliver-bell.ts';
+import { deliverBellPage, type BellCopy, type BellPageResult, type BellRecipientDeps } from './bell-page.ts';
 import { isFanoutJobExpired, nextFanoutRetry } from './retry-policy.ts';
 import type { BellVideo } from './rules.ts';
 
@@ -32,15 +31,12 @@ export interface NewPostFanoutDeps extends BellRecipientDeps {
   profiles: ProfileResolver;
   /** `service.new_post_fanout_page_size`: watchers read per page (a hint to SSCAN's COUNT). */
   pageSize: number;
-  /** `service.new_post_delivery_concurrency`: bells in flight at once within a page. */
-  concurrency: number;
   /** `service.new_post_fanout_lease_secs`. */
   leaseSecs: number;
   /** `service.new_post_fanout_retry_secs`: the backoff base. */
   retrySecs: number;
   /** `service.new_post_fanout_poll_millis`: idle wait between claims. */
   pollMs: number;
-  metrics: Metrics;
 }
 
 /** Why a page is retried: the `reason` label of `push_new_post_fanout_retries_total`. */
@@ -144,26 +140,14 @@ export async function processFanoutJob(deps: NewPostFanoutDeps, claimed: Claimed
     return { ...notificationCopy('newPost', name), senderName: name };
   };
 
-  let cancelled = false;
-  let failed = false;
-  let providerDelaySecs = 0;
-  await forEachLimited(targets, deps.concurrency, async (recipient) => {
-    if (signal.aborted) {
-      cancelled = true;
-      return;
-    }
-    try {
-      const result = await deliverBell(deps, event, video, recipient, copy);
-      deps.metrics.contentRecipients.inc({ type: 'newPost', outcome: result.outcome });
-      if (result.outcome === 'retryable') {
-        failed = true;
-        providerDelaySecs = Math.max(providerDelaySecs, result.retryAfterSecs ?? 0);
-      }
-    } catch (err) {
-      failed = true;
-      log.warn({ recipient, err: (err as Error).message }, 'bell delivery failed');
-    }
-  });
+  let outcome: BellPageResult;
+  try {
+    outcome = await deliverBellPage(deps, event, video, targets, copy, signal);
+  } catch (err) {
+    log.warn({ err: (err as Error).message }, 'bell page failed before sending');
+    outcome = { cancelled: false, failed: true, providerDelaySecs: 0 };
+  }
+  const { cancelled, failed, providerDelaySecs } = outcome;
 
   const carriedName = resolvedName === null ? job.senderName : await resolvedName;
   const successor: FanoutJob | null =

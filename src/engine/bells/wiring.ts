@@ -10,7 +10,7 @@ import type { Logger } from '../../observability/logger.ts';
 import type { Metrics } from '../../observability/metrics.ts';
 import type { StorePort } from '../../store/port.ts';
 import { createProfileResolver } from '../profiles.ts';
-import { inFlightClaimSecs } from './deliver-bell.ts';
+import { inFlightClaimSecs } from './bell-page.ts';
 import type { NewPostFanoutDeps } from './fanout-worker.ts';
 import type { NotifyListDeps } from './notify-list.ts';
 import type { VideoFanoutDeps } from './video.ts';
@@ -50,7 +50,7 @@ export function newPostFanoutDeps(ctx: BellWiringContext & { transports: PushTra
   const logger = ctx.logger.child({ role: 'scheduler' });
   return {
     store,
-    delivery: { store, transports: ctx.transports, videoRecordTtlSecs: s.video_coordinate_dedup_ttl_secs, logger, metrics },
+    transports: ctx.transports,
     profiles: createProfileResolver(config.nostr, { store, verifier: ctx.verifier, logger, metrics }),
     allowedPubkeys: new Set(s.allowed_pubkeys.map((p) => p.toLowerCase())),
     defaultPreferenceKinds: config.notification.default_preferences.kinds,

@@ -13,12 +13,13 @@
  *
  * A message id `(ms, seq)` is the stream entry id `ms-seq`; the 12-character ntfy id is the same
  * position in base 62 (`ntfy-ids.ts`), converted here in both directions. Appending is one Lua
- * script (`appendNtfyMessage-3`) that allocates the position from the head and the store clock,
- * adds the entry, moves the head, indexes the topic's expiry and publishes the wake-up. Reads run
- * the head and the per-topic ranges in one MULTI, so the head and the entries are one snapshot:
- * that is what lets a complete read move an idle cursor up to the head without skipping anything.
+ * script (`appendNtfyMessage-4`) that allocates the position from the head and the store clock,
+ * adds the entry, moves the head, indexes the topic's expiry and its id, and publishes the
+ * wake-up. A read takes the head and the topics' ranges in one atomic step (`readNtfyTopic-2`
+ * for one topic, a MULTI for several), so the head and the entries are one snapshot: that is
+ * what lets a complete read move an idle cursor up to the head without skipping anything.
  *
- * Expiry: `expireNtfyTopic-2` trims one topic from its oldest entry and re-indexes it; the
+ * Expiry: `expireNtfyTopic-3` trims one topic from its oldest entry and re-indexes it; the
  * janitor calls it for every topic whose indexed expiry is due. Readers skip expired entries by
  * their `x` field in the meantime.
  *
@@ -107,9 +108,15 @@ export class RedisNtfyTopics {
     const unique = [...new Set(topics)];
     if (unique.length === 0) return { messages: [], position: afterId, complete: true };
     const start = entryIdAfter(afterId);
-    const multi = this.ctx.redis.multi().get(ntfyHeadKey);
-    for (const topic of unique) multi.xrange(ntfyTopicKey(topic), start, '+', 'COUNT', limit);
-    const [headEntry, ...ranges] = results(await multi.exec(), 'readNtfyMessages');
+    let headEntry: unknown;
+    let ranges: unknown[];
+    if (unique.length === 1) {
+      [headEntry, ...ranges] = (await this.ctx.scripts.run('readNtfyTopic', [ntfyHeadKey, ntfyTopicKey(unique[0] as string)], [start, limit])) as [unknown, unknown];
+    } else {
+      const multi = this.ctx.redis.multi().get(ntfyHeadKey);
+      for (const topic of unique) multi.xrange(ntfyTopicKey(topic), start, '+', 'COUNT', limit);
+      [headEntry, ...ranges] = results(await multi.exec(), 'readNtfyMessages');
+    }
     const nowMs = this.ctx.clock.nowMs();
 
     // Each range holds its topic's first `limit` entries after the cursor, so the first `limit`

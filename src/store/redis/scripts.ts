@@ -35,6 +35,7 @@ export const SCRIPT_NAMES = [
   'listDead',
   'appendNtfyMessage',
   'expireNtfyTopic',
+  'readNtfyTopic',
   'coalesceIngest',
   'coalesceToken',
   'coalesceRefund',
@@ -46,6 +47,8 @@ export const SCRIPT_NAMES = [
   'completeFanoutJob',
   'retryFanoutJob',
   'extendClaim',
+  'readBellWatchers',
+  'recordBellBatch',
 ] as const;
 
 export type ScriptName = (typeof SCRIPT_NAMES)[number];

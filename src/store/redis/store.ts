@@ -25,7 +25,8 @@ import type { RedisContext } from './context.ts';
 import { RedisScripts } from './scripts.ts';
 import { RedisServerClock } from './server-clock.ts';
 import * as bells from './bells.ts';
-import type { ClaimedFanoutJob, FanoutJob, FanoutJobStats, NotifyListOutcome, NotifyListReplacement, WatcherPage } from '../port-bells.ts';
+import * as bellPages from './bell-pages.ts';
+import type { BellBatch, BellWatcherState, ClaimedFanoutJob, FanoutJob, FanoutJobStats, NotifyListOutcome, NotifyListReplacement, VideoCoordinate, WatcherPage } from '../port-bells.ts';
 import * as coalesce from './coalesce.ts';
 import type {
   ClaimDueGroupResult,
@@ -229,6 +230,15 @@ export class RedisStore implements StorePort {
   }
   removeNotifyWatcher(creator: string, subscriber: string): Promise<boolean> {
     return bells.removeNotifyWatcher(this.ctx, creator, subscriber);
+  }
+  readBellWatchers(video: VideoCoordinate, watchers: readonly string[]): Promise<BellWatcherState[]> {
+    return bellPages.readBellWatchers(this.ctx, video, watchers);
+  }
+  claimRecipientDeliveries(eventId: string, recipients: readonly string[], ttlSecs: number): Promise<Array<RecipientClaim | null>> {
+    return bellPages.claimRecipientDeliveries(this.ctx, eventId, recipients, ttlSecs);
+  }
+  recordBellBatch(batch: BellBatch): Promise<void> {
+    return bellPages.recordBellBatch(this.ctx, batch);
   }
   extendRecipientDelivery(claim: RecipientClaim, ttlSecs: number): Promise<boolean> {
     return bells.extendRecipientDelivery(this.ctx, claim, ttlSecs);

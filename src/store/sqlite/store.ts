@@ -19,7 +19,8 @@ import type {
   RegisterTokenResult,
   StorePort,
 } from '../port.ts';
-import type { ClaimedFanoutJob, FanoutJob, FanoutJobStats, NotifyListOutcome, NotifyListReplacement, WatcherPage } from '../port-bells.ts';
+import type { BellBatch, BellWatcherState, ClaimedFanoutJob, FanoutJob, FanoutJobStats, NotifyListOutcome, NotifyListReplacement, VideoCoordinate, WatcherPage } from '../port-bells.ts';
+import { BellPageOps } from './bell-pages.ts';
 import { BellTables } from './bells.ts';
 import { NtfyTable } from './ntfy.ts';
 import type { NtfyMessage, NtfyMessageContent, NtfyReadResult } from '../port-ntfy.ts';
@@ -68,6 +69,7 @@ export class SqliteStore implements StorePort {
   private readonly records: RecordTables;
   private readonly queues: QueueTable;
   private readonly bells: BellTables;
+  private readonly bellPages: BellPageOps;
   private readonly ntfy: NtfyTable;
   private readonly selectOne: Statement<[], unknown>;
 
@@ -82,6 +84,7 @@ export class SqliteStore implements StorePort {
     this.records = new RecordTables(db, clock);
     this.queues = new QueueTable(db, clock, logger);
     this.bells = new BellTables(db, clock, logger);
+    this.bellPages = new BellPageOps(db, logger, { tokens: this.tokens, records: this.records, claims: this.claims, bells: this.bells });
     this.ntfy = new NtfyTable(db, clock, logger);
     this.selectOne = db.prepare(PING_SQL);
   }
@@ -211,8 +214,12 @@ export class SqliteStore implements StorePort {
 
   // ---- ntfy topics (port-ntfy.ts) ----------------------------------------------------------
 
-  async appendNtfyMessage(topic: string, content: NtfyMessageContent, ttlMs: number): Promise<NtfyMessage> {
-    return this.ntfy.append(topic, content, ttlMs);
+  appendNtfyMessage(topic: string, content: NtfyMessageContent, ttlMs: number): Promise<NtfyMessage> {
+    try {
+      return this.ntfy.append(topic, content, ttlMs);
+    } catch (err) {
+      return Promise.reject(err);
+    }
   }
 
   async readNtfyMessages(topics: readonly string[], afterId: string | null, limit: number): Promise<NtfyReadResult> {
@@ -289,6 +296,18 @@ export class SqliteStore implements StorePort {
 
   async removeNotifyWatcher(creator: string, subscriber: string): Promise<boolean> {
     return this.bells.removeWatcher(creator, subscriber);
+  }
+
+  async readBellWatchers(video: VideoCoordinate, watchers: readonly string[]): Promise<BellWatcherState[]> {
+    return this.bellPages.readWatchers(video, watchers);
+  }
+
+  async claimRecipientDeliveries(eventId: string, recipients: readonly string[], ttlSecs: number): Promise<Array<RecipientClaim | null>> {
+    return this.bellPages.claimMany(eventId, recipients, ttlSecs);
+  }
+
+  async recordBellBatch(batch: BellBatch): Promise<void> {
+    this.bellPages.recordBatch(batch);
   }
 
   async extendRecipientDelivery(claim: RecipientClaim, ttlSecs: number): Promise<boolean> {

@@ -153,6 +153,75 @@ export function bellContract(ctx: ContractContext): void {
     });
   });
 
+  describe('bell pages', () => {
+    const EVENT = 'e2'.repeat(32);
+    const VIDEO_D = 'vine';
+    const video = { owner: CREATOR_A, dTag: VIDEO_D };
+    const [ready, tokenless, muted, recorded, limited] = [1, 2, 3, 4, 5].map((n) => hex(n, 'b'));
+
+    test('readBellWatchers reads every gate input of each watcher, in order', async () => {
+      const store = ctx.store();
+      for (const watcher of [ready, muted, recorded, limited]) await store.registerToken(watcher ?? '', { token: `token-${watcher}`, transport: 'fcm' });
+      await store.setPreferences(muted ?? '', { kinds: [1, 7], campaignsEnabled: false });
+      await store.writeVideoRecords({ owner: CREATOR_A, dTag: VIDEO_D, recipient: recorded ?? '' }, ['newPost'], 3600);
+      await store.writeVideoRecords({ owner: CREATOR_A, dTag: VIDEO_D, recipient: ready ?? '' }, ['mention'], 3600);
+      await store.openNewPostRateWindow(limited ?? '', CREATOR_A, 3600);
+      const states = await store.readBellWatchers(video, [ready, tokenless, muted, recorded, limited] as string[]);
+      assert.deepEqual(
+        states.map((s) => [s.watcher, s.devices.map((d) => d.token), s.preferenceKinds, s.alreadyNotified, s.rateLimited]),
+        [
+          [ready, [`token-${ready}`], null, false, false],
+          [tokenless, [], null, false, false],
+          [muted, [`token-${muted}`], [1, 7], false, false],
+          [recorded, [`token-${recorded}`], null, true, false],
+          [limited, [`token-${limited}`], null, false, true],
+        ],
+        'a mention record is not a bell record',
+      );
+      assert.deepEqual(await store.readBellWatchers(video, []), []);
+    });
+
+    test('claimRecipientDeliveries claims each recipient once, in order', async () => {
+      const store = ctx.store();
+      const held = await store.claimRecipientDelivery(EVENT, muted ?? '', 60);
+      assert.ok(held);
+      const claims = await store.claimRecipientDeliveries(EVENT, [ready, muted, tokenless] as string[], 60);
+      assert.deepEqual(claims.map((c) => c?.recipient ?? null), [ready, null, tokenless]);
+      assert.equal(new Set(claims.filter((c) => c !== null).map((c) => c?.owner)).size, 2, 'each claim has its own owner');
+      assert.deepEqual(await store.claimRecipientDeliveries(EVENT, [ready] as string[], 60), [null]);
+      assert.deepEqual(await store.claimRecipientDeliveries(EVENT, [], 60), []);
+    });
+
+    test('recordBellBatch writes windows, records, claim extensions and releases, and refreshes token activity', async () => {
+      const store = ctx.store();
+      const clock = ctx.clock();
+      for (const watcher of [ready, muted]) await store.registerToken(watcher ?? '', { token: `token-${watcher}`, transport: 'fcm' });
+      const [deliveredClaim, failedClaim, releasedClaim] = await store.claimRecipientDeliveries(EVENT, [ready, muted, tokenless] as string[], 60);
+      assert.ok(deliveredClaim && failedClaim && releasedClaim);
+      clock.advance(30 * SECOND_MS); // inside the claims' 60 s
+      await store.recordBellBatch({
+        video,
+        delivered: [{ claim: deliveredClaim, tokens: [`token-${ready}`] }],
+        failed: [failedClaim],
+        released: [releasedClaim],
+        rateLimited: [limited ?? ''],
+        claimTtlSecs: 3600,
+        rateLimitSecs: 3600,
+        videoRecordTtlSecs: 3600,
+      });
+      assert.equal(await store.isNewPostRateLimited(ready ?? '', CREATOR_A), true);
+      assert.equal(await store.isNewPostRateLimited(muted ?? '', CREATOR_A), false, 'a failed bell opens no window');
+      const record = (recipient: string | undefined, type = 'newPost') => store.hasVideoRecord({ type, owner: CREATOR_A, dTag: VIDEO_D, recipient: recipient ?? '' });
+      assert.equal(await record(ready), true);
+      assert.equal(await record(ready, 'mention'), false, 'a bell writes only its own record');
+      assert.equal(await record(limited), true, 'a rate-limited bell is recorded');
+      assert.equal(await record(muted), false);
+      assert.deepEqual(await store.claimRecipientDeliveries(EVENT, [ready, muted, tokenless] as string[], 60).then((c) => c.map((x) => x !== null)), [false, false, true], 'delivered and failed claims held, the released one free');
+      assert.equal(await store.extendRecipientDelivery(deliveredClaim, 60), true, 'the extended claim kept its owner');
+      assert.equal(Math.floor((await store.tokenActivityMs(`token-${ready}`) ?? 0) / SECOND_MS), Math.floor(clock.nowMs() / SECOND_MS), 'the delivered token was refreshed');
+    });
+  });
+
   describe('bell rate window', () => {
     test('a window opened for (subscriber, creator) limits that pair only', async () => {
       const store = ctx.store();

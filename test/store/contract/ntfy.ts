@@ -64,6 +64,16 @@ export function ntfyContract(ctx: ContractContext): void {
       assert.equal(positions[positions.length - 1]?.ms, clock.nowMs());
     });
 
+    test('appends made at once all commit, with ids in call order', async () => {
+      const store = ctx.store();
+      const appended = await Promise.all(Array.from({ length: SAME_MS_APPENDS }, (_, i) => store.appendNtfyMessage(i % 2 ? TOPIC_A : TOPIC_B, text(`c${i}`), TTL_MS)));
+      const appendedIds = ids(appended);
+      assert.equal(new Set(appendedIds).size, SAME_MS_APPENDS);
+      assert.deepEqual([...appendedIds].sort(), appendedIds);
+      assert.deepEqual(ids((await store.readNtfyMessages([TOPIC_A, TOPIC_B], null, 100)).messages), appendedIds);
+      assert.equal(await store.ntfyHeadId(), appendedIds[appendedIds.length - 1]);
+    });
+
     test('ntfyHeadId is null before the first append, then the newest id of any topic', async () => {
       const store = ctx.store();
       assert.equal(await store.ntfyHeadId(), null);

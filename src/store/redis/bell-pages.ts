@@ -1,0 +1,106 @@
+/**
+ * Bell pages on Redis: the batched steps of one fan-out page — the gate read and the outcome
+ * writes one Lua script per chunk of watchers (`readBellWatchers-2`, `recordBellBatch-1`), the
+ * claims one pipeline — so a page of 1,000 watchers costs a handful of round trips instead of a
+ * dozen per watcher. Keys and values are the
+ * ones the single-watcher operations use (`keys.ts`), so both paths read and write the same
+ * records.
+ *
+ * Why the keys travel in ARGV: their number varies with the batch, and a script's key count is
+ * fixed by its file name. They are built here with `keys.ts` and given the client's key prefix
+ * (which ioredis adds to KEYS only), so a test prefix still reaches every key and no script
+ * builds a key name. Like divine's notify-list script, this is single-instance Redis only.
+ */
+import { randomUUID } from 'node:crypto';
+import type { BellBatch, BellWatcherState, VideoCoordinate } from '../port-bells.ts';
+import type { RecipientClaim } from '../port.ts';
+import { expirySeconds, type RedisContext } from './context.ts';
+import {
+  legacyVideoRecordKey,
+  notifyRateKey,
+  recipientClaimKey,
+  staleTokensKey,
+  tokenDevicesKey,
+  tokenTimezoneOffsetsKey,
+  userPreferencesKey,
+  userTokensKey,
+  videoRecordKey,
+} from './keys.ts';
+import { parseKinds } from './misc.ts';
+import { devicesFromListReply } from './tokens.ts';
+
+const BELL_RECORD_TYPE = 'newPost';
+/**
+ * Watchers per script call: bounds how long one call keeps Redis busy (a few milliseconds), since
+ * Redis runs nothing else while a script runs.
+ */
+export const BELL_SCRIPT_CHUNK = 500;
+
+type WatcherReply = [(string | null)[], string | null, number, number];
+
+function prefixed(ctx: RedisContext): (key: string) => string {
+  const prefix = ctx.redis.options.keyPrefix ?? '';
+  return (key) => `${prefix}${key}`;
+}
+
+function chunks<T>(items: readonly T[]): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += BELL_SCRIPT_CHUNK) out.push(items.slice(i, i + BELL_SCRIPT_CHUNK));
+  return out;
+}
+
+export async function readBellWatchers(ctx: RedisContext, video: VideoCoordinate, watchers: readonly string[]): Promise<BellWatcherState[]> {
+  const key = prefixed(ctx);
+  const { owner, dTag } = video;
+  const replies = await Promise.all(
+    chunks(watchers).map(async (chunk) => {
+      const args = chunk.flatMap((w) => [
+        key(userTokensKey(w)),
+        key(userPreferencesKey(w)),
+        key(videoRecordKey(BELL_RECORD_TYPE, owner, dTag, w)),
+        key(legacyVideoRecordKey(owner, dTag, w)),
+        key(notifyRateKey(w, owner)),
+      ]);
+      return (await ctx.scripts.run('readBellWatchers', [tokenTimezoneOffsetsKey, tokenDevicesKey], args)) as WatcherReply[];
+    }),
+  );
+  return replies.flat().map(([devices, rawPreferences, recorded, rateLimited], i) => {
+    const watcher = watchers[i] ?? '';
+    const preferenceKinds = rawPreferences === null ? null : parseKinds(rawPreferences);
+    if (rawPreferences !== null && preferenceKinds === null) ctx.logger.warn({ pubkey: watcher }, 'user_preferences is not {"kinds":[integers]}; using defaults');
+    return { watcher, devices: devicesFromListReply(ctx, devices), preferenceKinds, alreadyNotified: recorded === 1, rateLimited: rateLimited === 1 };
+  });
+}
+
+/** One pipeline of `SET dedup:{eventId}:{recipient} owner EX ttl NX`, as claimRecipientDelivery does alone. */
+export async function claimRecipientDeliveries(ctx: RedisContext, eventId: string, recipients: readonly string[], ttlSecs: number): Promise<Array<RecipientClaim | null>> {
+  if (recipients.length === 0) return [];
+  const ttl = expirySeconds('claimRecipientDeliveries', ttlSecs);
+  const claims = recipients.map((recipient) => ({ eventId, recipient, owner: randomUUID() }));
+  const pipeline = ctx.redis.pipeline();
+  for (const claim of claims) pipeline.set(recipientClaimKey(eventId, claim.recipient), claim.owner, 'EX', ttl, 'NX');
+  const replies = (await pipeline.exec()) ?? [];
+  const failure = replies.find(([error]) => error !== null)?.[0];
+  if (failure) throw failure;
+  return claims.map((claim, i) => (replies[i]?.[1] === 'OK' ? claim : null));
+}
+
+export async function recordBellBatch(ctx: RedisContext, batch: BellBatch): Promise<void> {
+  const key = prefixed(ctx);
+  const claimTtl = expirySeconds('recordBellBatch', batch.claimTtlSecs);
+  const rateTtl = expirySeconds('recordBellBatch', batch.rateLimitSecs);
+  const recordTtl = expirySeconds('recordBellBatch', batch.videoRecordTtlSecs);
+  const { owner, dTag } = batch.video;
+  const claimPair = (claim: RecipientClaim) => [key(recipientClaimKey(claim.eventId, claim.recipient)), claim.owner];
+  const extend = [...batch.delivered.map((bell) => bell.claim), ...batch.failed].flatMap(claimPair);
+  const release = batch.released.flatMap(claimPair);
+  const windows = batch.delivered.map((bell) => key(notifyRateKey(bell.claim.recipient, owner)));
+  const records = [...batch.delivered.map((bell) => bell.claim.recipient), ...batch.rateLimited].map((r) => key(videoRecordKey(BELL_RECORD_TYPE, owner, dTag, r)));
+  const tokens = batch.delivered.flatMap((bell) => bell.tokens);
+  const nowSecs = Math.floor(ctx.clock.nowMs() / 1000);
+  await ctx.scripts.run(
+    'recordBellBatch',
+    [staleTokensKey],
+    [claimTtl, rateTtl, recordTtl, nowSecs, extend.length / 2, release.length / 2, windows.length, records.length, tokens.length, ...extend, ...release, ...windows, ...records, ...tokens],
+  );
+}
