@@ -5,9 +5,21 @@ export type { Logger };
 /** How many characters of a secret (token, endpoint, key) a log line may show. */
 export const SECRET_PREFIX_CHARS = 8;
 
-/** A secret cut to a short prefix for logs: `abcdefgh…` (char-safe for multibyte input). */
+/**
+ * A secret cut to a short prefix for logs: `abcdefgh…` (char-safe for multibyte input). A URL
+ * (push endpoint, callback) keeps its origin, which says where it points, and loses the path and
+ * query that make it a credential: `https://push.example/ab…`.
+ */
 export function redact(secret: string | null | undefined): string {
   if (!secret) return '';
+  if (/^https?:\/\//.test(secret)) {
+    try {
+      const url = new URL(secret);
+      return `${url.origin}/${Array.from(url.pathname.slice(1)).slice(0, 2).join('')}…`;
+    } catch {
+      // not a URL after all: fall through to the prefix rule
+    }
+  }
   const chars = Array.from(secret);
   return chars.length <= SECRET_PREFIX_CHARS ? chars.join('') : `${chars.slice(0, SECRET_PREFIX_CHARS).join('')}…`;
 }
