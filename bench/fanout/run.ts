@@ -13,7 +13,6 @@
  * concurrency / 20 ms pushes per second whatever the store does (2,500/s at 50), so the figures
  * are also printed for the concurrency given.
  */
-import { fork } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -33,6 +32,7 @@ import { openRedisStore } from '../../src/store/redis/index.ts';
 import { openSqliteStore } from '../../src/store/sqlite/index.ts';
 import { startRedisServer } from '../../test/support/redis-server.ts';
 import { printProfile, profile } from '../support/cpu-profile.ts';
+import { startFcmFakeProcess } from '../support/fcm-fake-client.ts';
 
 const defaults = defaultConfig().service;
 const { values } = parseArgs({
@@ -55,31 +55,6 @@ const PAGE_SIZE = Number(values['page-size']);
 const CONCURRENCY = Number(values.concurrency);
 const SEED_BATCH = 500;
 const POLL_MS = 50;
-
-interface FakeProcess {
-  baseUrl: string;
-  credentialsPath: string;
-  report(): Promise<{ received: Array<[string, string, number]>; peakStreams: number }>;
-  stop(): Promise<void>;
-}
-
-async function startFakeProcess(dir: string): Promise<FakeProcess> {
-  const child = fork(new URL('../support/fcm-fake-process.ts', import.meta.url), [String(values.latency), dir], { execArgv: ['--import', 'tsx'] });
-  const ready = await new Promise<{ baseUrl: string; credentialsPath: string }>((resolve) => child.once('message', (m: { ready: { baseUrl: string; credentialsPath: string } }) => resolve(m.ready)));
-  return {
-    ...ready,
-    report: () =>
-      new Promise((resolve) => {
-        child.once('message', (m: { received: Array<[string, string, number]>; peakStreams: number }) => resolve(m));
-        child.send({ report: true });
-      }),
-    stop: () =>
-      new Promise((resolve) => {
-        child.once('exit', () => resolve());
-        child.send({ stop: true });
-      }),
-  };
-}
 
 /** Answers every send with success after `latencyMs`, recording it as the fake would. */
 class StubTransport implements PushTransport {
@@ -131,7 +106,7 @@ async function runOne(label: string, store: StorePort, dir: string): Promise<voi
   const seedMs = await seed(store, creator);
   await store.cacheProfile({ pubkey: creator, name: 'bench creator' }, 3600);
 
-  const fake = await startFakeProcess(dir);
+  const fake = await startFcmFakeProcess(Number(values.latency), dir);
   const transport = TRANSPORT === 'stub' ? new StubTransport(Number(values.latency)) : createFcmTransport({ projectId: 'fake-project', credentialsPath: fake.credentialsPath, apiBaseUrl: fake.baseUrl, logger, metrics });
   if (!transport) throw new Error('no FCM transport');
   const leaseSecs = defaults.new_post_fanout_lease_secs;

@@ -8,7 +8,6 @@
  *   node --import tsx bench/social/run.ts [--users 10000] [--events 10000] [--rate 2000] [--store sqlite|redis|both] [--latency 20]
  *   --rate 0 offers everything at once (peak throughput).
  */
-import { fork } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -33,6 +32,7 @@ import { DONE, QueueSignal, runQueueWorker } from '../../src/roles/queue-worker.
 import { DELIVERY_CONCURRENCY, INBOUND_BATCH_SIZE, INBOUND_CONCURRENCY } from '../../src/roles/roles.ts';
 import { startRedisServer } from '../../test/support/redis-server.ts';
 import { printProfile, profile } from '../support/cpu-profile.ts';
+import { startFcmFakeProcess } from '../support/fcm-fake-client.ts';
 
 const { values } = parseArgs({
   options: {
@@ -84,31 +84,6 @@ function prepare(): Prepared {
   return { users, actors, frames, expected };
 }
 
-interface FakeProcess {
-  baseUrl: string;
-  credentialsPath: string;
-  report(): Promise<{ received: Array<[string, string, number]>; peakStreams: number }>;
-  stop(): Promise<void>;
-}
-
-async function startFakeProcess(dir: string): Promise<FakeProcess> {
-  const child = fork(new URL('../support/fcm-fake-process.ts', import.meta.url), [String(values.latency), dir], { execArgv: ['--import', 'tsx'] });
-  const ready = await new Promise<{ baseUrl: string; credentialsPath: string }>((resolve) => child.once('message', (m: { ready: { baseUrl: string; credentialsPath: string } }) => resolve(m.ready)));
-  return {
-    ...ready,
-    report: () =>
-      new Promise((resolve) => {
-        child.once('message', (m: { received: Array<[string, string, number]>; peakStreams: number }) => resolve(m));
-        child.send({ report: true });
-      }),
-    stop: () =>
-      new Promise((resolve) => {
-        child.once('exit', () => resolve());
-        child.send({ stop: true });
-      }),
-  };
-}
-
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 }
@@ -121,7 +96,7 @@ async function runOne(label: string, store: StorePort, prepared: Prepared, dir: 
   }
   for (const [i, actor] of prepared.actors.entries()) await store.cacheProfile({ pubkey: actor.pubkey, name: `actor${i}` }, 3600);
 
-  const fake = await startFakeProcess(dir);
+  const fake = await startFcmFakeProcess(Number(values.latency), dir);
   const transport = createFcmTransport({ projectId: 'fake-project', credentialsPath: fake.credentialsPath, apiBaseUrl: fake.baseUrl, logger, metrics });
   if (!transport) throw new Error('no FCM transport');
   const verifier = await createWasmVerifier();

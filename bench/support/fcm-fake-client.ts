@@ -1,0 +1,28 @@
+/** The parent side of `fcm-fake-process.ts`: start the FCM fake in a child process and talk to it. */
+import { fork } from 'node:child_process';
+
+export interface FcmFakeProcess {
+  baseUrl: string;
+  credentialsPath: string;
+  /** Every message the fake accepted: `[eventId, token, receivedAtMs]`, and the peak stream count. */
+  report(): Promise<{ received: Array<[string, string, number]>; peakStreams: number }>;
+  stop(): Promise<void>;
+}
+
+export async function startFcmFakeProcess(latencyMs: number, credentialsDir: string): Promise<FcmFakeProcess> {
+  const child = fork(new URL('./fcm-fake-process.ts', import.meta.url), [String(latencyMs), credentialsDir], { execArgv: ['--import', 'tsx'] });
+  const ready = await new Promise<{ baseUrl: string; credentialsPath: string }>((resolve) => child.once('message', (m: { ready: { baseUrl: string; credentialsPath: string } }) => resolve(m.ready)));
+  return {
+    ...ready,
+    report: () =>
+      new Promise((resolve) => {
+        child.once('message', (m: { received: Array<[string, string, number]>; peakStreams: number }) => resolve(m));
+        child.send({ report: true });
+      }),
+    stop: () =>
+      new Promise((resolve) => {
+        child.once('exit', () => resolve());
+        child.send({ stop: true });
+      }),
+  };
+}
