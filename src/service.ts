@@ -19,6 +19,8 @@ import { CryptoWorkerPool } from './nostr/crypto-worker-pool.ts';
 import { CONVERSATION_KEY_CACHE_ENTRIES } from './engine/nip44-decryptor.ts';
 import { createTransports } from './delivery/transports.ts';
 import { directMessageRoutes } from './api/direct-message.ts';
+import { webPushKeyRoutes } from './api/webpush-key.ts';
+import { WebPushTransport } from './delivery/webpush/transport.ts';
 import { createNtfyServer } from './ntfy/index.ts';
 import type { Server } from 'node:http';
 
@@ -101,6 +103,10 @@ export async function startService(config: Config, overrides: ServiceOverrides =
         logger: logger.child({ route: 'direct-message' }),
       }),
     );
+    if (config.roles.includes('api')) {
+      const webPush = transports.find((t): t is WebPushTransport => t instanceof WebPushTransport);
+      app.route('/', webPushKeyRoutes(webPush ? webPush.vapidPublicKey : null));
+    }
     // Last: ntfy's single-segment routes (`/{topic}`) must not shadow the service's own paths.
     if (ntfy) app.route('/', ntfy.routes);
     const listen = parseListenAddr(config.server.listen_addr);

@@ -183,6 +183,8 @@ for (const adapter of ['sqlite', 'redis'] as const) {
       assert.equal(push.headers.ttl, '86400');
       const kept = JSON.parse(readFileSync(join(dataDir, VAPID_KEY_FILE), 'utf8')) as { publicKey: string };
       assert.equal(push.vapid.publicKey, kept.publicKey, 'the VAPID key generated on first start and kept in the data directory');
+      const served = (await (await fetch(`${baseUrl}/v1/webpush/vapid-public-key`)).json()) as { publicKey: string };
+      assert.equal(served.publicKey, kept.publicKey, 'browser apps read the same key from the API');
       assert.equal(pushesFor(phone, like.id).length, 1);
     });
 
