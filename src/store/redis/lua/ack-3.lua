@@ -19,11 +19,9 @@ local rcall = redis.call
 --- @include "queueMeta"
 
 local id = ARGV[1]
-if not rcall("ZSCORE", KEYS[1], id) then
-  return -2
-end
-if readMeta(KEYS[3], id).leaseToken ~= ARGV[2] then
-  return -1
+local meta, status = leasedMeta(KEYS[1], KEYS[3], id, ARGV[2])
+if not meta then
+  return status
 end
 rcall("ZREM", KEYS[1], id)
 rcall("HDEL", KEYS[2], id)

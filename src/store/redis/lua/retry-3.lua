@@ -21,12 +21,9 @@ local rcall = redis.call
 --- @include "queueMeta"
 
 local id = ARGV[1]
-if not rcall("ZSCORE", KEYS[2], id) then
-  return -2
-end
-local meta = readMeta(KEYS[3], id)
-if meta.leaseToken ~= ARGV[2] then
-  return -1
+local meta, status = leasedMeta(KEYS[2], KEYS[3], id, ARGV[2])
+if not meta then
+  return status
 end
 meta.leaseToken = nil
 meta.lastError = ARGV[4]

@@ -24,3 +24,16 @@ end
 local function writeMeta(metaKey, id, meta)
   rcall("HSET", metaKey, id, cjson.encode(meta))
 end
+
+-- The ownership check of ack/retry/deadLetter: the item must be leased (in `leasedKey`) under
+-- `leaseToken`. Returns its metadata, or nil and the status code (-2 NotFound, -1 NotOwner).
+local function leasedMeta(leasedKey, metaKey, id, leaseToken)
+  if not rcall("ZSCORE", leasedKey, id) then
+    return nil, -2
+  end
+  local meta = readMeta(metaKey, id)
+  if meta.leaseToken ~= leaseToken then
+    return nil, -1
+  end
+  return meta
+end
