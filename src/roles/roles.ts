@@ -7,7 +7,7 @@ import type { EventVerifier } from '../nostr/event.ts';
 import { CONTROL_KINDS } from '../nostr/kinds.ts';
 import { prefetchInbound, routeInbound, type InboundEnvelope, type RouterDeps } from '../engine/router.ts';
 import { createNip44ControlDecryptor } from '../engine/nip44-decryptor.ts';
-import { handleContentEvent } from '../engine/content.ts';
+import { handleContentEvent, type ContentDeps } from '../engine/content.ts';
 import { runNewPostFanout } from '../engine/bells/fanout-worker.ts';
 import { handleNotifyList } from '../engine/bells/notify-list.ts';
 import { withNewPostFanout } from '../engine/bells/video.ts';
@@ -123,6 +123,26 @@ function startEngine(ctx: RoleContext): void {
   const log = ctx.logger.child({ role: 'engine' });
   const decryptor = createNip44ControlDecryptor(ctx.key.secretHex, ctx.cryptoPool ? { pool: ctx.cryptoPool } : {});
   const profiles = createProfileResolver(config.nostr, { store, verifier: ctx.verifier, logger: log, metrics });
+  // Built once: the handlers below run for every inbound event.
+  const contentDeps: ContentDeps = {
+    store,
+    profiles,
+    allowedPubkeys: new Set(config.service.allowed_pubkeys.map((p) => p.toLowerCase())),
+    defaultPreferenceKinds: config.notification.default_preferences.kinds,
+    processedEventTtlSecs: config.service.processed_event_ttl_secs,
+    maxEventAgeSecs: config.notification.max_event_age_secs,
+    clock: store.clock,
+    logger: log,
+    metrics,
+    enqueueOutbound: async (n: OutboundNotification) => {
+      await store.enqueue('outbound', { id: `${n.eventId}:${n.recipient}`, payload: n });
+      ctx.wake.notify('outbound');
+    },
+    bells: contentBellRules(config),
+    coalesce: coalesceIngester({ config, store, logger: log, metrics }),
+  };
+  const listDeps = notifyListDeps({ config, store, logger: log, metrics });
+  const fanoutDeps = videoFanoutDeps({ config, store, logger: log, metrics });
   const deps: RouterDeps = {
     store,
     decryptor,
@@ -131,29 +151,8 @@ function startEngine(ctx: RoleContext): void {
     clock: store.clock,
     logger: log,
     metrics,
-    handleNotifyList: (event) => handleNotifyList(notifyListDeps({ config, store, logger: log, metrics }), event).then(() => undefined),
-    handleContent: (envelope) =>
-      withNewPostFanout(videoFanoutDeps({ config, store, logger: log, metrics }), envelope, () =>
-      handleContentEvent(
-        {
-          store,
-          profiles,
-          allowedPubkeys: new Set(config.service.allowed_pubkeys.map((p) => p.toLowerCase())),
-          defaultPreferenceKinds: config.notification.default_preferences.kinds,
-          processedEventTtlSecs: config.service.processed_event_ttl_secs,
-          maxEventAgeSecs: config.notification.max_event_age_secs,
-          clock: store.clock,
-          logger: log,
-          metrics,
-          enqueueOutbound: async (n: OutboundNotification) => {
-            await store.enqueue('outbound', { id: `${n.eventId}:${n.recipient}`, payload: n });
-            ctx.wake.notify('outbound');
-          },
-          bells: contentBellRules(config),
-          coalesce: coalesceIngester({ config, store, logger: log, metrics }),
-        },
-        envelope,
-      )),
+    handleNotifyList: (event) => handleNotifyList(listDeps, event).then(() => undefined),
+    handleContent: (envelope) => withNewPostFanout(fanoutDeps, envelope, () => handleContentEvent(contentDeps, envelope)),
   };
   metrics.lastEventProcessed.set(Math.floor(store.clock.nowMs() / 1000));
   ctx.supervisor.spawn(TASK_EVENT_HANDLER, 'critical', (signal) =>
