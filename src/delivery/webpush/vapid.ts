@@ -42,7 +42,11 @@ export class VapidKeyError extends Error {
 export function generateVapidKeyPair(): VapidKeyPair {
   const ecdh = createECDH('prime256v1');
   ecdh.generateKeys();
-  return { privateKey: ecdh.getPrivateKey(), publicKey: ecdh.getPublicKey() };
+  // getPrivateKey drops leading zero bytes (one scalar in 256 has one), but the key is a
+  // fixed 32-byte field element everywhere it is stored or read.
+  const scalar = ecdh.getPrivateKey();
+  const privateKey = Buffer.concat([Buffer.alloc(32 - scalar.length), scalar]);
+  return { privateKey, publicKey: ecdh.getPublicKey() };
 }
 
 /**
