@@ -2,6 +2,7 @@
  * In-process CPU profiling for benchmarks: wraps a run in the V8 sampling profiler (node:inspector)
  * and reports the functions with the most self time, so a figure comes with where it went.
  */
+import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 
 interface ProfileNode {
@@ -22,6 +23,8 @@ export interface ProfileEntry {
   selfPercent: number;
 }
 
+let profilesWritten = 0;
+
 export async function profile<T>(run: () => Promise<T>): Promise<{ result: T; top: ProfileEntry[] }> {
   const session = new Session();
   session.connect();
@@ -31,6 +34,8 @@ export async function profile<T>(run: () => Promise<T>): Promise<{ result: T; to
   const result = await run();
   const { profile: raw } = (await session.post('Profiler.stop')) as unknown as { profile: Profile };
   session.disconnect();
+  // BENCH_PROFILE_OUT=FILE keeps the whole profile (open it in Chrome DevTools for the call tree).
+  if (process.env.BENCH_PROFILE_OUT) writeFileSync(`${process.env.BENCH_PROFILE_OUT}.${++profilesWritten}.cpuprofile`, JSON.stringify(raw));
   return { result, top: topSelfTime(raw, 25) };
 }
 

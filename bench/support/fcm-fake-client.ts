@@ -4,6 +4,8 @@ import { fork } from 'node:child_process';
 export interface FcmFakeProcess {
   baseUrl: string;
   credentialsPath: string;
+  /** The fake's process id (to read its CPU time). */
+  pid: number;
   /** Every message the fake accepted: `[eventId, token, receivedAtMs]`, and the peak stream count. */
   report(): Promise<{ received: Array<[string, string, number]>; peakStreams: number }>;
   stop(): Promise<void>;
@@ -14,6 +16,7 @@ export async function startFcmFakeProcess(latencyMs: number, credentialsDir: str
   const ready = await new Promise<{ baseUrl: string; credentialsPath: string }>((resolve) => child.once('message', (m: { ready: { baseUrl: string; credentialsPath: string } }) => resolve(m.ready)));
   return {
     ...ready,
+    pid: child.pid as number,
     report: () =>
       new Promise((resolve) => {
         child.once('message', (m: { received: Array<[string, string, number]>; peakStreams: number }) => resolve(m));
