@@ -4,7 +4,7 @@ import { openSqliteStore } from '../store/sqlite/index.ts';
 import { ManualClock } from '../util/clock.ts';
 import { createLogger } from '../observability/logger.ts';
 import { Metrics } from '../observability/metrics.ts';
-import { DONE, QueueSignal, RETRY_MAX_MS, forEachLimited, retryDelayMs, runQueueWorker, type WorkOutcome } from './queue-worker.ts';
+import { DONE, QueueSignal, RELEASED_AT_SHUTDOWN, RETRY_MAX_MS, forEachLimited, retryDelayMs, runQueueWorker, type WorkOutcome } from './queue-worker.ts';
 import type { LeasedItem } from '../store/port.ts';
 
 async function until(predicate: () => boolean | Promise<boolean>, what: string): Promise<void> {
@@ -72,11 +72,6 @@ describe('queue worker', () => {
 });
 
 describe('ordering lanes', () => {
-  test('partitionInOrder keeps each key in order and separates keys', async () => {
-    const { partitionInOrder } = await import('./queue-worker.ts');
-    assert.deepEqual(partitionInOrder(['a1', 'b1', 'a2', 'c1', 'b2'], (s) => s[0] as string), [['a1', 'a2'], ['b1', 'b2'], ['c1']]);
-  });
-
   test('items of one key are handled one after another, others side by side', async () => {
     const clock = new ManualClock();
     const store = await openSqliteStore({ path: ':memory:', clock });
@@ -103,6 +98,107 @@ describe('ordering lanes', () => {
     assert.ok(peak > 1 && peak <= 4, `peak ${peak}`);
     controller.abort();
     await running;
+    await store.close();
+  });
+});
+
+describe('continuous flow', () => {
+  const quiet = { logger: createLogger({ level: 'silent' }), metrics: new Metrics() };
+
+  /** A handler that holds items named in `blocked` until released. */
+  function gate() {
+    const releases = new Map<string, () => void>();
+    return {
+      wait: (id: string) => new Promise<void>((resolve) => releases.set(id, resolve)),
+      release: (id: string) => releases.get(id)?.(),
+      isHeld: (id: string) => releases.has(id),
+    };
+  }
+
+  test('a slow item does not hold back the rest: the worker leases again as slots free up', async () => {
+    const clock = new ManualClock();
+    const store = await openSqliteStore({ path: ':memory:', clock });
+    const controller = new AbortController();
+    const held = gate();
+    const done: string[] = [];
+    const running = runQueueWorker<{ n: number }>({
+      store, queue: 'outbound', leaseMs: 60_000, maxAttempts: 3, batchSize: 4, concurrency: 2, pollMs: 5,
+      signal: controller.signal, wake: new QueueSignal(), ...quiet,
+      handle: async (item) => {
+        if (item.id === 'slow') await held.wait(item.id);
+        done.push(item.id);
+        return DONE;
+      },
+    });
+    await store.enqueue('outbound', { id: 'slow', payload: { n: 0 } });
+    for (let n = 1; n <= 12; n++) await store.enqueue('outbound', { id: `fast-${n}`, payload: { n }, availableAtMs: clock.nowMs() + 1 });
+    clock.advance(1);
+    await until(() => done.length === 12, 'every fast item handled while the slow one is held');
+    assert.equal(done.includes('slow'), false);
+    assert.deepEqual(await store.queueStats('outbound'), { ready: 0, leased: 1, dead: 0 }, 'only the slow item is still leased');
+    held.release('slow');
+    await until(async () => (await store.queueStats('outbound')).leased === 0, 'the slow item settled');
+    controller.abort();
+    await running;
+    await store.close();
+  });
+
+  test('items of one key stay in order across lease calls, and never run side by side', async () => {
+    const clock = new ManualClock();
+    const store = await openSqliteStore({ path: ':memory:', clock });
+    const controller = new AbortController();
+    const log: string[] = [];
+    const runningKeys = new Set<string>();
+    let overlap = false;
+    const worker = runQueueWorker<{ author: string; n: number }>({
+      store, queue: 'inbound', leaseMs: 60_000, maxAttempts: 3, batchSize: 2, concurrency: 4, pollMs: 5,
+      signal: controller.signal, wake: new QueueSignal(), ...quiet,
+      orderingKey: (item) => item.payload.author,
+      handle: async (item) => {
+        if (runningKeys.has(item.payload.author)) overlap = true;
+        runningKeys.add(item.payload.author);
+        await new Promise((r) => setTimeout(r, 1 + (item.payload.n % 3)));
+        runningKeys.delete(item.payload.author);
+        log.push(`${item.payload.author}${item.payload.n}`);
+        return DONE;
+      },
+    });
+    for (let n = 0; n < 6; n++) for (const author of ['a', 'b']) await store.enqueue('inbound', { id: `${author}${n}`, payload: { author, n }, availableAtMs: clock.nowMs() + n });
+    clock.advance(10);
+    await until(() => log.length === 12, 'all handled');
+    assert.equal(overlap, false, 'two items of one author never ran at once');
+    for (const author of ['a', 'b']) assert.deepEqual(log.filter((l) => l[0] === author), [0, 1, 2, 3, 4, 5].map((n) => `${author}${n}`));
+    controller.abort();
+    await worker;
+    await store.close();
+  });
+
+  test('on abort, running items finish and settle, and held items never started go back to the queue at once', async () => {
+    const clock = new ManualClock();
+    const store = await openSqliteStore({ path: ':memory:', clock });
+    const controller = new AbortController();
+    const held = gate();
+    const started: string[] = [];
+    const worker = runQueueWorker<{ n: number }>({
+      store, queue: 'outbound', leaseMs: 60_000, maxAttempts: 3, batchSize: 5, concurrency: 1, pollMs: 5,
+      signal: controller.signal, wake: new QueueSignal(), ...quiet,
+      handle: async (item) => {
+        started.push(item.id);
+        await held.wait(item.id);
+        return DONE;
+      },
+    });
+    for (let n = 0; n < 5; n++) await store.enqueue('outbound', { id: `job-${n}`, payload: { n }, availableAtMs: clock.nowMs() + n });
+    clock.advance(10);
+    await until(() => started.length === 1, 'the first item started');
+    controller.abort();
+    held.release('job-0');
+    await worker;
+    assert.deepEqual(started, ['job-0']);
+    assert.deepEqual(await store.queueStats('outbound'), { ready: 4, leased: 0, dead: 0 }, 'the running item was acked, the rest handed back');
+    const again = await store.lease<{ n: number }>('outbound', { max: 10, leaseMs: 60_000, maxAttempts: 3 });
+    assert.deepEqual(again.map((i) => i.id).sort(), ['job-1', 'job-2', 'job-3', 'job-4'], 'available at once, without waiting out the lease');
+    assert.ok(again.every((i) => i.lastError === RELEASED_AT_SHUTDOWN));
     await store.close();
   });
 });

@@ -1,7 +1,8 @@
-import type { LeasedItem, QueueName, StorePort } from '../store/port.ts';
+import type { LeasedItem, QueueName, Settlement, StorePort } from '../store/port.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import { sleep } from './supervisor.ts';
+import { TurnBatcher } from '../util/turn-batcher.ts';
 
 /** What a handler decided about one item. */
 export type WorkOutcome =
@@ -62,13 +63,17 @@ export interface QueueWorkerOptions<T> {
   prepare?: (items: LeasedItem<T>[]) => void;
   leaseMs: number;
   maxAttempts: number;
-  /** Items leased per round trip. */
+  /**
+   * Items held at once: leased and not yet settled, running or waiting to run. The worker leases
+   * again as soon as half of this is free, so the handlers never wait for a whole batch to finish.
+   */
   batchSize: number;
   /** Items handled at once. */
   concurrency: number;
   /**
-   * Items with the same key are handled one after another, in lease order; items with different
-   * keys run concurrently up to `concurrency`. Without it every item is independent.
+   * Items with the same key are handled one after another, in lease order (across lease calls
+   * too); items with different keys run concurrently up to `concurrency`. Without it every item
+   * is independent.
    */
   orderingKey?: (item: LeasedItem<T>) => string;
   pollMs: number;
@@ -78,38 +83,125 @@ export interface QueueWorkerOptions<T> {
   metrics: Metrics;
 }
 
+/** The settlement of one handled item, as the worker records it. */
+function settlementOf(item: LeasedItem<unknown>, outcome: WorkOutcome, nowMs: number): Settlement {
+  if (outcome.kind === 'done') return { id: item.id, leaseToken: item.leaseToken, outcome: 'ack' };
+  if (outcome.kind === 'retry') return { id: item.id, leaseToken: item.leaseToken, outcome: 'retry', availableAtMs: nowMs + outcome.afterMs, error: outcome.error };
+  return { id: item.id, leaseToken: item.leaseToken, outcome: 'dead', reason: outcome.reason };
+}
+
+/** Reason recorded on items leased but never started when the worker stops. */
+export const RELEASED_AT_SHUTDOWN = 'released unstarted at shutdown';
+
 /**
- * Lease, handle, acknowledge — until the signal aborts. An item is acknowledged only after its
- * handler finished, so a crash at any instant leaves it leased, and the lease expiry returns it.
+ * Lease, handle, settle — until the signal aborts. Items flow continuously: a handler slot that
+ * frees up takes the next held item at once, and the worker leases more whenever half of its
+ * {@link QueueWorkerOptions.batchSize} is free. Settlements made in one turn of the event loop
+ * are written together ({@link StorePort.settleLeased}).
+ *
+ * An item is settled only after its handler finished, so a crash at any instant leaves it leased
+ * and the lease expiry returns it. On abort the worker stops leasing, lets running handlers finish,
+ * and gives the items it held but never started back to the queue, available at once.
  */
 export async function runQueueWorker<T>(options: QueueWorkerOptions<T>): Promise<void> {
   const { store, queue, signal, logger } = options;
+  const concurrency = Math.max(1, options.concurrency);
+  const window = Math.max(1, options.batchSize);
+  const leaseWhenFree = Math.max(1, Math.floor(window / 2));
+  const settler = new TurnBatcher<Settlement, boolean>((batch) => store.settleLeased(queue, batch));
+
+  /** Items leased and not yet settled. */
+  let held = 0;
+  let running = 0;
+  /** Items free to start now, in lease order. */
+  const runnable: Array<LeasedItem<T>> = [];
+  /** Per ordering key: items waiting for the running (or runnable) one of that key. */
+  const waitingByKey = new Map<string, Array<LeasedItem<T>>>();
+  const keyOf = options.orderingKey;
+  let roomOrIdle: (() => void) | null = null;
+  const signalRoom = (): void => {
+    const wake = roomOrIdle;
+    roomOrIdle = null;
+    wake?.();
+  };
+  signal.addEventListener('abort', signalRoom, { once: true });
+
+  const admit = (item: LeasedItem<T>): void => {
+    if (!keyOf) {
+      runnable.push(item);
+      return;
+    }
+    const key = keyOf(item);
+    const waiting = waitingByKey.get(key);
+    if (waiting) waiting.push(item);
+    else {
+      waitingByKey.set(key, []);
+      runnable.push(item);
+    }
+  };
+
+  const finished = (item: LeasedItem<T>): void => {
+    running--;
+    held--;
+    if (keyOf) {
+      const key = keyOf(item);
+      const next = waitingByKey.get(key)?.shift();
+      if (next) runnable.push(next);
+      else waitingByKey.delete(key);
+    }
+    pump();
+    signalRoom();
+  };
+
+  const pump = (): void => {
+    while (running < concurrency && runnable.length > 0 && !signal.aborted) {
+      const item = runnable.shift() as LeasedItem<T>;
+      running++;
+      void settle(options, settler, item).finally(() => finished(item));
+    }
+  };
+
   while (!signal.aborted) {
+    if (window - held < leaseWhenFree) {
+      await new Promise<void>((resolve) => (roomOrIdle = resolve));
+      continue;
+    }
     let items: LeasedItem<T>[];
     try {
-      items = await store.lease<T>(queue, { max: options.batchSize, leaseMs: options.leaseMs, maxAttempts: options.maxAttempts });
+      items = await store.lease<T>(queue, { max: window - held, leaseMs: options.leaseMs, maxAttempts: options.maxAttempts });
     } catch (err) {
       logger.error({ queue, err: (err as Error).message }, 'queue lease failed; backing off');
       await sleep(options.pollMs * 4, signal).catch(() => undefined);
       continue;
     }
     if (items.length === 0) {
+      // Nothing due: wait for an enqueue in this process, the poll interval, or abort.
       await options.wake.wait(queue, options.pollMs, signal);
       continue;
     }
+    held += items.length;
     options.prepare?.(items);
-    const orderingKey = options.orderingKey;
-    if (orderingKey) {
-      await forEachLimited(partitionInOrder(items, orderingKey), options.concurrency, async (lane) => {
-        for (const item of lane) await settle(options, item);
-      });
-    } else {
-      await forEachLimited(items, options.concurrency, (item) => settle(options, item));
-    }
+    for (const item of items) admit(item);
+    pump();
+    // Let the handlers just started run before asking the store for more.
+    await yieldToEventLoop();
   }
+
+  // Shutdown: hand back what never started, then wait for the running handlers to settle.
+  const unstarted = [...runnable, ...[...waitingByKey.values()].flat()];
+  runnable.length = 0;
+  waitingByKey.clear();
+  if (unstarted.length > 0) {
+    held -= unstarted.length;
+    const nowMs = store.clock.nowMs();
+    await store
+      .settleLeased(queue, unstarted.map((item) => ({ id: item.id, leaseToken: item.leaseToken, outcome: 'retry' as const, availableAtMs: nowMs, error: RELEASED_AT_SHUTDOWN })))
+      .catch((err: Error) => logger.warn({ queue, items: unstarted.length, err: err.message }, 'could not hand back unstarted items; their leases will expire'));
+  }
+  while (running > 0) await new Promise<void>((resolve) => (roomOrIdle = resolve));
 }
 
-async function settle<T>(options: QueueWorkerOptions<T>, item: LeasedItem<T>): Promise<void> {
+async function settle<T>(options: QueueWorkerOptions<T>, settler: TurnBatcher<Settlement, boolean>, item: LeasedItem<T>): Promise<void> {
   const { store, queue, logger } = options;
   let outcome: WorkOutcome;
   try {
@@ -120,10 +212,8 @@ async function settle<T>(options: QueueWorkerOptions<T>, item: LeasedItem<T>): P
     outcome = { kind: 'retry', afterMs: retryDelayMs(item.attempts), error: message };
   }
   try {
-    if (outcome.kind === 'done') await store.ack(queue, item.id, item.leaseToken);
-    else if (outcome.kind === 'retry') await store.retry(queue, item.id, item.leaseToken, store.clock.nowMs() + outcome.afterMs, outcome.error);
-    else {
-      await store.deadLetter(queue, item.id, item.leaseToken, outcome.reason);
+    await settler.add(settlementOf(item, outcome, store.clock.nowMs()));
+    if (outcome.kind === 'dead') {
       options.metrics.queueDeadLettered.inc({ queue });
       logger.warn({ queue, id: item.id, reason: outcome.reason }, 'queue item dead-lettered');
     }
@@ -131,18 +221,6 @@ async function settle<T>(options: QueueWorkerOptions<T>, item: LeasedItem<T>): P
     // The lease will expire and return the item: at-least-once, never lost.
     logger.error({ queue, id: item.id, err: (err as Error).message }, 'could not settle queue item; its lease will expire');
   }
-}
-
-/** Split `items` into lanes by key, each lane in the original order. */
-export function partitionInOrder<T>(items: readonly T[], key: (item: T) => string): T[][] {
-  const lanes = new Map<string, T[]>();
-  for (const item of items) {
-    const k = key(item);
-    const lane = lanes.get(k);
-    if (lane) lane.push(item);
-    else lanes.set(k, [item]);
-  }
-  return [...lanes.values()];
 }
 
 /**

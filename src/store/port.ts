@@ -129,6 +129,15 @@ export interface LeaseOptions {
   maxAttempts: number;
 }
 
+/**
+ * How one leased item is settled in {@link StorePort.settleLeased}: exactly what
+ * {@link StorePort.ack}, {@link StorePort.retry} or {@link StorePort.deadLetter} would do to it.
+ */
+export type Settlement =
+  | { id: string; leaseToken: string; outcome: 'ack' }
+  | { id: string; leaseToken: string; outcome: 'retry'; availableAtMs: number; error: string }
+  | { id: string; leaseToken: string; outcome: 'dead'; reason: string };
+
 /** A dead-lettered item. */
 export interface DeadItem<T = unknown> {
   id: string;
@@ -261,6 +270,13 @@ export interface StorePort extends NtfyTopicStore, CoalesceStore, NotifyListStor
 
   /** Move a leased item to the dead-letter list with `reason`. */
   deadLetter(queue: QueueName, id: string, leaseToken: string, reason: string): Promise<boolean>;
+
+  /**
+   * Settle many leased items of one queue in one step, each entry exactly as the single-item
+   * call would; one result per entry, in order (false when the lease is no longer ours). Entries
+   * are independent: one stale token does not stop the others.
+   */
+  settleLeased(queue: QueueName, settlements: readonly Settlement[]): Promise<boolean[]>;
 
   /** Dead-lettered items, oldest first. */
   listDead<T>(queue: QueueName, limit: number): Promise<DeadItem<T>[]>;

@@ -47,6 +47,12 @@ export interface Http2Request {
   body?: string;
   /** Aborting cancels the stream (or the wait for one). */
   signal?: AbortSignal;
+  /**
+   * Absolute time (ms since the epoch) by which the whole request, the wait for a free stream
+   * included, must be done; past it the request fails with `deadline`. The caller's operation
+   * bound travels as a number so a send costs no timer or AbortController of its own.
+   */
+  deadlineMs?: number;
 }
 
 export interface Http2Response {
@@ -56,7 +62,7 @@ export interface Http2Response {
 }
 
 /** Why a request produced no response. */
-export type Http2FailureReason = 'connect_failed' | 'connect_timeout' | 'request_timeout' | 'aborted' | 'stream_error' | 'refused' | 'pool_closed';
+export type Http2FailureReason = 'connect_failed' | 'connect_timeout' | 'request_timeout' | 'deadline' | 'aborted' | 'stream_error' | 'refused' | 'pool_closed';
 
 export class Http2RequestError extends Error {
   override readonly name = 'Http2RequestError';
@@ -89,6 +95,12 @@ export class Http2Pool {
   /** Every session not yet closed, pooled or draining, so close() can end them all. */
   private readonly openSessions = new Set<ClientHttp2Session>();
   private readonly waiters: Array<() => void> = [];
+  /**
+   * Cancellers of the requests in flight under each caller signal. Callers share one long-lived
+   * signal (a role's shutdown), so the pool listens once per signal instead of once per request;
+   * the weak map lets a short-lived signal and its listener go together.
+   */
+  private readonly abortGroups = new WeakMap<AbortSignal, Set<() => void>>();
   private closed = false;
   /** Sessions opened over the pool's life (tests and diagnostics). */
   sessionsOpened = 0;
@@ -107,7 +119,7 @@ export class Http2Pool {
   /** Send one request. Rejects only with {@link Http2RequestError}. */
   async request(request: Http2Request): Promise<Http2Response> {
     for (let attempt = 1; ; attempt++) {
-      const pooled = await this.acquire(request.signal);
+      const pooled = await this.acquire(request.signal, request.deadlineMs);
       try {
         return await this.exchange(pooled, request);
       } catch (err) {
@@ -154,17 +166,18 @@ export class Http2Pool {
     await Promise.all(closing);
   }
 
-  private async acquire(signal: AbortSignal | undefined): Promise<PooledSession> {
+  private async acquire(signal: AbortSignal | undefined, deadlineMs: number | undefined): Promise<PooledSession> {
     for (;;) {
       if (this.closed) throw new Http2RequestError('pool_closed', 'the HTTP/2 pool is closed');
       if (signal?.aborted) throw new Http2RequestError('aborted', 'request aborted before it was sent');
+      if (deadlineMs !== undefined && Date.now() >= deadlineMs) throw deadlineError();
       const pooled = this.sessionWithFreeStream() ?? (this.sessions.length < this.maxSessions ? this.connect() : null);
       if (pooled) {
         pooled.active++;
         if (pooled.active === 1) pooled.session.ref();
         return pooled;
       }
-      await this.waitForFreeStream(signal);
+      await this.waitForFreeStream(signal, deadlineMs);
     }
   }
 
@@ -174,20 +187,44 @@ export class Http2Pool {
     this.waiters.shift()?.();
   }
 
-  private waitForFreeStream(signal: AbortSignal | undefined): Promise<void> {
+  /** Wait for a released stream; abort and the deadline end the wait too (acquire() then throws). */
+  private waitForFreeStream(signal: AbortSignal | undefined, deadlineMs: number | undefined): Promise<void> {
     return new Promise((resolve) => {
-      const wake = (): void => {
-        signal?.removeEventListener('abort', onAbort);
+      const stopWaiting = (): void => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', giveUp);
         resolve();
       };
-      const onAbort = (): void => {
-        const index = this.waiters.indexOf(wake);
+      const giveUp = (): void => {
+        const index = this.waiters.indexOf(stopWaiting);
         if (index >= 0) this.waiters.splice(index, 1);
-        resolve(); // acquire() sees the aborted signal and throws
+        stopWaiting();
       };
-      signal?.addEventListener('abort', onAbort, { once: true });
-      this.waiters.push(wake);
+      const timer = deadlineMs === undefined ? undefined : setTimeout(giveUp, Math.max(0, deadlineMs - Date.now()));
+      signal?.addEventListener('abort', giveUp, { once: true });
+      this.waiters.push(stopWaiting);
     });
+  }
+
+  /** Run `cancel` when `signal` aborts; returns the unregistration. */
+  private onAbort(signal: AbortSignal, cancel: () => void): () => void {
+    let group = this.abortGroups.get(signal);
+    if (!group) {
+      const members = new Set<() => void>();
+      group = members;
+      this.abortGroups.set(signal, members);
+      signal.addEventListener(
+        'abort',
+        () => {
+          for (const member of [...members]) member();
+          members.clear();
+        },
+        { once: true },
+      );
+    }
+    group.add(cancel);
+    const members = group;
+    return () => members.delete(cancel);
   }
 
   private sessionWithFreeStream(): PooledSession | null {
@@ -279,7 +316,7 @@ export class Http2Pool {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
-        request.signal?.removeEventListener('abort', onAbort);
+        unwatchAbort?.();
         if ('response' in outcome) resolve(outcome.response);
         else reject(outcome.error);
       };
@@ -287,12 +324,13 @@ export class Http2Pool {
         settle({ error });
         if (!stream.destroyed) stream.close(http2.constants.NGHTTP2_CANCEL);
       };
-      const onAbort = (): void => cancel(new Http2RequestError('aborted', 'request aborted'));
-      const timer = setTimeout(
-        () => cancel(new Http2RequestError('request_timeout', `HTTP/2 request exceeded ${this.requestTimeoutMs}ms`)),
-        this.requestTimeoutMs,
-      );
-      request.signal?.addEventListener('abort', onAbort, { once: true });
+      // One timer: the request bound, or the caller's deadline when that comes first.
+      const untilDeadlineMs = request.deadlineMs === undefined ? Number.POSITIVE_INFINITY : request.deadlineMs - Date.now();
+      const timer =
+        untilDeadlineMs < this.requestTimeoutMs
+          ? setTimeout(() => cancel(deadlineError()), Math.max(0, untilDeadlineMs))
+          : setTimeout(() => cancel(new Http2RequestError('request_timeout', `HTTP/2 request exceeded ${this.requestTimeoutMs}ms`)), this.requestTimeoutMs);
+      const unwatchAbort = request.signal ? this.onAbort(request.signal, () => cancel(new Http2RequestError('aborted', 'request aborted'))) : undefined;
 
       stream.on('response', (responseHeaders) => {
         headers = responseHeaders;
@@ -305,7 +343,8 @@ export class Http2Pool {
       });
       stream.on('end', () => {
         if (status === undefined) return; // 'close' reports it
-        const bodyText = Buffer.concat(chunks).subarray(0, MAX_RESPONSE_BODY_BYTES).toString('utf8');
+        const body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
+        const bodyText = body.subarray(0, MAX_RESPONSE_BODY_BYTES).toString('utf8');
         settle({ response: { status, headers, bodyText } });
       });
       stream.on('error', (err: Error) => {
@@ -324,4 +363,8 @@ export class Http2Pool {
       stream.end(request.body);
     });
   }
+}
+
+function deadlineError(): Http2RequestError {
+  return new Http2RequestError('deadline', 'the request ran past its deadline');
 }

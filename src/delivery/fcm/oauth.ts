@@ -144,6 +144,13 @@ export class AccessTokenSource {
     return this.inFlight;
   }
 
+  /** The cached token when it is still fresh, without starting a refresh; null otherwise. */
+  peek(): AccessTokenResult | null {
+    const cached = this.cached;
+    if (this.closed || !cached || this.options.clock.nowMs() >= cached.refreshAtMs) return null;
+    return { ok: true, accessToken: cached.accessToken };
+  }
+
   /** Drop `accessToken` from the cache (FCM answered 401 to it), so the next send fetches a new one. */
   invalidate(accessToken: string): void {
     if (this.cached?.accessToken === accessToken) this.cached = null;

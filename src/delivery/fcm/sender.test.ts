@@ -213,9 +213,9 @@ describe('FcmTransport against the loopback fake', () => {
     const capturing: Logger = createLogger({ level: 'info', destination: sink });
     const badToken = '1234567é-bad-token-with-a-long-tail';
     class ThrowingForOneToken extends FcmTransport {
-      protected override sendOnce(token: string, message: PushMessage, signal: AbortSignal): Promise<SendOutcome> {
+      protected override sendOnce(token: string, message: PushMessage, signal: AbortSignal | undefined, deadlineMs: number): Promise<SendOutcome> {
         if (token === badToken) throw new Error('simulated failure while handling the response');
-        return super.sendOnce(token, message, signal);
+        return super.sendOnce(token, message, signal, deadlineMs);
       }
     }
     const fcm = new ThrowingForOneToken({ projectId: 'fake-project', credentialsPath, apiBaseUrl: fake.baseUrl, logger: capturing, metrics });

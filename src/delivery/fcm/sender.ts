@@ -16,7 +16,7 @@ import type { DeliveryError, PushMessage, PushTransport, SendOutcome } from '../
 import { classifyFcmError } from './classify.ts';
 import { CONNECT_TIMEOUT_MS, Http2Pool, Http2RequestError, REQUEST_TIMEOUT_MS } from './http2-pool.ts';
 import { toFcmMessage } from './message.ts';
-import { AccessTokenSource, readServiceAccountFile } from './oauth.ts';
+import { AccessTokenSource, readServiceAccountFile, type AccessTokenResult } from './oauth.ts';
 
 /** Bound of one per-token send, OAuth token acquisition included (divine's FCM_OPERATION_TIMEOUT). */
 export const FCM_OPERATION_TIMEOUT_MS = 45_000;
@@ -96,25 +96,26 @@ export class FcmTransport implements PushTransport {
 
   async sendBatch(devices: DeviceRegistration[], message: PushMessage, signal?: AbortSignal): Promise<Map<string, SendOutcome>> {
     const outcomes = new Map<string, SendOutcome>();
-    const unique = new Set<string>();
+    const pending: string[] = [];
     for (const device of devices) {
-      if (outcomes.has(device.token) || unique.has(device.token)) continue;
+      if (outcomes.has(device.token)) continue;
       if (!this.handles(device)) {
         outcomes.set(device.token, failed('invalid_request', `not an FCM device (transport ${device.transport})`));
         continue;
       }
-      unique.add(device.token);
+      // Marked now so a duplicate token is skipped; the real outcome replaces the mark.
+      outcomes.set(device.token, SENDING);
+      pending.push(device.token);
     }
-    const pending = [...unique];
-
+    if (pending.length === 1) {
+      const token = pending[0] as string;
+      outcomes.set(token, await this.sendContained(token, message, signal));
+      return outcomes;
+    }
     let next = 0;
     const worker = async (): Promise<void> => {
       while (next < pending.length) {
         const token = pending[next++] as string;
-        if (signal?.aborted) {
-          outcomes.set(token, failed('internal_request', 'FCM send aborted before it started'));
-          continue;
-        }
         outcomes.set(token, await this.sendContained(token, message, signal));
       }
     };
@@ -129,10 +130,11 @@ export class FcmTransport implements PushTransport {
 
   /** One token, with metrics and logs; an exception here touches this token only. */
   private async sendContained(token: string, message: PushMessage, signal: AbortSignal | undefined): Promise<SendOutcome> {
+    if (signal?.aborted) return failed('internal_request', 'FCM send aborted before it started');
     this.metrics.fcmSendsAttempted.inc();
     let outcome: SendOutcome;
     try {
-      outcome = await this.sendWithinOperationTimeout(token, message, signal);
+      outcome = await this.sendOnce(token, message, signal, Date.now() + this.operationTimeoutMs);
     } catch (err) {
       outcome = failed('internal_response', `FCM send threw while handling the response: ${(err as Error).message}`);
     }
@@ -147,31 +149,30 @@ export class FcmTransport implements PushTransport {
     return outcome;
   }
 
-  private async sendWithinOperationTimeout(token: string, message: PushMessage, signal: AbortSignal | undefined): Promise<SendOutcome> {
-    const operation = new AbortController();
-    const onCallerAbort = (): void => operation.abort();
-    signal?.addEventListener('abort', onCallerAbort, { once: true });
+  /** An access token, waiting for a refresh no longer than until `deadlineMs`. */
+  private async accessToken(deadlineMs: number): Promise<AccessTokenResult | null> {
+    const current = this.tokens.peek();
+    if (current) return current;
+    const pending = this.tokens.get();
     let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<SendOutcome>((resolve) => {
-      timer = setTimeout(() => {
-        operation.abort();
-        resolve(failed('internal_request', operationTimeoutMessage(this.operationTimeoutMs)));
-      }, this.operationTimeoutMs);
+    const expired = new Promise<null>((resolve) => {
+      timer = setTimeout(() => resolve(null), Math.max(0, deadlineMs - Date.now()));
     });
     try {
-      return await Promise.race([this.sendOnce(token, message, operation.signal), timeout]);
+      return await Promise.race([pending, expired]);
     } finally {
       clearTimeout(timer);
-      signal?.removeEventListener('abort', onCallerAbort);
     }
   }
 
   /**
-   * One request for one token, without the operation bound or metrics. Protected so tests can
-   * make a single token throw and check that its siblings are unaffected.
+   * One request for one token, bounded by `deadlineMs` (the whole operation: token acquisition,
+   * waiting for a stream, the exchange), without metrics. Protected so tests can make a single
+   * token throw and check that its siblings are unaffected.
    */
-  protected async sendOnce(token: string, message: PushMessage, signal: AbortSignal): Promise<SendOutcome> {
-    const auth = await this.tokens.get();
+  protected async sendOnce(token: string, message: PushMessage, signal: AbortSignal | undefined, deadlineMs: number): Promise<SendOutcome> {
+    const auth = await this.accessToken(deadlineMs);
+    if (!auth) return failed('internal_request', operationTimeoutMessage(this.operationTimeoutMs));
     if (!auth.ok) return { ok: false, error: auth.error };
     const body = JSON.stringify(toFcmMessage(token, message));
     let response;
@@ -182,17 +183,26 @@ export class FcmTransport implements PushTransport {
         headers: { authorization: `Bearer ${auth.accessToken}`, 'content-type': 'application/json; charset=utf-8' },
         body,
         signal,
+        deadlineMs,
       });
     } catch (err) {
-      if (err instanceof Http2RequestError) return failed('internal_request', `FCM request failed: ${err.message}`);
+      if (err instanceof Http2RequestError) {
+        if (err.reason === 'deadline') return failed('internal_request', operationTimeoutMessage(this.operationTimeoutMs));
+        return failed('internal_request', `FCM request failed: ${err.message}`);
+      }
       throw err;
     }
-    if (response.status >= 200 && response.status <= 299) return { ok: true };
+    if (response.status >= 200 && response.status <= 299) return SENT;
     // A 401 may mean our cached token went bad early; the next send fetches a fresh one.
     if (response.status === 401) this.tokens.invalidate(auth.accessToken);
     return { ok: false, error: classifyFcmError(response.status, response.headers, response.bodyText) };
   }
 }
+
+/** The outcome of every successful send (shared: outcomes are never mutated). */
+const SENT: SendOutcome = Object.freeze({ ok: true as const });
+/** Placeholder while a token's send is under way in {@link FcmTransport.sendBatch}. */
+const SENDING: SendOutcome = Object.freeze({ ok: false as const, error: { kind: 'internal_request' as const, message: 'FCM send did not finish' } });
 
 function failed(kind: DeliveryError['kind'], message: string): SendOutcome {
   return { ok: false, error: { kind, message } };

@@ -26,8 +26,8 @@
  *   up to `max`: one that already had `maxAttempts` leases goes to dead with reason
  *   `max attempts exceeded`; any other moves to leased until now + `leaseMs` with attempts + 1
  *   and a fresh lease token (uuid v4 made in TypeScript, passed as ARGV, like every time).
- * - `ack-3` / `retry-3` / `deadLetter-3`: only with the current lease token; otherwise
- *   NotOwner (another token) or NotFound (not leased), both reported as `false`. A lease that
+ * - `settle-5` (ack, retry, dead-letter; many items per call): only with the current lease
+ *   token; otherwise NotOwner (another token) or NotFound (not leased), both reported as `false`. A lease that
  *   expired but was not yet recovered by a `lease` call is still the holder's. `retry` keeps the
  *   attempt count and records `lastError`; `deadLetter` records `reason`.
  * - `replayDead-3`: dead → ready now, attempts reset to 0. `deleteDead-3`: dead → gone.
@@ -40,7 +40,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { StoreStatus, checkStatus } from '../errors.ts';
-import type { DeadItem, EnqueueItem, LeaseOptions, LeasedItem, QueueName, QueueStats } from '../port.ts';
+import type { DeadItem, EnqueueItem, LeaseOptions, LeasedItem, QueueName, QueueStats, Settlement } from '../port.ts';
+import type { ScriptArg } from './scripts.ts';
 import { isRecord, parseJson, type RedisContext } from './context.ts';
 import { queueKeys } from './keys.ts';
 
@@ -104,29 +105,38 @@ export async function lease<T>(ctx: RedisContext, queue: QueueName, options: Lea
   return leased;
 }
 
-export async function ack(ctx: RedisContext, queue: QueueName, id: string, leaseToken: string): Promise<boolean> {
+/**
+ * Settle many leased items in one script call (see `settle-5.lua`); one boolean per entry:
+ * false when the item was not the caller's to settle (another token, or no longer leased).
+ */
+export async function settleLeased(ctx: RedisContext, queue: QueueName, settlements: readonly Settlement[]): Promise<boolean[]> {
+  if (settlements.length === 0) return [];
+  const args: ScriptArg[] = [ctx.clock.nowMs()];
+  for (const entry of settlements) {
+    if (entry.outcome === 'retry') {
+      requireTime('retry', 'availableAtMs', entry.availableAtMs);
+      args.push(entry.id, entry.leaseToken, 'retry', entry.availableAtMs, entry.error);
+    } else if (entry.outcome === 'dead') args.push(entry.id, entry.leaseToken, 'dead', '', entry.reason);
+    else args.push(entry.id, entry.leaseToken, 'ack', '', '');
+  }
   const keys = queueKeys(queue);
-  return ownedResult('ack', await ctx.scripts.run('ack', [keys.leased, keys.items, keys.meta], [id, leaseToken]));
+  const codes = (await ctx.scripts.run('settle', [keys.ready, keys.leased, keys.dead, keys.items, keys.meta], args)) as unknown[];
+  return settlements.map((entry, i) => ownedResult(entry.outcome, codes[i]));
 }
 
-export async function retry(
-  ctx: RedisContext,
-  queue: QueueName,
-  id: string,
-  leaseToken: string,
-  availableAtMs: number,
-  error: string,
-): Promise<boolean> {
-  requireTime('retry', 'availableAtMs', availableAtMs);
-  const keys = queueKeys(queue);
-  const code = await ctx.scripts.run('retry', [keys.ready, keys.leased, keys.meta], [id, leaseToken, availableAtMs, error]);
-  return ownedResult('retry', code);
+export async function ack(ctx: RedisContext, queue: QueueName, id: string, leaseToken: string): Promise<boolean> {
+  const [settled] = await settleLeased(ctx, queue, [{ id, leaseToken, outcome: 'ack' }]);
+  return settled === true;
+}
+
+export async function retry(ctx: RedisContext, queue: QueueName, id: string, leaseToken: string, availableAtMs: number, error: string): Promise<boolean> {
+  const [settled] = await settleLeased(ctx, queue, [{ id, leaseToken, outcome: 'retry', availableAtMs, error }]);
+  return settled === true;
 }
 
 export async function deadLetter(ctx: RedisContext, queue: QueueName, id: string, leaseToken: string, reason: string): Promise<boolean> {
-  const keys = queueKeys(queue);
-  const code = await ctx.scripts.run('deadLetter', [keys.leased, keys.dead, keys.meta], [id, leaseToken, reason, ctx.clock.nowMs()]);
-  return ownedResult('deadLetter', code);
+  const [settled] = await settleLeased(ctx, queue, [{ id, leaseToken, outcome: 'dead', reason }]);
+  return settled === true;
 }
 
 interface StoredMeta {

@@ -15,6 +15,7 @@ import type {
   Preferences,
   QueueName,
   QueueStats,
+  Settlement,
   RecipientClaim,
   VideoRecord,
   RegisterTokenResult,
@@ -151,6 +152,9 @@ export class RedisStore implements StorePort {
   }
   deadLetter(queue: QueueName, id: string, leaseToken: string, reason: string): Promise<boolean> {
     return queues.deadLetter(this.ctx, queue, id, leaseToken, reason);
+  }
+  settleLeased(queue: QueueName, settlements: readonly Settlement[]): Promise<boolean[]> {
+    return queues.settleLeased(this.ctx, queue, settlements);
   }
   listDead<T>(queue: QueueName, limit: number): Promise<DeadItem<T>[]> {
     return queues.listDead<T>(this.ctx, queue, limit);
@@ -292,6 +296,7 @@ export async function openRedisStore(options: RedisStoreOptions): Promise<RedisS
   const where = describeUrl(options.url);
   const redis = new Redis(options.url, {
     lazyConnect: true,
+    enableAutoPipelining: true,
     ...(options.keyPrefix ? { keyPrefix: options.keyPrefix } : {}),
   });
   // ioredis emits 'error' on every failed reconnect; without a listener Node would crash.

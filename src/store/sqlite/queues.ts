@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Database, Statement } from 'better-sqlite3';
 import type { Logger } from '../../observability/logger.ts';
-import type { Clock, DeadItem, EnqueueItem, LeaseOptions, LeasedItem, QueueName, QueueStats } from '../port.ts';
+import type { Clock, DeadItem, EnqueueItem, LeaseOptions, LeasedItem, QueueName, QueueStats, Settlement } from '../port.ts';
 
 /**
  * The durable queues, all in `queue_items`. An item is `ready` (leasable from `due_at_ms`),
@@ -136,6 +136,7 @@ export class QueueTable {
   readonly ack: (queue: QueueName, id: string, leaseToken: string) => boolean;
   readonly retry: (queue: QueueName, id: string, leaseToken: string, availableAtMs: number, error: string) => boolean;
   readonly deadLetter: (queue: QueueName, id: string, leaseToken: string, reason: string) => boolean;
+  readonly settleMany: (queue: QueueName, settlements: readonly Settlement[]) => boolean[];
   readonly replayDead: (queue: QueueName, id: string) => boolean;
   readonly deleteDead: (queue: QueueName, id: string) => boolean;
 
@@ -176,6 +177,15 @@ export class QueueTable {
     this.deadLetter = db.transaction(
       (queue: QueueName, id: string, leaseToken: string, reason: string): boolean =>
         this.killLeased.run({ queue, id, leaseToken, reason, nowMs: this.clock.nowMs() }).changes > 0,
+    );
+
+    this.settleMany = db.transaction((queue: QueueName, settlements: readonly Settlement[]): boolean[] =>
+      settlements.map((entry) => {
+        const { id, leaseToken } = entry;
+        if (entry.outcome === 'ack') return this.deleteLeased.run({ queue, id, leaseToken }).changes > 0;
+        if (entry.outcome === 'retry') return this.returnLeased.run({ queue, id, leaseToken, availableAtMs: entry.availableAtMs, error: entry.error }).changes > 0;
+        return this.killLeased.run({ queue, id, leaseToken, reason: entry.reason, nowMs: this.clock.nowMs() }).changes > 0;
+      }),
     );
 
     this.replayDead = db.transaction(

@@ -14,6 +14,7 @@ import type {
   Preferences,
   QueueName,
   QueueStats,
+  Settlement,
   RecipientClaim,
   VideoRecord,
   RegisterTokenResult,
@@ -192,6 +193,10 @@ export class SqliteStore implements StorePort {
 
   async deadLetter(queue: QueueName, id: string, leaseToken: string, reason: string): Promise<boolean> {
     return this.queues.deadLetter(queue, id, leaseToken, reason);
+  }
+
+  async settleLeased(queue: QueueName, settlements: readonly Settlement[]): Promise<boolean[]> {
+    return settlements.length === 0 ? [] : this.queues.settleMany(queue, settlements);
   }
 
   async listDead<T>(queue: QueueName, limit: number): Promise<DeadItem<T>[]> {

@@ -187,6 +187,43 @@ export function queueContract(ctx: ContractContext, queue: QueueName): void {
       assert.equal((await leaseOne(store, queue)).attempts, 2);
     });
 
+    test('settleLeased settles many items in one call, each as its single-item call would', async () => {
+      const store = ctx.store();
+      const clock = ctx.clock();
+      for (const id of ['acked', 'retried', 'killed', 'stale']) await store.enqueue(queue, { id, payload: { id } });
+      const leased = await store.lease<{ id: string }>(queue, LEASE);
+      const byId = new Map(leased.map((item) => [item.id, item]));
+      const token = (id: string): string => byId.get(id)?.leaseToken ?? assert.fail(`${id} was not leased`);
+      const retryAt = clock.nowMs() + 5 * SECOND_MS;
+      const results = await store.settleLeased(queue, [
+        { id: 'acked', leaseToken: token('acked'), outcome: 'ack' },
+        { id: 'stale', leaseToken: WRONG_TOKEN, outcome: 'ack' },
+        { id: 'retried', leaseToken: token('retried'), outcome: 'retry', availableAtMs: retryAt, error: 'provider said 503' },
+        { id: 'missing', leaseToken: WRONG_TOKEN, outcome: 'dead', reason: 'never existed' },
+        { id: 'killed', leaseToken: token('killed'), outcome: 'dead', reason: 'poison' },
+      ]);
+      assert.deepEqual(results, [true, false, true, false, true], 'one result per entry, in order; stale entries do not stop the rest');
+      assert.deepEqual(await store.queueStats(queue), { ready: 1, leased: 1, dead: 1 });
+      assert.deepEqual((await store.listDead(queue, 10)).map((d) => [d.id, d.reason]), [['killed', 'poison']]);
+      assert.equal(await store.ack(queue, 'stale', token('stale')), true, 'the stale entry left the real lease alone');
+      assert.deepEqual(await store.lease(queue, LEASE), [], 'the retried item waits for availableAtMs');
+      clock.set(retryAt);
+      const again = await leaseOne<{ id: string }>(store, queue);
+      assert.equal(again.id, 'retried');
+      assert.equal(again.lastError, 'provider said 503');
+      assert.equal(again.attempts, 2);
+      assert.equal(await store.enqueue(queue, { id: 'acked', payload: 'again' }), true, 'the acked id is free again');
+    });
+
+    test('settleLeased of nothing is a no-op, and one item is settled once', async () => {
+      const store = ctx.store();
+      assert.deepEqual(await store.settleLeased(queue, []), []);
+      await store.enqueue(queue, { id: 'job', payload: 1 });
+      const item = await leaseOne(store, queue);
+      const ack = { id: item.id, leaseToken: item.leaseToken, outcome: 'ack' as const };
+      assert.deepEqual(await store.settleLeased(queue, [ack, ack]), [true, false], 'the same entry twice settles once');
+    });
+
     test("'inbound' and 'outbound' are independent queues", async () => {
       const store = ctx.store();
       const other: QueueName = queue === 'inbound' ? 'outbound' : 'inbound';

@@ -1,0 +1,71 @@
+--[[
+  Settle many leased items of one queue in one atomic step. Each entry is one of:
+    ack    remove the item for good;
+    retry  return it to ready, available at a given time, recording the error of the failed
+           attempt (the attempt count is kept: it counts leases, not retries);
+    dead   move it to the dead-letter list with a reason.
+  Each entry applies only if the item is still leased under its token; a lease that expired but
+  was not yet handed to anyone else is still the holder's. Entries are independent: one that is
+  not the caller's to settle does not stop the others.
+
+  Input:
+    KEYS[1] queue:{name}:ready   ZSET id -> available-at ms
+    KEYS[2] queue:{name}:leased  ZSET id -> lease expiry ms
+    KEYS[3] queue:{name}:dead    ZSET id -> dead-at ms
+    KEYS[4] queue:{name}:items   HASH id -> payload JSON
+    KEYS[5] queue:{name}:meta    HASH id -> metadata JSON
+
+    ARGV[1] now, ms (the dead-at score)
+    ARGV[2 ..] five values per entry:
+      id, lease token, kind ("ack" | "retry" | "dead"),
+      available-at ms (retry; "" otherwise), error text (retry) or reason (dead) ("" for ack)
+
+  Output:
+    one status per entry, in order:
+    1   settled
+    -1  NotOwner: the item is leased under another token
+    -2  NotFound: the item is not leased (never was, settled already, or recovered by a later lease)
+  An unknown kind or a ragged argument list is an error reply, raised before anything is written.
+]]
+local rcall = redis.call
+--- @include "queueMeta"
+
+local KINDS = { ack = true, retry = true, dead = true }
+if (#ARGV - 1) % 5 ~= 0 then
+  return redis.error_reply("settle: arguments must come in fives after now")
+end
+for i = 2, #ARGV, 5 do
+  if not KINDS[ARGV[i + 2]] then
+    return redis.error_reply("settle: unknown kind " .. tostring(ARGV[i + 2]))
+  end
+end
+
+local now = ARGV[1]
+local statuses = {}
+for i = 2, #ARGV, 5 do
+  local id, token, kind, availableAt, text = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4]
+  local meta, status = leasedMeta(KEYS[2], KEYS[5], id, token)
+  if not meta then
+    statuses[#statuses + 1] = status
+  elseif kind == "ack" then
+    rcall("ZREM", KEYS[2], id)
+    rcall("HDEL", KEYS[4], id)
+    rcall("HDEL", KEYS[5], id)
+    statuses[#statuses + 1] = 1
+  elseif kind == "retry" then
+    meta.leaseToken = nil
+    meta.lastError = text
+    writeMeta(KEYS[5], id, meta)
+    rcall("ZREM", KEYS[2], id)
+    rcall("ZADD", KEYS[1], availableAt, id)
+    statuses[#statuses + 1] = 1
+  else -- dead
+    meta.leaseToken = nil
+    meta.reason = text
+    writeMeta(KEYS[5], id, meta)
+    rcall("ZREM", KEYS[2], id)
+    rcall("ZADD", KEYS[3], now, id)
+    statuses[#statuses + 1] = 1
+  end
+end
+return statuses
