@@ -41,6 +41,8 @@ export interface RunningService {
   metrics: Metrics;
   supervisor: Supervisor;
   logger: Logger;
+  /** Wakes this process's queue consumers (for tests and benchmarks that enqueue straight into the store). */
+  wake: QueueSignal;
   /** The bound HTTP address when the api role runs. */
   httpAddress: AddressInfo | null;
   /** Stop every task, close the server and the store. */
@@ -135,5 +137,5 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       logger.info('stopped');
     })());
 
-  return { config, key, store, metrics, supervisor, logger, httpAddress, stop };
+  return { config, key, store, metrics, supervisor, logger, wake, httpAddress, stop };
 }

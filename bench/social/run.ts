@@ -1,35 +1,33 @@
 /**
- * bench/social: pre-signed likes and comments for registered users, driven through the whole
- * pipeline (validate + verify + inbound queue → engine gates and claims → outbound queue →
- * delivery → FCM over HTTP/2) into the FCM fake (in its own process, 20 ms answer latency).
- * Prints events/s, pushes/s, p50/p99 from event arrival to the FCM request, and a verdict:
- * every expected (event, token) pushed exactly once.
+ * bench/social: pre-signed likes and comments for registered users, driven through the service's
+ * own pipeline — the real roles `engine,delivery,scheduler` started by `startService` from a
+ * configuration, exactly as `nostr-push serve` wires them (coalescing on, as by default) — into
+ * the FCM fake in its own process (20 ms answer latency). This process plays the listener: it
+ * parses and verifies each event (libsecp256k1 on a worker thread) and queues it inbound.
+ * Prints events/s, pushes/s, p50/p99 from event arrival to the FCM request, the CPU each process
+ * spent per event, and a verdict: every expected (event, token) pushed exactly once.
  *
- *   node --import tsx bench/social/run.ts [--users 10000] [--events 10000] [--rate 2000] [--store sqlite|redis|both] [--latency 20]
+ *   node --import tsx bench/social/run.ts [--users 10000] [--events 10000] [--rate 2000] [--store sqlite|redis|both] [--latency 20] [--phased]
  *   --rate 0 offers everything at once (peak throughput).
+ *   --phased runs the listener part, the engine and the delivery one after another, each drained
+ *   before the next starts, and prints the CPU each stage spent per event (no latency figures).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { Redis } from 'ioredis';
 import { finalizeEvent, generateSecretKey, getPublicKey } from 'nostr-tools/wasm';
-import { createWasmVerifier, isEventRejection, parseEvent } from '../../src/nostr/event.ts';
-import { COMMENT, REACTION } from '../../src/nostr/kinds.ts';
-import { openSqliteStore } from '../../src/store/sqlite/index.ts';
-import { openRedisStore } from '../../src/store/redis/index.ts';
+import { loadConfig, resolveStoreLocation } from '../../src/config/load.ts';
+import { openStore } from '../../src/store/open.ts';
 import type { StorePort } from '../../src/store/port.ts';
 import { createLogger } from '../../src/observability/logger.ts';
-import { Metrics } from '../../src/observability/metrics.ts';
-import { routeInbound, type InboundEnvelope } from '../../src/engine/router.ts';
-import { handleContentEvent } from '../../src/engine/content.ts';
-import { createProfileResolver } from '../../src/engine/profiles.ts';
-import { CONVERSATION_KEY_CACHE_ENTRIES, createNip44ControlDecryptor } from '../../src/engine/nip44-decryptor.ts';
+import { createWasmVerifier, isEventRejection, parseEvent } from '../../src/nostr/event.ts';
+import { COMMENT, REACTION } from '../../src/nostr/kinds.ts';
 import { CryptoWorkerPool } from '../../src/nostr/crypto-worker-pool.ts';
-import { handleOutbound } from '../../src/delivery/outbound.ts';
-import type { OutboundNotification } from '../../src/delivery/deliver.ts';
-import { createFcmTransport } from '../../src/delivery/fcm/sender.ts';
-import { DONE, QueueSignal, runQueueWorker } from '../../src/roles/queue-worker.ts';
-import { DELIVERY_CONCURRENCY, INBOUND_BATCH_SIZE, INBOUND_CONCURRENCY } from '../../src/roles/roles.ts';
+import type { InboundEnvelope } from '../../src/engine/router.ts';
+import { startService, type RunningService } from '../../src/service.ts';
 import { startRedisServer } from '../../test/support/redis-server.ts';
 import { printProfile, profile } from '../support/cpu-profile.ts';
 import { startFcmFakeProcess } from '../support/fcm-fake-client.ts';
@@ -41,15 +39,22 @@ const { values } = parseArgs({
     rate: { type: 'string', default: '2000' },
     store: { type: 'string', default: 'both' },
     latency: { type: 'string', default: '20' },
+    phased: { type: 'boolean', default: false },
   },
 });
+/** Run the stages one after another, each drained before the next, to see what each costs. */
+const PHASED = values.phased === true;
 const USERS = Number(values.users);
 const EVENTS = Number(values.events);
 const RATE = Number(values.rate);
 const ACTORS = 100;
 const TICK_MS = 10;
+/** How often the drain check asks the store for queue sizes. */
+const DRAIN_POLL_MS = 200;
 
 const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
+// 32 random bytes: below the curve order but for a chance of 2^-128.
+const SERVICE_KEY_HEX = randomBytes(32).toString('hex');
 
 interface Prepared {
   users: string[];
@@ -73,6 +78,7 @@ function prepare(): Prepared {
     const owner = users[(i * 7919) % USERS] as string;
     const parent = users[(i * 104729 + 1) % USERS] as string;
     const comment = i % 2 === 1;
+    // Every like is on a post of its own, so coalescing sends each at once (its group's first).
     const template = comment
       ? { kind: COMMENT, created_at: now, content: `comment ${i}`, tags: [['E', hex(generateSecretKey())], ['P', owner], ['e', hex(generateSecretKey())], ['p', parent]] }
       : { kind: REACTION, created_at: now, content: '+', tags: [['e', hex(generateSecretKey())], ['p', owner]] };
@@ -88,103 +94,173 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 }
 
-async function runOne(label: string, store: StorePort, prepared: Prepared, dir: string): Promise<void> {
-  const logger = createLogger({ level: 'silent' });
-  const metrics = new Metrics();
+/** CPU time of a process so far (ms), from /proc (Linux). */
+function processCpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  return (Number(fields[11] ?? 0) + Number(fields[12] ?? 0)) * 10;
+}
+
+/** Calls per command since the last CONFIG RESETSTAT (Redis INFO commandstats). */
+async function redisCommandCalls(url: string): Promise<Map<string, number>> {
+  const client = new Redis(url);
+  try {
+    const stats = await client.info('commandstats');
+    return new Map([...stats.matchAll(/^cmdstat_(\S+):calls=(\d+)/gm)].map((m) => [m[1] as string, Number(m[2])]));
+  } finally {
+    client.disconnect();
+  }
+}
+
+async function resetRedisStats(url: string): Promise<void> {
+  const client = new Redis(url);
+  await client.config('RESETSTAT');
+  client.disconnect();
+}
+
+interface CpuSample {
+  selfMs: number;
+  fakeMs: number;
+  redisMs: number;
+}
+
+function sampleCpu(fakePid: number, redisPid: number | undefined): CpuSample {
+  const self = process.cpuUsage();
+  return { selfMs: (self.user + self.system) / 1000, fakeMs: processCpuMs(fakePid), redisMs: redisPid ? processCpuMs(redisPid) : 0 };
+}
+
+function cpuLine(before: CpuSample, after: CpuSample, events: number): string {
+  const per = (ms: number) => ((ms * 1000) / events).toFixed(0);
+  return `this process ${per(after.selfMs - before.selfMs)} µs, FCM fake ${per(after.fakeMs - before.fakeMs)} µs${after.redisMs ? `, redis-server ${per(after.redisMs - before.redisMs)} µs` : ''}`;
+}
+
+function serviceConfig(roles: string, storeUrl: string, dir: string, fake: { credentialsPath: string; baseUrl: string }, label: string) {
+  return loadConfig({
+    env: {
+      NOSTR_PUSH__ROLES: roles,
+      NOSTR_PUSH__DATA_DIR: join(dir, `data-${label}`),
+      NOSTR_PUSH__STORE__URL: storeUrl,
+      NOSTR_PUSH__SERVICE__PRIVATE_KEY_HEX: SERVICE_KEY_HEX,
+      NOSTR_PUSH__NOSTR__RELAYS: 'ws://127.0.0.1:9',
+      NOSTR_PUSH__FIREBASE__CREDENTIALS_PATH: fake.credentialsPath,
+      NOSTR_PUSH__FIREBASE__API_BASE_URL: fake.baseUrl,
+      NOSTR_PUSH__FIREBASE__PROJECT_ID: 'fake-project',
+      NOSTR_PUSH__CLEANUP__ENABLED: 'false',
+      NOSTR_PUSH__LOG__LEVEL: 'warn',
+    },
+  }).config;
+}
+
+async function seed(store: StorePort, prepared: Prepared): Promise<void> {
   for (let i = 0; i < prepared.users.length; i += 500) {
     await Promise.all(prepared.users.slice(i, i + 500).map((pk) => store.registerToken(pk, { token: `t-${pk}`, transport: 'fcm' })));
   }
   for (const [i, actor] of prepared.actors.entries()) await store.cacheProfile({ pubkey: actor.pubkey, name: `actor${i}` }, 3600);
+}
 
-  const fake = await startFcmFakeProcess(Number(values.latency), dir);
-  const transport = createFcmTransport({ projectId: 'fake-project', credentialsPath: fake.credentialsPath, apiBaseUrl: fake.baseUrl, logger, metrics });
-  if (!transport) throw new Error('no FCM transport');
-  const verifier = await createWasmVerifier();
-  // engine.crypto_workers = 1, as the service runs by default: signatures are checked off the main thread.
-  const pool = new CryptoWorkerPool({ size: 1, secretHex: null, cacheCapacity: CONVERSATION_KEY_CACHE_ENTRIES });
-  await pool.ready;
-  const wake = new QueueSignal();
-  const controller = new AbortController();
-  const { signal } = controller;
-  const profiles = createProfileResolver({ profile_relays: [], relays: [], profile_cache_ttl_secs: 3600, query_timeout_secs: 1 }, { store, verifier, logger, metrics });
-  const contentDeps = {
-    store,
-    profiles,
-    allowedPubkeys: new Set<string>(),
-    defaultPreferenceKinds: [1, 7, 16, 1059, 30023, 34236],
-    processedEventTtlSecs: 604_800,
-    maxEventAgeSecs: 3600,
-    clock: store.clock,
-    logger,
-    metrics,
-    enqueueOutbound: async (n: OutboundNotification) => {
-      await store.enqueue('outbound', { id: `${n.eventId}:${n.recipient}`, payload: n });
-      wake.notify('outbound');
-    },
-  };
-  const routerDeps = {
-    store,
-    decryptor: createNip44ControlDecryptor(hex(generateSecretKey())),
-    servicePubkey: '00'.repeat(32),
-    processedEventTtlSecs: 604_800,
-    clock: store.clock,
-    logger,
-    metrics,
-    handleContent: (envelope: InboundEnvelope) => handleContentEvent(contentDeps, envelope).then(() => undefined),
-  };
-  const common = { store, leaseMs: 60_000, maxAttempts: 10, pollMs: 20, signal, wake, logger, metrics };
-  const engine = runQueueWorker<InboundEnvelope>({ ...common, queue: 'inbound', concurrency: INBOUND_CONCURRENCY, orderingKey: (item) => item.payload.event.pubkey, batchSize: INBOUND_BATCH_SIZE, handle: async (item) => (await routeInbound(routerDeps, item.payload), DONE) });
-  const outbound = { store, transports: [transport], videoRecordTtlSecs: 3600, maxEventAgeSecs: 3600, logger, metrics };
-  const delivery = runQueueWorker<OutboundNotification>({ ...common, queue: 'outbound', concurrency: DELIVERY_CONCURRENCY, batchSize: DELIVERY_CONCURRENCY, handle: (item) => handleOutbound(outbound, item, signal) });
-
-  const arrivedAt = new Map<string, number>();
-  const ingest = async (frame: string) => {
+/** The listener's part: parse, verify off the main thread, queue inbound, wake the engine. */
+function ingester(store: StorePort, pool: CryptoWorkerPool, arrivedAt: Map<string, number>): (frame: string) => Promise<void> {
+  return async (frame) => {
     const event = parseEvent(JSON.parse(frame));
     if (isEventRejection(event) || !(await pool.verify(event))) throw new Error('a pre-signed event failed validation');
     const receivedAtMs = Date.now();
     arrivedAt.set(event.id, receivedAtMs);
     await store.enqueue('inbound', { id: event.id, payload: { event, context: 'live', relay: 'bench', receivedAtMs } satisfies InboundEnvelope });
   };
+}
 
+async function offer(frames: string[], ingest: (frame: string) => Promise<void>, wake: () => void): Promise<number> {
   const started = Date.now();
-  const trace = process.env.BENCH_TRACE
-    ? setInterval(async () => {
-        const [i, o] = await Promise.all([store.queueStats('inbound'), store.queueStats('outbound')]);
-        console.log(`  t=${Date.now() - started} ms inbound ready ${i.ready} leased ${i.leased}; outbound ready ${o.ready} leased ${o.leased}`);
-      }, 500)
-    : undefined;
   if (RATE <= 0) {
-    for (let i = 0; i < prepared.frames.length; i += 256) {
-      await Promise.all(prepared.frames.slice(i, i + 256).map(ingest));
-      wake.notify('inbound');
+    for (let i = 0; i < frames.length; i += 256) {
+      await Promise.all(frames.slice(i, i + 256).map(ingest));
+      wake();
     }
   } else {
     const perTick = Math.max(1, Math.round((RATE * TICK_MS) / 1000));
     let next = 0;
-    while (next < prepared.frames.length) {
-      const due = Math.min(prepared.frames.length, Math.floor(((Date.now() - started) / 1000) * RATE) + perTick);
+    while (next < frames.length) {
+      const due = Math.min(frames.length, Math.floor(((Date.now() - started) / 1000) * RATE) + perTick);
       if (due > next) {
-        await Promise.all(prepared.frames.slice(next, due).map(ingest));
+        await Promise.all(frames.slice(next, due).map(ingest));
         next = due;
-        wake.notify('inbound');
+        wake();
       }
       await new Promise((r) => setTimeout(r, TICK_MS));
     }
   }
-  const offeredMs = Date.now() - started;
+  return Date.now() - started;
+}
 
-  // Wait for the pipeline to drain: both queues empty, then collect what the fake received.
+/** Wait until `queues` are empty (nothing ready or leased). */
+async function drained(store: StorePort, queues: Array<'inbound' | 'outbound'>, sinceMs: number): Promise<void> {
   for (;;) {
-    const [inbound, out] = await Promise.all([store.queueStats('inbound'), store.queueStats('outbound')]);
-    if (inbound.ready + inbound.leased + out.ready + out.leased === 0) break;
-    if (Date.now() - started > 600_000) break;
-    await new Promise((r) => setTimeout(r, 50));
+    const stats = await Promise.all(queues.map((q) => store.queueStats(q)));
+    if (stats.every((s) => s.ready + s.leased === 0)) return;
+    if (Date.now() - sinceMs > 600_000) throw new Error('the pipeline did not drain within 10 minutes');
+    await new Promise((r) => setTimeout(r, DRAIN_POLL_MS));
   }
-  clearInterval(trace);
+}
+
+async function runOne(label: string, storeUrl: string, prepared: Prepared, dir: string, redisPid?: number): Promise<void> {
+  const fake = await startFcmFakeProcess(Number(values.latency), dir);
+  const pool = new CryptoWorkerPool({ size: 1, secretHex: null, cacheCapacity: 16 });
+  await pool.ready;
+  const arrivedAt = new Map<string, number>();
+  const events = prepared.frames.length;
+  if (label === 'redis') await resetRedisStats(storeUrl);
+  let started: number;
+  let offeredMs = 0;
+  let cpuSummary: string;
+
+  if (PHASED) {
+    // One stage at a time, each drained before the next starts: the CPU each stage costs per event.
+    const store = await openStore(resolveStoreLocation(serviceConfig('engine', storeUrl, dir, fake, label)), { logger: createLogger({ level: 'warn' }) });
+    await seed(store, prepared);
+    const stage = async (name: string, work: () => Promise<void>): Promise<void> => {
+      const { top } = await profile(work);
+      if (process.env.BENCH_PROFILE) printProfile(`${label} ${name}`, top);
+    };
+    const c0 = sampleCpu(fake.pid, redisPid);
+    started = Date.now();
+    await stage('listener', async () => void (offeredMs = await offer(prepared.frames, ingester(store, pool, arrivedAt), () => undefined)));
+    const c1 = sampleCpu(fake.pid, redisPid);
+    await store.close();
+    const engine = await startService(serviceConfig('engine', storeUrl, dir, fake, label));
+    const c1b = sampleCpu(fake.pid, redisPid);
+    await stage('engine', async () => {
+      engine.wake.notify('inbound');
+      await drained(engine.store, ['inbound'], started);
+    });
+    const c2 = sampleCpu(fake.pid, redisPid);
+    await engine.stop();
+    const delivery = await startService(serviceConfig('delivery', storeUrl, dir, fake, label));
+    const c2b = sampleCpu(fake.pid, redisPid);
+    await stage('delivery', async () => {
+      delivery.wake.notify('outbound');
+      await drained(delivery.store, ['outbound'], started);
+    });
+    const c3 = sampleCpu(fake.pid, redisPid);
+    await delivery.stop();
+    cpuSummary = [`  CPU per event, listener (parse, verify, queue): ${cpuLine(c0, c1, events)}`, `  CPU per event, engine: ${cpuLine(c1b, c2, events)}`, `  CPU per event, delivery: ${cpuLine(c2b, c3, events)}`].join('\n');
+  } else {
+    const service: RunningService = await startService(serviceConfig('engine,delivery,scheduler', storeUrl, dir, fake, label));
+    await seed(service.store, prepared);
+    const c0 = sampleCpu(fake.pid, redisPid);
+    started = Date.now();
+    const trace = process.env.BENCH_TRACE
+      ? setInterval(async () => {
+          const [i, o] = await Promise.all([service.store.queueStats('inbound'), service.store.queueStats('outbound')]);
+          console.log(`  t=${Date.now() - started} ms inbound ready ${i.ready} leased ${i.leased}; outbound ready ${o.ready} leased ${o.leased}`);
+        }, 500)
+      : undefined;
+    offeredMs = await offer(prepared.frames, ingester(service.store, pool, arrivedAt), () => service.wake.notify('inbound'));
+    await drained(service.store, ['inbound', 'outbound'], started);
+    clearInterval(trace);
+    cpuSummary = `  CPU per event: ${cpuLine(c0, sampleCpu(fake.pid, redisPid), events)}`;
+    await service.stop();
+  }
+  const commands = label === 'redis' ? await redisCommandCalls(storeUrl) : null;
   const { received, peakStreams } = await fake.report();
-  controller.abort();
-  await Promise.all([engine, delivery]);
-  await transport.close();
   await pool.close();
   await fake.stop();
 
@@ -203,11 +279,19 @@ async function runOne(label: string, store: StorePort, prepared: Prepared, dir: 
   const unexpected = [...seen.keys()].filter((k) => !prepared.expected.has(k)).length;
   latencies.sort((a, b) => a - b);
   const totalSecs = (lastAt - started) / 1000;
-  console.log(
-    `social ${label}: offered ${prepared.frames.length} events at ${RATE > 0 ? `${RATE}/s` : 'once'} (${(prepared.frames.length / (offeredMs / 1000)).toFixed(0)}/s over ${(offeredMs / 1000).toFixed(1)} s); ` +
-      `completed ${(prepared.frames.length / totalSecs).toFixed(0)} events/s, ${(received.length / totalSecs).toFixed(0)} pushes/s; ` +
-      `arrival→FCM p50 ${percentile(latencies, 50)} ms, p99 ${percentile(latencies, 99)} ms, max ${latencies.at(-1)} ms; peak HTTP/2 streams ${peakStreams}`,
-  );
+  if (PHASED) console.log(`social ${label} (phased): ${events} events through each stage in turn`);
+  else
+    console.log(
+      `social ${label}: offered ${events} events at ${RATE > 0 ? `${RATE}/s` : 'once'} (${(events / (offeredMs / 1000)).toFixed(0)}/s over ${(offeredMs / 1000).toFixed(1)} s); ` +
+        `completed ${(events / totalSecs).toFixed(0)} events/s, ${(received.length / totalSecs).toFixed(0)} pushes/s; ` +
+        `arrival→FCM p50 ${percentile(latencies, 50)} ms, p99 ${percentile(latencies, 99)} ms, max ${latencies.at(-1)} ms; peak HTTP/2 streams ${peakStreams}`,
+    );
+  console.log(cpuSummary);
+  if (commands) {
+    const perEventCalls = [...commands].filter(([name]) => name !== 'info' && !name.startsWith('config')).sort((a, b) => b[1] - a[1]);
+    const total = perEventCalls.reduce((sum, [, n]) => sum + n, 0);
+    console.log(`  Redis commands per event (scripts' own included): ${(total / events).toFixed(1)} (${perEventCalls.slice(0, 8).map(([name, n]) => `${name} ${(n / events).toFixed(2)}`).join(', ')}, …)`);
+  }
   const ok = missing === 0 && duplicates === 0 && unexpected === 0;
   console.log(`  verdict: ${ok ? 'OK' : 'FAIL'} (${prepared.expected.size} expected pushes, ${missing} missing, ${duplicates} duplicated, ${unexpected} unexpected)`);
   if (!ok) process.exitCode = 1;
@@ -218,18 +302,18 @@ await createWasmVerifier();
 console.log(`preparing ${USERS} users, ${EVENTS} signed likes and comments from ${ACTORS} actors…`);
 const prepared = prepare();
 const dir = mkdtempSync(join(tmpdir(), 'np-bench-social-'));
+/** The whole run profiled as one (the phased mode profiles each stage instead). */
+async function profiled(label: string, run: () => Promise<void>): Promise<void> {
+  if (PHASED) return run();
+  const { top } = await profile(run);
+  if (process.env.BENCH_PROFILE) printProfile(label, top);
+}
 if (values.store === 'sqlite' || values.store === 'both') {
-  const store = await openSqliteStore({ path: join(dir, 'bench.sqlite') });
-  const { top } = await profile(() => runOne('sqlite', store, prepared, dir));
-  if (process.env.BENCH_PROFILE) printProfile('sqlite', top);
-  await store.close();
+  await profiled('sqlite', () => runOne('sqlite', `sqlite:${join(dir, 'bench.sqlite')}`, prepared, dir));
 }
 if (values.store === 'redis' || values.store === 'both') {
   const redis = await startRedisServer();
-  const store = await openRedisStore({ url: redis.url });
-  const { top } = await profile(() => runOne('redis', store, prepared, dir));
-  if (process.env.BENCH_PROFILE) printProfile('redis', top);
-  await store.close();
+  await profiled('redis', () => runOne('redis', redis.url, prepared, dir, redis.pid));
   await redis.stop();
 }
 rmSync(dir, { recursive: true, force: true });

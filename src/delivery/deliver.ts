@@ -1,6 +1,7 @@
 import type { DeviceRegistration, RecipientClaim, StorePort } from '../store/port.ts';
 import type { Logger } from '../observability/logger.ts';
-import { redact } from '../observability/logger.ts';
+import { lazyChild, redact, type LineLogger } from '../observability/logger.ts';
+import { TurnBatcher } from '../util/turn-batcher.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import type { NotificationType, PushMessage, PushTransport, SendOutcome } from './types.ts';
 
@@ -17,6 +18,11 @@ export interface OutboundNotification {
   claim: RecipientClaim | null;
   /** `created_at` of the triggering event (unix seconds); retries stop once it is too old. */
   eventCreatedAt: number;
+  /**
+   * The recipient's devices as the gates read them: the first attempt sends to these (divine
+   * sends to the tokens its gate just read), a retry reads them afresh.
+   */
+  devices?: DeviceRegistration[];
   /** A kind 34236 trigger: the coordinate records a delivered push writes. */
   video?: { owner: string; dTag: string; recordTypes: string[] };
   /**
@@ -42,6 +48,20 @@ export interface DeliveryDeps {
   videoRecordTtlSecs: number;
   logger: Logger;
   metrics: Metrics;
+  /**
+   * Refreshes the activity of delivered tokens; defaults to `store.refreshTokenActivity`. The
+   * delivery role passes one that writes the refreshes of a whole turn together.
+   */
+  refreshTokenActivity?: (tokens: string[]) => Promise<unknown>;
+}
+
+/** A refresher that writes every refresh asked for in one turn of the event loop as one store call. */
+export function batchedTokenActivity(store: StorePort): (tokens: string[]) => Promise<unknown> {
+  const batcher = new TurnBatcher<string[], number>(async (lists) => {
+    const changed = await store.refreshTokenActivity(lists.flat());
+    return lists.map(() => changed);
+  });
+  return (tokens) => (tokens.length === 0 ? Promise.resolve(0) : batcher.add(tokens));
 }
 
 /**
@@ -80,7 +100,7 @@ export interface DeviceOutcomes {
 }
 
 /** Classify per-token outcomes; plain failures (neither dead nor retryable) are logged at warn. */
-export function classifyOutcomes(outcomes: ReadonlyMap<string, SendOutcome>, log: Logger): DeviceOutcomes {
+export function classifyOutcomes(outcomes: ReadonlyMap<string, SendOutcome>, log: LineLogger): DeviceOutcomes {
   const delivered: string[] = [];
   const dead: string[] = [];
   let failed = 0;
@@ -108,10 +128,15 @@ export function classifyOutcomes(outcomes: ReadonlyMap<string, SendOutcome>, log
  * coordinate records, dead tokens are pruned (only on a dead-token answer). Bookkeeping failures
  * are logged and never fail the delivery. Never throws for provider errors.
  */
-export async function deliverNotification(deps: DeliveryDeps, notification: OutboundNotification, signal?: AbortSignal): Promise<DeliveryReport> {
-  const { store, logger } = deps;
-  const log = logger.child({ eventId: notification.eventId, recipient: notification.recipient, type: notification.type });
-  const devices = await store.listDevices(notification.recipient);
+export async function deliverNotification(
+  deps: DeliveryDeps,
+  notification: OutboundNotification,
+  signal?: AbortSignal,
+  knownDevices?: DeviceRegistration[],
+): Promise<DeliveryReport> {
+  const { store } = deps;
+  const log = lazyChild(deps.logger, () => ({ eventId: notification.eventId, recipient: notification.recipient, type: notification.type }));
+  const devices = knownDevices ?? (await store.listDevices(notification.recipient));
   const report: DeliveryReport = { devices: devices.length, delivered: 0, failed: 0, pruned: 0, retryAfterSecs: null };
   if (devices.length === 0) return report;
 
@@ -125,7 +150,7 @@ export async function deliverNotification(deps: DeliveryDeps, notification: Outb
   return report;
 }
 
-async function bookkeeping(deps: DeliveryDeps, n: OutboundNotification, delivered: string[], dead: string[], report: DeliveryReport, log: Logger): Promise<void> {
+async function bookkeeping(deps: DeliveryDeps, n: OutboundNotification, delivered: string[], dead: string[], report: DeliveryReport, log: LineLogger): Promise<void> {
   const { store } = deps;
   const step = async (what: string, work: () => Promise<unknown>) => {
     try {
@@ -134,7 +159,7 @@ async function bookkeeping(deps: DeliveryDeps, n: OutboundNotification, delivere
       log.warn({ step: what, err: (err as Error).message }, 'delivery bookkeeping failed; carrying on');
     }
   };
-  await step('refresh token activity', () => store.refreshTokenActivity(delivered));
+  await step('refresh token activity', () => (deps.refreshTokenActivity ?? ((tokens) => store.refreshTokenActivity(tokens)))(delivered));
   if (delivered.length > 0 && n.rateWindow) {
     const window = n.rateWindow;
     await step('bell rate window', () => store.openNewPostRateWindow(window.subscriber, window.creator, window.ttlSecs));

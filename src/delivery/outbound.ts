@@ -33,7 +33,8 @@ export interface OutboundHandlerDeps extends DeliveryDeps {
 /** The delivery role's handler of one `outbound` queue item. */
 export async function handleOutbound(deps: OutboundHandlerDeps, item: LeasedItem<OutboundNotification>, signal?: AbortSignal): Promise<WorkOutcome> {
   const notification = item.payload;
-  const report = await deliverNotification(deps, notification, signal);
+  // The first attempt sends to the devices the gates read; a retry reads them afresh.
+  const report = await deliverNotification(deps, notification, signal, item.attempts === 1 ? notification.devices : undefined);
   const { outcome, releaseClaim } = decideAfterDelivery(report, notification, item.attempts, deps.store.clock.nowMs(), deps.maxEventAgeSecs);
   if (releaseClaim && notification.claim) await deps.store.releaseRecipientDelivery(notification.claim);
   if (outcome.kind === 'dead') deps.metrics.deliveriesGivenUp.inc({ type: notification.type });

@@ -11,6 +11,7 @@ import type { OutboundNotification } from '../delivery/deliver.ts';
 import { makeUser, type TestUser } from '../../test/support/nostr-client.ts';
 import { handleContentEvent, type ContentDeps } from './content.ts';
 import type { InboundEnvelope } from './router.ts';
+import { failingOutboundQueue, recordingOutboundQueue } from '../../test/support/outbound-queue.ts';
 
 describe('content routing', () => {
   let store: StorePort;
@@ -41,7 +42,7 @@ describe('content routing', () => {
       clock,
       logger: createLogger({ level: 'silent' }),
       metrics: new Metrics(),
-      enqueueOutbound: async (n) => void queued.push(n),
+      outbound: recordingOutboundQueue(store, queued),
     };
   });
   afterEach(() => store.close());
@@ -115,7 +116,7 @@ describe('content routing', () => {
 
   test('a failed enqueue releases the claim and fails the event for a retry', async () => {
     const event = like(bob, alice.pubkey);
-    await assert.rejects(handleContentEvent({ ...deps, enqueueOutbound: async () => Promise.reject(new Error('queue down')) }, live(event)), /queue down/);
+    await assert.rejects(handleContentEvent({ ...deps, outbound: failingOutboundQueue('queue down') }, live(event)), /queue down/);
     assert.deepEqual([...(await handleContentEvent(deps, live(event))).values()], ['queued']);
   });
 });

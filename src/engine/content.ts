@@ -1,7 +1,8 @@
 import type { NostrEvent } from '../nostr/event.ts';
 import { VIDEO } from '../nostr/kinds.ts';
 import { dTag } from '../nostr/tags.ts';
-import type { Clock, RecipientClaim, StorePort } from '../store/port.ts';
+import { randomUUID } from 'node:crypto';
+import type { Clock, DeviceRegistration, RecipientClaim, RecipientGateState, StorePort } from '../store/port.ts';
 import type { NotificationType } from '../delivery/types.ts';
 import type { OutboundNotification } from '../delivery/deliver.ts';
 import type { Logger } from '../observability/logger.ts';
@@ -11,7 +12,8 @@ import { LazyEventCopy } from './event-copy.ts';
 import { buildSocialPayload, type SocialNotificationType } from './payload.ts';
 import type { ProfileResolver } from './profiles.ts';
 import type { InboundEnvelope } from './router.ts';
-import type { CoalesceIngester } from './coalesce/ingest.ts';
+import { isCoalescedType, type CoalesceIngester } from './coalesce/ingest.ts';
+import type { OutboundQueue } from './outbound-queue.ts';
 import { bellDelivery, bellRateLimited, watchesAuthor } from './bells/rules.ts';
 
 /** The preference category (kind 3083 `kinds`) that enables each notification type. */
@@ -46,8 +48,8 @@ export interface ContentDeps {
   clock: Clock;
   logger: Logger;
   metrics: Metrics;
-  /** Hand a claimed notification to the delivery stage (the outbound queue). */
-  enqueueOutbound: (notification: OutboundNotification) => Promise<void>;
+  /** Where claimed notifications go (the outbound queue, the delivery stage's input). */
+  outbound: OutboundQueue;
   /** Bell rules for the fallback of a muted video mention to `newPost`; absent turns the fallback off. */
   bells?: { rateLimitSecs: number; videoRecordTtlSecs: number };
   /**
@@ -58,22 +60,34 @@ export interface ContentDeps {
   coalesce?: CoalesceIngester;
 }
 
+/** Whether `type` is enabled by a user's preference categories (or the defaults when they set none). */
+export function typeEnabledBy(preferenceKinds: readonly number[] | null, defaults: readonly number[], type: NotificationType): boolean {
+  return (preferenceKinds ?? defaults).includes(PREFERENCE_CATEGORY[type]);
+}
+
 /** Whether the user's preferences (or the defaults) enable `type`. */
 export async function typeEnabled(store: StorePort, defaults: readonly number[], pubkey: string, type: NotificationType): Promise<boolean> {
   const preferences = await store.getPreferences(pubkey);
-  return (preferences?.kinds ?? defaults).includes(PREFERENCE_CATEGORY[type]);
+  return typeEnabledBy(preferences?.kinds ?? null, defaults, type);
+}
+
+interface VideoTarget {
+  owner: string;
+  dTag: string;
 }
 
 /**
- * The per-recipient gates, in divine's order (reference §4.5): allowlist, tokens, preferences,
- * the video coordinate record, and last the recipient claim, taken only when everything else passed.
+ * The per-recipient gates before the claim, in divine's order (reference §4.5): allowlist,
+ * tokens, preferences (with the bell fallback), the video coordinate record, the bell rate limit.
+ * `state` is the recipient's devices and preferences, read for the whole event at once. Null when
+ * the recipient passes; the claim is taken afterwards, for everyone who passed together.
  */
-async function passGates(deps: ContentDeps, event: NostrEvent, recipient: ContentRecipient, video: VideoTarget | null): Promise<GateOutcome | RecipientClaim> {
+async function gateBeforeClaim(deps: ContentDeps, event: NostrEvent, recipient: ContentRecipient, state: RecipientGateState, video: VideoTarget | null): Promise<GateOutcome | null> {
   const { store } = deps;
   if (deps.allowedPubkeys.size > 0 && !deps.allowedPubkeys.has(recipient.pubkey)) return 'not_allowlisted';
-  if ((await store.listDevices(recipient.pubkey)).length === 0) return 'no_tokens';
-  if (!(await typeEnabled(store, deps.defaultPreferenceKinds, recipient.pubkey, recipient.type))) {
-    if (!(await bellFallbackApplies(deps, event, recipient))) return 'preference_disabled';
+  if (state.devices.length === 0) return 'no_tokens';
+  if (!typeEnabledBy(state.preferenceKinds, deps.defaultPreferenceKinds, recipient.type)) {
+    if (!(await bellFallbackApplies(deps, event, recipient, state))) return 'preference_disabled';
     // The bell fallback (reference §4.5 step 3): from here on the recipient is a bell, with the
     // bell's coordinate record, rate limit, copy and payload type.
     recipient.type = 'newPost';
@@ -83,25 +97,32 @@ async function passGates(deps: ContentDeps, event: NostrEvent, recipient: Conten
     if (await store.hasVideoRecord({ type: recipient.type, owner: video.owner, dTag: video.dTag, recipient: recipient.pubkey })) return 'already_notified';
     if (recipient.type === 'newPost' && deps.bells && (await bellRateLimited(store, video, recipient.pubkey, deps.bells.videoRecordTtlSecs, deps.logger))) return 'rate_limited';
   }
-  return (await store.claimRecipientDelivery(event.id, recipient.pubkey, deps.processedEventTtlSecs)) ?? 'claimed';
-}
-
-interface VideoTarget {
-  owner: string;
-  dTag: string;
+  return null;
 }
 
 /** A muted mention on a video goes out as a bell when bells are on and the recipient watches the author. */
-async function bellFallbackApplies(deps: ContentDeps, event: NostrEvent, recipient: ContentRecipient): Promise<boolean> {
+async function bellFallbackApplies(deps: ContentDeps, event: NostrEvent, recipient: ContentRecipient, state: RecipientGateState): Promise<boolean> {
   if (!deps.bells || event.kind !== VIDEO || recipient.type !== 'mention') return false;
-  if (!(await typeEnabled(deps.store, deps.defaultPreferenceKinds, recipient.pubkey, 'newPost'))) return false;
+  if (!typeEnabledBy(state.preferenceKinds, deps.defaultPreferenceKinds, 'newPost')) return false;
   return watchesAuthor(deps.store, event.pubkey, recipient.pubkey, deps.logger);
+}
+
+/** A recipient who passed the gates, with the devices the gates read (the first send goes to these). */
+interface PassedRecipient {
+  recipient: ContentRecipient;
+  devices: DeviceRegistration[];
 }
 
 /**
  * A live like, comment, mention or repost (kinds 7, 16, 1111, 30023, 34236): every tagged user
- * who passes the gates gets one claimed notification on the outbound queue. The sender's name
- * is resolved once per event, and only once some recipient passed every gate.
+ * who passes the gates gets one claimed notification on the outbound queue.
+ *
+ * The store work is batched per event: one read of every recipient's devices and preferences,
+ * the gates in divine's order per recipient, then one atomic claim-and-queue for everyone who
+ * passed (a claim is never held without its delivery queued). Likes and reposts that coalesce
+ * keep divine's step order instead (claim, coalescing decision, queue), because the decision
+ * must be made under the claim. The sender's name is resolved once per event, and only once
+ * some recipient passed the gates.
  */
 export async function handleContentEvent(deps: ContentDeps, envelope: InboundEnvelope): Promise<Map<string, GateOutcome>> {
   const { event } = envelope;
@@ -118,16 +139,33 @@ export async function handleContentEvent(deps: ContentDeps, envelope: InboundEnv
   const copy = new LazyEventCopy({ event, types: recipients.map((r) => r.type), profiles: deps.profiles, logger: deps.logger });
   const video: VideoTarget | null = event.kind === VIDEO ? { owner: event.pubkey, dTag: dTag(event) } : null;
   if (video?.dTag === '') deps.logger.warn({ eventId: event.id }, 'video without a d tag: treated as already notified');
+  const record = (recipient: ContentRecipient, outcome: GateOutcome): void => {
+    outcomes.set(recipient.pubkey, outcome);
+    deps.metrics.contentRecipients.inc({ type: recipient.type, outcome });
+  };
 
+  const states = await deps.store.readRecipients(recipients.map((r) => r.pubkey));
   let firstError: unknown = null;
-  for (const recipient of recipients) {
+  const claimTogether: PassedRecipient[] = [];
+  for (const [i, recipient] of recipients.entries()) {
     try {
-      const outcome = await deliverToRecipient(deps, event, recipient, copy, video);
-      outcomes.set(recipient.pubkey, outcome);
-      deps.metrics.contentRecipients.inc({ type: recipient.type, outcome });
+      const state = states[i] ?? { devices: [], preferenceKinds: null };
+      const stopped = await gateBeforeClaim(deps, event, recipient, state, video);
+      if (stopped) record(recipient, stopped);
+      else if (deps.coalesce && isCoalescedType(recipient.type)) record(recipient, await deliverCoalescible(deps, event, recipient, state.devices, copy, video));
+      else claimTogether.push({ recipient, devices: state.devices });
     } catch (err) {
       // Every recipient is attempted; the first error fails the event so the queue retries it,
       // and the claims taken make the retry skip the recipients already queued.
+      firstError ??= err;
+    }
+  }
+  if (claimTogether.length > 0) {
+    try {
+      const notifications = await Promise.all(claimTogether.map(({ recipient, devices }) => notificationFor(deps, event, recipient, devices, copy, video, newClaim(event, recipient))));
+      const taken = await deps.outbound.claimAndEnqueue(notifications, deps.processedEventTtlSecs);
+      claimTogether.forEach(({ recipient }, i) => record(recipient, taken[i] ? 'queued' : 'claimed'));
+    } catch (err) {
       firstError ??= err;
     }
   }
@@ -135,26 +173,45 @@ export async function handleContentEvent(deps: ContentDeps, envelope: InboundEnv
   return outcomes;
 }
 
-async function deliverToRecipient(deps: ContentDeps, event: NostrEvent, recipient: ContentRecipient, copy: LazyEventCopy, video: VideoTarget | null): Promise<GateOutcome> {
-  const gate = await passGates(deps, event, recipient, video);
-  if (typeof gate === 'string') return gate;
-  const claim = gate;
+function newClaim(event: NostrEvent, recipient: ContentRecipient): RecipientClaim {
+  return { eventId: event.id, recipient: recipient.pubkey, owner: randomUUID() };
+}
+
+/** The notification of one recipient who passed the gates. */
+async function notificationFor(
+  deps: ContentDeps,
+  event: NostrEvent,
+  recipient: ContentRecipient,
+  devices: DeviceRegistration[],
+  copy: LazyEventCopy,
+  video: VideoTarget | null,
+  claim: RecipientClaim,
+  collapseKey?: string,
+): Promise<OutboundNotification> {
+  const text = await copy.copyFor(recipient.type);
+  const message = buildSocialPayload({
+    type: recipient.type as SocialNotificationType,
+    event,
+    recipient: recipient.pubkey,
+    senderName: text.senderName,
+    copy: { title: text.title, body: text.body },
+    ...(collapseKey === undefined ? {} : { collapseKey }),
+  });
+  const notification: OutboundNotification = { eventId: event.id, recipient: recipient.pubkey, type: recipient.type, message, claim, eventCreatedAt: event.created_at, devices };
+  if (video) notification.video = { ...video, recordTypes: satisfiedVideoRecords(recipient.type) };
+  if (video && recipient.type === 'newPost' && deps.bells) Object.assign(notification, bellDelivery(video, recipient.pubkey, deps.bells.rateLimitSecs));
+  return notification;
+}
+
+/** A like or repost under coalescing: claim, then decide, then queue (or leave it to the summary). */
+async function deliverCoalescible(deps: ContentDeps, event: NostrEvent, recipient: ContentRecipient, devices: DeviceRegistration[], copy: LazyEventCopy, video: VideoTarget | null): Promise<GateOutcome> {
+  const claim = await deps.store.claimRecipientDelivery(event.id, recipient.pubkey, deps.processedEventTtlSecs);
+  if (!claim) return 'claimed';
   try {
-    const coalesced = deps.coalesce ? await deps.coalesce.decide(event, recipient.pubkey, recipient.type) : null;
-    if (coalesced?.kind === 'buffered') return 'buffered';
-    const text = await copy.copyFor(recipient.type);
-    const message = buildSocialPayload({
-      type: recipient.type as SocialNotificationType,
-      event,
-      recipient: recipient.pubkey,
-      senderName: text.senderName,
-      copy: { title: text.title, body: text.body },
-      ...(coalesced?.kind === 'immediate' ? { collapseKey: coalesced.collapseKey } : {}),
-    });
-    const notification: OutboundNotification = { eventId: event.id, recipient: recipient.pubkey, type: recipient.type, message, claim, eventCreatedAt: event.created_at };
-    if (video) notification.video = { ...video, recordTypes: satisfiedVideoRecords(recipient.type) };
-    if (video && recipient.type === 'newPost' && deps.bells) Object.assign(notification, bellDelivery(video, recipient.pubkey, deps.bells.rateLimitSecs));
-    await deps.enqueueOutbound(notification);
+    const coalesced = await (deps.coalesce as CoalesceIngester).decide(event, recipient.pubkey, recipient.type);
+    if (coalesced.kind === 'buffered') return 'buffered';
+    const collapseKey = coalesced.kind === 'immediate' ? coalesced.collapseKey : undefined;
+    await deps.outbound.enqueue(await notificationFor(deps, event, recipient, devices, copy, video, claim, collapseKey));
     return 'queued';
   } catch (err) {
     await deps.store.releaseRecipientDelivery(claim).catch(() => undefined);

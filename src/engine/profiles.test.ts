@@ -8,10 +8,12 @@ import { createWasmVerifier, type EventVerifier, type NostrEvent } from '../nost
 import { generateSecretKey, publicKeyOf, signEvent } from '../nostr/keys.ts';
 import { shortNpub } from '../nostr/nip19.ts';
 import type { CachedProfile, StorePort } from '../store/port.ts';
+import { ManualClock } from '../util/clock.ts';
 import { startTestRelay, type TestRelay } from '../../test/support/relay.ts';
 import {
   createProfileResolver,
   MAX_DISPLAY_NAME_CHARS,
+  RECENT_NAME_TTL_MS,
   parseProfileContent,
   RelayProfileResolver,
   senderNameOrFallback,
@@ -105,6 +107,29 @@ describe('RelayProfileResolver: cache', () => {
     assert.equal(await resolver.displayName(PUBKEY), 'alice');
     assert.equal(await resolver.displayName(other), null);
     assert.equal(calls.length, 0);
+  });
+
+  test('a name found is remembered for RECENT_NAME_TTL_MS: the store is not read again until then; misses are never remembered', async () => {
+    const store = new MemoryProfileCache();
+    let reads = 0;
+    const counting = Object.assign(store, {
+      getCachedProfile: async (pubkey: string) => (reads++, store.entries.get(pubkey) ?? null),
+    });
+    const other = publicKeyOf(generateSecretKey());
+    store.entries.set(PUBKEY, { pubkey: PUBKEY, name: 'alice' });
+    const clock = new ManualClock(Date.UTC(2026, 11, 2));
+    const { query } = scriptedQuery([]);
+    const resolver = resolverWith(query, counting, { clock });
+    assert.equal(await resolver.displayName(PUBKEY), 'alice');
+    store.entries.set(PUBKEY, { pubkey: PUBKEY, name: 'alice renamed' });
+    assert.equal(await resolver.displayName(PUBKEY), 'alice', 'answered from memory');
+    assert.equal(reads, 1);
+    clock.advance(RECENT_NAME_TTL_MS);
+    assert.equal(await resolver.displayName(PUBKEY), 'alice renamed', 'the store again once the memo expired');
+    assert.equal(reads, 2);
+    assert.equal(await resolver.displayName(other), null);
+    store.entries.set(other, { pubkey: other, name: 'bob' });
+    assert.equal(await resolver.displayName(other), 'bob', 'a miss is asked again at once');
   });
 
   test('a failing cache read falls through to the relays', async () => {

@@ -16,7 +16,8 @@ import { isEventRejection, parseEvent, type EventVerifier, type NostrEvent } fro
 import { METADATA } from '../nostr/kinds.ts';
 import { shortNpub } from '../nostr/nip19.ts';
 import { isHexPubkey } from '../nostr/tags.ts';
-import type { CachedProfile, StorePort } from '../store/port.ts';
+import type { CachedProfile, Clock, StorePort } from '../store/port.ts';
+import { systemClock } from '../util/clock.ts';
 import { createRelayQuery, type RelayQueryFunction } from './relay-query.ts';
 import type { RelaySocketConstructor } from '../listener/types.ts';
 
@@ -28,6 +29,15 @@ export const MAX_PROFILE_CONTENT_CHARS = 64 * 1024;
 
 /** Longest name kept from a profile, in code points. */
 export const MAX_DISPLAY_NAME_CHARS = 64;
+
+/**
+ * How long this process remembers a name it found (ms). The store's cache (`profile_cache_ttl_secs`)
+ * is the shared one; this memo only spares a store round trip per event for senders who are
+ * active right now, so a renamed user shows the new name within a minute.
+ */
+export const RECENT_NAME_TTL_MS = 60_000;
+/** Names remembered at once; the oldest are forgotten first. */
+export const RECENT_NAME_ENTRIES = 10_000;
 
 /** Outcome label of `push_profile_lookups_total`. */
 export type ProfileLookupOutcome = 'cache_hit' | 'found' | 'not_found' | 'unusable' | 'error';
@@ -69,6 +79,8 @@ export interface RelayProfileResolverOptions {
   WebSocketImpl?: RelaySocketConstructor;
   logger: Logger;
   metrics?: Metrics;
+  /** Time for the recent-name memo; the process clock by default. */
+  clock?: Clock;
 }
 
 /** What a kind-0 profile says about names, after sanitising. */
@@ -122,6 +134,9 @@ function isNewer(candidate: NostrEvent, current: NostrEvent | null): boolean {
  */
 export class RelayProfileResolver implements ProfileResolver {
   private readonly inFlight = new Map<string, Promise<string | null>>();
+  /** Names found lately (never misses: a profile created a moment ago must show up). */
+  private readonly recent = new Map<string, { name: string; expiresAtMs: number }>();
+  private readonly clock: Clock;
   private readonly relays: string[];
   private readonly queryTimeoutMs: number;
   private readonly queryRelays: RelayQueryFunction;
@@ -130,15 +145,38 @@ export class RelayProfileResolver implements ProfileResolver {
     this.relays = [...new Set([...options.profileRelays, ...options.mainRelays])];
     this.queryTimeoutMs = options.queryTimeoutMs ?? DEFAULT_PROFILE_QUERY_TIMEOUT_MS;
     this.queryRelays = options.queryRelays ?? createRelayQuery({ WebSocketImpl: options.WebSocketImpl, logger: options.logger });
+    this.clock = options.clock ?? systemClock;
   }
 
   displayName(pubkey: string): Promise<string | null> {
     if (!isHexPubkey(pubkey)) return Promise.resolve(null);
+    const remembered = this.recent.get(pubkey);
+    if (remembered !== undefined) {
+      if (remembered.expiresAtMs > this.clock.nowMs()) {
+        this.count('cache_hit');
+        return Promise.resolve(remembered.name);
+      }
+      this.recent.delete(pubkey);
+    }
     const pending = this.inFlight.get(pubkey);
     if (pending !== undefined) return pending;
-    const lookup = this.lookup(pubkey).finally(() => this.inFlight.delete(pubkey));
+    const lookup = this.lookup(pubkey)
+      .then((name) => {
+        if (name !== null) this.remember(pubkey, name);
+        return name;
+      })
+      .finally(() => this.inFlight.delete(pubkey));
     this.inFlight.set(pubkey, lookup);
     return lookup;
+  }
+
+  private remember(pubkey: string, name: string): void {
+    if (this.recent.size >= RECENT_NAME_ENTRIES) {
+      // Maps iterate in insertion order: the first key is the one remembered longest ago.
+      const oldest = this.recent.keys().next().value;
+      if (oldest !== undefined) this.recent.delete(oldest);
+    }
+    this.recent.set(pubkey, { name, expiresAtMs: this.clock.nowMs() + RECENT_NAME_TTL_MS });
   }
 
   /** {@link senderNameOrFallback} with this resolver. */
@@ -218,7 +256,7 @@ export class RelayProfileResolver implements ProfileResolver {
 /** The resolver the service runs, from `nostr.*` configuration. */
 export function createProfileResolver(
   config: Pick<NostrConfig, 'profile_relays' | 'relays' | 'profile_cache_ttl_secs' | 'query_timeout_secs'>,
-  deps: Pick<RelayProfileResolverOptions, 'store' | 'verifier' | 'logger' | 'metrics' | 'WebSocketImpl' | 'queryRelays'>,
+  deps: Pick<RelayProfileResolverOptions, 'store' | 'verifier' | 'logger' | 'metrics' | 'WebSocketImpl' | 'queryRelays' | 'clock'>,
 ): RelayProfileResolver {
   return new RelayProfileResolver({
     ...deps,

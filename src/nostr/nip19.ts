@@ -18,9 +18,19 @@ export const UNKNOWN_SENDER_LABEL = 'unknown';
 
 /** The npub of a 64-hex pubkey; throws RangeError for anything else. */
 export function npubEncode(pubkeyHex: string): string {
+  const known = recentNpubs.get(pubkeyHex);
+  if (known !== undefined) return known;
   if (!isHexPubkey(pubkeyHex)) throw new RangeError('npubEncode expects 64 lowercase hex');
-  return encodeNpub(pubkeyHex);
+  const npub = encodeNpub(pubkeyHex);
+  // Bech32 costs tens of microseconds and every push names its receiver: remember recent ones.
+  if (recentNpubs.size >= RECENT_NPUB_ENTRIES) recentNpubs.clear();
+  recentNpubs.set(pubkeyHex, npub);
+  return npub;
 }
+
+/** npubs remembered at once (about 150 bytes each); the memo starts over when full. */
+export const RECENT_NPUB_ENTRIES = 20_000;
+const recentNpubs = new Map<string, string>();
 
 /** The hex pubkey of an npub, or null when the input is not a valid npub. */
 export function decodeNpub(npub: string): string | null {

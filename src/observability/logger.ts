@@ -30,6 +30,25 @@ export function redact(secret: string | null | undefined): string {
  */
 const SECRET_FIELDS = ['token', 'tokens', 'endpoint', 'callbackUrl', 'privateKey', 'privateKeyHex', 'authorization', 'auth', 'p256dh', 'accessToken'];
 
+/** The log calls of a hot path that rarely logs (a pino logger is one). */
+export interface LineLogger {
+  info(fields: object, message: string): void;
+  warn(fields: object, message: string): void;
+}
+
+/**
+ * A child logger made only when the first line is logged: pino's `child()` costs more than most
+ * deliveries ever log, so a per-notification child is made lazily.
+ */
+export function lazyChild(parent: Logger, bindings: () => Record<string, unknown>): LineLogger {
+  let child: Logger | null = null;
+  const get = (): Logger => (child ??= parent.child(bindings()));
+  return {
+    info: (fields, message) => get().info(fields, message),
+    warn: (fields, message) => get().warn(fields, message),
+  };
+}
+
 export interface LoggerOptions {
   level?: string;
   /** Destination stream; defaults to stdout. Tests pass a sink to read lines back. */

@@ -80,6 +80,20 @@ export interface VideoRecord {
   recipient: string;
 }
 
+/** What the per-recipient gates of a content event read about one user ({@link StorePort.readRecipients}). */
+export interface RecipientGateState {
+  devices: DeviceRegistration[];
+  /** The user's preference categories; null when never set or unreadable (the defaults apply). */
+  preferenceKinds: number[] | null;
+}
+
+/** One delivery for {@link StorePort.claimAndEnqueueDeliveries}: the claim to take and the item it guards. */
+export interface ClaimedDelivery<T = unknown> {
+  /** The claim to take; `owner` is a fresh random token of the caller's (uuid v4). */
+  claim: RecipientClaim;
+  item: EnqueueItem<T>;
+}
+
 /** A cached kind-0 profile. Only found profiles are cached, never misses. */
 export interface CachedProfile {
   pubkey: string;
@@ -215,6 +229,21 @@ export interface StorePort extends NtfyTopicStore, CoalesceStore, NotifyListStor
 
   /** Release a claim if it is still ours (compare-and-delete). True when it was deleted. */
   releaseRecipientDelivery(claim: RecipientClaim): Promise<boolean>;
+
+  /**
+   * For each entry, atomically: take its (event, recipient) claim for `ttlSecs` under
+   * `claim.owner` and, only when it was taken, enqueue its item on `queue` (as {@link enqueue}
+   * would; an id already queued stays as it is). A claim is thus never held without its delivery
+   * queued. One result per entry, in order: true when the claim was taken.
+   */
+  claimAndEnqueueDeliveries<T>(queue: QueueName, ttlSecs: number, entries: ReadonlyArray<ClaimedDelivery<T>>): Promise<boolean[]>;
+
+  /**
+   * The devices and preference categories of many users in one step, in the order asked (the
+   * reads of the tokens and preferences gates). A read, not a snapshot guarantee: the claim taken
+   * afterwards is what makes a delivery happen once.
+   */
+  readRecipients(pubkeys: readonly string[]): Promise<RecipientGateState[]>;
 
   // ---- video coordinate records -------------------------------------------------------------
 

@@ -9,6 +9,7 @@ import { DAY_MS, SECOND_MS, type ContractContext } from './contract/context.ts';
 import { deadLetterContract } from './contract/dead-letters.ts';
 import { ntfyContract } from './contract/ntfy.ts';
 import { LEASE, queueContract } from './contract/queues.ts';
+import { deliveryContract } from './contract/deliveries.ts';
 import { recordContract } from './contract/records.ts';
 import { tokenContract } from './contract/tokens.ts';
 
@@ -70,6 +71,7 @@ export function runStoreContract(options: StoreContractOptions): void {
 
     tokenContract(ctx);
     claimContract(ctx);
+    deliveryContract(ctx);
     recordContract(ctx);
     // capability contracts (port-*.ts): one call each below
     coalesceContract(ctx);

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 /**
  * Redis-only behaviour of the Redis adapter, which the adapter-neutral contract cannot see: the
  * exact divine-push-service key layout, TTLs, Redis command semantics, reading a Redis written by
@@ -22,7 +23,6 @@ import {
   ScriptLoaderError,
   findHeaderProblems,
   loadScriptDefinitions,
-  packageVersion,
   parseScriptFileName,
 } from '../../src/store/redis/scripts.ts';
 import { SWEEP_BATCH_SIZE } from '../../src/store/redis/tokens.ts';
@@ -307,28 +307,47 @@ describe('script loader', () => {
     }
   });
 
-  test('key counts come from the file names and commands are versioned with package.json', () => {
+  test('key counts come from the file names and scripts are named by the SHA1 of their inlined body', () => {
     assert.deepEqual(parseScriptFileName('registerToken-6.lua'), { name: 'registerToken', numberOfKeys: 6 });
     assert.equal(parseScriptFileName('register_token.lua'), null);
-    const version = packageVersion();
     const definitions = loadScriptDefinitions();
     assert.deepEqual(definitions.map((d) => d.name).sort(), [...SCRIPT_NAMES].sort());
     for (const definition of definitions) {
       assert.equal(definition.file, `${definition.name}-${definition.numberOfKeys}.lua`);
-      assert.equal(definition.commandName, `${definition.name}:${version}`);
+      assert.equal(definition.sha, createHash('sha1').update(definition.lua).digest('hex'));
       assert.doesNotMatch(definition.lua, /@include/, `${definition.file} has its includes inlined`);
     }
   });
 
-  test('scripts register under name:version and refuse a wrong key count', async () => {
+  test('scripts run by EVALSHA, survive a flushed script cache, and refuse a wrong key count', async () => {
     const client = new Redis(url);
     try {
-      const scripts = new RedisScripts(client, loadScriptDefinitions(LUA_DIR, '9.9.9-test'));
-      assert.equal(scripts.commandName('releaseClaim'), 'releaseClaim:9.9.9-test');
-      assert.equal(typeof (client as unknown as Record<string, unknown>)['releaseClaim:9.9.9-test'], 'function');
+      const scripts = new RedisScripts(client);
+      await scripts.loadAll();
+      const sha = scripts.sha('releaseClaim');
+      assert.deepEqual(await raw.script('EXISTS', sha), [1], 'loaded at open');
       await raw.set('claim', 'me');
       assert.equal(await scripts.run('releaseClaim', ['claim'], ['me']), 1);
+      await raw.script('FLUSH');
+      await raw.set('claim', 'me');
+      assert.equal(await scripts.run('releaseClaim', ['claim'], ['me']), 1, 'NOSCRIPT is answered by sending the body');
+      assert.deepEqual(await raw.script('EXISTS', sha), [1], 'and the server has it again');
       assert.throws(() => scripts.run('releaseClaim', ['a', 'b'], ['me']), ScriptLoaderError);
+    } finally {
+      client.disconnect();
+    }
+  });
+
+  test('under auto-pipelining a script call sends its SHA, never its body', async () => {
+    const client = new Redis(url, { enableAutoPipelining: true });
+    try {
+      const scripts = new RedisScripts(client);
+      await scripts.loadAll();
+      await raw.config('RESETSTAT');
+      await Promise.all(Array.from({ length: 20 }, (_, i) => scripts.run('releaseClaim', [`claim-${i}`], ['me'])));
+      const stats = await raw.info('commandstats');
+      assert.match(stats, /cmdstat_evalsha:calls=20,/);
+      assert.doesNotMatch(stats, /cmdstat_eval:/);
     } finally {
       client.disconnect();
     }
@@ -338,13 +357,13 @@ describe('script loader', () => {
     const dir = mkdtempSync(join(tmpdir(), 'nostr-push-lua-'));
     try {
       writeFileSync(join(dir, 'noOutput-1.lua'), '--[[\n  KEYS[1] k\n  ARGV[1] a\n]]\nreturn 1\n');
-      assert.throws(() => loadScriptDefinitions(dir, '0'), (error: unknown) => error instanceof ScriptLoaderError && /Output/.test(error.message));
+      assert.throws(() => loadScriptDefinitions(dir), (error: unknown) => error instanceof ScriptLoaderError && /Output/.test(error.message));
       rmSync(join(dir, 'noOutput-1.lua'));
       writeFileSync(join(dir, 'wrongKeys-2.lua'), '--[[\n  KEYS[1] k\n  ARGV: none\n  Output: 1\n]]\nreturn 1\n');
-      assert.throws(() => loadScriptDefinitions(dir, '0'), /KEYS\[2\] is not documented/);
+      assert.throws(() => loadScriptDefinitions(dir), /KEYS\[2\] is not documented/);
       rmSync(join(dir, 'wrongKeys-2.lua'));
       writeFileSync(join(dir, 'no_count.lua'), 'return 1\n');
-      assert.throws(() => loadScriptDefinitions(dir, '0'), /<camelCaseName>-<numberOfKeys>/);
+      assert.throws(() => loadScriptDefinitions(dir), /<camelCaseName>-<numberOfKeys>/);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

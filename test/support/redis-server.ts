@@ -12,6 +12,8 @@ export interface PrivateRedisServer {
   /** `redis://127.0.0.1:<port>` (append `/<db>` for another database). */
   url: string;
   port: number;
+  /** The server's process id (benchmarks read its CPU time). */
+  pid: number;
   /** Kill the server (SIGTERM, SIGKILL after a grace period) and wait until it has exited. */
   stop(): Promise<void>;
 }
@@ -117,7 +119,7 @@ async function startOnce(dir: string): Promise<PrivateRedisServer> {
     await stopChild(child);
     throw error;
   }
-  return { url: `redis://127.0.0.1:${port}`, port, stop: () => stopChild(child) };
+  return { url: `redis://127.0.0.1:${port}`, port, pid: child.pid as number, stop: () => stopChild(child) };
 }
 
 export async function startRedisServer(): Promise<PrivateRedisServer> {

@@ -13,6 +13,7 @@ import { RecordingTransport, invalidRequest } from '../../../test/support/record
 import { handleContentEvent, type ContentDeps } from '../content.ts';
 import type { InboundEnvelope } from '../router.ts';
 import { bellDelivery } from './rules.ts';
+import { recordingOutboundQueue } from '../../../test/support/outbound-queue.ts';
 
 const RATE_LIMIT_SECS = 3600;
 const RECORD_TTL_SECS = 365 * 86_400;
@@ -46,7 +47,7 @@ describe('the bell fallback of a muted video mention', () => {
       clock,
       logger: createLogger({ level: 'silent' }),
       metrics: new Metrics(),
-      enqueueOutbound: async (n) => void queued.push(n),
+      outbound: recordingOutboundQueue(store, queued),
       bells: { rateLimitSecs: RATE_LIMIT_SECS, videoRecordTtlSecs: RECORD_TTL_SECS },
     };
   });

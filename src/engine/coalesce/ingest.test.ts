@@ -14,6 +14,7 @@ import { handleContentEvent, type ContentDeps } from '../content.ts';
 import type { InboundEnvelope } from '../router.ts';
 import { createCoalesceIngester, type CoalesceIngester } from './ingest.ts';
 import { collapseKeyForGroup } from './policy.ts';
+import { failingOutboundQueue, recordingOutboundQueue } from '../../../test/support/outbound-queue.ts';
 
 const POLICY: CoalescePolicy = {
   windowSecs: 7200,
@@ -67,7 +68,7 @@ describe('coalescing at ingest', () => {
       clock,
       logger: createLogger({ level: 'silent' }),
       metrics,
-      enqueueOutbound: async (n) => void queued.push(n),
+      outbound: recordingOutboundQueue(store, queued),
       coalesce: ingester,
     };
   });
@@ -139,9 +140,9 @@ describe('coalescing at ingest', () => {
 
   test('an immediate whose enqueue failed is replayed as the same immediate with the same collapse key', async () => {
     const event = like();
-    deps.enqueueOutbound = async () => Promise.reject(new Error('queue full'));
+    deps.outbound = failingOutboundQueue('queue full');
     await assert.rejects(handleContentEvent(deps, live(event)), /queue full/);
-    deps.enqueueOutbound = async (n) => void queued.push(n);
+    deps.outbound = recordingOutboundQueue(store, queued);
     assert.deepEqual(await outcomeOf(event), ['queued']);
     const decision = await ingester.decide(event, alice.pubkey, 'like');
     assert.equal(decision.kind === 'immediate' && decision.collapseKey === queued[0]?.message.collapseKey, true);

@@ -38,15 +38,25 @@ export const BELL_SCRIPT_CHUNK = 500;
 
 type WatcherReply = [(string | null)[], string | null, number, number];
 
-function prefixed(ctx: RedisContext): (key: string) => string {
+/** Keys passed in ARGV get the client's key prefix here (ioredis adds it to KEYS only). */
+export function prefixed(ctx: RedisContext): (key: string) => string {
   const prefix = ctx.redis.options.keyPrefix ?? '';
   return (key) => `${prefix}${key}`;
 }
 
-function chunks<T>(items: readonly T[]): T[][] {
+/** Split a batch into script-sized chunks of {@link BELL_SCRIPT_CHUNK}. */
+export function chunks<T>(items: readonly T[]): T[][] {
   const out: T[][] = [];
   for (let i = 0; i < items.length; i += BELL_SCRIPT_CHUNK) out.push(items.slice(i, i + BELL_SCRIPT_CHUNK));
   return out;
+}
+
+/** The categories of a stored preferences document; null (the defaults) when absent or unreadable, with a warning. */
+export function preferenceKindsOf(ctx: RedisContext, pubkey: string, rawPreferences: string | null): number[] | null {
+  if (rawPreferences === null) return null;
+  const kinds = parseKinds(rawPreferences);
+  if (kinds === null) ctx.logger.warn({ pubkey }, 'user_preferences is not {"kinds":[integers]}; using defaults');
+  return kinds;
 }
 
 export async function readBellWatchers(ctx: RedisContext, video: VideoCoordinate, watchers: readonly string[]): Promise<BellWatcherState[]> {
@@ -66,9 +76,7 @@ export async function readBellWatchers(ctx: RedisContext, video: VideoCoordinate
   );
   return replies.flat().map(([devices, rawPreferences, recorded, rateLimited], i) => {
     const watcher = watchers[i] ?? '';
-    const preferenceKinds = rawPreferences === null ? null : parseKinds(rawPreferences);
-    if (rawPreferences !== null && preferenceKinds === null) ctx.logger.warn({ pubkey: watcher }, 'user_preferences is not {"kinds":[integers]}; using defaults');
-    return { watcher, devices: devicesFromListReply(ctx, devices), preferenceKinds, alreadyNotified: recorded === 1, rateLimited: rateLimited === 1 };
+    return { watcher, devices: devicesFromListReply(ctx, devices), preferenceKinds: preferenceKindsOf(ctx, watcher, rawPreferences), alreadyNotified: recorded === 1, rateLimited: rateLimited === 1 };
   });
 }
 

@@ -25,7 +25,7 @@
  *   `maxAttempts` leases. Then due items (score ≤ now, ascending score, ties by id) are taken
  *   up to `max`: one that already had `maxAttempts` leases goes to dead with reason
  *   `max attempts exceeded`; any other moves to leased until now + `leaseMs` with attempts + 1
- *   and a fresh lease token (uuid v4 made in TypeScript, passed as ARGV, like every time).
+ *   and a fresh lease token (`<uuid of the call>:<k>`, the uuid made in TypeScript, passed as ARGV, like every time).
  * - `settle-5` (ack, retry, dead-letter; many items per call): only with the current lease
  *   token; otherwise NotOwner (another token) or NotFound (not leased), both reported as `false`. A lease that
  *   expired but was not yet recovered by a `lease` call is still the holder's. `retry` keeps the
@@ -82,12 +82,11 @@ export async function lease<T>(ctx: RedisContext, queue: QueueName, options: Lea
   if (!Number.isFinite(leaseMs) || leaseMs <= 0) throw new RangeError(`lease: leaseMs must be positive, got ${leaseMs}`);
   const now = ctx.clock.nowMs();
   const leaseExpiresAtMs = now + leaseMs;
-  const tokens = Array.from({ length: max }, () => randomUUID());
   const keys = queueKeys(queue);
   const [deadCount, droppedCount, rows] = (await ctx.scripts.run(
     'lease',
     [keys.ready, keys.leased, keys.dead, keys.items, keys.meta],
-    [now, leaseExpiresAtMs, maxAttempts, max, ...tokens],
+    [now, leaseExpiresAtMs, maxAttempts, max, randomUUID()],
   )) as LeaseReply;
   if (deadCount > 0) ctx.logger.warn({ queue, count: deadCount }, 'queue items exceeded max attempts; dead-lettered');
   if (droppedCount > 0) ctx.logger.warn({ queue, count: droppedCount }, 'queue ids without a payload dropped');

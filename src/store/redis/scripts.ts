@@ -9,9 +9,16 @@
  *   `ARGV[n]` lines (or `ARGV: none`) and an `Output:` section;
  * - shared helpers live in `lua/includes/<name>.lua` and are pulled in with a line
  *   `--- @include "<name>"`, inlined once per script (includes do not nest);
- * - scripts are registered with `defineCommand` as `<name>:<package version>`, so two versions
- *   of nostr-push sharing one Redis never run each other's script bodies.
+ * - a script is called by the SHA1 of its body (`EVALSHA`), so two versions of nostr-push sharing
+ *   one Redis never run each other's bodies; every script is loaded when the store opens, and a
+ *   server that lost its script cache (restart, `SCRIPT FLUSH`) gets the body again on the first
+ *   NOSCRIPT.
+ *
+ * Why not ioredis' `defineCommand`: inside a pipeline (and so under auto-pipelining) it sends the
+ * whole body with `EVAL` on every call, which costs the client the write and the server a SHA1 of
+ * every body per call.
  */
+import { createHash } from 'node:crypto';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -28,6 +35,8 @@ export const SCRIPT_NAMES = [
   'enqueue',
   'lease',
   'settle',
+  'readRecipients',
+  'claimAndEnqueue',
   'replayDead',
   'deleteDead',
   'listDead',
@@ -52,7 +61,6 @@ export const SCRIPT_NAMES = [
 export type ScriptName = (typeof SCRIPT_NAMES)[number];
 
 export const LUA_DIR = fileURLToPath(new URL('./lua/', import.meta.url));
-const PACKAGE_JSON_PATH = fileURLToPath(new URL('../../../package.json', import.meta.url));
 
 const SCRIPT_FILE_PATTERN = /^([a-z][A-Za-z0-9]*)-(\d+)\.lua$/;
 const INCLUDE_PATTERN = /^--- @include "([A-Za-z0-9_-]+)"\s*$/gm;
@@ -65,10 +73,10 @@ export interface ScriptDefinition {
   name: string;
   /** Key count from the file name. */
   numberOfKeys: number;
-  /** Registered command name, `<name>:<version>`. */
-  commandName: string;
   /** Script body with includes inlined. */
   lua: string;
+  /** SHA1 of {@link lua}, hex: what EVALSHA calls it by. */
+  sha: string;
   file: string;
 }
 
@@ -108,13 +116,6 @@ export function findHeaderProblems(lua: string, numberOfKeys: number): string[] 
   return problems;
 }
 
-export function packageVersion(path: string = PACKAGE_JSON_PATH): string {
-  const parsed: unknown = JSON.parse(readFileSync(path, 'utf8'));
-  const version = typeof parsed === 'object' && parsed !== null ? (parsed as { version?: unknown }).version : undefined;
-  if (typeof version !== 'string' || version === '') throw new Error(`${path} has no version`);
-  return version;
-}
-
 function inlineIncludes(file: string, lua: string, includesDir: string): string {
   const seen = new Set<string>();
   return lua.replace(INCLUDE_PATTERN, (_line, include: string) => {
@@ -132,7 +133,7 @@ function inlineIncludes(file: string, lua: string, includesDir: string): string 
 }
 
 /** Read and check every script in `dir`. Throws {@link ScriptLoaderError} on the first bad file. */
-export function loadScriptDefinitions(dir: string = LUA_DIR, version: string = packageVersion()): ScriptDefinition[] {
+export function loadScriptDefinitions(dir: string = LUA_DIR): ScriptDefinition[] {
   const definitions: ScriptDefinition[] = [];
   for (const file of readdirSync(dir).sort()) {
     if (!file.endsWith('.lua')) continue;
@@ -141,18 +142,16 @@ export function loadScriptDefinitions(dir: string = LUA_DIR, version: string = p
     const source = readFileSync(join(dir, file), 'utf8');
     const problems = findHeaderProblems(source, parsed.numberOfKeys);
     if (problems.length > 0) throw new ScriptLoaderError(file, `header: ${problems.join('; ')}`);
-    definitions.push({
-      ...parsed,
-      commandName: `${parsed.name}:${version}`,
-      lua: inlineIncludes(file, source, join(dir, 'includes')),
-      file,
-    });
+    const lua = inlineIncludes(file, source, join(dir, 'includes'));
+    definitions.push({ ...parsed, lua, sha: createHash('sha1').update(lua).digest('hex'), file });
   }
   return definitions;
 }
 
-type ScriptFunction = (...args: ScriptArg[]) => Promise<unknown>;
-type ChainedScriptFunction = (...args: ScriptArg[]) => ChainableCommander;
+/** Redis' answer when EVALSHA names a script its cache does not hold. */
+function isNoScript(err: unknown): boolean {
+  return err instanceof Error && err.message.startsWith('NOSCRIPT');
+}
 
 /** The adapter's typed entry point to its scripts on one ioredis client. */
 export class RedisScripts {
@@ -162,33 +161,42 @@ export class RedisScripts {
     private readonly redis: Redis,
     definitions: ScriptDefinition[] = loadScriptDefinitions(),
   ) {
-    for (const definition of definitions) {
-      this.byName.set(definition.name, definition);
-      redis.defineCommand(definition.commandName, { numberOfKeys: definition.numberOfKeys, lua: definition.lua });
-    }
+    for (const definition of definitions) this.byName.set(definition.name, definition);
     const missing = SCRIPT_NAMES.filter((name) => !this.byName.has(name));
     if (missing.length > 0) throw new ScriptLoaderError(LUA_DIR, `missing scripts: ${missing.join(', ')}`);
   }
 
-  /** Registered command name of a script (`name:version`). */
-  commandName(name: ScriptName): string {
-    return this.lookup(name).commandName;
+  /** Put every script in the server's cache (at open, so calls never pay for the body). */
+  async loadAll(): Promise<void> {
+    await Promise.all([...this.byName.values()].map((definition) => this.redis.script('LOAD', definition.lua)));
+  }
+
+  /** Put one script in the server's cache; needed before {@link addTo}, which cannot resend a body. */
+  async load(name: ScriptName): Promise<void> {
+    await this.redis.script('LOAD', this.lookup(name).lua);
+  }
+
+  /** The SHA1 a script is called by. */
+  sha(name: ScriptName): string {
+    return this.lookup(name).sha;
   }
 
   run(name: ScriptName, keys: readonly string[], args: readonly ScriptArg[]): Promise<unknown> {
     const definition = this.definition(name, keys.length);
-    // defineCommand adds the command as a method at runtime; ioredis' types cannot know it.
-    const command = (this.redis as unknown as Record<string, ScriptFunction>)[definition.commandName];
-    if (!command) throw new ScriptLoaderError(definition.file, 'not registered on this client');
-    return command.call(this.redis, ...keys, ...args);
+    return this.redis.evalsha(definition.sha, definition.numberOfKeys, ...keys, ...args).catch((err: unknown) => {
+      // The server forgot the script (restarted, flushed): EVAL runs it and caches it again.
+      if (isNoScript(err)) return this.redis.eval(definition.lua, definition.numberOfKeys, ...keys, ...args);
+      throw err;
+    });
   }
 
-  /** Queue a script call on a MULTI or pipeline of the same client. */
+  /**
+   * Queue a script call on a MULTI or pipeline of the same client. The script must be in the
+   * server's cache ({@link load} it first): a MULTI cannot recover from NOSCRIPT.
+   */
   addTo(chain: ChainableCommander, name: ScriptName, keys: readonly string[], args: readonly ScriptArg[]): ChainableCommander {
     const definition = this.definition(name, keys.length);
-    const command = (chain as unknown as Record<string, ChainedScriptFunction>)[definition.commandName];
-    if (!command) throw new ScriptLoaderError(definition.file, 'not registered on this pipeline');
-    return command.call(chain, ...keys, ...args);
+    return chain.evalsha(definition.sha, definition.numberOfKeys, ...keys, ...args);
   }
 
   private lookup(name: ScriptName): ScriptDefinition {

@@ -16,6 +16,8 @@ import type {
   QueueName,
   QueueStats,
   Settlement,
+  ClaimedDelivery,
+  RecipientGateState,
   RecipientClaim,
   VideoRecord,
   RegisterTokenResult,
@@ -42,6 +44,7 @@ import type {
 import * as claims from './claims.ts';
 import * as misc from './misc.ts';
 import * as queues from './queues.ts';
+import * as deliveries from './deliveries.ts';
 import * as tokens from './tokens.ts';
 import { RedisNtfyTopics } from './ntfy.ts';
 import type { NtfyMessage, NtfyMessageContent, NtfyReadResult } from '../port-ntfy.ts';
@@ -76,6 +79,11 @@ export class RedisStore implements StorePort {
     private readonly serverClock?: RedisServerClock,
   ) {
     this.ctx = { redis, scripts: new RedisScripts(redis), clock, logger };
+  }
+
+  /** Load every Lua script into the server's cache (done by {@link openRedisStore}). */
+  loadScripts(): Promise<void> {
+    return this.ctx.scripts.loadAll();
   }
 
   registerToken(pubkey: string, device: DeviceRegistration): Promise<RegisterTokenResult> {
@@ -155,6 +163,12 @@ export class RedisStore implements StorePort {
   }
   settleLeased(queue: QueueName, settlements: readonly Settlement[]): Promise<boolean[]> {
     return queues.settleLeased(this.ctx, queue, settlements);
+  }
+  claimAndEnqueueDeliveries<T>(queue: QueueName, ttlSecs: number, entries: ReadonlyArray<ClaimedDelivery<T>>): Promise<boolean[]> {
+    return deliveries.claimAndEnqueueDeliveries(this.ctx, queue, ttlSecs, entries);
+  }
+  readRecipients(pubkeys: readonly string[]): Promise<RecipientGateState[]> {
+    return deliveries.readRecipients(this.ctx, pubkeys);
   }
   listDead<T>(queue: QueueName, limit: number): Promise<DeadItem<T>[]> {
     return queues.listDead<T>(this.ctx, queue, limit);
@@ -317,6 +331,7 @@ export async function openRedisStore(options: RedisStoreOptions): Promise<RedisS
       clock = serverClock;
     }
     const store = new RedisStore(redis, clock, logger, serverClock);
+    await store.loadScripts();
     serverClock?.start();
     return store;
   } catch (error) {

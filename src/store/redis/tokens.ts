@@ -163,6 +163,7 @@ export async function sweepStaleTokens(ctx: RedisContext, maxAgeMs: number): Pro
     const tokens = await ctx.redis.zrangebyscore(staleTokensKey, '-inf', `(${cutoffSecs}`, 'LIMIT', 0, SWEEP_BATCH_SIZE);
     if (tokens.length === 0) break;
     const owners = await ctx.redis.hmget(tokenToPubkeyKey, ...tokens);
+    await ctx.scripts.load('sweepStaleToken');
     const multi = ctx.redis.multi();
     let ownerless = 0;
     tokens.forEach((token, i) => {

@@ -69,6 +69,8 @@ export class ClaimTable {
 
   readonly claimEvent: (eventId: string, ttlSecs: number) => boolean;
   readonly claimRecipient: (eventId: string, recipient: string, ttlSecs: number) => RecipientClaim | null;
+  /** Take `claim` under its own owner token; true when taken. */
+  readonly takeClaim: (claim: RecipientClaim, ttlSecs: number) => boolean;
   readonly release: (claim: RecipientClaim) => boolean;
   readonly releaseEvent: (eventId: string) => void;
   readonly hasVideoRecord: (record: VideoRecord) => boolean;
@@ -99,13 +101,17 @@ export class ClaimTable {
       return this.takeEventClaim.run({ eventId, expiresAtMs: expiresAtMs(nowMs, ttlSecs), nowMs }).changes > 0;
     });
 
-    this.claimRecipient = db.transaction((eventId: string, recipient: string, ttlSecs: number): RecipientClaim | null => {
+    this.takeClaim = db.transaction((claim: RecipientClaim, ttlSecs: number): boolean => {
       const nowMs = this.clock.nowMs();
       this.sweeper.maybeSweep(nowMs);
-      const owner = randomUUID();
-      const taken = this.takeRecipientClaim.run({ eventId, recipient, owner, expiresAtMs: expiresAtMs(nowMs, ttlSecs), nowMs });
-      return taken.changes > 0 ? { eventId, recipient, owner } : null;
+      const { eventId, recipient, owner } = claim;
+      return this.takeRecipientClaim.run({ eventId, recipient, owner, expiresAtMs: expiresAtMs(nowMs, ttlSecs), nowMs }).changes > 0;
     });
+
+    this.claimRecipient = (eventId, recipient, ttlSecs) => {
+      const claim = { eventId, recipient, owner: randomUUID() };
+      return this.takeClaim(claim, ttlSecs) ? claim : null;
+    };
 
     this.release = db.transaction(
       (claim: RecipientClaim): boolean =>

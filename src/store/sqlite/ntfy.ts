@@ -14,6 +14,7 @@
  * commit writes the table's and indexes' right-edge pages to the WAL once for the whole group
  * instead of once per message, which is most of an append's cost.
  */
+import type { GroupCommit } from './group-commit.ts';
 import type { Database, Statement, Transaction } from 'better-sqlite3';
 import type { Logger } from '../../observability/logger.ts';
 import type { Clock } from '../port.ts';
@@ -104,6 +105,7 @@ export class NtfyTable {
     db: Database,
     private readonly clock: Clock,
     private readonly logger: Logger,
+    private readonly group: GroupCommit,
   ) {
     this.listeners = new NtfyAppendListeners(logger);
     this.selectHead = db.prepare(SELECT_HEAD);
@@ -163,20 +165,22 @@ export class NtfyTable {
   private commitPending(): void {
     const batch = this.pending;
     this.pending = [];
-    let allocated: AllocatedMessage[];
-    try {
-      // IMMEDIATE: the head is read under the write lock, so two processes never allocate one id.
-      allocated = this.appendTx.immediate(batch);
-    } catch (err) {
-      for (const item of batch) item.reject(err);
-      return;
-    }
-    batch.forEach((item, i) => {
-      const { id, timeMs, expiresMs } = allocated[i] as AllocatedMessage;
-      // toMessage cannot fail on content this call just encoded.
-      item.resolve(this.toMessage({ id, topic: item.topic, expires_ms: expiresMs, content_json: item.contentJson }, timeMs) as NtfyMessage);
-    });
-    for (const item of batch) this.listeners.emit(item.topic);
+    // The group's transaction is BEGIN IMMEDIATE: the head is read under the write lock, so two
+    // processes never allocate one id. Callers hear back (and subscribers are woken) only after
+    // the commit.
+    this.group.run(() => this.appendTx(batch)).then(
+      (allocated) => {
+        batch.forEach((item, i) => {
+          const { id, timeMs, expiresMs } = allocated[i] as AllocatedMessage;
+          // toMessage cannot fail on content this call just encoded.
+          item.resolve(this.toMessage({ id, topic: item.topic, expires_ms: expiresMs, content_json: item.contentJson }, timeMs) as NtfyMessage);
+        });
+        for (const item of batch) this.listeners.emit(item.topic);
+      },
+      (err: unknown) => {
+        for (const item of batch) item.reject(err);
+      },
+    );
   }
 
   read(topics: readonly string[], afterId: string | null, limit: number): NtfyReadResult {

@@ -15,6 +15,8 @@ import type {
   QueueName,
   QueueStats,
   Settlement,
+  ClaimedDelivery,
+  RecipientGateState,
   RecipientClaim,
   VideoRecord,
   RegisterTokenResult,
@@ -37,6 +39,8 @@ import type {
   IngestResult,
   RecipientTokenResult,
 } from '../port-coalesce.ts';
+import { DeliveryOps } from './deliveries.ts';
+import { GroupCommit } from './group-commit.ts';
 import { migrate } from './migrations.ts';
 import { QueueTable } from './queues.ts';
 import { RecordTables } from './records.ts';
@@ -60,8 +64,10 @@ export interface SqliteStoreOptions {
 
 /**
  * {@link StorePort} on one better-sqlite3 connection. Every operation is synchronous underneath
- * and runs in its own transaction, so concurrent callers in this process are serialised by the
- * event loop and other processes by SQLite's file lock.
+ * and atomic on its own (a transaction function); the writes of one event-loop turn share one
+ * commit ({@link GroupCommit}), and a write's promise resolves once that commit is done.
+ * Concurrent callers in this process are serialised by the event loop, other processes by
+ * SQLite's file lock.
  */
 export class SqliteStore implements StorePort {
   private readonly tokens: TokenTable;
@@ -72,13 +78,17 @@ export class SqliteStore implements StorePort {
   private readonly bells: BellTables;
   private readonly bellPages: BellPageOps;
   private readonly ntfy: NtfyTable;
+  private readonly deliveries: DeliveryOps;
   private readonly selectOne: Statement<[], unknown>;
+  /** Writes of one event-loop turn share one transaction (see group-commit.ts). */
+  private readonly group: GroupCommit;
 
   constructor(
     private readonly db: Database,
     readonly clock: Clock,
     logger: Logger,
   ) {
+    this.group = new GroupCommit(db, logger);
     this.tokens = new TokenTable(db, clock);
     this.claims = new ClaimTable(db, clock);
     this.coalesce = new CoalesceTables(db, clock);
@@ -86,18 +96,19 @@ export class SqliteStore implements StorePort {
     this.queues = new QueueTable(db, clock, logger);
     this.bells = new BellTables(db, clock, logger);
     this.bellPages = new BellPageOps(db, logger, { tokens: this.tokens, records: this.records, claims: this.claims, bells: this.bells });
-    this.ntfy = new NtfyTable(db, clock, logger);
+    this.ntfy = new NtfyTable(db, clock, logger, this.group);
+    this.deliveries = new DeliveryOps(db, logger, { tokens: this.tokens, records: this.records, claims: this.claims, queues: this.queues });
     this.selectOne = db.prepare(PING_SQL);
   }
 
   // ---- device tokens -----------------------------------------------------------------------
 
   async registerToken(pubkey: string, device: DeviceRegistration): Promise<RegisterTokenResult> {
-    return this.tokens.register(pubkey, device);
+    return this.group.run(() => this.tokens.register(pubkey, device));
   }
 
   async removeToken(pubkey: string, token: string): Promise<boolean> {
-    return this.tokens.remove(pubkey, token);
+    return this.group.run(() => this.tokens.remove(pubkey, token));
   }
 
   async listDevices(pubkey: string): Promise<DeviceRegistration[]> {
@@ -109,7 +120,7 @@ export class SqliteStore implements StorePort {
   }
 
   async refreshTokenActivity(tokens: string[]): Promise<number> {
-    return tokens.length === 0 ? 0 : this.tokens.refresh(tokens);
+    return tokens.length === 0 ? 0 : this.group.run(() => this.tokens.refresh(tokens));
   }
 
   async tokenActivityMs(token: string): Promise<number | null> {
@@ -117,24 +128,32 @@ export class SqliteStore implements StorePort {
   }
 
   async sweepStaleTokens(maxAgeMs: number): Promise<number> {
-    return this.tokens.sweep(maxAgeMs);
+    return this.group.run(() => this.tokens.sweep(maxAgeMs));
   }
 
   // ---- claims ------------------------------------------------------------------------------
 
   async claimEvent(eventId: string, ttlSecs: number): Promise<boolean> {
-    return this.claims.claimEvent(eventId, ttlSecs);
+    return this.group.run(() => this.claims.claimEvent(eventId, ttlSecs));
   }
 
   async claimRecipientDelivery(eventId: string, recipient: string, ttlSecs: number): Promise<RecipientClaim | null> {
-    return this.claims.claimRecipient(eventId, recipient, ttlSecs);
+    return this.group.run(() => this.claims.claimRecipient(eventId, recipient, ttlSecs));
   }
 
   async releaseRecipientDelivery(claim: RecipientClaim): Promise<boolean> {
-    return this.claims.release(claim);
+    return this.group.run(() => this.claims.release(claim));
   }
   async releaseEvent(eventId: string): Promise<void> {
-    this.claims.releaseEvent(eventId);
+    return this.group.run(() => this.claims.releaseEvent(eventId));
+  }
+
+  async claimAndEnqueueDeliveries<T>(queue: QueueName, ttlSecs: number, entries: ReadonlyArray<ClaimedDelivery<T>>): Promise<boolean[]> {
+    return entries.length === 0 ? [] : this.group.run(() => this.deliveries.claimAndEnqueue(queue, ttlSecs, entries));
+  }
+
+  async readRecipients(pubkeys: readonly string[]): Promise<RecipientGateState[]> {
+    return pubkeys.length === 0 ? [] : this.deliveries.readRecipients(pubkeys);
   }
 
   async hasVideoRecord(record: VideoRecord): Promise<boolean> {
@@ -142,7 +161,7 @@ export class SqliteStore implements StorePort {
   }
 
   async writeVideoRecords(video: Omit<VideoRecord, 'type'>, types: string[], ttlSecs: number): Promise<void> {
-    this.claims.writeVideoRecords(video, types, ttlSecs);
+    return this.group.run(() => this.claims.writeVideoRecords(video, types, ttlSecs));
   }
 
 
@@ -153,7 +172,7 @@ export class SqliteStore implements StorePort {
   }
 
   async setPreferences(pubkey: string, preferences: Preferences): Promise<void> {
-    this.records.setPreferences(pubkey, preferences);
+    return this.group.run(() => this.records.setPreferences(pubkey, preferences));
   }
 
   async getRelayCursor(relayUrl: string): Promise<number | null> {
@@ -161,7 +180,7 @@ export class SqliteStore implements StorePort {
   }
 
   async advanceRelayCursor(relayUrl: string, createdAt: number): Promise<void> {
-    this.records.advanceCursor(relayUrl, createdAt);
+    return this.group.run(() => this.records.advanceCursor(relayUrl, createdAt));
   }
 
   async getCachedProfile(pubkey: string): Promise<CachedProfile | null> {
@@ -169,34 +188,34 @@ export class SqliteStore implements StorePort {
   }
 
   async cacheProfile(profile: CachedProfile, ttlSecs: number): Promise<void> {
-    this.records.cacheProfile(profile, ttlSecs);
+    return this.group.run(() => this.records.cacheProfile(profile, ttlSecs));
   }
 
   // ---- durable queues ----------------------------------------------------------------------
 
   async enqueue<T>(queue: QueueName, item: EnqueueItem<T>): Promise<boolean> {
-    return this.queues.enqueue(queue, item);
+    return this.group.run(() => this.queues.enqueue(queue, item));
   }
 
   async lease<T>(queue: QueueName, options: LeaseOptions): Promise<LeasedItem<T>[]> {
     // Payloads are stored as JSON; their type is the enqueuer's promise to the consumer.
-    return this.queues.lease(queue, options) as LeasedItem<T>[];
+    return this.group.run(() => this.queues.lease(queue, options) as LeasedItem<T>[]);
   }
 
   async ack(queue: QueueName, id: string, leaseToken: string): Promise<boolean> {
-    return this.queues.ack(queue, id, leaseToken);
+    return this.group.run(() => this.queues.ack(queue, id, leaseToken));
   }
 
   async retry(queue: QueueName, id: string, leaseToken: string, availableAtMs: number, error: string): Promise<boolean> {
-    return this.queues.retry(queue, id, leaseToken, availableAtMs, error);
+    return this.group.run(() => this.queues.retry(queue, id, leaseToken, availableAtMs, error));
   }
 
   async deadLetter(queue: QueueName, id: string, leaseToken: string, reason: string): Promise<boolean> {
-    return this.queues.deadLetter(queue, id, leaseToken, reason);
+    return this.group.run(() => this.queues.deadLetter(queue, id, leaseToken, reason));
   }
 
   async settleLeased(queue: QueueName, settlements: readonly Settlement[]): Promise<boolean[]> {
-    return settlements.length === 0 ? [] : this.queues.settleMany(queue, settlements);
+    return settlements.length === 0 ? [] : this.group.run(() => this.queues.settleMany(queue, settlements));
   }
 
   async listDead<T>(queue: QueueName, limit: number): Promise<DeadItem<T>[]> {
@@ -204,11 +223,11 @@ export class SqliteStore implements StorePort {
   }
 
   async replayDead(queue: QueueName, id: string): Promise<boolean> {
-    return this.queues.replayDead(queue, id);
+    return this.group.run(() => this.queues.replayDead(queue, id));
   }
 
   async deleteDead(queue: QueueName, id: string): Promise<boolean> {
-    return this.queues.deleteDead(queue, id);
+    return this.group.run(() => this.queues.deleteDead(queue, id));
   }
 
   async queueStats(queue: QueueName): Promise<QueueStats> {
@@ -244,7 +263,7 @@ export class SqliteStore implements StorePort {
   }
 
   async expireNtfyMessages(limit: number): Promise<number> {
-    return this.ntfy.expire(limit);
+    return this.group.run(() => this.ntfy.expire(limit));
   }
 
   onNtfyAppend(listener: (topic: string) => void): () => void {
@@ -254,23 +273,23 @@ export class SqliteStore implements StorePort {
   // ---- coalescing (port-coalesce.ts) -------------------------------------------------------
 
   async ingestCoalesceEvent(event: CoalesceEvent, policy: CoalescePolicy): Promise<IngestResult> {
-    return this.coalesce.ingest(event, policy);
+    return this.group.run(() => this.coalesce.ingest(event, policy));
   }
 
   async consumeRecipientToken(owner: string, member: string, policy: CoalescePolicy): Promise<RecipientTokenResult> {
-    return this.coalesce.consumeToken(owner, member, policy);
+    return this.group.run(() => this.coalesce.consumeToken(owner, member, policy));
   }
 
   async refundRecipientToken(owner: string, member: string, policy: CoalescePolicy): Promise<void> {
-    this.coalesce.refundToken(owner, member, policy);
+    return this.group.run(() => this.coalesce.refundToken(owner, member, policy));
   }
 
   async claimDueCoalesceGroup(leaseSecs: number): Promise<ClaimDueGroupResult> {
-    return this.coalesce.claimDue(leaseSecs);
+    return this.group.run(() => this.coalesce.claimDue(leaseSecs));
   }
 
   async completeCoalesceGroup(claim: GroupClaim, requeueAfterSecs?: number): Promise<CompleteGroupResult> {
-    return this.coalesce.complete(claim, requeueAfterSecs);
+    return this.group.run(() => this.coalesce.complete(claim, requeueAfterSecs));
   }
 
   async readCoalesceGroup(groupId: string): Promise<CoalesceGroup | null> {
@@ -284,7 +303,7 @@ export class SqliteStore implements StorePort {
   // ---- notify lists and fan-out jobs (port-bells.ts) ---------------------------------------
 
   async replaceNotifySubscriptions(replacement: NotifyListReplacement): Promise<NotifyListOutcome> {
-    return this.bells.replace(replacement);
+    return this.group.run(() => this.bells.replace(replacement));
   }
 
   async notifySubscriptions(subscriber: string): Promise<string[]> {
@@ -300,7 +319,7 @@ export class SqliteStore implements StorePort {
   }
 
   async removeNotifyWatcher(creator: string, subscriber: string): Promise<boolean> {
-    return this.bells.removeWatcher(creator, subscriber);
+    return this.group.run(() => this.bells.removeWatcher(creator, subscriber));
   }
 
   async readBellWatchers(video: VideoCoordinate, watchers: readonly string[]): Promise<BellWatcherState[]> {
@@ -308,15 +327,15 @@ export class SqliteStore implements StorePort {
   }
 
   async claimRecipientDeliveries(eventId: string, recipients: readonly string[], ttlSecs: number): Promise<Array<RecipientClaim | null>> {
-    return this.bellPages.claimMany(eventId, recipients, ttlSecs);
+    return this.group.run(() => this.bellPages.claimMany(eventId, recipients, ttlSecs));
   }
 
   async recordBellBatch(batch: BellBatch): Promise<void> {
-    this.bellPages.recordBatch(batch);
+    return this.group.run(() => this.bellPages.recordBatch(batch));
   }
 
   async extendRecipientDelivery(claim: RecipientClaim, ttlSecs: number): Promise<boolean> {
-    return this.bells.extendClaim(claim, ttlSecs);
+    return this.group.run(() => this.bells.extendClaim(claim, ttlSecs));
   }
 
   async isNewPostRateLimited(subscriber: string, creator: string): Promise<boolean> {
@@ -324,27 +343,27 @@ export class SqliteStore implements StorePort {
   }
 
   async openNewPostRateWindow(subscriber: string, creator: string, ttlSecs: number): Promise<void> {
-    this.bells.openRateWindow(subscriber, creator, ttlSecs);
+    return this.group.run(() => this.bells.openRateWindow(subscriber, creator, ttlSecs));
   }
 
   async enqueueFanoutJob(eventId: string, job: FanoutJob, markerTtlSecs: number): Promise<boolean> {
-    return this.bells.enqueueJob(eventId, job, markerTtlSecs);
+    return this.group.run(() => this.bells.enqueueJob(eventId, job, markerTtlSecs));
   }
 
   async claimFanoutJob(leaseMs: number): Promise<ClaimedFanoutJob | null> {
-    return this.bells.claimJob(leaseMs);
+    return this.group.run(() => this.bells.claimJob(leaseMs));
   }
 
   async completeFanoutJob(current: ClaimedFanoutJob, successor: FanoutJob | null): Promise<void> {
-    this.bells.completeJob(current, successor);
+    return this.group.run(() => this.bells.completeJob(current, successor));
   }
 
   async retryFanoutJob(current: ClaimedFanoutJob, retry: FanoutJob, delayMs: number): Promise<void> {
-    this.bells.retryJob(current, retry, delayMs);
+    return this.group.run(() => this.bells.retryJob(current, retry, delayMs));
   }
 
   async rescoreFanoutJob(current: ClaimedFanoutJob, delayMs: number): Promise<boolean> {
-    return this.bells.rescoreJob(current, delayMs);
+    return this.group.run(() => this.bells.rescoreJob(current, delayMs));
   }
 
   async fanoutJobStats(): Promise<FanoutJobStats> {
@@ -357,7 +376,9 @@ export class SqliteStore implements StorePort {
   }
 
   async close(): Promise<void> {
-    if (this.db.open) this.db.close();
+    if (!this.db.open) return;
+    this.group.flush();
+    this.db.close();
   }
 }
 

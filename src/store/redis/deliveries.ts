@@ -1,0 +1,43 @@
+/**
+ * The batched steps of routing one content event on Redis: one script reads every recipient's
+ * gate state (`readRecipients-2`), one claims and queues every delivery that passed
+ * (`claimAndEnqueue-3`). Keys and values are the single-recipient operations' own (`keys.ts`,
+ * the queue layout of queues.ts), so both paths read and write the same records.
+ */
+import type { ClaimedDelivery, QueueName, RecipientGateState } from '../port.ts';
+import { expirySeconds, type RedisContext } from './context.ts';
+import { chunks, prefixed, preferenceKindsOf } from './bell-pages.ts';
+import { queueKeys, recipientClaimKey, tokenDevicesKey, tokenTimezoneOffsetsKey, userPreferencesKey, userTokensKey } from './keys.ts';
+import { devicesFromListReply } from './tokens.ts';
+
+type RecipientReply = [(string | null)[], string | null];
+
+export async function readRecipients(ctx: RedisContext, pubkeys: readonly string[]): Promise<RecipientGateState[]> {
+  if (pubkeys.length === 0) return [];
+  const key = prefixed(ctx);
+  const replies = await Promise.all(
+    chunks(pubkeys).map(async (chunk) => {
+      const args = chunk.flatMap((pubkey) => [key(userTokensKey(pubkey)), key(userPreferencesKey(pubkey))]);
+      return (await ctx.scripts.run('readRecipients', [tokenTimezoneOffsetsKey, tokenDevicesKey], args)) as RecipientReply[];
+    }),
+  );
+  return replies.flat().map(([devices, rawPreferences], i) => {
+    const pubkey = pubkeys[i] ?? '';
+    return { devices: devicesFromListReply(ctx, devices), preferenceKinds: preferenceKindsOf(ctx, pubkey, rawPreferences) };
+  });
+}
+
+export async function claimAndEnqueueDeliveries<T>(ctx: RedisContext, queue: QueueName, ttlSecs: number, entries: ReadonlyArray<ClaimedDelivery<T>>): Promise<boolean[]> {
+  if (entries.length === 0) return [];
+  const ttl = expirySeconds('claimAndEnqueueDeliveries', ttlSecs);
+  const key = prefixed(ctx);
+  const args: Array<string | number> = [ttl, ctx.clock.nowMs()];
+  for (const { claim, item } of entries) {
+    const payload = JSON.stringify(item.payload);
+    if (payload === undefined) throw new TypeError(`claimAndEnqueueDeliveries: payload of ${item.id} is not JSON-serialisable`);
+    args.push(key(recipientClaimKey(claim.eventId, claim.recipient)), claim.owner, item.id, payload);
+  }
+  const keys = queueKeys(queue);
+  const replies = (await ctx.scripts.run('claimAndEnqueue', [keys.ready, keys.items, keys.meta], args)) as number[];
+  return entries.map((_, i) => replies[i] === 1);
+}

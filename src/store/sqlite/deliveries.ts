@@ -1,0 +1,54 @@
+/**
+ * The batched steps of routing one content event on SQLite: one read of every recipient's gate
+ * state, one transaction that claims and queues every delivery that passed. They run over the
+ * same tables the single-recipient operations use, so both paths see the same records.
+ */
+import type { Database } from 'better-sqlite3';
+import type { Logger } from '../../observability/logger.ts';
+import type { ClaimedDelivery, QueueName, RecipientGateState } from '../port.ts';
+import type { ClaimTable } from './claims.ts';
+import type { QueueTable } from './queues.ts';
+import type { RecordTables } from './records.ts';
+import type { TokenTable } from './tokens.ts';
+
+export interface DeliveryTables {
+  tokens: TokenTable;
+  records: RecordTables;
+  claims: ClaimTable;
+  queues: QueueTable;
+}
+
+export class DeliveryOps {
+  readonly readRecipients: (pubkeys: readonly string[]) => RecipientGateState[];
+  readonly claimAndEnqueue: (queue: QueueName, ttlSecs: number, entries: ReadonlyArray<ClaimedDelivery<unknown>>) => boolean[];
+
+  constructor(
+    db: Database,
+    private readonly logger: Logger,
+    tables: DeliveryTables,
+  ) {
+    const { tokens, claims, queues } = tables;
+    // One read transaction: every recipient read from the same snapshot.
+    this.readRecipients = db.transaction((pubkeys: readonly string[]): RecipientGateState[] =>
+      pubkeys.map((pubkey) => ({ devices: tokens.listDevices(pubkey), preferenceKinds: this.preferenceKinds(tables.records, pubkey) })),
+    );
+    // Each entry's claim and enqueue are one savepoint: both or neither.
+    const claimAndEnqueueOne = db.transaction((queue: QueueName, ttlSecs: number, entry: ClaimedDelivery<unknown>): boolean => {
+      if (!claims.takeClaim(entry.claim, ttlSecs)) return false;
+      queues.enqueue(queue, entry.item);
+      return true;
+    });
+    this.claimAndEnqueue = db.transaction((queue: QueueName, ttlSecs: number, entries: ReadonlyArray<ClaimedDelivery<unknown>>): boolean[] =>
+      entries.map((entry) => claimAndEnqueueOne(queue, ttlSecs, entry)),
+    );
+  }
+
+  private preferenceKinds(records: RecordTables, pubkey: string): number[] | null {
+    try {
+      return records.getPreferences(pubkey)?.kinds ?? null;
+    } catch (err) {
+      this.logger.warn({ pubkey, err: (err as Error).message }, 'unreadable preferences; using defaults');
+      return null;
+    }
+  }
+}

@@ -1,0 +1,29 @@
+/** The real outbound queue of a store, also recording every notification it queued, for engine tests. */
+import type { OutboundNotification } from '../../src/delivery/deliver.ts';
+import { storeOutboundQueue, type OutboundQueue } from '../../src/engine/outbound-queue.ts';
+import type { StorePort } from '../../src/store/port.ts';
+
+export function recordingOutboundQueue(store: StorePort, queued: OutboundNotification[]): OutboundQueue {
+  const real = storeOutboundQueue(store, () => undefined);
+  return {
+    async enqueue(notification) {
+      await real.enqueue(notification);
+      queued.push(notification);
+    },
+    async claimAndEnqueue(notifications, claimTtlSecs) {
+      const taken = await real.claimAndEnqueue(notifications, claimTtlSecs);
+      notifications.forEach((notification, i) => {
+        if (taken[i]) queued.push(notification);
+      });
+      return taken;
+    },
+  };
+}
+
+/** An outbound queue whose every write fails with `message`, as a store outage would. */
+export function failingOutboundQueue(message: string): OutboundQueue {
+  return {
+    enqueue: async () => Promise.reject(new Error(message)),
+    claimAndEnqueue: async () => Promise.reject(new Error(message)),
+  };
+}
