@@ -9,14 +9,13 @@
 import { startFcmFake } from '../../test/support/fcm-fake.ts';
 
 const [latency = '20', dir = '/tmp'] = process.argv.slice(2);
-const fake = await startFcmFake({ latencyMs: Number(latency) });
+const fake = await startFcmFake({ latencyMs: Number(latency), record: 'summary' });
 const credentialsPath = fake.writeCredentials(dir);
 process.send?.({ ready: { baseUrl: fake.baseUrl, credentialsPath } });
 
 process.on('message', async (message: { report?: boolean; stop?: boolean }) => {
   if (message.report) {
-    const received = fake.messages.map((m) => [m.body.message.data?.eventId ?? '', m.token, m.receivedAtMs]);
-    process.send?.({ received, peakStreams: fake.stats.peakConcurrentSendStreams });
+    process.send?.({ received: fake.summaries, peakStreams: fake.stats.peakConcurrentSendStreams });
   }
   if (message.stop) {
     await fake.stop();

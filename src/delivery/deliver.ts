@@ -70,6 +70,16 @@ export function batchedTokenActivity(store: StorePort): (tokens: string[]) => Pr
  * failure).
  */
 export async function sendToDevices(transports: readonly PushTransport[], devices: readonly DeviceRegistration[], message: PushMessage, signal?: AbortSignal): Promise<Map<string, SendOutcome>> {
+  if (devices.length === 1) {
+    // Most recipients have one device: no grouping to do.
+    const device = devices[0] as DeviceRegistration;
+    const transport = transports.find((t) => t.handles(device));
+    if (transport) {
+      const results = await transport.sendBatch([device], message, signal);
+      if (!results.has(device.token)) results.set(device.token, { ok: false, error: { kind: 'internal_response', message: 'transport returned no outcome' } });
+      return results;
+    }
+  }
   const outcomes = new Map<string, SendOutcome>();
   const byTransport = new Map<PushTransport, DeviceRegistration[]>();
   for (const device of devices) {

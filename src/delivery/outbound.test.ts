@@ -6,7 +6,7 @@ import { ManualClock } from '../util/clock.ts';
 import { createLogger } from '../observability/logger.ts';
 import { Metrics } from '../observability/metrics.ts';
 import { RecordingTransport, invalidRequest, retryable, unregistered } from '../../test/support/recording-transport.ts';
-import type { OutboundNotification } from './deliver.ts';
+import { batchedTokenActivity, type OutboundNotification } from './deliver.ts';
 import { decideAfterDelivery, handleOutbound, type OutboundHandlerDeps } from './outbound.ts';
 
 const ALICE = 'a1'.repeat(32);
@@ -90,6 +90,31 @@ describe('delivery of an outbound notification', () => {
     transport.script.set('tablet', invalidRequest);
     assert.deepEqual(await handleOutbound(deps, await item()), { kind: 'done' });
     assert.equal(await store.claimRecipientDelivery(EVENT, ALICE, 60), null);
+  });
+
+  test('the first attempt sends to the devices the gates read; a retry reads the devices afresh', async () => {
+    const first = await item({ devices: [{ token: 'phone', transport: 'fcm' }] });
+    assert.equal(first.attempts, 1);
+    await handleOutbound(deps, first);
+    assert.deepEqual(transport.sent.map((s) => s.token), ['phone'], 'only the device the gates saw');
+    transport.sent.length = 0;
+    const retried = await item({ devices: [{ token: 'phone', transport: 'fcm' }] });
+    assert.equal(retried.attempts, 2);
+    await handleOutbound(deps, retried);
+    assert.deepEqual(transport.sent.map((s) => s.token).sort(), ['phone', 'tablet'], 'every device registered now');
+  });
+
+  test('batchedTokenActivity writes the refreshes of one turn as one store call', async () => {
+    let calls = 0;
+    const counting: StorePort = Object.create(store, {
+      refreshTokenActivity: { value: (tokens: string[]) => (calls++, store.refreshTokenActivity(tokens)) },
+    }) as StorePort;
+    const refresh = batchedTokenActivity(counting);
+    clock.advance(60_000);
+    await Promise.all([refresh(['phone']), refresh(['tablet']), refresh([])]);
+    assert.equal(calls, 1);
+    assert.equal(await store.tokenActivityMs('phone'), clock.nowMs());
+    assert.equal(await store.tokenActivityMs('tablet'), clock.nowMs());
   });
 
   test('decision table', () => {

@@ -42,6 +42,20 @@ const REFERENCE_KEYS = [
   'referencedDTag',
 ] as const satisfies ReadonlyArray<keyof ReferenceFields>;
 
+/**
+ * The event's reference fields, worked out once per event object: a fan-out builds one payload
+ * per watcher of the same video, and the fields depend on the event alone.
+ */
+const referencesByEvent = new WeakMap<NostrEvent, ReferenceFields>();
+function referencesOf(event: NostrEvent): ReferenceFields {
+  let references = referencesByEvent.get(event);
+  if (references === undefined) {
+    references = referenceFields(event);
+    referencesByEvent.set(event, references);
+  }
+  return references;
+}
+
 function withCollapseKey(data: Record<string, string>, collapseKey: string | undefined): PushMessage {
   return collapseKey === undefined ? { data } : { data, collapseKey };
 }
@@ -66,7 +80,7 @@ export function buildSocialPayload(input: SocialPayloadInput): PushMessage {
     eventKind: String(event.kind),
     timestamp: String(event.created_at),
   };
-  const references = input.references ?? referenceFields(event);
+  const references = input.references ?? referencesOf(event);
   for (const key of REFERENCE_KEYS) {
     const value = references[key];
     if (value !== undefined) data[key] = value;

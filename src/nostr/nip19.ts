@@ -1,4 +1,5 @@
-import { decode, npubEncode as encodeNpub, nsecEncode as encodeNsec } from 'nostr-tools/nip19';
+import { decode, nsecEncode as encodeNsec } from 'nostr-tools/nip19';
+import { bech32Encode } from './bech32.ts';
 import { isHexPubkey } from './tags.ts';
 import { isValidSecretKeyHex } from './keys.ts';
 
@@ -18,19 +19,13 @@ export const UNKNOWN_SENDER_LABEL = 'unknown';
 
 /** The npub of a 64-hex pubkey; throws RangeError for anything else. */
 export function npubEncode(pubkeyHex: string): string {
-  const known = recentNpubs.get(pubkeyHex);
-  if (known !== undefined) return known;
   if (!isHexPubkey(pubkeyHex)) throw new RangeError('npubEncode expects 64 lowercase hex');
-  const npub = encodeNpub(pubkeyHex);
-  // Bech32 costs tens of microseconds and every push names its receiver: remember recent ones.
-  if (recentNpubs.size >= RECENT_NPUB_ENTRIES) recentNpubs.clear();
-  recentNpubs.set(pubkeyHex, npub);
-  return npub;
+  return encodeNpub(pubkeyHex);
 }
 
-/** npubs remembered at once (about 150 bytes each); the memo starts over when full. */
-export const RECENT_NPUB_ENTRIES = 20_000;
-const recentNpubs = new Map<string, string>();
+function encodeNpub(pubkeyHex: string): string {
+  return bech32Encode('npub', Buffer.from(pubkeyHex, 'hex'));
+}
 
 /** The hex pubkey of an npub, or null when the input is not a valid npub. */
 export function decodeNpub(npub: string): string | null {

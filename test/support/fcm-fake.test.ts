@@ -107,4 +107,23 @@ describe('FCM fake: the contract it enforces', () => {
     assert.equal(await settled, 'failed');
     await otherPool.close();
   });
+
+  test("record: 'summary' keeps [eventId, token, time] of accepted messages only", async () => {
+    const lean = await startFcmFake({ clock, record: 'summary' });
+    const leanPool = new Http2Pool({ baseUrl: lean.baseUrl });
+    try {
+      const token = await new AccessTokenSource({ account: parseServiceAccount(JSON.stringify(lean.credentials), 'lean'), clock }).get();
+      assert.ok(token.ok);
+      const post = (body: unknown) =>
+        leanPool.request({ method: 'POST', path: '/v1/projects/fake-project/messages:send', headers: { authorization: `Bearer ${token.accessToken}` }, body: JSON.stringify(body) });
+      assert.equal((await post({ message: { token: 'lean-1', data: { eventId: 'e1' } } })).status, 200);
+      assert.equal((await post({ message: { token: 'lean-2', data: { eventId: 7 } } })).status, 400, 'still validated');
+      await lean.waitForMessages(1, 1000);
+      assert.deepEqual(lean.summaries, [['e1', 'lean-1', clock.nowMs()]]);
+      assert.deepEqual(lean.messages, []);
+    } finally {
+      await leanPool.close();
+      await lean.stop();
+    }
+  });
 });

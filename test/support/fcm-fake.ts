@@ -94,6 +94,12 @@ export interface FcmFakeOptions {
   maxConcurrentStreams?: number;
   /** Latency added to every accepted send. */
   latencyMs?: number;
+  /**
+   * `full` (default) keeps every accepted message whole in {@link FcmFake.messages}; `summary`
+   * keeps only `[data.eventId, token, receivedAtMs]` in {@link FcmFake.summaries}, so a benchmark
+   * of hundreds of thousands of sends does not measure the fake's own garbage collection.
+   */
+  record?: 'full' | 'summary';
 }
 
 export interface FcmFakeStats {
@@ -113,8 +119,10 @@ export interface FcmFake {
   credentials: ServiceAccountJson;
   /** Write the credentials to `dir/service-account.json` and return the path. */
   writeCredentials(dir: string): string;
-  /** Every accepted message, in arrival order. */
+  /** Every accepted message, in arrival order (`record: 'full'`). */
   messages: ReceivedMessage[];
+  /** `[data.eventId, token, receivedAtMs]` of every accepted message, in arrival order (`record: 'summary'`). */
+  summaries: Array<[string, string, number]>;
   /** Access tokens issued so far, oldest first. */
   issuedAccessTokens: string[];
   stats: FcmFakeStats;
@@ -154,6 +162,8 @@ export async function startFcmFake(options: FcmFakeOptions = {}): Promise<FcmFak
   let latencyMs = options.latencyMs ?? 0;
   const rules: ScriptRule[] = [];
   const messages: ReceivedMessage[] = [];
+  const summaries: Array<[string, string, number]> = [];
+  const keepWhole = (options.record ?? 'full') === 'full';
   const issuedAccessTokens: string[] = [];
   const validAccessTokens = new Set<string>();
   const waits: PendingWait[] = [];
@@ -263,10 +273,12 @@ export async function startFcmFake(options: FcmFakeOptions = {}): Promise<FcmFak
   }
 
   function record(received: ReceivedMessage): void {
-    messages.push(received);
+    if (keepWhole) messages.push(received);
+    else summaries.push([received.body.message.data?.eventId ?? '', received.token, received.receivedAtMs]);
+    const accepted = keepWhole ? messages.length : summaries.length;
     for (let i = waits.length - 1; i >= 0; i--) {
       const wait = waits[i] as PendingWait;
-      if (messages.length >= wait.count) {
+      if (accepted >= wait.count) {
         waits.splice(i, 1);
         wait.resolve();
       }
@@ -402,6 +414,7 @@ export async function startFcmFake(options: FcmFakeOptions = {}): Promise<FcmFak
       return path;
     },
     messages,
+    summaries,
     issuedAccessTokens,
     stats,
     script(rule: ScriptRule): void {
@@ -411,12 +424,12 @@ export async function startFcmFake(options: FcmFakeOptions = {}): Promise<FcmFak
       latencyMs = ms;
     },
     waitForMessages(count: number, timeoutMs: number): Promise<void> {
-      if (messages.length >= count) return Promise.resolve();
+      if ((keepWhole ? messages.length : summaries.length) >= count) return Promise.resolve();
       return new Promise((resolve, reject) => {
         const timer = setTimeout(() => {
           const index = waits.indexOf(wait);
           if (index >= 0) waits.splice(index, 1);
-          reject(new Error(`FCM fake received ${messages.length} of ${count} messages within ${timeoutMs}ms`));
+          reject(new Error(`FCM fake received ${keepWhole ? messages.length : summaries.length} of ${count} messages within ${timeoutMs}ms`));
         }, timeoutMs);
         const wait: PendingWait = {
           count,
