@@ -22,6 +22,7 @@ import { finalizeEvent, generateSecretKey, getPublicKey } from 'nostr-tools/wasm
 import { loadConfig, resolveStoreLocation } from '../../src/config/load.ts';
 import { openStore } from '../../src/store/open.ts';
 import type { StorePort } from '../../src/store/port.ts';
+import { withTurnBatching } from '../../src/store/turn-batching.ts';
 import { createLogger } from '../../src/observability/logger.ts';
 import { createWasmVerifier, isEventRejection, parseEvent } from '../../src/nostr/event.ts';
 import { COMMENT, REACTION } from '../../src/nostr/kinds.ts';
@@ -49,8 +50,8 @@ const EVENTS = Number(values.events);
 const RATE = Number(values.rate);
 const ACTORS = 100;
 const TICK_MS = 10;
-/** How often the drain check asks the store for queue sizes. */
-const DRAIN_POLL_MS = 200;
+/** How often the drain check asks the store for queue sizes (a count over the whole queue: not too often). */
+const DRAIN_POLL_MS = 1000;
 
 const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
 // 32 random bytes: below the curve order but for a chance of 2^-128.
@@ -157,8 +158,9 @@ async function seed(store: StorePort, prepared: Prepared): Promise<void> {
   for (const [i, actor] of prepared.actors.entries()) await store.cacheProfile({ pubkey: actor.pubkey, name: `actor${i}` }, 3600);
 }
 
-/** The listener's part: parse, verify off the main thread, queue inbound, wake the engine. */
-function ingester(store: StorePort, pool: CryptoWorkerPool, arrivedAt: Map<string, number>): (frame: string) => Promise<void> {
+/** The listener's part: parse, verify off the main thread, queue inbound (a turn's events in one call, as the listener role does). */
+function ingester(plainStore: StorePort, pool: CryptoWorkerPool, arrivedAt: Map<string, number>): (frame: string) => Promise<void> {
+  const store = withTurnBatching(plainStore);
   return async (frame) => {
     const event = parseEvent(JSON.parse(frame));
     if (isEventRejection(event) || !(await pool.verify(event))) throw new Error('a pre-signed event failed validation');

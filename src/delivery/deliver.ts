@@ -161,6 +161,7 @@ export async function deliverNotification(
 }
 
 async function bookkeeping(deps: DeliveryDeps, n: OutboundNotification, delivered: string[], dead: string[], report: DeliveryReport, log: LineLogger): Promise<void> {
+  if (delivered.length === 0 && dead.length === 0) return;
   const { store } = deps;
   const step = async (what: string, work: () => Promise<unknown>) => {
     try {
@@ -169,7 +170,11 @@ async function bookkeeping(deps: DeliveryDeps, n: OutboundNotification, delivere
       log.warn({ step: what, err: (err as Error).message }, 'delivery bookkeeping failed; carrying on');
     }
   };
-  await step('refresh token activity', () => (deps.refreshTokenActivity ?? ((tokens) => store.refreshTokenActivity(tokens)))(delivered));
+  try {
+    await (deps.refreshTokenActivity ? deps.refreshTokenActivity(delivered) : store.refreshTokenActivity(delivered));
+  } catch (err) {
+    log.warn({ step: 'refresh token activity', err: (err as Error).message }, 'delivery bookkeeping failed; carrying on');
+  }
   if (delivered.length > 0 && n.rateWindow) {
     const window = n.rateWindow;
     await step('bell rate window', () => store.openNewPostRateWindow(window.subscriber, window.creator, window.ttlSecs));

@@ -23,6 +23,7 @@ import { createListener } from '../listener/index.ts';
 import { runNtfyExpiry, type NtfyHub } from '../ntfy/index.ts';
 import { offThreadVerifier, type CryptoWorkerPool } from '../nostr/crypto-worker-pool.ts';
 import { DONE, runQueueWorker, type QueueSignal } from './queue-worker.ts';
+import { withTurnBatching } from '../store/turn-batching.ts';
 import { sleep, type Supervisor } from './supervisor.ts';
 
 export interface RoleContext {
@@ -130,9 +131,12 @@ function startEngine(ctx: RoleContext): void {
   const log = ctx.logger.child({ role: 'engine' });
   const decryptor = createNip44ControlDecryptor(ctx.key.secretHex, ctx.cryptoPool ? { pool: ctx.cryptoPool } : {});
   const profiles = createProfileResolver(config.nostr, { store, verifier: ctx.verifier, logger: log, metrics });
+  // The engine handles many events side by side: their gate reads, claims and enqueues of one
+  // turn reach the store as one call each.
+  const batched = withTurnBatching(store);
   // Built once: the handlers below run for every inbound event.
   const contentDeps: ContentDeps = {
-    store,
+    store: batched,
     profiles,
     allowedPubkeys: new Set(config.service.allowed_pubkeys.map((p) => p.toLowerCase())),
     defaultPreferenceKinds: config.notification.default_preferences.kinds,
@@ -141,7 +145,7 @@ function startEngine(ctx: RoleContext): void {
     clock: store.clock,
     logger: log,
     metrics,
-    outbound: storeOutboundQueue(store, () => ctx.wake.notify('outbound')),
+    outbound: storeOutboundQueue(batched, () => ctx.wake.notify('outbound')),
     bells: contentBellRules(config),
     coalesce: coalesceIngester({ config, store, logger: log, metrics }),
   };
@@ -207,6 +211,8 @@ function startDelivery(ctx: RoleContext): void {
 /** listener: relays → the inbound queue. */
 function startListener(ctx: RoleContext): () => Promise<void> {
   const { config, store } = ctx;
+  // Events arrive in bursts from several relays: one enqueue per turn, not per event.
+  const inbound = withTurnBatching(store);
   const listener = createListener({
     relays: config.nostr.relays,
     servicePubkey: ctx.key.pubkey,
@@ -222,7 +228,7 @@ function startListener(ctx: RoleContext): () => Promise<void> {
     metrics: ctx.metrics,
     sink: async (accepted) => {
       const envelope: InboundEnvelope = accepted;
-      await store.enqueue('inbound', { id: accepted.event.id, payload: envelope });
+      await inbound.enqueue('inbound', { id: accepted.event.id, payload: envelope });
       ctx.wake.notify('inbound');
     },
   });

@@ -286,6 +286,12 @@ export interface StorePort extends NtfyTopicStore, CoalesceStore, NotifyListStor
   enqueue<T>(queue: QueueName, item: EnqueueItem<T>): Promise<boolean>;
 
   /**
+   * Add many items in one step, each as {@link enqueue} would (independently: a known id skips
+   * only its own entry, and an id repeated in the list is added once). One result per item, in order.
+   */
+  enqueueMany<T>(queue: QueueName, items: ReadonlyArray<EnqueueItem<T>>): Promise<boolean[]>;
+
+  /**
    * Lease up to `max` items that are available now, oldest availability first. Items whose lease
    * expired are available again (lease recovery). See {@link LeaseOptions.maxAttempts}.
    */

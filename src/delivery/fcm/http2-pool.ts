@@ -82,6 +82,8 @@ interface PooledSession {
   active: number;
   /** False once the session got GOAWAY, failed or closed: it takes no new streams. */
   usable: boolean;
+  /** True once the server's first SETTINGS arrived (what {@link ready} waits for). */
+  connected: boolean;
 }
 
 export class Http2Pool {
@@ -117,8 +119,37 @@ export class Http2Pool {
   }
 
   /** Send one request. Rejects only with {@link Http2RequestError}. */
-  async request(request: Http2Request): Promise<Http2Response> {
-    for (let attempt = 1; ; attempt++) {
+  request(request: Http2Request): Promise<Http2Response> {
+    // The common case, without a wait: a connected session has a free stream.
+    if (this.closed || request.signal?.aborted || (request.deadlineMs !== undefined && Date.now() >= request.deadlineMs)) return this.requestWaiting(request, 1);
+    const pooled = this.sessionWithFreeStream();
+    if (!pooled?.connected) return this.requestWaiting(request, 1);
+    this.take(pooled);
+    let stream: ClientHttp2Stream;
+    try {
+      stream = this.openStream(pooled, request);
+    } catch (err) {
+      this.release(pooled);
+      return err instanceof Http2RequestError && err.reason === 'refused' ? this.requestWaiting(request, 2) : Promise.reject(err);
+    }
+    return this.readResponse(stream, request).then(
+      (response) => {
+        this.release(pooled);
+        return response;
+      },
+      (err: unknown) => {
+        this.release(pooled);
+        if (!(err instanceof Http2RequestError && err.reason === 'refused')) throw err;
+        // The RST_STREAM can arrive before the GOAWAY that explains it: never retry on the same session.
+        this.retire(pooled);
+        return this.requestWaiting(request, 2);
+      },
+    );
+  }
+
+  /** {@link request} when a stream may have to be waited for (or a session connected), from attempt `first`. */
+  private async requestWaiting(request: Http2Request, first: number): Promise<Http2Response> {
+    for (let attempt = first; ; attempt++) {
       const pooled = await this.acquire(request.signal, request.deadlineMs);
       try {
         return await this.exchange(pooled, request);
@@ -173,12 +204,17 @@ export class Http2Pool {
       if (deadlineMs !== undefined && Date.now() >= deadlineMs) throw deadlineError();
       const pooled = this.sessionWithFreeStream() ?? (this.sessions.length < this.maxSessions ? this.connect() : null);
       if (pooled) {
-        pooled.active++;
-        if (pooled.active === 1) pooled.session.ref();
+        this.take(pooled);
         return pooled;
       }
       await this.waitForFreeStream(signal, deadlineMs);
     }
+  }
+
+  /** Reserve a stream on `pooled`; a session with streams reserved keeps the process alive. */
+  private take(pooled: PooledSession): void {
+    pooled.active++;
+    if (pooled.active === 1) pooled.session.ref();
   }
 
   private release(pooled: PooledSession): void {
@@ -240,7 +276,7 @@ export class Http2Pool {
     const session = http2.connect(this.origin, { settings: { enablePush: false } });
     this.sessionsOpened++;
     this.openSessions.add(session);
-    const pooled: PooledSession = { session, ready: Promise.resolve(), active: 0, usable: true };
+    const pooled: PooledSession = { session, ready: Promise.resolve(), active: 0, usable: true, connected: false };
     pooled.ready = new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => {
         reject(new Http2RequestError('connect_timeout', `HTTP/2 connect to ${this.origin} exceeded ${this.connectTimeoutMs}ms`));
@@ -250,6 +286,7 @@ export class Http2Pool {
       // speaks HTTP/2 and tells us its stream limit before we open streams.
       session.once('remoteSettings', () => {
         clearTimeout(timer);
+        pooled.connected = true;
         resolve();
       });
       session.once('close', () => {
@@ -292,15 +329,18 @@ export class Http2Pool {
   private async exchange(pooled: PooledSession, request: Http2Request): Promise<Http2Response> {
     await pooled.ready;
     if (request.signal?.aborted) throw new Http2RequestError('aborted', 'request aborted before it was sent');
-    let stream: ClientHttp2Stream;
+    return this.readResponse(this.openStream(pooled, request), request);
+  }
+
+  /** Open the request's stream; a session that no longer takes streams is retired (`refused`: nothing was sent). */
+  private openStream(pooled: PooledSession, request: Http2Request): ClientHttp2Stream {
     try {
-      stream = pooled.session.request({ ':method': request.method, ':path': this.pathPrefix + request.path, ...request.headers });
+      return pooled.session.request({ ':method': request.method, ':path': this.pathPrefix + request.path, ...request.headers });
     } catch (err) {
       // ERR_HTTP2_GOAWAY_SESSION / ERR_HTTP2_INVALID_SESSION: nothing left this process.
       this.retire(pooled);
       throw new Http2RequestError('refused', `session refused a new stream: ${(err as Error).message}`);
     }
-    return this.readResponse(stream, request);
   }
 
   private readResponse(stream: ClientHttp2Stream, request: Http2Request): Promise<Http2Response> {

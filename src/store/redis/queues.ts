@@ -19,7 +19,8 @@
  *
  * Transitions (one Lua script each, every key in KEYS, `now` passed in from the store's clock):
  *
- * - `enqueue-3`: new id → ready at `availableAtMs` (default now), attempts 0. Known id → no-op.
+ * - `enqueue-3` (many items per call): new id → ready at `availableAtMs` (default now),
+ *   attempts 0. Known id → no-op.
  * - `lease-5`: first, leases with expiry ≤ now go back to ready scored by their expiry (so they
  *   are due at once and keep their place), or straight to dead when they already had
  *   `maxAttempts` leases. Then due items (score ≤ now, ascending score, ties by id) are taken
@@ -66,13 +67,25 @@ function ownedResult(operation: string, code: unknown): boolean {
 }
 
 export async function enqueue<T>(ctx: RedisContext, queue: QueueName, item: EnqueueItem<T>): Promise<boolean> {
-  const payload = JSON.stringify(item.payload);
-  if (payload === undefined) throw new TypeError(`enqueue: payload of ${item.id} is not JSON-serialisable`);
-  const availableAtMs = item.availableAtMs ?? ctx.clock.nowMs();
-  requireTime('enqueue', 'availableAtMs', availableAtMs);
+  const [added] = await enqueueMany(ctx, queue, [item]);
+  return added === true;
+}
+
+/** Enqueue many items in one script call; one result per item, in order (false for a known id). */
+export async function enqueueMany<T>(ctx: RedisContext, queue: QueueName, items: ReadonlyArray<EnqueueItem<T>>): Promise<boolean[]> {
+  if (items.length === 0) return [];
+  const nowMs = ctx.clock.nowMs();
+  const args: ScriptArg[] = [];
+  for (const item of items) {
+    const payload = JSON.stringify(item.payload);
+    if (payload === undefined) throw new TypeError(`enqueue: payload of ${item.id} is not JSON-serialisable`);
+    const availableAtMs = item.availableAtMs ?? nowMs;
+    requireTime('enqueue', 'availableAtMs', availableAtMs);
+    args.push(item.id, payload, availableAtMs);
+  }
   const keys = queueKeys(queue);
-  const added = await ctx.scripts.run('enqueue', [keys.ready, keys.items, keys.meta], [item.id, payload, availableAtMs]);
-  return added === 1;
+  const added = (await ctx.scripts.run('enqueue', [keys.ready, keys.items, keys.meta], args)) as number[];
+  return items.map((_, i) => added[i] === 1);
 }
 
 export async function lease<T>(ctx: RedisContext, queue: QueueName, options: LeaseOptions): Promise<LeasedItem<T>[]> {

@@ -161,6 +161,9 @@ export class RedisStore implements StorePort {
   deadLetter(queue: QueueName, id: string, leaseToken: string, reason: string): Promise<boolean> {
     return queues.deadLetter(this.ctx, queue, id, leaseToken, reason);
   }
+  enqueueMany<T>(queue: QueueName, items: ReadonlyArray<EnqueueItem<T>>): Promise<boolean[]> {
+    return queues.enqueueMany(this.ctx, queue, items);
+  }
   settleLeased(queue: QueueName, settlements: readonly Settlement[]): Promise<boolean[]> {
     return queues.settleLeased(this.ctx, queue, settlements);
   }

@@ -132,6 +132,7 @@ export class QueueTable {
   private readonly selectStats: Statement<[{ queue: QueueName; nowMs: number }], QueueStats>;
 
   readonly enqueue: (queue: QueueName, item: EnqueueItem<unknown>) => boolean;
+  readonly enqueueMany: (queue: QueueName, items: ReadonlyArray<EnqueueItem<unknown>>) => boolean[];
   readonly lease: (queue: QueueName, options: LeaseOptions) => LeasedItem<unknown>[];
   readonly ack: (queue: QueueName, id: string, leaseToken: string) => boolean;
   readonly retry: (queue: QueueName, id: string, leaseToken: string, availableAtMs: number, error: string) => boolean;
@@ -162,6 +163,8 @@ export class QueueTable {
       const dueAtMs = item.availableAtMs ?? this.clock.nowMs();
       return this.insertItem.run({ queue, id: item.id, payloadJson, dueAtMs }).changes > 0;
     });
+
+    this.enqueueMany = db.transaction((queue: QueueName, items: ReadonlyArray<EnqueueItem<unknown>>): boolean[] => items.map((item) => this.enqueue(queue, item)));
 
     this.lease = db.transaction((queue: QueueName, options: LeaseOptions) => this.leaseDue(queue, options));
 

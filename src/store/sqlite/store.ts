@@ -197,6 +197,10 @@ export class SqliteStore implements StorePort {
     return this.group.run(() => this.queues.enqueue(queue, item));
   }
 
+  async enqueueMany<T>(queue: QueueName, items: ReadonlyArray<EnqueueItem<T>>): Promise<boolean[]> {
+    return items.length === 0 ? [] : this.group.run(() => this.queues.enqueueMany(queue, items));
+  }
+
   async lease<T>(queue: QueueName, options: LeaseOptions): Promise<LeasedItem<T>[]> {
     // Payloads are stored as JSON; their type is the enqueuer's promise to the consumer.
     return this.group.run(() => this.queues.lease(queue, options) as LeasedItem<T>[]);

@@ -187,6 +187,28 @@ export function queueContract(ctx: ContractContext, queue: QueueName): void {
       assert.equal((await leaseOne(store, queue)).attempts, 2);
     });
 
+    test('enqueueMany adds each item as enqueue would: known and repeated ids once, one result per item', async () => {
+      const store = ctx.store();
+      const now = ctx.clock().nowMs();
+      await store.enqueue(queue, { id: 'known', payload: 'first' });
+      const results = await store.enqueueMany<unknown>(queue, [
+        { id: 'a', payload: RICH_PAYLOAD },
+        { id: 'known', payload: 'second' },
+        { id: 'later', payload: 'later', availableAtMs: now + 5 * SECOND_MS },
+        { id: 'a', payload: 'again' },
+      ]);
+      assert.deepEqual(results, [true, false, true, false]);
+      assert.deepEqual(await store.enqueueMany(queue, []), []);
+      const leased = await store.lease(queue, LEASE);
+      assert.deepEqual(
+        leased.map((item) => [item.id, item.payload]).sort(),
+        [['a', RICH_PAYLOAD], ['known', 'first']].sort(),
+        'payloads exact, the known id untouched, the later item not yet due',
+      );
+      ctx.clock().set(now + 5 * SECOND_MS);
+      assert.equal((await leaseOne(store, queue)).id, 'later');
+    });
+
     test('settleLeased settles many items in one call, each as its single-item call would', async () => {
       const store = ctx.store();
       const clock = ctx.clock();

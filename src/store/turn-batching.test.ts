@@ -1,0 +1,76 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { openSqliteStore } from './sqlite/index.ts';
+import type { StorePort } from './port.ts';
+import { withTurnBatching } from './turn-batching.ts';
+
+/** The store, counting the calls that reach it. */
+function counted(store: StorePort): { store: StorePort; calls: Map<string, number> } {
+  const calls = new Map<string, number>();
+  const proxy = new Proxy(store, {
+    get(target, property) {
+      const value: unknown = Reflect.get(target, property, target);
+      if (typeof value !== 'function') return value;
+      return (...args: unknown[]) => {
+        calls.set(String(property), (calls.get(String(property)) ?? 0) + 1);
+        return (value as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+  return { store: proxy, calls };
+}
+
+describe('withTurnBatching', () => {
+  test('enqueues of one turn reach the store as one enqueueMany per queue, each caller with its own result', async () => {
+    const base = await openSqliteStore({ path: ':memory:' });
+    const { store, calls } = counted(base);
+    const batched = withTurnBatching(store);
+    await base.enqueue('inbound', { id: 'known', payload: 0 });
+    const results = await Promise.all([
+      batched.enqueue('inbound', { id: 'a', payload: 1 }),
+      batched.enqueue('inbound', { id: 'known', payload: 2 }),
+      batched.enqueue('outbound', { id: 'b', payload: 3 }),
+    ]);
+    assert.deepEqual(results, [true, false, true]);
+    assert.equal(calls.get('enqueueMany'), 2, 'one call per queue');
+    assert.equal(calls.get('enqueue'), undefined);
+    assert.deepEqual(await base.queueStats('inbound'), { ready: 2, leased: 0, dead: 0 });
+    await base.close();
+  });
+
+  test('recipient reads and delivery claims of one turn are merged, and each caller gets its own slice', async () => {
+    const base = await openSqliteStore({ path: ':memory:' });
+    const { store, calls } = counted(base);
+    const batched = withTurnBatching(store);
+    const [alice, bob, carol] = ['a1', 'b1', 'c1'].map((p) => p.repeat(32)) as [string, string, string];
+    await base.registerToken(alice, { token: 'alice-phone', transport: 'fcm' });
+    await base.registerToken(carol, { token: 'carol-phone', transport: 'fcm' });
+    const [first, second] = await Promise.all([batched.readRecipients([alice, bob]), batched.readRecipients([carol])]);
+    assert.deepEqual(first?.map((s) => s.devices.map((d) => d.token)), [['alice-phone'], []]);
+    assert.deepEqual(second?.map((s) => s.devices.map((d) => d.token)), [['carol-phone']]);
+    assert.equal(calls.get('readRecipients'), 1);
+
+    const delivery = (eventId: string, recipient: string) => ({ claim: { eventId, recipient, owner: randomUUID() }, item: { id: `${eventId}:${recipient}`, payload: recipient } });
+    const held = await base.claimRecipientDelivery('e1'.repeat(32), bob, 60);
+    assert.ok(held);
+    const [x, y] = await Promise.all([
+      batched.claimAndEnqueueDeliveries('outbound', 60, [delivery('e1'.repeat(32), alice), delivery('e1'.repeat(32), bob)]),
+      batched.claimAndEnqueueDeliveries('outbound', 60, [delivery('e2'.repeat(32), carol)]),
+    ]);
+    assert.deepEqual(x, [true, false]);
+    assert.deepEqual(y, [true]);
+    assert.equal(calls.get('claimAndEnqueueDeliveries'), 1);
+    await base.close();
+  });
+
+  test('every other member is the store’s own', async () => {
+    const base = await openSqliteStore({ path: ':memory:' });
+    const batched = withTurnBatching(base);
+    assert.equal(batched.clock, base.clock);
+    await batched.registerToken('d1'.repeat(32), { token: 't', transport: 'fcm' });
+    assert.equal(await base.tokenOwner('t'), 'd1'.repeat(32));
+    assert.equal(batched.registerToken, batched.registerToken, 'bound once');
+    await base.close();
+  });
+});

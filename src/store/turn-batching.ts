@@ -1,0 +1,71 @@
+/**
+ * A store whose hot calls, made by many concurrent handlers in one turn of the event loop, reach
+ * the adapter as one call each: every `enqueue` of a turn becomes one `enqueueMany` per queue,
+ * every `readRecipients` one read, every `claimAndEnqueueDeliveries` one claim step per queue and
+ * claim lifetime.
+ *
+ * Why: one Redis script or one SQLite transaction costs about the same for one item as for a
+ * hundred, and the engine handles dozens of events side by side. Every caller still gets its own
+ * result once the merged call is done, so a caller that awaits a write knows it is recorded,
+ * exactly as with the plain store; the batched operations are independent per entry, so merging
+ * changes no outcome.
+ */
+import { TurnBatcher } from '../util/turn-batcher.ts';
+import type { ClaimedDelivery, EnqueueItem, QueueName, RecipientGateState, StorePort } from './port.ts';
+
+/** `store` with its hot calls merged per turn; every other operation is the store's own. */
+export function withTurnBatching(store: StorePort): StorePort {
+  const enqueues = new Map<QueueName, TurnBatcher<EnqueueItem<unknown>, boolean>>();
+  const enqueuerFor = (queue: QueueName): TurnBatcher<EnqueueItem<unknown>, boolean> => {
+    let batcher = enqueues.get(queue);
+    if (!batcher) {
+      batcher = new TurnBatcher((items) => store.enqueueMany(queue, items));
+      enqueues.set(queue, batcher);
+    }
+    return batcher;
+  };
+
+  const reads = new TurnBatcher<readonly string[], RecipientGateState[]>(async (lists) => {
+    const states = await store.readRecipients(lists.flat());
+    let offset = 0;
+    return lists.map((list) => states.slice(offset, (offset += list.length)));
+  });
+
+  const claims = new Map<string, TurnBatcher<ReadonlyArray<ClaimedDelivery<unknown>>, boolean[]>>();
+  const claimerFor = (queue: QueueName, ttlSecs: number): TurnBatcher<ReadonlyArray<ClaimedDelivery<unknown>>, boolean[]> => {
+    const key = `${queue}:${ttlSecs}`;
+    let batcher = claims.get(key);
+    if (!batcher) {
+      batcher = new TurnBatcher(async (lists) => {
+        const taken = await store.claimAndEnqueueDeliveries(queue, ttlSecs, lists.flat());
+        let offset = 0;
+        return lists.map((list) => taken.slice(offset, (offset += list.length)));
+      });
+      claims.set(key, batcher);
+    }
+    return batcher;
+  };
+
+  const merged: Partial<Record<keyof StorePort, unknown>> = {
+    enqueue: <T>(queue: QueueName, item: EnqueueItem<T>): Promise<boolean> => enqueuerFor(queue).add(item),
+    readRecipients: (pubkeys: readonly string[]): Promise<RecipientGateState[]> => (pubkeys.length === 0 ? Promise.resolve([]) : reads.add(pubkeys)),
+    claimAndEnqueueDeliveries: <T>(queue: QueueName, ttlSecs: number, entries: ReadonlyArray<ClaimedDelivery<T>>): Promise<boolean[]> =>
+      entries.length === 0 ? Promise.resolve([]) : claimerFor(queue, ttlSecs).add(entries),
+  };
+  // Every other member is the store's own, bound to it (so an adapter's lazily made state stays
+  // on the adapter), and bound once.
+  const bound = new Map<PropertyKey, unknown>();
+  return new Proxy(store, {
+    get(target, property) {
+      if (Object.hasOwn(merged, property)) return merged[property as keyof StorePort];
+      const value: unknown = Reflect.get(target, property, target);
+      if (typeof value !== 'function') return value;
+      let method = bound.get(property);
+      if (method === undefined) {
+        method = (value as (...args: unknown[]) => unknown).bind(target);
+        bound.set(property, method);
+      }
+      return method;
+    },
+  });
+}
