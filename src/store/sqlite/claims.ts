@@ -71,6 +71,17 @@ export class ClaimTable {
   readonly claimRecipient: (eventId: string, recipient: string, ttlSecs: number) => RecipientClaim | null;
   /** Take `claim` under its own owner token; true when taken. */
   readonly takeClaim: (claim: RecipientClaim, ttlSecs: number) => boolean;
+
+  /**
+   * {@link takeClaim} without a transaction of its own, for a caller's transaction that does
+   * more in the same atomic step (a savepoint per step costs two statements).
+   */
+  insertClaim(claim: RecipientClaim, ttlSecs: number): boolean {
+    const nowMs = this.clock.nowMs();
+    this.sweeper.maybeSweep(nowMs);
+    const { eventId, recipient, owner } = claim;
+    return this.takeRecipientClaim.run({ eventId, recipient, owner, expiresAtMs: expiresAtMs(nowMs, ttlSecs), nowMs }).changes > 0;
+  }
   readonly release: (claim: RecipientClaim) => boolean;
   readonly releaseEvent: (eventId: string) => void;
   readonly hasVideoRecord: (record: VideoRecord) => boolean;
@@ -101,12 +112,7 @@ export class ClaimTable {
       return this.takeEventClaim.run({ eventId, expiresAtMs: expiresAtMs(nowMs, ttlSecs), nowMs }).changes > 0;
     });
 
-    this.takeClaim = db.transaction((claim: RecipientClaim, ttlSecs: number): boolean => {
-      const nowMs = this.clock.nowMs();
-      this.sweeper.maybeSweep(nowMs);
-      const { eventId, recipient, owner } = claim;
-      return this.takeRecipientClaim.run({ eventId, recipient, owner, expiresAtMs: expiresAtMs(nowMs, ttlSecs), nowMs }).changes > 0;
-    });
+    this.takeClaim = db.transaction((claim: RecipientClaim, ttlSecs: number): boolean => this.insertClaim(claim, ttlSecs));
 
     this.claimRecipient = (eventId, recipient, ttlSecs) => {
       const claim = { eventId, recipient, owner: randomUUID() };

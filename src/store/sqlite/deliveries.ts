@@ -34,8 +34,8 @@ export class DeliveryOps {
     );
     // Each entry's claim and enqueue are one savepoint: both or neither.
     const claimAndEnqueueOne = db.transaction((queue: QueueName, ttlSecs: number, entry: ClaimedDelivery<unknown>): boolean => {
-      if (!claims.takeClaim(entry.claim, ttlSecs)) return false;
-      queues.enqueue(queue, entry.item);
+      if (!claims.insertClaim(entry.claim, ttlSecs)) return false;
+      queues.insert(queue, entry.item);
       return true;
     });
     this.claimAndEnqueue = db.transaction((queue: QueueName, ttlSecs: number, entries: ReadonlyArray<ClaimedDelivery<unknown>>): boolean[] =>

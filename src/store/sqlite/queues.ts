@@ -20,15 +20,19 @@ const INSERT_ITEM = `
 
 /** Ties in availability go to the item inserted first. */
 const SELECT_DUE = `
-  SELECT id, payload_json, attempts, last_error FROM queue_items
+  SELECT rowid, id, payload_json, attempts, last_error FROM queue_items
   WHERE queue = @queue AND state <> 'dead' AND due_at_ms <= @nowMs
   ORDER BY due_at_ms, rowid
   LIMIT @limit`;
 
+/**
+ * Every row a lease call takes, in one statement (`@rowids` is a JSON array): the k-th row's lease
+ * token is `<call token>:<rowid>`, unique and unguessable, as {@link leaseTokenFor} writes it.
+ */
 const MARK_LEASED = `
   UPDATE queue_items
-  SET state = 'leased', lease_token = @leaseToken, due_at_ms = @leaseExpiresAtMs, attempts = attempts + 1
-  WHERE queue = @queue AND id = @id`;
+  SET state = 'leased', lease_token = @callToken || ':' || rowid, due_at_ms = @leaseExpiresAtMs, attempts = attempts + 1
+  WHERE rowid IN (SELECT value FROM json_each(@rowids))`;
 
 const MARK_EXHAUSTED = `
   UPDATE queue_items
@@ -71,6 +75,7 @@ const SELECT_STATS = `
   FROM queue_items WHERE queue = @queue`;
 
 interface DueRow {
+  rowid: number;
   id: string;
   payload_json: string;
   attempts: number;
@@ -110,6 +115,11 @@ function tryParsePayload(json: string): unknown {
 }
 
 
+/** The lease token `MARK_LEASED` gives a row: the call's random token and the row's id. */
+function leaseTokenFor(callToken: string, rowid: number): string {
+  return `${callToken}:${rowid}`;
+}
+
 function checkLeaseOptions(options: LeaseOptions): void {
   // A zero-length lease would make a just-leased item due again inside the same lease call.
   if (!Number.isFinite(options.leaseMs) || options.leaseMs <= 0) throw new RangeError(`leaseMs must be positive, got ${options.leaseMs}`);
@@ -121,7 +131,7 @@ function checkLeaseOptions(options: LeaseOptions): void {
 export class QueueTable {
   private readonly insertItem: Statement<[ItemKey & { payloadJson: string; dueAtMs: number }]>;
   private readonly selectDue: Statement<[{ queue: QueueName; nowMs: number; limit: number }], DueRow>;
-  private readonly markLeased: Statement<[ItemKey & { leaseToken: string; leaseExpiresAtMs: number }]>;
+  private readonly markLeased: Statement<[{ callToken: string; leaseExpiresAtMs: number; rowids: string }]>;
   private readonly markExhausted: Statement<[ItemKey & { reason: string; nowMs: number }]>;
   private readonly deleteLeased: Statement<[ItemKey & { leaseToken: string }]>;
   private readonly returnLeased: Statement<[ItemKey & { leaseToken: string; availableAtMs: number; error: string }]>;
@@ -158,13 +168,9 @@ export class QueueTable {
     this.deleteDeadItem = db.prepare(DELETE_DEAD);
     this.selectStats = db.prepare(SELECT_STATS);
 
-    this.enqueue = db.transaction((queue: QueueName, item: EnqueueItem<unknown>): boolean => {
-      const payloadJson = serialisePayload(item.id, item.payload);
-      const dueAtMs = item.availableAtMs ?? this.clock.nowMs();
-      return this.insertItem.run({ queue, id: item.id, payloadJson, dueAtMs }).changes > 0;
-    });
+    this.enqueue = db.transaction((queue: QueueName, item: EnqueueItem<unknown>): boolean => this.insert(queue, item));
 
-    this.enqueueMany = db.transaction((queue: QueueName, items: ReadonlyArray<EnqueueItem<unknown>>): boolean[] => items.map((item) => this.enqueue(queue, item)));
+    this.enqueueMany = db.transaction((queue: QueueName, items: ReadonlyArray<EnqueueItem<unknown>>): boolean[] => items.map((item) => this.insert(queue, item)));
 
     this.lease = db.transaction((queue: QueueName, options: LeaseOptions) => this.leaseDue(queue, options));
 
@@ -198,6 +204,16 @@ export class QueueTable {
     this.deleteDead = db.transaction((queue: QueueName, id: string): boolean => this.deleteDeadItem.run(queue, id).changes > 0);
   }
 
+  /**
+   * {@link enqueue} without a transaction of its own (one statement, atomic by itself), for a
+   * caller's transaction that does more in the same atomic step.
+   */
+  insert(queue: QueueName, item: EnqueueItem<unknown>): boolean {
+    const payloadJson = serialisePayload(item.id, item.payload);
+    const dueAtMs = item.availableAtMs ?? this.clock.nowMs();
+    return this.insertItem.run({ queue, id: item.id, payloadJson, dueAtMs }).changes > 0;
+  }
+
   /** Runs inside the `lease` transaction. */
   private leaseDue(queue: QueueName, options: LeaseOptions): LeasedItem<unknown>[] {
     checkLeaseOptions(options);
@@ -206,11 +222,13 @@ export class QueueTable {
     if (!(max >= 1)) return leased;
     const nowMs = this.clock.nowMs();
     const leaseExpiresAtMs = nowMs + options.leaseMs;
+    const callToken = randomUUID();
     // Exhausted items are moved away instead of leased, so keep selecting until `max` are leased
     // or nothing is due: one poison item must not cost a consumer its whole batch.
     while (leased.length < max) {
       const due = this.selectDue.all({ queue, nowMs, limit: max - leased.length });
       if (due.length === 0) break;
+      const rowids: number[] = [];
       for (const row of due) {
         if (row.attempts >= options.maxAttempts) {
           this.markExhausted.run({ queue, id: row.id, reason: MAX_ATTEMPTS_REASON, nowMs });
@@ -224,17 +242,17 @@ export class QueueTable {
           this.logger.warn({ queue, id: row.id }, 'queue item payload is not JSON; dead-lettered');
           continue;
         }
-        const leaseToken = randomUUID();
-        this.markLeased.run({ queue, id: row.id, leaseToken, leaseExpiresAtMs });
+        rowids.push(row.rowid);
         leased.push({
           id: row.id,
           payload,
           attempts: row.attempts + 1,
-          leaseToken,
+          leaseToken: leaseTokenFor(callToken, row.rowid),
           leaseExpiresAtMs,
           lastError: row.last_error,
         });
       }
+      if (rowids.length > 0) this.markLeased.run({ callToken, leaseExpiresAtMs, rowids: JSON.stringify(rowids) });
     }
     return leased;
   }
