@@ -13,7 +13,7 @@
  * concurrency / 20 ms pushes per second whatever the store does (2,500/s at 50), so the figures
  * are also printed for the concurrency given.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -98,7 +98,18 @@ async function seed(store: StorePort, creator: string): Promise<number> {
   return performance.now() - started;
 }
 
-async function runOne(label: string, store: StorePort, dir: string): Promise<void> {
+/** CPU time of a process so far (ms), from /proc (Linux). */
+function processCpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  return (Number(fields[11] ?? 0) + Number(fields[12] ?? 0)) * 10;
+}
+
+function ownCpuMs(): number {
+  const usage = process.cpuUsage();
+  return (usage.user + usage.system) / 1000;
+}
+
+async function runOne(label: string, store: StorePort, dir: string, redisPid?: number): Promise<void> {
   const logger = createLogger({ level: 'silent' });
   const metrics = new Metrics();
   const creatorSecret = generateSecretKey();
@@ -131,6 +142,7 @@ async function runOne(label: string, store: StorePort, dir: string): Promise<voi
   const video = signEvent({ kind: VIDEO, created_at: Math.floor(store.clock.nowMs() / 1000), tags: [['d', 'bench-vine'], ['title', 'bench']], content: '' }, creatorSecret);
   const controller = new AbortController();
 
+  const cpuBefore = { self: ownCpuMs(), fake: processCpuMs(fake.pid), redis: redisPid ? processCpuMs(redisPid) : 0 };
   const { result: elapsedMs, top } = await profile(async () => {
     const started = performance.now();
     await enqueueNewPostFanout({ store, processedEventTtlSecs: defaults.processed_event_ttl_secs, maxEventAgeSecs: 3600, clock: store.clock, logger }, video);
@@ -146,6 +158,10 @@ async function runOne(label: string, store: StorePort, dir: string): Promise<voi
     return elapsed;
   });
 
+  const cpuPerPush = (ms: number) => ((ms * 1000) / WATCHERS).toFixed(0);
+  const cpuLine =
+    `  CPU per push: this process ${cpuPerPush(ownCpuMs() - cpuBefore.self)} µs, FCM fake ${cpuPerPush(processCpuMs(fake.pid) - cpuBefore.fake)} µs` +
+    (redisPid ? `, redis-server ${cpuPerPush(processCpuMs(redisPid) - cpuBefore.redis)} µs` : '');
   const { received, peakStreams } = transport instanceof StubTransport ? { received: transport.received, peakStreams: transport.peak } : await fake.report();
   const counts = new Map<string, number>();
   for (const [eventId, token] of received) if (eventId === video.id) counts.set(token, (counts.get(token) ?? 0) + 1);
@@ -161,8 +177,9 @@ async function runOne(label: string, store: StorePort, dir: string): Promise<voi
   console.log(`\n${label}: ${WATCHERS} watchers, page ${PAGE_SIZE}, concurrency ${CONCURRENCY}, ${TRANSPORT === 'stub' ? 'stub transport' : 'FCM fake'}, latency ${values.latency} ms`);
   console.log(`  seeding (tokens + notify lists): ${(seedMs / 1000).toFixed(1)} s`);
   console.log(`  fan-out: ${pushes} pushes in ${(elapsedMs / 1000).toFixed(2)} s = ${Math.round(pushes / (elapsedMs / 1000))} pushes/s (peak ${peakStreams} concurrent FCM streams)`);
+  console.log(cpuLine);
   console.log(`  ${verdict}`);
-  printProfile(label, top);
+  if (process.env.BENCH_PROFILE) printProfile(label, top);
   await transport.close();
   await fake.stop();
 }
@@ -182,7 +199,7 @@ for (const kind of stores) {
       const server = await startRedisServer();
       const store = await openRedisStore({ url: server.url });
       try {
-        await runOne('Redis', store, dir);
+        await runOne('Redis', store, dir, server.pid);
       } finally {
         await store.close();
         await server.stop();

@@ -80,17 +80,21 @@ export async function readBellWatchers(ctx: RedisContext, video: VideoCoordinate
   });
 }
 
-/** One pipeline of `SET dedup:{eventId}:{recipient} owner EX ttl NX`, as claimRecipientDelivery does alone. */
+/** `SET dedup:{eventId}:{recipient} owner EX ttl NX` for many recipients, as claimRecipientDelivery does alone, one script per chunk. */
 export async function claimRecipientDeliveries(ctx: RedisContext, eventId: string, recipients: readonly string[], ttlSecs: number): Promise<Array<RecipientClaim | null>> {
   if (recipients.length === 0) return [];
   const ttl = expirySeconds('claimRecipientDeliveries', ttlSecs);
+  const key = prefixed(ctx);
   const claims = recipients.map((recipient) => ({ eventId, recipient, owner: randomUUID() }));
-  const pipeline = ctx.redis.pipeline();
-  for (const claim of claims) pipeline.set(recipientClaimKey(eventId, claim.recipient), claim.owner, 'EX', ttl, 'NX');
-  const replies = (await pipeline.exec()) ?? [];
-  const failure = replies.find(([error]) => error !== null)?.[0];
-  if (failure) throw failure;
-  return claims.map((claim, i) => (replies[i]?.[1] === 'OK' ? claim : null));
+  const replies = await Promise.all(
+    chunks(claims).map(async (chunk) => {
+      const args: Array<string | number> = [ttl];
+      for (const claim of chunk) args.push(key(recipientClaimKey(eventId, claim.recipient)), claim.owner);
+      return (await ctx.scripts.run('claimRecipients', [], args)) as number[];
+    }),
+  );
+  const taken = replies.flat();
+  return claims.map((claim, i) => (taken[i] === 1 ? claim : null));
 }
 
 export async function recordBellBatch(ctx: RedisContext, batch: BellBatch): Promise<void> {

@@ -5,7 +5,8 @@
  * - one script per file in `lua/`, named `<camelCaseName>-<numberOfKeys>.lua`; the key count is
  *   read from the file name so it cannot drift from the call sites, and every call is checked
  *   against it;
- * - each file opens with a `--[[ ]]` header documenting `KEYS[1]`…`KEYS[n]` (exactly n), its
+ * - each file opens with a `--[[ ]]` header documenting `KEYS[1]`…`KEYS[n]` (exactly n, or
+ *   `KEYS: none`), its
  *   `ARGV[n]` lines (or `ARGV: none`) and an `Output:` section;
  * - shared helpers live in `lua/includes/<name>.lua` and are pulled in with a line
  *   `--- @include "<name>"`, inlined once per script (includes do not nest);
@@ -37,6 +38,7 @@ export const SCRIPT_NAMES = [
   'settle',
   'readRecipients',
   'claimAndEnqueue',
+  'claimRecipients',
   'replayDead',
   'deleteDead',
   'listDead',
@@ -108,6 +110,7 @@ export function findHeaderProblems(lua: string, numberOfKeys: number): string[] 
   for (let i = 1; i <= numberOfKeys; i++) {
     if (!new RegExp(`^\\s*KEYS\\[${i}\\]\\s`, 'm').test(header)) problems.push(`KEYS[${i}] is not documented`);
   }
+  if (numberOfKeys === 0 && !/^\s*KEYS: none/m.test(header)) problems.push('no "KEYS: none" line for a script without keys');
   if (new RegExp(`KEYS\\[${numberOfKeys + 1}\\]`).test(header)) {
     problems.push(`KEYS[${numberOfKeys + 1}] is documented but the file name says ${numberOfKeys} keys`);
   }

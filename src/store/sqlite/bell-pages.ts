@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Database } from 'better-sqlite3';
 import type { Logger } from '../../observability/logger.ts';
 import type { BellBatch, BellWatcherState, VideoCoordinate } from '../port-bells.ts';
@@ -13,7 +14,7 @@ import type { TokenTable } from './tokens.ts';
  * is what lets a page of 1,000 bells cost milliseconds of store time.
  */
 
-const BELL_RECORD_TYPES = ['newPost'];
+const BELL_RECORD_TYPE = 'newPost';
 
 export interface BellPageTables {
   tokens: TokenTable;
@@ -33,18 +34,26 @@ export class BellPageOps {
     private readonly tables: BellPageTables,
   ) {
     const { tokens, claims, bells } = tables;
-    this.readWatchers = db.transaction((video: VideoCoordinate, watchers: readonly string[]): BellWatcherState[] =>
-      watchers.map((watcher) => ({
+    // One read transaction of four statements for the whole page (not four per watcher).
+    this.readWatchers = db.transaction((video: VideoCoordinate, watchers: readonly string[]): BellWatcherState[] => {
+      const devices = tokens.listDevicesOfMany(watchers);
+      const kinds = tables.records.preferenceKindsOfMany(watchers, (pubkey, err) => this.unreadablePreferences(pubkey, err));
+      const recorded = claims.videoRecordedAmong({ type: 'newPost', owner: video.owner, dTag: video.dTag }, watchers);
+      const limited = bells.rateLimitedAmong(watchers, video.owner);
+      return watchers.map((watcher) => ({
         watcher,
-        devices: tokens.listDevices(watcher),
-        preferenceKinds: this.preferenceKinds(watcher),
-        alreadyNotified: claims.hasVideoRecord({ type: 'newPost', owner: video.owner, dTag: video.dTag, recipient: watcher }),
-        rateLimited: bells.isRateLimited(watcher, video.owner),
-      })),
-    );
+        devices: devices.get(watcher) ?? [],
+        preferenceKinds: kinds.get(watcher) ?? null,
+        alreadyNotified: recorded.has(watcher),
+        rateLimited: limited.has(watcher),
+      }));
+    });
 
     const claimMany = db.transaction((eventId: string, recipients: readonly string[], ttlSecs: number) =>
-      recipients.map((recipient) => claims.claimRecipient(eventId, recipient, ttlSecs)),
+      recipients.map((recipient) => {
+        const claim = { eventId, recipient, owner: randomUUID() };
+        return claims.insertClaim(claim, ttlSecs) ? claim : null;
+      }),
     );
     // IMMEDIATE: take the write lock up front, so a second process writing the file waits for it
     // (busy_timeout) instead of failing the read-then-write upgrade with SQLITE_BUSY_SNAPSHOT.
@@ -63,15 +72,16 @@ export class BellPageOps {
       };
       const { video } = batch;
       attempt(() => tokens.refresh(batch.delivered.flatMap((bell) => bell.tokens)));
+      // Single statements: a failing one is rolled back alone, without a savepoint of its own.
       for (const { claim } of batch.delivered) {
-        attempt(() => bells.openRateWindow(claim.recipient, video.owner, batch.rateLimitSecs));
-        attempt(() => claims.writeVideoRecords({ owner: video.owner, dTag: video.dTag, recipient: claim.recipient }, BELL_RECORD_TYPES, batch.videoRecordTtlSecs));
+        attempt(() => bells.openRateWindowNow(claim.recipient, video.owner, batch.rateLimitSecs));
+        attempt(() => claims.writeVideoRecordNow({ owner: video.owner, dTag: video.dTag, recipient: claim.recipient }, BELL_RECORD_TYPE, batch.videoRecordTtlSecs));
         attempt(() => bells.extendClaim(claim, batch.claimTtlSecs));
       }
       for (const claim of batch.failed) attempt(() => bells.extendClaim(claim, batch.claimTtlSecs));
       for (const claim of batch.released) attempt(() => claims.release(claim));
       for (const recipient of batch.rateLimited) {
-        attempt(() => claims.writeVideoRecords({ owner: video.owner, dTag: video.dTag, recipient }, BELL_RECORD_TYPES, batch.videoRecordTtlSecs));
+        attempt(() => claims.writeVideoRecordNow({ owner: video.owner, dTag: video.dTag, recipient }, BELL_RECORD_TYPE, batch.videoRecordTtlSecs));
       }
       return firstError;
     });
@@ -84,12 +94,7 @@ export class BellPageOps {
     if (firstError !== null) throw firstError;
   }
 
-  private preferenceKinds(watcher: string): number[] | null {
-    try {
-      return this.tables.records.getPreferences(watcher)?.kinds ?? null;
-    } catch (err) {
-      this.logger.warn({ pubkey: watcher, err: (err as Error).message }, 'unreadable preferences; using defaults');
-      return null;
-    }
+  private unreadablePreferences(pubkey: string, err: Error): void {
+    this.logger.warn({ pubkey, err: err.message }, 'unreadable preferences; using defaults');
   }
 }

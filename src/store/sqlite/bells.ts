@@ -81,6 +81,10 @@ const EXTEND_RECIPIENT_CLAIM = `
   WHERE event_id = @eventId AND recipient = @recipient AND owner = @owner AND expires_at_ms > @nowMs`;
 
 const SELECT_RATE_WINDOW = `SELECT 1 FROM notify_rate_windows WHERE subscriber = ? AND creator = ? AND expires_at_ms > ?`;
+/** Which of many subscribers are inside a creator's rate window (`@subscribers` is a JSON array). */
+const SELECT_RATE_LIMITED = `
+  SELECT subscriber FROM notify_rate_windows
+  WHERE creator = @creator AND expires_at_ms > @nowMs AND subscriber IN (SELECT value FROM json_each(@subscribers))`;
 const UPSERT_RATE_WINDOW = `
   INSERT INTO notify_rate_windows (subscriber, creator, expires_at_ms) VALUES (?, ?, ?)
   ON CONFLICT (subscriber, creator) DO UPDATE SET expires_at_ms = excluded.expires_at_ms`;
@@ -135,6 +139,7 @@ export class BellTables {
   private readonly selectWatchersPage: Statement<[string, string, number], { subscriber: string }>;
   private readonly extendRecipientClaim: Statement<[{ eventId: string; recipient: string; owner: string; expiresAtMs: number; nowMs: number }]>;
   private readonly selectRateWindow: Statement<[string, string, number], unknown>;
+  private readonly selectRateLimited: Statement<[{ creator: string; nowMs: number; subscribers: string }], { subscriber: string }>;
   private readonly upsertRateWindow: Statement<[string, string, number]>;
   private readonly selectMarker: Statement<[string, number], unknown>;
   private readonly upsertMarker: Statement<[string, number]>;
@@ -171,6 +176,7 @@ export class BellTables {
     this.selectWatchersPage = db.prepare(SELECT_WATCHERS_PAGE);
     this.extendRecipientClaim = db.prepare(EXTEND_RECIPIENT_CLAIM);
     this.selectRateWindow = db.prepare(SELECT_RATE_WINDOW);
+    this.selectRateLimited = db.prepare(SELECT_RATE_LIMITED);
     this.upsertRateWindow = db.prepare(UPSERT_RATE_WINDOW);
     this.selectMarker = db.prepare(SELECT_MARKER);
     this.upsertMarker = db.prepare(UPSERT_MARKER);
@@ -204,11 +210,7 @@ export class BellTables {
       return 'applied';
     });
 
-    this.openRateWindow = db.transaction((subscriber: string, creator: string, ttlSecs: number): void => {
-      const nowMs = this.clock.nowMs();
-      this.sweeper.maybeSweep(nowMs);
-      this.upsertRateWindow.run(subscriber, creator, expiresAtMs(nowMs, ttlSecs));
-    });
+    this.openRateWindow = db.transaction((subscriber: string, creator: string, ttlSecs: number): void => this.openRateWindowNow(subscriber, creator, ttlSecs));
 
     this.enqueueJob = db.transaction((eventId: string, job: FanoutJob, markerTtlSecs: number): boolean => {
       const nowMs = this.clock.nowMs();
@@ -280,6 +282,18 @@ export class BellTables {
     const nowMs = this.clock.nowMs();
     const { eventId, recipient, owner } = claim;
     return this.extendRecipientClaim.run({ eventId, recipient, owner, expiresAtMs: expiresAtMs(nowMs, ttlSecs), nowMs }).changes > 0;
+  }
+
+  /** {@link openRateWindow} as one statement without a transaction of its own (for a caller's transaction). */
+  openRateWindowNow(subscriber: string, creator: string, ttlSecs: number): void {
+    const nowMs = this.clock.nowMs();
+    this.sweeper.maybeSweep(nowMs);
+    this.upsertRateWindow.run(subscriber, creator, expiresAtMs(nowMs, ttlSecs));
+  }
+
+  /** {@link isRateLimited} of many subscribers of one creator: the ones inside the window. */
+  rateLimitedAmong(subscribers: readonly string[], creator: string): Set<string> {
+    return new Set(this.selectRateLimited.all({ creator, nowMs: this.clock.nowMs(), subscribers: JSON.stringify(subscribers) }).map((row) => row.subscriber));
   }
 
   isRateLimited(subscriber: string, creator: string): boolean {

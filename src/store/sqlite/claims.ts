@@ -30,6 +30,12 @@ const HAS_VIDEO_RECORD = `
   SELECT 1 FROM video_records
   WHERE owner = @owner AND d_tag = @dTag AND recipient = @recipient AND type = @type AND expires_at_ms > @nowMs`;
 
+/** Which of many recipients have a live record of one video and type (`@recipients` is a JSON array). */
+const SELECT_VIDEO_RECORDED = `
+  SELECT recipient FROM video_records
+  WHERE owner = @owner AND d_tag = @dTag AND type = @type AND expires_at_ms > @nowMs
+    AND recipient IN (SELECT value FROM json_each(@recipients))`;
+
 const WRITE_VIDEO_RECORD = `
   INSERT INTO video_records (type, owner, d_tag, recipient, expires_at_ms)
   VALUES (@type, @owner, @dTag, @recipient, @expiresAtMs)
@@ -85,7 +91,11 @@ export class ClaimTable {
   readonly release: (claim: RecipientClaim) => boolean;
   readonly releaseEvent: (eventId: string) => void;
   readonly hasVideoRecord: (record: VideoRecord) => boolean;
+  /** {@link hasVideoRecord} of many recipients of one video and type: the ones that have it. */
+  readonly videoRecordedAmong: (record: Omit<VideoRecord, 'recipient'>, recipients: readonly string[]) => Set<string>;
   readonly writeVideoRecords: (video: Omit<VideoRecord, 'type'>, types: string[], ttlSecs: number) => void;
+  /** One record, as one statement without a transaction of its own (for a caller's transaction). */
+  readonly writeVideoRecordNow: (video: Omit<VideoRecord, 'type'>, type: string, ttlSecs: number) => void;
 
   constructor(
     db: Database,
@@ -100,10 +110,16 @@ export class ClaimTable {
     const writeVideoRecord = db.prepare<[VideoRecord & { expiresAtMs: number }]>(WRITE_VIDEO_RECORD);
     this.releaseEvent = (eventId) => void releaseEventClaim.run(eventId);
     this.hasVideoRecord = (record) => hasVideoRecord.get({ ...record, nowMs: this.clock.nowMs() }) !== undefined;
-    this.writeVideoRecords = db.transaction((video: Omit<VideoRecord, 'type'>, types: string[], ttlSecs: number) => {
+    const selectVideoRecorded = db.prepare<[Omit<VideoRecord, 'recipient'> & { nowMs: number; recipients: string }], { recipient: string }>(SELECT_VIDEO_RECORDED);
+    this.videoRecordedAmong = (record, recipients) =>
+      new Set(selectVideoRecorded.all({ ...record, nowMs: this.clock.nowMs(), recipients: JSON.stringify(recipients) }).map((row) => row.recipient));
+    this.writeVideoRecordNow = (video, type, ttlSecs) => {
       const nowMs = this.clock.nowMs();
       this.sweeper.maybeSweep(nowMs);
-      for (const type of types) writeVideoRecord.run({ ...video, type, expiresAtMs: expiresAtMs(nowMs, ttlSecs) });
+      writeVideoRecord.run({ ...video, type, expiresAtMs: expiresAtMs(nowMs, ttlSecs) });
+    };
+    this.writeVideoRecords = db.transaction((video: Omit<VideoRecord, 'type'>, types: string[], ttlSecs: number) => {
+      for (const type of types) this.writeVideoRecordNow(video, type, ttlSecs);
     });
 
     this.claimEvent = db.transaction((eventId: string, ttlSecs: number): boolean => {

@@ -28,10 +28,12 @@ export class DeliveryOps {
     tables: DeliveryTables,
   ) {
     const { tokens, claims, queues } = tables;
-    // One read transaction: every recipient read from the same snapshot.
-    this.readRecipients = db.transaction((pubkeys: readonly string[]): RecipientGateState[] =>
-      pubkeys.map((pubkey) => ({ devices: tokens.listDevices(pubkey), preferenceKinds: this.preferenceKinds(tables.records, pubkey) })),
-    );
+    // One read transaction of two statements: every recipient read from the same snapshot.
+    this.readRecipients = db.transaction((pubkeys: readonly string[]): RecipientGateState[] => {
+      const devices = tokens.listDevicesOfMany(pubkeys);
+      const kinds = tables.records.preferenceKindsOfMany(pubkeys, (pubkey, err) => this.logger.warn({ pubkey, err: err.message }, 'unreadable preferences; using defaults'));
+      return pubkeys.map((pubkey) => ({ devices: devices.get(pubkey) ?? [], preferenceKinds: kinds.get(pubkey) ?? null }));
+    });
     // Each entry's claim and enqueue are one savepoint: both or neither.
     const claimAndEnqueueOne = db.transaction((queue: QueueName, ttlSecs: number, entry: ClaimedDelivery<unknown>): boolean => {
       if (!claims.insertClaim(entry.claim, ttlSecs)) return false;
@@ -41,14 +43,5 @@ export class DeliveryOps {
     this.claimAndEnqueue = db.transaction((queue: QueueName, ttlSecs: number, entries: ReadonlyArray<ClaimedDelivery<unknown>>): boolean[] =>
       entries.map((entry) => claimAndEnqueueOne(queue, ttlSecs, entry)),
     );
-  }
-
-  private preferenceKinds(records: RecordTables, pubkey: string): number[] | null {
-    try {
-      return records.getPreferences(pubkey)?.kinds ?? null;
-    } catch (err) {
-      this.logger.warn({ pubkey, err: (err as Error).message }, 'unreadable preferences; using defaults');
-      return null;
-    }
   }
 }

@@ -6,6 +6,8 @@ import { ExpiredRowSweeper, expiresAtMs } from './expiry.ts';
 /** Small keyed records: notification preferences, relay cursors and the kind-0 profile cache. */
 
 const SELECT_PREFERENCES = `SELECT kinds_json, campaigns_enabled FROM preferences WHERE pubkey = ?`;
+/** The preference categories of many pubkeys in one statement (`?` is a JSON array of pubkeys). */
+const SELECT_KINDS_OF_MANY = `SELECT pubkey, kinds_json FROM preferences WHERE pubkey IN (SELECT value FROM json_each(?))`;
 const UPSERT_PREFERENCES = `
   INSERT INTO preferences (pubkey, kinds_json, campaigns_enabled) VALUES (@pubkey, @kindsJson, @campaignsEnabled)
   ON CONFLICT (pubkey) DO UPDATE SET kinds_json = excluded.kinds_json, campaigns_enabled = excluded.campaigns_enabled`;
@@ -65,6 +67,7 @@ function toProfile(row: ProfileRow): CachedProfile {
 
 export class RecordTables {
   private readonly selectPreferences: Statement<[string], PreferencesRow>;
+  private readonly selectKindsOfMany: Statement<[string], { pubkey: string; kinds_json: string }>;
   private readonly upsertPreferences: Statement<[{ pubkey: string; kindsJson: string; campaignsEnabled: number }]>;
   private readonly selectRelayCursor: Statement<[string], { created_at: number }>;
   private readonly advanceRelayCursor: Statement<[string, number]>;
@@ -81,6 +84,7 @@ export class RecordTables {
     private readonly clock: Clock,
   ) {
     this.selectPreferences = db.prepare(SELECT_PREFERENCES);
+    this.selectKindsOfMany = db.prepare(SELECT_KINDS_OF_MANY);
     this.upsertPreferences = db.prepare(UPSERT_PREFERENCES);
     this.selectRelayCursor = db.prepare(SELECT_RELAY_CURSOR);
     this.advanceRelayCursor = db.prepare(ADVANCE_RELAY_CURSOR);
@@ -111,6 +115,22 @@ export class RecordTables {
         expiresAtMs: expiresAtMs(nowMs, ttlSecs),
       });
     });
+  }
+
+  /**
+   * The preference categories of many pubkeys; a pubkey that set none is absent, and one whose
+   * stored categories do not parse is reported to `unreadable` and absent too (the defaults apply).
+   */
+  preferenceKindsOfMany(pubkeys: readonly string[], unreadable: (pubkey: string, err: Error) => void): Map<string, number[]> {
+    const kinds = new Map<string, number[]>();
+    for (const row of this.selectKindsOfMany.all(JSON.stringify(pubkeys))) {
+      try {
+        kinds.set(row.pubkey, parseKinds(row.pubkey, row.kinds_json));
+      } catch (err) {
+        unreadable(row.pubkey, err as Error);
+      }
+    }
+    return kinds;
   }
 
   getPreferences(pubkey: string): Preferences | null {

@@ -24,6 +24,11 @@ const SELECT_DEVICES_OF = `
   SELECT token, transport, endpoint, p256dh, auth, timezone_offset_minutes
   FROM devices WHERE pubkey = ?`;
 
+/** Every device of many pubkeys in one statement (`?` is a JSON array of pubkeys). */
+const SELECT_DEVICES_OF_MANY = `
+  SELECT pubkey, token, transport, endpoint, p256dh, auth, timezone_offset_minutes
+  FROM devices WHERE pubkey IN (SELECT value FROM json_each(?))`;
+
 const SELECT_ACTIVITY = `SELECT activity_ms FROM devices WHERE token = ?`;
 
 /** Only existing rows, only upwards: a removed token stays removed, a slow clock cannot age a live one. */
@@ -66,6 +71,7 @@ export class TokenTable {
   private readonly upsertDevice: Statement<[DeviceParams]>;
   private readonly deleteOwned: Statement<[string, string]>;
   private readonly selectDevicesOf: Statement<[string], DeviceRow>;
+  private readonly selectDevicesOfMany: Statement<[string], DeviceRow & { pubkey: string }>;
   private readonly selectActivity: Statement<[string], { activity_ms: number }>;
   private readonly raiseActivity: Statement<[{ token: string; nowMs: number }]>;
   private readonly deleteStale: Statement<[number]>;
@@ -83,6 +89,7 @@ export class TokenTable {
     this.upsertDevice = db.prepare(UPSERT_DEVICE);
     this.deleteOwned = db.prepare(DELETE_OWNED);
     this.selectDevicesOf = db.prepare(SELECT_DEVICES_OF);
+    this.selectDevicesOfMany = db.prepare(SELECT_DEVICES_OF_MANY);
     this.selectActivity = db.prepare(SELECT_ACTIVITY);
     this.raiseActivity = db.prepare(RAISE_ACTIVITY);
     this.deleteStale = db.prepare(DELETE_STALE);
@@ -116,6 +123,17 @@ export class TokenTable {
 
   listDevices(pubkey: string): DeviceRegistration[] {
     return this.selectDevicesOf.all(pubkey).map(toDevice);
+  }
+
+  /** {@link listDevices} of many pubkeys in one statement; a pubkey without devices is absent. */
+  listDevicesOfMany(pubkeys: readonly string[]): Map<string, DeviceRegistration[]> {
+    const byPubkey = new Map<string, DeviceRegistration[]>();
+    for (const row of this.selectDevicesOfMany.all(JSON.stringify(pubkeys))) {
+      const devices = byPubkey.get(row.pubkey);
+      if (devices) devices.push(toDevice(row));
+      else byPubkey.set(row.pubkey, [toDevice(row)]);
+    }
+    return byPubkey;
   }
 
   owner(token: string): string | null {
