@@ -206,8 +206,12 @@ export function defaultConfig(): Config {
       notify_list_max_creators: 1000,
       notify_list_history_limit: 5000,
       new_post_fanout_page_size: 1000,
-      new_post_delivery_concurrency: 50,
-      // 1000 / 50 = 20 waves × 45 s FCM ceiling, plus 5 minutes of headroom.
+      // Not divine's 50: a fan-out runs at concurrency ÷ provider latency, and 50 caps it at
+      // 1,000–2,500 pushes/s (FCM answers in 20–50 ms), so a creator with 100,000 watchers would
+      // wait minutes. 500 streams fit the FCM pool (8 sessions × 100) and leave FCM's 10,000/s
+      // project quota as the limit.
+      new_post_delivery_concurrency: 500,
+      // 1000 / 500 = 2 waves × 45 s FCM ceiling, with room for slower providers and retries.
       new_post_fanout_lease_secs: 1200,
       new_post_fanout_retry_secs: 5,
       new_post_fanout_poll_millis: 250,

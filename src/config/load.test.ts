@@ -43,7 +43,7 @@ describe('config defaults', () => {
     assert.equal(s.notify_list_max_creators, 1000);
     assert.equal(s.notify_list_history_limit, 5000);
     assert.equal(s.new_post_fanout_page_size, 1000);
-    assert.equal(s.new_post_delivery_concurrency, 50);
+    assert.equal(s.new_post_delivery_concurrency, 500);
     assert.equal(s.new_post_fanout_lease_secs, 1200);
     assert.equal(s.coalesce_window_secs, 7200);
     assert.equal(s.coalesce_immediate_limit, 3);
