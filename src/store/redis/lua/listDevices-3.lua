@@ -14,16 +14,6 @@
     pubkey has no tokens
 ]]
 local rcall = redis.call
-local tokens = rcall("SMEMBERS", KEYS[1])
-local out = {}
-if #tokens == 0 then
-  return out
-end
-local offsets = rcall("HMGET", KEYS[2], unpack(tokens))
-local devices = rcall("HMGET", KEYS[3], unpack(tokens))
-for i, token in ipairs(tokens) do
-  out[#out + 1] = token
-  out[#out + 1] = offsets[i]
-  out[#out + 1] = devices[i]
-end
-return out
+--- @include "devices"
+
+return readDevices(KEYS[1], KEYS[2], KEYS[3])

@@ -21,23 +21,14 @@
     document or false, recorded and rateLimited 1 or 0
 ]]
 local rcall = redis.call
+--- @include "devices"
+
 local out = {}
 for i = 1, #ARGV, 5 do
-  local tokens = rcall("SMEMBERS", ARGV[i])
-  local devices = {}
-  if #tokens > 0 then
-    local offsets = rcall("HMGET", KEYS[1], unpack(tokens))
-    local records = rcall("HMGET", KEYS[2], unpack(tokens))
-    for j, token in ipairs(tokens) do
-      devices[#devices + 1] = token
-      devices[#devices + 1] = offsets[j]
-      devices[#devices + 1] = records[j]
-    end
-  end
   local recorded = 0
   if rcall("EXISTS", ARGV[i + 2]) == 1 or rcall("EXISTS", ARGV[i + 3]) == 1 then
     recorded = 1
   end
-  out[#out + 1] = { devices, rcall("GET", ARGV[i + 1]), recorded, rcall("EXISTS", ARGV[i + 4]) }
+  out[#out + 1] = { readDevices(ARGV[i], KEYS[1], KEYS[2]), rcall("GET", ARGV[i + 1]), recorded, rcall("EXISTS", ARGV[i + 4]) }
 end
 return out

@@ -18,19 +18,10 @@
     or false
 ]]
 local rcall = redis.call
+--- @include "devices"
+
 local out = {}
 for i = 1, #ARGV, 2 do
-  local tokens = rcall("SMEMBERS", ARGV[i])
-  local devices = {}
-  if #tokens > 0 then
-    local offsets = rcall("HMGET", KEYS[1], unpack(tokens))
-    local records = rcall("HMGET", KEYS[2], unpack(tokens))
-    for j, token in ipairs(tokens) do
-      devices[#devices + 1] = token
-      devices[#devices + 1] = offsets[j]
-      devices[#devices + 1] = records[j]
-    end
-  end
-  out[#out + 1] = { devices, rcall("GET", ARGV[i + 1]) }
+  out[#out + 1] = { readDevices(ARGV[i], KEYS[1], KEYS[2]), rcall("GET", ARGV[i + 1]) }
 end
 return out
