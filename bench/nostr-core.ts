@@ -21,6 +21,7 @@ import {
   encryptNip44,
   getConversationKey,
 } from '../src/nostr/nip44.ts';
+import { useWasmSigning } from './support/wasm-signing.ts';
 
 const DEFAULT_USERS = 2_000;
 /** The registration target from the design brief: distinct users per second on two cores. */
@@ -51,6 +52,7 @@ function assertThat(condition: boolean, message: string): void {
 }
 
 const verifier = await createWasmVerifier();
+await useWasmSigning();
 const serviceSecret = generateSecretKey();
 const servicePubkey = publicKeyOf(serviceSecret);
 

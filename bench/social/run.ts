@@ -24,7 +24,7 @@ import { openStore } from '../../src/store/open.ts';
 import type { StorePort } from '../../src/store/port.ts';
 import { withTurnBatching } from '../../src/store/turn-batching.ts';
 import { createLogger } from '../../src/observability/logger.ts';
-import { createWasmVerifier, isEventRejection, parseEvent } from '../../src/nostr/event.ts';
+import { isEventRejection, parseEvent } from '../../src/nostr/event.ts';
 import { COMMENT, REACTION } from '../../src/nostr/kinds.ts';
 import { CryptoWorkerPool } from '../../src/nostr/crypto-worker-pool.ts';
 import type { InboundEnvelope } from '../../src/engine/router.ts';
@@ -32,6 +32,7 @@ import { startService, type RunningService } from '../../src/service.ts';
 import { startRedisServer } from '../../test/support/redis-server.ts';
 import { printProfile, profile } from '../support/cpu-profile.ts';
 import { startFcmFakeProcess } from '../support/fcm-fake-client.ts';
+import { useWasmSigning } from '../support/wasm-signing.ts';
 
 const { values } = parseArgs({
   options: {
@@ -299,8 +300,7 @@ async function runOne(label: string, storeUrl: string, prepared: Prepared, dir: 
   if (!ok) process.exitCode = 1;
 }
 
-// Signing and key generation go through libsecp256k1 (WASM) too, once it is loaded.
-await createWasmVerifier();
+await useWasmSigning();
 console.log(`preparing ${USERS} users, ${EVENTS} signed likes and comments from ${ACTORS} actors…`);
 const prepared = prepare();
 const dir = mkdtempSync(join(tmpdir(), 'np-bench-social-'));

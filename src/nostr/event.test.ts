@@ -129,7 +129,7 @@ describe('parseEvent', () => {
   });
 });
 
-describe('wasm EventVerifier', () => {
+describe('the default EventVerifier (node sha256 + libsecp256k1 WASM)', () => {
   let verifier: EventVerifier;
   before(async () => {
     verifier = await createWasmVerifier();
@@ -176,6 +176,14 @@ describe('wasm EventVerifier', () => {
   test('is not fooled by a verified flag set on the object it is given', () => {
     const forged = Object.assign({ ...parsed(signed()), content: 'tampered' }, { [wasmVerifiedSymbol]: true });
     assert.equal(verifier.verify(forged), false);
+  });
+
+  test('agrees with nostr-tools’ own verifier on signed and tampered events', () => {
+    for (let i = 0; i < 100; i++) {
+      const event = signed(`content ${i} ${'é'.repeat(i % 7)}`, [['p', 'ab'.repeat(32)], ['t', `tag\n${i}`]]);
+      const tampered = i % 2 === 0 ? { ...event, content: `${event.content}!` } : { ...event, sig: flipHex(event.sig, i % 128) };
+      for (const candidate of [event, tampered]) assert.equal(verifier.verify(parsed(candidate)), pureVerifyEvent({ ...candidate }), JSON.stringify(candidate));
+    }
   });
 
   test('rejects an event claiming a pubkey that is not on the curve', () => {

@@ -1,5 +1,5 @@
-import { initNostrWasm } from 'nostr-wasm';
-import { setNostrWasm, verifyEvent as wasmVerifyEvent } from 'nostr-tools/wasm';
+import { createHash } from 'node:crypto';
+import { verifySchnorr } from 'tiny-secp256k1';
 
 /**
  * A NIP-01 event as nostr-push handles it. Values of this type come from `parseEvent` (untrusted
@@ -180,29 +180,31 @@ export interface EventVerifier {
   verify(event: NostrEvent): boolean;
 }
 
-let wasmReady: Promise<void> | undefined;
+/** The NIP-01 id of an event: hex sha256 of `[0, pubkey, created_at, kind, tags, content]` as JSON. */
+export function computeEventId(event: Pick<NostrEvent, 'pubkey' | 'created_at' | 'kind' | 'tags' | 'content'>): string {
+  return createHash('sha256').update(JSON.stringify([0, event.pubkey, event.created_at, event.kind, event.tags, event.content])).digest('hex');
+}
 
 /**
- * The default verifier: libsecp256k1 compiled to WASM (`nostr-wasm`) behind `nostr-tools/wasm`,
- * about five times the pure-JS verifier.
+ * The default verifier: the id recomputed with the platform's sha256 (OpenSSL), then the BIP-340
+ * signature checked by libsecp256k1 compiled to WASM (`tiny-secp256k1`, already loaded for
+ * NIP-44's ECDH). About six times the pure-JS verifier, and a fifth cheaper than `nostr-wasm`'s
+ * whole-event check on our benchmark machine (docs/benchmarks.md): verification is the largest
+ * cost of every inbound event.
  *
- * `nostr-wasm`'s `verifyEvent` recomputes the id from the serialization and compares it before it
- * checks the signature (nostr-wasm 0.1.0 `dist/nostr.js`), so this checks both. nostr-tools' wasm
- * wrapper sets `verifiedSymbol` on the object afterwards but, unlike `nostr-tools/pure`, never reads
- * it; and `parseEvent` output never carries one from the wire anyway.
- *
- * The WASM module is instantiated once per process; later calls reuse it. `setNostrWasm` is global
- * to nostr-tools, so relay code using `nostr-tools/wasm`'s `verifyEvent` shares this instance.
+ * Both checks, always, in this order; nothing cached on the event object is ever trusted. An
+ * x-only pubkey that is not on the curve makes `verifySchnorr` throw, which is `false` here.
+ * Async for the callers' sake (a verifier may need loading); this one is ready at once.
  */
 export async function createWasmVerifier(): Promise<EventVerifier> {
-  wasmReady ??= initNostrWasm().then(setNostrWasm, (error: unknown) => {
-    wasmReady = undefined;
-    throw error;
-  });
-  await wasmReady;
-  return {
-    verify(event: NostrEvent): boolean {
-      return wasmVerifyEvent(event);
-    },
-  };
+  return { verify: verifyEventAuthenticity };
+}
+
+function verifyEventAuthenticity(event: NostrEvent): boolean {
+  if (computeEventId(event) !== event.id) return false;
+  try {
+    return verifySchnorr(Buffer.from(event.id, 'hex'), Buffer.from(event.pubkey, 'hex'), Buffer.from(event.sig, 'hex'));
+  } catch {
+    return false;
+  }
 }
