@@ -33,7 +33,6 @@ const transport = createFcmTransport({ projectId: 'fake-project', credentialsPat
 if (!transport) throw new Error('no FCM transport');
 const message = (i: number): PushMessage => ({
   data: { type: 'like', eventId: `e${i}`, title: 'New like', body: 'alice liked your post', senderPubkey: 'a'.repeat(64), senderName: 'alice', receiverPubkey: 'b'.repeat(64) },
-  visible: true,
 });
 // Warm up: the OAuth token and the first session.
 await transport.sendBatch([{ token: 'warm-up', transport: 'fcm' }], message(-1));
