@@ -43,7 +43,7 @@ import * as misc from './misc.ts';
 import * as queues from './queues.ts';
 import * as tokens from './tokens.ts';
 import { RedisNtfyTopics } from './ntfy.ts';
-import type { NtfyMessage, NtfyMessageContent, NtfyReadResult } from '../port-ntfy.ts';
+import type { NtfyAppendEvent, NtfyMessage, NtfyMessageContent, NtfyReadResult } from '../port-ntfy.ts';
 
 export interface RedisStoreOptions {
   /** `redis://[user:password@]host:port[/db]`. */
@@ -188,7 +188,7 @@ export class RedisStore implements StorePort {
   expireNtfyMessages(limit: number): Promise<number> {
     return this.ntfy.expire(limit);
   }
-  onNtfyAppend(listener: (topic: string) => void): () => void {
+  onNtfyAppend(listener: (event: NtfyAppendEvent) => void): () => void {
     return this.ntfy.addListener(listener);
   }
 

@@ -23,7 +23,7 @@ import type { BellBatch, BellWatcherState, ClaimedFanoutJob, FanoutJob, FanoutJo
 import { BellPageOps } from './bell-pages.ts';
 import { BellTables } from './bells.ts';
 import { NtfyTable } from './ntfy.ts';
-import type { NtfyMessage, NtfyMessageContent, NtfyReadResult } from '../port-ntfy.ts';
+import type { NtfyAppendEvent, NtfyMessage, NtfyMessageContent, NtfyReadResult } from '../port-ntfy.ts';
 import { ClaimTable } from './claims.ts';
 import { CoalesceTables } from './coalesce.ts';
 import type {
@@ -242,7 +242,7 @@ export class SqliteStore implements StorePort {
     return this.ntfy.expire(limit);
   }
 
-  onNtfyAppend(listener: (topic: string) => void): () => void {
+  onNtfyAppend(listener: (event: NtfyAppendEvent) => void): () => void {
     return this.ntfy.listeners.add(listener);
   }
 
