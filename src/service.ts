@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { serve, type ServerType } from '@hono/node-server';
+import { getRequestListener } from '@hono/node-server';
 import type { Config } from './config/defaults.ts';
 import { resolveStoreLocation } from './config/load.ts';
 import { parseListenAddr } from './config/validate.ts';
@@ -22,7 +22,7 @@ import { directMessageRoutes } from './api/direct-message.ts';
 import { webPushKeyRoutes } from './api/webpush-key.ts';
 import { WebPushTransport } from './delivery/webpush/transport.ts';
 import { createNtfyServer } from './ntfy/index.ts';
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 
 /** How long a graceful stop waits for tasks before giving up on them. */
 export const SHUTDOWN_GRACE_MS = 10_000;
@@ -82,7 +82,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
     : null;
   const roles = await startRoles({ config, key, store, metrics, supervisor, wake, verifier, cryptoPool, transports, logger, ntfyHub: ntfy?.hub ?? null });
 
-  let server: ServerType | null = null;
+  let server: Server | null = null;
   let httpAddress: AddressInfo | null = null;
   if (servesHttp) {
     const app = createApiApp({
@@ -111,12 +111,14 @@ export async function startService(config: Config, overrides: ServiceOverrides =
     if (ntfy) app.route('/', ntfy.routes);
     const listen = parseListenAddr(config.server.listen_addr);
     if (!listen) throw new Error(`server.listen_addr "${config.server.listen_addr}" is not host:port`);
+    const honoListener = getRequestListener(app.fetch);
+    const http = createServer(ntfy ? ntfy.frontListener(honoListener) : honoListener);
     httpAddress = await new Promise<AddressInfo>((resolve, reject) => {
-      const s = serve({ fetch: app.fetch, hostname: listen.host, port: listen.port }, (info) => resolve(info));
-      s.once('error', reject);
-      server = s;
+      http.once('error', reject);
+      http.listen(listen.port, listen.host, () => resolve(http.address() as AddressInfo));
     });
-    ntfy?.attach(server as unknown as Server);
+    server = http;
+    ntfy?.attach(http);
     logger.info({ address: `${httpAddress.address}:${httpAddress.port}` }, 'http listening');
   }
 
@@ -128,7 +130,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       await supervisor.join(SHUTDOWN_GRACE_MS);
       // Open subscription streams would hold server.close() forever.
       ntfy?.close();
-      if (server) await new Promise<void>((resolve) => (server as ServerType).close(() => resolve()));
+      if (server) await new Promise<void>((resolve) => (server as Server).close(() => resolve()));
       await Promise.allSettled(transports.map((t) => t.close()));
       await cryptoPool?.close();
       await store.close();

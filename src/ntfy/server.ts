@@ -4,7 +4,7 @@
  * composition root (`service.ts`) mounts {@link NtfyServer.routes}, attaches the HTTP server, and
  * hands {@link NtfyServer.hub} to the pusher role, which runs it.
  */
-import type { Server } from 'node:http';
+import type { RequestListener, Server } from 'node:http';
 import type { Hono } from 'hono';
 import type { WebSocketServer } from 'ws';
 import type { NtfyConfig } from '../config/defaults.ts';
@@ -13,6 +13,7 @@ import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import { ntfySettings } from './config.ts';
 import type { NtfyContext, NtfyEnv } from './context.ts';
+import { ntfyFrontListener } from './front.ts';
 import { NtfyHub } from './hub.ts';
 import { ntfyRoutes } from './routes.ts';
 import { realScheduler, type Scheduler } from './scheduler.ts';
@@ -41,6 +42,11 @@ export interface NtfyServer {
   /** The pusher's subscriptions; null without the pusher role. */
   readonly hub: NtfyHub | null;
   readonly context: NtfyContext;
+  /**
+   * The HTTP server's request listener: publishes answered by this server directly (with the api
+   * role, see `front.ts`), everything else by `next` (the service's Hono app, which mounts {@link routes}).
+   */
+  frontListener(next: RequestListener): RequestListener;
   /** Serve WebSocket subscriptions on `server` (only with the pusher role). */
   attach(server: Server): void;
   /** End every subscription and stop hearing wake-ups. */
@@ -70,6 +76,8 @@ export function createNtfyServer(options: NtfyServerOptions): NtfyServer {
     clock,
     logger,
     metrics: options.metrics,
+    publishedUnifiedPush: options.metrics.ntfyPublished.labels('unifiedpush'),
+    publishedPlain: options.metrics.ntfyPublished.labels('plain'),
   };
   const routes = ntfyRoutes(context, { publish: options.publish });
   const sockets: WebSocketServer[] = [];
@@ -77,6 +85,9 @@ export function createNtfyServer(options: NtfyServerOptions): NtfyServer {
     routes,
     hub,
     context,
+    frontListener(next) {
+      return options.publish ? ntfyFrontListener(context, next) : next;
+    },
     attach(server) {
       if (hub) sockets.push(attachNtfyWebSockets(context, server));
     },
