@@ -3,9 +3,10 @@
  * sequence (in order, no gap, no duplicate) and record latency, and one publisher per topic
  * sending 0, 1, 2, … (each POST awaited, so commit order is sequence order), paced to a rate.
  */
-import { Agent, request } from 'node:http';
+import { request } from 'node:http';
 import { WebSocket } from 'ws';
 import { LatencyHistogram } from './histogram.ts';
+import { RawHttpPool } from './raw-http.ts';
 
 /** Microseconds on a clock shared by publishers and subscribers (one process). */
 export function nowUs(): number {
@@ -189,7 +190,7 @@ const PACING_TICK_MS = 1;
  * number); such slots are counted as late.
  */
 export async function runPublishers(options: PublisherOptions): Promise<PublishTotals> {
-  const agent = new Agent({ keepAlive: true, maxSockets: options.sockets });
+  const pool = new RawHttpPool(options.baseUrl, options.sockets);
   const padding = 'p'.repeat(options.paddingBytes);
   const topicCount = options.topics.length;
   const slotMs = 1000 / options.rate;
@@ -219,14 +220,7 @@ export async function runPublishers(options: PublisherOptions): Promise<PublishT
       if ((due[t] as number) > 0) send(t);
       else if (pacingOver && outstanding === 0) finished();
     };
-    const req = request(`${options.baseUrl}/${topic}?up=1`, { method: 'POST', agent, headers: { 'Content-Length': Buffer.byteLength(body) } }, (res) => {
-      res.resume();
-      res.on('end', () => done(res.statusCode ?? 0));
-    });
-    // Headers and body may leave as two segments; Nagle would hold the second for an ACK.
-    req.setNoDelay(true);
-    req.on('error', () => done(0));
-    req.end(body);
+    pool.post(`/${topic}?up=1`, body, done);
   };
 
   const startMs = performance.now();
@@ -251,7 +245,7 @@ export async function runPublishers(options: PublisherOptions): Promise<PublishT
   };
   tick();
   await allDone;
-  agent.destroy();
+  pool.close();
   return totals;
 }
 
