@@ -33,7 +33,7 @@ import type { Metrics } from '../observability/metrics.ts';
 import { sleep } from '../roles/supervisor.ts';
 import type { Scheduler } from './scheduler.ts';
 import { CATCH_UP_BUFFER_MESSAGES, DRAIN_BATCH_SIZE, DRAIN_RETRY_MS, Subscriber, type FrameSink, type SubscriberHost } from './subscriber.ts';
-import type { Transport } from './wire.ts';
+import { MessageFrames, type Transport } from './wire.ts';
 
 export {
   CATCH_UP_BUFFER_MESSAGES,
@@ -221,8 +221,9 @@ export class NtfyHub implements SubscriberHost {
   private offer(message: NtfyMessage): void {
     const entry = this.byTopic.get(message.topic);
     if (entry === undefined || message.expiresMs <= this.deps.store.clock.nowMs()) return;
-    if (entry instanceof Set) for (const subscriber of entry) subscriber.offer(message);
-    else entry.offer(message);
+    const frames = new MessageFrames(message);
+    if (entry instanceof Set) for (const subscriber of entry) subscriber.offer(frames);
+    else entry.offer(frames);
   }
 
   /** Learn the feed position from the store head (at start; events heard meanwhile wait). */

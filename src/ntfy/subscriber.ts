@@ -9,7 +9,7 @@
  *   snapshot or in the buffer (or both: ids at or below the cursor are dropped). A buffer that
  *   overflows is dropped and the subscriber reads once more, buffering afresh.
  * - **Live**: the hub offers each message as its append event arrives; it is written at once, with
- *   its frame serialised once for all subscribers (`messageFrame`). No store read per message.
+ *   its frame serialised once for all subscribers (`MessageFrames`). No store read per message.
  *
  * A subscriber whose socket does not take its bytes (more than {@link SUBSCRIBER_HIGH_WATER_BYTES}
  * buffered) goes back to catching up, which first waits for the socket; one stalled for
@@ -18,7 +18,7 @@
  */
 import type { NtfyMessage } from '../store/port-ntfy.ts';
 import type { Scheduler, TimerHandle } from './scheduler.ts';
-import { messageFrame, type Transport } from './wire.ts';
+import { messageFrame, type MessageFrames, type Transport } from './wire.ts';
 
 /** Messages read from the store per round trip of a catch-up. */
 export const DRAIN_BATCH_SIZE = 500;
@@ -70,7 +70,7 @@ export class Subscriber {
   /** A catch-up is running (or waiting to retry). */
   private catchingUp = false;
   /** Messages offered during a catch-up; null when dropped (overflow), so the catch-up reads again. */
-  private buffer: NtfyMessage[] | null = null;
+  private buffer: MessageFrames[] | null = null;
   private closedFlag = false;
 
   constructor(
@@ -105,14 +105,15 @@ export class Subscriber {
    * The hub hands a message of one of this subscriber's topics, in id order. Live, it is written
    * now; catching up, it is buffered for after the read.
    */
-  offer(message: NtfyMessage): void {
+  offer(frames: MessageFrames): void {
     if (this.closedFlag) return;
+    const id = frames.message.id;
     const cursor = this.cursor;
-    if (cursor !== null && message.id <= cursor) return;
+    if (cursor !== null && id <= cursor) return;
     if (!this.live) {
       const buffer = this.buffer;
       if (buffer === null) return;
-      if (buffer.length < this.host.catchUpBufferMessages) buffer.push(message);
+      if (buffer.length < this.host.catchUpBufferMessages) buffer.push(frames);
       else this.buffer = null;
       return;
     }
@@ -120,11 +121,11 @@ export class Subscriber {
     if (this.sink.bufferedBytes > SUBSCRIBER_HIGH_WATER_BYTES) {
       // The message stays in the store; the catch-up reads it once the socket drains.
       this.catchUp();
-      this.buffer?.push(message);
+      this.buffer?.push(frames);
       return;
     }
-    this.sink.write(messageFrame(this.transport, message));
-    this.cursor = message.id;
+    this.sink.write(frames.frame(this.transport));
+    this.cursor = id;
     this.host.delivered(this.transport, 1);
   }
 
