@@ -14,7 +14,7 @@ import { Supervisor } from './roles/supervisor.ts';
 import { QueueSignal } from './roles/queue-worker.ts';
 import { startRoles } from './roles/roles.ts';
 import { createApiApp } from './api/app.ts';
-import { createWasmVerifier } from './nostr/event.ts';
+import { createWasmVerifier, type EventVerifier } from './nostr/event.ts';
 import { CryptoWorkerPool } from './nostr/crypto-worker-pool.ts';
 import { CONVERSATION_KEY_CACHE_ENTRIES } from './engine/nip44-decryptor.ts';
 import { createTransports } from './delivery/transports.ts';
@@ -23,6 +23,15 @@ import { webPushKeyRoutes } from './api/webpush-key.ts';
 import { WebPushTransport } from './delivery/webpush/transport.ts';
 import { createNtfyServer } from './ntfy/index.ts';
 import { createServer, type Server } from 'node:http';
+
+/** The verifier of a process whose roles check no signatures: using it is a wiring bug, said plainly. */
+function unavailableVerifier(roles: readonly string[]): EventVerifier {
+  return {
+    verify() {
+      throw new Error(`no signature verifier in a process with roles ${roles.join(',')} (only listener, engine and scheduler load it)`);
+    },
+  };
+}
 
 /** How long a graceful stop waits for tasks before giving up on them. */
 export const SHUTDOWN_GRACE_MS = 10_000;
@@ -64,7 +73,10 @@ export async function startService(config: Config, overrides: ServiceOverrides =
   const metrics = new Metrics({ defaultMetrics: true });
   const supervisor = new Supervisor(logger);
   const wake = new QueueSignal();
-  const verifier = await createWasmVerifier();
+  // Signature checks (listener, engine, scheduler) load libsecp256k1's WASM, some 20 MiB resident:
+  // processes of the other roles (api, pusher, janitor) never check a signature and skip it.
+  const needsVerifier = config.roles.some((role) => role === 'engine' || role === 'listener' || role === 'scheduler');
+  const verifier = needsVerifier ? await createWasmVerifier() : unavailableVerifier(config.roles);
   const needsCrypto = config.roles.includes('engine') || config.roles.includes('listener');
   const cryptoPool =
     needsCrypto && config.engine.crypto_workers > 0
