@@ -18,6 +18,7 @@ import { NtfyHub } from './hub.ts';
 import { ntfyRoutes } from './routes.ts';
 import { realScheduler, type Scheduler } from './scheduler.ts';
 import { VisitorLimits } from './visitor.ts';
+import { attachRawStreams } from './raw-streams.ts';
 import { attachNtfyWebSockets } from './websocket.ts';
 
 export interface NtfyServerOptions {
@@ -89,7 +90,9 @@ export function createNtfyServer(options: NtfyServerOptions): NtfyServer {
       return options.publish ? ntfyFrontListener(context, next) : next;
     },
     attach(server) {
-      if (hub) sockets.push(attachNtfyWebSockets(context, server));
+      if (!hub) return;
+      sockets.push(attachNtfyWebSockets(context, server));
+      attachRawStreams(context, server);
     },
     close() {
       hub?.close();

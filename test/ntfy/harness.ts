@@ -4,7 +4,7 @@
  * keepalive and expiry timing is driven by the test, never waited for.
  */
 import type { AddressInfo } from 'node:net';
-import { createServer } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { getRequestListener } from '@hono/node-server';
 import { Hono } from 'hono';
@@ -21,6 +21,8 @@ import { ManualClock } from '../../src/util/clock.ts';
 
 export interface NtfyTestServer {
   baseUrl: string;
+  /** The HTTP server (its connections, its timeouts). */
+  http: Server;
   store: StorePort;
   clock: ManualClock;
   scheduler: ManualScheduler;
@@ -73,6 +75,7 @@ export async function startNtfyTestServer(options: NtfyTestServerOptions = {}): 
   ntfy.hub?.listen();
   return {
     baseUrl: `http://127.0.0.1:${address.port}`,
+    http: server,
     store,
     clock,
     scheduler,
