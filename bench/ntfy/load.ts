@@ -26,7 +26,12 @@ export class Tally {
   reorderedOrDuplicate = 0;
   connectErrors = 0;
   readErrors = 0;
+  /** Latency of messages sent from {@link measureFromUs} on. */
   readonly latency = new LatencyHistogram();
+  /** Latency of messages sent before it (the warm-up). */
+  readonly warmupLatency = new LatencyHistogram();
+  /** Send time (µs, {@link nowUs}) from which latency counts as measured. */
+  measureFromUs = 0;
   /** Next expected sequence number per topic (one subscriber per topic in this generator). */
   readonly expected = new Map<string, number>();
 
@@ -42,7 +47,7 @@ export class Tally {
       return;
     }
     this.delivered += 1;
-    this.latency.record(nowUs() - probe.u);
+    (probe.u >= this.measureFromUs ? this.latency : this.warmupLatency).record(nowUs() - probe.u);
   }
 }
 
@@ -174,9 +179,15 @@ export interface PublisherOptions {
 
 export interface PublishTotals {
   sent: Map<string, number>;
+  /** Publishes answered 2xx so far (read it while running to mark a phase). */
+  completed: number;
   errors: number;
   /** Publish round trips that took longer than their pacing slot (the generator fell behind). */
   late: number;
+}
+
+export function newPublishTotals(): PublishTotals {
+  return { sent: new Map(), completed: 0, errors: 0, late: 0 };
 }
 
 /** How often the pacing loop looks for due sends. */
@@ -189,12 +200,11 @@ const PACING_TICK_MS = 1;
  * is still out sends its next one the moment it returns (never two at once, never a skipped
  * number); such slots are counted as late.
  */
-export async function runPublishers(options: PublisherOptions): Promise<PublishTotals> {
+export async function runPublishers(options: PublisherOptions, totals: PublishTotals = newPublishTotals()): Promise<PublishTotals> {
   const pool = new RawHttpPool(options.baseUrl, options.sockets);
   const padding = 'p'.repeat(options.paddingBytes);
   const topicCount = options.topics.length;
   const slotMs = 1000 / options.rate;
-  const totals: PublishTotals = { sent: new Map(), errors: 0, late: 0 };
   const seq = new Array<number>(topicCount).fill(0);
   const due = new Array<number>(topicCount).fill(0);
   const inFlight = new Array<boolean>(topicCount).fill(false);
@@ -212,6 +222,7 @@ export async function runPublishers(options: PublisherOptions): Promise<PublishT
       outstanding -= 1;
       due[t] = (due[t] as number) - 1;
       if (status >= 200 && status < 300) {
+        totals.completed += 1;
         seq[t] = (seq[t] as number) + 1;
         totals.sent.set(topic, seq[t] as number);
       } else {
