@@ -18,6 +18,7 @@ import { createWasmVerifier, type EventVerifier } from './nostr/event.ts';
 import { CryptoWorkerPool } from './nostr/crypto-worker-pool.ts';
 import { CONVERSATION_KEY_CACHE_ENTRIES } from './engine/nip44-decryptor.ts';
 import { createTransports } from './delivery/transports.ts';
+import { resolveSharedVapidKeys } from './delivery/webpush/vapid-key.ts';
 import { directMessageRoutes } from './api/direct-message.ts';
 import { webPushKeyRoutes } from './api/webpush-key.ts';
 import { WebPushTransport } from './delivery/webpush/transport.ts';
@@ -86,7 +87,9 @@ export async function startService(config: Config, overrides: ServiceOverrides =
 
   // The scheduler's new-post fan-out sends its pages itself, so it needs the transports too.
   const needsTransports = config.roles.includes('delivery') || config.roles.includes('api') || config.roles.includes('scheduler');
-  const transports = needsTransports ? createTransports(config, logger, metrics, store) : [];
+  // A Redis fleet shares one VAPID key through the store; a SQLite service keeps it in its data directory.
+  const vapidKeys = needsTransports && location.kind === 'redis' ? await resolveSharedVapidKeys(config.webpush, config.data_dir, store) : undefined;
+  const transports = needsTransports ? createTransports(config, logger, metrics, store, vapidKeys) : [];
   // ntfy: publishing is part of the api role, subscriptions of the pusher role; either serves HTTP.
   const servesHttp = config.roles.includes('api') || config.roles.includes('pusher');
   const ntfy = servesHttp

@@ -94,7 +94,7 @@ export interface Config {
     api_base_url: string;
   };
   webpush: {
-    /** VAPID private key, base64url (32 bytes). Unset: a key pair is generated on first start and kept in `data_dir`. */
+    /** VAPID private key, base64url (32 bytes). Unset: a key pair is generated on first start and kept in `data_dir` (SQLite) or in the shared store (Redis, one pair for the fleet). */
     vapid_private_key: string;
     /** VAPID public key, base64url (65 bytes); optional, checked against the private key. */
     vapid_public_key: string;

@@ -167,6 +167,19 @@ describe('SqliteStore migrations', () => {
     }
   });
 
+  test('migration from version 5 adds the VAPID key table to a file that has data', () => {
+    const raw = new BetterSqlite3(IN_MEMORY_PATH);
+    try {
+      migrate(raw, capturingLogger().logger, migrations.slice(0, 5));
+      raw.prepare(`INSERT INTO relay_cursors (relay_url, created_at) VALUES ('wss://r', 7)`).run();
+      assert.deepEqual(migrate(raw, capturingLogger().logger, migrations.slice(0, 6)), [6]);
+      assert.equal(raw.prepare<[], { n: number }>(`SELECT count(*) AS n FROM vapid_keys`).get()?.n, 0);
+      assert.equal(raw.prepare<[], { n: number }>(`SELECT count(*) AS n FROM relay_cursors`).get()?.n, 1);
+    } finally {
+      raw.close();
+    }
+  });
+
   test('migrations apply in order, and a failing step leaves the file at the last completed version', () => {
     const raw = new BetterSqlite3(IN_MEMORY_PATH);
     const order: number[] = [];

@@ -159,3 +159,8 @@ export const notifyWatchersKey = (creator: string): string => `${NOTIFY_WATCHERS
 export const notifyRateKey = (subscriber: string, creator: string): string => `notify_rate:${subscriber}:${creator}`;
 export const fanoutEnqueuedKey = (eventId: string): string => `fanout:enqueued:${eventId}`;
 export const newPostFanoutJobsKey = 'new_post_fanout_jobs';
+
+// ---- Web Push (port-vapid.ts) ----------------------------------------------------------------
+
+/** STRING: the fleet's VAPID key pair, JSON `{"publicKey","privateKey"}` (base64url), set once. */
+export const vapidKeysKey = 'webpush:vapid';

@@ -43,6 +43,8 @@ import * as misc from './misc.ts';
 import * as queues from './queues.ts';
 import * as tokens from './tokens.ts';
 import { RedisNtfyTopics } from './ntfy.ts';
+import { claimVapidKeys } from './vapid.ts';
+import type { StoredVapidKeys } from '../port-vapid.ts';
 import type { NtfyAppendEvent, NtfyMessage, NtfyMessageContent, NtfyReadResult } from '../port-ntfy.ts';
 
 export interface RedisStoreOptions {
@@ -190,6 +192,11 @@ export class RedisStore implements StorePort {
   }
   onNtfyAppend(listener: (event: NtfyAppendEvent) => void): () => void {
     return this.ntfy.addListener(listener);
+  }
+
+  // ---- VAPID key (port-vapid.ts) -------------------------------------------------------------
+  claimVapidKeys(candidate: StoredVapidKeys): Promise<StoredVapidKeys> {
+    return claimVapidKeys(this.ctx, candidate);
   }
 
   // ---- coalescing (port-coalesce.ts) -------------------------------------------------------

@@ -23,6 +23,8 @@ import type { BellBatch, BellWatcherState, ClaimedFanoutJob, FanoutJob, FanoutJo
 import { BellPageOps } from './bell-pages.ts';
 import { BellTables } from './bells.ts';
 import { NtfyTable } from './ntfy.ts';
+import { claimSqliteVapidKeys } from './vapid.ts';
+import type { StoredVapidKeys } from '../port-vapid.ts';
 import type { NtfyAppendEvent, NtfyMessage, NtfyMessageContent, NtfyReadResult } from '../port-ntfy.ts';
 import { ClaimTable } from './claims.ts';
 import { CoalesceTables } from './coalesce.ts';
@@ -208,6 +210,12 @@ export class SqliteStore implements StorePort {
 
   async queueStats(queue: QueueName): Promise<QueueStats> {
     return this.queues.stats(queue);
+  }
+
+  // ---- VAPID key (port-vapid.ts) -------------------------------------------------------------
+
+  async claimVapidKeys(candidate: StoredVapidKeys): Promise<StoredVapidKeys> {
+    return claimSqliteVapidKeys(this.db, candidate);
   }
 
   // ---- lifecycle ---------------------------------------------------------------------------
