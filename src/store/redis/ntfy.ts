@@ -33,7 +33,7 @@
 import type { Redis } from 'ioredis';
 import type { NtfyAppendEvent, NtfyMessage, NtfyMessageContent, NtfyReadResult } from '../port-ntfy.ts';
 import { decodeNtfyId, encodeNtfyId, NTFY_MAX_SEQ, type NtfyPosition } from '../ntfy-ids.ts';
-import { decodeNtfyContent, NtfyAppendListeners, requireLimit, requirePositiveTtl, storedNtfyContent, type StoredNtfyContent } from '../ntfy-shared.ts';
+import { decodeNtfyContent, NtfyAppendListeners, requireLimit, requirePositiveTtl, storedNtfyContent } from '../ntfy-shared.ts';
 import type { RedisContext } from './context.ts';
 import { ntfyExpiryKey, ntfyHeadKey, ntfyIdsKey, ntfyTopicKey, ntfyWakeChannel } from './keys.ts';
 
@@ -107,19 +107,10 @@ export function parseAppendEvent(payload: string): NtfyAppendEvent | null {
   return { message, previousId: previousPosition ? encodeNtfyId(previousPosition) : null };
 }
 
-/** An append waiting for this turn's pipeline. */
-interface PendingAppend {
-  topic: string;
-  stored: StoredNtfyContent;
-  ttlMs: number;
-  resolve: (message: NtfyMessage) => void;
-  reject: (err: unknown) => void;
-}
-
 /** The ntfy part of one Redis store: the operations, the local listeners and the append-event subscriber. */
 export class RedisNtfyTopics {
   private readonly channel: string;
-  private pending: PendingAppend[] = [];
+  private corked = false;
   readonly listeners: NtfyAppendListeners;
   private subscriber: Redis | null = null;
 
@@ -129,63 +120,37 @@ export class RedisNtfyTopics {
   }
 
   /**
-   * Append by the script (see the module comment). Appends made in one event-loop turn are
-   * written to the socket together (corked): each is still its own atomic script call, in call
-   * order, but the turn costs one socket write instead of one per message (under load, the write
-   * was the largest share of an append's CPU). A pipeline would do the same, but builds an object
-   * with a method per defined script each time.
+   * Hold this connection's writes until the end of the event-loop turn, so the commands of every
+   * ntfy operation started in the turn (a burst of publishes, a thousand subscriptions catching
+   * up) leave in one socket write instead of one each: under load the write was the largest share
+   * of an operation's CPU. Each command is still its own atomic step, sent in call order. Not
+   * connected: ioredis queues commands itself and writes them on connect.
    */
-  append(topic: string, content: NtfyMessageContent, ttlMs: number): Promise<NtfyMessage> {
-    try {
-      requirePositiveTtl(ttlMs);
-      // The stored form, so the answer is exactly what every reader will see.
-      const stored = storedNtfyContent(content);
-      return new Promise((resolve, reject) => {
-        if (this.pending.length === 0) setImmediate(() => this.sendPending());
-        this.pending.push({ topic, stored, ttlMs, resolve, reject });
-      });
-    } catch (err) {
-      return Promise.reject(err);
-    }
+  private corkForTurn(): void {
+    if (this.corked || this.ctx.redis.status !== 'ready') return;
+    const socket = this.ctx.redis.stream;
+    socket.cork();
+    this.corked = true;
+    setImmediate(() => {
+      this.corked = false;
+      socket.uncork();
+    });
   }
 
-  private sendPending(): void {
-    const batch = this.pending;
-    this.pending = [];
-    const nowMs = this.ctx.clock.nowMs();
-    // Not connected: ioredis queues the commands itself and writes them on connect.
-    const socket = this.ctx.redis.status === 'ready' ? this.ctx.redis.stream : null;
-    socket?.cork();
-    try {
-      for (const item of batch) {
-        let reply: Promise<unknown>;
-        try {
-          reply = this.ctx.scripts.run(
-            'appendNtfyMessage',
-            [ntfyHeadKey, ntfyTopicKey(item.topic), ntfyExpiryKey, ntfyIdsKey],
-            [nowMs, Math.ceil(item.ttlMs), item.stored.json, item.topic, NTFY_MAX_SEQ, this.channel],
-          );
-        } catch (err) {
-          item.reject(err);
-          continue;
-        }
-        reply.then(
-          (value) => this.settle(item, value),
-          (err: unknown) => item.reject(err),
-        );
-      }
-    } finally {
-      socket?.uncork();
-    }
-  }
-
-  private settle(item: PendingAppend, reply: unknown): void {
-    if (!Array.isArray(reply)) {
-      item.reject(new Error('appendNtfyMessage: unexpected reply'));
-      return;
-    }
+  /** Append by the script (see the module comment). */
+  async append(topic: string, content: NtfyMessageContent, ttlMs: number): Promise<NtfyMessage> {
+    requirePositiveTtl(ttlMs);
+    // The stored form, so the answer is exactly what every reader will see.
+    const stored = storedNtfyContent(content);
+    this.corkForTurn();
+    const reply = await this.ctx.scripts.run(
+      'appendNtfyMessage',
+      [ntfyHeadKey, ntfyTopicKey(topic), ntfyExpiryKey, ntfyIdsKey],
+      [this.ctx.clock.nowMs(), Math.ceil(ttlMs), stored.json, topic, NTFY_MAX_SEQ, this.channel],
+    );
+    if (!Array.isArray(reply)) throw new Error('appendNtfyMessage: unexpected reply');
     const [ms, seq, expiresMs] = reply.map(Number) as [number, number, number];
-    item.resolve({ id: encodeNtfyId({ ms, seq }), topic: item.topic, timeMs: ms, expiresMs, ...item.stored.content });
+    return { id: encodeNtfyId({ ms, seq }), topic, timeMs: ms, expiresMs, ...stored.content };
   }
 
   async read(topics: readonly string[], afterId: string | null, limit: number): Promise<NtfyReadResult> {
@@ -193,6 +158,7 @@ export class RedisNtfyTopics {
     const unique = [...new Set(topics)];
     if (unique.length === 0) return { messages: [], position: afterId, complete: true };
     const start = entryIdAfter(afterId);
+    this.corkForTurn();
     let headEntry: unknown;
     let ranges: unknown[];
     if (unique.length === 1) {
@@ -238,6 +204,7 @@ export class RedisNtfyTopics {
     const unique = [...new Set(topics)];
     const end = entryIdOfNtfyId(upToId);
     if (unique.length === 0 || end === null) return [];
+    this.corkForTurn();
     const multi = this.ctx.redis.multi();
     for (const topic of unique) multi.xrevrange(ntfyTopicKey(topic), end, '-', 'COUNT', 1);
     const ranges = results(await multi.exec(), 'latestNtfyMessages');
@@ -253,6 +220,7 @@ export class RedisNtfyTopics {
   }
 
   async head(): Promise<string | null> {
+    this.corkForTurn();
     const head = await this.ctx.redis.get(ntfyHeadKey);
     const position = head === null ? null : positionOfEntryId(head);
     return position ? encodeNtfyId(position) : null;
@@ -262,9 +230,11 @@ export class RedisNtfyTopics {
     const position = decodeNtfyId(id);
     if (position === null) return false;
     const entryId = entryIdOf(position);
+    this.corkForTurn();
     const topic = await this.ctx.redis.hget(ntfyIdsKey, entryId);
     if (topic === null) return false;
     // The index outlives expiry until the janitor runs; the entry's own expiry decides.
+    this.corkForTurn();
     const [entry] = (await this.ctx.redis.xrange(ntfyTopicKey(topic), entryId, entryId)) as StreamEntry[];
     const message = entry ? this.toMessage(topic, position, entry[1]) : null;
     return message !== null && message.expiresMs > this.ctx.clock.nowMs();
