@@ -15,12 +15,10 @@
  * other, and their latency is reported on its own line. Rates, latency percentiles and the CPU
  * per message (server, this generator, redis-server) are those of the measured phase.
  *
- * idle mode: `--idle-subs` JSON subscriptions held open; reports the server's resident memory.
+ * idle mode: `--idle-subs` subscriptions held open; reports the server's resident memory.
  *
- *   node --import tsx bench/ntfy/run.ts [--store sqlite|redis|both] [--topics 1000] [--rate 5000]
- *     [--duration 30] [--warmup 3] [--transport json|ws] [--topics-per-conn 1] [--payload 100] [--reconnects 0]
- *     [--mode load|idle] [--idle-subs 10000] [--grace 10] [--node-options=--max-semi-space-size=1]
- *     [--server-url http://127.0.0.1:8000 --server-pid PID]  (a server started by hand, e.g. under --cpu-prof)
+ * Run every measurement under the benchmark lock, on an otherwise quiet machine (both sides share
+ * its cores): `flock /tmp/nostr-push-bench.lock npm run bench:ntfy -- …`. `--help` lists the options.
  */
 import { readFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
@@ -34,8 +32,29 @@ import { formatUs } from './histogram.ts';
 import { Redis } from 'ioredis';
 import { BenchSubscriber, newPublishTotals, nowUs, runPublishers, Tally, withConcurrency } from './load.ts';
 
+const USAGE = `npm run bench:ntfy -- [options]
+
+  --store sqlite|redis|both   store adapter of the server (both)
+  --mode load|idle            load: publish and check; idle: hold --idle-subs subscriptions (load)
+  --topics N                  topics, one sequential publisher each (1000)
+  --rate N                    messages per second over all topics (5000)
+  --warmup S                  seconds published before the measured phase (3)
+  --duration S                measured seconds (30)
+  --transport json|ws         subscription transport (json)
+  --topics-per-conn N         topics per subscription connection, as the ntfy app multiplexes (1)
+  --payload N                 padding bytes per message (100)
+  --reconnects N              subscribers that drop and resume with since=<last id> halfway (0)
+  --idle-subs N               idle mode: subscriptions to hold (10000)
+  --grace S                   seconds to wait for the last deliveries (10)
+  --node-options OPTS         NODE_OPTIONS of the server process
+  --server-url URL --server-pid PID
+                              a server started by hand (e.g. node --cpu-prof bin/nostr-push.js serve);
+                              BENCH_REDIS_URL=redis://… also reports its redis-server's CPU
+`;
+
 const { values } = parseArgs({
   options: {
+    help: { type: 'boolean', short: 'h', default: false },
     store: { type: 'string', default: 'both' },
     topics: { type: 'string', default: '1000' },
     rate: { type: 'string', default: '5000' },
@@ -53,6 +72,11 @@ const { values } = parseArgs({
     'server-pid': { type: 'string', default: '' },
   },
 });
+
+if (values.help) {
+  process.stdout.write(USAGE);
+  process.exit(0);
+}
 
 const TOPICS = Number(values.topics);
 const RATE = Number(values.rate);
