@@ -73,6 +73,7 @@ export class NtfyHub implements SubscriberHost {
   private readonly byTopic = new Map<string, Subscriber | Set<Subscriber>>();
   private readonly subscribers = new Set<Subscriber>();
   private stopListening: (() => void) | null = null;
+  private closed = false;
   /** See the module comment; null until the first sync, or while the store has never had a message. */
   private position: string | null = null;
   /** A sync or bridge read is running: events wait in {@link queued}. */
@@ -109,8 +110,13 @@ export class NtfyHub implements SubscriberHost {
    * `open` event (and any `since=latest` messages) to `sink` already.
    */
   subscribe(topics: readonly string[], topicLabel: string, transport: Transport, sink: FrameSink, cursor: string | null): Subscriber {
-    this.listen();
     const subscriber = new Subscriber(this, topics, topicLabel, transport, sink, cursor);
+    if (this.closed) {
+      // A subscription prepared while the server was stopping.
+      subscriber.close();
+      return subscriber;
+    }
+    this.listen();
     this.subscribers.add(subscriber);
     for (const topic of topics) {
       const current = this.byTopic.get(topic);
@@ -164,8 +170,9 @@ export class NtfyHub implements SubscriberHost {
     this.close();
   }
 
-  /** Stop hearing events and end every subscription. */
+  /** Stop hearing events and end every subscription, for good. */
   close(): void {
+    this.closed = true;
     this.stopListening?.();
     this.stopListening = null;
     for (const subscriber of [...this.subscribers]) subscriber.close();

@@ -102,29 +102,45 @@ type ConnectionListener = (this: Server, socket: Socket) => void;
  * a connection are served here. A connection that sends nothing within Node's `headersTimeout`
  * is handed to Node's server, which then applies its own timeouts to it.
  */
-export function attachRawStreams(ctx: NtfyContext, server: Server): void {
+export function attachRawStreams(ctx: NtfyContext, server: Server): { close(): void } {
   const nodeListeners = server.listeners('connection') as ConnectionListener[];
   server.removeAllListeners('connection');
+  /** Connections whose first bytes have not come yet (Node's server does not know them). */
+  const waiting = new Set<Socket>();
   const handOff = (socket: Socket, first: Buffer | null) => {
     for (const listener of nodeListeners) listener.call(server, socket);
     // Node's parser now consumes the socket; the bytes already read reach it as they would have.
     if (first) socket.emit('data', first);
   };
   server.on('connection', (socket: Socket) => {
+    waiting.add(socket);
     // Not socket.setTimeout: a cleared socket timeout stays referenced by the socket for its life.
     const silence = ctx.scheduler.after(server.headersTimeout, () => {
-      socket.removeListener('data', onFirst);
+      settle();
       handOff(socket, null);
     });
-    const onFirst = (packet: Buffer) => {
-      socket.removeListener('data', onFirst);
+    const settle = () => {
+      waiting.delete(socket);
       silence.cancel();
+      socket.removeListener('data', onFirst);
+      socket.removeListener('close', settle);
+    };
+    const onFirst = (packet: Buffer) => {
+      settle();
       const request = parseStreamRequest(packet);
       if (request) serveStream(ctx, socket, request);
       else handOff(socket, packet);
     };
     socket.on('data', onFirst);
+    socket.on('close', settle);
   });
+  return {
+    // Streams end with the hub; connections that never spoke end here (server.close() would wait for them).
+    close() {
+      for (const socket of waiting) socket.destroy();
+      waiting.clear();
+    },
+  };
 }
 
 function destroySocket(this: Socket): void {

@@ -82,6 +82,7 @@ export function createNtfyServer(options: NtfyServerOptions): NtfyServer {
   };
   const routes = ntfyRoutes(context, { publish: options.publish });
   const sockets: WebSocketServer[] = [];
+  const rawStreams: Array<{ close(): void }> = [];
   return {
     routes,
     hub,
@@ -92,10 +93,11 @@ export function createNtfyServer(options: NtfyServerOptions): NtfyServer {
     attach(server) {
       if (!hub) return;
       sockets.push(attachNtfyWebSockets(context, server));
-      attachRawStreams(context, server);
+      rawStreams.push(attachRawStreams(context, server));
     },
     close() {
       hub?.close();
+      for (const raw of rawStreams) raw.close();
       for (const wss of sockets) {
         // A peer that never answers the close handshake would hold the HTTP server's close
         // for ws's 30 s timeout; the ntfy app reconnects either way.

@@ -99,6 +99,15 @@ class RawClient {
   }
 }
 
+/** Resolves once `server` has accepted a connection (its own, fresh server: one client). */
+async function untilAccepted(server: NtfyTestServer): Promise<void> {
+  const deadline = Date.now() + FRAME_TIMEOUT_MS;
+  while ((await new Promise<number>((resolve) => server.http.getConnections((_err, n) => resolve(n)))) < 1) {
+    if (Date.now() > deadline) throw new Error('the server never saw the connection');
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
 const get = (path: string, headers: string[] = []) => `GET ${path} HTTP/1.1\r\nHost: test\r\n${headers.map((h) => `${h}\r\n`).join('')}\r\n`;
 
 describe('ntfy streams on the bare socket', () => {
@@ -142,6 +151,14 @@ describe('ntfy streams on the bare socket', () => {
     assert.match(await client.chunk(), /^event: open\ndata: \{/);
     await local.close();
     assert.equal(await client.chunk(), '', 'the terminating zero-length chunk');
+    await client.untilClosed();
+  });
+
+  test('stopping the server ends a connection that never sent a byte (the server does not wait for it)', async () => {
+    const local = await startNtfyTestServer();
+    const client = await RawClient.open(Number(new URL(local.baseUrl).port));
+    await untilAccepted(local);
+    await local.close();
     await client.untilClosed();
   });
 
@@ -189,11 +206,7 @@ describe('ntfy streams on the bare socket', () => {
     try {
       const client = await RawClient.open(Number(new URL(local.baseUrl).port));
       // Until the server has accepted the connection, there is no silence to time.
-      const deadline = Date.now() + FRAME_TIMEOUT_MS;
-      while ((await new Promise<number>((resolve) => local.http.getConnections((_err, n) => resolve(n)))) < 1) {
-        if (Date.now() > deadline) throw new Error('the server never saw the connection');
-        await new Promise((resolve) => setImmediate(resolve));
-      }
+      await untilAccepted(local);
       local.scheduler.advance(HEADERS_TIMEOUT_MS);
       client.socket.write(get('/upRawStream0008/json'));
       const { status, headers } = await client.head();
