@@ -127,7 +127,13 @@ export function attachRawStreams(ctx: NtfyContext, server: Server): { close(): v
     };
     const onFirst = (packet: Buffer) => {
       settle();
-      const request = parseStreamRequest(packet);
+      let request: StreamRequest | null = null;
+      try {
+        request = parseStreamRequest(packet);
+      } catch (err) {
+        // Whatever this reader trips on, Node's parser answers properly.
+        ctx.logger.warn({ err: (err as Error).message }, 'ntfy stream request not understood; handed to the HTTP server');
+      }
       if (request) serveStream(ctx, socket, request);
       else handOff(socket, packet);
     };
