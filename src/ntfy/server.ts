@@ -50,7 +50,7 @@ export interface NtfyServer {
   frontListener(next: RequestListener): RequestListener;
   /** Serve WebSocket subscriptions on `server` (only with the pusher role). */
   attach(server: Server): void;
-  /** End every subscription and stop hearing wake-ups. */
+  /** End every subscription and stop hearing append events. */
   close(): void;
 }
 
