@@ -71,11 +71,16 @@ export interface NtfyReadResult {
    * id at or before it has been returned by this read or an earlier one of the same chain. When
    * the read was {@link complete} it is the newest id allocated in the whole store at the time
    * of the read (if that is past the cursor), so an idle subscriber's cursor keeps up with the
-   * store; otherwise it is the id of the last message returned. Null only while the store has
-   * never allocated an id and the cursor was null.
+   * store; otherwise it is the id of the last message returned, or of the last message examined
+   * when the adapter bounded the read's work (see {@link complete}). Null only while the store
+   * has never allocated an id and the cursor was null.
    */
   position: string | null;
-  /** False when `limit` cut the read short: read again from {@link position}. */
+  /**
+   * False when the read stopped early: read again from {@link position}. It stops at `limit`
+   * messages; an adapter may also bound the work of one read (SQLite reading many topics at once
+   * walks the store's messages in id order, a bounded number per read), and then it returns fewer.
+   */
   complete: boolean;
 }
 

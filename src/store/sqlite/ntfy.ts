@@ -54,6 +54,20 @@ const SELECT_TOPIC_AFTER = `
   WHERE topic = @topic AND id > @afterId AND expires_ms > @nowMs
   ORDER BY id
   LIMIT @limit`;
+/**
+ * A read of more topics than this walks the messages in id order and keeps those of its topics,
+ * instead of one index range per topic: the pusher's bridge reads every topic it holds (thousands)
+ * after a position the store has barely passed, and a walk costs what it finds, not a probe per
+ * topic. A phone's subscription has far fewer topics, and may start far back.
+ */
+export const NTFY_READ_WALK_TOPICS = 64;
+/** Messages a walking read examines at most; it continues from the last one examined. */
+export const NTFY_READ_WALK_ROWS = 2_000;
+const SELECT_LOG_AFTER = `
+  SELECT id, topic, expires_ms, content_json FROM ntfy_messages
+  WHERE id > @afterId
+  ORDER BY id
+  LIMIT @limit`;
 /** Topics arrive as one JSON array, so a single prepared statement serves any number of them. */
 const SELECT_AFTER = `
   SELECT id, topic, expires_ms, content_json FROM ntfy_messages
@@ -101,6 +115,8 @@ export class NtfyTable {
   private readonly insertMessage: Statement<[{ id: string; topic: string; expiresMs: number; contentJson: string }]>;
   private readonly selectAfter: Statement<[{ topics: string; afterId: string; nowMs: number; limit: number }], MessageRow>;
   private readonly selectTopicAfter: Statement<[{ topic: string; afterId: string; nowMs: number; limit: number }], MessageRow>;
+  private readonly selectLogAfter: Statement<[{ afterId: string; limit: number }], MessageRow>;
+  private readonly walkTx: Transaction<(afterId: string | null) => { rows: MessageRow[]; head: string | null }>;
   private readonly selectLatest: Statement<[{ topic: string; upToId: string; nowMs: number }], MessageRow>;
   private readonly selectExists: Statement<[{ id: string; nowMs: number }], { 1: number }>;
   private readonly deleteExpired: Statement<[{ nowMs: number; limit: number }]>;
@@ -121,6 +137,7 @@ export class NtfyTable {
     this.insertMessage = db.prepare(INSERT_MESSAGE);
     this.selectAfter = db.prepare(SELECT_AFTER);
     this.selectTopicAfter = db.prepare(SELECT_TOPIC_AFTER);
+    this.selectLogAfter = db.prepare(SELECT_LOG_AFTER);
     this.selectLatest = db.prepare(SELECT_LATEST);
     this.selectExists = db.prepare(SELECT_EXISTS);
     this.deleteExpired = db.prepare(DELETE_EXPIRED);
@@ -153,6 +170,11 @@ export class NtfyTable {
           ? this.selectTopicAfter.all({ topic: topics[0] as string, afterId: afterId ?? '', nowMs, limit })
           : this.selectAfter.all({ topics: JSON.stringify(topics), afterId: afterId ?? '', nowMs, limit });
       return { rows, head };
+    });
+
+    this.walkTx = db.transaction((afterId: string | null) => {
+      const head = this.selectHead.get()?.last_id ?? null;
+      return { rows: this.selectLogAfter.all({ afterId: afterId ?? '', limit: NTFY_READ_WALK_ROWS }), head };
     });
 
     this.latestTx = db.transaction((topics: readonly string[], upToId: string) => {
@@ -201,6 +223,7 @@ export class NtfyTable {
   read(topics: readonly string[], afterId: string | null, limit: number): NtfyReadResult {
     requireLimit('readNtfyMessages', limit);
     if (topics.length === 0) return { messages: [], position: afterId, complete: true };
+    if (topics.length > NTFY_READ_WALK_TOPICS) return this.walk(new Set(topics), afterId, limit);
     const { rows, head } = this.readTx(topics.length === 1 ? topics : [...new Set(topics)], afterId, limit);
     const messages = this.toMessages(rows);
     const complete = rows.length < limit;
@@ -209,6 +232,22 @@ export class NtfyTable {
     if (!complete && lastRow) position = lastRow.id;
     else position = head !== null && (afterId === null || head > afterId) ? head : afterId;
     return { messages, position, complete };
+  }
+
+  /** A read of many topics: the next messages in id order, those of `topics` kept (see {@link NTFY_READ_WALK_TOPICS}). */
+  private walk(topics: ReadonlySet<string>, afterId: string | null, limit: number): NtfyReadResult {
+    const { rows, head } = this.walkTx(afterId);
+    const nowMs = this.clock.nowMs();
+    const messages: NtfyMessage[] = [];
+    for (const row of rows) {
+      if (!topics.has(row.topic) || row.expires_ms <= nowMs) continue;
+      const message = this.toMessage(row);
+      if (message) messages.push(message);
+      if (messages.length === limit) return { messages, position: row.id, complete: false };
+    }
+    const lastRow = rows[rows.length - 1];
+    if (rows.length === NTFY_READ_WALK_ROWS && lastRow) return { messages, position: lastRow.id, complete: false };
+    return { messages, position: head !== null && (afterId === null || head > afterId) ? head : afterId, complete: true };
   }
 
   latest(topics: readonly string[], upToId: string): NtfyMessage[] {

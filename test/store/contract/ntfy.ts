@@ -9,6 +9,10 @@ const TOPIC_A = 'upAAAAAAAAAAAA';
 const TOPIC_B = 'upBBBBBBBBBBBB';
 const TOPIC_C = 'plain_topic-1';
 const SAME_MS_APPENDS = 50;
+/** More topics than a phone subscribes to: what the pusher's bridge reads. */
+const MANY_TOPICS = 100;
+/** Other topics' messages between two of the wanted ones: more than one bounded read examines. */
+const LONG_RUN = 2_500;
 /** How long an advisory event may take to arrive before a test gives up (generous: never a timing assertion). */
 const EVENT_DEADLINE_MS = 10_000;
 const POLL_TICK_MS = 5;
@@ -135,6 +139,32 @@ export function ntfyContract(ctx: ContractContext): void {
       }
       assert.deepEqual(seen, wanted);
       assert.equal(cursor, appended[appended.length - 1], 'a complete read ends at the head');
+    });
+
+    test('a read of many topics (as the pusher reads every topic it holds) returns each of their messages once, in order, through a long run of others', async () => {
+      const store = ctx.store();
+      const wanted = Array.from({ length: MANY_TOPICS }, (_, i) => `want-${i}`);
+      const expected: string[] = [];
+      for (let i = 0; i < MANY_TOPICS * 3; i++) {
+        const message = await store.appendNtfyMessage(i % 2 ? (wanted[i % MANY_TOPICS] as string) : `other-${i}`, text(`m${i}`), TTL_MS);
+        if (i % 2) expected.push(message.id);
+      }
+      // A long run of other topics' messages, then a few of the wanted ones.
+      await Promise.all(Array.from({ length: LONG_RUN }, (_, i) => store.appendNtfyMessage(`noise-${i % 7}`, text('noise'), TTL_MS)));
+      for (let i = 0; i < 3; i++) expected.push((await store.appendNtfyMessage(wanted[i] as string, text(`late${i}`), TTL_MS)).id);
+      const seen: string[] = [];
+      let cursor: string | null = null;
+      for (let reads = 0; ; reads++) {
+        assert.ok(reads < 1_000, 'the chain ends');
+        const result = await store.readNtfyMessages(wanted, cursor, 7);
+        assert.ok(result.messages.length <= 7);
+        seen.push(...ids(result.messages));
+        assert.ok(result.position !== null && (cursor === null || result.position >= cursor), 'the position never goes back');
+        cursor = result.position;
+        if (result.complete) break;
+      }
+      assert.deepEqual(seen, expected);
+      assert.equal(cursor, await store.ntfyHeadId());
     });
 
     test('a complete read positions at the head, even when the topics have nothing (an idle cursor keeps up)', async () => {
