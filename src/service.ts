@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { serve, type ServerType } from '@hono/node-server';
+import { getRequestListener } from '@hono/node-server';
 import type { Config } from './config/defaults.ts';
 import { resolveStoreLocation } from './config/load.ts';
 import { parseListenAddr } from './config/validate.ts';
@@ -14,15 +14,25 @@ import { Supervisor } from './roles/supervisor.ts';
 import { QueueSignal } from './roles/queue-worker.ts';
 import { startRoles } from './roles/roles.ts';
 import { createApiApp } from './api/app.ts';
-import { createWasmVerifier } from './nostr/event.ts';
+import { createWasmVerifier, type EventVerifier } from './nostr/event.ts';
 import { CryptoWorkerPool } from './nostr/crypto-worker-pool.ts';
 import { CONVERSATION_KEY_CACHE_ENTRIES } from './engine/nip44-decryptor.ts';
 import { createTransports } from './delivery/transports.ts';
+import { resolveSharedVapidKeys } from './delivery/webpush/vapid-key.ts';
 import { directMessageRoutes } from './api/direct-message.ts';
 import { webPushKeyRoutes } from './api/webpush-key.ts';
 import { WebPushTransport } from './delivery/webpush/transport.ts';
 import { createNtfyServer } from './ntfy/index.ts';
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
+
+/** The verifier of a process whose roles check no signatures: using it is a wiring bug, said plainly. */
+function unavailableVerifier(roles: readonly string[]): EventVerifier {
+  return {
+    verify() {
+      throw new Error(`no signature verifier in a process with roles ${roles.join(',')} (only listener, engine and scheduler load it)`);
+    },
+  };
+}
 
 /** How long a graceful stop waits for tasks before giving up on them. */
 export const SHUTDOWN_GRACE_MS = 10_000;
@@ -66,7 +76,10 @@ export async function startService(config: Config, overrides: ServiceOverrides =
   const metrics = new Metrics({ defaultMetrics: true });
   const supervisor = new Supervisor(logger);
   const wake = new QueueSignal();
-  const verifier = await createWasmVerifier();
+  // Signature checks (listener, engine, scheduler) load libsecp256k1's WASM, some 20 MiB resident:
+  // processes of the other roles (api, pusher, janitor) never check a signature and skip it.
+  const needsVerifier = config.roles.some((role) => role === 'engine' || role === 'listener' || role === 'scheduler');
+  const verifier = needsVerifier ? await createWasmVerifier() : unavailableVerifier(config.roles);
   const needsCrypto = config.roles.includes('engine') || config.roles.includes('listener');
   const cryptoPool =
     needsCrypto && config.engine.crypto_workers > 0
@@ -76,7 +89,9 @@ export async function startService(config: Config, overrides: ServiceOverrides =
 
   // The scheduler's new-post fan-out sends its pages itself, so it needs the transports too.
   const needsTransports = config.roles.includes('delivery') || config.roles.includes('api') || config.roles.includes('scheduler');
-  const transports = needsTransports ? createTransports(config, logger, metrics, store) : [];
+  // A Redis fleet shares one VAPID key through the store; a SQLite service keeps it in its data directory.
+  const vapidKeys = needsTransports && location.kind === 'redis' ? await resolveSharedVapidKeys(config.webpush, config.data_dir, store) : undefined;
+  const transports = needsTransports ? createTransports(config, logger, metrics, store, vapidKeys) : [];
   // ntfy: publishing is part of the api role, subscriptions of the pusher role; either serves HTTP.
   const servesHttp = config.roles.includes('api') || config.roles.includes('pusher');
   const ntfy = servesHttp
@@ -84,7 +99,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
     : null;
   const roles = await startRoles({ config, key, store, metrics, supervisor, wake, verifier, cryptoPool, transports, logger, ntfyHub: ntfy?.hub ?? null });
 
-  let server: ServerType | null = null;
+  let server: Server | null = null;
   let httpAddress: AddressInfo | null = null;
   if (servesHttp) {
     const app = createApiApp({
@@ -113,12 +128,14 @@ export async function startService(config: Config, overrides: ServiceOverrides =
     if (ntfy) app.route('/', ntfy.routes);
     const listen = parseListenAddr(config.server.listen_addr);
     if (!listen) throw new Error(`server.listen_addr "${config.server.listen_addr}" is not host:port`);
+    const honoListener = getRequestListener(app.fetch);
+    const http = createServer(ntfy ? ntfy.frontListener(honoListener) : honoListener);
     httpAddress = await new Promise<AddressInfo>((resolve, reject) => {
-      const s = serve({ fetch: app.fetch, hostname: listen.host, port: listen.port }, (info) => resolve(info));
-      s.once('error', reject);
-      server = s;
+      http.once('error', reject);
+      http.listen(listen.port, listen.host, () => resolve(http.address() as AddressInfo));
     });
-    ntfy?.attach(server as unknown as Server);
+    server = http;
+    ntfy?.attach(http);
     logger.info({ address: `${httpAddress.address}:${httpAddress.port}` }, 'http listening');
   }
 
@@ -130,7 +147,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       await supervisor.join(SHUTDOWN_GRACE_MS);
       // Open subscription streams would hold server.close() forever.
       ntfy?.close();
-      if (server) await new Promise<void>((resolve) => (server as ServerType).close(() => resolve()));
+      if (server) await new Promise<void>((resolve) => (server as Server).close(() => resolve()));
       await Promise.allSettled(transports.map((t) => t.close()));
       await cryptoPool?.close();
       await store.close();

@@ -3,9 +3,10 @@
  * sequence (in order, no gap, no duplicate) and record latency, and one publisher per topic
  * sending 0, 1, 2, … (each POST awaited, so commit order is sequence order), paced to a rate.
  */
-import { Agent, request } from 'node:http';
+import { request } from 'node:http';
 import { WebSocket } from 'ws';
 import { LatencyHistogram } from './histogram.ts';
+import { RawHttpPool } from './raw-http.ts';
 
 /** Microseconds on a clock shared by publishers and subscribers (one process). */
 export function nowUs(): number {
@@ -25,7 +26,12 @@ export class Tally {
   reorderedOrDuplicate = 0;
   connectErrors = 0;
   readErrors = 0;
+  /** Latency of messages sent from {@link measureFromUs} on. */
   readonly latency = new LatencyHistogram();
+  /** Latency of messages sent before it (the warm-up). */
+  readonly warmupLatency = new LatencyHistogram();
+  /** Send time (µs, {@link nowUs}) from which latency counts as measured. */
+  measureFromUs = 0;
   /** Next expected sequence number per topic (one subscriber per topic in this generator). */
   readonly expected = new Map<string, number>();
 
@@ -41,7 +47,7 @@ export class Tally {
       return;
     }
     this.delivered += 1;
-    this.latency.record(nowUs() - probe.u);
+    (probe.u >= this.measureFromUs ? this.latency : this.warmupLatency).record(nowUs() - probe.u);
   }
 }
 
@@ -173,9 +179,15 @@ export interface PublisherOptions {
 
 export interface PublishTotals {
   sent: Map<string, number>;
+  /** Publishes answered 2xx so far (read it while running to mark a phase). */
+  completed: number;
   errors: number;
   /** Publish round trips that took longer than their pacing slot (the generator fell behind). */
   late: number;
+}
+
+export function newPublishTotals(): PublishTotals {
+  return { sent: new Map(), completed: 0, errors: 0, late: 0 };
 }
 
 /** How often the pacing loop looks for due sends. */
@@ -188,12 +200,11 @@ const PACING_TICK_MS = 1;
  * is still out sends its next one the moment it returns (never two at once, never a skipped
  * number); such slots are counted as late.
  */
-export async function runPublishers(options: PublisherOptions): Promise<PublishTotals> {
-  const agent = new Agent({ keepAlive: true, maxSockets: options.sockets });
+export async function runPublishers(options: PublisherOptions, totals: PublishTotals = newPublishTotals()): Promise<PublishTotals> {
+  const pool = new RawHttpPool(options.baseUrl, options.sockets);
   const padding = 'p'.repeat(options.paddingBytes);
   const topicCount = options.topics.length;
   const slotMs = 1000 / options.rate;
-  const totals: PublishTotals = { sent: new Map(), errors: 0, late: 0 };
   const seq = new Array<number>(topicCount).fill(0);
   const due = new Array<number>(topicCount).fill(0);
   const inFlight = new Array<boolean>(topicCount).fill(false);
@@ -211,6 +222,7 @@ export async function runPublishers(options: PublisherOptions): Promise<PublishT
       outstanding -= 1;
       due[t] = (due[t] as number) - 1;
       if (status >= 200 && status < 300) {
+        totals.completed += 1;
         seq[t] = (seq[t] as number) + 1;
         totals.sent.set(topic, seq[t] as number);
       } else {
@@ -219,14 +231,7 @@ export async function runPublishers(options: PublisherOptions): Promise<PublishT
       if ((due[t] as number) > 0) send(t);
       else if (pacingOver && outstanding === 0) finished();
     };
-    const req = request(`${options.baseUrl}/${topic}?up=1`, { method: 'POST', agent, headers: { 'Content-Length': Buffer.byteLength(body) } }, (res) => {
-      res.resume();
-      res.on('end', () => done(res.statusCode ?? 0));
-    });
-    // Headers and body may leave as two segments; Nagle would hold the second for an ACK.
-    req.setNoDelay(true);
-    req.on('error', () => done(0));
-    req.end(body);
+    pool.post(`/${topic}?up=1`, body, done);
   };
 
   const startMs = performance.now();
@@ -251,7 +256,7 @@ export async function runPublishers(options: PublisherOptions): Promise<PublishT
   };
   tick();
   await allDone;
-  agent.destroy();
+  pool.close();
   return totals;
 }
 

@@ -10,12 +10,15 @@
  * `--reconnects N`, N subscribers drop their connection halfway and resume with `since=<last id>`.
  * The verdict is PASS only with zero loss, reordering, duplicates, gaps and errors.
  *
- * idle mode: `--idle-subs` JSON subscriptions held open; reports the server's resident memory.
+ * Publishing runs `--warmup` seconds before the measured `--duration` (a freshly started server
+ * and generator are still compiling their hot paths); warm-up messages are checked like every
+ * other, and their latency is reported on its own line. Rates, latency percentiles and the CPU
+ * per message (server, this generator, redis-server) are those of the measured phase.
  *
- *   node --import tsx bench/ntfy/run.ts [--store sqlite|redis|both] [--topics 1000] [--rate 5000]
- *     [--duration 30] [--transport json|ws] [--topics-per-conn 1] [--payload 100] [--reconnects 0]
- *     [--mode load|idle] [--idle-subs 10000] [--grace 10] [--node-options=--max-semi-space-size=1]
- *     [--server-url http://127.0.0.1:8000 --server-pid PID]  (a server started by hand, e.g. under --cpu-prof)
+ * idle mode: `--idle-subs` subscriptions held open; reports the server's resident memory.
+ *
+ * Run every measurement under the benchmark lock, on an otherwise quiet machine (both sides share
+ * its cores): `flock /tmp/nostr-push-bench.lock npm run bench:ntfy -- …`. `--help` lists the options.
  */
 import { readFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
@@ -26,14 +29,37 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { startRedisServer, type PrivateRedisServer } from '../../test/support/redis-server.ts';
 import { freePort, startServiceProcess } from '../../test/support/service-process.ts';
 import { formatUs } from './histogram.ts';
-import { BenchSubscriber, runPublishers, Tally, withConcurrency } from './load.ts';
+import { Redis } from 'ioredis';
+import { BenchSubscriber, newPublishTotals, nowUs, runPublishers, Tally, withConcurrency } from './load.ts';
+
+const USAGE = `npm run bench:ntfy -- [options]
+
+  --store sqlite|redis|both   store adapter of the server (both)
+  --mode load|idle            load: publish and check; idle: hold --idle-subs subscriptions (load)
+  --topics N                  topics, one sequential publisher each (1000)
+  --rate N                    messages per second over all topics (5000)
+  --warmup S                  seconds published before the measured phase (3)
+  --duration S                measured seconds (30)
+  --transport json|ws         subscription transport (json)
+  --topics-per-conn N         topics per subscription connection, as the ntfy app multiplexes (1)
+  --payload N                 padding bytes per message (100)
+  --reconnects N              subscribers that drop and resume with since=<last id> halfway (0)
+  --idle-subs N               idle mode: subscriptions to hold (10000)
+  --grace S                   seconds to wait for the last deliveries (10)
+  --node-options OPTS         NODE_OPTIONS of the server process
+  --server-url URL --server-pid PID
+                              a server started by hand (e.g. node --cpu-prof bin/nostr-push.js serve);
+                              BENCH_REDIS_URL=redis://… also reports its redis-server's CPU
+`;
 
 const { values } = parseArgs({
   options: {
+    help: { type: 'boolean', short: 'h', default: false },
     store: { type: 'string', default: 'both' },
     topics: { type: 'string', default: '1000' },
     rate: { type: 'string', default: '5000' },
     duration: { type: 'string', default: '30' },
+    warmup: { type: 'string', default: '3' },
     transport: { type: 'string', default: 'json' },
     'topics-per-conn': { type: 'string', default: '1' },
     payload: { type: 'string', default: '100' },
@@ -47,9 +73,15 @@ const { values } = parseArgs({
   },
 });
 
+if (values.help) {
+  process.stdout.write(USAGE);
+  process.exit(0);
+}
+
 const TOPICS = Number(values.topics);
 const RATE = Number(values.rate);
 const DURATION_MS = Number(values.duration) * 1000;
+const WARMUP_MS = Number(values.warmup) * 1000;
 const TRANSPORT = values.transport === 'ws' ? 'ws' : 'json';
 const TOPICS_PER_CONN = Math.max(1, Number(values['topics-per-conn']));
 const PAYLOAD_BYTES = Number(values.payload);
@@ -65,6 +97,8 @@ const MIB = 1024 * 1024;
 interface ProcessSample {
   rssBytes: number;
   cpuMs: number;
+  /** Of which in the kernel (system calls: socket reads and writes, SQLite's file I/O). */
+  systemMs: number;
 }
 
 /** Resident memory and CPU time of a process, from /proc (Linux). */
@@ -73,20 +107,42 @@ function sampleProcess(pid: number): ProcessSample {
   const rssKb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
   // utime and stime are fields 14 and 15 of stat (11 and 12 after the command name), in clock ticks (100/s).
-  const ticks = Number(fields[11] ?? 0) + Number(fields[12] ?? 0);
-  return { rssBytes: rssKb * 1024, cpuMs: ticks * 10 };
+  const userTicks = Number(fields[11] ?? 0);
+  const systemTicks = Number(fields[12] ?? 0);
+  return { rssBytes: rssKb * 1024, cpuMs: (userTicks + systemTicks) * 10, systemMs: systemTicks * 10 };
+}
+
+/** CPU time of this process (ms). */
+function ownCpuMs(): number {
+  const usage = process.cpuUsage();
+  return (usage.user + usage.system) / 1000;
+}
+
+/** CPU time redis-server has used (ms), from INFO; 0 without Redis. */
+async function redisCpuMs(url: string | undefined): Promise<number> {
+  if (!url) return 0;
+  const client = new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 1 });
+  try {
+    const info = await client.info('cpu');
+    const seconds = (name: string) => Number(new RegExp(`^${name}:(\\S+)`, 'm').exec(info)?.[1] ?? 0);
+    return (seconds('used_cpu_sys') + seconds('used_cpu_user')) * 1000;
+  } finally {
+    client.disconnect();
+  }
 }
 
 interface BenchServer {
   pid: number;
   baseUrl: string;
+  /** The private redis-server's URL (Redis store only). */
+  redisUrl?: string;
   cleanup: () => Promise<void>;
 }
 
 async function startServer(store: 'sqlite' | 'redis'): Promise<BenchServer> {
   if (values['server-url']) {
     // A server started by hand (e.g. under --cpu-prof, which NODE_OPTIONS does not allow).
-    return { pid: Number(values['server-pid']), baseUrl: values['server-url'], cleanup: async () => undefined };
+    return { pid: Number(values['server-pid']), baseUrl: values['server-url'], redisUrl: process.env.BENCH_REDIS_URL, cleanup: async () => undefined };
   }
   const dataDir = mkdtempSync(join(tmpdir(), `bench-ntfy-${store}-`));
   let redis: PrivateRedisServer | undefined;
@@ -107,6 +163,7 @@ async function startServer(store: 'sqlite' | 'redis'): Promise<BenchServer> {
   return {
     pid: service.child.pid as number,
     baseUrl: `http://127.0.0.1:${port}`,
+    ...(redis ? { redisUrl: redis.url } : {}),
     cleanup: async () => {
       await service.stop();
       await redis?.stop();
@@ -140,8 +197,21 @@ async function heapOf(baseUrl: string): Promise<{ heapBytes: number; externalByt
   return { heapBytes: await serverMetric(baseUrl, 'nodejs_heap_size_used_bytes'), externalBytes: await serverMetric(baseUrl, 'nodejs_external_memory_bytes') };
 }
 
+/** Resources used over the measured phase. */
+interface Usage {
+  server: ProcessSample;
+  clientCpuMs: number;
+  redisCpuMs: number;
+  published: number;
+  atMs: number;
+}
+
+async function usageNow(pid: number, redisUrl: string | undefined, published: number): Promise<Usage> {
+  return { server: sampleProcess(pid), clientCpuMs: ownCpuMs(), redisCpuMs: await redisCpuMs(redisUrl), published, atMs: performance.now() };
+}
+
 async function runLoad(store: 'sqlite' | 'redis'): Promise<boolean> {
-  const { pid, baseUrl, cleanup } = await startServer(store);
+  const { pid, baseUrl, redisUrl, cleanup } = await startServer(store);
   const tally = new Tally();
   const topics = topicNames(TOPICS, 'lg');
   const groups: string[][] = [];
@@ -152,44 +222,65 @@ async function runLoad(store: 'sqlite' | 'redis'): Promise<boolean> {
     await withConcurrency(subscribers, CONNECT_CONCURRENCY, (s) => s.open().catch(() => undefined));
     console.log(`[${store}] ${subscribers.length} ${TRANSPORT} connections for ${topics.length} topics open in ${((performance.now() - connectStart) / 1000).toFixed(1)} s`);
 
-    const before = sampleProcess(pid);
-    let peakRss = before.rssBytes;
+    let peakRss = sampleProcess(pid).rssBytes;
+    let publishStart = performance.now();
     let lastDelivered = 0;
     const ticker = setInterval(() => {
       const sample = sampleProcess(pid);
       peakRss = Math.max(peakRss, sample.rssBytes);
       const delivered = tally.delivered;
-      console.log(`[${store}] delivered/s ${delivered - lastDelivered}  total ${delivered}  p99 so far ${formatUs(tally.latency.percentileUs(0.99))}  rss ${(sample.rssBytes / MIB).toFixed(0)} MiB`);
+      const phase = performance.now() - publishStart < WARMUP_MS ? ' (warm-up)' : '';
+      console.log(`[${store}] delivered/s ${delivered - lastDelivered}  total ${delivered}  p99 so far ${formatUs(tally.latency.percentileUs(0.99))}  rss ${(sample.rssBytes / MIB).toFixed(0)} MiB${phase}`);
       lastDelivered = delivered;
     }, 1000);
     const reconnectTimer =
       RECONNECTS > 0
         ? setTimeout(() => {
             for (const subscriber of subscribers.slice(0, RECONNECTS)) subscriber.reconnect().catch(() => (tally.connectErrors += 1));
-          }, DURATION_MS / 2)
+          }, WARMUP_MS + DURATION_MS / 2)
         : undefined;
 
     const clientLag = monitorEventLoopDelay({ resolution: 10 });
-    clientLag.enable();
-    const publishStart = performance.now();
-    const totals = await runPublishers({ baseUrl, topics, rate: RATE, durationMs: DURATION_MS, paddingBytes: PAYLOAD_BYTES, sockets: PUBLISH_SOCKETS });
-    const publishSecs = (performance.now() - publishStart) / 1000;
+    const totals = newPublishTotals();
+    // Latency counts from the end of the warm-up, by send time; so do rates and CPU.
+    tally.measureFromUs = nowUs() + WARMUP_MS * 1000;
+    let measureStart: Promise<Usage> = usageNow(pid, redisUrl, 0);
+    const warmupTimer = setTimeout(() => {
+      measureStart = usageNow(pid, redisUrl, totals.completed);
+      clientLag.enable();
+    }, WARMUP_MS);
+    publishStart = performance.now();
+    await runPublishers({ baseUrl, topics, rate: RATE, durationMs: WARMUP_MS + DURATION_MS, paddingBytes: PAYLOAD_BYTES, sockets: PUBLISH_SOCKETS }, totals);
+    const measureEnd = await usageNow(pid, redisUrl, totals.completed);
+    clearTimeout(warmupTimer);
+    const start = await measureStart;
     const sent = [...totals.sent.values()].reduce((a, b) => a + b, 0);
     const drained = await waitUntil(() => tally.delivered + tally.gaps >= sent, GRACE_MS);
     clearInterval(ticker);
     clearTimeout(reconnectTimer);
-    const after = sampleProcess(pid);
     clientLag.disable();
     const serverLagMax = await serverMetric(baseUrl, 'nodejs_eventloop_lag_max_seconds');
 
     const loss = sent - tally.delivered;
     const pass = loss === 0 && tally.gaps === 0 && tally.reorderedOrDuplicate === 0 && totals.errors === 0 && tally.connectErrors === 0 && tally.readErrors === 0;
-    const cpuPercent = (100 * (after.cpuMs - before.cpuMs)) / (publishSecs * 1000);
-    console.log(`\n[${store}] ntfy load: ${topics.length} topics, ${subscribers.length} ${TRANSPORT} connections, target ${RATE}/s for ${DURATION_MS / 1000} s, ${PAYLOAD_BYTES} B padding, ${RECONNECTS} reconnects`);
-    console.log(`[${store}] published ${sent} in ${publishSecs.toFixed(1)} s = ${(sent / publishSecs).toFixed(0)}/s (late slots ${totals.late}, errors ${totals.errors})`);
-    console.log(`[${store}] delivered ${tally.delivered}${drained ? '' : ' (grace period ran out)'}; server CPU ${cpuPercent.toFixed(0)} % of one core, RSS peak ${(peakRss / MIB).toFixed(0)} MiB`);
+    const measuredSecs = (measureEnd.atMs - start.atMs) / 1000;
+    const measured = measureEnd.published - start.published;
+    const serverCpuMs = measureEnd.server.cpuMs - start.server.cpuMs;
+    const serverSystemMs = measureEnd.server.systemMs - start.server.systemMs;
+    const perMessageUs = (ms: number) => ((1000 * ms) / Math.max(1, measured)).toFixed(0);
+    const percentOfCore = (ms: number) => ((100 * ms) / (measuredSecs * 1000)).toFixed(0);
+    console.log(
+      `\n[${store}] ntfy load: ${topics.length} topics, ${subscribers.length} ${TRANSPORT} connections, target ${RATE}/s for ${DURATION_MS / 1000} s after a ${WARMUP_MS / 1000} s warm-up, ${PAYLOAD_BYTES} B padding, ${RECONNECTS} reconnects`,
+    );
+    console.log(`[${store}] measured: published ${measured} in ${measuredSecs.toFixed(1)} s = ${(measured / measuredSecs).toFixed(0)}/s; whole run ${sent} (late slots ${totals.late}, errors ${totals.errors})`);
+    console.log(`[${store}] delivered ${tally.delivered}${drained ? '' : ' (grace period ran out)'}; RSS peak ${(peakRss / MIB).toFixed(0)} MiB`);
+    console.log(
+      `[${store}] CPU (measured): server ${percentOfCore(serverCpuMs)} % of one core = ${perMessageUs(serverCpuMs)} µs/message (${perMessageUs(serverSystemMs)} in the kernel); load generator ${percentOfCore(measureEnd.clientCpuMs - start.clientCpuMs)} % = ${perMessageUs(measureEnd.clientCpuMs - start.clientCpuMs)} µs/message${redisUrl ? `; redis-server ${percentOfCore(measureEnd.redisCpuMs - start.redisCpuMs)} % = ${perMessageUs(measureEnd.redisCpuMs - start.redisCpuMs)} µs/message` : ''}`,
+    );
     const l = tally.latency;
     console.log(`[${store}] latency p50 ${formatUs(l.percentileUs(0.5))}  p90 ${formatUs(l.percentileUs(0.9))}  p95 ${formatUs(l.percentileUs(0.95))}  p99 ${formatUs(l.percentileUs(0.99))}  max ${formatUs(l.max)}`);
+    const w = tally.warmupLatency;
+    if (w.count > 0) console.log(`[${store}] warm-up latency (${w.count} messages): p50 ${formatUs(w.percentileUs(0.5))}  p99 ${formatUs(w.percentileUs(0.99))}  max ${formatUs(w.max)}`);
     console.log(
       `[${store}] event-loop delay: load generator p99 ${formatUs(clientLag.percentile(99) / 1000)} max ${formatUs(clientLag.max / 1000)}; server max ${formatUs(serverLagMax * 1e6)} (since its start)`,
     );
@@ -202,7 +293,6 @@ async function runLoad(store: 'sqlite' | 'redis'): Promise<boolean> {
     await cleanup();
   }
 }
-
 
 async function runIdle(store: 'sqlite' | 'redis'): Promise<boolean> {
   const { pid, baseUrl, cleanup } = await startServer(store);

@@ -94,7 +94,7 @@ export interface Config {
     api_base_url: string;
   };
   webpush: {
-    /** VAPID private key, base64url (32 bytes). Unset: a key pair is generated on first start and kept in `data_dir`. */
+    /** VAPID private key, base64url (32 bytes). Unset: a key pair is generated on first start and kept in `data_dir` (SQLite) or in the shared store (Redis, one pair for the fleet). */
     vapid_private_key: string;
     /** VAPID public key, base64url (65 bytes); optional, checked against the private key. */
     vapid_public_key: string;
@@ -153,7 +153,7 @@ export interface NtfyConfig {
   keepalive_interval_secs: number;
   /** A WebSocket silent this long (no pong, no frame) is dropped. */
   websocket_timeout_secs: number;
-  /** Every live subscription is re-read at least this often, wake-up or not: a missed wake-up costs at most this much latency. */
+  /** How often the pusher checks the store head against the append events it followed, and reads what it missed: a lost event costs at most this much latency. */
   safety_redrain_secs: number;
   /** How often the janitor deletes expired messages. */
   expiry_interval_secs: number;

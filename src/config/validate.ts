@@ -41,7 +41,7 @@ export const POSITIVE_FIELDS: ReadonlyArray<readonly [NumericPath, string]> = [
   ['ntfy.message_size_limit_bytes', 'every ntfy publish would be refused as too large'],
   ['ntfy.keepalive_interval_secs', 'ntfy streams would send keepalives in a tight loop'],
   ['ntfy.websocket_timeout_secs', 'every ntfy WebSocket would be dropped at once'],
-  ['ntfy.safety_redrain_secs', 'the ntfy pusher would re-read every subscription in a tight loop'],
+  ['ntfy.safety_redrain_secs', 'the ntfy pusher would read the store head in a tight loop'],
   ['ntfy.expiry_interval_secs', 'the ntfy janitor would spin'],
   ['ntfy.visitor_request_replenish_secs', 'ntfy visitors would get their requests back instantly'],
 ];

@@ -5,15 +5,16 @@ import type { StorePort } from '../store/port.ts';
 import type { PushTransport } from './types.ts';
 import { createFcmTransport } from './fcm/sender.ts';
 import { createWebPushTransport } from './webpush/index.ts';
+import type { ResolvedVapidKeys } from './webpush/vapid-key.ts';
 import { ntfySettings } from '../ntfy/config.ts';
 
 /**
  * The transports the configuration enables. A provider without credentials is off, and the
  * service says so loudly at start: devices on it are kept, but nothing reaches them. Web Push /
  * UnifiedPush needs no credentials (its VAPID key is generated) and is always on; `store` carries
- * its pushes to endpoints on our own ntfy topics.
+ * its pushes to endpoints on our own ntfy topics; `vapidKeys` are the fleet's shared ones (Redis).
  */
-export function createTransports(config: Config, logger: Logger, metrics: Metrics, store: StorePort): PushTransport[] {
+export function createTransports(config: Config, logger: Logger, metrics: Metrics, store: StorePort, vapidKeys?: ResolvedVapidKeys): PushTransport[] {
   const transports: PushTransport[] = [];
   const fcm = createFcmTransport({
     projectId: config.firebase.project_id,
@@ -33,6 +34,7 @@ export function createTransports(config: Config, logger: Logger, metrics: Metric
       config,
       localNtfy: ntfySettings(config.ntfy),
       store,
+      ...(vapidKeys ? { vapidKeys } : {}),
       logger: logger.child({ transport: 'webpush' }),
       metrics,
     }),

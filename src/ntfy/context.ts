@@ -24,6 +24,9 @@ export interface NtfyContext {
   clock: Clock;
   logger: Logger;
   metrics: Metrics;
+  /** `metrics.ntfyPublished` bound to its modes once (a label object is hashed on every `inc`). */
+  publishedUnifiedPush: { inc(): void };
+  publishedPlain: { inc(): void };
 }
 
 export type NtfyEnv = { Bindings: HttpBindings };

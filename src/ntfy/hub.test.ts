@@ -3,32 +3,37 @@ import { afterEach, beforeEach, describe, test } from 'node:test';
 import { createLogger } from '../observability/logger.ts';
 import { Metrics } from '../observability/metrics.ts';
 import type { StorePort } from '../store/port.ts';
-import type { NtfyReadResult } from '../store/port-ntfy.ts';
+import type { NtfyAppendEvent, NtfyReadResult } from '../store/port-ntfy.ts';
 import { openSqliteStore } from '../store/sqlite/index.ts';
 import { ManualClock } from '../util/clock.ts';
-import { DRAIN_RETRY_MS, NtfyHub, SLOW_SUBSCRIBER_TIMEOUT_MS, SUBSCRIBER_HIGH_WATER_BYTES, type FrameSink } from './hub.ts';
+import { DRAIN_RETRY_MS, NtfyHub, SLOW_SUBSCRIBER_TIMEOUT_MS, SUBSCRIBER_HIGH_WATER_BYTES, type FrameSink, type NtfyHubDeps } from './hub.ts';
 import { ManualScheduler } from './scheduler.ts';
 
 const TTL_MS = 60_000;
 const WAIT_MS = 5_000;
 
-/** A sink that records frames and can play a peer that stopped reading. */
+/** A sink that records frames and can play a peer that stopped reading (and later resumes). */
 class RecordingSink implements FrameSink {
   readonly frames: string[] = [];
   closed = false;
-  stalled = false;
+  private stalledFlag = false;
   private closeListeners: Array<() => void> = [];
   private waiters: Array<() => void> = [];
+  private drainWaiters: Array<() => void> = [];
 
   write(frame: string): void {
     this.frames.push(frame);
     this.notify();
   }
   get bufferedBytes(): number {
-    return this.stalled ? SUBSCRIBER_HIGH_WATER_BYTES + 1 : 0;
+    return this.stalledFlag ? SUBSCRIBER_HIGH_WATER_BYTES + 1 : 0;
+  }
+  set stalled(value: boolean) {
+    this.stalledFlag = value;
+    if (!value) for (const waiter of this.drainWaiters.splice(0)) waiter();
   }
   whenDrained(): Promise<void> {
-    return this.stalled ? new Promise(() => undefined) : Promise.resolve();
+    return this.stalledFlag ? new Promise((resolve) => this.drainWaiters.push(resolve)) : Promise.resolve();
   }
   close(): void {
     if (this.closed) return;
@@ -50,7 +55,7 @@ class RecordingSink implements FrameSink {
   async until(done: () => boolean, what: string): Promise<void> {
     const deadline = Date.now() + WAIT_MS;
     while (!done()) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; frames: ${this.frames.length}`);
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; frames: ${this.messages().join(', ')}`);
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, 50);
         this.waiters.push(() => {
@@ -62,13 +67,73 @@ class RecordingSink implements FrameSink {
   }
 }
 
+/** Let pending promise continuations and immediates run. */
+const settle = () => new Promise((resolve) => setImmediate(resolve));
+
+/** A store whose reads can be counted and held, and whose append events can be filtered. */
+function instrumented(store: StorePort) {
+  const control = {
+    reads: 0,
+    /** While set, a read waits for {@link release} before it runs (so appends meanwhile are in its snapshot). */
+    holdBefore: false,
+    /** While set, a read runs, then waits for {@link release} before it answers. */
+    holdAfter: false,
+    failNext: false,
+    dropEvent: (_event: NtfyAppendEvent): boolean => false,
+    /** While set, events are kept until {@link flushEvents} (a slow pub/sub). */
+    delayEvents: false,
+    flushEvents: () => undefined as void,
+    release: () => undefined as void,
+  };
+  const wrapped = new Proxy(store, {
+    get(target, property, receiver) {
+      if (property === 'readNtfyMessages') {
+        return async (...args: Parameters<StorePort['readNtfyMessages']>): Promise<NtfyReadResult> => {
+          control.reads += 1;
+          if (control.failNext) {
+            control.failNext = false;
+            throw new Error('store down');
+          }
+          if (control.holdBefore) {
+            control.holdBefore = false;
+            await new Promise<void>((resolve) => (control.release = resolve));
+          }
+          const result = await target.readNtfyMessages(...args);
+          if (control.holdAfter) {
+            control.holdAfter = false;
+            await new Promise<void>((resolve) => (control.release = resolve));
+          }
+          return result;
+        };
+      }
+      if (property === 'onNtfyAppend') {
+        return (listener: (event: NtfyAppendEvent) => void) => {
+          const delayed: NtfyAppendEvent[] = [];
+          control.flushEvents = () => {
+            for (const event of delayed.splice(0)) listener(event);
+          };
+          return target.onNtfyAppend((event) => {
+            if (control.dropEvent(event)) return;
+            if (control.delayEvents) delayed.push(event);
+            else listener(event);
+          });
+        };
+      }
+      return Reflect.get(target, property, receiver) as unknown;
+    },
+  });
+  return { store: wrapped, control };
+}
+
 describe('NtfyHub', () => {
   let store: StorePort;
   let scheduler: ManualScheduler;
   let metrics: Metrics;
   let hub: NtfyHub;
-  const make = (s: StorePort, batch?: number) =>
-    new NtfyHub({ store: s, scheduler, logger: createLogger({ level: 'silent' }), metrics, safetyRedrainMs: 30_000, drainBatchSize: batch });
+  const make = (s: StorePort, options: Partial<NtfyHubDeps> = {}) =>
+    new NtfyHub({ store: s, scheduler, logger: createLogger({ level: 'silent' }), metrics, safetyRedrainMs: 30_000, ...options });
+  const append = (topic: string, message: string) => store.appendNtfyMessage(topic, { message }, TTL_MS);
+  const counter = async (c: { get(): Promise<{ values: { value: number }[] }> }) => (await c.get()).values[0]?.value ?? 0;
 
   beforeEach(async () => {
     store = await openSqliteStore({ path: ':memory:', clock: new ManualClock() });
@@ -82,106 +147,198 @@ describe('NtfyHub', () => {
   });
 
   test('a subscriber gets what follows its cursor, in order, across small read batches', async () => {
-    hub = make(store, 2);
-    for (let i = 0; i < 7; i++) await store.appendNtfyMessage('t', { message: `m${i}` }, TTL_MS);
+    hub = make(store, { drainBatchSize: 2 });
+    for (let i = 0; i < 7; i++) await append('t', `m${i}`);
     const sink = new RecordingSink();
     hub.subscribe(['t'], 't', 'json', sink, null);
     await sink.until(() => sink.frames.length === 7, 'seven messages');
     assert.deepEqual(sink.messages(), ['m0', 'm1', 'm2', 'm3', 'm4', 'm5', 'm6']);
   });
 
-  test('an append wakes the subscribers of its topic only', async () => {
-    const head = await store.ntfyHeadId();
+  test('a live subscriber gets the appends of its topics from the events, without reading the store', async () => {
+    const { store: counted, control } = instrumented(store);
+    hub = make(counted);
     const a = new RecordingSink();
     const b = new RecordingSink();
-    hub.subscribe(['a'], 'a', 'json', a, head);
-    hub.subscribe(['b'], 'b', 'json', b, head);
-    await store.appendNtfyMessage('a', { message: 'for a' }, TTL_MS);
-    await a.until(() => a.frames.length === 1, 'the message for a');
-    assert.deepEqual([a.messages(), b.frames], [['for a'], []]);
+    const ab = new RecordingSink();
+    hub.subscribe(['a'], 'a', 'json', a, await store.ntfyHeadId());
+    hub.subscribe(['b'], 'b', 'json', b, await store.ntfyHeadId());
+    hub.subscribe(['a', 'b'], 'a,b', 'sse', ab, await store.ntfyHeadId());
+    await settle();
+    const readsWhenLive = control.reads;
+    for (let i = 0; i < 5; i++) await append(i % 2 ? 'b' : 'a', `m${i}`);
+    await a.until(() => a.frames.length === 3 && b.frames.length === 2 && ab.frames.length === 5, 'every message');
+    assert.deepEqual([a.messages(), b.messages()], [['m0', 'm2', 'm4'], ['m1', 'm3']]);
+    assert.deepEqual(
+      ab.frames.map((f) => (JSON.parse(f.replace(/^data: /, '')) as { message: string }).message),
+      ['m0', 'm1', 'm2', 'm3', 'm4'],
+    );
+    assert.equal(control.reads, readsWhenLive, 'no read per message');
+    assert.equal(await counter(metrics.ntfyFeedBridges), 0);
   });
 
-  test('a wake-up during a drain runs the drain again, so nothing committed meanwhile waits', async () => {
-    let releaseRead: () => void = () => undefined;
-    let holdNextRead = false;
-    const slowStore = new Proxy(store, {
-      get(target, property, receiver) {
-        if (property !== 'readNtfyMessages') return Reflect.get(target, property, receiver) as unknown;
-        return async (...args: Parameters<StorePort['readNtfyMessages']>): Promise<NtfyReadResult> => {
-          const result = await target.readNtfyMessages(...args);
-          if (holdNextRead) {
-            holdNextRead = false;
-            await new Promise<void>((resolve) => (releaseRead = resolve));
-          }
-          return result;
-        };
-      },
-    });
-    hub = make(slowStore);
+  test('a message appended while a subscriber catches up follows the replay, once', async () => {
+    const { store: held, control } = instrumented(store);
+    hub = make(held);
+    await append('t', 'before');
     const sink = new RecordingSink();
-    holdNextRead = true;
+    control.holdAfter = true;
     hub.subscribe(['t'], 't', 'json', sink, null);
-    await new Promise((resolve) => setImmediate(resolve));
-    await store.appendNtfyMessage('t', { message: 'during the first read' }, TTL_MS);
-    releaseRead();
-    await sink.until(() => sink.frames.length === 1, 'the message appended during the drain');
-    assert.deepEqual(sink.messages(), ['during the first read']);
+    await settle();
+    await append('t', 'during the read');
+    assert.deepEqual(sink.frames, [], 'buffered, not written, while the replay is out');
+    control.release();
+    await sink.until(() => sink.frames.length === 2, 'both messages');
+    await append('t', 'live');
+    await sink.until(() => sink.frames.length === 3, 'the live message');
+    assert.deepEqual(sink.messages(), ['before', 'during the read', 'live']);
   });
 
-  test('an append nobody was woken for is delivered by the safety re-drain', async () => {
-    const quietStore = new Proxy(store, {
-      get(target, property, receiver) {
-        // A store whose wake-ups never arrive (another process on the same SQLite file).
-        if (property === 'onNtfyAppend') return () => () => undefined;
-        return Reflect.get(target, property, receiver) as unknown;
-      },
-    });
-    hub = make(quietStore);
+  test('a message both in the replay and offered meanwhile is sent once', async () => {
+    const { store: held, control } = instrumented(store);
+    hub = make(held);
+    const sink = new RecordingSink();
+    control.holdBefore = true;
+    hub.subscribe(['t'], 't', 'json', sink, null);
+    await settle();
+    await append('t', 'in the read and in the buffer');
+    control.release();
+    await sink.until(() => sink.frames.length === 1, 'the message');
+    await append('t', 'next');
+    await sink.until(() => sink.frames.length === 2, 'the next message');
+    assert.deepEqual(sink.messages(), ['in the read and in the buffer', 'next']);
+  });
+
+  test('a catching-up subscriber whose buffer overflows reads again and loses nothing', async () => {
+    const { store: held, control } = instrumented(store);
+    hub = make(held, { catchUpBufferMessages: 2 });
+    const sink = new RecordingSink();
+    control.holdAfter = true;
+    hub.subscribe(['t'], 't', 'json', sink, await store.ntfyHeadId());
+    await settle();
+    for (let i = 0; i < 5; i++) await append('t', `m${i}`);
+    const readsBefore = control.reads;
+    control.release();
+    await sink.until(() => sink.frames.length === 5, 'all five');
+    assert.deepEqual(sink.messages(), ['m0', 'm1', 'm2', 'm3', 'm4']);
+    assert.equal(control.reads, readsBefore + 1, 'one more read after the overflow');
+  });
+
+  test('missed append events are bridged with one read of the held topics, in order', async () => {
+    const { store: lossy, control } = instrumented(store);
+    hub = make(lossy);
+    const sink = new RecordingSink();
+    const other = new RecordingSink();
+    hub.subscribe(['t'], 't', 'json', sink, await store.ntfyHeadId());
+    hub.subscribe(['u'], 'u', 'json', other, await store.ntfyHeadId());
+    await settle();
+    control.dropEvent = (event) => event.message.message === 'lost' || event.message.message === 'lost too';
+    await append('t', 'lost');
+    await append('u', 'lost too');
+    await append('t', 'heard');
+    await sink.until(() => sink.frames.length === 2 && other.frames.length === 1, 'the bridged messages');
+    assert.deepEqual([sink.messages(), other.messages()], [['lost', 'heard'], ['lost too']]);
+    assert.equal(await counter(metrics.ntfyFeedBridges), 1);
+    control.dropEvent = () => false;
+    await append('t', 'after');
+    await sink.until(() => sink.frames.length === 3, 'the chain resumed');
+    assert.equal(await counter(metrics.ntfyFeedBridges), 1, 'no further bridge');
+  });
+
+  test('events heard while a bridge reads are followed afterwards; too many are dropped and bridged again', async () => {
+    const { store: held, control } = instrumented(store);
+    hub = make(held, { feedQueueEvents: 3 });
     const sink = new RecordingSink();
     hub.subscribe(['t'], 't', 'json', sink, await store.ntfyHeadId());
-    await store.appendNtfyMessage('t', { message: 'unheard' }, TTL_MS);
-    assert.equal(await hub.redrainBehind(), 1);
-    await sink.until(() => sink.frames.length === 1, 'the re-drained message');
-    assert.equal(await hub.redrainBehind(), 0, 'its cursor is at the head now');
+    await settle();
+    control.dropEvent = (event) => event.message.message === 'lost';
+    control.holdAfter = true;
+    await append('t', 'lost');
+    await append('t', 'reveals the gap');
+    control.dropEvent = () => false;
+    for (let i = 0; i < 6; i++) await append('t', `while reading ${i}`);
+    control.release();
+    await sink.until(() => sink.frames.length === 8, 'all eight');
+    assert.deepEqual(sink.messages(), ['lost', 'reveals the gap', ...Array.from({ length: 6 }, (_, i) => `while reading ${i}`)]);
+    assert.equal(await counter(metrics.ntfyFeedBridges), 2);
   });
 
-  test('a drain that fails on a store error is tried again after a delay', async () => {
-    let failNext = true;
-    const flakyStore = new Proxy(store, {
-      get(target, property, receiver) {
-        if (property !== 'readNtfyMessages') return Reflect.get(target, property, receiver) as unknown;
-        return (...args: Parameters<StorePort['readNtfyMessages']>) => {
-          if (failNext) {
-            failNext = false;
-            return Promise.reject(new Error('store down'));
-          }
-          return target.readNtfyMessages(...args);
-        };
-      },
-    });
-    hub = make(flakyStore);
-    await store.appendNtfyMessage('t', { message: 'after the failure' }, TTL_MS);
+  test('an append nobody heard is delivered by the safety check', async () => {
+    const { store: quiet, control } = instrumented(store);
+    control.dropEvent = () => true;
+    hub = make(quiet);
+    const sink = new RecordingSink();
+    hub.subscribe(['t'], 't', 'json', sink, await store.ntfyHeadId());
+    await settle();
+    await append('t', 'unheard');
+    assert.equal(await hub.safetyCheck(), true);
+    await sink.until(() => sink.frames.length === 1, 'the bridged message');
+    assert.equal(await hub.safetyCheck(), false, 'the feed is at the head now');
+  });
+
+  test('a catch-up that fails on a store error is tried again after a delay', async () => {
+    const { store: flaky, control } = instrumented(store);
+    hub = make(flaky);
+    await append('t', 'after the failure');
+    control.failNext = true;
     const sink = new RecordingSink();
     hub.subscribe(['t'], 't', 'json', sink, null);
-    const failures = async () => (await metrics.ntfyDrainFailures.get()).values[0]?.value ?? 0;
     const deadline = Date.now() + WAIT_MS;
-    while ((await failures()) === 0 && Date.now() < deadline) await new Promise((resolve) => setImmediate(resolve));
-    assert.equal(await failures(), 1);
+    while ((await counter(metrics.ntfyDrainFailures)) === 0 && Date.now() < deadline) await settle();
+    assert.equal(await counter(metrics.ntfyDrainFailures), 1);
+    assert.deepEqual(sink.frames, []);
     scheduler.advance(DRAIN_RETRY_MS);
-    await sink.until(() => sink.frames.length === 1, 'the retried drain');
+    await sink.until(() => sink.frames.length === 1, 'the retried catch-up');
+  });
+
+  test('a live subscriber whose socket backs up is not written to; it catches up from the store once the socket drains', async () => {
+    const sink = new RecordingSink();
+    hub.subscribe(['t'], 't', 'json', sink, await store.ntfyHeadId());
+    await settle();
+    await append('t', 'm0');
+    await sink.until(() => sink.frames.length === 1, 'the first message');
+    sink.stalled = true;
+    await append('t', 'm1');
+    await append('t', 'm2');
+    await settle();
+    assert.equal(sink.frames.length, 1, 'nothing written to a congested socket');
+    sink.stalled = false;
+    await sink.until(() => sink.frames.length === 3, 'the rest');
+    await append('t', 'm3');
+    await sink.until(() => sink.frames.length === 4, 'live again');
+    assert.deepEqual(sink.messages(), ['m0', 'm1', 'm2', 'm3']);
   });
 
   test('a subscriber that stops reading is not read for, and is disconnected after the timeout', async () => {
     const sink = new RecordingSink();
     sink.stalled = true;
-    await store.appendNtfyMessage('t', { message: 'waits in the store' }, TTL_MS);
+    await append('t', 'waits in the store');
     hub.subscribe(['t'], 't', 'json', sink, null);
-    await new Promise((resolve) => setImmediate(resolve));
+    await settle();
     assert.equal(sink.frames.length, 0);
     scheduler.advance(SLOW_SUBSCRIBER_TIMEOUT_MS);
     await sink.until(() => sink.closed, 'the disconnect');
     assert.equal(hub.size, 0);
-    assert.equal((await metrics.ntfySlowSubscribersDropped.get()).values[0]?.value, 1);
+    assert.equal(await counter(metrics.ntfySlowSubscribersDropped), 1);
+  });
+
+  test('a message that expired before its event arrived is not offered', async () => {
+    const clock = new ManualClock();
+    await store.close();
+    store = await openSqliteStore({ path: ':memory:', clock });
+    const { store: slow, control } = instrumented(store);
+    hub = make(slow);
+    const sink = new RecordingSink();
+    hub.subscribe(['t'], 't', 'json', sink, await store.ntfyHeadId());
+    await settle();
+    control.delayEvents = true;
+    await store.appendNtfyMessage('t', { message: 'expires first' }, 1_000);
+    await store.appendNtfyMessage('t', { message: 'kept' }, TTL_MS);
+    clock.advance(1_000);
+    control.flushEvents();
+    await sink.until(() => sink.frames.length >= 1, 'a message');
+    await settle();
+    assert.deepEqual(sink.messages(), ['kept']);
   });
 
   test('close ends every subscription and forgets it', async () => {

@@ -1,52 +1,55 @@
 /**
  * The pusher: the live subscriptions of this process and how they are fed.
  *
- * Each {@link Subscriber} holds a cursor (the position of the last message it was sent, or the
- * store head when it started with nothing to replay) and drains the store from it: read the next
- * messages of its topics after the cursor, write them, move the cursor, until a read is complete.
- * The store's topic queues are the only source of truth; nothing is removed on send. So:
+ * The store's topic queues are the only source of truth; nothing is removed on send. The hub
+ * follows the store's append events ({@link StorePort.onNtfyAppend}), each carrying the message
+ * and the id allocated before it, and keeps a **feed position**: every message of a topic held
+ * here (one with a subscriber) with an id up to it has been offered to that topic's subscribers.
  *
- * - a wake-up (the store's advisory {@link StorePort.onNtfyAppend}, fired in this process at once
- *   and from other processes over Redis pub/sub) only says "drain the subscribers of topic T
- *   now"; a drain already running is simply run once more;
- * - a periodic safety re-drain ({@link NtfyHub.run}) kicks every subscriber whose cursor is behind
- *   the store head, so a lost wake-up costs latency, never a message;
- * - a subscriber is registered before its first drain, so nothing committed after its cursor was
- *   chosen can slip between the replay and the live stream, and drains of one subscriber never
- *   overlap, so nothing is sent twice;
- * - a subscriber that does not read its socket is not read for either: drains wait until its
- *   buffer empties (the messages wait in the store), and one stalled for
- *   {@link SLOW_SUBSCRIBER_TIMEOUT_MS} is disconnected (it resumes with `since=` when it reconnects).
+ * - An event whose `previousId` is the feed position continues the chain: its message is offered
+ *   to the subscribers of its topic (serialised once per frame format, shared by all of them) and
+ *   the position moves to it. This is the whole per-message cost: no store read, no timer.
+ * - An event that does not continue the chain means appends were missed (another process on the
+ *   same SQLite file, a Redis pub/sub reconnect): the hub **bridges** with one read of every held
+ *   topic after the feed position, offers what it finds, and moves the position to the read's.
+ *   Events heard meanwhile are queued (bounded; past the bound, the hub bridges again) and then
+ *   followed, those the read covered skipped.
+ * - A periodic safety check ({@link NtfyHub.run}) bridges when the store head is past the feed
+ *   position, so a lost event at the end of a burst costs latency, never a message.
+ * - A new subscriber catches up from its own cursor with store reads while the hub already offers
+ *   it its topics' messages, which it buffers; then it goes live (see `subscriber.ts`). It is
+ *   registered before its first read, so nothing committed after its cursor can slip between
+ *   the replay and the live stream, and ids at or below its cursor are never sent twice.
+ *
+ * Why this is complete: a message is either committed before a subscriber's catch-up read is
+ * issued (so it is in that read), or after it, in which case its event reaches the hub after the
+ * subscriber registered and is offered to it, or is missed and then bridged (the bridge reads every
+ * topic held at its start; a subscriber registered later reads a later snapshot itself).
  */
+import type { NtfyAppendEvent, NtfyMessage } from '../store/port-ntfy.ts';
 import type { StorePort } from '../store/port.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import { sleep } from '../roles/supervisor.ts';
-import type { Scheduler, TimerHandle } from './scheduler.ts';
-import { messageFrame, type Transport } from './wire.ts';
+import type { Scheduler } from './scheduler.ts';
+import { CATCH_UP_BUFFER_MESSAGES, DRAIN_BATCH_SIZE, DRAIN_RETRY_MS, Subscriber, type FrameSink, type SubscriberHost } from './subscriber.ts';
+import { MessageFrames, type Transport } from './wire.ts';
 
-/** Messages read from the store per round trip of a drain. */
-export const DRAIN_BATCH_SIZE = 500;
-/** Bytes a subscriber may have buffered before its drain waits for the socket. */
-export const SUBSCRIBER_HIGH_WATER_BYTES = 256 * 1024;
-/** A subscriber that has not taken its buffered bytes for this long is disconnected. */
-export const SLOW_SUBSCRIBER_TIMEOUT_MS = 15_000;
-/** Delay before a drain that failed on a store error is tried again. */
-export const DRAIN_RETRY_MS = 1_000;
+export {
+  CATCH_UP_BUFFER_MESSAGES,
+  DRAIN_BATCH_SIZE,
+  DRAIN_RETRY_MS,
+  SLOW_SUBSCRIBER_TIMEOUT_MS,
+  SUBSCRIBER_HIGH_WATER_BYTES,
+  Subscriber,
+  type FrameSink,
+} from './subscriber.ts';
 
-/** Where a subscriber's frames go: an HTTP stream or a WebSocket. */
-export interface FrameSink {
-  write(frame: string): void;
-  /** Bytes written but not yet taken by the OS. */
-  readonly bufferedBytes: number;
-  /** Resolves once the buffer has drained or the sink closed. */
-  whenDrained(): Promise<void>;
-  /** End the connection; idempotent. */
-  close(): void;
-  readonly closed: boolean;
-  /** Called once when the connection ends, whoever ended it. */
-  onClose(listener: () => void): void;
-}
+/**
+ * Append events kept while a bridge read runs. Past it they are dropped and the hub bridges once
+ * more afterwards: memory stays bounded however long a read takes under load.
+ */
+export const FEED_QUEUE_EVENTS = 10_000;
 
 export interface NtfyHubDeps {
   store: StorePort;
@@ -56,110 +59,40 @@ export interface NtfyHubDeps {
   safetyRedrainMs: number;
   /** Messages per read; {@link DRAIN_BATCH_SIZE} unless a test wants small batches. */
   drainBatchSize?: number;
+  /** {@link FEED_QUEUE_EVENTS} unless a test wants a small bound. */
+  feedQueueEvents?: number;
+  /** {@link CATCH_UP_BUFFER_MESSAGES} unless a test wants a small bound. */
+  catchUpBufferMessages?: number;
 }
 
-/** One live subscription: a set of topics, a cursor and a sink. */
-export class Subscriber {
-  private draining = false;
-  private again = false;
-  private scheduled = false;
-  private closedFlag = false;
+/** Counters bound to their label once: `inc` with a label object hashes the labels on every call. */
+type DeliveredCounters = Record<Transport, { inc(value: number): void }>;
 
-  constructor(
-    private readonly hub: NtfyHub,
-    readonly topics: readonly string[],
-    /** The topic list as requested, which `open` and `keepalive` events carry. */
-    readonly topicLabel: string,
-    readonly transport: Transport,
-    private readonly sink: FrameSink,
-    /** Position of the last message sent (or skipped by `since`); null replays from the start. */
-    public cursor: string | null,
-  ) {}
-
-  get closed(): boolean {
-    return this.closedFlag || this.sink.closed;
-  }
-
-  /** Drain soon (once per event-loop turn however many wake-ups arrive), or again after the running drain. */
-  kick(): void {
-    if (this.closed) return;
-    if (this.draining) {
-      this.again = true;
-      return;
-    }
-    if (this.scheduled) return;
-    this.scheduled = true;
-    setImmediate(() => {
-      this.scheduled = false;
-      void this.drain();
-    });
-  }
-
-  /** Send everything after the cursor; resolves when the store had nothing more. */
-  async drain(): Promise<void> {
-    if (this.draining) {
-      this.again = true;
-      return;
-    }
-    this.draining = true;
-    try {
-      do {
-        this.again = false;
-        await this.drainOnce();
-      } while (this.again && !this.closed);
-    } catch (err) {
-      this.hub.drainFailed(this, err);
-    } finally {
-      this.draining = false;
-    }
-  }
-
-  close(): void {
-    if (this.closedFlag) return;
-    this.closedFlag = true;
-    this.sink.close();
-  }
-
-  private async drainOnce(): Promise<void> {
-    const { store, metrics } = this.hub.deps;
-    for (;;) {
-      if (this.closed) return;
-      if (this.sink.bufferedBytes > SUBSCRIBER_HIGH_WATER_BYTES && !(await this.waitForSocket())) return;
-      const result = await store.readNtfyMessages(this.topics, this.cursor, this.hub.batchSize);
-      if (this.closed) return;
-      for (const message of result.messages) this.sink.write(messageFrame(this.transport, message));
-      if (result.messages.length > 0) metrics.ntfyDelivered.inc({ transport: this.transport }, result.messages.length);
-      this.cursor = result.position;
-      if (result.complete) return;
-    }
-  }
-
-  /** False when the peer stalled past the timeout and was disconnected. */
-  private async waitForSocket(): Promise<boolean> {
-    let timer: TimerHandle | undefined;
-    const stalled = new Promise<boolean>((resolve) => {
-      timer = this.hub.deps.scheduler.after(SLOW_SUBSCRIBER_TIMEOUT_MS, () => resolve(false));
-    });
-    const drained = await Promise.race([this.sink.whenDrained().then(() => true), stalled]);
-    timer?.cancel();
-    if (!drained && !this.closed) {
-      this.hub.deps.metrics.ntfySlowSubscribersDropped.inc();
-      this.hub.deps.logger.info({ topics: this.topicLabel, transport: this.transport }, 'ntfy subscriber stopped reading; disconnected');
-      this.close();
-    }
-    return drained && !this.closed;
-  }
-}
-
-export class NtfyHub {
+export class NtfyHub implements SubscriberHost {
   /** Most topics have one subscriber (one phone); a Set only when there are more. */
   private readonly byTopic = new Map<string, Subscriber | Set<Subscriber>>();
   private readonly subscribers = new Set<Subscriber>();
   private stopListening: (() => void) | null = null;
+  private closed = false;
+  /** See the module comment; null until the first sync, or while the store has never had a message. */
+  private position: string | null = null;
+  /** A sync or bridge read is running: events wait in {@link queued}. */
+  private syncing = false;
+  /** Events heard while syncing, in order; null when too many came and were dropped. */
+  private queued: NtfyAppendEvent[] | null = [];
+  private readonly deliveredBy: DeliveredCounters;
+  private readonly feedQueueEvents: number;
   readonly batchSize: number;
+  readonly catchUpBufferMessages: number;
+  readonly scheduler: Scheduler;
 
   constructor(readonly deps: NtfyHubDeps) {
     this.batchSize = deps.drainBatchSize ?? DRAIN_BATCH_SIZE;
+    this.feedQueueEvents = deps.feedQueueEvents ?? FEED_QUEUE_EVENTS;
+    this.catchUpBufferMessages = deps.catchUpBufferMessages ?? CATCH_UP_BUFFER_MESSAGES;
+    this.scheduler = deps.scheduler;
+    const counter = deps.metrics.ntfyDelivered;
+    this.deliveredBy = { json: counter.labels('json'), sse: counter.labels('sse'), raw: counter.labels('raw'), ws: counter.labels('ws') };
   }
 
   /** Subscribers open in this process. */
@@ -167,13 +100,23 @@ export class NtfyHub {
     return this.subscribers.size;
   }
 
+  /** The feed position (tests and diagnostics). */
+  get feedPosition(): string | null {
+    return this.position;
+  }
+
   /**
-   * Register a subscription and start draining it from `cursor`. The caller has written the
+   * Register a subscription and start it catching up from `cursor`. The caller has written the
    * `open` event (and any `since=latest` messages) to `sink` already.
    */
   subscribe(topics: readonly string[], topicLabel: string, transport: Transport, sink: FrameSink, cursor: string | null): Subscriber {
-    this.listen();
     const subscriber = new Subscriber(this, topics, topicLabel, transport, sink, cursor);
+    if (this.closed) {
+      // A subscription prepared while the server was stopping.
+      subscriber.close();
+      return subscriber;
+    }
+    this.listen();
     this.subscribers.add(subscriber);
     for (const topic of topics) {
       const current = this.byTopic.get(topic);
@@ -183,39 +126,32 @@ export class NtfyHub {
     }
     this.deps.metrics.ntfySubscribers.inc({ transport });
     sink.onClose(() => this.remove(subscriber));
-    subscriber.kick();
+    subscriber.catchUp();
     return subscriber;
   }
 
-  /** Hear the store's wake-ups (once). */
+  /** Hear the store's append events and learn the feed position (once). */
   listen(): void {
-    this.stopListening ??= this.deps.store.onNtfyAppend((topic) => this.wake(topic));
-  }
-
-  /** Kick every subscriber of `topic`. */
-  wake(topic: string): void {
-    const entry = this.byTopic.get(topic);
-    if (entry instanceof Set) for (const subscriber of entry) subscriber.kick();
-    else entry?.kick();
-  }
-
-  /** One safety pass: kick every subscriber whose cursor is behind the store head. */
-  async redrainBehind(): Promise<number> {
-    const head = await this.deps.store.ntfyHeadId();
-    if (head === null) return 0;
-    let kicked = 0;
-    for (const subscriber of this.subscribers) {
-      if (subscriber.cursor === null || subscriber.cursor < head) {
-        subscriber.kick();
-        kicked += 1;
-      }
-    }
-    return kicked;
+    if (this.stopListening) return;
+    this.stopListening = this.deps.store.onNtfyAppend((event) => this.hear(event));
+    this.sync();
   }
 
   /**
-   * The pusher task: hear wake-ups and re-drain on the safety timer until `signal` aborts, then
-   * close every subscription (so the HTTP server can close).
+   * One safety check: bridge when the store head is past the feed position (events were lost
+   * with nothing after them to reveal it). True when it bridged.
+   */
+  async safetyCheck(): Promise<boolean> {
+    if (this.syncing) return false;
+    const head = await this.deps.store.ntfyHeadId();
+    if (head === null || this.syncing || (this.position !== null && head <= this.position)) return false;
+    this.bridge();
+    return true;
+  }
+
+  /**
+   * The pusher task: hear events and run the safety check on its timer until `signal` aborts,
+   * then close every subscription (so the HTTP server can close).
    */
   async run(signal: AbortSignal): Promise<void> {
     this.listen();
@@ -226,26 +162,136 @@ export class NtfyHub {
         break;
       }
       try {
-        await this.redrainBehind();
+        await this.safetyCheck();
       } catch (err) {
-        this.deps.logger.warn({ err: (err as Error).message }, 'ntfy safety re-drain could not read the store head');
+        this.deps.logger.warn({ err: (err as Error).message }, 'ntfy safety check could not read the store head');
       }
     }
     this.close();
   }
 
-  /** Stop hearing wake-ups and end every subscription. */
+  /** Stop hearing events and end every subscription, for good. */
   close(): void {
+    this.closed = true;
     this.stopListening?.();
     this.stopListening = null;
     for (const subscriber of [...this.subscribers]) subscriber.close();
   }
 
-  /** @internal A drain hit a store error: count it, and try again shortly (the safety pass would too). */
-  drainFailed(subscriber: Subscriber, err: unknown): void {
+  // ---- SubscriberHost ----------------------------------------------------------------------
+
+  read(topics: readonly string[], afterId: string | null, limit: number) {
+    return this.deps.store.readNtfyMessages(topics, afterId, limit);
+  }
+
+  delivered(transport: Transport, count: number): void {
+    this.deliveredBy[transport].inc(count);
+  }
+
+  catchUpFailed(subscriber: Subscriber, err: unknown): void {
     this.deps.metrics.ntfyDrainFailures.inc();
-    this.deps.logger.warn({ topics: subscriber.topicLabel, err: (err as Error).message }, 'ntfy drain failed; retrying');
-    this.deps.scheduler.after(DRAIN_RETRY_MS, () => subscriber.kick());
+    this.deps.logger.warn({ topics: subscriber.topicLabel, err: (err as Error).message }, 'ntfy catch-up read failed; retrying');
+  }
+
+  droppedSlow(subscriber: Subscriber): void {
+    this.deps.metrics.ntfySlowSubscribersDropped.inc();
+    this.deps.logger.info({ topics: subscriber.topicLabel, transport: subscriber.transport }, 'ntfy subscriber stopped reading; disconnected');
+  }
+
+  // ---- the feed ----------------------------------------------------------------------------
+
+  private hear(event: NtfyAppendEvent): void {
+    if (this.syncing) {
+      const queued = this.queued;
+      if (queued === null) return;
+      if (queued.length < this.feedQueueEvents) queued.push(event);
+      else this.queued = null;
+      return;
+    }
+    this.follow(event);
+  }
+
+  private follow(event: NtfyAppendEvent): void {
+    const { message, previousId } = event;
+    const position = this.position;
+    if (position !== null && message.id <= position) return;
+    if (previousId !== position && this.byTopic.size > 0) {
+      // Missed appends: the bridge read covers this message too (it is committed).
+      this.bridge();
+      return;
+    }
+    // Nothing held, or the chain continues.
+    this.position = message.id;
+    this.offer(message);
+  }
+
+  private offer(message: NtfyMessage): void {
+    const entry = this.byTopic.get(message.topic);
+    if (entry === undefined || message.expiresMs <= this.deps.store.clock.nowMs()) return;
+    const frames = new MessageFrames(message);
+    if (entry instanceof Set) for (const subscriber of entry) subscriber.offer(frames);
+    else entry.offer(frames);
+  }
+
+  /** Learn the feed position from the store head (at start; events heard meanwhile wait). */
+  private sync(): void {
+    this.runExclusive(
+      async () => {
+        const head = await this.deps.store.ntfyHeadId();
+        if (this.position === null || (head !== null && head > this.position)) this.position = head;
+      },
+      () => this.sync(),
+    );
+  }
+
+  /** Read every held topic after the feed position and offer what is there. */
+  private bridge(): void {
+    this.runExclusive(
+      async () => {
+        this.deps.metrics.ntfyFeedBridges.inc();
+        for (;;) {
+          const topics = [...this.byTopic.keys()];
+          if (topics.length === 0) {
+            this.position = await this.deps.store.ntfyHeadId();
+            return;
+          }
+          const result = await this.deps.store.readNtfyMessages(topics, this.position, this.batchSize);
+          for (const message of result.messages) this.offer(message);
+          this.position = result.position;
+          if (result.complete) return;
+        }
+      },
+      () => this.bridge(),
+    );
+  }
+
+  /**
+   * Run a sync or bridge read with events queued meanwhile, then follow the queue. On a store
+   * error, `retry` runs after {@link DRAIN_RETRY_MS}, events queueing (or overflowing) until then.
+   */
+  private runExclusive(read: () => Promise<void>, retry: () => void): void {
+    if (this.syncing) return;
+    this.syncing = true;
+    this.queued = [];
+    read().then(
+      () => {
+        this.syncing = false;
+        const queued = this.queued;
+        this.queued = [];
+        // Dropped events: bridge what came after the read.
+        if (queued === null) this.bridge();
+        // A gap in the queue starts another bridge, which covers the rest of the queue too.
+        else for (let i = 0; i < queued.length && !this.syncing; i++) this.follow(queued[i] as NtfyAppendEvent);
+      },
+      (err: unknown) => {
+        this.deps.metrics.ntfyDrainFailures.inc();
+        this.deps.logger.warn({ err: (err as Error).message }, 'ntfy feed read failed; retrying');
+        this.scheduler.after(DRAIN_RETRY_MS, () => {
+          this.syncing = false;
+          if (this.stopListening) retry();
+        });
+      },
+    );
   }
 
   private remove(subscriber: Subscriber): void {

@@ -13,7 +13,7 @@ test('appendUnifiedPushMessage stores the bytes as an ?up=1 publish would, and w
   const metrics = new Metrics();
   try {
     const woken: string[] = [];
-    store.onNtfyAppend((topic) => woken.push(topic));
+    store.onNtfyAppend((event) => woken.push(event.message.topic));
     const binary = Uint8Array.from([0xff, 0x00, 0x10, 0x80]);
     const stored = await appendUnifiedPushMessage(store, 'upLocalTopic12', binary, TTL_MS, metrics);
     assert.deepEqual([stored.message, stored.encoding], [Buffer.from(binary).toString('base64'), 'base64']);

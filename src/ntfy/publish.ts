@@ -16,7 +16,7 @@ import { honoVisitorAddress, lightParamSource, type NtfyContext, type NtfyHonoCo
 import { NtfyError } from './errors.ts';
 import { contentFromBody, parsePriority, readPublishOptions, type ParamSource, type PublishOptions } from './publish-params.ts';
 import { checkTopic } from './topics.ts';
-import { toWireMessage } from './wire.ts';
+import { messageJsonLine } from './wire.ts';
 
 /** A JSON publish body may be twice the message limit (ntfy's rule: room for the other fields). */
 const JSON_BODY_LIMIT_FACTOR = 2;
@@ -46,11 +46,12 @@ export async function appendUnifiedPushMessage(
 }
 
 /**
- * Node's request body up to `maxBytes`, or null past it. Past the limit the rest is read and
+ * Node's request body up to `maxBytes`, or null past it (whatever Content-Length claims). Past the limit the rest is read and
  * dropped instead of the stream being destroyed, which would reset the connection before the 413
  * answer is written.
  */
-function readIncomingCapped(incoming: IncomingMessage, maxBytes: number): Promise<Buffer | null> {
+export function readIncomingCapped(incoming: IncomingMessage, maxBytes: number): Promise<Buffer | null> {
+  if (Number(incoming.headers['content-length'] ?? '0') > maxBytes) return Promise.resolve(null);
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -112,14 +113,15 @@ async function readBodyCapped(c: NtfyHonoContext, params: ParamSource, maxBytes:
 
 /** ntfy's JSON answers end with a newline. */
 export function jsonAnswer(body: unknown, status = 200): Response {
-  return new Response(`${JSON.stringify(body)}\n`, {
-    status,
-    headers: { 'Content-Type': 'application/json', 'Access-Control-Allow-Origin': '*' },
-  });
+  return jsonLineAnswer(`${JSON.stringify(body)}\n`, status);
 }
 
-function checkVisitor(ctx: NtfyContext, c: NtfyHonoContext): void {
-  if (!ctx.limits.takeRequest(honoVisitorAddress(c, ctx.settings.behindProxy))) throw new NtfyError('TOO_MANY_REQUESTS');
+function jsonLineAnswer(line: string, status = 200): Response {
+  return new Response(line, { status, headers: { 'Content-Type': 'application/json', 'Access-Control-Allow-Origin': '*' } });
+}
+
+function checkVisitor(ctx: NtfyContext, address: string): void {
+  if (!ctx.limits.takeRequest(address)) throw new NtfyError('TOO_MANY_REQUESTS');
 }
 
 function authorizeWrite(ctx: NtfyContext, params: ParamSource, topic: string): void {
@@ -127,23 +129,37 @@ function authorizeWrite(ctx: NtfyContext, params: ParamSource, topic: string): v
   ctx.settings.authorizer.authorize(identity, [topic], 'write');
 }
 
-async function append(ctx: NtfyContext, topic: string, options: PublishOptions, body: Buffer): Promise<Response> {
+async function append(ctx: NtfyContext, topic: string, options: PublishOptions, body: Buffer): Promise<NtfyMessage> {
   const content = contentFromBody(body, options);
   const message = await ctx.store.appendNtfyMessage(topic, content, ctx.settings.cacheDurationMs);
-  ctx.metrics.ntfyPublished.inc({ mode: options.unifiedPush ? 'unifiedpush' : 'plain' });
-  return jsonAnswer(toWireMessage(message));
+  (options.unifiedPush ? ctx.publishedUnifiedPush : ctx.publishedPlain).inc();
+  return message;
 }
 
-/** `PUT`/`POST /{topic}`. */
-export async function handlePublish(ctx: NtfyContext, c: NtfyHonoContext): Promise<Response> {
-  checkVisitor(ctx, c);
-  const topic = checkTopic(c.req.param('topic') ?? '');
-  const params = lightParamSource(c);
-  authorizeWrite(ctx, params, topic);
-  const options = readPublishOptions(params);
-  const body = await readBodyCapped(c, params, ctx.settings.messageSizeLimitBytes);
+/**
+ * `PUT`/`POST /{topic}` in order: visitor limit, topic, write access, options, body, append.
+ * Returns the answer line: the same `{json}\n` the json and ws subscribers get, serialised once.
+ */
+export async function publishToTopic(ctx: NtfyContext, request: { topicSegment: string; address: string; params: ParamSource; readBody: (maxBytes: number) => Promise<Buffer | null> }): Promise<string> {
+  checkVisitor(ctx, request.address);
+  const topic = checkTopic(request.topicSegment);
+  authorizeWrite(ctx, request.params, topic);
+  const options = readPublishOptions(request.params);
+  const body = await request.readBody(ctx.settings.messageSizeLimitBytes);
   if (body === null) throw new NtfyError('MESSAGE_TOO_LARGE', `more than ${ctx.settings.messageSizeLimitBytes} bytes`);
-  return append(ctx, topic, options, body);
+  return messageJsonLine(await append(ctx, topic, options, body));
+}
+
+/** `PUT`/`POST /{topic}` through Hono (the front listener in `front.ts` usually answers it first). */
+export async function handlePublish(ctx: NtfyContext, c: NtfyHonoContext): Promise<Response> {
+  const params = lightParamSource(c);
+  const line = await publishToTopic(ctx, {
+    topicSegment: c.req.param('topic') ?? '',
+    address: honoVisitorAddress(c, ctx.settings.behindProxy),
+    params,
+    readBody: (maxBytes) => readBodyCapped(c, params, maxBytes),
+  });
+  return jsonLineAnswer(line);
 }
 
 function optionalString(body: Record<string, unknown>, field: string): string | undefined {
@@ -180,7 +196,7 @@ function jsonPublish(raw: unknown): { topic: string; options: PublishOptions; me
 
 /** `PUT`/`POST /` with a JSON body (`{"topic","message","title","priority","tags",…}`). */
 export async function handlePublishJson(ctx: NtfyContext, c: NtfyHonoContext): Promise<Response> {
-  checkVisitor(ctx, c);
+  checkVisitor(ctx, honoVisitorAddress(c, ctx.settings.behindProxy));
   const params = lightParamSource(c);
   const body = await readBodyCapped(c, params, JSON_BODY_LIMIT_FACTOR * ctx.settings.messageSizeLimitBytes);
   if (body === null) throw new NtfyError('JSON_BODY_TOO_LARGE');
@@ -195,5 +211,5 @@ export async function handlePublishJson(ctx: NtfyContext, c: NtfyHonoContext): P
   authorizeWrite(ctx, params, topic);
   const messageBytes = Buffer.from(message, 'utf8');
   if (messageBytes.length > ctx.settings.messageSizeLimitBytes) throw new NtfyError('MESSAGE_TOO_LARGE', `more than ${ctx.settings.messageSizeLimitBytes} bytes`);
-  return append(ctx, topic, options, messageBytes);
+  return jsonLineAnswer(messageJsonLine(await append(ctx, topic, options, messageBytes)));
 }

@@ -4,7 +4,7 @@
  * composition root (`service.ts`) mounts {@link NtfyServer.routes}, attaches the HTTP server, and
  * hands {@link NtfyServer.hub} to the pusher role, which runs it.
  */
-import type { Server } from 'node:http';
+import type { RequestListener, Server } from 'node:http';
 import type { Hono } from 'hono';
 import type { WebSocketServer } from 'ws';
 import type { NtfyConfig } from '../config/defaults.ts';
@@ -13,10 +13,12 @@ import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import { ntfySettings } from './config.ts';
 import type { NtfyContext, NtfyEnv } from './context.ts';
+import { ntfyFrontListener } from './front.ts';
 import { NtfyHub } from './hub.ts';
 import { ntfyRoutes } from './routes.ts';
 import { realScheduler, type Scheduler } from './scheduler.ts';
 import { VisitorLimits } from './visitor.ts';
+import { attachRawStreams } from './raw-streams.ts';
 import { attachNtfyWebSockets } from './websocket.ts';
 
 export interface NtfyServerOptions {
@@ -41,9 +43,14 @@ export interface NtfyServer {
   /** The pusher's subscriptions; null without the pusher role. */
   readonly hub: NtfyHub | null;
   readonly context: NtfyContext;
+  /**
+   * The HTTP server's request listener: publishes answered by this server directly (with the api
+   * role, see `front.ts`), everything else by `next` (the service's Hono app, which mounts {@link routes}).
+   */
+  frontListener(next: RequestListener): RequestListener;
   /** Serve WebSocket subscriptions on `server` (only with the pusher role). */
   attach(server: Server): void;
-  /** End every subscription and stop hearing wake-ups. */
+  /** End every subscription and stop hearing append events. */
   close(): void;
 }
 
@@ -70,18 +77,27 @@ export function createNtfyServer(options: NtfyServerOptions): NtfyServer {
     clock,
     logger,
     metrics: options.metrics,
+    publishedUnifiedPush: options.metrics.ntfyPublished.labels('unifiedpush'),
+    publishedPlain: options.metrics.ntfyPublished.labels('plain'),
   };
   const routes = ntfyRoutes(context, { publish: options.publish });
   const sockets: WebSocketServer[] = [];
+  const rawStreams: Array<{ close(): void }> = [];
   return {
     routes,
     hub,
     context,
+    frontListener(next) {
+      return options.publish ? ntfyFrontListener(context, next) : next;
+    },
     attach(server) {
-      if (hub) sockets.push(attachNtfyWebSockets(context, server));
+      if (!hub) return;
+      sockets.push(attachNtfyWebSockets(context, server));
+      rawStreams.push(attachRawStreams(context, server));
     },
     close() {
       hub?.close();
+      for (const raw of rawStreams) raw.close();
       for (const wss of sockets) {
         // A peer that never answers the close handshake would hold the HTTP server's close
         // for ws's 30 s timeout; the ntfy app reconnects either way.

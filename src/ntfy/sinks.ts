@@ -1,6 +1,6 @@
 /**
- * The two kinds of {@link FrameSink}: an HTTP stream (`/json`, `/sse`, `/raw`) written straight
- * to Node's response, and a WebSocket. Each owns its connection's timers:
+ * The kinds of {@link FrameSink}: an HTTP stream (`/json`, `/sse`, `/raw`) written straight to
+ * Node's response or (`raw-streams.ts`) to the bare socket, and a WebSocket. Each owns its connection's timers:
  *
  * - HTTP streams send a `keepalive` event every `keepalive_interval_secs` (45 s; the Android
  *   app's read timeout is 77 s);
@@ -13,11 +13,13 @@
  * are held at once.
  */
 import type { ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { WebSocket } from 'ws';
 import type { Clock } from '../store/port.ts';
+import type { NtfyMessage } from '../store/port-ntfy.ts';
 import type { FrameSink } from './hub.ts';
 import type { Scheduler, TimerHandle } from './scheduler.ts';
-import { CONTENT_TYPES, controlFrame } from './wire.ts';
+import { CONTENT_TYPES, controlFrame, messageFrame } from './wire.ts';
 
 /** WebSocket close code of a normal server-side close. */
 const WS_NORMAL_CLOSE = 1000;
@@ -179,6 +181,80 @@ export class HttpStreamSink extends SinkBase {
 /** Start a stream on `outgoing` with its keepalive timer. */
 export function openHttpStream(outgoing: ServerResponse, options: HttpStreamOptions): FrameSink {
   return new HttpStreamSink(outgoing, options.transport, options.topicLabel, options.clock, options.scheduler, options.keepaliveIntervalMs);
+}
+
+/** Shared listeners of a raw stream's socket (no closure per connection). */
+function ignoreData(): void {}
+
+function destroySocket(this: Socket): void {
+  this.destroy();
+}
+
+/**
+ * A stream written on the bare socket (`raw-streams.ts`): the status line and headers, then each
+ * frame as one HTTP/1.1 chunk in one socket write, and the last chunk on close. The connection
+ * serves nothing else, so it says `Connection: close`.
+ */
+export class RawStreamSink extends SinkBase {
+  private readonly keepaliveTimer: TimerHandle;
+
+  constructor(
+    private readonly socket: Socket,
+    private readonly transport: 'json' | 'sse' | 'raw',
+    private readonly topicLabel: string,
+    private readonly clock: Clock,
+    scheduler: Scheduler,
+    keepaliveIntervalMs: number,
+  ) {
+    super();
+    socket.setNoDelay(true);
+    (socket as Tagged)[SINK] = this;
+    // `on`, not `once`: these fire once anyway, and `once` wraps each in a state object and a bound function.
+    socket.on('drain', onEmitterDrain);
+    socket.on('close', onEmitterEnd);
+    // The client has nothing more to say; reading on is how its disconnect (end) is noticed.
+    socket.on('data', ignoreData);
+    socket.on('end', destroySocket);
+    socket.resume();
+    const head = [`HTTP/1.1 200 OK`, `Date: ${new Date(clock.nowMs()).toUTCString()}`];
+    for (const [name, value] of Object.entries(streamHeaders(transport))) head.push(`${name}: ${value}`);
+    head.push('Connection: close', 'Transfer-Encoding: chunked', '', '');
+    socket.write(head.join('\r\n'));
+    this.keepaliveTimer = scheduler.every(keepaliveIntervalMs, this.keepalive.bind(this));
+  }
+
+  /** A message as a frame of this stream. */
+  frameOf(message: NtfyMessage): string {
+    return messageFrame(this.transport, message);
+  }
+
+  write(frame: string): void {
+    if (!this.ended) this.socket.write(`${Buffer.byteLength(frame).toString(16)}\r\n${frame}\r\n`);
+  }
+
+  get bufferedBytes(): number {
+    return this.socket.writableLength;
+  }
+
+  protected get congested(): boolean {
+    return this.socket.writableLength > 0;
+  }
+
+  close(): void {
+    if (this.ended) return;
+    // A peer that is not reading would hold the last chunk forever; cut it off instead.
+    if (this.socket.writableLength > 0) this.socket.destroy();
+    else this.socket.end('0\r\n\r\n');
+    this.finish();
+  }
+
+  protected stopTimers(): void {
+    this.keepaliveTimer.cancel();
+  }
+
+  private keepalive(): void {
+    this.write(controlFrame(this.transport, 'keepalive', this.topicLabel, this.clock.nowMs()));
+  }
 }
 
 export interface WebSocketSinkOptions {

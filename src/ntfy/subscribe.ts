@@ -38,6 +38,9 @@ export interface SubscriptionRequest {
   authorization: string | undefined;
 }
 
+/** A poll holds no connection slot. */
+function releaseNothing(): void {}
+
 /** Every check of a subscribe, then its starting point. Throws {@link NtfyError}. */
 export async function prepareSubscription(ctx: NtfyContext, request: SubscriptionRequest): Promise<PreparedSubscription> {
   if (!ctx.limits.takeRequest(request.address)) throw new NtfyError('TOO_MANY_REQUESTS');
@@ -46,7 +49,7 @@ export async function prepareSubscription(ctx: NtfyContext, request: Subscriptio
   ctx.settings.authorizer.authorize(identity, topics, 'read');
   const poll = readBoolParam(request.params, 'x-poll', 'poll', 'po');
   const since = parseSince(readParam(request.params, 'x-since', 'since', 'si'), poll, ctx.clock.nowMs());
-  const release = poll ? () => undefined : ctx.limits.openSubscription(request.address);
+  const release = poll ? releaseNothing : ctx.limits.openSubscription(request.address);
   if (!release) throw new NtfyError('TOO_MANY_SUBSCRIPTIONS');
   try {
     const start = await subscriptionStart(ctx.store, topics, since);

@@ -13,6 +13,13 @@ import type { Clock } from '../store/port.ts';
 
 /** How often idle visitors are looked for and forgotten. */
 export const VISITOR_SWEEP_INTERVAL_MS = 60_000;
+/**
+ * Addresses whose exemption is remembered. Checking one builds a SocketAddress and walks the
+ * BlockList, which costs more than the rest of a publish's bookkeeping; a busy server sees the
+ * same few addresses (its app servers, a proxy) over and over. Past this many the memory is
+ * cleared, so a flood of distinct addresses cannot grow it.
+ */
+export const EXEMPT_CACHE_ADDRESSES = 4_096;
 
 export interface VisitorLimitOptions {
   /** Requests in a burst; 0 switches the request limit off. */
@@ -59,9 +66,13 @@ export function visitorKey(address: string): string {
   return `${groups.slice(0, 4).map((g) => g.replace(/^0+(?=.)/, '')).join(':')}::/64`;
 }
 
+/** The release of a subscription that counted against no limit: one function for all of them. */
+function releaseNothing(): void {}
+
 export class VisitorLimits {
   private readonly visitors = new Map<string, Visitor>();
   private readonly exempt = new BlockList();
+  private readonly exemptByAddress = new Map<string, boolean>();
   private nextSweepMs = 0;
 
   constructor(private readonly options: VisitorLimitOptions) {
@@ -74,10 +85,14 @@ export class VisitorLimits {
   }
 
   isExempt(address: string): boolean {
+    const known = this.exemptByAddress.get(address);
+    if (known !== undefined) return known;
     const normalised = normaliseAddress(address);
     const family = isIP(normalised);
-    if (family === 0) return false;
-    return this.exempt.check(normalised, family === 6 ? 'ipv6' : 'ipv4');
+    const exempt = family !== 0 && this.exempt.check(normalised, family === 6 ? 'ipv6' : 'ipv4');
+    if (this.exemptByAddress.size >= EXEMPT_CACHE_ADDRESSES) this.exemptByAddress.clear();
+    this.exemptByAddress.set(address, exempt);
+    return exempt;
   }
 
   /** Take one request from the visitor's bucket; false when it is empty (429 42901). */
@@ -94,7 +109,7 @@ export class VisitorLimits {
    * is at its limit (429 42903). Release exactly once, when the subscription closes.
    */
   openSubscription(address: string): (() => void) | null {
-    if (this.options.subscriptionLimit <= 0 || this.isExempt(address)) return () => undefined;
+    if (this.options.subscriptionLimit <= 0 || this.isExempt(address)) return releaseNothing;
     const key = visitorKey(address);
     const visitor = this.visitor(address);
     if (visitor.subscriptions >= this.options.subscriptionLimit) return null;

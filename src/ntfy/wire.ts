@@ -76,11 +76,35 @@ export function controlEventJson(event: ControlEvent, topicLabel: string, nowMs:
   return JSON.stringify(wire);
 }
 
-/** One message as a frame of `transport` (the JSON is built once per call). */
+/** `{json}\n` of a message: the `json` and `ws` frame, and ntfy's publish answer. */
+export function messageJsonLine(message: NtfyMessage): string {
+  return `${JSON.stringify(toWireMessage(message))}\n`;
+}
+
+/** One message as a frame of `transport`. */
 export function messageFrame(transport: Transport, message: NtfyMessage): string {
   if (transport === 'raw') return `${message.message.replace(/\n/g, ' ')}\n`;
-  const json = JSON.stringify(toWireMessage(message));
-  return transport === 'sse' ? `data: ${json}\n\n` : `${json}\n`;
+  const line = messageJsonLine(message);
+  return transport === 'sse' ? `data: ${line.slice(0, -1)}\n\n` : line;
+}
+
+/**
+ * The frames of one message for all the subscribers it is offered to, each format built on first
+ * use: a message reaching many subscribers of its topic is serialised once per format, not once
+ * per subscriber.
+ */
+export class MessageFrames {
+  private json: string | null = null;
+  private sse: string | null = null;
+  private raw: string | null = null;
+
+  constructor(readonly message: NtfyMessage) {}
+
+  frame(transport: Transport): string {
+    if (transport === 'json' || transport === 'ws') return (this.json ??= messageJsonLine(this.message));
+    if (transport === 'raw') return (this.raw ??= messageFrame('raw', this.message));
+    return (this.sse ??= `data: ${this.frame('json').slice(0, -1)}\n\n`);
+  }
 }
 
 /** An `open` or `keepalive` event as a frame of `transport`. */

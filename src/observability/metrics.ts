@@ -268,6 +268,11 @@ export class Metrics {
     help: 'ntfy subscription re-reads that failed on a store error (retried)',
     registers: [this.registry],
   });
+  readonly ntfyFeedBridges = new Counter({
+    name: 'push_ntfy_feed_bridges_total',
+    help: 'Times the ntfy pusher found a gap in the append events (or a stall at the safety check) and read the store to bridge it',
+    registers: [this.registry],
+  });
   readonly ntfySlowSubscribersDropped = new Counter({
     name: 'push_ntfy_slow_subscribers_dropped_total',
     help: 'ntfy subscribers disconnected because they did not read their stream',

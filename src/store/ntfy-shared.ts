@@ -3,38 +3,14 @@
  * and the in-process append listeners.
  */
 import type { Logger } from '../observability/logger.ts';
-import type { NtfyMessageContent } from './port-ntfy.ts';
+import type { NtfyAppendEvent, NtfyMessageContent } from './port-ntfy.ts';
 
 /**
- * Content as stored: JSON of exactly the fields that are set, so an absent field reads back
- * absent. Both adapters store this text opaquely.
+ * Content as stored: exactly the fields that are set and well-typed, so an absent field reads
+ * back absent. Both adapters store its JSON opaquely; {@link decodeNtfyContent} applies the same
+ * rules, so decoding the JSON gives back this very object.
  */
-export function encodeNtfyContent(content: NtfyMessageContent): string {
-  const stored: NtfyMessageContent = { message: content.message };
-  if (content.encoding !== undefined) stored.encoding = content.encoding;
-  if (content.title !== undefined) stored.title = content.title;
-  if (content.priority !== undefined) stored.priority = content.priority;
-  if (content.tags !== undefined) stored.tags = [...content.tags];
-  if (content.click !== undefined) stored.click = content.click;
-  if (content.icon !== undefined) stored.icon = content.icon;
-  if (content.contentType !== undefined) stored.contentType = content.contentType;
-  return JSON.stringify(stored);
-}
-
-function optionalString(value: unknown): string | undefined {
-  return typeof value === 'string' ? value : undefined;
-}
-
-/** Stored content back, or null when the text is damaged (callers skip such a message and log it). */
-export function decodeNtfyContent(json: string): NtfyMessageContent | null {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(json);
-  } catch {
-    return null;
-  }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return null;
-  const raw = parsed as Record<string, unknown>;
+function sanitizeNtfyContent(raw: Record<string, unknown>): NtfyMessageContent | null {
   if (typeof raw.message !== 'string') return null;
   const content: NtfyMessageContent = { message: raw.message };
   if (raw.encoding === 'base64') content.encoding = 'base64';
@@ -51,6 +27,40 @@ export function decodeNtfyContent(json: string): NtfyMessageContent | null {
   return content;
 }
 
+/** Content in its stored form, and that form's JSON (what the adapters keep). */
+export interface StoredNtfyContent {
+  content: NtfyMessageContent;
+  json: string;
+}
+
+/** The stored form of what a publisher supplied; an append answers with exactly this content. */
+export function storedNtfyContent(content: NtfyMessageContent): StoredNtfyContent {
+  const stored = sanitizeNtfyContent(content as unknown as Record<string, unknown>);
+  if (!stored) throw new RangeError('appendNtfyMessage: content.message must be a string');
+  return { content: stored, json: JSON.stringify(stored) };
+}
+
+/** The JSON an adapter stores for `content`. */
+export function encodeNtfyContent(content: NtfyMessageContent): string {
+  return storedNtfyContent(content).json;
+}
+
+function optionalString(value: unknown): string | undefined {
+  return typeof value === 'string' ? value : undefined;
+}
+
+/** Stored content back, or null when the text is damaged (callers skip such a message and log it). */
+export function decodeNtfyContent(json: string): NtfyMessageContent | null {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(json);
+  } catch {
+    return null;
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return null;
+  return sanitizeNtfyContent(parsed as Record<string, unknown>);
+}
+
 export function requirePositiveTtl(ttlMs: number): void {
   if (!Number.isFinite(ttlMs) || ttlMs <= 0) throw new RangeError(`appendNtfyMessage: ttlMs must be a positive number, got ${ttlMs}`);
 }
@@ -61,7 +71,7 @@ export function requireLimit(operation: string, limit: number): void {
 
 /** The listeners of {@link NtfyTopicStore.onNtfyAppend} in one process. */
 export class NtfyAppendListeners {
-  private readonly listeners = new Set<(topic: string) => void>();
+  private readonly listeners = new Set<(event: NtfyAppendEvent) => void>();
 
   constructor(private readonly logger: Logger) {}
 
@@ -69,21 +79,21 @@ export class NtfyAppendListeners {
     return this.listeners.size;
   }
 
-  add(listener: (topic: string) => void): () => void {
+  add(listener: (event: NtfyAppendEvent) => void): () => void {
     // A wrapper, so the same function added twice is two subscriptions with their own unsubscribe.
-    const entry = (topic: string) => listener(topic);
+    const entry = (event: NtfyAppendEvent) => listener(event);
     this.listeners.add(entry);
     return () => {
       this.listeners.delete(entry);
     };
   }
 
-  emit(topic: string): void {
+  emit(event: NtfyAppendEvent): void {
     for (const listener of this.listeners) {
       try {
-        listener(topic);
+        listener(event);
       } catch (err) {
-        this.logger.warn({ topic, err: (err as Error).message }, 'ntfy append listener threw; ignored');
+        this.logger.warn({ topic: event.message.topic, err: (err as Error).message }, 'ntfy append listener threw; ignored');
       }
     }
   }

@@ -14,9 +14,10 @@
  * order: a message committed after another always has a larger id, whatever process wrote it.
  * That is what lets a reader resume "after id X" without ever missing a message committed later.
  *
- * Wake-ups ({@link NtfyTopicStore.onNtfyAppend}) are advisory: a listener may miss one (another
- * process on the same SQLite file, a Redis pub/sub reconnect), so readers also re-read on a
- * timer; a missed wake-up costs latency, never a message.
+ * Append events ({@link NtfyTopicStore.onNtfyAppend}) are advisory: a listener may miss some
+ * (another process on the same SQLite file, a Redis pub/sub reconnect). Each event names the id
+ * allocated just before it, so a listener that follows them knows when it missed one and reads
+ * the store instead; readers also re-read on a timer. A missed event costs latency, never a message.
  *
  * @remarks Deliberately not part of this contract: subscriptions and connections (they live in
  * the pusher process), topic name rules, size limits, wire formats (the ntfy layer checks and
@@ -49,6 +50,18 @@ export interface NtfyMessage extends NtfyMessageContent {
   expiresMs: number;
 }
 
+/** One append, as {@link NtfyTopicStore.onNtfyAppend} listeners hear it. */
+export interface NtfyAppendEvent {
+  /** The appended message, exactly as readers will see it. */
+  message: NtfyMessage;
+  /**
+   * The id allocated just before this one in the whole store (any topic), or null when this is
+   * the first message the store ever held. A listener whose previous event was not this id has
+   * missed appends in between.
+   */
+  previousId: string | null;
+}
+
 /** The answer of {@link NtfyTopicStore.readNtfyMessages}. */
 export interface NtfyReadResult {
   /** Unexpired messages of the requested topics after the cursor, in id order. */
@@ -58,11 +71,16 @@ export interface NtfyReadResult {
    * id at or before it has been returned by this read or an earlier one of the same chain. When
    * the read was {@link complete} it is the newest id allocated in the whole store at the time
    * of the read (if that is past the cursor), so an idle subscriber's cursor keeps up with the
-   * store; otherwise it is the id of the last message returned. Null only while the store has
-   * never allocated an id and the cursor was null.
+   * store; otherwise it is the id of the last message returned, or of the last message examined
+   * when the adapter bounded the read's work (see {@link complete}). Null only while the store
+   * has never allocated an id and the cursor was null.
    */
   position: string | null;
-  /** False when `limit` cut the read short: read again from {@link position}. */
+  /**
+   * False when the read stopped early: read again from {@link position}. It stops at `limit`
+   * messages; an adapter may also bound the work of one read (SQLite reading many topics at once
+   * walks the store's messages in id order, a bounded number per read), and then it returns fewer.
+   */
   complete: boolean;
 }
 
@@ -110,9 +128,15 @@ export interface NtfyTopicStore {
   expireNtfyMessages(limit: number): Promise<number>;
 
   /**
-   * Call `listener(topic)` after messages are appended to `topic`: by this process at once, and
-   * (Redis) by any process sharing the store. Advisory: see the module comment. Returns the
-   * unsubscribe function. A throwing listener is logged and ignored.
+   * Call `listener` after each append, with the message and the id allocated before it: on
+   * SQLite for the appends of this process, right after their commit; on Redis for the appends of
+   * every process sharing the store, over pub/sub, shortly after (so also after an append of this
+   * process has resolved). Events reach a listener in strictly increasing id order. Advisory
+   * (see the module comment): events may be missed, which {@link NtfyAppendEvent.previousId}
+   * reveals. Returns the unsubscribe function. A throwing listener is logged and ignored.
+   *
+   * This is what lets the pusher hand a message to its live subscribers without reading it back:
+   * while the events it hears form an unbroken chain, it has seen every message of every topic.
    */
-  onNtfyAppend(listener: (topic: string) => void): () => void;
+  onNtfyAppend(listener: (event: NtfyAppendEvent) => void): () => void;
 }

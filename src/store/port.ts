@@ -19,6 +19,7 @@
 import type { NtfyTopicStore } from './port-ntfy.ts';
 import type { CoalesceStore } from './port-coalesce.ts';
 import type { NotifyListStore } from './port-bells.ts';
+import type { VapidKeyStore } from './port-vapid.ts';
 
 /** Millisecond time source shared by a store and the stages that use it. */
 export interface Clock {
@@ -174,7 +175,7 @@ export interface QueueStats {
  * The storage port. Every method is atomic on its own. Capabilities beyond the core declare their
  * operations in `port-*.ts` beside this file.
  */
-export interface StorePort extends NtfyTopicStore, CoalesceStore, NotifyListStore {
+export interface StorePort extends NtfyTopicStore, CoalesceStore, NotifyListStore, VapidKeyStore {
   /** The clock this store's time-dependent operations use. */
   readonly clock: Clock;
 

@@ -21,6 +21,7 @@ import { openSqliteStore } from '../../src/store/sqlite/index.ts';
 import { openRedisStore } from '../../src/store/redis/index.ts';
 import { VAPID_KEY_FILE } from '../../src/delivery/webpush/vapid-key.ts';
 import * as ece from 'http_ece';
+import { Redis } from 'ioredis';
 import webpush from 'web-push';
 import { controlEvent, makeUser, type TestUser } from '../support/nostr-client.ts';
 import { publish } from '../support/publisher.ts';
@@ -34,6 +35,16 @@ const SUBJECT = 'mailto:push-ops@nostr-push.test';
 
 /** A UnifiedPush topic as the ntfy Android app names them: `up` and 12 alphanumerics. */
 const upTopic = (): string => `up${randomBytes(12).toString('base64url').replace(/[-_]/g, 'x').slice(0, 12)}`;
+
+/** The fleet's VAPID key pair as the Redis store keeps it (JSON). */
+async function storedFleetKeys(url: string): Promise<string> {
+  const client = new Redis(url);
+  try {
+    return (await client.get('webpush:vapid')) ?? 'null';
+  } finally {
+    client.disconnect();
+  }
+}
 
 /** A UnifiedPush app's keys (what it hands its app server with the endpoint). */
 function appKeys(): { ecdh: ECDH; p256dh: string; auth: string } {
@@ -181,8 +192,9 @@ for (const adapter of ['sqlite', 'redis'] as const) {
       assert.equal(push.headers['content-encoding'], 'aes128gcm');
       assert.equal(push.headers.urgency, 'high');
       assert.equal(push.headers.ttl, '86400');
-      const kept = JSON.parse(readFileSync(join(dataDir, VAPID_KEY_FILE), 'utf8')) as { publicKey: string };
-      assert.equal(push.vapid.publicKey, kept.publicKey, 'the VAPID key generated on first start and kept in the data directory');
+      // SQLite keeps the generated key in the data directory; a Redis fleet shares it through the store.
+      const kept = JSON.parse(adapter === 'sqlite' ? readFileSync(join(dataDir, VAPID_KEY_FILE), 'utf8') : await storedFleetKeys(redis?.url ?? '')) as { publicKey: string };
+      assert.equal(push.vapid.publicKey, kept.publicKey, 'the VAPID key generated on first start and kept');
       const served = (await (await fetch(`${baseUrl}/v1/webpush/vapid-public-key`)).json()) as { publicKey: string };
       assert.equal(served.publicKey, kept.publicKey, 'browser apps read the same key from the API');
       assert.equal(pushesFor(phone, like.id).length, 1);

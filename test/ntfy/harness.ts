@@ -4,9 +4,9 @@
  * keepalive and expiry timing is driven by the test, never waited for.
  */
 import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import { randomUUID } from 'node:crypto';
-import { serve } from '@hono/node-server';
+import { getRequestListener } from '@hono/node-server';
 import { Hono } from 'hono';
 import { defaultConfig, type NtfyConfig } from '../../src/config/defaults.ts';
 import { createLogger } from '../../src/observability/logger.ts';
@@ -21,6 +21,8 @@ import { ManualClock } from '../../src/util/clock.ts';
 
 export interface NtfyTestServer {
   baseUrl: string;
+  /** The HTTP server (its connections, its timeouts). */
+  http: Server;
   store: StorePort;
   clock: ManualClock;
   scheduler: ManualScheduler;
@@ -66,13 +68,14 @@ export async function startNtfyTestServer(options: NtfyTestServerOptions = {}): 
   });
   const app = new Hono<NtfyEnv>();
   app.route('/', ntfy.routes);
-  const { server, address } = await new Promise<{ server: Server; address: AddressInfo }>((resolve) => {
-    const s = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, (info) => resolve({ server: s as Server, address: info }));
-  });
+  // Served as the service serves it: publishes answered by the front listener, the rest by Hono.
+  const server = createServer(ntfy.frontListener(getRequestListener(app.fetch)));
+  const address = await new Promise<AddressInfo>((resolve) => server.listen(0, '127.0.0.1', () => resolve(server.address() as AddressInfo)));
   ntfy.attach(server);
   ntfy.hub?.listen();
   return {
     baseUrl: `http://127.0.0.1:${address.port}`,
+    http: server,
     store,
     clock,
     scheduler,

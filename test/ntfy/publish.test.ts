@@ -134,6 +134,15 @@ describe('ntfy publish', () => {
     }
   });
 
+  test('a publish the front listener leaves to Hono (a percent-encoded topic) gets the same answer', async () => {
+    const answer = await publish(server.baseUrl, '/%75pEncoded12345?up=1', ' same ', { headers: { Title: 'T' } });
+    assert.equal(answer.status, 200);
+    assert.equal(answer.headers.get('content-type'), 'application/json');
+    assert.deepEqual([answer.body.topic, answer.body.message, answer.body.title], ['upEncoded12345', ' same ', 'T']);
+    const polled = await poll(`${server.baseUrl}/upEncoded12345/json?poll=1`);
+    assert.deepEqual(polled.messages, [answer.body]);
+  });
+
   test('Title, Priority and Tags (headers, X- headers or query) are forwarded in the message', async () => {
     const byHeaders = await publish(server.baseUrl, '/alerts', 'disk full', { headers: { Title: 'Server', Priority: 'high', Tags: 'warning, skull' } });
     assert.deepEqual([byHeaders.body.title, byHeaders.body.priority, byHeaders.body.tags], ['Server', 4, ['warning', 'skull']]);

@@ -266,9 +266,10 @@ describe('ntfy wake-ups are advisory', () => {
       const stream = await openStream(`${server.baseUrl}/${topic}/json`);
       await stream.nextJson('open');
       const appended = await other.appendNtfyMessage(topic, { message: 'from another process' }, 60_000);
-      assert.equal(await server.ntfy.hub?.redrainBehind(), 1);
+      assert.equal(await server.ntfy.hub?.safetyCheck(), true, 'the store head is past the feed: bridged');
       const message = await stream.nextMessage('the re-drained message');
       assert.deepEqual([message.id, message.message], [appended.id, 'from another process']);
+      assert.equal(await server.ntfy.hub?.safetyCheck(), false, 'caught up');
       stream.close();
     } finally {
       await other.close();

@@ -12,6 +12,7 @@ import { LEASE, queueContract } from './contract/queues.ts';
 import { deliveryContract } from './contract/deliveries.ts';
 import { recordContract } from './contract/records.ts';
 import { tokenContract } from './contract/tokens.ts';
+import { vapidContract } from './contract/vapid.ts';
 
 /**
  * The store contract: the definition of correct {@link StorePort} behaviour, run against every
@@ -77,6 +78,7 @@ export function runStoreContract(options: StoreContractOptions): void {
     coalesceContract(ctx);
     ntfyContract(ctx);
     bellContract(ctx);
+    vapidContract(ctx);
     for (const queue of QUEUES) {
       queueContract(ctx, queue);
       deadLetterContract(ctx, queue);

@@ -1,13 +1,15 @@
 /**
  * Redis-only behaviour of the ntfy topics (src/store/redis/ntfy.ts) that the adapter-neutral
  * contract cannot see: the key layout, ids across writers whose clocks disagree, the janitor's
- * index, the wake-up channel and its key prefix, and damaged entries.
+ * index, the append-event channel and its key prefix, and damaged entries.
  */
 import assert from 'node:assert/strict';
 import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
 import { Redis } from 'ioredis';
 import { openRedisStore, type RedisStore } from '../../src/store/redis/index.ts';
-import { decodeNtfyId } from '../../src/store/ntfy-ids.ts';
+import { decodeNtfyId, encodeNtfyId } from '../../src/store/ntfy-ids.ts';
+import { parseAppendEvent } from '../../src/store/redis/ntfy.ts';
+import type { NtfyAppendEvent } from '../../src/store/port-ntfy.ts';
 import { ManualClock } from '../../src/util/clock.ts';
 import { startRedisServer, type PrivateRedisServer } from '../support/redis-server.ts';
 
@@ -107,28 +109,58 @@ describe('Redis ntfy topics', () => {
     assert.deepEqual(read.messages.map((m) => m.id), [good.id]);
   });
 
-  test('wake-ups reach other instances with the same key prefix, once each, and never another prefix', async () => {
+  test('append events reach every instance with the same key prefix (the writer too), in commit order, and never another prefix', async () => {
     const clock = new ManualClock();
     const writer = await open(clock, 'p1:');
     const sameStore = await open(clock, 'p1:');
     const otherPrefix = await open(clock, 'p2:');
-    const heardByWriter: string[] = [];
-    const heardBySame: string[] = [];
-    const heardByOther: string[] = [];
-    writer.onNtfyAppend((t) => heardByWriter.push(t));
-    sameStore.onNtfyAppend((t) => heardBySame.push(t));
-    otherPrefix.onNtfyAppend((t) => heardByOther.push(t));
+    const heardByWriter: NtfyAppendEvent[] = [];
+    const heardBySame: NtfyAppendEvent[] = [];
+    const heardByOther: NtfyAppendEvent[] = [];
+    writer.onNtfyAppend((e) => heardByWriter.push(e));
+    sameStore.onNtfyAppend((e) => heardBySame.push(e));
+    otherPrefix.onNtfyAppend((e) => heardByOther.push(e));
     // Subscribing happens in the background: wait until Redis counts both p1 subscribers.
     await until(async () => {
       const [, count] = (await raw.pubsub('NUMSUB', 'p1:ntfy:wake')) as [string, number];
       return Number(count) === 2;
     }, 'both subscriptions');
-    await writer.appendNtfyMessage(TOPIC, { message: 'one' }, TTL_MS);
-    await writer.appendNtfyMessage('second', { message: 'two' }, TTL_MS);
-    await until(() => heardBySame.length === 2, 'the wake-ups over pub/sub');
-    assert.deepEqual(heardBySame, [TOPIC, 'second']);
-    assert.deepEqual(heardByWriter, [TOPIC, 'second'], 'the writer hears its own appends once, locally');
+    const one = await writer.appendNtfyMessage(TOPIC, { message: 'one', tags: ['a'] }, TTL_MS);
+    const two = await sameStore.appendNtfyMessage('second topic', { message: 'two' }, TTL_MS);
+    await until(() => heardBySame.length === 2 && heardByWriter.length === 2, 'the events over pub/sub');
+    const expected: NtfyAppendEvent[] = [
+      { message: one, previousId: null },
+      { message: two, previousId: one.id },
+    ];
+    assert.deepEqual(heardBySame, expected);
+    assert.deepEqual(heardByWriter, expected, 'the writer hears its own appends over the channel, in order with everyone else\'s');
     assert.deepEqual(heardByOther, []);
     assert.equal(await raw.exists('p1:ntfy:head'), 1);
+  });
+
+  test('a payload of another format on the channel (an older version mid-deploy) is ignored, and the next event reveals the gap', async () => {
+    const store = await open(new ManualClock(), 'p3:');
+    const heard: NtfyAppendEvent[] = [];
+    store.onNtfyAppend((e) => heard.push(e));
+    await until(async () => {
+      const [, count] = (await raw.pubsub('NUMSUB', 'p3:ntfy:wake')) as [string, number];
+      return Number(count) === 1;
+    }, 'the subscription');
+    const first = await store.appendNtfyMessage(TOPIC, { message: 'first' }, TTL_MS);
+    await raw.publish('p3:ntfy:wake', `f00dcafe ${TOPIC}`);
+    await raw.publish('p3:ntfy:wake', '1 - 1-0 5 999 short');
+    const second = await store.appendNtfyMessage(TOPIC, { message: 'second' }, TTL_MS);
+    await until(() => heard.length === 2, 'both real events');
+    assert.deepEqual(heard.map((e) => [e.message.id, e.previousId]), [
+      [first.id, null],
+      [second.id, first.id],
+    ]);
+    assert.equal(parseAppendEvent(`f00dcafe ${TOPIC}`), null);
+    assert.equal(parseAppendEvent('1 - 1-0 5 3 ab'), null, 'topic longer than the payload');
+    assert.equal(parseAppendEvent('1 - 1-0 5 2 ab{not json'), null);
+    assert.deepEqual(parseAppendEvent('1 - 7-1 99 4 a bc{"message":"m"}'), {
+      message: { id: encodeNtfyId({ ms: 7, seq: 1 }), topic: 'a bc', timeMs: 7, expiresMs: 99, message: 'm' },
+      previousId: null,
+    });
   });
 });

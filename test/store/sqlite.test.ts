@@ -9,6 +9,7 @@ import { createLogger, type Logger } from '../../src/observability/logger.ts';
 import { EXPIRED_SWEEP_INTERVAL_MS } from '../../src/store/sqlite/expiry.ts';
 import { LATEST_SCHEMA_VERSION, SchemaTooNewError, migrate, migrations, schemaVersion, type Migration } from '../../src/store/sqlite/migrations.ts';
 import { CORRUPT_PAYLOAD_REASON } from '../../src/store/sqlite/queues.ts';
+import { NTFY_READ_WALK_ROWS, NTFY_READ_WALK_TOPICS } from '../../src/store/sqlite/ntfy.ts';
 import { IN_MEMORY_PATH, openSqliteStore, type SqliteStore } from '../../src/store/sqlite/index.ts';
 import { ManualClock } from '../../src/util/clock.ts';
 import { runStoreContract } from './contract.ts';
@@ -167,6 +168,19 @@ describe('SqliteStore migrations', () => {
     }
   });
 
+  test('migration from version 5 adds the VAPID key table to a file that has data', () => {
+    const raw = new BetterSqlite3(IN_MEMORY_PATH);
+    try {
+      migrate(raw, capturingLogger().logger, migrations.slice(0, 5));
+      raw.prepare(`INSERT INTO relay_cursors (relay_url, created_at) VALUES ('wss://r', 7)`).run();
+      assert.deepEqual(migrate(raw, capturingLogger().logger, migrations.slice(0, 6)), [6]);
+      assert.equal(raw.prepare<[], { n: number }>(`SELECT count(*) AS n FROM vapid_keys`).get()?.n, 0);
+      assert.equal(raw.prepare<[], { n: number }>(`SELECT count(*) AS n FROM relay_cursors`).get()?.n, 1);
+    } finally {
+      raw.close();
+    }
+  });
+
   test('migrations apply in order, and a failing step leaves the file at the last completed version', () => {
     const raw = new BetterSqlite3(IN_MEMORY_PATH);
     const order: number[] = [];
@@ -206,6 +220,24 @@ describe('SqliteStore migrations', () => {
     raw.prepare('UPDATE schema_version SET version = ?').run(LATEST_SCHEMA_VERSION + 1);
     raw.close();
     await assert.rejects(openSqliteStore({ path }), SchemaTooNewError);
+  });
+});
+
+describe('SqliteStore ntfy reads of many topics', () => {
+  test('walk the messages in id order, examining a bounded number per read, and continue from the last examined', async () => {
+    const store = await openSqliteStore({ path: IN_MEMORY_PATH, clock: new ManualClock() });
+    try {
+      const topics = Array.from({ length: NTFY_READ_WALK_TOPICS + 1 }, (_, i) => `held-${i}`);
+      const start = await store.ntfyHeadId();
+      const noise = await Promise.all(Array.from({ length: NTFY_READ_WALK_ROWS + 10 }, () => store.appendNtfyMessage('noise', { message: 'n' }, 60_000)));
+      const wanted = await store.appendNtfyMessage('held-3', { message: 'w' }, 60_000);
+      const first = await store.readNtfyMessages(topics, start, 100);
+      assert.deepEqual(first, { messages: [], position: noise[NTFY_READ_WALK_ROWS - 1]?.id, complete: false });
+      const second = await store.readNtfyMessages(topics, first.position, 100);
+      assert.deepEqual([second.messages.map((m) => m.id), second.complete, second.position], [[wanted.id], true, wanted.id]);
+    } finally {
+      await store.close();
+    }
   });
 });
 

@@ -1,6 +1,6 @@
 /**
- * Building the Web Push / UnifiedPush transport from the configuration: the VAPID key (configured
- * or kept in the data directory), the request policy, and the local shortcut into our own ntfy
+ * Building the Web Push / UnifiedPush transport from the configuration: the VAPID key (configured,
+ * kept in the data directory, or the fleet's in the shared store), the request policy, and the local shortcut into our own ntfy
  * topics when `ntfy.base_url` is set.
  */
 import type { Config } from '../../config/defaults.ts';
@@ -12,7 +12,7 @@ import type { Metrics } from '../../observability/metrics.ts';
 import type { NtfyTopicStore } from '../../store/port-ntfy.ts';
 import { localNtfyMatcher, LocalTopicRefusedError, type AppendToLocalTopic } from './local-ntfy.ts';
 import { WebPushTransport } from './transport.ts';
-import { resolveVapidKeys } from './vapid-key.ts';
+import { resolveVapidKeys, type ResolvedVapidKeys } from './vapid-key.ts';
 
 export { WebPushTransport } from './transport.ts';
 
@@ -30,6 +30,11 @@ export interface WebPushTransportDeps {
   config: Pick<Config, 'webpush' | 'data_dir' | 'store'>;
   localNtfy: LocalNtfySettings;
   store: Pick<NtfyTopicStore, 'appendNtfyMessage'>;
+  /**
+   * Keys resolved before (`resolveSharedVapidKeys`, which needs the store and is asynchronous);
+   * without them, the configured or data-directory keys (`resolveVapidKeys`).
+   */
+  vapidKeys?: ResolvedVapidKeys;
   logger: Logger;
   metrics: Metrics;
 }
@@ -37,7 +42,7 @@ export interface WebPushTransportDeps {
 /** The transport; throws at startup when a configured or stored VAPID key is unusable. */
 export function createWebPushTransport(deps: WebPushTransportDeps): WebPushTransport {
   const { config, logger } = deps;
-  const keys = resolveVapidKeys(config.webpush, config.data_dir);
+  const keys = deps.vapidKeys ?? resolveVapidKeys(config.webpush, config.data_dir);
   const matcher = localNtfyMatcher(deps.localNtfy.baseUrl);
   const transport = new WebPushTransport({
     vapidKeys: keys,
@@ -51,15 +56,15 @@ export function createWebPushTransport(deps: WebPushTransportDeps): WebPushTrans
     metrics: deps.metrics,
   });
   logger.info(
-    { vapidPublicKey: transport.vapidPublicKey, vapidKeySource: keys.source, localNtfy: matcher ? matcher.baseUrl : null },
+    { vapidPublicKey: transport.vapidPublicKey, vapidKeySource: keys.source, ...(keys.storedNow !== undefined ? { vapidKeyStoredNow: keys.storedNow } : {}), localNtfy: matcher ? matcher.baseUrl : null },
     'Web Push / UnifiedPush transport on',
   );
   if (config.webpush.vapid_subject === '') {
     logger.warn("webpush.vapid_subject is unset: VAPID JWTs carry no contact, and Apple's push service refuses them (set a mailto: or https: contact)");
   }
-  if (keys.source !== 'config' && /^rediss?:/.test(config.store.url)) {
-    // Each process of a fleet would otherwise sign with the key of its own data directory.
-    logger.warn('webpush.vapid_private_key is unset on a shared Redis store: give every process the same key, or subscriptions restricted to one key reject the others');
+  if ((keys.source === 'data_dir' || keys.source === 'generated') && /^rediss?:/.test(config.store.url)) {
+    // The service resolves a Redis fleet's key through the store; this would be a wiring slip.
+    logger.warn('the VAPID key comes from this data directory on a shared Redis store: processes may sign with different keys');
   }
   if (config.webpush.allow_private_endpoints) logger.warn('webpush.allow_private_endpoints is on: push endpoints may reach loopback and private addresses');
   return transport;

@@ -88,13 +88,19 @@ export function queueKeys(queue: QueueName): QueueKeys {
  * | `ntfy:topic:{topic}` | STREAM  | entry id `ms-seq` (the message id) → `m` content JSON, `x` expiry ms |
  * | `ntfy:expiry`        | ZSET    | topic → expiry (ms) of the topic's oldest entry; the janitor's index |
  * | `ntfy:ids`           | HASH    | entry id `ms-seq` → topic, for every stored message (`since=<id>` of any topic) |
- * | `ntfy:wake`          | channel | pub/sub, `{instance} {topic}` per append (advisory wake-ups); not a key, so the client's key prefix is added by hand |
+ * | `ntfy:wake`          | channel | pub/sub, one append event per append (below); not a key, so the client's key prefix is added by hand |
+ *
+ * An append event is `1 <previous> <entry id> <expiry ms> <topic length> <topic><content JSON>`:
+ * format version 1, the head before the append (`ms-seq`, or `-` for the first message ever),
+ * the new entry id, its expiry, then the topic (length-prefixed, so any topic string is safe) and
+ * the content JSON as stored. Payloads of another format (an older version mid-deploy published
+ * `{instance} {topic}`) are ignored: listeners see the broken chain and read the store.
  */
 export const ntfyHeadKey = 'ntfy:head';
 export const ntfyExpiryKey = 'ntfy:expiry';
 export const ntfyIdsKey = 'ntfy:ids';
 export const ntfyTopicKey = (topic: string): string => `ntfy:topic:${topic}`;
-/** The wake-up channel of a client with key prefix `keyPrefix` (ioredis does not prefix channels). */
+/** The append-event channel of a client with key prefix `keyPrefix` (ioredis does not prefix channels). */
 export const ntfyWakeChannel = (keyPrefix: string): string => `${keyPrefix}ntfy:wake`;
 
 // ---- coalescing (port-coalesce.ts) ----------------------------------------------------------
@@ -153,3 +159,8 @@ export const notifyWatchersKey = (creator: string): string => `${NOTIFY_WATCHERS
 export const notifyRateKey = (subscriber: string, creator: string): string => `notify_rate:${subscriber}:${creator}`;
 export const fanoutEnqueuedKey = (eventId: string): string => `fanout:enqueued:${eventId}`;
 export const newPostFanoutJobsKey = 'new_post_fanout_jobs';
+
+// ---- Web Push (port-vapid.ts) ----------------------------------------------------------------
+
+/** STRING: the fleet's VAPID key pair, JSON `{"publicKey","privateKey"}` (base64url), set once. */
+export const vapidKeysKey = 'webpush:vapid';

@@ -9,13 +9,13 @@
  * | `ntfy:topic:{topic}` | STREAM | entry id `ms-seq` → `m` content JSON, `x` expiry (ms)          |
  * | `ntfy:expiry`        | ZSET   | topic → expiry (ms) of its oldest entry, the janitor's index  |
  * | `ntfy:ids`           | HASH   | entry id `ms-seq` → topic, for `since=<id>` of any topic      |
- * | channel `ntfy:wake`  | pub/sub| `{instance} {topic}` after each append (advisory wake-up)     |
+ * | channel `ntfy:wake`  | pub/sub| the append event (format in `keys.ts`), published by the append |
  *
  * A message id `(ms, seq)` is the stream entry id `ms-seq`; the 12-character ntfy id is the same
  * position in base 62 (`ntfy-ids.ts`), converted here in both directions. Appending is one Lua
  * script (`appendNtfyMessage-4`) that allocates the position from the head and the store clock,
  * adds the entry, moves the head, indexes the topic's expiry and its id, and publishes the
- * wake-up. A read takes the head and the topics' ranges in one atomic step (`readNtfyTopic-2`
+ * append event with the message and the previous head. A read takes the head and the topics' ranges in one atomic step (`readNtfyTopic-2`
  * for one topic, a MULTI for several), so the head and the entries are one snapshot: that is
  * what lets a complete read move an idle cursor up to the head without skipping anything.
  *
@@ -23,16 +23,17 @@
  * janitor calls it for every topic whose indexed expiry is due. Readers skip expired entries by
  * their `x` field in the meantime.
  *
- * The wake-up channel carries the client's key prefix by hand (ioredis prefixes keys, not
- * channels), so stores with different test prefixes never hear each other. Each store instance
- * tags its wake-ups with a random instance id and ignores its own, since it has already told its
- * local listeners.
+ * Append events reach listeners only over pub/sub, this process's own appends included: the
+ * script publishes in commit order and one subscriber connection receives in that order, so
+ * listeners hear every process's appends in id order. (Emitting our own appends when their reply
+ * arrives would interleave them out of order with other processes' events.) The channel carries
+ * the client's key prefix by hand (ioredis prefixes keys, not channels), so stores with different
+ * test prefixes never hear each other.
  */
-import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import type { NtfyMessage, NtfyMessageContent, NtfyReadResult } from '../port-ntfy.ts';
+import type { NtfyAppendEvent, NtfyMessage, NtfyMessageContent, NtfyReadResult } from '../port-ntfy.ts';
 import { decodeNtfyId, encodeNtfyId, NTFY_MAX_SEQ, type NtfyPosition } from '../ntfy-ids.ts';
-import { decodeNtfyContent, encodeNtfyContent, NtfyAppendListeners, requireLimit, requirePositiveTtl } from '../ntfy-shared.ts';
+import { decodeNtfyContent, NtfyAppendListeners, requireLimit, requirePositiveTtl, storedNtfyContent } from '../ntfy-shared.ts';
 import type { RedisContext } from './context.ts';
 import { ntfyExpiryKey, ntfyHeadKey, ntfyIdsKey, ntfyTopicKey, ntfyWakeChannel } from './keys.ts';
 
@@ -76,10 +77,40 @@ function results(reply: MultiReply, operation: string): unknown[] {
   });
 }
 
-/** The ntfy part of one Redis store: the operations, the local listeners and the wake-up subscriber. */
+/** Leading field of an append event in the format this version publishes (see `keys.ts`). */
+const EVENT_FORMAT = '1';
+/** Fields of an append event before the topic: format, previous, entry id, expiry, topic length. */
+const EVENT_HEADER_FIELDS = 5;
+
+/**
+ * An append event from the channel, or null for a payload of another format or a damaged one
+ * (the listener then sees a broken chain, which is safe).
+ */
+export function parseAppendEvent(payload: string): NtfyAppendEvent | null {
+  const fields: string[] = [];
+  let from = 0;
+  for (let i = 0; i < EVENT_HEADER_FIELDS; i++) {
+    const space = payload.indexOf(' ', from);
+    if (space < 0) return null;
+    fields.push(payload.slice(from, space));
+    from = space + 1;
+  }
+  const [format, previous, entryId, expiry, topicLength] = fields as [string, string, string, string, string];
+  const length = Number(topicLength);
+  if (format !== EVENT_FORMAT || !Number.isSafeInteger(length) || length <= 0 || from + length > payload.length) return null;
+  const position = positionOfEntryId(entryId);
+  const previousPosition = previous === '-' ? null : positionOfEntryId(previous);
+  const expiresMs = Number(expiry);
+  const content = decodeNtfyContent(payload.slice(from + length));
+  if (!position || (previous !== '-' && !previousPosition) || !Number.isSafeInteger(expiresMs) || !content) return null;
+  const message: NtfyMessage = { id: encodeNtfyId(position), topic: payload.slice(from, from + length), timeMs: position.ms, expiresMs, ...content };
+  return { message, previousId: previousPosition ? encodeNtfyId(previousPosition) : null };
+}
+
+/** The ntfy part of one Redis store: the operations, the local listeners and the append-event subscriber. */
 export class RedisNtfyTopics {
-  private readonly instance = randomUUID();
   private readonly channel: string;
+  private corked = false;
   readonly listeners: NtfyAppendListeners;
   private subscriber: Redis | null = null;
 
@@ -88,19 +119,38 @@ export class RedisNtfyTopics {
     this.channel = ntfyWakeChannel(ctx.redis.options.keyPrefix ?? '');
   }
 
+  /**
+   * Hold this connection's writes until the end of the event-loop turn, so the commands of every
+   * ntfy operation started in the turn (a burst of publishes, a thousand subscriptions catching
+   * up) leave in one socket write instead of one each: under load the write was the largest share
+   * of an operation's CPU. Each command is still its own atomic step, sent in call order. Not
+   * connected: ioredis queues commands itself and writes them on connect.
+   */
+  private corkForTurn(): void {
+    if (this.corked || this.ctx.redis.status !== 'ready') return;
+    const socket = this.ctx.redis.stream;
+    socket.cork();
+    this.corked = true;
+    setImmediate(() => {
+      this.corked = false;
+      socket.uncork();
+    });
+  }
+
+  /** Append by the script (see the module comment). */
   async append(topic: string, content: NtfyMessageContent, ttlMs: number): Promise<NtfyMessage> {
     requirePositiveTtl(ttlMs);
-    const contentJson = encodeNtfyContent(content);
-    const reply = (await this.ctx.scripts.run(
+    // The stored form, so the answer is exactly what every reader will see.
+    const stored = storedNtfyContent(content);
+    this.corkForTurn();
+    const reply = await this.ctx.scripts.run(
       'appendNtfyMessage',
       [ntfyHeadKey, ntfyTopicKey(topic), ntfyExpiryKey, ntfyIdsKey],
-      [this.ctx.clock.nowMs(), Math.ceil(ttlMs), contentJson, topic, NTFY_MAX_SEQ, this.channel, `${this.instance} ${topic}`],
-    )) as [number, number, number];
+      [this.ctx.clock.nowMs(), Math.ceil(ttlMs), stored.json, topic, NTFY_MAX_SEQ, this.channel],
+    );
+    if (!Array.isArray(reply)) throw new Error('appendNtfyMessage: unexpected reply');
     const [ms, seq, expiresMs] = reply.map(Number) as [number, number, number];
-    this.listeners.emit(topic);
-    // Read back through the stored form, so the answer is exactly what every reader will see.
-    const stored = decodeNtfyContent(contentJson) as NtfyMessageContent;
-    return { id: encodeNtfyId({ ms, seq }), topic, timeMs: ms, expiresMs, ...stored };
+    return { id: encodeNtfyId({ ms, seq }), topic, timeMs: ms, expiresMs, ...stored.content };
   }
 
   async read(topics: readonly string[], afterId: string | null, limit: number): Promise<NtfyReadResult> {
@@ -108,6 +158,7 @@ export class RedisNtfyTopics {
     const unique = [...new Set(topics)];
     if (unique.length === 0) return { messages: [], position: afterId, complete: true };
     const start = entryIdAfter(afterId);
+    this.corkForTurn();
     let headEntry: unknown;
     let ranges: unknown[];
     if (unique.length === 1) {
@@ -153,6 +204,7 @@ export class RedisNtfyTopics {
     const unique = [...new Set(topics)];
     const end = entryIdOfNtfyId(upToId);
     if (unique.length === 0 || end === null) return [];
+    this.corkForTurn();
     const multi = this.ctx.redis.multi();
     for (const topic of unique) multi.xrevrange(ntfyTopicKey(topic), end, '-', 'COUNT', 1);
     const ranges = results(await multi.exec(), 'latestNtfyMessages');
@@ -168,6 +220,7 @@ export class RedisNtfyTopics {
   }
 
   async head(): Promise<string | null> {
+    this.corkForTurn();
     const head = await this.ctx.redis.get(ntfyHeadKey);
     const position = head === null ? null : positionOfEntryId(head);
     return position ? encodeNtfyId(position) : null;
@@ -177,9 +230,11 @@ export class RedisNtfyTopics {
     const position = decodeNtfyId(id);
     if (position === null) return false;
     const entryId = entryIdOf(position);
+    this.corkForTurn();
     const topic = await this.ctx.redis.hget(ntfyIdsKey, entryId);
     if (topic === null) return false;
     // The index outlives expiry until the janitor runs; the entry's own expiry decides.
+    this.corkForTurn();
     const [entry] = (await this.ctx.redis.xrange(ntfyTopicKey(topic), entryId, entryId)) as StreamEntry[];
     const message = entry ? this.toMessage(topic, position, entry[1]) : null;
     return message !== null && message.expiresMs > this.ctx.clock.nowMs();
@@ -198,8 +253,8 @@ export class RedisNtfyTopics {
     return deleted;
   }
 
-  /** Start hearing other processes' appends (once, on the first local listener). */
-  addListener(listener: (topic: string) => void): () => void {
+  /** Start hearing append events (once, on the first listener). */
+  addListener(listener: (event: NtfyAppendEvent) => void): () => void {
     const remove = this.listeners.add(listener);
     if (!this.subscriber) this.startSubscriber();
     return remove;
@@ -208,15 +263,14 @@ export class RedisNtfyTopics {
   private startSubscriber(): void {
     const subscriber = this.ctx.redis.duplicate();
     this.subscriber = subscriber;
-    subscriber.on('error', (error: Error) => this.ctx.logger.warn({ err: error.message }, 'ntfy wake-up subscriber error'));
+    subscriber.on('error', (error: Error) => this.ctx.logger.warn({ err: error.message }, 'ntfy append-event subscriber error'));
     subscriber.on('message', (_channel: string, payload: string) => {
-      const space = payload.indexOf(' ');
-      if (space <= 0 || payload.slice(0, space) === this.instance) return;
-      this.listeners.emit(payload.slice(space + 1));
+      const event = parseAppendEvent(payload);
+      if (event) this.listeners.emit(event);
     });
-    // ioredis re-subscribes by itself after a reconnect; wake-ups lost meanwhile are advisory.
+    // ioredis re-subscribes by itself after a reconnect; events lost meanwhile are advisory.
     subscriber.subscribe(this.channel).catch((error: unknown) => {
-      this.ctx.logger.warn({ err: (error as Error).message }, 'ntfy wake-up subscribe failed; relying on periodic re-reads');
+      this.ctx.logger.warn({ err: (error as Error).message }, 'ntfy append-event subscribe failed; relying on periodic re-reads');
     });
   }
 

@@ -58,6 +58,7 @@ export const SCRIPT_NAMES = [
   'extendClaim',
   'readBellWatchers',
   'recordBellBatch',
+  'claimVapidKeys',
 ] as const;
 
 export type ScriptName = (typeof SCRIPT_NAMES)[number];

@@ -47,7 +47,9 @@ import * as queues from './queues.ts';
 import * as deliveries from './deliveries.ts';
 import * as tokens from './tokens.ts';
 import { RedisNtfyTopics } from './ntfy.ts';
-import type { NtfyMessage, NtfyMessageContent, NtfyReadResult } from '../port-ntfy.ts';
+import { claimVapidKeys } from './vapid.ts';
+import type { StoredVapidKeys } from '../port-vapid.ts';
+import type { NtfyAppendEvent, NtfyMessage, NtfyMessageContent, NtfyReadResult } from '../port-ntfy.ts';
 
 export interface RedisStoreOptions {
   /** `redis://[user:password@]host:port[/db]`. */
@@ -209,8 +211,13 @@ export class RedisStore implements StorePort {
   expireNtfyMessages(limit: number): Promise<number> {
     return this.ntfy.expire(limit);
   }
-  onNtfyAppend(listener: (topic: string) => void): () => void {
+  onNtfyAppend(listener: (event: NtfyAppendEvent) => void): () => void {
     return this.ntfy.addListener(listener);
+  }
+
+  // ---- VAPID key (port-vapid.ts) -------------------------------------------------------------
+  claimVapidKeys(candidate: StoredVapidKeys): Promise<StoredVapidKeys> {
+    return claimVapidKeys(this.ctx, candidate);
   }
 
   // ---- coalescing (port-coalesce.ts) -------------------------------------------------------

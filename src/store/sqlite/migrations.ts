@@ -3,6 +3,7 @@ import type { Logger } from '../../observability/logger.ts';
 import { CREATE_COALESCE_TABLES } from './coalesce-sql.ts';
 import { CREATE_BELL_TABLES } from './bells.ts';
 import { CREATE_NTFY_TABLES } from './ntfy.ts';
+import { CREATE_VAPID_TABLE } from './vapid.ts';
 
 /**
  * Schema migrations of the SQLite store.
@@ -124,6 +125,7 @@ export const migrations: readonly Migration[] = [
   { description: 'create notify-list indexes, bell rate windows and the fan-out job queue', apply: (db) => db.exec(CREATE_BELL_TABLES) },
   { description: 'create ntfy topic messages and the id head', apply: (db) => db.exec(CREATE_NTFY_TABLES) },
   { description: 'create coalescing groups, actors, dispositions, outbox and recipient budgets', apply: (db) => db.exec(CREATE_COALESCE_TABLES) },
+  { description: 'create the shared VAPID key table', apply: (db) => db.exec(CREATE_VAPID_TABLE) },
 ];
 
 /** The version a file has after {@link migrate}. */

@@ -20,7 +20,7 @@ import type { Logger } from '../../observability/logger.ts';
 import type { Clock } from '../port.ts';
 import type { NtfyMessage, NtfyMessageContent, NtfyReadResult } from '../port-ntfy.ts';
 import { decodeNtfyId, encodeNtfyId, nextNtfyPosition } from '../ntfy-ids.ts';
-import { decodeNtfyContent, encodeNtfyContent, NtfyAppendListeners, requireLimit, requirePositiveTtl } from '../ntfy-shared.ts';
+import { decodeNtfyContent, NtfyAppendListeners, requireLimit, requirePositiveTtl, storedNtfyContent } from '../ntfy-shared.ts';
 
 /** Schema of the ntfy tables (one migration). */
 export const CREATE_NTFY_TABLES = `
@@ -49,6 +49,26 @@ const UPSERT_HEAD = `
 const INSERT_MESSAGE = `
   INSERT INTO ntfy_messages (id, topic, expires_ms, content_json) VALUES (@id, @topic, @expiresMs, @contentJson)`;
 
+/** The common subscription (one app on one phone) reads one topic: a plain index range. */
+const SELECT_TOPIC_AFTER = `
+  SELECT id, topic, expires_ms, content_json FROM ntfy_messages
+  WHERE topic = @topic AND id > @afterId AND expires_ms > @nowMs
+  ORDER BY id
+  LIMIT @limit`;
+/**
+ * A read of more topics than this walks the messages in id order and keeps those of its topics,
+ * instead of one index range per topic: the pusher's bridge reads every topic it holds (thousands)
+ * after a position the store has barely passed, and a walk costs what it finds, not a probe per
+ * topic. A phone's subscription has far fewer topics, and may start far back.
+ */
+export const NTFY_READ_WALK_TOPICS = 64;
+/** Messages a walking read examines at most; it continues from the last one examined. */
+export const NTFY_READ_WALK_ROWS = 2_000;
+const SELECT_LOG_AFTER = `
+  SELECT id, topic, expires_ms, content_json FROM ntfy_messages
+  WHERE id > @afterId
+  ORDER BY id
+  LIMIT @limit`;
 /** Topics arrive as one JSON array, so a single prepared statement serves any number of them. */
 const SELECT_AFTER = `
   SELECT id, topic, expires_ms, content_json FROM ntfy_messages
@@ -68,6 +88,7 @@ const DELETE_EXPIRED = `
 
 interface PendingAppend {
   topic: string;
+  content: NtfyMessageContent;
   contentJson: string;
   ttlMs: number;
   resolve: (message: NtfyMessage) => void;
@@ -78,6 +99,8 @@ interface AllocatedMessage {
   id: string;
   timeMs: number;
   expiresMs: number;
+  /** The id allocated just before (any topic). */
+  previousId: string | null;
 }
 
 interface MessageRow {
@@ -92,12 +115,15 @@ export class NtfyTable {
   private readonly upsertHead: Statement<[{ id: string }]>;
   private readonly insertMessage: Statement<[{ id: string; topic: string; expiresMs: number; contentJson: string }]>;
   private readonly selectAfter: Statement<[{ topics: string; afterId: string; nowMs: number; limit: number }], MessageRow>;
+  private readonly selectTopicAfter: Statement<[{ topic: string; afterId: string; nowMs: number; limit: number }], MessageRow>;
+  private readonly selectLogAfter: Statement<[{ afterId: string; limit: number }], MessageRow>;
+  private readonly walkTx: Transaction<(afterId: string | null) => { rows: MessageRow[]; head: string | null }>;
   private readonly selectLatest: Statement<[{ topic: string; upToId: string; nowMs: number }], MessageRow>;
   private readonly selectExists: Statement<[{ id: string; nowMs: number }], { 1: number }>;
   private readonly deleteExpired: Statement<[{ nowMs: number; limit: number }]>;
   private readonly appendTx: Transaction<(batch: readonly PendingAppend[]) => AllocatedMessage[]>;
   private pending: PendingAppend[] = [];
-  private readonly readTx: Transaction<(topics: string, afterId: string | null, limit: number) => { rows: MessageRow[]; head: string | null }>;
+  private readonly readTx: Transaction<(topics: readonly string[], afterId: string | null, limit: number) => { rows: MessageRow[]; head: string | null }>;
   private readonly latestTx: Transaction<(topics: readonly string[], upToId: string) => MessageRow[]>;
   readonly listeners: NtfyAppendListeners;
 
@@ -112,13 +138,15 @@ export class NtfyTable {
     this.upsertHead = db.prepare(UPSERT_HEAD);
     this.insertMessage = db.prepare(INSERT_MESSAGE);
     this.selectAfter = db.prepare(SELECT_AFTER);
+    this.selectTopicAfter = db.prepare(SELECT_TOPIC_AFTER);
+    this.selectLogAfter = db.prepare(SELECT_LOG_AFTER);
     this.selectLatest = db.prepare(SELECT_LATEST);
     this.selectExists = db.prepare(SELECT_EXISTS);
     this.deleteExpired = db.prepare(DELETE_EXPIRED);
 
     this.appendTx = db.transaction((batch: readonly PendingAppend[]) => {
-      const head = this.selectHead.get()?.last_id ?? null;
-      let last = head === null ? null : decodeNtfyId(head);
+      let previousId = this.selectHead.get()?.last_id ?? null;
+      let last = previousId === null ? null : decodeNtfyId(previousId);
       const nowMs = this.clock.nowMs();
       const allocated: AllocatedMessage[] = [];
       for (const item of batch) {
@@ -126,8 +154,9 @@ export class NtfyTable {
         const id = encodeNtfyId(position);
         const expiresMs = position.ms + Math.ceil(item.ttlMs);
         this.insertMessage.run({ id, topic: item.topic, expiresMs, contentJson: item.contentJson });
-        allocated.push({ id, timeMs: position.ms, expiresMs });
+        allocated.push({ id, timeMs: position.ms, expiresMs, previousId });
         last = position;
+        previousId = id;
       }
       const newest = allocated[allocated.length - 1];
       if (newest) this.upsertHead.run({ id: newest.id });
@@ -135,10 +164,19 @@ export class NtfyTable {
     });
 
     // One transaction, so the head and the rows come from the same snapshot.
-    this.readTx = db.transaction((topics: string, afterId: string | null, limit: number) => {
+    this.readTx = db.transaction((topics: readonly string[], afterId: string | null, limit: number) => {
       const head = this.selectHead.get()?.last_id ?? null;
-      const rows = this.selectAfter.all({ topics, afterId: afterId ?? '', nowMs: this.clock.nowMs(), limit });
+      const nowMs = this.clock.nowMs();
+      const rows =
+        topics.length === 1
+          ? this.selectTopicAfter.all({ topic: topics[0] as string, afterId: afterId ?? '', nowMs, limit })
+          : this.selectAfter.all({ topics: JSON.stringify(topics), afterId: afterId ?? '', nowMs, limit });
       return { rows, head };
+    });
+
+    this.walkTx = db.transaction((afterId: string | null) => {
+      const head = this.selectHead.get()?.last_id ?? null;
+      return { rows: this.selectLogAfter.all({ afterId: afterId ?? '', limit: NTFY_READ_WALK_ROWS }), head };
     });
 
     this.latestTx = db.transaction((topics: readonly string[], upToId: string) => {
@@ -155,10 +193,10 @@ export class NtfyTable {
   /** Queue an append for this turn's group commit; resolves once it is committed. */
   append(topic: string, content: NtfyMessageContent, ttlMs: number): Promise<NtfyMessage> {
     requirePositiveTtl(ttlMs);
-    const contentJson = encodeNtfyContent(content);
+    const stored = storedNtfyContent(content);
     return new Promise((resolve, reject) => {
       if (this.pending.length === 0) setImmediate(() => this.commitPending());
-      this.pending.push({ topic, contentJson, ttlMs, resolve, reject });
+      this.pending.push({ topic, content: stored.content, contentJson: stored.json, ttlMs, resolve, reject });
     });
   }
 
@@ -166,16 +204,18 @@ export class NtfyTable {
     const batch = this.pending;
     this.pending = [];
     // The group's transaction is BEGIN IMMEDIATE: the head is read under the write lock, so two
-    // processes never allocate one id. Callers hear back (and subscribers are woken) only after
-    // the commit.
+    // processes never allocate one id. Callers hear back and subscribers are woken only after the
+    // commit, in commit order. The stored content is what readers will decode, so the answer
+    // needs no read back; the same object goes to the publisher and to the append listeners.
     this.group.run(() => this.appendTx(batch)).then(
       (allocated) => {
-        batch.forEach((item, i) => {
+        const messages = batch.map((item, i) => {
           const { id, timeMs, expiresMs } = allocated[i] as AllocatedMessage;
-          // toMessage cannot fail on content this call just encoded.
-          item.resolve(this.toMessage({ id, topic: item.topic, expires_ms: expiresMs, content_json: item.contentJson }, timeMs) as NtfyMessage);
+          const message: NtfyMessage = { id, topic: item.topic, timeMs, expiresMs, ...item.content };
+          item.resolve(message);
+          return message;
         });
-        for (const item of batch) this.listeners.emit(item.topic);
+        messages.forEach((message, i) => this.listeners.emit({ message, previousId: (allocated[i] as AllocatedMessage).previousId }));
       },
       (err: unknown) => {
         for (const item of batch) item.reject(err);
@@ -186,7 +226,8 @@ export class NtfyTable {
   read(topics: readonly string[], afterId: string | null, limit: number): NtfyReadResult {
     requireLimit('readNtfyMessages', limit);
     if (topics.length === 0) return { messages: [], position: afterId, complete: true };
-    const { rows, head } = this.readTx(JSON.stringify([...new Set(topics)]), afterId, limit);
+    if (topics.length > NTFY_READ_WALK_TOPICS) return this.walk(new Set(topics), afterId, limit);
+    const { rows, head } = this.readTx(topics.length === 1 ? topics : [...new Set(topics)], afterId, limit);
     const messages = this.toMessages(rows);
     const complete = rows.length < limit;
     const lastRow = rows[rows.length - 1];
@@ -194,6 +235,22 @@ export class NtfyTable {
     if (!complete && lastRow) position = lastRow.id;
     else position = head !== null && (afterId === null || head > afterId) ? head : afterId;
     return { messages, position, complete };
+  }
+
+  /** A read of many topics: the next messages in id order, those of `topics` kept (see {@link NTFY_READ_WALK_TOPICS}). */
+  private walk(topics: ReadonlySet<string>, afterId: string | null, limit: number): NtfyReadResult {
+    const { rows, head } = this.walkTx(afterId);
+    const nowMs = this.clock.nowMs();
+    const messages: NtfyMessage[] = [];
+    for (const row of rows) {
+      if (!topics.has(row.topic) || row.expires_ms <= nowMs) continue;
+      const message = this.toMessage(row);
+      if (message) messages.push(message);
+      if (messages.length === limit) return { messages, position: row.id, complete: false };
+    }
+    const lastRow = rows[rows.length - 1];
+    if (rows.length === NTFY_READ_WALK_ROWS && lastRow) return { messages, position: lastRow.id, complete: false };
+    return { messages, position: head !== null && (afterId === null || head > afterId) ? head : afterId, complete: true };
   }
 
   latest(topics: readonly string[], upToId: string): NtfyMessage[] {
@@ -222,13 +279,13 @@ export class NtfyTable {
     return messages;
   }
 
-  private toMessage(row: MessageRow, timeMs?: number): NtfyMessage | null {
+  private toMessage(row: MessageRow): NtfyMessage | null {
     const content = decodeNtfyContent(row.content_json);
     const position = decodeNtfyId(row.id);
     if (!content || !position) {
       this.logger.warn({ id: row.id, topic: row.topic }, 'stored ntfy message is damaged; skipped');
       return null;
     }
-    return { id: row.id, topic: row.topic, timeMs: timeMs ?? position.ms, expiresMs: row.expires_ms, ...content };
+    return { id: row.id, topic: row.topic, timeMs: position.ms, expiresMs: row.expires_ms, ...content };
   }
 }

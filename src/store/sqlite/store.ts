@@ -26,7 +26,9 @@ import type { BellBatch, BellWatcherState, ClaimedFanoutJob, FanoutJob, FanoutJo
 import { BellPageOps } from './bell-pages.ts';
 import { BellTables } from './bells.ts';
 import { NtfyTable } from './ntfy.ts';
-import type { NtfyMessage, NtfyMessageContent, NtfyReadResult } from '../port-ntfy.ts';
+import { claimSqliteVapidKeys } from './vapid.ts';
+import type { StoredVapidKeys } from '../port-vapid.ts';
+import type { NtfyAppendEvent, NtfyMessage, NtfyMessageContent, NtfyReadResult } from '../port-ntfy.ts';
 import { ClaimTable } from './claims.ts';
 import { CoalesceTables } from './coalesce.ts';
 import type {
@@ -241,6 +243,12 @@ export class SqliteStore implements StorePort {
     return this.queues.stats(queue);
   }
 
+  // ---- VAPID key (port-vapid.ts) -------------------------------------------------------------
+
+  async claimVapidKeys(candidate: StoredVapidKeys): Promise<StoredVapidKeys> {
+    return this.group.run(() => claimSqliteVapidKeys(this.db, candidate));
+  }
+
   // ---- lifecycle ---------------------------------------------------------------------------
 
   // ---- ntfy topics (port-ntfy.ts) ----------------------------------------------------------
@@ -273,7 +281,7 @@ export class SqliteStore implements StorePort {
     return this.group.run(() => this.ntfy.expire(limit));
   }
 
-  onNtfyAppend(listener: (topic: string) => void): () => void {
+  onNtfyAppend(listener: (event: NtfyAppendEvent) => void): () => void {
     return this.ntfy.listeners.add(listener);
   }
 

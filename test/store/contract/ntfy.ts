@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { NtfyMessage, NtfyMessageContent } from '../../../src/store/port-ntfy.ts';
+import type { NtfyAppendEvent, NtfyMessage, NtfyMessageContent } from '../../../src/store/port-ntfy.ts';
 import { decodeNtfyId, isNtfyMessageId, ntfyIdBefore } from '../../../src/store/ntfy-ids.ts';
 import { MINUTE_MS, SECOND_MS, type ContractContext } from './context.ts';
 
@@ -9,9 +9,27 @@ const TOPIC_A = 'upAAAAAAAAAAAA';
 const TOPIC_B = 'upBBBBBBBBBBBB';
 const TOPIC_C = 'plain_topic-1';
 const SAME_MS_APPENDS = 50;
+/** More topics than a phone subscribes to: what the pusher's bridge reads. */
+const MANY_TOPICS = 100;
+/** Other topics' messages between two of the wanted ones: more than one bounded read examines. */
+const LONG_RUN = 2_500;
+/** How long an advisory event may take to arrive before a test gives up (generous: never a timing assertion). */
+const EVENT_DEADLINE_MS = 10_000;
+const POLL_TICK_MS = 5;
 
 const text = (message: string): NtfyMessageContent => ({ message });
 const ids = (messages: readonly NtfyMessage[]): string[] => messages.map((m) => m.id);
+
+/** Poll `check` (on a short tick, never a fixed wait) until it gives a value; fail after a deadline. */
+async function until<T>(check: () => T | undefined | Promise<T | undefined>, what: string): Promise<T> {
+  const deadline = Date.now() + EVENT_DEADLINE_MS;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, POLL_TICK_MS));
+  }
+}
 
 /** The contract of port-ntfy.ts: ntfy topic queues with globally ordered ids. */
 export function ntfyContract(ctx: ContractContext): void {
@@ -123,6 +141,32 @@ export function ntfyContract(ctx: ContractContext): void {
       assert.equal(cursor, appended[appended.length - 1], 'a complete read ends at the head');
     });
 
+    test('a read of many topics (as the pusher reads every topic it holds) returns each of their messages once, in order, through a long run of others', async () => {
+      const store = ctx.store();
+      const wanted = Array.from({ length: MANY_TOPICS }, (_, i) => `want-${i}`);
+      const expected: string[] = [];
+      for (let i = 0; i < MANY_TOPICS * 3; i++) {
+        const message = await store.appendNtfyMessage(i % 2 ? (wanted[i % MANY_TOPICS] as string) : `other-${i}`, text(`m${i}`), TTL_MS);
+        if (i % 2) expected.push(message.id);
+      }
+      // A long run of other topics' messages, then a few of the wanted ones.
+      await Promise.all(Array.from({ length: LONG_RUN }, (_, i) => store.appendNtfyMessage(`noise-${i % 7}`, text('noise'), TTL_MS)));
+      for (let i = 0; i < 3; i++) expected.push((await store.appendNtfyMessage(wanted[i] as string, text(`late${i}`), TTL_MS)).id);
+      const seen: string[] = [];
+      let cursor: string | null = null;
+      for (let reads = 0; ; reads++) {
+        assert.ok(reads < 1_000, 'the chain ends');
+        const result = await store.readNtfyMessages(wanted, cursor, 7);
+        assert.ok(result.messages.length <= 7);
+        seen.push(...ids(result.messages));
+        assert.ok(result.position !== null && (cursor === null || result.position >= cursor), 'the position never goes back');
+        cursor = result.position;
+        if (result.complete) break;
+      }
+      assert.deepEqual(seen, expected);
+      assert.equal(cursor, await store.ntfyHeadId());
+    });
+
     test('a complete read positions at the head, even when the topics have nothing (an idle cursor keeps up)', async () => {
       const store = ctx.store();
       assert.deepEqual(await store.readNtfyMessages([TOPIC_A], null, 10), { messages: [], position: null, complete: true });
@@ -205,19 +249,38 @@ export function ntfyContract(ctx: ContractContext): void {
       assert.equal(await store.hasNtfyMessage(a1.id), false, 'gone after expiry');
     });
 
-    test('onNtfyAppend hears appends until unsubscribed; a throwing listener does not fail the append', async () => {
+    test('onNtfyAppend hears each append with the id before it, in order, until unsubscribed; a throwing listener does not fail the append', async () => {
       const store = ctx.store();
-      const heard: string[] = [];
-      const stop = store.onNtfyAppend((topic) => heard.push(topic));
+      const heard: NtfyAppendEvent[] = [];
+      const sentinel: NtfyAppendEvent[] = [];
+      const stop = store.onNtfyAppend((event) => heard.push(event));
+      store.onNtfyAppend((event) => sentinel.push(event));
       const stopThrowing = store.onNtfyAppend(() => {
         throw new Error('listener bug');
       });
-      await store.appendNtfyMessage(TOPIC_A, text('one'), TTL_MS);
-      await store.appendNtfyMessage(TOPIC_B, text('two'), TTL_MS);
+      // Events are advisory and may start a little after subscribing (Redis subscribes in the
+      // background): append until one is heard, then follow the chain from there.
+      let probe: NtfyMessage | undefined;
+      await until(async () => {
+        probe = await store.appendNtfyMessage(TOPIC_C, text('probe'), TTL_MS);
+        return heard.length > 0 ? true : undefined;
+      }, 'the first event');
+      const one = await store.appendNtfyMessage(TOPIC_A, { message: 'one', title: 'T', tags: ['x'] }, TTL_MS);
+      const two = await store.appendNtfyMessage(TOPIC_B, text('two'), TTL_MS);
+      await until(() => (heard.length > 0 && heard[heard.length - 1]?.message.id === two.id ? true : undefined), 'both events');
+      const tail = heard.slice(-3);
+      assert.deepEqual(tail.map((e) => e.message), [probe, one, two], 'the messages exactly as the appends returned them');
+      assert.deepEqual(tail.slice(1).map((e) => e.previousId), [probe?.id, one.id]);
       stop();
       stopThrowing();
+      const heardBefore = heard.length;
       await store.appendNtfyMessage(TOPIC_C, text('three'), TTL_MS);
-      assert.deepEqual(heard, [TOPIC_A, TOPIC_B]);
+      const four = await store.appendNtfyMessage(TOPIC_C, text('four'), TTL_MS);
+      // Events arrive in order, so once the sentinel hears four, three would have come before it.
+      await until(() => (sentinel.some((e) => e.message.id === four.id) ? true : undefined), 'the sentinel hearing four');
+      assert.equal(heard.length, heardBefore, 'nothing after unsubscribing');
+      const sentinelIds = ids(sentinel.map((e) => e.message));
+      assert.deepEqual([...sentinelIds].sort(), sentinelIds, 'strictly increasing ids');
     });
 
     test('bad arguments are refused with a RangeError and change nothing', async () => {

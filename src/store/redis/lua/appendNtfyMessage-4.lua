@@ -18,11 +18,14 @@
     ARGV[3] content JSON (stored as given, never decoded)
     ARGV[4] topic (the member of KEYS[3], the value in KEYS[4])
     ARGV[5] largest sequence number within one millisecond
-    ARGV[6] wake-up channel ("" publishes nothing); not a key, so it is passed in
-    ARGV[7] wake-up payload
+    ARGV[6] append-event channel ("" publishes nothing); not a key, so it is passed in
 
   Output:
     { ms, seq, expiresMs } of the appended message
+
+  Emits on ARGV[6] (the append event; format in keys.ts, parsed in ntfy.ts):
+    "1 <previous head "ms-seq" or -> <entry id> <expiry ms> <topic length> <topic><content JSON>"
+  Publishing inside the script puts the events in commit order on the channel.
 
   The stream entry is written first: if XADD fails nothing else has changed.
 ]]
@@ -31,6 +34,8 @@ local rcall = redis.call
 local now = tonumber(ARGV[1])
 local ms, seq = now, 0
 local head = rcall("GET", KEYS[1])
+local previous = head or "-"
+
 if head then
   local dash = string.find(head, "-", 1, true)
   local headMs = tonumber(string.sub(head, 1, dash - 1))
@@ -54,6 +59,6 @@ rcall("HSET", KEYS[4], entryId, ARGV[4])
 -- LT keeps the expiry of the topic's oldest entry; a new topic is added with this one's.
 rcall("ZADD", KEYS[3], "LT", expires, ARGV[4])
 if ARGV[6] ~= "" then
-  rcall("PUBLISH", ARGV[6], ARGV[7])
+  rcall("PUBLISH", ARGV[6], "1 " .. previous .. " " .. entryId .. " " .. expires .. " " .. #ARGV[4] .. " " .. ARGV[4] .. ARGV[3])
 end
 return { ms, seq, expiresMs }
