@@ -42,7 +42,7 @@ describe('config defaults', () => {
     assert.equal(s.new_post_rate_limit_secs, 3600);
     assert.equal(s.notify_list_max_creators, 1000);
     assert.equal(s.notify_list_history_limit, 5000);
-    assert.equal(s.new_post_fanout_page_size, 1000);
+    assert.equal(s.new_post_fanout_page_size, 5000);
     assert.equal(s.new_post_delivery_concurrency, 500);
     assert.equal(s.new_post_fanout_lease_secs, 1200);
     assert.equal(s.coalesce_window_secs, 7200);
@@ -141,7 +141,7 @@ describe('config validation', () => {
 
   test('relational checks', () => {
     assert.ok(problemsOf({ NOSTR_PUSH__SERVICE__VIDEO_COORDINATE_DEDUP_TTL_SECS: '10' }).some((p) => p.includes('video_coordinate_dedup_ttl_secs must be greater')));
-    assert.ok(problemsOf({ NOSTR_PUSH__SERVICE__NEW_POST_DELIVERY_CONCURRENCY: '2000' }).some((p) => p.includes('must not exceed')));
+    assert.ok(problemsOf({ NOSTR_PUSH__SERVICE__NEW_POST_DELIVERY_CONCURRENCY: '6000' }).some((p) => p.includes('must not exceed')));
     assert.ok(problemsOf({ NOSTR_PUSH__SERVICE__COALESCE_FLUSH_TIMEOUT_SECS: '200' }).some((p) => p.includes('twice')));
   });
 
