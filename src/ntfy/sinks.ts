@@ -14,6 +14,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import type { Writable } from 'node:stream';
 import type { WebSocket } from 'ws';
 import type { Clock } from '../store/port.ts';
 import type { NtfyMessage } from '../store/port-ntfy.ts';
@@ -126,19 +127,66 @@ export interface HttpStreamOptions {
   clock: Clock;
 }
 
-/** A stream on Node's response, with its keepalive timer. Status and headers are written at once. */
-export class HttpStreamSink extends SinkBase {
-  private readonly keepaliveTimer: TimerHandle;
+/**
+ * What the two byte-stream sinks share: a writable under the frames, a keepalive frame on a
+ * timer, back-pressure read off the writable, and a close that cuts off a peer not reading.
+ */
+abstract class ByteStreamSink extends SinkBase {
+  private keepaliveTimer: TimerHandle | null = null;
 
   constructor(
-    private readonly outgoing: ServerResponse,
-    private readonly transport: 'json' | 'sse' | 'raw',
+    private readonly output: Writable,
+    protected readonly transport: 'json' | 'sse' | 'raw',
     private readonly topicLabel: string,
     private readonly clock: Clock,
+  ) {
+    super();
+  }
+
+  /** Start the keepalive frames (once the stream's head is written). */
+  protected startKeepalive(scheduler: Scheduler, intervalMs: number): void {
+    this.keepaliveTimer = scheduler.every(intervalMs, this.keepalive.bind(this));
+  }
+
+  get bufferedBytes(): number {
+    return this.output.writableLength;
+  }
+
+  protected get congested(): boolean {
+    return this.output.writableLength > 0;
+  }
+
+  close(): void {
+    if (this.ended) return;
+    // A peer that is not reading would hold the end forever; cut it off instead.
+    if (this.output.writableLength > 0) this.output.destroy();
+    else this.endOutput();
+    this.finish();
+  }
+
+  /** End the stream the way its framing says. */
+  protected abstract endOutput(): void;
+
+  protected stopTimers(): void {
+    this.keepaliveTimer?.cancel();
+  }
+
+  private keepalive(): void {
+    this.write(controlFrame(this.transport, 'keepalive', this.topicLabel, this.clock.nowMs()));
+  }
+}
+
+/** A stream on Node's response, with its keepalive timer. Status and headers are written at once. */
+export class HttpStreamSink extends ByteStreamSink {
+  constructor(
+    private readonly outgoing: ServerResponse,
+    transport: 'json' | 'sse' | 'raw',
+    topicLabel: string,
+    clock: Clock,
     scheduler: Scheduler,
     keepaliveIntervalMs: number,
   ) {
-    super();
+    super(outgoing, transport, topicLabel, clock);
     outgoing.writeHead(200, streamHeaders(transport));
     flattenHeaderText(outgoing);
     outgoing.socket?.setNoDelay(true);
@@ -146,35 +194,15 @@ export class HttpStreamSink extends SinkBase {
     outgoing.on('drain', onEmitterDrain);
     outgoing.once('close', onEmitterEnd);
     outgoing.once('error', onEmitterEnd);
-    this.keepaliveTimer = scheduler.every(keepaliveIntervalMs, this.keepalive.bind(this));
+    this.startKeepalive(scheduler, keepaliveIntervalMs);
   }
 
   write(frame: string): void {
     if (!this.ended) this.outgoing.write(frame);
   }
 
-  get bufferedBytes(): number {
-    return this.outgoing.writableLength;
-  }
-
-  protected get congested(): boolean {
-    return this.outgoing.writableLength > 0;
-  }
-
-  close(): void {
-    if (this.ended) return;
-    // A peer that is not reading would hold end() forever; cut it off instead.
-    if (this.outgoing.writableLength > 0) this.outgoing.destroy();
-    else this.outgoing.end();
-    this.finish();
-  }
-
-  protected stopTimers(): void {
-    this.keepaliveTimer.cancel();
-  }
-
-  private keepalive(): void {
-    this.write(controlFrame(this.transport, 'keepalive', this.topicLabel, this.clock.nowMs()));
+  protected endOutput(): void {
+    this.outgoing.end();
   }
 }
 
@@ -195,18 +223,16 @@ function destroySocket(this: Socket): void {
  * frame as one HTTP/1.1 chunk in one socket write, and the last chunk on close. The connection
  * serves nothing else, so it says `Connection: close`.
  */
-export class RawStreamSink extends SinkBase {
-  private readonly keepaliveTimer: TimerHandle;
-
+export class RawStreamSink extends ByteStreamSink {
   constructor(
     private readonly socket: Socket,
-    private readonly transport: 'json' | 'sse' | 'raw',
-    private readonly topicLabel: string,
-    private readonly clock: Clock,
+    transport: 'json' | 'sse' | 'raw',
+    topicLabel: string,
+    clock: Clock,
     scheduler: Scheduler,
     keepaliveIntervalMs: number,
   ) {
-    super();
+    super(socket, transport, topicLabel, clock);
     socket.setNoDelay(true);
     (socket as Tagged)[SINK] = this;
     // `on`, not `once`: these fire once anyway, and `once` wraps each in a state object and a bound function.
@@ -220,7 +246,7 @@ export class RawStreamSink extends SinkBase {
     for (const [name, value] of Object.entries(streamHeaders(transport))) head.push(`${name}: ${value}`);
     head.push('Connection: close', 'Transfer-Encoding: chunked', '', '');
     socket.write(head.join('\r\n'));
-    this.keepaliveTimer = scheduler.every(keepaliveIntervalMs, this.keepalive.bind(this));
+    this.startKeepalive(scheduler, keepaliveIntervalMs);
   }
 
   /** A message as a frame of this stream. */
@@ -232,28 +258,8 @@ export class RawStreamSink extends SinkBase {
     if (!this.ended) this.socket.write(`${Buffer.byteLength(frame).toString(16)}\r\n${frame}\r\n`);
   }
 
-  get bufferedBytes(): number {
-    return this.socket.writableLength;
-  }
-
-  protected get congested(): boolean {
-    return this.socket.writableLength > 0;
-  }
-
-  close(): void {
-    if (this.ended) return;
-    // A peer that is not reading would hold the last chunk forever; cut it off instead.
-    if (this.socket.writableLength > 0) this.socket.destroy();
-    else this.socket.end('0\r\n\r\n');
-    this.finish();
-  }
-
-  protected stopTimers(): void {
-    this.keepaliveTimer.cancel();
-  }
-
-  private keepalive(): void {
-    this.write(controlFrame(this.transport, 'keepalive', this.topicLabel, this.clock.nowMs()));
+  protected endOutput(): void {
+    this.socket.end('0\r\n\r\n');
   }
 }
 
