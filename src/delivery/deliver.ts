@@ -170,11 +170,8 @@ async function bookkeeping(deps: DeliveryDeps, n: OutboundNotification, delivere
       log.warn({ step: what, err: (err as Error).message }, 'delivery bookkeeping failed; carrying on');
     }
   };
-  try {
-    await (deps.refreshTokenActivity ? deps.refreshTokenActivity(delivered) : store.refreshTokenActivity(delivered));
-  } catch (err) {
-    log.warn({ step: 'refresh token activity', err: (err as Error).message }, 'delivery bookkeeping failed; carrying on');
-  }
+  const refresh = deps.refreshTokenActivity ?? ((tokens: string[]) => store.refreshTokenActivity(tokens));
+  await step('refresh token activity', () => refresh(delivered));
   if (delivered.length > 0 && n.rateWindow) {
     const window = n.rateWindow;
     await step('bell rate window', () => store.openNewPostRateWindow(window.subscriber, window.creator, window.ttlSecs));

@@ -1,7 +1,8 @@
 /**
  * The storage port: every piece of durable state nostr-push keeps, as domain operations.
  *
- * Two adapters implement it: `sqlite/` (better-sqlite3, one transaction per operation) and
+ * Two adapters implement it: `sqlite/` (better-sqlite3; each operation atomic on its own, the
+ * writes of one event-loop turn committed together, see `sqlite/group-commit.ts`) and
  * `redis/` (one Lua script or one MULTI per operation, key layout of divine-push-service). The
  * contract suite in `test/store/contract.ts` is the definition of correct behaviour and runs against
  * both.

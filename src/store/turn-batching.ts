@@ -13,6 +13,18 @@
 import { TurnBatcher } from '../util/turn-batcher.ts';
 import type { ClaimedDelivery, EnqueueItem, QueueName, RecipientGateState, StorePort } from './port.ts';
 
+/**
+ * A batcher for a call that takes a list and answers one result per entry, in order: the lists of
+ * one turn go out as one call, and each caller gets back the slice of results for its own list.
+ */
+function listCallsMerged<Entry, Result>(call: (entries: Entry[]) => Promise<Result[]>): TurnBatcher<readonly Entry[], Result[]> {
+  return new TurnBatcher(async (lists) => {
+    const results = await call(lists.flat());
+    let offset = 0;
+    return lists.map((list) => results.slice(offset, (offset += list.length)));
+  });
+}
+
 /** `store` with its hot calls merged per turn; every other operation is the store's own. */
 export function withTurnBatching(store: StorePort): StorePort {
   const enqueues = new Map<QueueName, TurnBatcher<EnqueueItem<unknown>, boolean>>();
@@ -25,22 +37,14 @@ export function withTurnBatching(store: StorePort): StorePort {
     return batcher;
   };
 
-  const reads = new TurnBatcher<readonly string[], RecipientGateState[]>(async (lists) => {
-    const states = await store.readRecipients(lists.flat());
-    let offset = 0;
-    return lists.map((list) => states.slice(offset, (offset += list.length)));
-  });
+  const reads = listCallsMerged((pubkeys: string[]) => store.readRecipients(pubkeys));
 
   const claims = new Map<string, TurnBatcher<ReadonlyArray<ClaimedDelivery<unknown>>, boolean[]>>();
   const claimerFor = (queue: QueueName, ttlSecs: number): TurnBatcher<ReadonlyArray<ClaimedDelivery<unknown>>, boolean[]> => {
     const key = `${queue}:${ttlSecs}`;
     let batcher = claims.get(key);
     if (!batcher) {
-      batcher = new TurnBatcher(async (lists) => {
-        const taken = await store.claimAndEnqueueDeliveries(queue, ttlSecs, lists.flat());
-        let offset = 0;
-        return lists.map((list) => taken.slice(offset, (offset += list.length)));
-      });
+      batcher = listCallsMerged((entries: Array<ClaimedDelivery<unknown>>) => store.claimAndEnqueueDeliveries(queue, ttlSecs, entries));
       claims.set(key, batcher);
     }
     return batcher;

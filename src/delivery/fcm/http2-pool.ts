@@ -120,50 +120,54 @@ export class Http2Pool {
 
   /** Send one request. Rejects only with {@link Http2RequestError}. */
   request(request: Http2Request): Promise<Http2Response> {
-    // The common case, without a wait: a connected session has a free stream.
-    if (this.closed || request.signal?.aborted || (request.deadlineMs !== undefined && Date.now() >= request.deadlineMs)) return this.requestWaiting(request, 1);
-    const pooled = this.sessionWithFreeStream();
+    // The common case opens its stream without a wait: a connected session has a free stream.
+    const usable = !this.closed && !request.signal?.aborted && (request.deadlineMs === undefined || Date.now() < request.deadlineMs);
+    const pooled = usable ? this.sessionWithFreeStream() : null;
     if (!pooled?.connected) return this.requestWaiting(request, 1);
     this.take(pooled);
-    let stream: ClientHttp2Stream;
+    return this.send(pooled, request, 1);
+  }
+
+  /** {@link request} when a stream has to be waited for, or a session connected first. */
+  private async requestWaiting(request: Http2Request, attempt: number): Promise<Http2Response> {
+    const pooled = await this.acquire(request.signal, request.deadlineMs);
     try {
-      stream = this.openStream(pooled, request);
+      await pooled.ready;
     } catch (err) {
       this.release(pooled);
-      return err instanceof Http2RequestError && err.reason === 'refused' ? this.requestWaiting(request, 2) : Promise.reject(err);
+      throw err;
     }
-    return this.readResponse(stream, request).then(
-      (response) => {
+    return this.send(pooled, request, attempt);
+  }
+
+  /**
+   * Send on a stream reserved on `pooled` and give the stream back. A refused stream was never
+   * processed, so the first attempt is retried once on another session; any other failure is
+   * reported, since the server may have acted on it.
+   */
+  private send(pooled: PooledSession, request: Http2Request, attempt: number): Promise<Http2Response> {
+    let response: Promise<Http2Response>;
+    try {
+      if (request.signal?.aborted) throw new Http2RequestError('aborted', 'request aborted before it was sent');
+      response = this.readResponse(this.openStream(pooled, request), request);
+    } catch (err) {
+      response = Promise.reject(err);
+    }
+    return response.then(
+      (answer) => {
         this.release(pooled);
-        return response;
+        return answer;
       },
       (err: unknown) => {
         this.release(pooled);
-        if (!(err instanceof Http2RequestError && err.reason === 'refused')) throw err;
-        // The RST_STREAM can arrive before the GOAWAY that explains it: never retry on the same session.
-        this.retire(pooled);
-        return this.requestWaiting(request, 2);
-      },
-    );
-  }
-
-  /** {@link request} when a stream may have to be waited for (or a session connected), from attempt `first`. */
-  private async requestWaiting(request: Http2Request, first: number): Promise<Http2Response> {
-    for (let attempt = first; ; attempt++) {
-      const pooled = await this.acquire(request.signal, request.deadlineMs);
-      try {
-        return await this.exchange(pooled, request);
-      } catch (err) {
         if (err instanceof Http2RequestError && err.reason === 'refused') {
           // The RST_STREAM can arrive before the GOAWAY that explains it: never retry on the same session.
           this.retire(pooled);
-          if (attempt === 1) continue;
+          if (attempt === 1) return this.requestWaiting(request, 2);
         }
         throw err;
-      } finally {
-        this.release(pooled);
-      }
-    }
+      },
+    );
   }
 
   /** Live sessions in the pool (draining ones excluded). */
@@ -324,12 +328,6 @@ export class Http2Pool {
 
   private wakeAll(): void {
     for (const wake of this.waiters.splice(0)) wake();
-  }
-
-  private async exchange(pooled: PooledSession, request: Http2Request): Promise<Http2Response> {
-    await pooled.ready;
-    if (request.signal?.aborted) throw new Http2RequestError('aborted', 'request aborted before it was sent');
-    return this.readResponse(this.openStream(pooled, request), request);
   }
 
   /** Open the request's stream; a session that no longer takes streams is retired (`refused`: nothing was sent). */

@@ -75,12 +75,9 @@ export class ClaimTable {
 
   readonly claimEvent: (eventId: string, ttlSecs: number) => boolean;
   readonly claimRecipient: (eventId: string, recipient: string, ttlSecs: number) => RecipientClaim | null;
-  /** Take `claim` under its own owner token; true when taken. */
-  readonly takeClaim: (claim: RecipientClaim, ttlSecs: number) => boolean;
-
   /**
-   * {@link takeClaim} without a transaction of its own, for a caller's transaction that does
-   * more in the same atomic step (a savepoint per step costs two statements).
+   * Take `claim` under its own owner token (true when taken), without a transaction of its own:
+   * for a caller's transaction, which may do more in the same atomic step.
    */
   insertClaim(claim: RecipientClaim, ttlSecs: number): boolean {
     const nowMs = this.clock.nowMs();
@@ -128,12 +125,10 @@ export class ClaimTable {
       return this.takeEventClaim.run({ eventId, expiresAtMs: expiresAtMs(nowMs, ttlSecs), nowMs }).changes > 0;
     });
 
-    this.takeClaim = db.transaction((claim: RecipientClaim, ttlSecs: number): boolean => this.insertClaim(claim, ttlSecs));
-
-    this.claimRecipient = (eventId, recipient, ttlSecs) => {
+    this.claimRecipient = db.transaction((eventId: string, recipient: string, ttlSecs: number): RecipientClaim | null => {
       const claim = { eventId, recipient, owner: randomUUID() };
-      return this.takeClaim(claim, ttlSecs) ? claim : null;
-    };
+      return this.insertClaim(claim, ttlSecs) ? claim : null;
+    });
 
     this.release = db.transaction(
       (claim: RecipientClaim): boolean =>

@@ -41,30 +41,32 @@ for i = 2, #ARGV, 5 do
 end
 
 local now = ARGV[1]
+
+-- Take a leased item out of the leased set into `toKey` at `score`, recording `text` as `field`.
+local function moveOut(id, meta, field, text, toKey, score)
+  meta.leaseToken = nil
+  meta[field] = text
+  writeMeta(KEYS[5], id, meta)
+  rcall("ZREM", KEYS[2], id)
+  rcall("ZADD", toKey, score, id)
+end
+
 local statuses = {}
 for i = 2, #ARGV, 5 do
   local id, token, kind, availableAt, text = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4]
   local meta, status = leasedMeta(KEYS[2], KEYS[5], id, token)
   if not meta then
     statuses[#statuses + 1] = status
-  elseif kind == "ack" then
-    rcall("ZREM", KEYS[2], id)
-    rcall("HDEL", KEYS[4], id)
-    rcall("HDEL", KEYS[5], id)
-    statuses[#statuses + 1] = 1
-  elseif kind == "retry" then
-    meta.leaseToken = nil
-    meta.lastError = text
-    writeMeta(KEYS[5], id, meta)
-    rcall("ZREM", KEYS[2], id)
-    rcall("ZADD", KEYS[1], availableAt, id)
-    statuses[#statuses + 1] = 1
-  else -- dead
-    meta.leaseToken = nil
-    meta.reason = text
-    writeMeta(KEYS[5], id, meta)
-    rcall("ZREM", KEYS[2], id)
-    rcall("ZADD", KEYS[3], now, id)
+  else
+    if kind == "ack" then
+      rcall("ZREM", KEYS[2], id)
+      rcall("HDEL", KEYS[4], id)
+      rcall("HDEL", KEYS[5], id)
+    elseif kind == "retry" then
+      moveOut(id, meta, "lastError", text, KEYS[1], availableAt)
+    else -- dead
+      moveOut(id, meta, "reason", text, KEYS[3], now)
+    end
     statuses[#statuses + 1] = 1
   end
 end
