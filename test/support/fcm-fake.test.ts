@@ -1,6 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Http2Pool } from '../../src/delivery/fcm/http2-pool.ts';
+import { Http2Pool } from '../../src/delivery/http2/pool.ts';
 import { AccessTokenSource, parseServiceAccount, signServiceAccountJwt, JWT_BEARER_GRANT_TYPE } from '../../src/delivery/fcm/oauth.ts';
 import { ManualClock } from '../../src/util/clock.ts';
 import { startFcmFake, type FcmFake } from './fcm-fake.ts';
@@ -14,7 +14,7 @@ describe('FCM fake: the contract it enforces', () => {
     pool.request({
       method: 'POST',
       path: `/v1/projects/${options.project ?? 'fake-project'}/messages:send`,
-      headers: { authorization: options.authorization ?? `Bearer ${bearer}`, 'content-type': 'application/json' },
+      headers: [['authorization', options.authorization ?? `Bearer ${bearer}`], ['content-type', 'application/json']],
       body: typeof body === 'string' ? body : JSON.stringify(body),
     });
 
@@ -115,7 +115,7 @@ describe('FCM fake: the contract it enforces', () => {
       const token = await new AccessTokenSource({ account: parseServiceAccount(JSON.stringify(lean.credentials), 'lean'), clock }).get();
       assert.ok(token.ok);
       const post = (body: unknown) =>
-        leanPool.request({ method: 'POST', path: '/v1/projects/fake-project/messages:send', headers: { authorization: `Bearer ${token.accessToken}` }, body: JSON.stringify(body) });
+        leanPool.request({ method: 'POST', path: '/v1/projects/fake-project/messages:send', headers: [['authorization', `Bearer ${token.accessToken}`]], body: JSON.stringify(body) });
       assert.equal((await post({ message: { token: 'lean-1', data: { eventId: 'e1' } } })).status, 200);
       assert.equal((await post({ message: { token: 'lean-2', data: { eventId: 7 } } })).status, 400, 'still validated');
       await lean.waitForMessages(1, 1000);

@@ -14,7 +14,7 @@ import type { Clock, DeviceRegistration } from '../../store/port.ts';
 import { systemClock } from '../../util/clock.ts';
 import type { DeliveryError, PushMessage, PushTransport, SendOutcome } from '../types.ts';
 import { classifyFcmError } from './classify.ts';
-import { CONNECT_TIMEOUT_MS, Http2Pool, Http2RequestError, REQUEST_TIMEOUT_MS } from './http2-pool.ts';
+import { CONNECT_TIMEOUT_MS, Http2Pool, Http2RequestError, REQUEST_TIMEOUT_MS } from '../http2/pool.ts';
 import { toFcmMessage } from './message.ts';
 import { AccessTokenSource, readServiceAccountFile, type AccessTokenResult } from './oauth.ts';
 
@@ -180,7 +180,13 @@ export class FcmTransport implements PushTransport {
       response = await this.pool.request({
         method: 'POST',
         path: this.sendPath,
-        headers: { authorization: `Bearer ${auth.accessToken}`, 'content-type': 'application/json; charset=utf-8' },
+        // Indexed in HPACK like any other field: nothing an attacker chooses shares this
+        // connection's header table (notification text travels in DATA), so the bearer cannot
+        // be probed for, and after the first send the whole header list is six octets.
+        headers: [
+          ['authorization', `Bearer ${auth.accessToken}`],
+          ['content-type', 'application/json; charset=utf-8'],
+        ],
         body,
         signal,
         deadlineMs,

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import http2, { type Http2Server, type ServerHttp2Stream } from 'node:http2';
 import { createServer as createTcpServer, type Server as TcpServer, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { Http2Pool, Http2RequestError, type Http2FailureReason } from './http2-pool.ts';
+import { Http2Pool, Http2RequestError, type Http2FailureReason } from './pool.ts';
 import { startFcmFake, type FcmFake } from '../../../test/support/fcm-fake.ts';
 
 interface EchoServer {
