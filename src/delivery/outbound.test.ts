@@ -1,7 +1,7 @@
 import { test, describe, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { openSqliteStore } from '../store/sqlite/index.ts';
-import type { LeasedItem, StorePort } from '../store/port.ts';
+import { TOKEN_ACTIVITY_RESOLUTION_MS, tokenActivitySliceStartMs, type LeasedItem, type StorePort } from '../store/port.ts';
 import { ManualClock } from '../util/clock.ts';
 import { createLogger } from '../observability/logger.ts';
 import { Metrics } from '../observability/metrics.ts';
@@ -45,11 +45,11 @@ describe('delivery of an outbound notification', () => {
   }
 
   test('success refreshes activity and writes the video records; the claim is kept', async () => {
-    clock.advance(60_000);
+    clock.advance(TOKEN_ACTIVITY_RESOLUTION_MS);
     const it = await item({ video: { owner: 'b2'.repeat(32), dTag: 'v', recordTypes: ['mention', 'newPost'] } });
     assert.deepEqual(await handleOutbound(deps, it), { kind: 'done' });
     assert.equal(transport.sent.length, 2);
-    assert.equal(await store.tokenActivityMs('phone'), clock.nowMs());
+    assert.equal(await store.tokenActivityMs('phone'), tokenActivitySliceStartMs(clock.nowMs()));
     assert.equal(await store.hasVideoRecord({ type: 'newPost', owner: 'b2'.repeat(32), dTag: 'v', recipient: ALICE }), true);
     assert.equal(await store.claimRecipientDelivery(EVENT, ALICE, 60), null);
   });
@@ -110,11 +110,11 @@ describe('delivery of an outbound notification', () => {
       refreshTokenActivity: { value: (tokens: string[]) => (calls++, store.refreshTokenActivity(tokens)) },
     }) as StorePort;
     const refresh = batchedTokenActivity(counting);
-    clock.advance(60_000);
+    clock.advance(TOKEN_ACTIVITY_RESOLUTION_MS);
     await Promise.all([refresh(['phone']), refresh(['tablet']), refresh([])]);
     assert.equal(calls, 1);
-    assert.equal(await store.tokenActivityMs('phone'), clock.nowMs());
-    assert.equal(await store.tokenActivityMs('tablet'), clock.nowMs());
+    assert.equal(await store.tokenActivityMs('phone'), tokenActivitySliceStartMs(clock.nowMs()));
+    assert.equal(await store.tokenActivityMs('tablet'), tokenActivitySliceStartMs(clock.nowMs()));
   });
 
   test('decision table', () => {

@@ -23,6 +23,20 @@ import type { NotifyListStore } from './port-bells.ts';
 import type { VapidKeyStore } from './port-vapid.ts';
 
 /** Millisecond time source shared by a store and the stages that use it. */
+
+/**
+ * Granularity of the delivery-time token activity refresh: 1 hour. Activity only decides the
+ * stale-token sweep (`cleanup.token_max_age_days`, 90 days by default), so an hour of precision
+ * loses nothing, and a token pushed many times an hour is written once an hour instead of on
+ * every push (on SQLite each write moves an index entry).
+ */
+export const TOKEN_ACTIVITY_RESOLUTION_MS = 3_600_000;
+
+/** The activity time a delivery at `nowMs` writes: the start of its {@link TOKEN_ACTIVITY_RESOLUTION_MS} slice. */
+export function tokenActivitySliceStartMs(nowMs: number): number {
+  return Math.floor(nowMs / TOKEN_ACTIVITY_RESOLUTION_MS) * TOKEN_ACTIVITY_RESOLUTION_MS;
+}
+
 export interface Clock {
   /** Milliseconds since the Unix epoch. */
   nowMs(): number;
@@ -201,8 +215,10 @@ export interface StorePort extends NtfyTopicStore, CoalesceStore, NotifyListStor
   tokenOwner(token: string): Promise<string | null>;
 
   /**
-   * Move the activity time of each still-registered token to now. Never re-creates a token
-   * removed meanwhile, never lowers a time. Returns how many tokens changed; [] does nothing.
+   * Raise the activity time of each still-registered token to the start of the current
+   * {@link TOKEN_ACTIVITY_RESOLUTION_MS} slice (`floor(now / resolution) * resolution`). Never
+   * re-creates a token removed meanwhile, never lowers a time. Returns how many tokens changed;
+   * [] does nothing.
    */
   refreshTokenActivity(tokens: string[]): Promise<number>;
 

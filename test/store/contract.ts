@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, test } from 'node:test';
-import type { QueueName, StorePort } from '../../src/store/port.ts';
+import { TOKEN_ACTIVITY_RESOLUTION_MS, type QueueName, type StorePort } from '../../src/store/port.ts';
 import { ManualClock } from '../../src/util/clock.ts';
 import { bellContract } from './contract/bells.ts';
 import { claimContract } from './contract/claims.ts';
@@ -119,9 +119,10 @@ export function runStoreContract(options: StoreContractOptions): void {
         assert.equal((await store.listDevices('pubkey-3')).length, Math.ceil((MANY_OPERATIONS - 3) / 7));
         assert.equal(await store.claimEvent('event-0', 60), false);
 
-        clock.advance(SECOND_MS * 120);
+        // Two activity slices on: the refreshed tokens are at most one slice old, the rest two.
+        clock.advance(2 * TOKEN_ACTIVITY_RESOLUTION_MS);
         assert.equal(await store.refreshTokenActivity(['token-0', 'token-1']), 2);
-        assert.equal(await store.sweepStaleTokens(SECOND_MS * 60), MANY_OPERATIONS - 2);
+        assert.equal(await store.sweepStaleTokens(1.5 * TOKEN_ACTIVITY_RESOLUTION_MS), MANY_OPERATIONS - 2);
         await store.ping();
       });
     });

@@ -27,7 +27,7 @@ import {
   videoRecordKey,
 } from './keys.ts';
 import { parseKinds } from './misc.ts';
-import { devicesFromListReply } from './tokens.ts';
+import { activitySliceStartSecs, devicesFromListReply } from './tokens.ts';
 
 const BELL_RECORD_TYPE = 'newPost';
 /**
@@ -109,10 +109,9 @@ export async function recordBellBatch(ctx: RedisContext, batch: BellBatch): Prom
   const windows = batch.delivered.map((bell) => key(notifyRateKey(bell.claim.recipient, owner)));
   const records = [...batch.delivered.map((bell) => bell.claim.recipient), ...batch.rateLimited].map((r) => key(videoRecordKey(BELL_RECORD_TYPE, owner, dTag, r)));
   const tokens = batch.delivered.flatMap((bell) => bell.tokens);
-  const nowSecs = Math.floor(ctx.clock.nowMs() / 1000);
   await ctx.scripts.run(
     'recordBellBatch',
     [staleTokensKey],
-    [claimTtl, rateTtl, recordTtl, nowSecs, extend.length / 2, release.length / 2, windows.length, records.length, tokens.length, ...extend, ...release, ...windows, ...records, ...tokens],
+    [claimTtl, rateTtl, recordTtl, activitySliceStartSecs(ctx), extend.length / 2, release.length / 2, windows.length, records.length, tokens.length, ...extend, ...release, ...windows, ...records, ...tokens],
   );
 }

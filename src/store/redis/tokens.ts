@@ -7,7 +7,7 @@
  * a multiple of 1000 and the sweep compares at second granularity.
  */
 import { StoreError, StoreStatus } from '../errors.ts';
-import type { DeviceRegistration, RegisterTokenResult, Transport } from '../port.ts';
+import { tokenActivitySliceStartMs, type DeviceRegistration, type RegisterTokenResult, type Transport } from '../port.ts';
 import { redact } from '../../observability/logger.ts';
 import { isRecord, parseJson, type RedisContext } from './context.ts';
 import {
@@ -135,10 +135,18 @@ export async function tokenOwner(ctx: RedisContext, token: string): Promise<stri
   return ctx.redis.hget(tokenToPubkeyKey, token);
 }
 
-/** One `ZADD stale_tokens XX GT CH`: never re-creates a removed token, never lowers a score. */
+/** The `stale_tokens` score a delivery writes now (whole seconds). */
+export function activitySliceStartSecs(ctx: RedisContext): number {
+  return tokenActivitySliceStartMs(ctx.clock.nowMs()) / 1000;
+}
+
+/**
+ * One `ZADD stale_tokens XX GT CH` at the start of the current activity slice: never re-creates a
+ * removed token, never lowers a score, and leaves a token already refreshed in this slice alone.
+ */
 export async function refreshTokenActivity(ctx: RedisContext, tokens: string[]): Promise<number> {
   if (tokens.length === 0) return 0;
-  const now = nowSeconds(ctx);
+  const now = activitySliceStartSecs(ctx);
   const pairs = tokens.flatMap((token) => [now, token]);
   const changed = await ctx.redis.call('ZADD', staleTokensKey, 'XX', 'GT', 'CH', ...pairs);
   return Number(changed);

@@ -1,5 +1,5 @@
 import type { Database, Statement } from 'better-sqlite3';
-import type { Clock, DeviceRegistration, RegisterTokenResult, Transport } from '../port.ts';
+import { tokenActivitySliceStartMs, type Clock, type DeviceRegistration, type RegisterTokenResult, type Transport } from '../port.ts';
 
 /** Device tokens, their owners and activity times: one row of `devices` per token. */
 
@@ -112,7 +112,7 @@ export class TokenTable {
     this.remove = db.transaction((pubkey: string, token: string): boolean => this.deleteOwned.run(token, pubkey).changes > 0);
 
     this.refresh = db.transaction((tokens: readonly string[]): number => {
-      const nowMs = this.clock.nowMs();
+      const nowMs = tokenActivitySliceStartMs(this.clock.nowMs());
       let changed = 0;
       for (const token of new Set(tokens)) changed += this.raiseActivity.run({ token, nowMs }).changes;
       return changed;

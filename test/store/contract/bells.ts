@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { WATCHER_WALK_START, type FanoutJob, type NotifyListReplacement } from '../../../src/store/port-bells.ts';
-import type { StorePort } from '../../../src/store/port.ts';
+import { TOKEN_ACTIVITY_RESOLUTION_MS, type StorePort } from '../../../src/store/port.ts';
 import { SECOND_MS, type ContractContext } from './context.ts';
 
 /**
@@ -196,6 +196,8 @@ export function bellContract(ctx: ContractContext): void {
       const store = ctx.store();
       const clock = ctx.clock();
       for (const watcher of [ready, muted]) await store.registerToken(watcher ?? '', { token: `token-${watcher}`, transport: 'fcm' });
+      // An activity slice later, so the delivery's refresh has something to raise.
+      clock.advance(TOKEN_ACTIVITY_RESOLUTION_MS);
       const [deliveredClaim, failedClaim, releasedClaim] = await store.claimRecipientDeliveries(EVENT, [ready, muted, tokenless] as string[], 60);
       assert.ok(deliveredClaim && failedClaim && releasedClaim);
       clock.advance(30 * SECOND_MS); // inside the claims' 60 s
@@ -218,7 +220,9 @@ export function bellContract(ctx: ContractContext): void {
       assert.equal(await record(muted), false);
       assert.deepEqual(await store.claimRecipientDeliveries(EVENT, [ready, muted, tokenless] as string[], 60).then((c) => c.map((x) => x !== null)), [false, false, true], 'delivered and failed claims held, the released one free');
       assert.equal(await store.extendRecipientDelivery(deliveredClaim, 60), true, 'the extended claim kept its owner');
-      assert.equal(Math.floor((await store.tokenActivityMs(`token-${ready}`) ?? 0) / SECOND_MS), Math.floor(clock.nowMs() / SECOND_MS), 'the delivered token was refreshed');
+      const sliceStart = Math.floor(clock.nowMs() / TOKEN_ACTIVITY_RESOLUTION_MS) * TOKEN_ACTIVITY_RESOLUTION_MS;
+      assert.equal(await store.tokenActivityMs(`token-${ready}`), sliceStart, 'the delivered token was refreshed to the current slice');
+      assert.ok((await store.tokenActivityMs(`token-${muted}`) ?? 0) < sliceStart, 'the failed one was not');
     });
   });
 

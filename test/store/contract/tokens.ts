@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { DeviceRegistration, StorePort } from '../../../src/store/port.ts';
+import { TOKEN_ACTIVITY_RESOLUTION_MS, type DeviceRegistration, type StorePort } from '../../../src/store/port.ts';
 import { assertSameSecond, DAY_MS, MINUTE_MS, type ContractContext } from './context.ts';
 
 const ALICE = 'a1'.repeat(32);
@@ -114,7 +114,7 @@ export function tokenContract(ctx: ContractContext): void {
       assert.equal(await ctx.store().removeToken(ALICE, 'never-registered'), false);
     });
 
-    test('refreshTokenActivity moves an old activity time to now', async () => {
+    test('refreshTokenActivity moves an old activity time to the start of the current hour', async () => {
       const store = ctx.store();
       const clock = ctx.clock();
       await store.registerToken(ALICE, FCM_DEVICE);
@@ -122,19 +122,35 @@ export function tokenContract(ctx: ContractContext): void {
       clock.advance(80 * DAY_MS);
       assert.equal(await store.refreshTokenActivity([FCM_DEVICE.token]), 1);
       const activity = await store.tokenActivityMs(FCM_DEVICE.token);
-      assertSameSecond(activity, clock.nowMs());
+      assertSameSecond(activity, Math.floor(clock.nowMs() / TOKEN_ACTIVITY_RESOLUTION_MS) * TOKEN_ACTIVITY_RESOLUTION_MS);
       assert.ok((activity ?? 0) > registeredAt);
     });
 
-    test('refreshTokenActivity counts only tokens it changed', async () => {
+    test('refreshTokenActivity counts only tokens it changed; a token refreshed this hour is left alone', async () => {
       const store = ctx.store();
       const clock = ctx.clock();
       await store.registerToken(ALICE, FCM_DEVICE);
       await store.registerToken(BOB, APNS_DEVICE);
-      clock.advance(MINUTE_MS);
+      clock.advance(TOKEN_ACTIVITY_RESOLUTION_MS);
       assert.equal(await store.refreshTokenActivity([FCM_DEVICE.token, APNS_DEVICE.token, 'never-registered']), 2);
-      assert.equal(await store.refreshTokenActivity([FCM_DEVICE.token, APNS_DEVICE.token]), 0, 'already at now');
+      assert.equal(await store.refreshTokenActivity([FCM_DEVICE.token, APNS_DEVICE.token]), 0, 'already in this slice');
+      const refreshed = await store.tokenActivityMs(FCM_DEVICE.token);
+      clock.advance(TOKEN_ACTIVITY_RESOLUTION_MS - 2000 - (clock.nowMs() % TOKEN_ACTIVITY_RESOLUTION_MS));
+      assert.equal(await store.refreshTokenActivity([FCM_DEVICE.token]), 0, 'later in the same hour: no write');
+      assert.equal(await store.tokenActivityMs(FCM_DEVICE.token), refreshed);
+      clock.advance(3000);
+      assert.equal(await store.refreshTokenActivity([FCM_DEVICE.token]), 1, 'the next hour');
       assert.equal(await store.tokenOwner('never-registered'), null);
+    });
+
+    test('a registration right after a refresh keeps its exact time (never lowered to the slice start)', async () => {
+      const store = ctx.store();
+      const clock = ctx.clock();
+      clock.advance(TOKEN_ACTIVITY_RESOLUTION_MS / 2);
+      await store.registerToken(ALICE, FCM_DEVICE);
+      const registeredAt = clock.nowMs();
+      assert.equal(await store.refreshTokenActivity([FCM_DEVICE.token]), 0);
+      assertSameSecond(await store.tokenActivityMs(FCM_DEVICE.token), registeredAt);
     });
 
     test('refreshTokenActivity never re-creates a removed token', async () => {

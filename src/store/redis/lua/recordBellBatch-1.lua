@@ -13,7 +13,7 @@
     ARGV[1] claim TTL, seconds (extended claims)
     ARGV[2] rate-window TTL, seconds
     ARGV[3] coordinate-record TTL, seconds
-    ARGV[4] now, unix seconds (token activity)
+    ARGV[4] token activity to write: the start of the current activity slice, unix seconds
     ARGV[5] E: claims to extend;  ARGV[6] R: claims to release;  ARGV[7] W: rate windows to open;
     ARGV[8] C: coordinate records to write;  ARGV[9] T: tokens to refresh
     ARGV[10] and on: E pairs (claim key, owner), R pairs (claim key, owner), W rate-window keys,
