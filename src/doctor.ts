@@ -5,6 +5,7 @@ import type { LoadedConfig } from './config/load.ts';
 import { resolveStoreLocation } from './config/load.ts';
 import { SERVICE_KEY_FILE, resolveServiceKey } from './config/service-key.ts';
 import { describeStoreLocation, openStore } from './store/open.ts';
+import { secp256k1, secp256k1StatusLine } from './nostr/secp256k1.ts';
 
 /** How long `doctor` waits for one relay to accept a WebSocket. */
 export const DOCTOR_RELAY_TIMEOUT_MS = 5_000;
@@ -27,6 +28,8 @@ export async function runDoctor(loaded: LoadedConfig, say: Say): Promise<number>
   };
 
   ok(`configuration (${loaded.sources.join(' < ')}); roles: ${config.roles.join(', ')}`);
+  if (secp256k1.kind === 'native') ok(secp256k1StatusLine());
+  else warn(secp256k1StatusLine());
 
   try {
     mkdirSync(config.data_dir, { recursive: true });

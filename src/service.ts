@@ -14,7 +14,8 @@ import { Supervisor } from './roles/supervisor.ts';
 import { QueueSignal } from './roles/queue-worker.ts';
 import { startRoles } from './roles/roles.ts';
 import { createApiApp } from './api/app.ts';
-import { createWasmVerifier, type EventVerifier } from './nostr/event.ts';
+import { createEventVerifier, type EventVerifier } from './nostr/event.ts';
+import { secp256k1, secp256k1StatusLine } from './nostr/secp256k1.ts';
 import { CryptoWorkerPool } from './nostr/crypto-worker-pool.ts';
 import { CONVERSATION_KEY_CACHE_ENTRIES } from './engine/nip44-decryptor.ts';
 import { createTransports } from './delivery/transports.ts';
@@ -76,10 +77,15 @@ export async function startService(config: Config, overrides: ServiceOverrides =
   const metrics = new Metrics({ defaultMetrics: true });
   const supervisor = new Supervisor(logger);
   const wake = new QueueSignal();
-  // Signature checks (listener, engine, scheduler) load libsecp256k1's WASM, some 20 MiB resident:
-  // processes of the other roles (api, pusher, janitor) never check a signature and skip it.
+  // Signature checks (listener, engine, scheduler) need libsecp256k1 (the WASM build is some
+  // 20 MiB resident): processes of the other roles (api, pusher, janitor) never check one.
   const needsVerifier = config.roles.some((role) => role === 'engine' || role === 'listener' || role === 'scheduler');
-  const verifier = needsVerifier ? await createWasmVerifier() : unavailableVerifier(config.roles);
+  const verifier = needsVerifier ? await createEventVerifier() : unavailableVerifier(config.roles);
+  if (needsVerifier) {
+    const line = secp256k1StatusLine();
+    if (secp256k1.kind === 'native') logger.info({ secp256k1: secp256k1.name }, line);
+    else logger.warn({ secp256k1: secp256k1.name }, line);
+  }
   const needsCrypto = config.roles.includes('engine') || config.roles.includes('listener');
   const cryptoPool =
     needsCrypto && config.engine.crypto_workers > 0

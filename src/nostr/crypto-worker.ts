@@ -4,13 +4,13 @@
  * `{ id, items }` batches and answers `{ id, results }` in the same order.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { createWasmVerifier } from './event.ts';
+import { createEventVerifier } from './event.ts';
 import { ConversationKeyCache, createConversationKeyDeriver, decryptNip44, Nip44Error } from './nip44.ts';
 import type { CryptoRequest, CryptoRequestBatch, CryptoResponseBatch, CryptoResult } from './crypto-worker-pool.ts';
 
 const { secretHex, cacheCapacity } = workerData as { secretHex: string | null; cacheCapacity: number };
 const cache = secretHex ? new ConversationKeyCache(createConversationKeyDeriver(secretHex), cacheCapacity) : null;
-const verifier = await createWasmVerifier();
+const verifier = await createEventVerifier();
 
 function run(item: CryptoRequest): CryptoResult {
   if (item.op === 'verify') return { ok: true, value: verifier.verify(item.event) };

@@ -7,7 +7,7 @@ import {
   DEFAULT_EVENT_LIMITS,
   MAX_CONTENT_BYTES,
   MAX_EVENT_TAGS,
-  createWasmVerifier,
+  createEventVerifier,
   isEventRejection,
   parseEvent,
   type EventRejectionCode,
@@ -132,7 +132,7 @@ describe('parseEvent', () => {
 describe('the default EventVerifier (node sha256 + libsecp256k1 WASM)', () => {
   let verifier: EventVerifier;
   before(async () => {
-    verifier = await createWasmVerifier();
+    verifier = await createEventVerifier();
   });
 
   test('accepts a valid event', () => {
@@ -145,7 +145,7 @@ describe('the default EventVerifier (node sha256 + libsecp256k1 WASM)', () => {
   });
 
   test('creating a second verifier reuses the instance and still verifies', async () => {
-    const again = await createWasmVerifier();
+    const again = await createEventVerifier();
     assert.equal(again.verify(parsed(signed())), true);
   });
 

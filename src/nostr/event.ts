@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { verifySchnorr } from 'tiny-secp256k1';
+import { secp256k1 } from './secp256k1.ts';
 
 /**
  * A NIP-01 event as nostr-push handles it. Values of this type come from `parseEvent` (untrusted
@@ -187,24 +187,18 @@ export function computeEventId(event: Pick<NostrEvent, 'pubkey' | 'created_at' |
 
 /**
  * The default verifier: the id recomputed with the platform's sha256 (OpenSSL), then the BIP-340
- * signature checked by libsecp256k1 compiled to WASM (`tiny-secp256k1`, already loaded for
- * NIP-44's ECDH). About six times the pure-JS verifier, and a fifth cheaper than `nostr-wasm`'s
- * whole-event check on our benchmark machine (docs/benchmarks.md): verification is the largest
- * cost of every inbound event.
+ * signature checked by libsecp256k1 ({@link secp256k1}: the native build when installed, else
+ * the WASM one). Verification is the largest cost of every inbound event (docs/benchmarks.md).
  *
- * Both checks, always, in this order; nothing cached on the event object is ever trusted. An
- * x-only pubkey that is not on the curve makes `verifySchnorr` throw, which is `false` here.
- * Async for the callers' sake (a verifier may need loading); this one is ready at once.
+ * Both checks, always, in this order; nothing cached on the event object is ever trusted. A
+ * pubkey that is not on the curve is `false`, never a throw. Async for the callers' sake (a
+ * verifier may need loading); this one is ready at once.
  */
-export async function createWasmVerifier(): Promise<EventVerifier> {
+export async function createEventVerifier(): Promise<EventVerifier> {
   return { verify: verifyEventAuthenticity };
 }
 
 function verifyEventAuthenticity(event: NostrEvent): boolean {
   if (computeEventId(event) !== event.id) return false;
-  try {
-    return verifySchnorr(Buffer.from(event.id, 'hex'), Buffer.from(event.pubkey, 'hex'), Buffer.from(event.sig, 'hex'));
-  } catch {
-    return false;
-  }
+  return secp256k1.verifySchnorrHex(event.id, event.pubkey, event.sig);
 }

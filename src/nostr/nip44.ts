@@ -1,11 +1,11 @@
 import { createHmac } from 'node:crypto';
 import { v2 as nip44v2 } from 'nostr-tools/nip44';
-import { isPoint, pointMultiply } from 'tiny-secp256k1';
 import { secretKeyBytes } from './keys.ts';
+import { secp256k1 } from './secp256k1.ts';
 
 /**
- * NIP-44 v2 for the service: conversation keys computed with libsecp256k1 compiled to WASM
- * (tiny-secp256k1's point multiplication: about 4x OpenSSL's ECDH and 14x noble's, which matters
+ * NIP-44 v2 for the service: conversation keys computed with libsecp256k1 ({@link secp256k1}:
+ * native when installed, else WASM; both far ahead of OpenSSL's ECDH and noble's, which matters
  * because registrations from distinct users miss every cache), cached per peer, and the
  * ChaCha20/HMAC cipher from nostr-tools.
  *
@@ -28,7 +28,6 @@ const PLAUSIBLE_PAYLOAD_MIN_EXCLUSIVE_CHARS = 100;
 const BASE64_CHARSET = /^[A-Za-z0-9+/=]*$/;
 const HEX_64 = /^[0-9a-f]{64}$/;
 const HKDF_SALT = Buffer.from('nip44-v2', 'utf8');
-const EVEN_Y_PREFIX = Buffer.from([0x02]);
 
 export type Nip44ErrorCode =
   | 'bad-peer-pubkey'
@@ -73,12 +72,10 @@ function sharedSecretConversationKey(secret: Uint8Array, peerPubkeyHex: string):
     throw new Nip44Error('bad-peer-pubkey', 'peer pubkey must be 64 lowercase hex');
   }
   // An x-only key names the point with even y; the shared x is the same for either y. An x with
-  // no point on the curve (the vectors' twist and no-sqrt cases) fails isPoint.
-  const point = Buffer.concat([EVEN_Y_PREFIX, Buffer.from(peerPubkeyHex, 'hex')]);
-  if (!isPoint(point)) throw new Nip44Error('bad-peer-pubkey', 'peer pubkey is not a curve point');
-  const shared = pointMultiply(point, secret, true);
-  if (shared === null) throw new Nip44Error('bad-peer-pubkey', 'shared point is at infinity');
-  return new Uint8Array(createHmac('sha256', HKDF_SALT).update(shared.subarray(1)).digest());
+  // no point on the curve (the vectors' twist and no-sqrt cases) has no shared point.
+  const shared = secp256k1.xonlySharedX(secret, Buffer.from(peerPubkeyHex, 'hex'));
+  if (shared === null) throw new Nip44Error('bad-peer-pubkey', 'peer pubkey is not a curve point');
+  return new Uint8Array(createHmac('sha256', HKDF_SALT).update(shared).digest());
 }
 
 /**

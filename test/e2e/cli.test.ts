@@ -56,6 +56,7 @@ describe('nostr-push CLI', () => {
       assert.match(ok.stdout, /warn  FCM is off/);
       assert.match(ok.stdout, /warn  no service key yet/);
       assert.match(ok.stdout, /ok    store sqlite:.* answers/);
+      assert.match(ok.stdout, /(ok    signatures checked by libsecp256k1 \(native\)|warn  signatures checked by libsecp256k1 \(WASM, tiny-secp256k1\): .*install libsecp256k1-dev)/);
       assert.equal(existsSync(join(dir, 'service-key.hex')), false, 'doctor never creates the key');
 
       const badCreds = join(dir, 'creds.json');
