@@ -5,7 +5,9 @@
  * the FCM fake in its own process (20 ms answer latency). This process plays the listener: it
  * parses and verifies each event (libsecp256k1 on a worker thread) and queues it inbound.
  * Prints events/s, pushes/s, p50/p99 from event arrival to the FCM request, the CPU each process
- * spent per event, and a verdict: every expected (event, token) pushed exactly once.
+ * spent per event (and this process's main thread alone: every role shares its event loop), and a
+ * verdict: every expected (event, token) pushed exactly once. BENCH_TRACE=1 prints the queues and
+ * the worst event-loop delay every half second.
  *
  *   node --import tsx bench/social/run.ts [--users 10000] [--events 10000] [--rate 2000] [--store sqlite|redis|both] [--latency 20] [--phased]
  *   --rate 0 offers everything at once (peak throughput).
@@ -17,6 +19,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
 import { finalizeEvent, generateSecretKey, getPublicKey } from 'nostr-tools/wasm';
 import { loadConfig, resolveStoreLocation } from '../../src/config/load.ts';
@@ -96,9 +99,9 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 }
 
-/** CPU time of a process so far (ms), from /proc (Linux). */
-function processCpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+/** CPU time of a process (or, with `tid`, of one of its threads) so far (ms), from /proc (Linux). */
+function processCpuMs(pid: number, tid?: number): number {
+  const fields = readFileSync(tid === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
   return (Number(fields[11] ?? 0) + Number(fields[12] ?? 0)) * 10;
 }
 
@@ -121,18 +124,20 @@ async function resetRedisStats(url: string): Promise<void> {
 
 interface CpuSample {
   selfMs: number;
+  /** This process's main thread alone (the event loop every role shares). */
+  mainMs: number;
   fakeMs: number;
   redisMs: number;
 }
 
 function sampleCpu(fakePid: number, redisPid: number | undefined): CpuSample {
   const self = process.cpuUsage();
-  return { selfMs: (self.user + self.system) / 1000, fakeMs: processCpuMs(fakePid), redisMs: redisPid ? processCpuMs(redisPid) : 0 };
+  return { selfMs: (self.user + self.system) / 1000, mainMs: processCpuMs(process.pid, process.pid), fakeMs: processCpuMs(fakePid), redisMs: redisPid ? processCpuMs(redisPid) : 0 };
 }
 
 function cpuLine(before: CpuSample, after: CpuSample, events: number): string {
   const per = (ms: number) => ((ms * 1000) / events).toFixed(0);
-  return `this process ${per(after.selfMs - before.selfMs)} µs, FCM fake ${per(after.fakeMs - before.fakeMs)} µs${after.redisMs ? `, redis-server ${per(after.redisMs - before.redisMs)} µs` : ''}`;
+  return `this process ${per(after.selfMs - before.selfMs)} µs (main thread ${per(after.mainMs - before.mainMs)} µs), FCM fake ${per(after.fakeMs - before.fakeMs)} µs${after.redisMs ? `, redis-server ${per(after.redisMs - before.redisMs)} µs` : ''}`;
 }
 
 function serviceConfig(roles: string, storeUrl: string, dir: string, fake: { credentialsPath: string; baseUrl: string }, label: string) {
@@ -250,10 +255,13 @@ async function runOne(label: string, storeUrl: string, prepared: Prepared, dir: 
     await seed(service.store, prepared);
     const c0 = sampleCpu(fake.pid, redisPid);
     started = Date.now();
+    const loopDelay = monitorEventLoopDelay({ resolution: 5 });
+    loopDelay.enable();
     const trace = process.env.BENCH_TRACE
       ? setInterval(async () => {
           const [i, o] = await Promise.all([service.store.queueStats('inbound'), service.store.queueStats('outbound')]);
-          console.log(`  t=${Date.now() - started} ms inbound ready ${i.ready} leased ${i.leased}; outbound ready ${o.ready} leased ${o.leased}`);
+          console.log(`  t=${Date.now() - started} ms inbound ready ${i.ready} leased ${i.leased}; outbound ready ${o.ready} leased ${o.leased}; event-loop delay max ${(loopDelay.max / 1e6).toFixed(0)} ms`);
+          loopDelay.reset();
         }, 500)
       : undefined;
     offeredMs = await offer(prepared.frames, ingester(service.store, pool, arrivedAt), () => service.wake.notify('inbound'));

@@ -10,6 +10,7 @@
 import { Worker } from 'node:worker_threads';
 import type { NostrEvent } from './event.ts';
 import { Nip44Error, type Nip44ErrorCode } from './nip44.ts';
+import { WORKER_ENTRY_URL, workerBody } from '../util/worker-entry.ts';
 
 export type CryptoRequest = { op: 'verify'; event: NostrEvent } | { op: 'decrypt'; pubkey: string; content: string };
 
@@ -31,7 +32,8 @@ interface Pending {
   reject: (err: Error) => void;
 }
 
-const WORKER_URL = new URL('./crypto-worker-entry.mjs', import.meta.url);
+/** The worker's module (`.ts` from the source, `.js` compiled: the entry picks). */
+const WORKER_BODY = workerBody(new URL('./crypto-worker.ts', import.meta.url));
 /**
  * Items per message to a worker. Small enough that the first results come back while the rest
  * are still being worked on (callers consume them in order), large enough to amortise messaging.
@@ -61,7 +63,7 @@ export class CryptoWorkerPool {
   constructor(options: CryptoWorkerPoolOptions) {
     const readies: Promise<void>[] = [];
     for (let i = 0; i < Math.max(1, options.size); i++) {
-      const worker = new Worker(WORKER_URL, { workerData: { secretHex: options.secretHex, cacheCapacity: options.cacheCapacity } });
+      const worker = new Worker(WORKER_ENTRY_URL, { workerData: { body: WORKER_BODY, secretHex: options.secretHex, cacheCapacity: options.cacheCapacity } });
       readies.push(new Promise((resolve, reject) => {
         worker.once('error', reject);
         worker.once('message', () => resolve());
