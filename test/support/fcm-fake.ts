@@ -19,7 +19,6 @@
 import { createPublicKey, generateKeyPair, randomBytes, verify, type KeyObject } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
-import http2, { type Http2Session, type IncomingHttpHeaders, type ServerHttp2Stream } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -27,6 +26,8 @@ import type { Clock } from '../../src/store/port.ts';
 import { FCM_OAUTH_SCOPE, JWT_BEARER_GRANT_TYPE, JWT_ASSERTION_LIFETIME_SECS } from '../../src/delivery/fcm/oauth.ts';
 import type { FcmSendRequestBody } from '../../src/delivery/fcm/message.ts';
 import { googleError } from './fcm-errors.ts';
+import { startH2Server, type H2ServerStream, type HeaderMap } from './h2-server.ts';
+import { ErrorCode } from '../../src/delivery/http2/frames.ts';
 
 export { fcmErrors, type CannedResponse } from './fcm-errors.ts';
 
@@ -52,7 +53,8 @@ export interface ReceivedMessage {
   token: string;
   projectId: string;
   body: FcmSendRequestBody;
-  headers: IncomingHttpHeaders;
+  /** Request header fields (the first value of a repeated one), pseudo-headers included. */
+  headers: Record<string, string>;
   receivedAtMs: number;
 }
 
@@ -168,10 +170,6 @@ export async function startFcmFake(options: FcmFakeOptions = {}): Promise<FcmFak
   const validAccessTokens = new Set<string>();
   const waits: PendingWait[] = [];
   const timers = new Set<NodeJS.Timeout>();
-  const sessions = new Set<Http2Session>();
-  /** Per session: the last stream id still served after a GOAWAY. */
-  const goawayLastStream = new WeakMap<Http2Session, number>();
-  const openStreams = new WeakMap<Http2Session, number>();
   const stats: FcmFakeStats = { sendRequests: 0, tokenRequests: 0, sessionsOpened: 0, goawaysSent: 0, activeSendStreams: 0, peakConcurrentSendStreams: 0 };
   let messageCounter = 0;
   const tokenUris = new Set<string>();
@@ -266,10 +264,8 @@ export async function startFcmFake(options: FcmFakeOptions = {}): Promise<FcmFak
     return null;
   }
 
-  function respond(stream: ServerHttp2Stream, status: number, body: string, headers: Record<string, string> = {}, contentType = 'application/json; charset=UTF-8'): void {
-    if (stream.destroyed || stream.closed) return;
-    stream.respond({ ':status': status, 'content-type': contentType, ...headers });
-    stream.end(body);
+  function respond(stream: H2ServerStream, status: number, body: string, headers: Record<string, string> = {}, contentType = 'application/json; charset=UTF-8'): void {
+    stream.session.respond(stream, status, [['content-type', contentType], ...Object.entries(headers)], body);
   }
 
   function record(received: ReceivedMessage): void {
@@ -285,7 +281,7 @@ export async function startFcmFake(options: FcmFakeOptions = {}): Promise<FcmFak
     }
   }
 
-  function serveSend(stream: ServerHttp2Stream, headers: IncomingHttpHeaders, pathProject: string, text: string): void {
+  function serveSend(stream: H2ServerStream, headers: HeaderMap, pathProject: string, text: string): void {
     stats.sendRequests++;
     let body: unknown;
     try {
@@ -312,65 +308,47 @@ export async function startFcmFake(options: FcmFakeOptions = {}): Promise<FcmFak
     }
     const invalid = validateSend(body);
     if (invalid) return respond(stream, 400, googleError(400, 'INVALID_ARGUMENT', invalid));
-    record({ token: token as string, projectId: pathProject, body: body as FcmSendRequestBody, headers, receivedAtMs: clock.nowMs() });
+    record({ token: token as string, projectId: pathProject, body: body as FcmSendRequestBody, headers: keepWhole ? firstValues(headers) : {}, receivedAtMs: clock.nowMs() });
     const name = `projects/${pathProject}/messages/${++messageCounter}`;
     later(rule?.delayMs ?? latencyMs, () => respond(stream, 200, JSON.stringify({ name })));
   }
 
-  const server = http2.createServer({ settings: { maxConcurrentStreams: options.maxConcurrentStreams ?? FAKE_MAX_CONCURRENT_STREAMS } });
-  server.on('session', (session) => {
-    stats.sessionsOpened++;
-    sessions.add(session);
-    openStreams.set(session, 0);
-    session.on('close', () => sessions.delete(session));
-    session.on('error', () => undefined);
-  });
-  server.on('stream', (stream, headers) => {
-    stream.on('error', () => undefined); // refused and cancelled streams are the client's business
-    const session = stream.session;
-    if (session) {
-      openStreams.set(session, (openStreams.get(session) ?? 0) + 1);
-      stream.on('close', () => {
-        const left = (openStreams.get(session) ?? 1) - 1;
-        openStreams.set(session, left);
-        // Like a real server: once the streams before the GOAWAY are done, hang up.
-        if (left === 0 && goawayLastStream.has(session)) setImmediate(() => session.destroy());
-      });
-    }
-    const path = String(headers[':path'] ?? '');
-    const method = headers[':method'];
-    const sendMatch = SEND_PATH.exec(path);
-    const isSend = method === 'POST' && sendMatch !== null;
-    if (isSend) {
-      stats.activeSendStreams++;
-      stats.peakConcurrentSendStreams = Math.max(stats.peakConcurrentSendStreams, stats.activeSendStreams);
-      stream.on('close', () => stats.activeSendStreams--);
-      const streamId = stream.id ?? 0;
-      const lastServed = session ? goawayLastStream.get(session) : undefined;
-      if (lastServed !== undefined && streamId > lastServed) {
-        stream.close(http2.constants.NGHTTP2_REFUSED_STREAM);
-        return;
-      }
-      if (session && takeRule('send', undefined, true)) {
-        // Node reads a last-stream-id of 0 as "the last one processed", so GOAWAY cannot refuse
-        // stream 1 by itself: refuse this stream explicitly and announce it as the last one;
-        // later streams on the session are refused by the GOAWAY.
-        goawayLastStream.set(session, streamId);
-        stats.goawaysSent++;
-        session.goaway(http2.constants.NGHTTP2_NO_ERROR, streamId);
-        stream.close(http2.constants.NGHTTP2_REFUSED_STREAM);
-        return;
-      }
-    }
-    const chunks: Buffer[] = [];
-    stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-    stream.on('end', () => {
-      const text = Buffer.concat(chunks).toString('utf8');
-      if (isSend) return serveSend(stream, headers, safeDecode(sendMatch[1] as string), text);
-      if (method === 'POST' && path === '/token') return serveToken(text, (status, body, extra) => respond(stream, status, body, extra));
-      respond(stream, 404, NOT_FOUND_HTML, {}, 'text/html; charset=UTF-8');
-    });
-  });
+  /** Send streams counted in `stats.activeSendStreams` (so a stream closing counts down once). */
+  const countedSends = new WeakSet<H2ServerStream>();
+  const server = await startH2Server(
+    {
+      onSession: () => {
+        stats.sessionsOpened++;
+      },
+      onStream: (stream) => {
+        const match = SEND_PATH.exec(headerText(stream.headers[':path']));
+        if (headerText(stream.headers[':method']) !== 'POST' || match === null) return;
+        stats.activeSendStreams++;
+        stats.peakConcurrentSendStreams = Math.max(stats.peakConcurrentSendStreams, stats.activeSendStreams);
+        countedSends.add(stream);
+        if (takeRule('send', undefined, true)) {
+          // Refuse this stream and announce the one before it as the last served: this stream
+          // and every later one on the session are refused, earlier ones complete.
+          stats.goawaysSent++;
+          stream.session.goaway(Math.max(0, stream.id - 2));
+          stream.session.reset(stream, ErrorCode.REFUSED_STREAM);
+        }
+      },
+      onStreamClosed: (stream) => {
+        if (countedSends.delete(stream)) stats.activeSendStreams--;
+      },
+      onRequest: (stream) => {
+        const path = headerText(stream.headers[':path']);
+        const method = headerText(stream.headers[':method']);
+        const text = Buffer.concat(stream.body).toString('utf8');
+        const sendMatch = SEND_PATH.exec(path);
+        if (method === 'POST' && sendMatch !== null) return serveSend(stream, stream.headers, safeDecode(sendMatch[1] as string), text);
+        if (method === 'POST' && path === '/token') return serveToken(text, (status, body, extra) => respond(stream, status, body, extra));
+        respond(stream, 404, NOT_FOUND_HTML, {}, 'text/html; charset=UTF-8');
+      },
+    },
+    { maxConcurrentStreams: options.maxConcurrentStreams ?? FAKE_MAX_CONCURRENT_STREAMS },
+  );
 
   const tokenServer = http.createServer((req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];
@@ -387,7 +365,7 @@ export async function startFcmFake(options: FcmFakeOptions = {}): Promise<FcmFak
     });
   });
 
-  const h2Port = await listen(server);
+  const h2Port = server.port;
   const tokenPort = await listen(tokenServer);
   const baseUrl = `http://127.0.0.1:${h2Port}`;
   const tokenUri = `http://127.0.0.1:${tokenPort}/token`;
@@ -444,9 +422,8 @@ export async function startFcmFake(options: FcmFakeOptions = {}): Promise<FcmFak
     async stop(): Promise<void> {
       for (const timer of timers) clearTimeout(timer);
       timers.clear();
-      for (const session of sessions) session.destroy();
       tokenServer.closeAllConnections();
-      await Promise.all([closeServer(server), closeServer(tokenServer)]);
+      await Promise.all([server.close(), closeServer(tokenServer)]);
     },
   };
 }
@@ -464,13 +441,21 @@ function bodyText(body: string | object | undefined): string {
   return typeof body === 'string' ? body : JSON.stringify(body);
 }
 
-function listen(server: http.Server | http2.Http2Server): Promise<number> {
+function firstValues(headers: HeaderMap): Record<string, string> {
+  return Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, headerText(value)]));
+}
+
+function headerText(value: string | string[] | undefined): string {
+  return Array.isArray(value) ? (value[0] ?? '') : (value ?? '');
+}
+
+function listen(server: http.Server): Promise<number> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port));
   });
 }
 
-function closeServer(server: http.Server | http2.Http2Server): Promise<void> {
+function closeServer(server: http.Server): Promise<void> {
   return new Promise((resolve) => server.close(() => resolve()));
 }
