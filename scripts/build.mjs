@@ -1,20 +1,25 @@
 #!/usr/bin/env node
-// npm run build (and npm install, through `prepare`): compile src/ to dist/ with tsc
+// npm run build (and npm install, through `prepare`): build the optional native secp256k1 addon
+// (scripts/build-native.mjs; a failure there only means the WASM fallback), then compile src/ to dist/ with tsc
 // (tsconfig.build.json: no type check, `.ts` imports rewritten to `.js`), copy the files the code
 // reads at run time (Lua scripts, the crypto worker's entry), then stamp the build. bin/entry.js
 // runs dist/ only while the stamp is newer than every file in src/.
 //
 // Without TypeScript installed (a production install that left dev dependencies out) there is
-// nothing to build with: the binary then runs the source through tsx, and this says so.
+// nothing to compile with: the binary then runs the source through tsx, and this says so. The
+// addon is built before that check, so such installs still get it.
 import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { buildNativeAddon } from './build-native.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const dist = join(root, 'dist');
 const STAMP = '.build-stamp';
+
+buildNativeAddon(root);
 
 let tsc;
 try {
