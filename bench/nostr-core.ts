@@ -11,7 +11,7 @@ import { cpus } from 'node:os';
 import { parseArgs } from 'node:util';
 import { finalizeEvent } from 'nostr-tools/wasm';
 import { v2 as nobleNip44 } from 'nostr-tools/nip44';
-import { createWasmVerifier, isEventRejection, parseEvent, type NostrEvent } from '../src/nostr/event.ts';
+import { createEventVerifier, isEventRejection, parseEvent, type NostrEvent } from '../src/nostr/event.ts';
 import { generateSecretKey, publicKeyOf, secretKeyBytes } from '../src/nostr/keys.ts';
 import { REGISTER_TOKEN } from '../src/nostr/kinds.ts';
 import {
@@ -51,7 +51,7 @@ function assertThat(condition: boolean, message: string): void {
   if (!condition) throw new Error(`benchmark self-check failed: ${message}`);
 }
 
-const verifier = await createWasmVerifier();
+const verifier = await createEventVerifier();
 await useWasmSigning();
 const serviceSecret = generateSecretKey();
 const servicePubkey = publicKeyOf(serviceSecret);

@@ -10,7 +10,7 @@ import { parseArgs } from 'node:util';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createWasmVerifier, isEventRejection, parseEvent, type NostrEvent } from '../../src/nostr/event.ts';
+import { createEventVerifier, isEventRejection, parseEvent, type NostrEvent } from '../../src/nostr/event.ts';
 import { REGISTER_TOKEN } from '../../src/nostr/kinds.ts';
 import { openSqliteStore } from '../../src/store/sqlite/index.ts';
 import { openRedisStore } from '../../src/store/redis/index.ts';
@@ -57,7 +57,7 @@ function prepare(count: number): Prepared {
 async function runOne(label: string, store: StorePort, prepared: Prepared): Promise<void> {
   const logger = createLogger({ level: 'silent' });
   const metrics = new Metrics();
-  const inline = await createWasmVerifier();
+  const inline = await createEventVerifier();
   const pool = CRYPTO_WORKERS > 0 ? new CryptoWorkerPool({ size: CRYPTO_WORKERS, secretHex: prepared.service.secret, cacheCapacity: CONVERSATION_KEY_CACHE_ENTRIES }) : null;
   await pool?.ready;
   // As the listener does: off the main thread when there is a pool.

@@ -4,7 +4,7 @@ import WebSocket from 'ws';
 import { Relay, useWebSocketImplementation } from 'nostr-tools/relay';
 import { createLogger } from '../observability/logger.ts';
 import { Metrics } from '../observability/metrics.ts';
-import { createWasmVerifier, type EventVerifier, type NostrEvent } from '../nostr/event.ts';
+import { createEventVerifier, type EventVerifier, type NostrEvent } from '../nostr/event.ts';
 import { generateSecretKey, publicKeyOf, signEvent } from '../nostr/keys.ts';
 import { shortNpub } from '../nostr/nip19.ts';
 import type { CachedProfile, StorePort } from '../store/port.ts';
@@ -29,7 +29,7 @@ const CACHE_TTL_SECS = 300;
 
 let verifier: EventVerifier;
 before(async () => {
-  verifier = await createWasmVerifier();
+  verifier = await createEventVerifier();
 });
 
 class MemoryProfileCache implements Pick<StorePort, 'getCachedProfile' | 'cacheProfile'> {

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createWasmVerifier, type NostrEvent } from '../nostr/event.ts';
+import { createEventVerifier, type NostrEvent } from '../nostr/event.ts';
 import { generateSecretKey, publicKeyOf, signEvent } from '../nostr/keys.ts';
 import { classifyEvent, type IntakeDeps } from './intake.ts';
 
@@ -13,7 +13,7 @@ function note(secret: string, tags: string[][] = []): NostrEvent {
 }
 
 async function deps(seen: string[] = []): Promise<IntakeDeps> {
-  return { verifier: await createWasmVerifier(), servicePubkey: publicKeyOf(service), isSeen: (id) => seen.includes(id) };
+  return { verifier: await createEventVerifier(), servicePubkey: publicKeyOf(service), isSeen: (id) => seen.includes(id) };
 }
 
 test('an authentic event is accepted', async () => {
@@ -55,7 +55,7 @@ test("the service's own events are skipped and known ids are duplicates", async 
 
 test('a verifier with verifyAsync is checked off thread, and its answer is what counts', async () => {
   const event = note(author);
-  const inline = await createWasmVerifier();
+  const inline = await createEventVerifier();
   let offThread = 0;
   const verifier = { verify: () => assert.fail('the inline path must not be used'), verifyAsync: async (e: NostrEvent) => (offThread++, inline.verify(e)) };
   const result = await classifyEvent(event, now, { verifier, servicePubkey: publicKeyOf(service), isSeen: () => false });

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createWasmVerifier } from '../nostr/event.ts';
+import { createEventVerifier } from '../nostr/event.ts';
 import { generateSecretKey, publicKeyOf } from '../nostr/keys.ts';
 import { Metrics } from '../observability/metrics.ts';
 import { MemoryCursorStore, RecordingSink, silentLogger } from '../../test/listener/fakes.ts';
@@ -16,7 +16,7 @@ async function options(): Promise<ListenerOptions> {
     liveKinds: [7],
     store: new MemoryCursorStore(),
     sink: new RecordingSink().sink,
-    verifier: await createWasmVerifier(),
+    verifier: await createEventVerifier(),
     logger: silentLogger(),
     metrics: new Metrics(),
   };

@@ -4,7 +4,7 @@
  * @example
  * const listener = createListener({
  *   relays: ['wss://relay.example'], servicePubkey, serviceSecretKeyHex,
- *   liveKinds: [7, 1111, 16], store, verifier: await createWasmVerifier(), logger, metrics,
+ *   liveKinds: [7, 1111, 16], store, verifier: await createEventVerifier(), logger, metrics,
  *   sink: async ({ event }) => { await inbound.enqueue(event.id, event); },
  * });
  * await listener.start(); // every relay tried once; down relays keep retrying in the background

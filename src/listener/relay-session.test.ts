@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createWasmVerifier, type NostrEvent } from '../nostr/event.ts';
+import { createEventVerifier, type NostrEvent } from '../nostr/event.ts';
 import { generateSecretKey, publicKeyOf, signEvent } from '../nostr/keys.ts';
 import { Metrics } from '../observability/metrics.ts';
 import { FakeSocket, FakeTimers, MemoryCursorStore, RecordingSink, silentLogger } from '../../test/listener/fakes.ts';
@@ -48,7 +48,7 @@ async function setup(replay: { processWindowDays: number; notifyListHistoryLimit
     logger,
     metrics,
     throttle: new LogThrottle(timers.clock),
-    verifier: await createWasmVerifier(),
+    verifier: await createEventVerifier(),
     servicePubkey: publicKeyOf(serviceSecret),
     serviceSecretKeyHex: serviceSecret,
     liveKinds: [1, 3079, 3080, 3083],

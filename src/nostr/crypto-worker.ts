@@ -1,16 +1,17 @@
 /**
- * Worker thread body of {@link CryptoWorkerPool}: event verification (libsecp256k1 in WASM) and
+ * Worker thread body of {@link CryptoWorkerPool}: event verification (libsecp256k1, native or WASM
+ * as the main thread chose: same environment, same choice; secp256k1.ts) and
  * NIP-44 decryption for one service secret with its own conversation-key cache. Receives
  * `{ id, items }` batches and answers `{ id, results }` in the same order.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { createWasmVerifier } from './event.ts';
+import { createEventVerifier } from './event.ts';
 import { ConversationKeyCache, createConversationKeyDeriver, decryptNip44, Nip44Error } from './nip44.ts';
 import type { CryptoRequest, CryptoRequestBatch, CryptoResponseBatch, CryptoResult } from './crypto-worker-pool.ts';
 
 const { secretHex, cacheCapacity } = workerData as { secretHex: string | null; cacheCapacity: number };
 const cache = secretHex ? new ConversationKeyCache(createConversationKeyDeriver(secretHex), cacheCapacity) : null;
-const verifier = await createWasmVerifier();
+const verifier = await createEventVerifier();
 
 function run(item: CryptoRequest): CryptoResult {
   if (item.op === 'verify') return { ok: true, value: verifier.verify(item.event) };

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { verifySchnorr } from 'tiny-secp256k1';
+import { defaultSecp256k1, type Secp256k1Backend } from './secp256k1.ts';
 
 /**
  * A NIP-01 event as nostr-push handles it. Values of this type come from `parseEvent` (untrusted
@@ -186,24 +186,26 @@ export function computeEventId(event: Pick<NostrEvent, 'pubkey' | 'created_at' |
 }
 
 /**
- * The default verifier: the id recomputed with the platform's sha256 (OpenSSL), then the BIP-340
- * signature checked by libsecp256k1 compiled to WASM (`tiny-secp256k1`, already loaded for
- * NIP-44's ECDH). About six times the pure-JS verifier, and a fifth cheaper than `nostr-wasm`'s
- * whole-event check on our benchmark machine (docs/benchmarks.md): verification is the largest
- * cost of every inbound event.
+ * The event verifier: the id recomputed with the platform's sha256 (OpenSSL), then the BIP-340
+ * signature checked by libsecp256k1 through `backend` (by default this thread's choice, see
+ * secp256k1.ts: the native addon when it loads, about 50 µs a check on our benchmark machine,
+ * else its WASM build in `tiny-secp256k1`, about 400; docs/benchmarks.md). Verification is the
+ * largest cost of every inbound event.
  *
- * Both checks, always, in this order; nothing cached on the event object is ever trusted. An
- * x-only pubkey that is not on the curve makes `verifySchnorr` throw, which is `false` here.
- * Async for the callers' sake (a verifier may need loading); this one is ready at once.
+ * Both checks, always, in this order; nothing cached on the event object is ever trusted. A
+ * pubkey that is not an x coordinate on the curve verifies as `false`, and so does an event of
+ * the wrong field lengths (which `parseEvent` never returns, and the backend would throw for).
+ * Async for the callers' sake (a verifier may need loading); this one is ready at once. Throws
+ * when no backend is given and `NOSTR_PUSH_SECP256K1` asks for one that is unavailable.
  */
-export async function createWasmVerifier(): Promise<EventVerifier> {
-  return { verify: verifyEventAuthenticity };
+export async function createEventVerifier(backend: Secp256k1Backend = defaultSecp256k1()): Promise<EventVerifier> {
+  return { verify: (event) => verifyEventAuthenticity(event, backend) };
 }
 
-function verifyEventAuthenticity(event: NostrEvent): boolean {
+function verifyEventAuthenticity(event: NostrEvent, backend: Secp256k1Backend): boolean {
   if (computeEventId(event) !== event.id) return false;
   try {
-    return verifySchnorr(Buffer.from(event.id, 'hex'), Buffer.from(event.pubkey, 'hex'), Buffer.from(event.sig, 'hex'));
+    return backend.verifySchnorrHex(event.id, event.pubkey, event.sig);
   } catch {
     return false;
   }

@@ -1,6 +1,6 @@
 import { describe, test, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { createWasmVerifier, type EventVerifier } from './event.ts';
+import { createEventVerifier, type EventVerifier } from './event.ts';
 import {
   InvalidSecretKeyError,
   generateSecretKey,
@@ -64,7 +64,7 @@ describe('key generation and public keys', () => {
 describe('signEvent', () => {
   let verifier: EventVerifier;
   before(async () => {
-    verifier = await createWasmVerifier();
+    verifier = await createEventVerifier();
   });
 
   test('fills in pubkey, id and sig so that the event verifies', () => {

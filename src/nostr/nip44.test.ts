@@ -18,6 +18,7 @@ import {
   looksLikePlaintext,
   type ConversationKeyDeriver,
 } from './nip44.ts';
+import { availableSecp256k1Backends } from './secp256k1.ts';
 
 // The official vectors (paulmillr/nip44), read where the project keeps shared test data and never
 // copied into the repository. The checksum is the one printed in NIP-44.
@@ -99,13 +100,28 @@ describe('NIP-44 official vectors', () => {
     assert.equal(sha256(vectorsRaw), VECTORS_SHA256, `${VECTORS_PATH} is not the NIP-44 vector file`);
   });
 
-  test(`valid.get_conversation_key: all ${valid.get_conversation_key.length} via node:crypto ECDH, equal to noble`, () => {
-    assert.ok(valid.get_conversation_key.length > 0);
-    for (const { sec1, pub2, conversation_key } of valid.get_conversation_key) {
-      assert.equal(hex(getConversationKey(sec1, pub2)), conversation_key, `sec1=${sec1} pub2=${pub2}`);
-      assert.equal(hex(nobleNip44.utils.getConversationKey(bytes(sec1), pub2)), conversation_key);
-    }
-  });
+  // Every secp256k1 backend this machine has (native and WASM where the addon is built).
+  for (const backend of availableSecp256k1Backends()) {
+    test(`valid.get_conversation_key: all ${valid.get_conversation_key.length} with ${backend.name}, equal to noble`, () => {
+      assert.ok(valid.get_conversation_key.length > 0);
+      for (const { sec1, pub2, conversation_key } of valid.get_conversation_key) {
+        assert.equal(hex(createConversationKeyDeriver(sec1, backend).conversationKey(pub2)), conversation_key, `sec1=${sec1} pub2=${pub2}`);
+        assert.equal(hex(nobleNip44.utils.getConversationKey(bytes(sec1), pub2)), conversation_key);
+      }
+    });
+
+    test(`invalid.get_conversation_key: all ${invalid.get_conversation_key.length} throw with ${backend.name}`, () => {
+      assert.ok(invalid.get_conversation_key.length > 0);
+      for (const { sec1, pub2, note } of invalid.get_conversation_key) {
+        assert.throws(
+          () => createConversationKeyDeriver(sec1, backend).conversationKey(pub2),
+          (error: unknown) =>
+            error instanceof InvalidSecretKeyError || (error instanceof Nip44Error && error.code === 'bad-peer-pubkey'),
+          note,
+        );
+      }
+    });
+  }
 
   test('valid.get_message_keys: HKDF-expand gives the keys, and our ciphertext uses them', () => {
     const conversationKey = bytes(valid.get_message_keys.conversation_key);
@@ -188,18 +204,6 @@ describe('NIP-44 official vectors', () => {
       assert.equal(Buffer.from(payload, 'base64').length, expectedBytes);
       // Decrypting 10 MB in pure JS takes seconds; the two smaller ones make the round trip.
       if (length <= 100_000) assert.equal(decryptNip44(payload, key, Infinity).length, length);
-    }
-  });
-
-  test(`invalid.get_conversation_key: all ${invalid.get_conversation_key.length} throw`, () => {
-    assert.ok(invalid.get_conversation_key.length > 0);
-    for (const { sec1, pub2, note } of invalid.get_conversation_key) {
-      assert.throws(
-        () => getConversationKey(sec1, pub2),
-        (error: unknown) =>
-          error instanceof InvalidSecretKeyError || (error instanceof Nip44Error && error.code === 'bad-peer-pubkey'),
-        note,
-      );
     }
   });
 

@@ -1,13 +1,14 @@
 import { createHmac } from 'node:crypto';
 import { v2 as nip44v2 } from 'nostr-tools/nip44';
-import { isPoint, pointMultiply } from 'tiny-secp256k1';
 import { secretKeyBytes } from './keys.ts';
+import { defaultSecp256k1, type Secp256k1Backend } from './secp256k1.ts';
 
 /**
- * NIP-44 v2 for the service: conversation keys computed with libsecp256k1 compiled to WASM
- * (tiny-secp256k1's point multiplication: about 4x OpenSSL's ECDH and 14x noble's, which matters
- * because registrations from distinct users miss every cache), cached per peer, and the
- * ChaCha20/HMAC cipher from nostr-tools.
+ * NIP-44 v2 for the service: conversation keys computed with libsecp256k1 (the native addon when
+ * it loads, else its WASM build in tiny-secp256k1; secp256k1.ts), which matters because
+ * registrations from distinct users miss every cache: the WASM point multiplication is several
+ * times OpenSSL's ECDH and noble's, the native one several times faster again (docs/benchmarks.md);
+ * cached per peer, and the ChaCha20/HMAC cipher from nostr-tools.
  *
  * Conversation key = HKDF-extract(sha256, IKM = x coordinate of secret·peer, salt = "nip44-v2"),
  * and HKDF-extract is exactly HMAC-SHA256 keyed by the salt over the IKM (RFC 5869 §2.2).
@@ -28,7 +29,6 @@ const PLAUSIBLE_PAYLOAD_MIN_EXCLUSIVE_CHARS = 100;
 const BASE64_CHARSET = /^[A-Za-z0-9+/=]*$/;
 const HEX_64 = /^[0-9a-f]{64}$/;
 const HKDF_SALT = Buffer.from('nip44-v2', 'utf8');
-const EVEN_Y_PREFIX = Buffer.from([0x02]);
 
 export type Nip44ErrorCode =
   | 'bad-peer-pubkey'
@@ -68,26 +68,26 @@ export interface ConversationKeyDeriver {
   conversationKey(peerPubkeyHex: string): Uint8Array;
 }
 
-function sharedSecretConversationKey(secret: Uint8Array, peerPubkeyHex: string): Uint8Array {
+function sharedSecretConversationKey(secret: Uint8Array, peerPubkeyHex: string, backend: Secp256k1Backend): Uint8Array {
   if (!HEX_64.test(peerPubkeyHex)) {
     throw new Nip44Error('bad-peer-pubkey', 'peer pubkey must be 64 lowercase hex');
   }
-  // An x-only key names the point with even y; the shared x is the same for either y. An x with
-  // no point on the curve (the vectors' twist and no-sqrt cases) fails isPoint.
-  const point = Buffer.concat([EVEN_Y_PREFIX, Buffer.from(peerPubkeyHex, 'hex')]);
-  if (!isPoint(point)) throw new Nip44Error('bad-peer-pubkey', 'peer pubkey is not a curve point');
-  const shared = pointMultiply(point, secret, true);
-  if (shared === null) throw new Nip44Error('bad-peer-pubkey', 'shared point is at infinity');
-  return new Uint8Array(createHmac('sha256', HKDF_SALT).update(shared.subarray(1)).digest());
+  // An x-only key names the point with even y; the shared x is the same for either y. The secret
+  // was range-checked when the deriver was made, so null means an x with no point on the curve
+  // (the vectors' twist and no-sqrt cases).
+  const sharedX = backend.xonlySharedX(secret, Buffer.from(peerPubkeyHex, 'hex'));
+  if (sharedX === null) throw new Nip44Error('bad-peer-pubkey', 'peer pubkey is not a curve point');
+  return new Uint8Array(createHmac('sha256', HKDF_SALT).update(sharedX).digest());
 }
 
 /**
- * A deriver for one secret key, parsed and range-checked once.
+ * A deriver for one secret key, parsed and range-checked once, computing with `backend` (by
+ * default this thread's choice, see secp256k1.ts).
  * Throws InvalidSecretKeyError when the secret is not a scalar in [1, n-1].
  */
-export function createConversationKeyDeriver(secretHex: string): ConversationKeyDeriver {
+export function createConversationKeyDeriver(secretHex: string, backend: Secp256k1Backend = defaultSecp256k1()): ConversationKeyDeriver {
   const secret = secretKeyBytes(secretHex);
-  return { conversationKey: (peerPubkeyHex) => sharedSecretConversationKey(secret, peerPubkeyHex) };
+  return { conversationKey: (peerPubkeyHex) => sharedSecretConversationKey(secret, peerPubkeyHex, backend) };
 }
 
 /** One conversation key; for a long-lived secret prefer a deriver or a ConversationKeyCache. */

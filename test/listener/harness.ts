@@ -5,7 +5,7 @@
 import WebSocket from 'ws';
 import type { Counter } from 'prom-client';
 import { Relay, useWebSocketImplementation } from 'nostr-tools/relay';
-import { createWasmVerifier, type NostrEvent } from '../../src/nostr/event.ts';
+import { createEventVerifier, type NostrEvent } from '../../src/nostr/event.ts';
 import { generateSecretKey, publicKeyOf, signEvent } from '../../src/nostr/keys.ts';
 import { Metrics } from '../../src/observability/metrics.ts';
 import { createListener, type Listener, type ListenerOptions, type ListenerTuning } from '../../src/listener/listener.ts';
@@ -49,7 +49,7 @@ export async function startListener(
     serviceSecretKeyHex: serviceSecret,
     liveKinds: [1, 7, 1111],
     eventSilenceTimeoutSecs: 30,
-    verifier: await createWasmVerifier(),
+    verifier: await createEventVerifier(),
     logger: silentLogger(),
     sink: sink.sink,
     ...overrides,
