@@ -14,7 +14,8 @@ import { Supervisor } from './roles/supervisor.ts';
 import { QueueSignal } from './roles/queue-worker.ts';
 import { startRoles } from './roles/roles.ts';
 import { createApiApp } from './api/app.ts';
-import { createWasmVerifier, type EventVerifier } from './nostr/event.ts';
+import { createEventVerifier, type EventVerifier } from './nostr/event.ts';
+import { defaultSecp256k1Selection } from './nostr/secp256k1.ts';
 import { CryptoWorkerPool } from './nostr/crypto-worker-pool.ts';
 import { CONVERSATION_KEY_CACHE_ENTRIES } from './engine/nip44-decryptor.ts';
 import { createTransports } from './delivery/transports.ts';
@@ -76,10 +77,15 @@ export async function startService(config: Config, overrides: ServiceOverrides =
   const metrics = new Metrics({ defaultMetrics: true });
   const supervisor = new Supervisor(logger);
   const wake = new QueueSignal();
-  // Signature checks (listener, engine, scheduler) load libsecp256k1's WASM, some 20 MiB resident:
-  // processes of the other roles (api, pusher, janitor) never check a signature and skip it.
+  // Which libsecp256k1 this process (and its crypto workers) use, said once; a forced backend that
+  // is unavailable stops the start here. Without the native addon, the WASM build (some 20 MiB
+  // resident) is loaded on first use only, so processes of roles that never check a signature or
+  // derive a key (api without DMs, pusher, janitor) do not load it.
+  const secp256k1 = defaultSecp256k1Selection();
+  if (secp256k1.degraded) logger.warn({ secp256k1: secp256k1.backend.kind }, secp256k1.summary);
+  else logger.info({ secp256k1: secp256k1.backend.kind }, secp256k1.summary);
   const needsVerifier = config.roles.some((role) => role === 'engine' || role === 'listener' || role === 'scheduler');
-  const verifier = needsVerifier ? await createWasmVerifier() : unavailableVerifier(config.roles);
+  const verifier = needsVerifier ? await createEventVerifier() : unavailableVerifier(config.roles);
   const needsCrypto = config.roles.includes('engine') || config.roles.includes('listener');
   const cryptoPool =
     needsCrypto && config.engine.crypto_workers > 0
