@@ -160,7 +160,7 @@ export interface Secp256k1Selection {
 }
 
 /**
- * The backend `env` asks for. Throws an Error naming the variable when it has another value than
+ * The backend `env` asks for. Throws a Secp256k1BackendError naming the variable when it has another value than
  * `native`, `wasm` or empty, and when it asks for native and the addon does not load.
  * `loadNative` is for tests of the fallback on a machine that has the addon.
  */
@@ -173,18 +173,23 @@ export function selectSecp256k1Backend(
     return { backend: wasmSecp256k1, degraded: false, summary: `secp256k1: ${wasmSecp256k1.name}, as ${SECP256K1_BACKEND_ENV}=wasm asks` };
   }
   if (wanted !== 'native' && wanted !== '') {
-    throw new Error(`${SECP256K1_BACKEND_ENV} must be native or wasm (or unset), got ${JSON.stringify(wanted)}`);
+    throw new Secp256k1BackendError(`${SECP256K1_BACKEND_ENV} must be native or wasm (or unset), got ${JSON.stringify(wanted)}`);
   }
   const native = loadNative();
   if (native.ok) return { backend: native.backend, degraded: false, summary: `secp256k1: ${native.backend.name}` };
   if (wanted === 'native') {
-    throw new Error(`${SECP256K1_BACKEND_ENV}=native, but the native secp256k1 addon is unavailable: ${native.reason}; ${NATIVE_INSTALL_HINT}`);
+    throw new Secp256k1BackendError(`${SECP256K1_BACKEND_ENV}=native, but the native secp256k1 addon is unavailable: ${native.reason}; ${NATIVE_INSTALL_HINT}`);
   }
   return {
     backend: wasmSecp256k1,
     degraded: true,
     summary: `secp256k1: ${wasmSecp256k1.name}, because ${native.reason}; for about 8x faster signature checks ${NATIVE_INSTALL_HINT}`,
   };
+}
+
+/** `NOSTR_PUSH_SECP256K1` asks for something this process cannot give: say it, exit, no stack trace. */
+export class Secp256k1BackendError extends Error {
+  override readonly name = 'Secp256k1BackendError';
 }
 
 let defaultSelection: Secp256k1Selection | null = null;

@@ -46,6 +46,19 @@ describe('nostr-push CLI', () => {
     assert.match(out.stderr, /server\.listen_addr: "nowhere" is not host:port/);
   });
 
+  test('an unknown NOSTR_PUSH_SECP256K1 stops serve before anything starts: exit 2, one line', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'np-secp256k1-'));
+    try {
+      const out = run(['serve'], { NOSTR_PUSH_SECP256K1: 'fastest', NOSTR_PUSH__DATA_DIR: dir });
+      assert.equal(out.status, 2, out.stderr);
+      assert.match(out.stderr, /^NOSTR_PUSH_SECP256K1 must be native or wasm \(or unset\), got "fastest"$/m);
+      assert.doesNotMatch(out.stderr, /\n\s+at /, 'no stack trace');
+      assert.equal(existsSync(join(dir, 'service-key.hex')), false, 'stopped before the service key');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   test('doctor reports what is ready and what is wrong', async () => {
     const relay = await startTestRelay();
     const dir = mkdtempSync(join(tmpdir(), 'np-doctor-'));
