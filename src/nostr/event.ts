@@ -188,9 +188,9 @@ export function computeEventId(event: Pick<NostrEvent, 'pubkey' | 'created_at' |
 /**
  * The event verifier: the id recomputed with the platform's sha256 (OpenSSL), then the BIP-340
  * signature checked by libsecp256k1 through `backend` (by default this thread's choice, see
- * secp256k1.ts: the native addon when it loads, about 50 µs a check on our benchmark machine,
- * else its WASM build in `tiny-secp256k1`, about 400; docs/benchmarks.md). Verification is the
- * largest cost of every inbound event.
+ * secp256k1.ts: the native addon when it loads, about 55 µs a whole check with the id on our
+ * benchmark machine, else its WASM build in `tiny-secp256k1`, about 300; docs/benchmarks.md).
+ * Verification is the largest cost of every inbound event.
  *
  * Both checks, always, in this order; nothing cached on the event object is ever trusted. A
  * pubkey that is not an x coordinate on the curve verifies as `false`, and so does an event of

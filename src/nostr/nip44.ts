@@ -5,10 +5,10 @@ import { defaultSecp256k1, type Secp256k1Backend } from './secp256k1.ts';
 
 /**
  * NIP-44 v2 for the service: conversation keys computed with libsecp256k1 (the native addon when
- * it loads, else its WASM build in tiny-secp256k1; secp256k1.ts), which matters because
- * registrations from distinct users miss every cache: the WASM point multiplication is several
- * times OpenSSL's ECDH and noble's, the native one several times faster again (docs/benchmarks.md);
- * cached per peer, and the ChaCha20/HMAC cipher from nostr-tools.
+ * it loads, about 55 µs a key on our benchmark machine, else its WASM build in tiny-secp256k1,
+ * about 330 µs, and noble's some 4,000; secp256k1.ts, docs/benchmarks.md), which matters because
+ * registrations from distinct users miss every cache; cached per peer, and the ChaCha20/HMAC
+ * cipher from nostr-tools.
  *
  * Conversation key = HKDF-extract(sha256, IKM = x coordinate of secret·peer, salt = "nip44-v2"),
  * and HKDF-extract is exactly HMAC-SHA256 keyed by the salt over the IKM (RFC 5869 §2.2).
@@ -105,8 +105,8 @@ export interface ConversationKeyCacheStats {
 
 /**
  * A bounded LRU of conversation keys for one service secret, keyed by peer pubkey. ECDH costs
- * hundreds of microseconds and the cipher tens, so a peer that sends several control events pays
- * for the key once. Failed derivations are not cached (they throw before anything is stored).
+ * about as much as the cipher on the native backend and several times it on WASM (tens and
+ * hundreds of microseconds), so a peer that sends several control events pays for the key once. Failed derivations are not cached (they throw before anything is stored).
  */
 export class ConversationKeyCache {
   private readonly entries = new Map<string, Uint8Array>();

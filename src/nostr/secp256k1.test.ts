@@ -266,7 +266,7 @@ describe('secp256k1 backend choice', () => {
     const fallback = selectSecp256k1Backend({}, missing);
     assert.equal(fallback.backend, wasmSecp256k1);
     assert.equal(fallback.degraded, true);
-    assert.match(fallback.summary, /WASM, tiny-secp256k1\), because the addon is not built .*8x faster signature checks install libsecp256k1-dev/);
+    assert.match(fallback.summary, /WASM, tiny-secp256k1\), because the addon is not built .*6x faster signature checks install libsecp256k1-dev/);
     assert.throws(() => selectSecp256k1Backend({ [SECP256K1_BACKEND_ENV]: 'native' }, missing), /NOSTR_PUSH_SECP256K1=native, but the native secp256k1 addon is unavailable: the addon is not built/);
   });
 

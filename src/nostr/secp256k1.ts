@@ -2,9 +2,9 @@
  * The two secp256k1 operations nostr-push performs, behind one interface with two backends:
  *
  * - `native`: libsecp256k1 of the system through the Node-API addon in `native/secp256k1/`
- *   (`npm install` and `npm run build` compile it when libsecp256k1-dev is installed). About 8x
+ *   (`npm install` and `npm run build` compile it when libsecp256k1-dev is installed). About 6x
  *   the WASM build on our benchmark machine (docs/benchmarks.md): a BIP-340 check of ~50 µs
- *   instead of ~400.
+ *   instead of ~300-350, an ECDH of ~55 µs instead of ~330.
  * - `wasm`: the same library compiled to WASM (`tiny-secp256k1`, a regular dependency), used when
  *   the addon is missing or does not load.
  *
@@ -183,7 +183,7 @@ export function selectSecp256k1Backend(
   return {
     backend: wasmSecp256k1,
     degraded: true,
-    summary: `secp256k1: ${wasmSecp256k1.name}, because ${native.reason}; for about 8x faster signature checks ${NATIVE_INSTALL_HINT}`,
+    summary: `secp256k1: ${wasmSecp256k1.name}, because ${native.reason}; for about 6x faster signature checks ${NATIVE_INSTALL_HINT}`,
   };
 }
 
