@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 // npm run build (and npm install, through `prepare`): build the optional native secp256k1 addon
-// (scripts/build-native.mjs; a failure there only means the WASM fallback), then compile src/ to dist/ with tsc
-// (tsconfig.build.json: no type check, `.ts` imports rewritten to `.js`), copy the files the code
-// reads at run time (Lua scripts, the crypto worker's entry), then stamp the build. bin/entry.js
-// runs dist/ only while the stamp is newer than every file in src/.
+// (scripts/build-native.mjs; a failure there only means the WASM fallback), then compile src/ to
+// dist/ with tsc (tsconfig.build.json: no type check, `.ts` imports rewritten to `.js`), copy the
+// files the code reads at run time (Lua scripts, the crypto worker's entry), then stamp the build.
+// bin/entry.js runs dist/ only while the stamp is newer than every file in src/.
 //
 // Without TypeScript installed (a production install that left dev dependencies out) there is
 // nothing to compile with: the binary then runs the source through tsx, and this says so. The

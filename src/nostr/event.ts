@@ -195,7 +195,7 @@ export function computeEventId(event: Pick<NostrEvent, 'pubkey' | 'created_at' |
  * Both checks, always, in this order; nothing cached on the event object is ever trusted. A
  * pubkey that is not an x coordinate on the curve verifies as `false`, and so does an event of
  * the wrong field lengths (which `parseEvent` never returns, and the backend would throw for).
- * Async for the callers' sake (a verifier may need loading); this one is ready at once. Throws
+ * Async for the callers' sake (a verifier may need loading); this one is ready at once. Rejects
  * when no backend is given and `NOSTR_PUSH_SECP256K1` asks for one that is unavailable.
  */
 export async function createEventVerifier(backend: Secp256k1Backend = defaultSecp256k1()): Promise<EventVerifier> {
