@@ -1,7 +1,10 @@
 /**
  * Throughput of the Nostr core on one thread, for DISTINCT users (every conversation key is a cache
  * miss, as in a registration storm): event verification, conversation-key derivation, NIP-44
- * decryption, and the three together as one registration costs.
+ * decryption, and the three together as one registration costs. Verification and key derivation
+ * are measured with every secp256k1 backend this machine has (the native addon and the WASM
+ * build, src/nostr/secp256k1.ts); the registration pipeline uses the default one
+ * (NOSTR_PUSH_SECP256K1=wasm|native picks it).
  *
  *   node --import tsx bench/nostr-core.ts [--users N]
  *
@@ -21,6 +24,7 @@ import {
   encryptNip44,
   getConversationKey,
 } from '../src/nostr/nip44.ts';
+import { availableSecp256k1Backends, defaultSecp256k1 } from '../src/nostr/secp256k1.ts';
 import { useWasmSigning } from './support/wasm-signing.ts';
 
 const DEFAULT_USERS = 2_000;
@@ -51,6 +55,7 @@ function assertThat(condition: boolean, message: string): void {
   if (!condition) throw new Error(`benchmark self-check failed: ${message}`);
 }
 
+const backends = availableSecp256k1Backends();
 const verifier = await createEventVerifier();
 await useWasmSigning();
 const serviceSecret = generateSecretKey();
@@ -81,7 +86,10 @@ const freshEvents = (): NostrEvent[] =>
   });
 
 const warmup = freshEvents().slice(0, 100);
-for (const event of warmup) verifier.verify(event);
+for (const backend of backends) {
+  const warm = await createEventVerifier(backend);
+  for (const event of warmup) warm.verify(event);
+}
 
 const results: Measurement[] = [];
 
@@ -93,24 +101,45 @@ results.push(
   }),
 );
 
-const toVerify = freshEvents();
-let verified = 0;
-results.push(
-  measure('verify (wasm: id + schnorr)', users, (i) => {
-    const event = toVerify[i];
-    if (event !== undefined && verifier.verify(event)) verified++;
-  }),
-);
-assertThat(verified === users, `${users - verified} valid events failed verification`);
+for (const backend of backends) {
+  const backendVerifier = await createEventVerifier(backend);
+  const toVerify = freshEvents();
+  let verified = 0;
+  results.push(
+    measure(`verify (id + schnorr), ${backend.name}`, users, (i) => {
+      const event = toVerify[i];
+      if (event !== undefined && backendVerifier.verify(event)) verified++;
+    }),
+  );
+  assertThat(verified === users, `${users - verified} valid events failed verification with ${backend.name}`);
+  let signatures = 0;
+  results.push(
+    measure(`schnorr alone, ${backend.name}`, users, (i) => {
+      const event = toVerify[i];
+      if (event !== undefined && backend.verifySchnorrHex(event.id, event.pubkey, event.sig)) signatures++;
+    }),
+  );
+  assertThat(signatures === users, `${users - signatures} valid signatures failed with ${backend.name}`);
+}
 
-const deriver = createConversationKeyDeriver(serviceSecret);
+// Keys from the default backend feed the decryption pass; every backend's must equal them.
 const conversationKeys: Uint8Array[] = [];
-results.push(
-  measure('conversation key (node:crypto ECDH), distinct peers', users, (i) => {
-    const peer = userPubkeys[i];
-    if (peer !== undefined) conversationKeys.push(deriver.conversationKey(peer));
-  }),
-);
+for (const backend of backends) {
+  const deriver = createConversationKeyDeriver(serviceSecret, backend);
+  const keys: Uint8Array[] = [];
+  results.push(
+    measure(`conversation key, distinct peers, ${backend.name}`, users, (i) => {
+      const peer = userPubkeys[i];
+      if (peer !== undefined) keys.push(deriver.conversationKey(peer));
+    }),
+  );
+  if (backend === defaultSecp256k1()) conversationKeys.push(...keys);
+  else assertThat(keys.length === users, `${backend.name} derived ${keys.length} keys`);
+  for (const [i, key] of keys.entries()) {
+    const reference = getConversationKey(serviceSecret, userPubkeys[i] ?? '');
+    assertThat(Buffer.from(key).equals(reference), `${backend.name} key ${i} differs from the default backend's`);
+  }
+}
 
 const serviceSecretBytes = secretKeyBytes(serviceSecret);
 const nobleSample = Math.min(NOBLE_SAMPLE, users);
@@ -149,6 +178,7 @@ assertThat(cache.stats().hits === 0, 'distinct users must all miss the cache');
 
 const width = Math.max(...results.map((r) => r.name.length));
 console.log(`\nnostr-core, one thread, ${users} distinct users (${cpus()[0]?.model ?? 'unknown CPU'}, Node ${process.version})`);
+console.log(`  (the registration pipeline runs on ${defaultSecp256k1().name})`);
 for (const r of results) {
   console.log(`  ${r.name.padEnd(width)}  ${r.opsPerSec.toFixed(0).padStart(8)} ops/s  ${r.microsPerOp.toFixed(1).padStart(8)} µs/op`);
 }

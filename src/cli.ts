@@ -4,6 +4,7 @@ import { createLogger } from './observability/logger.ts';
 import { generateSecretKey, publicKeyOf } from './nostr/keys.ts';
 import { npubEncode, nsecEncode } from './nostr/nip19.ts';
 import { runDoctor } from './doctor.ts';
+import { Secp256k1BackendError } from './nostr/secp256k1.ts';
 
 const USAGE = `nostr-push — push notifications for Nostr apps
 
@@ -45,7 +46,7 @@ export async function main(argv: string[]): Promise<void> {
         process.exitCode = 2;
     }
   } catch (err) {
-    if (err instanceof ConfigError) {
+    if (err instanceof ConfigError || err instanceof Secp256k1BackendError) {
       process.stderr.write(`${err.message}\n`);
       process.exitCode = 2;
       return;

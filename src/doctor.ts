@@ -5,7 +5,7 @@ import type { LoadedConfig } from './config/load.ts';
 import { resolveStoreLocation } from './config/load.ts';
 import { SERVICE_KEY_FILE, resolveServiceKey } from './config/service-key.ts';
 import { describeStoreLocation, openStore } from './store/open.ts';
-import { secp256k1, secp256k1StatusLine } from './nostr/secp256k1.ts';
+import { selectSecp256k1Backend } from './nostr/secp256k1.ts';
 
 /** How long `doctor` waits for one relay to accept a WebSocket. */
 export const DOCTOR_RELAY_TIMEOUT_MS = 5_000;
@@ -28,8 +28,6 @@ export async function runDoctor(loaded: LoadedConfig, say: Say): Promise<number>
   };
 
   ok(`configuration (${loaded.sources.join(' < ')}); roles: ${config.roles.join(', ')}`);
-  if (secp256k1.kind === 'native') ok(secp256k1StatusLine());
-  else warn(secp256k1StatusLine());
 
   try {
     mkdirSync(config.data_dir, { recursive: true });
@@ -48,6 +46,16 @@ export async function runDoctor(loaded: LoadedConfig, say: Say): Promise<number>
     } catch (err) {
       fail(`service key: ${(err as Error).message}`);
     }
+  }
+
+  // The WASM fallback serves correctly, only slower, so a missing addon is a warning; a backend
+  // forced by NOSTR_PUSH_SECP256K1 that is unavailable stops `serve`, so it fails here too.
+  try {
+    const secp256k1 = selectSecp256k1Backend(process.env);
+    if (secp256k1.degraded) warn(secp256k1.summary);
+    else ok(secp256k1.summary);
+  } catch (err) {
+    fail(`secp256k1: ${(err as Error).message}`);
   }
 
   const location = resolveStoreLocation(config);

@@ -15,7 +15,7 @@ import { QueueSignal } from './roles/queue-worker.ts';
 import { startRoles } from './roles/roles.ts';
 import { createApiApp } from './api/app.ts';
 import { createEventVerifier, type EventVerifier } from './nostr/event.ts';
-import { secp256k1, secp256k1StatusLine } from './nostr/secp256k1.ts';
+import { defaultSecp256k1Selection } from './nostr/secp256k1.ts';
 import { CryptoWorkerPool } from './nostr/crypto-worker-pool.ts';
 import { CONVERSATION_KEY_CACHE_ENTRIES } from './engine/nip44-decryptor.ts';
 import { createTransports } from './delivery/transports.ts';
@@ -66,6 +66,13 @@ export interface RunningService {
  */
 export async function startService(config: Config, overrides: ServiceOverrides = {}): Promise<RunningService> {
   const logger = overrides.logger ?? createLogger({ level: config.log.level });
+  // Which libsecp256k1 this process (and its crypto workers) use, said once; a forced backend that
+  // is unavailable stops the start here. Without the native addon, the WASM build (about 8 MiB more
+  // resident) is loaded on first use only, so processes of roles that never check a signature or
+  // derive a key (api, pusher, janitor) do not load it.
+  const secp256k1 = defaultSecp256k1Selection();
+  if (secp256k1.degraded) logger.warn({ secp256k1: secp256k1.backend.kind }, secp256k1.summary);
+  else logger.info({ secp256k1: secp256k1.backend.kind }, secp256k1.summary);
   const key = resolveServiceKey(config.service.private_key_hex, config.data_dir);
   logger.info({ npub: key.npub, pubkey: key.pubkey, source: key.source }, `service key ${key.npub}`);
 
@@ -77,15 +84,8 @@ export async function startService(config: Config, overrides: ServiceOverrides =
   const metrics = new Metrics({ defaultMetrics: true });
   const supervisor = new Supervisor(logger);
   const wake = new QueueSignal();
-  // Signature checks (listener, engine, scheduler) need libsecp256k1 (the WASM build is some
-  // 20 MiB resident): processes of the other roles (api, pusher, janitor) never check one.
   const needsVerifier = config.roles.some((role) => role === 'engine' || role === 'listener' || role === 'scheduler');
   const verifier = needsVerifier ? await createEventVerifier() : unavailableVerifier(config.roles);
-  if (needsVerifier) {
-    const line = secp256k1StatusLine();
-    if (secp256k1.kind === 'native') logger.info({ secp256k1: secp256k1.name }, line);
-    else logger.warn({ secp256k1: secp256k1.name }, line);
-  }
   const needsCrypto = config.roles.includes('engine') || config.roles.includes('listener');
   const cryptoPool =
     needsCrypto && config.engine.crypto_workers > 0

@@ -57,7 +57,7 @@ export class CryptoWorkerPool {
   private nextWorker = 0;
   private flushScheduled = false;
   private closed = false;
-  /** Resolves once every worker loaded its WASM module. */
+  /** Resolves once every worker chose its secp256k1 backend (and loaded the native addon, when that is it). */
   readonly ready: Promise<void>;
 
   constructor(options: CryptoWorkerPoolOptions) {

@@ -1,7 +1,8 @@
 /**
- * Worker thread body of {@link CryptoWorkerPool}: event verification (libsecp256k1 in WASM) and
- * NIP-44 decryption for one service secret with its own conversation-key cache. Receives
- * `{ id, items }` batches and answers `{ id, results }` in the same order.
+ * Worker thread body of {@link CryptoWorkerPool}: event verification and NIP-44 decryption for one
+ * service secret with its own conversation-key cache, on the secp256k1 backend the main thread
+ * chose (the same environment makes the same choice; secp256k1.ts). Receives `{ id, items }`
+ * batches and answers `{ id, results }` in the same order.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { createEventVerifier } from './event.ts';

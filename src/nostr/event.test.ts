@@ -15,6 +15,7 @@ import {
   type NostrEvent,
 } from './event.ts';
 import { generateSecretKey, signEvent } from './keys.ts';
+import { availableSecp256k1Backends, defaultSecp256k1 } from './secp256k1.ts';
 
 const secret = generateSecretKey();
 
@@ -129,10 +130,19 @@ describe('parseEvent', () => {
   });
 });
 
-describe('the default EventVerifier (node sha256 + libsecp256k1 WASM)', () => {
+test('the default EventVerifier uses this thread\'s secp256k1 backend and verifies', async () => {
+  const verifier = await createEventVerifier();
+  const event = signed();
+  assert.equal(verifier.verify(parsed(event)), true);
+  assert.equal(verifier.verify(parsed({ ...event, sig: flipHex(event.sig, 5) })), false);
+  assert.equal(defaultSecp256k1().verifySchnorrHex(event.id, event.pubkey, event.sig), true);
+});
+
+// The same checks against every backend this machine has (native and WASM where the addon is built).
+for (const backend of availableSecp256k1Backends()) describe(`the EventVerifier: node sha256 + ${backend.name}`, () => {
   let verifier: EventVerifier;
   before(async () => {
-    verifier = await createEventVerifier();
+    verifier = await createEventVerifier(backend);
   });
 
   test('accepts a valid event', () => {
@@ -144,9 +154,15 @@ describe('the default EventVerifier (node sha256 + libsecp256k1 WASM)', () => {
     assert.equal(verifier.verify(parsed(signed(content, [['t', 'ü\n"'], ['e', '', '']]))), true);
   });
 
-  test('creating a second verifier reuses the instance and still verifies', async () => {
-    const again = await createEventVerifier();
+  test('a second verifier on the same backend verifies too', async () => {
+    const again = await createEventVerifier(backend);
     assert.equal(again.verify(parsed(signed())), true);
+  });
+
+  test('a signature of the wrong length (never from parseEvent) is false, not a throw', () => {
+    // The id still matches (the signature is not hashed), so this reaches the backend's TypeError.
+    const event = signed();
+    assert.equal(verifier.verify({ ...event, sig: event.sig.slice(2) }), false);
   });
 
   test('rejects a tampered id', () => {

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { secp256k1 } from './secp256k1.ts';
+import { defaultSecp256k1, type Secp256k1Backend } from './secp256k1.ts';
 
 /**
  * A NIP-01 event as nostr-push handles it. Values of this type come from `parseEvent` (untrusted
@@ -186,19 +186,27 @@ export function computeEventId(event: Pick<NostrEvent, 'pubkey' | 'created_at' |
 }
 
 /**
- * The default verifier: the id recomputed with the platform's sha256 (OpenSSL), then the BIP-340
- * signature checked by libsecp256k1 ({@link secp256k1}: the native build when installed, else
- * the WASM one). Verification is the largest cost of every inbound event (docs/benchmarks.md).
+ * The event verifier: the id recomputed with the platform's sha256 (OpenSSL), then the BIP-340
+ * signature checked by libsecp256k1 through `backend` (by default this thread's choice, see
+ * secp256k1.ts: the native addon when it loads, about 55 µs a whole check with the id on our
+ * benchmark machine, else its WASM build in `tiny-secp256k1`, about 300; docs/benchmarks.md).
+ * Verification is the largest cost of every inbound event.
  *
  * Both checks, always, in this order; nothing cached on the event object is ever trusted. A
- * pubkey that is not on the curve is `false`, never a throw. Async for the callers' sake (a
- * verifier may need loading); this one is ready at once.
+ * pubkey that is not an x coordinate on the curve verifies as `false`, and so does an event of
+ * the wrong field lengths (which `parseEvent` never returns, and the backend would throw for).
+ * Async for the callers' sake (a verifier may need loading); this one is ready at once. Rejects
+ * when no backend is given and `NOSTR_PUSH_SECP256K1` asks for one that is unavailable.
  */
-export async function createEventVerifier(): Promise<EventVerifier> {
-  return { verify: verifyEventAuthenticity };
+export async function createEventVerifier(backend: Secp256k1Backend = defaultSecp256k1()): Promise<EventVerifier> {
+  return { verify: (event) => verifyEventAuthenticity(event, backend) };
 }
 
-function verifyEventAuthenticity(event: NostrEvent): boolean {
+function verifyEventAuthenticity(event: NostrEvent, backend: Secp256k1Backend): boolean {
   if (computeEventId(event) !== event.id) return false;
-  return secp256k1.verifySchnorrHex(event.id, event.pubkey, event.sig);
+  try {
+    return backend.verifySchnorrHex(event.id, event.pubkey, event.sig);
+  } catch {
+    return false;
+  }
 }

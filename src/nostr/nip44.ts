@@ -1,13 +1,14 @@
 import { createHmac } from 'node:crypto';
 import { v2 as nip44v2 } from 'nostr-tools/nip44';
 import { secretKeyBytes } from './keys.ts';
-import { secp256k1 } from './secp256k1.ts';
+import { defaultSecp256k1, type Secp256k1Backend } from './secp256k1.ts';
 
 /**
- * NIP-44 v2 for the service: conversation keys computed with libsecp256k1 ({@link secp256k1}:
- * native when installed, else WASM; both far ahead of OpenSSL's ECDH and noble's, which matters
- * because registrations from distinct users miss every cache), cached per peer, and the
- * ChaCha20/HMAC cipher from nostr-tools.
+ * NIP-44 v2 for the service: conversation keys computed with libsecp256k1 (the native addon when
+ * it loads, about 55 µs a key on our benchmark machine, else its WASM build in tiny-secp256k1,
+ * about 330 µs, and noble's some 4,000; secp256k1.ts, docs/benchmarks.md), which matters because
+ * registrations from distinct users miss every cache; cached per peer, and the ChaCha20/HMAC
+ * cipher from nostr-tools.
  *
  * Conversation key = HKDF-extract(sha256, IKM = x coordinate of secret·peer, salt = "nip44-v2"),
  * and HKDF-extract is exactly HMAC-SHA256 keyed by the salt over the IKM (RFC 5869 §2.2).
@@ -67,24 +68,26 @@ export interface ConversationKeyDeriver {
   conversationKey(peerPubkeyHex: string): Uint8Array;
 }
 
-function sharedSecretConversationKey(secret: Uint8Array, peerPubkeyHex: string): Uint8Array {
+function sharedSecretConversationKey(secret: Uint8Array, peerPubkeyHex: string, backend: Secp256k1Backend): Uint8Array {
   if (!HEX_64.test(peerPubkeyHex)) {
     throw new Nip44Error('bad-peer-pubkey', 'peer pubkey must be 64 lowercase hex');
   }
-  // An x-only key names the point with even y; the shared x is the same for either y. An x with
-  // no point on the curve (the vectors' twist and no-sqrt cases) has no shared point.
-  const shared = secp256k1.xonlySharedX(secret, Buffer.from(peerPubkeyHex, 'hex'));
-  if (shared === null) throw new Nip44Error('bad-peer-pubkey', 'peer pubkey is not a curve point');
-  return new Uint8Array(createHmac('sha256', HKDF_SALT).update(shared).digest());
+  // An x-only key names the point with even y; the shared x is the same for either y. The secret
+  // was range-checked when the deriver was made, so null means an x with no point on the curve
+  // (the vectors' twist and no-sqrt cases).
+  const sharedX = backend.xonlySharedX(secret, Buffer.from(peerPubkeyHex, 'hex'));
+  if (sharedX === null) throw new Nip44Error('bad-peer-pubkey', 'peer pubkey is not a curve point');
+  return new Uint8Array(createHmac('sha256', HKDF_SALT).update(sharedX).digest());
 }
 
 /**
- * A deriver for one secret key, parsed and range-checked once.
+ * A deriver for one secret key, parsed and range-checked once, computing with `backend` (by
+ * default this thread's choice, see secp256k1.ts).
  * Throws InvalidSecretKeyError when the secret is not a scalar in [1, n-1].
  */
-export function createConversationKeyDeriver(secretHex: string): ConversationKeyDeriver {
+export function createConversationKeyDeriver(secretHex: string, backend: Secp256k1Backend = defaultSecp256k1()): ConversationKeyDeriver {
   const secret = secretKeyBytes(secretHex);
-  return { conversationKey: (peerPubkeyHex) => sharedSecretConversationKey(secret, peerPubkeyHex) };
+  return { conversationKey: (peerPubkeyHex) => sharedSecretConversationKey(secret, peerPubkeyHex, backend) };
 }
 
 /** One conversation key; for a long-lived secret prefer a deriver or a ConversationKeyCache. */
@@ -102,8 +105,8 @@ export interface ConversationKeyCacheStats {
 
 /**
  * A bounded LRU of conversation keys for one service secret, keyed by peer pubkey. ECDH costs
- * hundreds of microseconds and the cipher tens, so a peer that sends several control events pays
- * for the key once. Failed derivations are not cached (they throw before anything is stored).
+ * about as much as the cipher on the native backend and several times it on WASM (tens and
+ * hundreds of microseconds), so a peer that sends several control events pays for the key once. Failed derivations are not cached (they throw before anything is stored).
  */
 export class ConversationKeyCache {
   private readonly entries = new Map<string, Uint8Array>();

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { decodeNsec } from '../../src/nostr/nip19.ts';
 import { publicKeyOf } from '../../src/nostr/keys.ts';
+import { loadNativeSecp256k1 } from '../../src/nostr/secp256k1.ts';
 import { startTestRelay } from '../support/relay.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/nostr-push.js', import.meta.url));
@@ -45,6 +46,19 @@ describe('nostr-push CLI', () => {
     assert.match(out.stderr, /server\.listen_addr: "nowhere" is not host:port/);
   });
 
+  test('an unknown NOSTR_PUSH_SECP256K1 stops serve before anything starts: exit 2, one line', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'np-secp256k1-'));
+    try {
+      const out = run(['serve'], { NOSTR_PUSH_SECP256K1: 'fastest', NOSTR_PUSH__DATA_DIR: dir });
+      assert.equal(out.status, 2, out.stderr);
+      assert.match(out.stderr, /^NOSTR_PUSH_SECP256K1 must be native or wasm \(or unset\), got "fastest"$/m);
+      assert.doesNotMatch(out.stderr, /\n\s+at /, 'no stack trace');
+      assert.equal(existsSync(join(dir, 'service-key.hex')), false, 'stopped before the service key');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   test('doctor reports what is ready and what is wrong', async () => {
     const relay = await startTestRelay();
     const dir = mkdtempSync(join(tmpdir(), 'np-doctor-'));
@@ -56,15 +70,20 @@ describe('nostr-push CLI', () => {
       assert.match(ok.stdout, /warn  FCM is off/);
       assert.match(ok.stdout, /warn  no service key yet/);
       assert.match(ok.stdout, /ok    store sqlite:.* answers/);
-      assert.match(ok.stdout, /(ok    signatures checked by libsecp256k1 \(native\)|warn  signatures checked by libsecp256k1 \(WASM, tiny-secp256k1\): .*install libsecp256k1-dev)/);
+      // The binary finds the addon this process finds (the same checkout), or says how to get it.
+      if (loadNativeSecp256k1().ok) assert.match(ok.stdout, /^ok    secp256k1: libsecp256k1 \(native\)$/m);
+      else assert.match(ok.stdout, /^warn  secp256k1: libsecp256k1 \(WASM, tiny-secp256k1\), because .*install libsecp256k1-dev/m);
+      const forced = await runAsync(['doctor'], { NOSTR_PUSH__DATA_DIR: dir, NOSTR_PUSH__NOSTR__RELAYS: relay.url, NOSTR_PUSH_SECP256K1: 'wasm' });
+      assert.match(forced.stdout, /^ok    secp256k1: libsecp256k1 \(WASM, tiny-secp256k1\), as NOSTR_PUSH_SECP256K1=wasm asks$/m);
       assert.equal(existsSync(join(dir, 'service-key.hex')), false, 'doctor never creates the key');
 
       const badCreds = join(dir, 'creds.json');
       writeFileSync(badCreds, '{"client_email":"x"}');
-      const bad = await runAsync(['doctor'], { NOSTR_PUSH__DATA_DIR: dir, NOSTR_PUSH__NOSTR__RELAYS: relay.url, NOSTR_PUSH__FIREBASE__CREDENTIALS_PATH: badCreds, NOSTR_PUSH__STORE__URL: 'redis://127.0.0.1:1' });
+      const bad = await runAsync(['doctor'], { NOSTR_PUSH__DATA_DIR: dir, NOSTR_PUSH__NOSTR__RELAYS: relay.url, NOSTR_PUSH__FIREBASE__CREDENTIALS_PATH: badCreds, NOSTR_PUSH__STORE__URL: 'redis://127.0.0.1:1', NOSTR_PUSH_SECP256K1: 'fastest' });
       assert.equal(bad.status, 1);
       assert.match(bad.stdout, /FAIL  FCM credentials .* lack private_key, token_uri/);
       assert.match(bad.stdout, /FAIL  store redis:\/\/127\.0\.0\.1:1/);
+      assert.match(bad.stdout, /FAIL  secp256k1: NOSTR_PUSH_SECP256K1 must be native or wasm \(or unset\), got "fastest"/);
     } finally {
       await relay.stop();
       rmSync(dir, { recursive: true, force: true });
