@@ -5,11 +5,11 @@ import type { StorePort } from '../store/port.ts';
 import { ManualClock } from '../util/clock.ts';
 import { createLogger } from '../observability/logger.ts';
 import { Metrics } from '../observability/metrics.ts';
-import { DEREGISTER_TOKEN, PREFERENCES, REGISTER_TOKEN, PEOPLE_LIST, REACTION } from '../nostr/kinds.ts';
+import { COMMENT, DEREGISTER_TOKEN, GENERIC_REPOST, LONG_FORM, PREFERENCES, REGISTER_TOKEN, PEOPLE_LIST, REACTION, VIDEO } from '../nostr/kinds.ts';
 import { signEvent } from '../nostr/keys.ts';
 import { controlEvent, makeUser, type TestUser } from '../../test/support/nostr-client.ts';
 import { createNip44ControlDecryptor } from './nip44-decryptor.ts';
-import { REPLAY_HORIZON_SECS, isBeyondReplayHorizon, routeInbound, type InboundEnvelope, type RouterDeps } from './router.ts';
+import { REPLAY_HORIZON_SECS, inboundOrderingKey, isBeyondReplayHorizon, routeInbound, type InboundEnvelope, type RouterDeps } from './router.ts';
 
 const DAY = 86_400;
 
@@ -164,4 +164,18 @@ describe('engine router: control events', () => {
     await assert.rejects(routeInbound({ ...deps, store: failing }, live(event)), /store unavailable/);
     assert.deepEqual(await routeInbound(deps, live(event)), { route: 'control', outcome: 'registered' });
   });
+});
+
+test('inbound ordering: likes, reposts and comments run side by side; every other kind stays in its author\'s order', () => {
+  const author = makeUser();
+  const event = (kind: number, n: number) => signEvent({ kind, created_at: 1_700_000_000 + n, tags: [], content: `${n}` }, author.secret);
+  for (const kind of [REACTION, GENERIC_REPOST, COMMENT]) {
+    const [a, b] = [event(kind, 1), event(kind, 2)];
+    assert.equal(inboundOrderingKey(a), a.id);
+    assert.notEqual(inboundOrderingKey(a), inboundOrderingKey(b), `kind ${kind}: two of one author are independent`);
+  }
+  for (const kind of [REGISTER_TOKEN, DEREGISTER_TOKEN, PREFERENCES, PEOPLE_LIST, VIDEO, LONG_FORM]) {
+    assert.equal(inboundOrderingKey(event(kind, 1)), author.pubkey, `kind ${kind}`);
+    assert.equal(inboundOrderingKey(event(kind, 2)), author.pubkey);
+  }
 });

@@ -1,5 +1,5 @@
 import type { NostrEvent } from '../nostr/event.ts';
-import { CONTROL_KINDS, NOTIFY_LIST_D_TAG, PEOPLE_LIST } from '../nostr/kinds.ts';
+import { COMMENT, CONTROL_KINDS, GENERIC_REPOST, NOTIFY_LIST_D_TAG, PEOPLE_LIST, REACTION } from '../nostr/kinds.ts';
 import type { Clock, StorePort } from '../store/port.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
@@ -42,6 +42,25 @@ export interface RouterDeps {
   handleContent?: (envelope: InboundEnvelope) => Promise<void>;
   /** Notify-list replacement; absent until bells are wired. */
   handleNotifyList?: (event: NostrEvent) => Promise<void>;
+}
+
+/**
+ * Kinds whose handling keeps no state of their author's: a like, repost or comment touches only
+ * its own claims (per event and recipient) and atomic coalescing groups, so two of one author's
+ * may be handled side by side, in either order. They are most of the traffic, and one busy author
+ * must not hold them up behind each other.
+ */
+const AUTHOR_INDEPENDENT_KINDS: ReadonlySet<number> = new Set([REACTION, GENERIC_REPOST, COMMENT]);
+
+/**
+ * What orders the inbound queue's events: events with the same key are handled one after another
+ * in queue order, others side by side. divine's handler is one sequential loop, and its control,
+ * notify-list, video-record and bell rules rely on one author's events being handled in order, so
+ * everything is keyed by its author except the kinds of {@link AUTHOR_INDEPENDENT_KINDS}, keyed by
+ * their own id.
+ */
+export function inboundOrderingKey(event: NostrEvent): string {
+  return AUTHOR_INDEPENDENT_KINDS.has(event.kind) ? event.id : event.pubkey;
 }
 
 export function isNotifyList(event: NostrEvent): boolean {

@@ -5,7 +5,7 @@ import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import type { EventVerifier } from '../nostr/event.ts';
 import { CONTROL_KINDS } from '../nostr/kinds.ts';
-import { prefetchInbound, routeInbound, type InboundEnvelope, type RouterDeps } from '../engine/router.ts';
+import { inboundOrderingKey, prefetchInbound, routeInbound, type InboundEnvelope, type RouterDeps } from '../engine/router.ts';
 import { createNip44ControlDecryptor } from '../engine/nip44-decryptor.ts';
 import { handleContentEvent, type ContentDeps } from '../engine/content.ts';
 import { runNewPostFanout } from '../engine/bells/fanout-worker.ts';
@@ -58,8 +58,13 @@ export const TASK_NTFY_EXPIRY = 'ntfy_expiry';
  * prefetched on worker threads, so a larger batch keeps the workers ahead of the handler.
  */
 export const INBOUND_BATCH_SIZE = 256;
-/** Inbound events of distinct authors handled at once (each author's events stay in order). */
-export const INBOUND_CONCURRENCY = 64;
+/**
+ * Inbound events handled at once (events of one ordering key stay in order: see
+ * `inboundOrderingKey`). An event mostly waits for the store between its steps, so throughput is
+ * about concurrency ÷ the time one event takes: 128 keeps 2,000 events/s flowing on SQLite, where
+ * 64 capped it near 1,600 (docs/benchmarks.md).
+ */
+export const INBOUND_CONCURRENCY = 128;
 /**
  * Deliveries in flight per delivery process. A delivery mostly waits for its provider (FCM answers
  * in tens of milliseconds), so throughput is concurrency ÷ latency: 400 at 50 ms is 8,000 pushes
@@ -167,11 +172,8 @@ function startEngine(ctx: RoleContext): void {
     runQueueWorker<InboundEnvelope>({
       ...workerOptions(ctx, signal, log),
       queue: 'inbound',
-      // divine's handler is one sequential loop, and its control, video-record and bell rules
-      // rely on events of one author being handled in order. Events of different authors touch
-      // disjoint state or atomic store operations, so they run side by side.
       concurrency: INBOUND_CONCURRENCY,
-      orderingKey: (item) => item.payload.event.pubkey,
+      orderingKey: (item) => inboundOrderingKey(item.payload.event),
       batchSize: INBOUND_BATCH_SIZE,
       prepare: (items) => prefetchInbound(deps, items.map((i) => i.payload)),
       handle: async (item) => {
