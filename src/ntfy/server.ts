@@ -20,6 +20,7 @@ import { realScheduler, type Scheduler } from './scheduler.ts';
 import { VisitorLimits } from './visitor.ts';
 import { attachRawStreams } from './raw-streams.ts';
 import { attachNtfyWebSockets } from './websocket.ts';
+import { withTurnBatching } from '../store/turn-batching.ts';
 
 export interface NtfyServerOptions {
   store: StorePort;
@@ -55,15 +56,17 @@ export interface NtfyServer {
 }
 
 export function createNtfyServer(options: NtfyServerOptions): NtfyServer {
+  // The head and catch-up reads of a subscription burst reach the store as one call per turn.
+  const store = withTurnBatching(options.store);
   const settings = ntfySettings(options.config);
   const clock = options.clock ?? options.store.clock;
   const scheduler = options.scheduler ?? realScheduler;
   const logger = options.logger.child({ component: 'ntfy' });
   const hub = options.subscribe
-    ? new NtfyHub({ store: options.store, scheduler, logger, metrics: options.metrics, safetyRedrainMs: settings.safetyRedrainMs, drainBatchSize: options.drainBatchSize })
+    ? new NtfyHub({ store, scheduler, logger, metrics: options.metrics, safetyRedrainMs: settings.safetyRedrainMs, drainBatchSize: options.drainBatchSize })
     : null;
   const context: NtfyContext = {
-    store: options.store,
+    store,
     settings,
     limits: new VisitorLimits({
       requestBurst: settings.visitorRequestBurst,
