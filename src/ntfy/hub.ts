@@ -20,6 +20,12 @@
  *   it its topics' messages, which it buffers; then it goes live (see `subscriber.ts`). It is
  *   registered before its first read, so nothing committed after its cursor can slip between
  *   the replay and the live stream, and ids at or below its cursor are never sent twice.
+ * - A new subscriber whose cursor is at or past the feed position (the common `since=none`
+ *   subscription: its cursor is the store head, which the feed has reached) goes live at once,
+ *   without a read: every message after the feed position is yet to be followed or bridged,
+ *   and it is offered to the subscribers registered by then. (Not while a sync or bridge read
+ *   runs: that read's topics were taken before this subscriber's.) An idle phone's subscription
+ *   then costs the store one shared head read and nothing else.
  *
  * Why this is complete: a message is either committed before a subscriber's catch-up read is
  * issued (so it is in that read), or after it, in which case its event reaches the hub after the
@@ -76,6 +82,8 @@ export class NtfyHub implements SubscriberHost {
   private closed = false;
   /** See the module comment; null until the first sync, or while the store has never had a message. */
   private position: string | null = null;
+  /** The first sync has set {@link position} (null then means the store had no message). */
+  private positionKnown = false;
   /** A sync or bridge read is running: events wait in {@link queued}. */
   private syncing = false;
   /** Events heard while syncing, in order; null when too many came and were dropped. */
@@ -126,8 +134,20 @@ export class NtfyHub implements SubscriberHost {
     }
     this.deps.metrics.ntfySubscribers.inc({ transport });
     sink.onClose(() => this.remove(subscriber));
-    subscriber.catchUp();
+    if (this.feedCovers(cursor)) subscriber.goLive();
+    else subscriber.catchUp();
     return subscriber;
+  }
+
+  /**
+   * True when the feed will offer every message after `cursor` to a subscriber registered now
+   * (see the module comment): the position is known, no sync or bridge read is running, and
+   * nothing after the cursor has been followed yet.
+   */
+  private feedCovers(cursor: string | null): boolean {
+    if (!this.positionKnown || this.syncing) return false;
+    const position = this.position;
+    return position === null || (cursor !== null && cursor >= position);
   }
 
   /** Hear the store's append events and learn the feed position (once). */
@@ -239,6 +259,7 @@ export class NtfyHub implements SubscriberHost {
       async () => {
         const head = await this.deps.store.ntfyHeadId();
         if (this.position === null || (head !== null && head > this.position)) this.position = head;
+        this.positionKnown = true;
       },
       () => this.sync(),
     );

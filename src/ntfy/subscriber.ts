@@ -102,6 +102,15 @@ export class Subscriber {
   }
 
   /**
+   * Go live without catching up: the hub's feed covers everything after the cursor (`hub.ts`).
+   * Only for a subscriber that never caught up.
+   */
+  goLive(): void {
+    if (this.catchingUp || this.closed) return;
+    this.live = true;
+  }
+
+  /**
    * The hub hands a message of one of this subscriber's topics, in id order. Live, it is written
    * now; catching up, it is buffered for after the read.
    */
