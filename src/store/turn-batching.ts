@@ -3,7 +3,7 @@
  * the adapter as one call each: every `enqueue` of a turn becomes one `enqueueMany` per queue,
  * every `readRecipients` one read, every `claimAndEnqueueDeliveries` one claim step per queue and
  * claim lifetime, every `readNtfyMessages` one `readNtfyMessagesMany`, and every `ntfyHeadId` of
- * the turn shares one read of the head.
+ * the turn shares one read of the head (these two also wait for the call out before them).
  *
  * Why: one Redis script or one SQLite transaction costs about the same for one item as for a
  * hundred, and the engine handles dozens of events side by side. Every caller still gets its own
@@ -60,11 +60,17 @@ export function withTurnBatching(store: StorePort): StorePort {
     return batcher;
   };
 
-  const ntfyReads = new TurnBatcher((requests: NtfyReadRequest[]) => store.readNtfyMessagesMany(requests));
-  const ntfyHeads = new TurnBatcher(async (callers: null[]) => {
-    const head = await store.ntfyHeadId();
-    return callers.map(() => head);
-  });
+  // A burst of subscriptions arrives a connection or two per turn: these reads wait for the one
+  // out (so each is still issued after its call) and go together, so the burst makes a few
+  // hundred reads, not ten thousand.
+  const ntfyReads = new TurnBatcher((requests: NtfyReadRequest[]) => store.readNtfyMessagesMany(requests), { oneInFlight: true });
+  const ntfyHeads = new TurnBatcher(
+    async (callers: null[]) => {
+      const head = await store.ntfyHeadId();
+      return callers.map(() => head);
+    },
+    { oneInFlight: true },
+  );
 
   const merged: Partial<Record<keyof StorePort, unknown>> = {
     enqueue: <T>(queue: QueueName, item: EnqueueItem<T>): Promise<boolean> => enqueuerFor(queue).add(item),
