@@ -6,7 +6,6 @@
  */
 import type { RequestListener, Server } from 'node:http';
 import type { Hono } from 'hono';
-import type { WebSocketServer } from 'ws';
 import type { NtfyConfig } from '../config/defaults.ts';
 import type { Clock, StorePort } from '../store/port.ts';
 import type { Logger } from '../observability/logger.ts';
@@ -84,7 +83,7 @@ export function createNtfyServer(options: NtfyServerOptions): NtfyServer {
     publishedPlain: options.metrics.ntfyPublished.labels('plain'),
   };
   const routes = ntfyRoutes(context, { publish: options.publish });
-  const sockets: WebSocketServer[] = [];
+  const sockets: Array<{ close(): void }> = [];
   const rawStreams: Array<{ close(): void }> = [];
   return {
     routes,
@@ -101,12 +100,9 @@ export function createNtfyServer(options: NtfyServerOptions): NtfyServer {
     close() {
       hub?.close();
       for (const raw of rawStreams) raw.close();
-      for (const wss of sockets) {
-        // A peer that never answers the close handshake would hold the HTTP server's close
-        // for ws's 30 s timeout; the ntfy app reconnects either way.
-        for (const client of wss.clients) client.terminate();
-        wss.close();
-      }
+      // A peer that never answers the close handshake would hold the HTTP server's close for
+      // the close timeout; the ntfy app reconnects either way.
+      for (const webSockets of sockets) webSockets.close();
     },
   };
 }

@@ -1,68 +1,22 @@
 /**
- * The kinds of {@link FrameSink}: an HTTP stream (`/json`, `/sse`, `/raw`) written straight to
- * Node's response or (`raw-streams.ts`) to the bare socket, and a WebSocket. Each owns its connection's timers:
- *
- * - HTTP streams send a `keepalive` event every `keepalive_interval_secs` (45 s; the Android
- *   app's read timeout is 77 s);
- * - WebSockets send a ping as often and are dropped after `websocket_timeout_secs` (60 s) with
- *   no pong, ping or frame from the peer, like ntfy's read deadline. Client pings are answered by
- *   `ws` itself. There are no JSON keepalive frames on WebSockets, as in ntfy.
+ * The byte-stream kinds of {@link FrameSink} (`/json`, `/sse`, `/raw`): written straight to
+ * Node's response or (`raw-streams.ts`) to the bare socket. (WebSockets: `ws-sink.ts`.) Each
+ * sends a `keepalive` event every `keepalive_interval_secs` (45 s; the Android app's read
+ * timeout is 77 s).
  *
  * Both are classes with their state in fields rather than closures, and their event listeners
- * are shared functions: an idle subscription is mostly this object, and tens of thousands of them
- * are held at once.
+ * are shared functions (`sink-base.ts`): an idle subscription is mostly this object, and tens of
+ * thousands of them are held at once.
  */
 import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Writable } from 'node:stream';
-import type { WebSocket } from 'ws';
 import type { Clock } from '../store/port.ts';
 import type { NtfyMessage } from '../store/port-ntfy.ts';
-import type { FrameSink } from './hub.ts';
+import type { FrameSink } from './subscriber.ts';
+import { destroySocket, onEmitterDrain, onEmitterEnd, SinkBase, tagEmitter } from './sink-base.ts';
 import type { Scheduler, TimerHandle } from './scheduler.ts';
 import { CONTENT_TYPES, controlFrame, messageFrame } from './wire.ts';
-
-/** WebSocket close code of a normal server-side close. */
-const WS_NORMAL_CLOSE = 1000;
-
-/** Response headers of every subscribe stream. */
-export function streamHeaders(transport: 'json' | 'sse' | 'raw'): Record<string, string> {
-  return {
-    'Content-Type': CONTENT_TYPES[transport],
-    'Access-Control-Allow-Origin': '*',
-    'Cache-Control': 'no-cache',
-    // Reverse proxies (nginx) must not buffer a stream.
-    'X-Accel-Buffering': 'no',
-  };
-}
-
-/**
- * The sink an emitter (Node's response, a `ws` socket) belongs to. Event listeners are the
- * shared module-level functions below, which find their sink through this property: no closure
- * per connection (under tsx every named closure also carries a 256-byte property store).
- */
-const SINK = Symbol('ntfy sink');
-type Tagged = { [SINK]?: SinkBase };
-
-function sinkOf(emitter: unknown): SinkBase | undefined {
-  return (emitter as Tagged)[SINK];
-}
-
-function onEmitterEnd(this: unknown): void {
-  sinkOf(this)?.finish();
-}
-
-function onEmitterDrain(this: unknown): void {
-  sinkOf(this)?.releaseDrainWaiters();
-}
-
-function onWebSocketActivity(this: unknown): void {
-  (sinkOf(this) as WebSocketSink | undefined)?.peerActive();
-}
-
-function onWebSocketError(this: WebSocket): void {
-  this.terminate();
-}
 
 /**
  * Node builds a response's header block by concatenation and keeps it (`_header`) for as long as
@@ -74,49 +28,15 @@ function flattenHeaderText(outgoing: ServerResponse): void {
   if (typeof header === 'string') header.charCodeAt(0);
 }
 
-/** Close listeners and drain waiters, kept lazily (most sinks never need more than one of each). */
-abstract class SinkBase implements FrameSink {
-  protected ended = false;
-  private closeListeners: Array<() => void> | null = null;
-  private drainWaiters: Array<() => void> | null = null;
-
-  abstract write(frame: string): void;
-  abstract get bufferedBytes(): number;
-  abstract close(): void;
-  protected abstract get congested(): boolean;
-  protected abstract stopTimers(): void;
-
-  get closed(): boolean {
-    return this.ended;
-  }
-
-  whenDrained(): Promise<void> {
-    if (this.ended || !this.congested) return Promise.resolve();
-    return new Promise((resolve) => (this.drainWaiters ??= []).push(resolve));
-  }
-
-  onClose(listener: () => void): void {
-    if (this.ended) listener();
-    else (this.closeListeners ??= []).push(listener);
-  }
-
-  /** @internal */
-  releaseDrainWaiters(): void {
-    const waiters = this.drainWaiters;
-    this.drainWaiters = null;
-    if (waiters) for (const waiter of waiters) waiter();
-  }
-
-  /** @internal Mark the sink ended (once) and tell everyone. */
-  finish(): void {
-    if (this.ended) return;
-    this.ended = true;
-    this.stopTimers();
-    this.releaseDrainWaiters();
-    const listeners = this.closeListeners;
-    this.closeListeners = null;
-    if (listeners) for (const listener of listeners) listener();
-  }
+/** Response headers of every subscribe stream. */
+export function streamHeaders(transport: 'json' | 'sse' | 'raw'): Record<string, string> {
+  return {
+    'Content-Type': CONTENT_TYPES[transport],
+    'Access-Control-Allow-Origin': '*',
+    'Cache-Control': 'no-cache',
+    // Reverse proxies (nginx) must not buffer a stream.
+    'X-Accel-Buffering': 'no',
+  };
 }
 
 export interface HttpStreamOptions {
@@ -190,7 +110,7 @@ export class HttpStreamSink extends ByteStreamSink {
     outgoing.writeHead(200, streamHeaders(transport));
     flattenHeaderText(outgoing);
     outgoing.socket?.setNoDelay(true);
-    (outgoing as Tagged)[SINK] = this;
+    tagEmitter(outgoing, this);
     outgoing.on('drain', onEmitterDrain);
     outgoing.once('close', onEmitterEnd);
     outgoing.once('error', onEmitterEnd);
@@ -214,10 +134,6 @@ export function openHttpStream(outgoing: ServerResponse, options: HttpStreamOpti
 /** Shared listeners of a raw stream's socket (no closure per connection). */
 function ignoreData(): void {}
 
-function destroySocket(this: Socket): void {
-  this.destroy();
-}
-
 /**
  * A stream written on the bare socket (`raw-streams.ts`): the status line and headers, then each
  * frame as one HTTP/1.1 chunk in one socket write, and the last chunk on close. The connection
@@ -234,7 +150,7 @@ export class RawStreamSink extends ByteStreamSink {
   ) {
     super(socket, transport, topicLabel, clock);
     socket.setNoDelay(true);
-    (socket as Tagged)[SINK] = this;
+    tagEmitter(socket, this);
     // `on`, not `once`: these fire once anyway, and `once` wraps each in a state object and a bound function.
     socket.on('drain', onEmitterDrain);
     socket.on('close', onEmitterEnd);
@@ -261,81 +177,4 @@ export class RawStreamSink extends ByteStreamSink {
   protected endOutput(): void {
     this.socket.end('0\r\n\r\n');
   }
-}
-
-export interface WebSocketSinkOptions {
-  keepaliveIntervalMs: number;
-  timeoutMs: number;
-  scheduler: Scheduler;
-}
-
-/** A sink over an open WebSocket, with its pings and its silence deadline. */
-export class WebSocketSink extends SinkBase {
-  private unsent = 0;
-  private readonly deadline: TimerHandle;
-  private readonly pingTimer: TimerHandle;
-  private readonly sent: () => void;
-
-  constructor(
-    private readonly ws: WebSocket,
-    scheduler: Scheduler,
-    timeoutMs: number,
-    keepaliveIntervalMs: number,
-  ) {
-    super();
-    (ws as unknown as Tagged)[SINK] = this;
-    this.deadline = scheduler.after(timeoutMs, ws.terminate.bind(ws));
-    this.pingTimer = scheduler.every(keepaliveIntervalMs, this.ping.bind(this));
-    this.sent = this.onSent.bind(this);
-    ws.on('pong', onWebSocketActivity);
-    ws.on('ping', onWebSocketActivity);
-    ws.on('message', onWebSocketActivity);
-    ws.once('close', onEmitterEnd);
-    ws.on('error', onWebSocketError);
-  }
-
-  write(frame: string): void {
-    if (this.ended || this.ws.readyState !== this.ws.OPEN) return;
-    this.unsent += 1;
-    this.ws.send(frame, this.sent);
-  }
-
-  get bufferedBytes(): number {
-    return this.ws.bufferedAmount;
-  }
-
-  protected get congested(): boolean {
-    return this.unsent > 0;
-  }
-
-  close(): void {
-    if (this.ended) return;
-    if (this.ws.bufferedAmount > 0) this.ws.terminate();
-    else this.ws.close(WS_NORMAL_CLOSE);
-    this.finish();
-  }
-
-  /** @internal A pong, ping or frame from the peer: push the silence deadline back. */
-  peerActive(): void {
-    if (!this.ended) this.deadline.refresh();
-  }
-
-  protected stopTimers(): void {
-    this.pingTimer.cancel();
-    this.deadline.cancel();
-  }
-
-  private ping(): void {
-    if (this.ws.readyState === this.ws.OPEN) this.ws.ping();
-  }
-
-  private onSent(): void {
-    this.unsent -= 1;
-    if (this.unsent === 0) this.releaseDrainWaiters();
-  }
-}
-
-/** A sink over an open WebSocket. */
-export function openWebSocketSink(ws: WebSocket, options: WebSocketSinkOptions): FrameSink {
-  return new WebSocketSink(ws, options.scheduler, options.timeoutMs, options.keepaliveIntervalMs);
 }

@@ -1,0 +1,82 @@
+/**
+ * What every {@link FrameSink} shares (`sinks.ts`, `ws-sink.ts`): close listeners and drain
+ * waiters kept lazily, and event listeners that are shared module-level functions finding their
+ * sink through a property of the emitter, so a connection costs no closure per listener (under
+ * tsx every named closure also carries a 256-byte property store). An idle subscription is
+ * mostly its sink, and tens of thousands of them are held at once.
+ */
+import type { Socket } from 'node:net';
+import type { FrameSink } from './subscriber.ts';
+
+const SINK = Symbol('ntfy sink');
+type Tagged = { [SINK]?: SinkBase };
+
+/** Make `emitter`'s shared listeners ({@link onEmitterEnd}, …) act on `sink`. */
+export function tagEmitter(emitter: object, sink: SinkBase): void {
+  (emitter as Tagged)[SINK] = sink;
+}
+
+/** The sink an emitter was tagged with. */
+export function sinkOf(emitter: unknown): SinkBase | undefined {
+  return (emitter as Tagged)[SINK];
+}
+
+/** Shared `close`/`error` listener: the connection ended. */
+export function onEmitterEnd(this: unknown): void {
+  sinkOf(this)?.finish();
+}
+
+/** Shared `drain` listener. */
+export function onEmitterDrain(this: unknown): void {
+  sinkOf(this)?.releaseDrainWaiters();
+}
+
+/** Shared listener that destroys the socket it is called on (its `error`, a peer's `end`). */
+export function destroySocket(this: Socket): void {
+  this.destroy();
+}
+
+/** Close listeners and drain waiters, kept lazily (most sinks never need more than one of each). */
+export abstract class SinkBase implements FrameSink {
+  protected ended = false;
+  private closeListeners: Array<() => void> | null = null;
+  private drainWaiters: Array<() => void> | null = null;
+
+  abstract write(frame: string): void;
+  abstract get bufferedBytes(): number;
+  abstract close(): void;
+  protected abstract get congested(): boolean;
+  protected abstract stopTimers(): void;
+
+  get closed(): boolean {
+    return this.ended;
+  }
+
+  whenDrained(): Promise<void> {
+    if (this.ended || !this.congested) return Promise.resolve();
+    return new Promise((resolve) => (this.drainWaiters ??= []).push(resolve));
+  }
+
+  onClose(listener: () => void): void {
+    if (this.ended) listener();
+    else (this.closeListeners ??= []).push(listener);
+  }
+
+  /** @internal */
+  releaseDrainWaiters(): void {
+    const waiters = this.drainWaiters;
+    this.drainWaiters = null;
+    if (waiters) for (const waiter of waiters) waiter();
+  }
+
+  /** @internal Mark the sink ended (once) and tell everyone. */
+  finish(): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.stopTimers();
+    this.releaseDrainWaiters();
+    const listeners = this.closeListeners;
+    this.closeListeners = null;
+    if (listeners) for (const listener of listeners) listener();
+  }
+}
