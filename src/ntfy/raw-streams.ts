@@ -186,7 +186,7 @@ function serveStream(ctx: NtfyContext, socket: Socket, request: StreamRequest): 
         prepared.release();
         return;
       }
-      const sink = new RawStreamSink(socket, request.transport, prepared.topicLabel, ctx.clock, ctx.scheduler, ctx.settings.keepaliveIntervalMs);
+      const sink = new RawStreamSink(socket, request.transport, prepared.topicLabel, ctx.clock, ctx.timers.keepalives);
       sink.onClose(prepared.release);
       sink.write(controlFrame(request.transport, 'open', prepared.topicLabel, ctx.clock.nowMs()));
       for (const message of prepared.start.preload) sink.write(sink.frameOf(message));

@@ -18,6 +18,7 @@ import { ntfyRoutes } from './routes.ts';
 import { realScheduler, type Scheduler } from './scheduler.ts';
 import { VisitorLimits } from './visitor.ts';
 import { attachRawStreams } from './raw-streams.ts';
+import { createSubscriptionTimers } from './subscription-timers.ts';
 import { attachNtfyWebSockets } from './websocket.ts';
 import { withTurnBatching } from '../store/turn-batching.ts';
 
@@ -76,6 +77,7 @@ export function createNtfyServer(options: NtfyServerOptions): NtfyServer {
     }),
     hub,
     scheduler,
+    timers: createSubscriptionTimers(scheduler, settings),
     clock,
     logger,
     metrics: options.metrics,

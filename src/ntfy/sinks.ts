@@ -15,7 +15,8 @@ import type { Clock } from '../store/port.ts';
 import type { NtfyMessage } from '../store/port-ntfy.ts';
 import type { FrameSink } from './subscriber.ts';
 import { destroySocket, onEmitterDrain, onEmitterEnd, SinkBase, tagEmitter } from './sink-base.ts';
-import type { Scheduler, TimerHandle } from './scheduler.ts';
+import type { TimerHandle } from './scheduler.ts';
+import type { TimerList } from './timer-list.ts';
 import { CONTENT_TYPES, controlFrame, messageFrame } from './wire.ts';
 
 /**
@@ -42,8 +43,7 @@ export function streamHeaders(transport: 'json' | 'sse' | 'raw'): Record<string,
 export interface HttpStreamOptions {
   transport: 'json' | 'sse' | 'raw';
   topicLabel: string;
-  keepaliveIntervalMs: number;
-  scheduler: Scheduler;
+  keepalives: TimerList<ByteStreamSink>;
   clock: Clock;
 }
 
@@ -51,7 +51,7 @@ export interface HttpStreamOptions {
  * What the two byte-stream sinks share: a writable under the frames, a keepalive frame on a
  * timer, back-pressure read off the writable, and a close that cuts off a peer not reading.
  */
-abstract class ByteStreamSink extends SinkBase {
+export abstract class ByteStreamSink extends SinkBase {
   private keepaliveTimer: TimerHandle | null = null;
 
   constructor(
@@ -64,8 +64,8 @@ abstract class ByteStreamSink extends SinkBase {
   }
 
   /** Start the keepalive frames (once the stream's head is written). */
-  protected startKeepalive(scheduler: Scheduler, intervalMs: number): void {
-    this.keepaliveTimer = scheduler.every(intervalMs, this.keepalive.bind(this));
+  protected startKeepalive(keepalives: TimerList<ByteStreamSink>): void {
+    this.keepaliveTimer = keepalives.start(this);
   }
 
   get bufferedBytes(): number {
@@ -91,7 +91,8 @@ abstract class ByteStreamSink extends SinkBase {
     this.keepaliveTimer?.cancel();
   }
 
-  private keepalive(): void {
+  /** @internal The keepalive timer fired. */
+  sendKeepalive(): void {
     this.write(controlFrame(this.transport, 'keepalive', this.topicLabel, this.clock.nowMs()));
   }
 }
@@ -103,8 +104,7 @@ export class HttpStreamSink extends ByteStreamSink {
     transport: 'json' | 'sse' | 'raw',
     topicLabel: string,
     clock: Clock,
-    scheduler: Scheduler,
-    keepaliveIntervalMs: number,
+    keepalives: TimerList<ByteStreamSink>,
   ) {
     super(outgoing, transport, topicLabel, clock);
     outgoing.writeHead(200, streamHeaders(transport));
@@ -114,7 +114,7 @@ export class HttpStreamSink extends ByteStreamSink {
     outgoing.on('drain', onEmitterDrain);
     outgoing.once('close', onEmitterEnd);
     outgoing.once('error', onEmitterEnd);
-    this.startKeepalive(scheduler, keepaliveIntervalMs);
+    this.startKeepalive(keepalives);
   }
 
   write(frame: string): void {
@@ -128,7 +128,7 @@ export class HttpStreamSink extends ByteStreamSink {
 
 /** Start a stream on `outgoing` with its keepalive timer. */
 export function openHttpStream(outgoing: ServerResponse, options: HttpStreamOptions): FrameSink {
-  return new HttpStreamSink(outgoing, options.transport, options.topicLabel, options.clock, options.scheduler, options.keepaliveIntervalMs);
+  return new HttpStreamSink(outgoing, options.transport, options.topicLabel, options.clock, options.keepalives);
 }
 
 /** Shared listeners of a raw stream's socket (no closure per connection). */
@@ -145,8 +145,7 @@ export class RawStreamSink extends ByteStreamSink {
     transport: 'json' | 'sse' | 'raw',
     topicLabel: string,
     clock: Clock,
-    scheduler: Scheduler,
-    keepaliveIntervalMs: number,
+    keepalives: TimerList<ByteStreamSink>,
   ) {
     super(socket, transport, topicLabel, clock);
     socket.setNoDelay(true);
@@ -162,7 +161,7 @@ export class RawStreamSink extends ByteStreamSink {
     for (const [name, value] of Object.entries(streamHeaders(transport))) head.push(`${name}: ${value}`);
     head.push('Connection: close', 'Transfer-Encoding: chunked', '', '');
     socket.write(head.join('\r\n'));
-    this.startKeepalive(scheduler, keepaliveIntervalMs);
+    this.startKeepalive(keepalives);
   }
 
   /** A message as a frame of this stream. */

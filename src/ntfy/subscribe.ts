@@ -104,8 +104,7 @@ export async function handleHttpSubscribe(ctx: NtfyContext, c: NtfyHonoContext, 
   const sink = openHttpStream(outgoing, {
     transport,
     topicLabel: prepared.topicLabel,
-    keepaliveIntervalMs: ctx.settings.keepaliveIntervalMs,
-    scheduler: ctx.scheduler,
+    keepalives: ctx.timers.keepalives,
     clock: ctx.clock,
   });
   sink.onClose(prepared.release);

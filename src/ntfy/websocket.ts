@@ -114,8 +114,7 @@ async function handleUpgrade(ctx: NtfyContext, request: IncomingMessage, socket:
   }
   socket.write(`HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${accept}\r\n\r\n`);
   const sink = new WebSocketSink(socket, {
-    keepaliveIntervalMs: ctx.settings.keepaliveIntervalMs,
-    timeoutMs: ctx.settings.websocketTimeoutMs,
+    timers: ctx.timers,
     scheduler: ctx.scheduler,
     maxPayload: WS_MAX_PAYLOAD_BYTES,
     open,

@@ -17,6 +17,7 @@
  */
 import type { Socket } from 'node:net';
 import type { Scheduler, TimerHandle } from './scheduler.ts';
+import type { SubscriptionTimers } from './subscription-timers.ts';
 import { destroySocket, onEmitterDrain, SinkBase, sinkOf, tagEmitter } from './sink-base.ts';
 import { encodeWsFrame, WS_CLOSE, WS_OPCODE, wsClosePayload, WsFrameReader, type WsFrameHandler } from './ws-frames.ts';
 
@@ -32,8 +33,9 @@ function onWsSocketClose(this: Socket): void {
 }
 
 export interface WebSocketSinkOptions {
-  keepaliveIntervalMs: number;
-  timeoutMs: number;
+  /** Its pings and silence deadline. */
+  timers: Pick<SubscriptionTimers, 'pings' | 'deadlines'>;
+  /** For the close timeout (a short-lived timer). */
   scheduler: Scheduler;
   /** Largest message the peer may send (ntfy's read limit). */
   maxPayload: number;
@@ -71,8 +73,8 @@ export class WebSocketSink extends SinkBase implements WsFrameHandler {
     // The peer's end: after our close frame the handshake is over; without one it went away.
     socket.on('end', destroySocket);
     socket.on('error', destroySocket);
-    this.deadline = options.scheduler.after(options.timeoutMs, this.cutOff.bind(this));
-    this.pingTimer = options.scheduler.every(options.keepaliveIntervalMs, this.ping.bind(this));
+    this.deadline = options.timers.deadlines.start(this);
+    this.pingTimer = options.timers.pings.start(this);
   }
 
   write(frame: string): void {
@@ -144,11 +146,12 @@ export class WebSocketSink extends SinkBase implements WsFrameHandler {
     if (!this.ended) this.deadline.refresh();
   }
 
-  private ping(): void {
+  /** @internal The ping timer fired. */
+  sendPing(): void {
     if (!this.closeSent && !this.socket.destroyed) this.socket.write(encodeWsFrame(WS_OPCODE.ping, ''));
   }
 
-  /** End the connection without a close frame (a silent peer, a server stopping). */
+  /** End the connection without a close frame (a silent peer, a server stopping, a close unanswered). */
   cutOff(): void {
     this.socket.destroy();
   }
