@@ -8,6 +8,7 @@ import { openSqliteStore } from '../store/sqlite/index.ts';
 import { ManualClock } from '../util/clock.ts';
 import { DRAIN_RETRY_MS, NtfyHub, SLOW_SUBSCRIBER_TIMEOUT_MS, SUBSCRIBER_HIGH_WATER_BYTES, type FrameSink, type NtfyHubDeps } from './hub.ts';
 import { ManualScheduler } from './scheduler.ts';
+import { notifyClosed, type CloseListener } from './subscriber.ts';
 
 const TTL_MS = 60_000;
 const WAIT_MS = 5_000;
@@ -17,7 +18,7 @@ class RecordingSink implements FrameSink {
   readonly frames: string[] = [];
   closed = false;
   private stalledFlag = false;
-  private closeListeners: Array<() => void> = [];
+  private closeListeners: CloseListener[] = [];
   private waiters: Array<() => void> = [];
   private drainWaiters: Array<() => void> = [];
 
@@ -38,10 +39,10 @@ class RecordingSink implements FrameSink {
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    for (const listener of this.closeListeners) listener();
+    for (const listener of this.closeListeners) notifyClosed(listener);
     this.notify();
   }
-  onClose(listener: () => void): void {
+  onClose(listener: CloseListener): void {
     this.closeListeners.push(listener);
   }
   messages(): string[] {

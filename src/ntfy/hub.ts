@@ -71,6 +71,9 @@ export interface NtfyHubDeps {
   catchUpBufferMessages?: number;
 }
 
+/** The release of a subscription that holds no slot. */
+function releaseNothing(): void {}
+
 /** Counters bound to their label once: `inc` with a label object hashes the labels on every call. */
 type DeliveredCounters = Record<Transport, { inc(value: number): void }>;
 
@@ -115,12 +118,14 @@ export class NtfyHub implements SubscriberHost {
 
   /**
    * Register a subscription and start it catching up from `cursor`. The caller has written the
-   * `open` event (and any `since=latest` messages) to `sink` already.
+   * `open` event (and any `since=latest` messages) to `sink` already. `release` runs once when
+   * the connection ends (the visitor's subscription slot).
    */
-  subscribe(topics: readonly string[], topicLabel: string, transport: Transport, sink: FrameSink, cursor: string | null): Subscriber {
-    const subscriber = new Subscriber(this, topics, topicLabel, transport, sink, cursor);
+  subscribe(topics: readonly string[], topicLabel: string, transport: Transport, sink: FrameSink, cursor: string | null, release: () => void = releaseNothing): Subscriber {
+    const subscriber = new Subscriber(this, topics, topicLabel, transport, sink, cursor, release);
     if (this.closed) {
       // A subscription prepared while the server was stopping.
+      sink.onClose(subscriber);
       subscriber.close();
       return subscriber;
     }
@@ -133,7 +138,8 @@ export class NtfyHub implements SubscriberHost {
       else this.byTopic.set(topic, new Set([current, subscriber]));
     }
     this.deps.metrics.ntfySubscribers.inc({ transport });
-    sink.onClose(() => this.remove(subscriber));
+    // Registered first: a sink that is already closed calls back at once.
+    sink.onClose(subscriber);
     if (this.feedCovers(cursor)) subscriber.goLive();
     else subscriber.catchUp();
     return subscriber;
@@ -315,7 +321,7 @@ export class NtfyHub implements SubscriberHost {
     );
   }
 
-  private remove(subscriber: Subscriber): void {
+  removed(subscriber: Subscriber): void {
     if (!this.subscribers.delete(subscriber)) return;
     for (const topic of subscriber.topics) {
       const entry = this.byTopic.get(topic);

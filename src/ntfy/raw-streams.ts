@@ -187,10 +187,9 @@ function serveStream(ctx: NtfyContext, socket: Socket, request: StreamRequest): 
         return;
       }
       const sink = new RawStreamSink(socket, request.transport, prepared.topicLabel, ctx.clock, ctx.timers.keepalives);
-      sink.onClose(prepared.release);
       sink.write(controlFrame(request.transport, 'open', prepared.topicLabel, ctx.clock.nowMs()));
       for (const message of prepared.start.preload) sink.write(sink.frameOf(message));
-      hub.subscribe(prepared.topics, prepared.topicLabel, request.transport, sink, prepared.start.cursor);
+      hub.subscribe(prepared.topics, prepared.topicLabel, request.transport, sink, prepared.start.cursor, prepared.release);
     },
     (err: unknown) => {
       if (err instanceof NtfyError) {

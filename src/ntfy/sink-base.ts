@@ -6,7 +6,7 @@
  * mostly its sink, and tens of thousands of them are held at once.
  */
 import type { Socket } from 'node:net';
-import type { FrameSink } from './subscriber.ts';
+import { notifyClosed, type CloseListener, type FrameSink } from './subscriber.ts';
 
 const SINK = Symbol('ntfy sink');
 type Tagged = { [SINK]?: SinkBase };
@@ -39,7 +39,9 @@ export function destroySocket(this: Socket): void {
 /** Close listeners and drain waiters, kept lazily (most sinks never need more than one of each). */
 export abstract class SinkBase implements FrameSink {
   protected ended = false;
-  private closeListeners: Array<() => void> | null = null;
+  /** The first close listener (a sink usually has one: its subscriber), then any others. */
+  private closeListener: CloseListener | null = null;
+  private moreCloseListeners: CloseListener[] | null = null;
   private drainWaiters: Array<() => void> | null = null;
 
   abstract write(frame: string): void;
@@ -57,9 +59,10 @@ export abstract class SinkBase implements FrameSink {
     return new Promise((resolve) => (this.drainWaiters ??= []).push(resolve));
   }
 
-  onClose(listener: () => void): void {
-    if (this.ended) listener();
-    else (this.closeListeners ??= []).push(listener);
+  onClose(listener: CloseListener): void {
+    if (this.ended) notifyClosed(listener);
+    else if (this.closeListener === null) this.closeListener = listener;
+    else (this.moreCloseListeners ??= []).push(listener);
   }
 
   /** @internal */
@@ -75,8 +78,11 @@ export abstract class SinkBase implements FrameSink {
     this.ended = true;
     this.stopTimers();
     this.releaseDrainWaiters();
-    const listeners = this.closeListeners;
-    this.closeListeners = null;
-    if (listeners) for (const listener of listeners) listener();
+    const first = this.closeListener;
+    const more = this.moreCloseListeners;
+    this.closeListener = null;
+    this.moreCloseListeners = null;
+    if (first) notifyClosed(first);
+    if (more) for (const listener of more) notifyClosed(listener);
   }
 }

@@ -107,9 +107,8 @@ export async function handleHttpSubscribe(ctx: NtfyContext, c: NtfyHonoContext, 
     keepalives: ctx.timers.keepalives,
     clock: ctx.clock,
   });
-  sink.onClose(prepared.release);
   sink.write(controlFrame(transport, 'open', prepared.topicLabel, ctx.clock.nowMs()));
   for (const message of prepared.start.preload) sink.write(messageFrame(transport, message));
-  hub.subscribe(prepared.topics, prepared.topicLabel, transport, sink, prepared.start.cursor);
+  hub.subscribe(prepared.topics, prepared.topicLabel, transport, sink, prepared.start.cursor, prepared.release);
   return RESPONSE_ALREADY_SENT;
 }

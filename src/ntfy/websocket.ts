@@ -119,9 +119,9 @@ async function handleUpgrade(ctx: NtfyContext, request: IncomingMessage, socket:
     maxPayload: WS_MAX_PAYLOAD_BYTES,
     open,
   });
-  sink.onClose(prepared.release);
   if (head.length > 0) sink.received(head);
   if (prepared.poll) {
+    sink.onClose(prepared.release);
     void (async () => {
       for await (const message of pollMessages(ctx.store, prepared.topics, prepared.start, hub.batchSize)) sink.write(messageFrame('ws', message));
       await sink.whenDrained();
@@ -131,5 +131,5 @@ async function handleUpgrade(ctx: NtfyContext, request: IncomingMessage, socket:
   }
   sink.write(controlFrame('ws', 'open', prepared.topicLabel, ctx.clock.nowMs()));
   for (const message of prepared.start.preload) sink.write(messageFrame('ws', message));
-  hub.subscribe(prepared.topics, prepared.topicLabel, 'ws', sink, prepared.start.cursor);
+  hub.subscribe(prepared.topics, prepared.topicLabel, 'ws', sink, prepared.start.cursor, prepared.release);
 }
