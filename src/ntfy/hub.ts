@@ -39,6 +39,7 @@ import type { Metrics } from '../observability/metrics.ts';
 import { sleep } from '../roles/supervisor.ts';
 import type { Scheduler } from './scheduler.ts';
 import { CATCH_UP_BUFFER_MESSAGES, DRAIN_BATCH_SIZE, DRAIN_RETRY_MS, Subscriber, type FrameSink, type SubscriberHost } from './subscriber.ts';
+import { releaseNothing } from './visitor.ts';
 import { MessageFrames, type Transport } from './wire.ts';
 
 export {
@@ -70,9 +71,6 @@ export interface NtfyHubDeps {
   /** {@link CATCH_UP_BUFFER_MESSAGES} unless a test wants a small bound. */
   catchUpBufferMessages?: number;
 }
-
-/** The release of a subscription that holds no slot. */
-function releaseNothing(): void {}
 
 /** Counters bound to their label once: `inc` with a label object hashes the labels on every call. */
 type DeliveredCounters = Record<Transport, { inc(value: number): void }>;

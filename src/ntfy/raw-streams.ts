@@ -22,6 +22,7 @@ import { visitorAddress } from './context.ts';
 import { HTTP_STATUS_TEXT, NtfyError } from './errors.ts';
 import type { ParamSource } from './publish-params.ts';
 import { readBoolParam } from './publish-params.ts';
+import { destroySocket } from './sink-base.ts';
 import { RawStreamSink } from './sinks.ts';
 import { prepareSubscription } from './subscribe.ts';
 import { controlFrame, type Transport } from './wire.ts';
@@ -147,10 +148,6 @@ export function attachRawStreams(ctx: NtfyContext, server: Server): { close(): v
       waiting.clear();
     },
   };
-}
-
-function destroySocket(this: Socket): void {
-  this.destroy();
 }
 
 function writeError(ctx: NtfyContext, socket: Socket, error: NtfyError): void {

@@ -18,6 +18,7 @@ import { HTTP_STATUS_TEXT, NtfyError } from './errors.ts';
 import { pollMessages } from './since-cursor.ts';
 import { prepareSubscription } from './subscribe.ts';
 import { controlFrame, messageFrame } from './wire.ts';
+import { destroySocket } from './sink-base.ts';
 import { WebSocketSink } from './ws-sink.ts';
 
 /** ntfy's read limit: a subscriber has nothing to say beyond control frames. */
@@ -67,7 +68,8 @@ export function websocketAccept(method: string | undefined, headers: IncomingHtt
 export function attachNtfyWebSockets(ctx: NtfyContext, server: Server): { close(): void } {
   const open = new Set<WebSocketSink>();
   server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
-    socket.on('error', () => socket.destroy());
+    // Shared, and the very listener the sink registers: no closure per connection.
+    socket.on('error', destroySocket);
     handleUpgrade(ctx, request, socket, head, open).catch((err: unknown) => {
       if (err instanceof HandshakeRefusal) {
         refuse(socket, err.status, err.headers);

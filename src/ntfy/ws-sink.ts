@@ -72,6 +72,8 @@ export class WebSocketSink extends SinkBase implements WsFrameHandler {
     socket.on('close', onWsSocketClose);
     // The peer's end: after our close frame the handshake is over; without one it went away.
     socket.on('end', destroySocket);
+    // Once (the upgrade handler may have registered this very listener already).
+    socket.removeListener('error', destroySocket);
     socket.on('error', destroySocket);
     this.deadline = options.timers.deadlines.start(this);
     this.pingTimer = options.timers.pings.start(this);
