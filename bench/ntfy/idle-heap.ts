@@ -20,7 +20,7 @@ import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import { WebSocket } from 'ws';
 import { startRedisServer } from '../../test/support/redis-server.ts';
-import { freePort, startServiceProcess } from '../../test/support/service-process.ts';
+import { freePort, ntfyServiceEnv, startServiceProcess } from '../../test/support/service-process.ts';
 import { BenchSubscriber, Tally, withConcurrency } from './load.ts';
 
 const { values } = parseArgs({
@@ -155,16 +155,7 @@ const redis = store === 'redis' ? await startRedisServer() : undefined;
 const port = await freePort();
 const inspectPort = await freePort();
 const service = await startServiceProcess({
-  env: {
-    NOSTR_PUSH__ROLES: 'api,pusher,janitor',
-    NOSTR_PUSH__DATA_DIR: dataDir,
-    NOSTR_PUSH__STORE__URL: redis ? redis.url : `sqlite:${join(dataDir, 'nostr-push.sqlite')}`,
-    NOSTR_PUSH__SERVER__LISTEN_ADDR: `127.0.0.1:${port}`,
-    NOSTR_PUSH__NTFY__VISITOR_EXEMPT_HOSTS: '127.0.0.1,::1',
-    NOSTR_PUSH__LOG__LEVEL: 'info',
-    LOG_LEVEL: 'info',
-    NODE_OPTIONS: `--inspect=127.0.0.1:${inspectPort}`,
-  },
+  env: { ...ntfyServiceEnv({ dataDir, port, redisUrl: redis?.url }), NODE_OPTIONS: `--inspect=127.0.0.1:${inspectPort}` },
 });
 const inspector = await Inspector.open(inspectPort);
 const baseUrl = `http://127.0.0.1:${port}`;

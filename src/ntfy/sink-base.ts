@@ -6,6 +6,7 @@
  * mostly its sink, and tens of thousands of them are held at once.
  */
 import type { Socket } from 'node:net';
+import type { Writable } from 'node:stream';
 import { notifyClosed, type CloseListener, type FrameSink } from './subscriber.ts';
 
 const SINK = Symbol('ntfy sink');
@@ -36,7 +37,11 @@ export function destroySocket(this: Socket): void {
   this.destroy();
 }
 
-/** Close listeners and drain waiters, kept lazily (most sinks never need more than one of each). */
+/**
+ * A sink writing to `output`: back-pressure read off it, a close that ends it the way the sink's
+ * framing says (or cuts off a peer that is not reading), close listeners and drain waiters kept
+ * lazily (most sinks never need more than one of each).
+ */
 export abstract class SinkBase implements FrameSink {
   protected ended = false;
   /** The first close listener (a sink usually has one: its subscriber), then any others. */
@@ -44,11 +49,29 @@ export abstract class SinkBase implements FrameSink {
   private moreCloseListeners: CloseListener[] | null = null;
   private drainWaiters: Array<() => void> | null = null;
 
+  constructor(protected readonly output: Writable) {}
+
   abstract write(frame: string): void;
-  abstract get bufferedBytes(): number;
-  abstract close(): void;
-  protected abstract get congested(): boolean;
+  /** End the output the way the framing says (the last chunk, a close frame). */
+  protected abstract endOutput(): void;
   protected abstract stopTimers(): void;
+
+  /** Bytes written but not yet taken by the OS. */
+  get bufferedBytes(): number {
+    return this.output.writableLength;
+  }
+
+  protected get congested(): boolean {
+    return this.output.writableLength > 0;
+  }
+
+  close(): void {
+    if (this.ended) return;
+    // A peer that is not reading would hold the end (and a WebSocket's close frame) forever: cut it off instead.
+    if (this.output.writableLength > 0) this.output.destroy();
+    else this.endOutput();
+    this.finish();
+  }
 
   get closed(): boolean {
     return this.ended;

@@ -55,37 +55,18 @@ export abstract class ByteStreamSink extends SinkBase {
   private keepaliveTimer: TimerHandle | null = null;
 
   constructor(
-    private readonly output: Writable,
+    output: Writable,
     protected readonly transport: 'json' | 'sse' | 'raw',
     private readonly topicLabel: string,
     private readonly clock: Clock,
   ) {
-    super();
+    super(output);
   }
 
   /** Start the keepalive frames (once the stream's head is written). */
   protected startKeepalive(keepalives: TimerList<ByteStreamSink>): void {
     this.keepaliveTimer = keepalives.start(this);
   }
-
-  get bufferedBytes(): number {
-    return this.output.writableLength;
-  }
-
-  protected get congested(): boolean {
-    return this.output.writableLength > 0;
-  }
-
-  close(): void {
-    if (this.ended) return;
-    // A peer that is not reading would hold the end forever; cut it off instead.
-    if (this.output.writableLength > 0) this.output.destroy();
-    else this.endOutput();
-    this.finish();
-  }
-
-  /** End the stream the way its framing says. */
-  protected abstract endOutput(): void;
 
   protected stopTimers(): void {
     this.keepaliveTimer?.cancel();

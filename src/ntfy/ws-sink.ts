@@ -60,7 +60,7 @@ export class WebSocketSink extends SinkBase implements WsFrameHandler {
     private readonly socket: Socket,
     options: WebSocketSinkOptions,
   ) {
-    super();
+    super(socket);
     this.scheduler = options.scheduler;
     this.maxPayload = options.maxPayload;
     this.open = options.open;
@@ -83,19 +83,8 @@ export class WebSocketSink extends SinkBase implements WsFrameHandler {
     if (!this.ended && !this.closeSent) this.socket.write(encodeWsFrame(WS_OPCODE.text, frame));
   }
 
-  get bufferedBytes(): number {
-    return this.socket.writableLength;
-  }
-
-  protected get congested(): boolean {
-    return this.socket.writableLength > 0;
-  }
-
-  close(): void {
-    if (this.ended) return;
-    if (this.socket.writableLength > 0) this.socket.destroy();
-    else this.sendClose(WS_CLOSE.normal, '');
-    this.finish();
+  protected endOutput(): void {
+    this.sendClose(WS_CLOSE.normal, '');
   }
 
   /** @internal Bytes from the peer. */

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { connect, type Socket } from 'node:net';
-import { FRAME_TIMEOUT_MS } from './client.ts';
+import { FRAME_TIMEOUT_MS, nextNotice } from './client.ts';
 
 /** One TCP connection that reads HTTP/1.1 answers: the head, then chunks or a Content-Length body. */
 export class RawClient {
@@ -49,13 +49,7 @@ export class RawClient {
       if (this.closed) throw new Error(`connection closed while waiting for ${what}`);
       const remaining = deadline - Date.now();
       if (remaining <= 0) throw new Error(`timed out waiting for ${what}`);
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, remaining);
-        this.waiters.push(() => {
-          clearTimeout(timer);
-          resolve();
-        });
-      });
+      await nextNotice(this.waiters, remaining);
     }
   }
 
