@@ -27,7 +27,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { startRedisServer, type PrivateRedisServer } from '../../test/support/redis-server.ts';
-import { freePort, startServiceProcess } from '../../test/support/service-process.ts';
+import { freePort, ntfyServiceEnv, startServiceProcess } from '../../test/support/service-process.ts';
 import { formatUs } from './histogram.ts';
 import { Redis } from 'ioredis';
 import { BenchSubscriber, newPublishTotals, nowUs, runPublishers, Tally, withConcurrency } from './load.ts';
@@ -150,13 +150,7 @@ async function startServer(store: 'sqlite' | 'redis'): Promise<BenchServer> {
   const port = await freePort();
   const service = await startServiceProcess({
     env: {
-      NOSTR_PUSH__ROLES: 'api,pusher,janitor',
-      NOSTR_PUSH__DATA_DIR: dataDir,
-      NOSTR_PUSH__STORE__URL: redis ? redis.url : `sqlite:${join(dataDir, 'nostr-push.sqlite')}`,
-      NOSTR_PUSH__SERVER__LISTEN_ADDR: `127.0.0.1:${port}`,
-      NOSTR_PUSH__NTFY__VISITOR_EXEMPT_HOSTS: '127.0.0.1,::1',
-      NOSTR_PUSH__LOG__LEVEL: 'info',
-      LOG_LEVEL: 'info',
+      ...ntfyServiceEnv({ dataDir, port, redisUrl: redis?.url }),
       ...(values['node-options'] ? { NODE_OPTIONS: values['node-options'] } : {}),
     },
   });

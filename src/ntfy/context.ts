@@ -11,6 +11,7 @@ import type { NtfySettings } from './config.ts';
 import type { NtfyHub } from './hub.ts';
 import type { ParamSource } from './publish-params.ts';
 import type { Scheduler } from './scheduler.ts';
+import type { SubscriptionTimers } from './subscription-timers.ts';
 import type { VisitorLimits } from './visitor.ts';
 
 export interface NtfyContext {
@@ -20,6 +21,8 @@ export interface NtfyContext {
   /** The pusher's subscriptions; null when this process does not run the pusher role. */
   hub: NtfyHub | null;
   scheduler: Scheduler;
+  /** The timers every open subscription holds. */
+  timers: SubscriptionTimers;
   /** Time for `since=` durations, event times and visitor buckets: the store's clock. */
   clock: Clock;
   logger: Logger;

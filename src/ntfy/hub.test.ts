@@ -8,6 +8,7 @@ import { openSqliteStore } from '../store/sqlite/index.ts';
 import { ManualClock } from '../util/clock.ts';
 import { DRAIN_RETRY_MS, NtfyHub, SLOW_SUBSCRIBER_TIMEOUT_MS, SUBSCRIBER_HIGH_WATER_BYTES, type FrameSink, type NtfyHubDeps } from './hub.ts';
 import { ManualScheduler } from './scheduler.ts';
+import { notifyClosed, type CloseListener } from './subscriber.ts';
 
 const TTL_MS = 60_000;
 const WAIT_MS = 5_000;
@@ -17,7 +18,7 @@ class RecordingSink implements FrameSink {
   readonly frames: string[] = [];
   closed = false;
   private stalledFlag = false;
-  private closeListeners: Array<() => void> = [];
+  private closeListeners: CloseListener[] = [];
   private waiters: Array<() => void> = [];
   private drainWaiters: Array<() => void> = [];
 
@@ -38,10 +39,10 @@ class RecordingSink implements FrameSink {
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    for (const listener of this.closeListeners) listener();
+    for (const listener of this.closeListeners) notifyClosed(listener);
     this.notify();
   }
-  onClose(listener: () => void): void {
+  onClose(listener: CloseListener): void {
     this.closeListeners.push(listener);
   }
   messages(): string[] {
@@ -175,6 +176,46 @@ describe('NtfyHub', () => {
     );
     assert.equal(control.reads, readsWhenLive, 'no read per message');
     assert.equal(await counter(metrics.ntfyFeedBridges), 0);
+  });
+
+  test('a subscriber whose cursor the feed has reached goes live without a read', async () => {
+    const { store: counted, control } = instrumented(store);
+    hub = make(counted);
+    await append('t', 'before everyone');
+    const first = new RecordingSink();
+    hub.subscribe(['t'], 't', 'json', first, await store.ntfyHeadId());
+    await settle();
+    const readsBefore = control.reads;
+    const late = new RecordingSink();
+    const behind = new RecordingSink();
+    hub.subscribe(['t'], 't', 'json', late, await store.ntfyHeadId());
+    hub.subscribe(['t'], 't', 'json', behind, null);
+    await behind.until(() => behind.frames.length === 1, 'the replay of the subscriber behind');
+    assert.equal(control.reads, readsBefore + 1, 'only the subscriber behind the feed reads');
+    await append('t', 'after');
+    await late.until(() => late.frames.length === 1 && first.frames.length === 1 && behind.frames.length === 2, 'the live message');
+    assert.deepEqual([first.messages(), late.messages(), behind.messages()], [['after'], ['after'], ['before everyone', 'after']]);
+  });
+
+  test('a subscriber registered while a bridge read runs catches up itself (the bridge did not read its topics)', async () => {
+    const { store: lossy, control } = instrumented(store);
+    hub = make(lossy);
+    const first = new RecordingSink();
+    hub.subscribe(['t'], 't', 'json', first, await store.ntfyHeadId());
+    await settle();
+    const cursor = await store.ntfyHeadId();
+    control.dropEvent = (event) => event.message.message === 'lost';
+    control.holdBefore = true;
+    await append('t', 'lost');
+    await append('t', 'reveals the gap');
+    await append('u', 'before the subscription');
+    const second = new RecordingSink();
+    hub.subscribe(['u'], 'u', 'json', second, cursor);
+    control.release();
+    await first.until(() => first.frames.length === 2 && second.frames.length === 1, 'both subscribers’ messages');
+    await append('u', 'live');
+    await second.until(() => second.frames.length === 2, 'the live message');
+    assert.deepEqual(second.messages(), ['before the subscription', 'live']);
   });
 
   test('a message appended while a subscriber catches up follows the replay, once', async () => {

@@ -20,6 +20,12 @@
  *   it its topics' messages, which it buffers; then it goes live (see `subscriber.ts`). It is
  *   registered before its first read, so nothing committed after its cursor can slip between
  *   the replay and the live stream, and ids at or below its cursor are never sent twice.
+ * - A new subscriber whose cursor is at or past the feed position (the common `since=none`
+ *   subscription: its cursor is the store head, which the feed has reached) goes live at once,
+ *   without a read: every message after the feed position is yet to be followed or bridged,
+ *   and it is offered to the subscribers registered by then. (Not while a sync or bridge read
+ *   runs: that read's topics were taken before this subscriber's.) An idle phone's subscription
+ *   then costs the store one shared head read and nothing else.
  *
  * Why this is complete: a message is either committed before a subscriber's catch-up read is
  * issued (so it is in that read), or after it, in which case its event reaches the hub after the
@@ -33,6 +39,7 @@ import type { Metrics } from '../observability/metrics.ts';
 import { sleep } from '../roles/supervisor.ts';
 import type { Scheduler } from './scheduler.ts';
 import { CATCH_UP_BUFFER_MESSAGES, DRAIN_BATCH_SIZE, DRAIN_RETRY_MS, Subscriber, type FrameSink, type SubscriberHost } from './subscriber.ts';
+import { releaseNothing } from './visitor.ts';
 import { MessageFrames, type Transport } from './wire.ts';
 
 export {
@@ -76,6 +83,8 @@ export class NtfyHub implements SubscriberHost {
   private closed = false;
   /** See the module comment; null until the first sync, or while the store has never had a message. */
   private position: string | null = null;
+  /** The first sync has set {@link position} (null then means the store had no message). */
+  private positionKnown = false;
   /** A sync or bridge read is running: events wait in {@link queued}. */
   private syncing = false;
   /** Events heard while syncing, in order; null when too many came and were dropped. */
@@ -107,12 +116,14 @@ export class NtfyHub implements SubscriberHost {
 
   /**
    * Register a subscription and start it catching up from `cursor`. The caller has written the
-   * `open` event (and any `since=latest` messages) to `sink` already.
+   * `open` event (and any `since=latest` messages) to `sink` already. `release` runs once when
+   * the connection ends (the visitor's subscription slot).
    */
-  subscribe(topics: readonly string[], topicLabel: string, transport: Transport, sink: FrameSink, cursor: string | null): Subscriber {
-    const subscriber = new Subscriber(this, topics, topicLabel, transport, sink, cursor);
+  subscribe(topics: readonly string[], topicLabel: string, transport: Transport, sink: FrameSink, cursor: string | null, release: () => void = releaseNothing): Subscriber {
+    const subscriber = new Subscriber(this, topics, topicLabel, transport, sink, cursor, release);
     if (this.closed) {
       // A subscription prepared while the server was stopping.
+      sink.onClose(subscriber);
       subscriber.close();
       return subscriber;
     }
@@ -125,9 +136,22 @@ export class NtfyHub implements SubscriberHost {
       else this.byTopic.set(topic, new Set([current, subscriber]));
     }
     this.deps.metrics.ntfySubscribers.inc({ transport });
-    sink.onClose(() => this.remove(subscriber));
-    subscriber.catchUp();
+    // Registered first: a sink that is already closed calls back at once.
+    sink.onClose(subscriber);
+    if (this.feedCovers(cursor)) subscriber.goLive();
+    else subscriber.catchUp();
     return subscriber;
+  }
+
+  /**
+   * True when the feed will offer every message after `cursor` to a subscriber registered now
+   * (see the module comment): the position is known, no sync or bridge read is running, and
+   * nothing after the cursor has been followed yet.
+   */
+  private feedCovers(cursor: string | null): boolean {
+    if (!this.positionKnown || this.syncing) return false;
+    const position = this.position;
+    return position === null || (cursor !== null && cursor >= position);
   }
 
   /** Hear the store's append events and learn the feed position (once). */
@@ -239,6 +263,7 @@ export class NtfyHub implements SubscriberHost {
       async () => {
         const head = await this.deps.store.ntfyHeadId();
         if (this.position === null || (head !== null && head > this.position)) this.position = head;
+        this.positionKnown = true;
       },
       () => this.sync(),
     );
@@ -294,7 +319,7 @@ export class NtfyHub implements SubscriberHost {
     );
   }
 
-  private remove(subscriber: Subscriber): void {
+  removed(subscriber: Subscriber): void {
     if (!this.subscribers.delete(subscriber)) return;
     for (const topic of subscriber.topics) {
       const entry = this.byTopic.get(topic);

@@ -22,6 +22,7 @@ import { visitorAddress } from './context.ts';
 import { HTTP_STATUS_TEXT, NtfyError } from './errors.ts';
 import type { ParamSource } from './publish-params.ts';
 import { readBoolParam } from './publish-params.ts';
+import { destroySocket } from './sink-base.ts';
 import { RawStreamSink } from './sinks.ts';
 import { prepareSubscription } from './subscribe.ts';
 import { controlFrame, type Transport } from './wire.ts';
@@ -149,10 +150,6 @@ export function attachRawStreams(ctx: NtfyContext, server: Server): { close(): v
   };
 }
 
-function destroySocket(this: Socket): void {
-  this.destroy();
-}
-
 function writeError(ctx: NtfyContext, socket: Socket, error: NtfyError): void {
   ctx.metrics.ntfyRefused.inc({ code: String(error.code) });
   const body = `${JSON.stringify(error.toJSON())}\n`;
@@ -186,11 +183,10 @@ function serveStream(ctx: NtfyContext, socket: Socket, request: StreamRequest): 
         prepared.release();
         return;
       }
-      const sink = new RawStreamSink(socket, request.transport, prepared.topicLabel, ctx.clock, ctx.scheduler, ctx.settings.keepaliveIntervalMs);
-      sink.onClose(prepared.release);
+      const sink = new RawStreamSink(socket, request.transport, prepared.topicLabel, ctx.clock, ctx.timers.keepalives);
       sink.write(controlFrame(request.transport, 'open', prepared.topicLabel, ctx.clock.nowMs()));
       for (const message of prepared.start.preload) sink.write(sink.frameOf(message));
-      hub.subscribe(prepared.topics, prepared.topicLabel, request.transport, sink, prepared.start.cursor);
+      hub.subscribe(prepared.topics, prepared.topicLabel, request.transport, sink, prepared.start.cursor, prepared.release);
     },
     (err: unknown) => {
       if (err instanceof NtfyError) {

@@ -2,8 +2,9 @@
  * Timers of the ntfy server (keepalives, WebSocket pings and deadlines), behind an interface so
  * tests drive them with {@link ManualScheduler} instead of waiting 45 seconds.
  *
- * A timer is a small handle object rather than a cancel closure: an idle subscription holds one
- * or two of them for hours, tens of thousands at a time.
+ * A timer is a small handle object rather than a cancel closure. (The timers every subscription
+ * holds for hours, tens of thousands at a time, share one scheduler timer per interval:
+ * `timer-list.ts`.)
  */
 
 export interface TimerHandle {
@@ -14,6 +15,8 @@ export interface TimerHandle {
 }
 
 export interface Scheduler {
+  /** The scheduler's clock (whole ms, from an arbitrary origin): what its delays count on. */
+  now(): number;
   /** Call `fn` every `intervalMs` until cancelled. */
   every(intervalMs: number, fn: () => void): TimerHandle;
   /** Call `fn` once after `delayMs` unless cancelled first. */
@@ -38,6 +41,10 @@ class NodeTimer implements TimerHandle {
 
 /** Node timers, unref'd: a pending keepalive never keeps a stopping process alive. */
 export const realScheduler: Scheduler = {
+  // Whole milliseconds of the monotonic clock since the process started (small integers).
+  now() {
+    return Math.floor(performance.now());
+  },
   every(intervalMs, fn) {
     return new NodeTimer(setInterval(fn, intervalMs).unref(), true);
   },
@@ -60,7 +67,7 @@ class ManualTimer implements TimerHandle {
   }
 
   refresh(): void {
-    this.dueMs = this.owner.now + this.delayMs;
+    this.dueMs = this.owner.now() + this.delayMs;
   }
 }
 
@@ -78,7 +85,7 @@ export class ManualScheduler implements Scheduler {
   }
 
   /** The scheduler's own time (ms since it was made). */
-  get now(): number {
+  now(): number {
     return this.nowMs;
   }
 

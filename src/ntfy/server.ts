@@ -6,7 +6,6 @@
  */
 import type { RequestListener, Server } from 'node:http';
 import type { Hono } from 'hono';
-import type { WebSocketServer } from 'ws';
 import type { NtfyConfig } from '../config/defaults.ts';
 import type { Clock, StorePort } from '../store/port.ts';
 import type { Logger } from '../observability/logger.ts';
@@ -19,7 +18,9 @@ import { ntfyRoutes } from './routes.ts';
 import { realScheduler, type Scheduler } from './scheduler.ts';
 import { VisitorLimits } from './visitor.ts';
 import { attachRawStreams } from './raw-streams.ts';
+import { createSubscriptionTimers } from './subscription-timers.ts';
 import { attachNtfyWebSockets } from './websocket.ts';
+import { withTurnBatching } from '../store/turn-batching.ts';
 
 export interface NtfyServerOptions {
   store: StorePort;
@@ -55,15 +56,17 @@ export interface NtfyServer {
 }
 
 export function createNtfyServer(options: NtfyServerOptions): NtfyServer {
+  // The head and catch-up reads of a subscription burst reach the store as one call per turn.
+  const store = withTurnBatching(options.store);
   const settings = ntfySettings(options.config);
   const clock = options.clock ?? options.store.clock;
   const scheduler = options.scheduler ?? realScheduler;
   const logger = options.logger.child({ component: 'ntfy' });
   const hub = options.subscribe
-    ? new NtfyHub({ store: options.store, scheduler, logger, metrics: options.metrics, safetyRedrainMs: settings.safetyRedrainMs, drainBatchSize: options.drainBatchSize })
+    ? new NtfyHub({ store, scheduler, logger, metrics: options.metrics, safetyRedrainMs: settings.safetyRedrainMs, drainBatchSize: options.drainBatchSize })
     : null;
   const context: NtfyContext = {
-    store: options.store,
+    store,
     settings,
     limits: new VisitorLimits({
       requestBurst: settings.visitorRequestBurst,
@@ -74,6 +77,7 @@ export function createNtfyServer(options: NtfyServerOptions): NtfyServer {
     }),
     hub,
     scheduler,
+    timers: createSubscriptionTimers(scheduler, settings),
     clock,
     logger,
     metrics: options.metrics,
@@ -81,7 +85,7 @@ export function createNtfyServer(options: NtfyServerOptions): NtfyServer {
     publishedPlain: options.metrics.ntfyPublished.labels('plain'),
   };
   const routes = ntfyRoutes(context, { publish: options.publish });
-  const sockets: WebSocketServer[] = [];
+  const sockets: Array<{ close(): void }> = [];
   const rawStreams: Array<{ close(): void }> = [];
   return {
     routes,
@@ -98,12 +102,9 @@ export function createNtfyServer(options: NtfyServerOptions): NtfyServer {
     close() {
       hub?.close();
       for (const raw of rawStreams) raw.close();
-      for (const wss of sockets) {
-        // A peer that never answers the close handshake would hold the HTTP server's close
-        // for ws's 30 s timeout; the ntfy app reconnects either way.
-        for (const client of wss.clients) client.terminate();
-        wss.close();
-      }
+      // A peer that never answers the close handshake would hold the HTTP server's close for
+      // the close timeout; the ntfy app reconnects either way.
+      for (const webSockets of sockets) webSockets.close();
     },
   };
 }

@@ -1,29 +1,33 @@
 /**
- * The kinds of {@link FrameSink}: an HTTP stream (`/json`, `/sse`, `/raw`) written straight to
- * Node's response or (`raw-streams.ts`) to the bare socket, and a WebSocket. Each owns its connection's timers:
- *
- * - HTTP streams send a `keepalive` event every `keepalive_interval_secs` (45 s; the Android
- *   app's read timeout is 77 s);
- * - WebSockets send a ping as often and are dropped after `websocket_timeout_secs` (60 s) with
- *   no pong, ping or frame from the peer, like ntfy's read deadline. Client pings are answered by
- *   `ws` itself. There are no JSON keepalive frames on WebSockets, as in ntfy.
+ * The byte-stream kinds of {@link FrameSink} (`/json`, `/sse`, `/raw`): written straight to
+ * Node's response or (`raw-streams.ts`) to the bare socket. (WebSockets: `ws-sink.ts`.) Each
+ * sends a `keepalive` event every `keepalive_interval_secs` (45 s; the Android app's read
+ * timeout is 77 s).
  *
  * Both are classes with their state in fields rather than closures, and their event listeners
- * are shared functions: an idle subscription is mostly this object, and tens of thousands of them
- * are held at once.
+ * are shared functions (`sink-base.ts`): an idle subscription is mostly this object, and tens of
+ * thousands of them are held at once.
  */
 import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Writable } from 'node:stream';
-import type { WebSocket } from 'ws';
 import type { Clock } from '../store/port.ts';
 import type { NtfyMessage } from '../store/port-ntfy.ts';
-import type { FrameSink } from './hub.ts';
-import type { Scheduler, TimerHandle } from './scheduler.ts';
+import type { FrameSink } from './subscriber.ts';
+import { destroySocket, onEmitterDrain, onEmitterEnd, SinkBase, tagEmitter } from './sink-base.ts';
+import type { TimerHandle } from './scheduler.ts';
+import type { TimerList } from './timer-list.ts';
 import { CONTENT_TYPES, controlFrame, messageFrame } from './wire.ts';
 
-/** WebSocket close code of a normal server-side close. */
-const WS_NORMAL_CLOSE = 1000;
+/**
+ * Node builds a response's header block by concatenation and keeps it (`_header`) for as long as
+ * the response lives: a rope of some 25 string pieces, about 800 bytes per open stream. Reading
+ * a character makes V8 flatten it into one string.
+ */
+function flattenHeaderText(outgoing: ServerResponse): void {
+  const header = (outgoing as unknown as { _header?: unknown })._header;
+  if (typeof header === 'string') header.charCodeAt(0);
+}
 
 /** Response headers of every subscribe stream. */
 export function streamHeaders(transport: 'json' | 'sse' | 'raw'): Record<string, string> {
@@ -36,94 +40,10 @@ export function streamHeaders(transport: 'json' | 'sse' | 'raw'): Record<string,
   };
 }
 
-/**
- * The sink an emitter (Node's response, a `ws` socket) belongs to. Event listeners are the
- * shared module-level functions below, which find their sink through this property: no closure
- * per connection (under tsx every named closure also carries a 256-byte property store).
- */
-const SINK = Symbol('ntfy sink');
-type Tagged = { [SINK]?: SinkBase };
-
-function sinkOf(emitter: unknown): SinkBase | undefined {
-  return (emitter as Tagged)[SINK];
-}
-
-function onEmitterEnd(this: unknown): void {
-  sinkOf(this)?.finish();
-}
-
-function onEmitterDrain(this: unknown): void {
-  sinkOf(this)?.releaseDrainWaiters();
-}
-
-function onWebSocketActivity(this: unknown): void {
-  (sinkOf(this) as WebSocketSink | undefined)?.peerActive();
-}
-
-function onWebSocketError(this: WebSocket): void {
-  this.terminate();
-}
-
-/**
- * Node builds a response's header block by concatenation and keeps it (`_header`) for as long as
- * the response lives: a rope of some 25 string pieces, about 800 bytes per open stream. Reading
- * a character makes V8 flatten it into one string.
- */
-function flattenHeaderText(outgoing: ServerResponse): void {
-  const header = (outgoing as unknown as { _header?: unknown })._header;
-  if (typeof header === 'string') header.charCodeAt(0);
-}
-
-/** Close listeners and drain waiters, kept lazily (most sinks never need more than one of each). */
-abstract class SinkBase implements FrameSink {
-  protected ended = false;
-  private closeListeners: Array<() => void> | null = null;
-  private drainWaiters: Array<() => void> | null = null;
-
-  abstract write(frame: string): void;
-  abstract get bufferedBytes(): number;
-  abstract close(): void;
-  protected abstract get congested(): boolean;
-  protected abstract stopTimers(): void;
-
-  get closed(): boolean {
-    return this.ended;
-  }
-
-  whenDrained(): Promise<void> {
-    if (this.ended || !this.congested) return Promise.resolve();
-    return new Promise((resolve) => (this.drainWaiters ??= []).push(resolve));
-  }
-
-  onClose(listener: () => void): void {
-    if (this.ended) listener();
-    else (this.closeListeners ??= []).push(listener);
-  }
-
-  /** @internal */
-  releaseDrainWaiters(): void {
-    const waiters = this.drainWaiters;
-    this.drainWaiters = null;
-    if (waiters) for (const waiter of waiters) waiter();
-  }
-
-  /** @internal Mark the sink ended (once) and tell everyone. */
-  finish(): void {
-    if (this.ended) return;
-    this.ended = true;
-    this.stopTimers();
-    this.releaseDrainWaiters();
-    const listeners = this.closeListeners;
-    this.closeListeners = null;
-    if (listeners) for (const listener of listeners) listener();
-  }
-}
-
 export interface HttpStreamOptions {
   transport: 'json' | 'sse' | 'raw';
   topicLabel: string;
-  keepaliveIntervalMs: number;
-  scheduler: Scheduler;
+  keepalives: TimerList<ByteStreamSink>;
   clock: Clock;
 }
 
@@ -131,47 +51,29 @@ export interface HttpStreamOptions {
  * What the two byte-stream sinks share: a writable under the frames, a keepalive frame on a
  * timer, back-pressure read off the writable, and a close that cuts off a peer not reading.
  */
-abstract class ByteStreamSink extends SinkBase {
+export abstract class ByteStreamSink extends SinkBase {
   private keepaliveTimer: TimerHandle | null = null;
 
   constructor(
-    private readonly output: Writable,
+    output: Writable,
     protected readonly transport: 'json' | 'sse' | 'raw',
     private readonly topicLabel: string,
     private readonly clock: Clock,
   ) {
-    super();
+    super(output);
   }
 
   /** Start the keepalive frames (once the stream's head is written). */
-  protected startKeepalive(scheduler: Scheduler, intervalMs: number): void {
-    this.keepaliveTimer = scheduler.every(intervalMs, this.keepalive.bind(this));
+  protected startKeepalive(keepalives: TimerList<ByteStreamSink>): void {
+    this.keepaliveTimer = keepalives.start(this);
   }
-
-  get bufferedBytes(): number {
-    return this.output.writableLength;
-  }
-
-  protected get congested(): boolean {
-    return this.output.writableLength > 0;
-  }
-
-  close(): void {
-    if (this.ended) return;
-    // A peer that is not reading would hold the end forever; cut it off instead.
-    if (this.output.writableLength > 0) this.output.destroy();
-    else this.endOutput();
-    this.finish();
-  }
-
-  /** End the stream the way its framing says. */
-  protected abstract endOutput(): void;
 
   protected stopTimers(): void {
     this.keepaliveTimer?.cancel();
   }
 
-  private keepalive(): void {
+  /** @internal The keepalive timer fired. */
+  sendKeepalive(): void {
     this.write(controlFrame(this.transport, 'keepalive', this.topicLabel, this.clock.nowMs()));
   }
 }
@@ -183,18 +85,17 @@ export class HttpStreamSink extends ByteStreamSink {
     transport: 'json' | 'sse' | 'raw',
     topicLabel: string,
     clock: Clock,
-    scheduler: Scheduler,
-    keepaliveIntervalMs: number,
+    keepalives: TimerList<ByteStreamSink>,
   ) {
     super(outgoing, transport, topicLabel, clock);
     outgoing.writeHead(200, streamHeaders(transport));
     flattenHeaderText(outgoing);
     outgoing.socket?.setNoDelay(true);
-    (outgoing as Tagged)[SINK] = this;
+    tagEmitter(outgoing, this);
     outgoing.on('drain', onEmitterDrain);
     outgoing.once('close', onEmitterEnd);
     outgoing.once('error', onEmitterEnd);
-    this.startKeepalive(scheduler, keepaliveIntervalMs);
+    this.startKeepalive(keepalives);
   }
 
   write(frame: string): void {
@@ -208,15 +109,11 @@ export class HttpStreamSink extends ByteStreamSink {
 
 /** Start a stream on `outgoing` with its keepalive timer. */
 export function openHttpStream(outgoing: ServerResponse, options: HttpStreamOptions): FrameSink {
-  return new HttpStreamSink(outgoing, options.transport, options.topicLabel, options.clock, options.scheduler, options.keepaliveIntervalMs);
+  return new HttpStreamSink(outgoing, options.transport, options.topicLabel, options.clock, options.keepalives);
 }
 
 /** Shared listeners of a raw stream's socket (no closure per connection). */
 function ignoreData(): void {}
-
-function destroySocket(this: Socket): void {
-  this.destroy();
-}
 
 /**
  * A stream written on the bare socket (`raw-streams.ts`): the status line and headers, then each
@@ -229,12 +126,11 @@ export class RawStreamSink extends ByteStreamSink {
     transport: 'json' | 'sse' | 'raw',
     topicLabel: string,
     clock: Clock,
-    scheduler: Scheduler,
-    keepaliveIntervalMs: number,
+    keepalives: TimerList<ByteStreamSink>,
   ) {
     super(socket, transport, topicLabel, clock);
     socket.setNoDelay(true);
-    (socket as Tagged)[SINK] = this;
+    tagEmitter(socket, this);
     // `on`, not `once`: these fire once anyway, and `once` wraps each in a state object and a bound function.
     socket.on('drain', onEmitterDrain);
     socket.on('close', onEmitterEnd);
@@ -246,7 +142,7 @@ export class RawStreamSink extends ByteStreamSink {
     for (const [name, value] of Object.entries(streamHeaders(transport))) head.push(`${name}: ${value}`);
     head.push('Connection: close', 'Transfer-Encoding: chunked', '', '');
     socket.write(head.join('\r\n'));
-    this.startKeepalive(scheduler, keepaliveIntervalMs);
+    this.startKeepalive(keepalives);
   }
 
   /** A message as a frame of this stream. */
@@ -261,81 +157,4 @@ export class RawStreamSink extends ByteStreamSink {
   protected endOutput(): void {
     this.socket.end('0\r\n\r\n');
   }
-}
-
-export interface WebSocketSinkOptions {
-  keepaliveIntervalMs: number;
-  timeoutMs: number;
-  scheduler: Scheduler;
-}
-
-/** A sink over an open WebSocket, with its pings and its silence deadline. */
-export class WebSocketSink extends SinkBase {
-  private unsent = 0;
-  private readonly deadline: TimerHandle;
-  private readonly pingTimer: TimerHandle;
-  private readonly sent: () => void;
-
-  constructor(
-    private readonly ws: WebSocket,
-    scheduler: Scheduler,
-    timeoutMs: number,
-    keepaliveIntervalMs: number,
-  ) {
-    super();
-    (ws as unknown as Tagged)[SINK] = this;
-    this.deadline = scheduler.after(timeoutMs, ws.terminate.bind(ws));
-    this.pingTimer = scheduler.every(keepaliveIntervalMs, this.ping.bind(this));
-    this.sent = this.onSent.bind(this);
-    ws.on('pong', onWebSocketActivity);
-    ws.on('ping', onWebSocketActivity);
-    ws.on('message', onWebSocketActivity);
-    ws.once('close', onEmitterEnd);
-    ws.on('error', onWebSocketError);
-  }
-
-  write(frame: string): void {
-    if (this.ended || this.ws.readyState !== this.ws.OPEN) return;
-    this.unsent += 1;
-    this.ws.send(frame, this.sent);
-  }
-
-  get bufferedBytes(): number {
-    return this.ws.bufferedAmount;
-  }
-
-  protected get congested(): boolean {
-    return this.unsent > 0;
-  }
-
-  close(): void {
-    if (this.ended) return;
-    if (this.ws.bufferedAmount > 0) this.ws.terminate();
-    else this.ws.close(WS_NORMAL_CLOSE);
-    this.finish();
-  }
-
-  /** @internal A pong, ping or frame from the peer: push the silence deadline back. */
-  peerActive(): void {
-    if (!this.ended) this.deadline.refresh();
-  }
-
-  protected stopTimers(): void {
-    this.pingTimer.cancel();
-    this.deadline.cancel();
-  }
-
-  private ping(): void {
-    if (this.ws.readyState === this.ws.OPEN) this.ws.ping();
-  }
-
-  private onSent(): void {
-    this.unsent -= 1;
-    if (this.unsent === 0) this.releaseDrainWaiters();
-  }
-}
-
-/** A sink over an open WebSocket. */
-export function openWebSocketSink(ws: WebSocket, options: WebSocketSinkOptions): FrameSink {
-  return new WebSocketSink(ws, options.scheduler, options.timeoutMs, options.keepaliveIntervalMs);
 }

@@ -18,6 +18,7 @@ import { parseSince } from './since.ts';
 import { pollMessages, subscriptionStart, type SubscriptionStart } from './since-cursor.ts';
 import { openHttpStream, streamHeaders } from './sinks.ts';
 import { parseTopicList } from './topics.ts';
+import { releaseNothing } from './visitor.ts';
 import { controlFrame, messageFrame, type Transport } from './wire.ts';
 
 /** A subscription that passed every check, ready to be served. */
@@ -38,9 +39,6 @@ export interface SubscriptionRequest {
   authorization: string | undefined;
 }
 
-/** A poll holds no connection slot. */
-function releaseNothing(): void {}
-
 /** Every check of a subscribe, then its starting point. Throws {@link NtfyError}. */
 export async function prepareSubscription(ctx: NtfyContext, request: SubscriptionRequest): Promise<PreparedSubscription> {
   if (!ctx.limits.takeRequest(request.address)) throw new NtfyError('TOO_MANY_REQUESTS');
@@ -49,6 +47,7 @@ export async function prepareSubscription(ctx: NtfyContext, request: Subscriptio
   ctx.settings.authorizer.authorize(identity, topics, 'read');
   const poll = readBoolParam(request.params, 'x-poll', 'poll', 'po');
   const since = parseSince(readParam(request.params, 'x-since', 'since', 'si'), poll, ctx.clock.nowMs());
+  // A poll holds no connection slot.
   const release = poll ? releaseNothing : ctx.limits.openSubscription(request.address);
   if (!release) throw new NtfyError('TOO_MANY_SUBSCRIPTIONS');
   try {
@@ -104,13 +103,11 @@ export async function handleHttpSubscribe(ctx: NtfyContext, c: NtfyHonoContext, 
   const sink = openHttpStream(outgoing, {
     transport,
     topicLabel: prepared.topicLabel,
-    keepaliveIntervalMs: ctx.settings.keepaliveIntervalMs,
-    scheduler: ctx.scheduler,
+    keepalives: ctx.timers.keepalives,
     clock: ctx.clock,
   });
-  sink.onClose(prepared.release);
   sink.write(controlFrame(transport, 'open', prepared.topicLabel, ctx.clock.nowMs()));
   for (const message of prepared.start.preload) sink.write(messageFrame(transport, message));
-  hub.subscribe(prepared.topics, prepared.topicLabel, transport, sink, prepared.start.cursor);
+  hub.subscribe(prepared.topics, prepared.topicLabel, transport, sink, prepared.start.cursor, prepared.release);
   return RESPONSE_ALREADY_SENT;
 }

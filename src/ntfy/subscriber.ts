@@ -35,6 +35,18 @@ export const DRAIN_RETRY_MS = 1_000;
  */
 export const CATCH_UP_BUFFER_MESSAGES = 1_000;
 
+/**
+ * Told once when a sink's connection ends: a function, or an object whose `sinkClosed` is called
+ * (a subscriber listens as itself: no closure per subscription).
+ */
+export type CloseListener = (() => void) | { sinkClosed(): void };
+
+/** Tell `listener` that its sink closed. */
+export function notifyClosed(listener: CloseListener): void {
+  if (typeof listener === 'function') listener();
+  else listener.sinkClosed();
+}
+
 /** Where a subscriber's frames go: an HTTP stream or a WebSocket. */
 export interface FrameSink {
   write(frame: string): void;
@@ -46,7 +58,7 @@ export interface FrameSink {
   close(): void;
   readonly closed: boolean;
   /** Called once when the connection ends, whoever ended it. */
-  onClose(listener: () => void): void;
+  onClose(listener: CloseListener): void;
 }
 
 /** What a subscriber needs of its hub. */
@@ -62,6 +74,8 @@ export interface SubscriberHost {
   catchUpFailed(subscriber: Subscriber, err: unknown): void;
   /** The peer stopped reading and was disconnected: count and log it. */
   droppedSlow(subscriber: Subscriber): void;
+  /** The subscriber's connection ended: forget it. */
+  removed(subscriber: Subscriber): void;
 }
 
 export class Subscriber {
@@ -82,7 +96,17 @@ export class Subscriber {
     private readonly sink: FrameSink,
     /** Position of the last message sent (or skipped by `since`); null replays from the start. */
     public cursor: string | null,
+    /** Gives the visitor's connection slot back, once, when the connection ends. */
+    private readonly release: () => void,
   ) {}
+
+  /** @internal The sink's connection ended (whoever ended it); the hub listens for it as the sink's close listener. */
+  sinkClosed(): void {
+    this.closedFlag = true;
+    this.buffer = null;
+    this.host.removed(this);
+    this.release();
+  }
 
   get closed(): boolean {
     return this.closedFlag || this.sink.closed;
@@ -99,6 +123,15 @@ export class Subscriber {
     this.catchingUp = true;
     this.buffer = [];
     void this.runCatchUp();
+  }
+
+  /**
+   * Go live without catching up: the hub's feed covers everything after the cursor (`hub.ts`).
+   * Only for a subscriber that never caught up.
+   */
+  goLive(): void {
+    if (this.catchingUp || this.closed) return;
+    this.live = true;
   }
 
   /**

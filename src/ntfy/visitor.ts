@@ -67,7 +67,7 @@ export function visitorKey(address: string): string {
 }
 
 /** The release of a subscription that counted against no limit: one function for all of them. */
-function releaseNothing(): void {}
+export function releaseNothing(): void {}
 
 export class VisitorLimits {
   private readonly visitors = new Map<string, Visitor>();

@@ -1,45 +1,92 @@
 /**
- * `GET /{topics}/ws`: ntfy's WebSocket subscription, on the HTTP server's `upgrade` event with
- * `ws` in no-server mode. Frames are the message JSON; the peer may only send control frames
- * (ntfy's 64-byte read limit), and any Origin is accepted, as in ntfy. A refused upgrade gets
- * only a status line, as ntfy writes it.
+ * `GET /{topics}/ws`: ntfy's WebSocket subscription, on the HTTP server's `upgrade` event. The
+ * opening handshake (RFC 6455 §4.2) is answered here and the connection served by
+ * {@link WebSocketSink} on the bare socket, with our own framing (`ws-frames.ts`; why: see there).
+ *
+ * As in ntfy: frames are the message JSON; the peer may only send control frames and messages of
+ * up to 64 bytes (ntfy's read limit); any Origin is accepted; no extension (per-message deflate)
+ * and no subprotocol is ever selected; a refused upgrade gets only a status line. The order of
+ * checks: the path (404), the handshake itself (405, 400), then every check of a subscription
+ * (`prepareSubscription`), so a malformed handshake never takes a visitor's subscription slot.
  */
-import type { IncomingMessage, Server } from 'node:http';
+import { createHash } from 'node:crypto';
+import type { IncomingHttpHeaders, IncomingMessage, Server } from 'node:http';
+import { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { WebSocketServer } from 'ws';
 import { nodeParamSource, visitorAddress, type NtfyContext } from './context.ts';
 import { HTTP_STATUS_TEXT, NtfyError } from './errors.ts';
-import { openWebSocketSink } from './sinks.ts';
 import { pollMessages } from './since-cursor.ts';
 import { prepareSubscription } from './subscribe.ts';
 import { controlFrame, messageFrame } from './wire.ts';
+import { destroySocket } from './sink-base.ts';
+import { WebSocketSink } from './ws-sink.ts';
 
 /** ntfy's read limit: a subscriber has nothing to say beyond control frames. */
 export const WS_MAX_PAYLOAD_BYTES = 64;
 
+/** The GUID a server appends to the client's key (RFC 6455 §1.3). */
+const WS_ACCEPT_GUID = '258EAFA5-E914-47DA-95CA-C5AB0DC85B11';
+/** A key is 16 random bytes in base64 (§4.1): 22 characters and `==`. */
+const WS_KEY = /^[A-Za-z0-9+/]{22}==$/;
 const WS_PATH = /^\/([^/]+)\/ws$/;
 
-function refuse(socket: Duplex, status: number): void {
-  if (socket.writable) socket.end(`HTTP/1.1 ${status} ${HTTP_STATUS_TEXT[status] ?? 'Error'}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+/** A refusal of the handshake itself, with the headers it needs. */
+class HandshakeRefusal extends Error {
+  constructor(
+    readonly status: number,
+    readonly headers = '',
+  ) {
+    super(`websocket handshake refused with ${status}`);
+  }
+}
+
+function refuse(socket: Duplex, status: number, headers = ''): void {
+  if (socket.writable) socket.end(`HTTP/1.1 ${status} ${HTTP_STATUS_TEXT[status] ?? 'Error'}\r\nConnection: close\r\n${headers}Content-Length: 0\r\n\r\n`);
   else socket.destroy();
+}
+
+function hasToken(header: string | undefined, token: string): boolean {
+  return header !== undefined && header.split(',').some((part) => part.trim().toLowerCase() === token);
+}
+
+/** The `Sec-WebSocket-Accept` of a valid opening handshake (§4.2.1); throws {@link HandshakeRefusal}. */
+export function websocketAccept(method: string | undefined, headers: IncomingHttpHeaders): string {
+  if (method !== 'GET') throw new HandshakeRefusal(405);
+  if (!hasToken(headers.upgrade, 'websocket') || !hasToken(headers.connection, 'upgrade')) throw new HandshakeRefusal(400);
+  // §4.4: a version the server does not speak is answered with the one it does.
+  if (headers['sec-websocket-version'] !== '13') throw new HandshakeRefusal(400, 'Sec-WebSocket-Version: 13\r\n');
+  const key = headers['sec-websocket-key'];
+  if (key === undefined || !WS_KEY.test(key)) throw new HandshakeRefusal(400);
+  return createHash('sha1').update(key + WS_ACCEPT_GUID).digest('base64');
 }
 
 /**
  * Serve ntfy WebSockets on `server`. Upgrades to any other path are refused with 404, since no
- * other part of nostr-push upgrades connections.
+ * other part of nostr-push upgrades connections. `close()` cuts every connection off (a peer that
+ * never answers a close frame would hold the server's close for the close timeout).
  */
-export function attachNtfyWebSockets(ctx: NtfyContext, server: Server): WebSocketServer {
-  const wss = new WebSocketServer({ noServer: true, maxPayload: WS_MAX_PAYLOAD_BYTES, perMessageDeflate: false });
+export function attachNtfyWebSockets(ctx: NtfyContext, server: Server): { close(): void } {
+  const open = new Set<WebSocketSink>();
   server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
-    socket.on('error', () => socket.destroy());
-    handleUpgrade(ctx, wss, request, socket, head).catch((err: unknown) => {
+    // Shared, and the very listener the sink registers: no closure per connection.
+    socket.on('error', destroySocket);
+    handleUpgrade(ctx, request, socket, head, open).catch((err: unknown) => {
+      if (err instanceof HandshakeRefusal) {
+        refuse(socket, err.status, err.headers);
+        return;
+      }
       const status = err instanceof NtfyError ? err.http : 500;
       if (err instanceof NtfyError) ctx.metrics.ntfyRefused.inc({ code: String(err.code) });
       else ctx.logger.error({ err: (err as Error).message }, 'ntfy websocket upgrade failed');
       refuse(socket, status);
     });
   });
-  return wss;
+  return {
+    close() {
+      for (const sink of [...open]) sink.cutOff();
+      open.clear();
+    },
+  };
 }
 
 function decodeSegment(segment: string): string {
@@ -50,11 +97,12 @@ function decodeSegment(segment: string): string {
   }
 }
 
-async function handleUpgrade(ctx: NtfyContext, wss: WebSocketServer, request: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+async function handleUpgrade(ctx: NtfyContext, request: IncomingMessage, socket: Duplex, head: Buffer, open: Set<WebSocketSink>): Promise<void> {
   const url = new URL(request.url ?? '/', 'http://upgrade.invalid');
   const match = WS_PATH.exec(url.pathname);
   const hub = ctx.hub;
-  if (!match?.[1] || !hub) throw new NtfyError('NOT_FOUND');
+  if (!match?.[1] || !hub || !(socket instanceof Socket)) throw new NtfyError('NOT_FOUND');
+  const accept = websocketAccept(request.method, request.headers);
   const forwarded = request.headers['x-forwarded-for'];
   const prepared = await prepareSubscription(ctx, {
     topicSegment: decodeSegment(match[1]),
@@ -66,23 +114,24 @@ async function handleUpgrade(ctx: NtfyContext, wss: WebSocketServer, request: In
     prepared.release();
     return;
   }
-  wss.handleUpgrade(request, socket, head, (ws) => {
-    const sink = openWebSocketSink(ws, {
-      keepaliveIntervalMs: ctx.settings.keepaliveIntervalMs,
-      timeoutMs: ctx.settings.websocketTimeoutMs,
-      scheduler: ctx.scheduler,
-    });
-    sink.onClose(prepared.release);
-    if (prepared.poll) {
-      void (async () => {
-        for await (const message of pollMessages(ctx.store, prepared.topics, prepared.start, hub.batchSize)) sink.write(messageFrame('ws', message));
-        await sink.whenDrained();
-        sink.close();
-      })().catch(() => sink.close());
-      return;
-    }
-    sink.write(controlFrame('ws', 'open', prepared.topicLabel, ctx.clock.nowMs()));
-    for (const message of prepared.start.preload) sink.write(messageFrame('ws', message));
-    hub.subscribe(prepared.topics, prepared.topicLabel, 'ws', sink, prepared.start.cursor);
+  socket.write(`HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${accept}\r\n\r\n`);
+  const sink = new WebSocketSink(socket, {
+    timers: ctx.timers,
+    scheduler: ctx.scheduler,
+    maxPayload: WS_MAX_PAYLOAD_BYTES,
+    open,
   });
+  if (head.length > 0) sink.received(head);
+  if (prepared.poll) {
+    sink.onClose(prepared.release);
+    void (async () => {
+      for await (const message of pollMessages(ctx.store, prepared.topics, prepared.start, hub.batchSize)) sink.write(messageFrame('ws', message));
+      await sink.whenDrained();
+      sink.close();
+    })().catch(() => sink.close());
+    return;
+  }
+  sink.write(controlFrame('ws', 'open', prepared.topicLabel, ctx.clock.nowMs()));
+  for (const message of prepared.start.preload) sink.write(messageFrame('ws', message));
+  hub.subscribe(prepared.topics, prepared.topicLabel, 'ws', sink, prepared.start.cursor, prepared.release);
 }

@@ -3,7 +3,8 @@
  * and the in-process append listeners.
  */
 import type { Logger } from '../observability/logger.ts';
-import type { NtfyAppendEvent, NtfyMessageContent } from './port-ntfy.ts';
+import type { NtfyAppendEvent, NtfyMessageContent, NtfyReadRequest } from './port-ntfy.ts';
+import { isNtfyMessageId } from './ntfy-ids.ts';
 
 /**
  * Content as stored: exactly the fields that are set and well-typed, so an absent field reads
@@ -67,6 +68,15 @@ export function requirePositiveTtl(ttlMs: number): void {
 
 export function requireLimit(operation: string, limit: number): void {
   if (!Number.isSafeInteger(limit) || limit < 1) throw new RangeError(`${operation}: limit must be a positive integer, got ${limit}`);
+}
+
+/**
+ * Throw the RangeError a read of `request` would be refused with (port-ntfy.ts): a limit that is
+ * not a positive integer, or an `afterId` that is not a 12-character id.
+ */
+export function requireNtfyReadRequest(request: NtfyReadRequest): void {
+  requireLimit('readNtfyMessages', request.limit);
+  if (request.afterId !== null && !isNtfyMessageId(request.afterId)) throw new RangeError(`readNtfyMessages: not an ntfy message id: ${request.afterId}`);
 }
 
 /** The listeners of {@link NtfyTopicStore.onNtfyAppend} in one process. */

@@ -84,6 +84,14 @@ export interface NtfyReadResult {
   complete: boolean;
 }
 
+/** One read of {@link NtfyTopicStore.readNtfyMessagesMany}: the arguments of a {@link NtfyTopicStore.readNtfyMessages}. */
+export interface NtfyReadRequest {
+  topics: readonly string[];
+  afterId: string | null;
+  /** A positive integer. */
+  limit: number;
+}
+
 export interface NtfyTopicStore {
   /**
    * Append a message to `topic` durably, allocating its id (globally ordered, see the module
@@ -97,10 +105,26 @@ export interface NtfyTopicStore {
   /**
    * Unexpired messages of any of `topics` with an id greater than `afterId` (null: from the
    * start), in id order, at most `limit` (a positive integer). `afterId` need not be a stored id:
-   * any 12-character id works as a position (`since=<time>` uses a synthetic one). `[]` topics
-   * read nothing. See {@link NtfyReadResult} for how to continue.
+   * any 12-character id works as a position (`since=<time>` uses a synthetic one); anything
+   * else is refused with a RangeError. `[]` topics read nothing. See {@link NtfyReadResult} for
+   * how to continue.
    */
   readNtfyMessages(topics: readonly string[], afterId: string | null, limit: number): Promise<NtfyReadResult>;
+
+  /**
+   * Many reads in one store round trip: result `i` is what
+   * `readNtfyMessages(requests[i].topics, requests[i].afterId, requests[i].limit)` would answer
+   * at one moment during the call (the same moment for all of them: one snapshot). `[]` reads
+   * nothing. Refused with a RangeError, reading nothing, when any request is refused alone (a
+   * limit that is not a positive integer, an `afterId` that is not an id); callers merging the
+   * reads of many subscribers check each request first (`requireNtfyReadRequest` in
+   * `ntfy-shared.ts`), so one bad request cannot fail the others.
+   *
+   * Why: a burst of subscriptions (10,000 phones reconnecting) makes as many catch-up reads; one
+   * read each costs a Redis command (or an SQLite transaction) and its garbage per subscriber,
+   * while one call serves every read of an event-loop turn (`turn-batching.ts`).
+   */
+  readNtfyMessagesMany(requests: readonly NtfyReadRequest[]): Promise<NtfyReadResult[]>;
 
   /**
    * For each of `topics`, its newest unexpired message with an id at or before `upToId` (ntfy's

@@ -64,6 +64,33 @@ describe('withTurnBatching', () => {
     await base.close();
   });
 
+  test('ntfy reads of one turn are one readNtfyMessagesMany, head reads one ntfyHeadId; a bad read fails alone', async () => {
+    const base = await openSqliteStore({ path: ':memory:' });
+    const { store, calls } = counted(base);
+    const batched = withTurnBatching(store);
+    const a1 = await base.appendNtfyMessage('a', { message: 'a1' }, 60_000);
+    const b1 = await base.appendNtfyMessage('b', { message: 'b1' }, 60_000);
+    const [heads, first, second, bad, third] = await Promise.all([
+      Promise.all([batched.ntfyHeadId(), batched.ntfyHeadId(), batched.ntfyHeadId()]),
+      batched.readNtfyMessages(['a'], null, 10),
+      batched.readNtfyMessages(['a', 'b'], a1.id, 10),
+      batched.readNtfyMessages(['a'], null, 0).then(
+        () => 'read',
+        (err: unknown) => (err instanceof RangeError ? 'refused' : 'other error'),
+      ),
+      batched.readNtfyMessages(['b'], null, 10),
+    ]);
+    assert.deepEqual(heads, [b1.id, b1.id, b1.id]);
+    assert.equal(calls.get('ntfyHeadId'), 1);
+    assert.deepEqual(first, await base.readNtfyMessages(['a'], null, 10));
+    assert.deepEqual(second?.messages.map((m) => m.id), [b1.id]);
+    assert.equal(bad, 'refused');
+    assert.deepEqual(third?.messages.map((m) => m.id), [b1.id]);
+    assert.equal(calls.get('readNtfyMessagesMany'), 1);
+    assert.equal(calls.get('readNtfyMessages'), undefined);
+    await base.close();
+  });
+
   test('every other member is the store’s own', async () => {
     const base = await openSqliteStore({ path: ':memory:' });
     const batched = withTurnBatching(base);

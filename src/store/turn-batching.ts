@@ -2,16 +2,26 @@
  * A store whose hot calls, made by many concurrent handlers in one turn of the event loop, reach
  * the adapter as one call each: every `enqueue` of a turn becomes one `enqueueMany` per queue,
  * every `readRecipients` one read, every `claimAndEnqueueDeliveries` one claim step per queue and
- * claim lifetime.
+ * claim lifetime, every `readNtfyMessages` one `readNtfyMessagesMany`, and every `ntfyHeadId` of
+ * the turn shares one read of the head (these two also wait for the call out before them).
  *
  * Why: one Redis script or one SQLite transaction costs about the same for one item as for a
  * hundred, and the engine handles dozens of events side by side. Every caller still gets its own
  * result once the merged call is done, so a caller that awaits a write knows it is recorded,
  * exactly as with the plain store; the batched operations are independent per entry, so merging
- * changes no outcome.
+ * changes no outcome. (A read answered at the end of the turn sees what a read made at the call
+ * would have seen, and possibly more that was committed since: what a reader sees of concurrent
+ * writes is never promised more precisely than that.)
+ *
+ * The ntfy reads are merged for the pusher: a burst of subscriptions (thousands of phones
+ * reconnecting) starts as many head reads and catch-up reads in a few turns, and one store call
+ * each left behind a command, its buffers and promises per subscriber on Redis, tens of MiB of
+ * garbage that an idle process keeps resident.
  */
 import { TurnBatcher } from '../util/turn-batcher.ts';
 import type { ClaimedDelivery, EnqueueItem, QueueName, RecipientGateState, StorePort } from './port.ts';
+import type { NtfyReadRequest, NtfyReadResult } from './port-ntfy.ts';
+import { requireNtfyReadRequest } from './ntfy-shared.ts';
 
 /**
  * A batcher for a call that takes a list and answers one result per entry, in order: the lists of
@@ -50,11 +60,34 @@ export function withTurnBatching(store: StorePort): StorePort {
     return batcher;
   };
 
+  // A burst of subscriptions arrives a connection or two per turn: these reads wait for the one
+  // out (so each is still issued after its call) and go together, so the burst makes a few
+  // hundred reads, not ten thousand.
+  const ntfyReads = new TurnBatcher((requests: NtfyReadRequest[]) => store.readNtfyMessagesMany(requests), { oneInFlight: true });
+  const ntfyHeads = new TurnBatcher(
+    async (callers: null[]) => {
+      const head = await store.ntfyHeadId();
+      return callers.map(() => head);
+    },
+    { oneInFlight: true },
+  );
+
   const merged: Partial<Record<keyof StorePort, unknown>> = {
     enqueue: <T>(queue: QueueName, item: EnqueueItem<T>): Promise<boolean> => enqueuerFor(queue).add(item),
     readRecipients: (pubkeys: readonly string[]): Promise<RecipientGateState[]> => (pubkeys.length === 0 ? Promise.resolve([]) : reads.add(pubkeys)),
     claimAndEnqueueDeliveries: <T>(queue: QueueName, ttlSecs: number, entries: ReadonlyArray<ClaimedDelivery<T>>): Promise<boolean[]> =>
       entries.length === 0 ? Promise.resolve([]) : claimerFor(queue, ttlSecs).add(entries),
+    readNtfyMessages: (topics: readonly string[], afterId: string | null, limit: number): Promise<NtfyReadResult> => {
+      const request: NtfyReadRequest = { topics, afterId, limit };
+      try {
+        // Refused here, alone: in the merged call it would fail every read of the turn.
+        requireNtfyReadRequest(request);
+      } catch (err) {
+        return Promise.reject(err);
+      }
+      return ntfyReads.add(request);
+    },
+    ntfyHeadId: (): Promise<string | null> => ntfyHeads.add(null),
   };
   // Every other member is the store's own, bound to it (so an adapter's lazily made state stays
   // on the adapter), and bound once.

@@ -21,9 +21,43 @@ describe('TurnBatcher', () => {
     const batcher = new TurnBatcher<number, number>(async (inputs) => {
       batches.push(inputs);
       return inputs;
-    }, 2);
+    }, { maxBatch: 2 });
     await Promise.all([1, 2, 3, 4, 5].map((n) => batcher.add(n)));
     assert.deepEqual(batches, [[1, 2], [3, 4], [5]]);
+  });
+
+  test('with oneInFlight, calls made while a batch is out wait for it and then go out together', async () => {
+    const batches: number[][] = [];
+    const answers: Array<() => void> = [];
+    const batcher = new TurnBatcher<number, number>(
+      async (inputs) => {
+        batches.push(inputs);
+        await new Promise<void>((resolve) => answers.push(resolve));
+        return inputs;
+      },
+      { oneInFlight: true, maxBatch: 3 },
+    );
+    const turn = () => new Promise((resolve) => setImmediate(resolve));
+    /** Answer the batch out, once it is out (a few turns at most). */
+    const answerNext = async () => {
+      for (let i = 0; i < 10 && answers.length === 0; i++) await turn();
+      answers.shift()?.();
+    };
+    const first = batcher.add(1);
+    await turn();
+    assert.deepEqual(batches, [[1]]);
+    const later: Array<Promise<number>> = [];
+    for (let i = 0; i < 3; i++) {
+      later.push(batcher.add(10 + 2 * i), batcher.add(11 + 2 * i));
+      await turn();
+    }
+    assert.deepEqual(batches, [[1]], 'nothing more is sent while the first batch is out');
+    await answerNext();
+    assert.equal(await first, 1);
+    await answerNext();
+    await answerNext();
+    assert.deepEqual(await Promise.all(later), [10, 11, 12, 13, 14, 15]);
+    assert.deepEqual(batches, [[1], [10, 11, 12], [13, 14, 15]], 'the waiting calls, maxBatch at a time, one batch out at a time');
   });
 
   test('a failed batch fails every caller in it, and the next batch is unaffected', async () => {

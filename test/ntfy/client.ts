@@ -35,6 +35,20 @@ export async function publish(
   return { status: response.status, body: parsed, headers: response.headers };
 }
 
+/**
+ * Wait for `remainingMs` or until one of `waiters` is called back, whichever comes first: how the
+ * clients here wait for bytes (the caller checks again and fails past its deadline).
+ */
+export function nextNotice(waiters: Array<() => void>, remainingMs: number): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, remainingMs);
+    waiters.push(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}
+
 /** A queue of frames with waits that fail after {@link FRAME_TIMEOUT_MS}. */
 class FrameQueue<T> {
   private readonly frames: T[] = [];
@@ -67,13 +81,7 @@ class FrameQueue<T> {
       if (this.ended) throw new Error(`stream ended while waiting for ${what}`);
       const remaining = deadline - Date.now();
       if (remaining <= 0) throw new Error(`timed out waiting for ${what}`);
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, remaining);
-        this.waiters.push(() => {
-          clearTimeout(timer);
-          resolve();
-        });
-      });
+      await nextNotice(this.waiters, remaining);
     }
     return this.frames.shift() as T;
   }

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { FakeDistributor } from '../support/ntfy-distributor.ts';
 import { startRedisServer, type PrivateRedisServer } from '../support/redis-server.ts';
-import { freePort, startServiceProcess, type ServiceProcess } from '../support/service-process.ts';
+import { freePort, ntfyServiceEnv, startServiceProcess, type ServiceProcess } from '../support/service-process.ts';
 import { publish } from './client.ts';
 
 const TOPICS = ['upRestartAAAAA', 'upRestartBBBBB'];
@@ -36,16 +36,8 @@ for (const [adapter, transport] of [
       if (adapter === 'redis') redis = await startRedisServer();
       const port = await freePort();
       baseUrl = `http://127.0.0.1:${port}`;
-      env = {
-        NOSTR_PUSH__ROLES: 'api,pusher,janitor',
-        NOSTR_PUSH__DATA_DIR: dataDir,
-        NOSTR_PUSH__STORE__URL: redis ? redis.url : `sqlite:${join(dataDir, 'nostr-push.sqlite')}`,
-        // Both runs on one port: the distributor knows one base URL, as the app does.
-        NOSTR_PUSH__SERVER__LISTEN_ADDR: `127.0.0.1:${port}`,
-        NOSTR_PUSH__NTFY__VISITOR_EXEMPT_HOSTS: '127.0.0.1,::1',
-        NOSTR_PUSH__LOG__LEVEL: 'info',
-        LOG_LEVEL: 'info',
-      };
+      // Both runs on one port: the distributor knows one base URL, as the app does.
+      env = ntfyServiceEnv({ dataDir, port, redisUrl: redis?.url });
     });
 
     after(async () => {

@@ -5,99 +5,14 @@
  * server exactly as sent and is answered as before.
  */
 import assert from 'node:assert/strict';
-import { connect, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { FRAME_TIMEOUT_MS, publish } from './client.ts';
 import { startNtfyTestServer, type NtfyTestServer } from './harness.ts';
+import { RawClient } from './raw-client.ts';
 
 const KEEPALIVE_MS = 45_000;
 /** Node's default `headersTimeout` (the harness does not change it). */
 const HEADERS_TIMEOUT_MS = 60_000;
-
-/** One TCP connection that reads HTTP/1.1 answers: the head, then chunks or a Content-Length body. */
-class RawClient {
-  private received = Buffer.alloc(0);
-  private waiters: Array<() => void> = [];
-  closed = false;
-
-  constructor(readonly socket: Socket) {
-    socket.on('data', (chunk: Buffer) => {
-      this.received = Buffer.concat([this.received, chunk]);
-      this.notify();
-    });
-    socket.on('close', () => {
-      this.closed = true;
-      this.notify();
-    });
-    socket.on('error', () => undefined);
-  }
-
-  static open(port: number): Promise<RawClient> {
-    return new Promise((resolve, reject) => {
-      const socket = connect({ host: '127.0.0.1', port, noDelay: true }, () => resolve(new RawClient(socket)));
-      socket.once('error', reject);
-    });
-  }
-
-  private notify(): void {
-    for (const waiter of this.waiters.splice(0)) waiter();
-  }
-
-  /** Wait until `take` finds what it wants in the unread bytes (it returns how many it used). */
-  private async until<T>(take: (bytes: Buffer) => { value: T; used: number } | null, what: string): Promise<T> {
-    const deadline = Date.now() + FRAME_TIMEOUT_MS;
-    for (;;) {
-      const found = take(this.received);
-      if (found) {
-        this.received = this.received.subarray(found.used);
-        return found.value;
-      }
-      if (this.closed) throw new Error(`connection closed while waiting for ${what}`);
-      const remaining = deadline - Date.now();
-      if (remaining <= 0) throw new Error(`timed out waiting for ${what}`);
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, remaining);
-        this.waiters.push(() => {
-          clearTimeout(timer);
-          resolve();
-        });
-      });
-    }
-  }
-
-  async head(): Promise<{ status: number; headers: Record<string, string> }> {
-    return this.until((bytes) => {
-      const end = bytes.indexOf('\r\n\r\n');
-      if (end < 0) return null;
-      const [statusLine = '', ...lines] = bytes.toString('latin1', 0, end).split('\r\n');
-      const headers: Record<string, string> = {};
-      for (const line of lines) {
-        const colon = line.indexOf(':');
-        headers[line.slice(0, colon).toLowerCase()] = line.slice(colon + 1).trim();
-      }
-      return { value: { status: Number(statusLine.split(' ')[1]), headers }, used: end + 4 };
-    }, 'the response head');
-  }
-
-  /** The next chunk of a chunked body, as text ('' for the last chunk). */
-  async chunk(): Promise<string> {
-    return this.until((bytes) => {
-      const lineEnd = bytes.indexOf('\r\n');
-      if (lineEnd < 0) return null;
-      const size = parseInt(bytes.toString('latin1', 0, lineEnd), 16);
-      if (bytes.length < lineEnd + 2 + size + 2) return null;
-      return { value: bytes.toString('utf8', lineEnd + 2, lineEnd + 2 + size), used: lineEnd + 2 + size + 2 };
-    }, 'a chunk');
-  }
-
-  async body(length: number): Promise<string> {
-    return this.until((bytes) => (bytes.length >= length ? { value: bytes.toString('utf8', 0, length), used: length } : null), 'the body');
-  }
-
-  async untilClosed(): Promise<void> {
-    await this.until((bytes) => (this.closed ? { value: undefined, used: bytes.length } : null), 'the close');
-  }
-}
 
 /** Resolves once `server` has accepted a connection (its own, fresh server: one client). */
 async function untilAccepted(server: NtfyTestServer): Promise<void> {

@@ -83,6 +83,27 @@ describe('Redis ntfy topics', () => {
     assert.deepEqual(read.messages.map((m) => m.id), ids);
   });
 
+  test('any number of reads, of any number of topics, is one script call on prefixed keys (60,000 topics too)', async () => {
+    const clock = new ManualClock();
+    const store = await open(clock, 'pfx:');
+    const first = await store.appendNtfyMessage(TOPIC, { message: 'one' }, TTL_MS);
+    const second = await store.appendNtfyMessage('other', { message: 'two' }, TTL_MS);
+    const many = [...Array.from({ length: 60_000 }, (_, i) => `idle-${i}`), 'other'];
+    await raw.config('RESETSTAT');
+    const [a, b, c] = await store.readNtfyMessagesMany([
+      { topics: [TOPIC], afterId: null, limit: 10 },
+      { topics: many, afterId: first.id, limit: 10 },
+      { topics: [TOPIC, 'other'], afterId: null, limit: 1 },
+    ]);
+    const stats = await raw.info('commandstats');
+    assert.match(stats, /cmdstat_evalsha:calls=1,/);
+    assert.doesNotMatch(stats, /cmdstat_(multi|exec):/, 'no MULTI');
+    assert.deepEqual(a?.messages.map((m) => m.id), [first.id]);
+    assert.deepEqual(b, { messages: [second], position: second.id, complete: true });
+    assert.deepEqual(c?.messages.map((m) => m.id), [first.id]);
+    assert.equal(c?.complete, false);
+  });
+
   test('the janitor trims a topic from its oldest entry, re-indexes it, and drops it when empty', async () => {
     const clock = new ManualClock();
     const store = await open(clock);

@@ -5,6 +5,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const BIN = fileURLToPath(new URL('../../bin/nostr-push.js', import.meta.url));
@@ -41,6 +42,23 @@ export async function freePort(): Promise<number> {
       srv.close(() => resolve(port));
     });
   });
+}
+
+/**
+ * The environment of an ntfy server process as the benchmarks and the distributor test start
+ * one: roles api, pusher and janitor on loopback `port`, a store in `dataDir` (SQLite) or at
+ * `redisUrl`, loopback exempt from visitor limits, info logs.
+ */
+export function ntfyServiceEnv(options: { dataDir: string; port: number; redisUrl?: string | undefined }): Record<string, string> {
+  return {
+    NOSTR_PUSH__ROLES: 'api,pusher,janitor',
+    NOSTR_PUSH__DATA_DIR: options.dataDir,
+    NOSTR_PUSH__STORE__URL: options.redisUrl ?? `sqlite:${join(options.dataDir, 'nostr-push.sqlite')}`,
+    NOSTR_PUSH__SERVER__LISTEN_ADDR: `127.0.0.1:${options.port}`,
+    NOSTR_PUSH__NTFY__VISITOR_EXEMPT_HOSTS: '127.0.0.1,::1',
+    NOSTR_PUSH__LOG__LEVEL: 'info',
+    LOG_LEVEL: 'info',
+  };
 }
 
 export interface StartServiceProcessOptions {

@@ -14,7 +14,7 @@
 import { randomUUID } from 'node:crypto';
 import type { BellBatch, BellWatcherState, VideoCoordinate } from '../port-bells.ts';
 import type { RecipientClaim } from '../port.ts';
-import { expirySeconds, type RedisContext } from './context.ts';
+import { expirySeconds, prefixed, type RedisContext } from './context.ts';
 import {
   legacyVideoRecordKey,
   notifyRateKey,
@@ -37,12 +37,6 @@ const BELL_RECORD_TYPE = 'newPost';
 export const BELL_SCRIPT_CHUNK = 500;
 
 type WatcherReply = [(string | null)[], string | null, number, number];
-
-/** Keys passed in ARGV get the client's key prefix here (ioredis adds it to KEYS only). */
-export function prefixed(ctx: RedisContext): (key: string) => string {
-  const prefix = ctx.redis.options.keyPrefix ?? '';
-  return (key) => `${prefix}${key}`;
-}
 
 /** Split a batch into script-sized chunks of {@link BELL_SCRIPT_CHUNK}. */
 export function chunks<T>(items: readonly T[]): T[][] {

@@ -29,3 +29,9 @@ export function parseJson(raw: string): unknown {
 export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
+
+/** Keys passed in ARGV get the client's key prefix here (ioredis adds it to KEYS only). */
+export function prefixed(ctx: RedisContext): (key: string) => string {
+  const prefix = ctx.redis.options.keyPrefix ?? '';
+  return (key) => `${prefix}${key}`;
+}

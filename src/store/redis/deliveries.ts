@@ -5,8 +5,8 @@
  * the queue layout of queues.ts), so both paths read and write the same records.
  */
 import type { ClaimedDelivery, QueueName, RecipientGateState } from '../port.ts';
-import { expirySeconds, type RedisContext } from './context.ts';
-import { chunks, prefixed, preferenceKindsOf } from './bell-pages.ts';
+import { expirySeconds, prefixed, type RedisContext } from './context.ts';
+import { chunks, preferenceKindsOf } from './bell-pages.ts';
 import { queueKeys, recipientClaimKey, tokenDevicesKey, tokenTimezoneOffsetsKey, userPreferencesKey, userTokensKey } from './keys.ts';
 import { devicesFromListReply } from './tokens.ts';
 

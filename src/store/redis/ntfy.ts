@@ -15,9 +15,10 @@
  * position in base 62 (`ntfy-ids.ts`), converted here in both directions. Appending is one Lua
  * script (`appendNtfyMessage-4`) that allocates the position from the head and the store clock,
  * adds the entry, moves the head, indexes the topic's expiry and its id, and publishes the
- * append event with the message and the previous head. A read takes the head and the topics' ranges in one atomic step (`readNtfyTopic-2`
- * for one topic, a MULTI for several), so the head and the entries are one snapshot: that is
- * what lets a complete read move an idle cursor up to the head without skipping anything.
+ * append event with the message and the previous head. A read takes the head and the topics'
+ * ranges in one atomic step (`readNtfyTopics-1`), so the head and the entries are one snapshot:
+ * that is what lets a complete read move an idle cursor up to the head without skipping
+ * anything. One script call answers many reads at once (`readNtfyMessagesMany`).
  *
  * Expiry: `expireNtfyTopic-3` trims one topic from its oldest entry and re-indexes it; the
  * janitor calls it for every topic whose indexed expiry is due. Readers skip expired entries by
@@ -31,16 +32,23 @@
  * test prefixes never hear each other.
  */
 import type { Redis } from 'ioredis';
-import type { NtfyAppendEvent, NtfyMessage, NtfyMessageContent, NtfyReadResult } from '../port-ntfy.ts';
+import type { NtfyAppendEvent, NtfyMessage, NtfyMessageContent, NtfyReadRequest, NtfyReadResult } from '../port-ntfy.ts';
 import { decodeNtfyId, encodeNtfyId, NTFY_MAX_SEQ, type NtfyPosition } from '../ntfy-ids.ts';
-import { decodeNtfyContent, NtfyAppendListeners, requireLimit, requirePositiveTtl, storedNtfyContent } from '../ntfy-shared.ts';
-import type { RedisContext } from './context.ts';
+import { decodeNtfyContent, NtfyAppendListeners, requireLimit, requireNtfyReadRequest, requirePositiveTtl, storedNtfyContent } from '../ntfy-shared.ts';
+import { prefixed, type RedisContext } from './context.ts';
 import { ntfyExpiryKey, ntfyHeadKey, ntfyIdsKey, ntfyTopicKey, ntfyWakeChannel } from './keys.ts';
 
 /** Topics whose expired entries one janitor call visits at most. */
 export const NTFY_EXPIRY_TOPICS_PER_CALL = 100;
 
 type StreamEntry = [string, string[]];
+
+/** A read of {@link RedisNtfyTopics.readMany}: its distinct topics and the reply range of each. */
+interface ReadPlan {
+  request: NtfyReadRequest;
+  topics: string[];
+  ranges: number[];
+}
 type MultiReply = [Error | null, unknown][] | null;
 
 function entryIdOf(position: NtfyPosition): string {
@@ -154,49 +162,66 @@ export class RedisNtfyTopics {
   }
 
   async read(topics: readonly string[], afterId: string | null, limit: number): Promise<NtfyReadResult> {
-    requireLimit('readNtfyMessages', limit);
-    const unique = [...new Set(topics)];
-    if (unique.length === 0) return { messages: [], position: afterId, complete: true };
-    const start = entryIdAfter(afterId);
-    this.corkForTurn();
-    let headEntry: unknown;
-    let ranges: unknown[];
-    if (unique.length === 1) {
-      [headEntry, ...ranges] = (await this.ctx.scripts.run('readNtfyTopic', [ntfyHeadKey, ntfyTopicKey(unique[0] as string)], [start, limit])) as [unknown, unknown];
-    } else {
-      const multi = this.ctx.redis.multi().get(ntfyHeadKey);
-      for (const topic of unique) multi.xrange(ntfyTopicKey(topic), start, '+', 'COUNT', limit);
-      [headEntry, ...ranges] = results(await multi.exec(), 'readNtfyMessages');
-    }
-    const nowMs = this.ctx.clock.nowMs();
+    return (await this.readMany([{ topics, afterId, limit }]))[0] as NtfyReadResult;
+  }
 
+  /** Every read by one `readNtfyTopics` script: the head and each distinct range once. */
+  async readMany(requests: readonly NtfyReadRequest[]): Promise<NtfyReadResult[]> {
+    for (const request of requests) requireNtfyReadRequest(request);
+    const key = prefixed(this.ctx);
+    const args: string[] = [];
+    /** Range index by `start limit topic` (neither start nor limit holds a space). */
+    const rangeIndex = new Map<string, number>();
+    const plans = requests.map((request): ReadPlan => {
+      const topics = [...new Set(request.topics)];
+      const start = entryIdAfter(request.afterId);
+      const ranges = topics.map((topic) => {
+        const id = `${start} ${request.limit} ${topic}`;
+        let index = rangeIndex.get(id);
+        if (index === undefined) {
+          index = rangeIndex.size;
+          rangeIndex.set(id, index);
+          args.push(key(ntfyTopicKey(topic)), start, String(request.limit));
+        }
+        return index;
+      });
+      return { request, topics, ranges };
+    });
+    if (rangeIndex.size === 0) return plans.map(({ request }) => ({ messages: [], position: request.afterId, complete: true }));
+    this.corkForTurn();
+    const [headEntry, ...replies] = (await this.ctx.scripts.run('readNtfyTopics', [ntfyHeadKey], args)) as [unknown, ...unknown[]];
+    const headPosition = typeof headEntry === 'string' ? positionOfEntryId(headEntry) : null;
+    const head = headPosition ? encodeNtfyId(headPosition) : null;
+    const nowMs = this.ctx.clock.nowMs();
+    return plans.map((plan) => this.resultOf(plan, replies, head, nowMs));
+  }
+
+  /** One read's answer from the ranges of the script's reply. */
+  private resultOf(plan: ReadPlan, replies: readonly unknown[], head: string | null, nowMs: number): NtfyReadResult {
+    const { request, topics, ranges } = plan;
+    const { afterId, limit } = request;
+    if (topics.length === 0) return { messages: [], position: afterId, complete: true };
     // Each range holds its topic's first `limit` entries after the cursor, so the first `limit`
     // of the merged, sorted entries are exactly the first `limit` of all of them.
-    const merged: { position: NtfyPosition; entryId: string; topic: string; fields: string[] }[] = [];
-    unique.forEach((topic, i) => {
-      for (const [entryId, fields] of (ranges[i] as StreamEntry[] | null) ?? []) {
+    const merged: { position: NtfyPosition; topic: string; fields: string[] }[] = [];
+    topics.forEach((topic, i) => {
+      for (const [entryId, fields] of (replies[ranges[i] as number] as StreamEntry[] | null) ?? []) {
         const position = positionOfEntryId(entryId);
-        if (position) merged.push({ position, entryId, topic, fields });
+        if (position) merged.push({ position, topic, fields });
       }
     });
-    merged.sort((a, b) => a.position.ms - b.position.ms || a.position.seq - b.position.seq);
-    const taken = merged.slice(0, limit);
+    if (topics.length > 1) merged.sort((a, b) => a.position.ms - b.position.ms || a.position.seq - b.position.seq);
     const complete = merged.length < limit;
-
+    const taken = complete ? merged : merged.slice(0, limit);
     const messages: NtfyMessage[] = [];
     for (const entry of taken) {
       const message = this.toMessage(entry.topic, entry.position, entry.fields);
       if (message && message.expiresMs > nowMs) messages.push(message);
     }
-    let position: string | null;
     const last = taken[taken.length - 1];
-    if (!complete && last) {
-      position = encodeNtfyId(last.position);
-    } else {
-      const headPosition = typeof headEntry === 'string' ? positionOfEntryId(headEntry) : null;
-      const head = headPosition ? encodeNtfyId(headPosition) : null;
-      position = head !== null && (afterId === null || head > afterId) ? head : afterId;
-    }
+    let position: string | null;
+    if (!complete && last) position = encodeNtfyId(last.position);
+    else position = head !== null && (afterId === null || head > afterId) ? head : afterId;
     return { messages, position, complete };
   }
 

@@ -44,7 +44,7 @@ export const SCRIPT_NAMES = [
   'listDead',
   'appendNtfyMessage',
   'expireNtfyTopic',
-  'readNtfyTopic',
+  'readNtfyTopics',
   'coalesceIngest',
   'coalesceToken',
   'coalesceRefund',
@@ -157,6 +157,13 @@ function isNoScript(err: unknown): boolean {
   return err instanceof Error && err.message.startsWith('NOSCRIPT');
 }
 
+/** A script call's keys then arguments, as the strings Redis receives. */
+function commandArguments(keys: readonly string[], args: readonly ScriptArg[]): string[] {
+  const argv = keys.slice();
+  for (const arg of args) argv.push(typeof arg === 'number' ? String(arg) : arg);
+  return argv;
+}
+
 /** The adapter's typed entry point to its scripts on one ioredis client. */
 export class RedisScripts {
   private readonly byName = new Map<string, ScriptDefinition>();
@@ -187,9 +194,12 @@ export class RedisScripts {
 
   run(name: ScriptName, keys: readonly string[], args: readonly ScriptArg[]): Promise<unknown> {
     const definition = this.definition(name, keys.length);
-    return this.redis.evalsha(definition.sha, definition.numberOfKeys, ...keys, ...args).catch((err: unknown) => {
+    // One array, not spread arguments: a call spreading some 150,000 values (a read of every
+    // topic the pusher holds) overflows the stack. ioredis flattens it into the command.
+    const argv = commandArguments(keys, args);
+    return this.redis.evalsha(definition.sha, definition.numberOfKeys, argv).catch((err: unknown) => {
       // The server forgot the script (restarted, flushed): EVAL runs it and caches it again.
-      if (isNoScript(err)) return this.redis.eval(definition.lua, definition.numberOfKeys, ...keys, ...args);
+      if (isNoScript(err)) return this.redis.eval(definition.lua, definition.numberOfKeys, argv);
       throw err;
     });
   }

@@ -49,7 +49,7 @@ import * as tokens from './tokens.ts';
 import { RedisNtfyTopics } from './ntfy.ts';
 import { claimVapidKeys } from './vapid.ts';
 import type { StoredVapidKeys } from '../port-vapid.ts';
-import type { NtfyAppendEvent, NtfyMessage, NtfyMessageContent, NtfyReadResult } from '../port-ntfy.ts';
+import type { NtfyAppendEvent, NtfyMessage, NtfyMessageContent, NtfyReadRequest, NtfyReadResult } from '../port-ntfy.ts';
 
 export interface RedisStoreOptions {
   /** `redis://[user:password@]host:port[/db]`. */
@@ -198,6 +198,9 @@ export class RedisStore implements StorePort {
   }
   readNtfyMessages(topics: readonly string[], afterId: string | null, limit: number): Promise<NtfyReadResult> {
     return this.ntfy.read(topics, afterId, limit);
+  }
+  readNtfyMessagesMany(requests: readonly NtfyReadRequest[]): Promise<NtfyReadResult[]> {
+    return this.ntfy.readMany(requests);
   }
   latestNtfyMessages(topics: readonly string[], upToId: string): Promise<NtfyMessage[]> {
     return this.ntfy.latest(topics, upToId);

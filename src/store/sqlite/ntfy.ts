@@ -18,9 +18,9 @@ import type { GroupCommit } from './group-commit.ts';
 import type { Database, Statement, Transaction } from 'better-sqlite3';
 import type { Logger } from '../../observability/logger.ts';
 import type { Clock } from '../port.ts';
-import type { NtfyMessage, NtfyMessageContent, NtfyReadResult } from '../port-ntfy.ts';
+import type { NtfyMessage, NtfyMessageContent, NtfyReadRequest, NtfyReadResult } from '../port-ntfy.ts';
 import { decodeNtfyId, encodeNtfyId, nextNtfyPosition } from '../ntfy-ids.ts';
-import { decodeNtfyContent, NtfyAppendListeners, requireLimit, requirePositiveTtl, storedNtfyContent } from '../ntfy-shared.ts';
+import { decodeNtfyContent, NtfyAppendListeners, requireLimit, requireNtfyReadRequest, requirePositiveTtl, storedNtfyContent } from '../ntfy-shared.ts';
 
 /** Schema of the ntfy tables (one migration). */
 export const CREATE_NTFY_TABLES = `
@@ -117,13 +117,12 @@ export class NtfyTable {
   private readonly selectAfter: Statement<[{ topics: string; afterId: string; nowMs: number; limit: number }], MessageRow>;
   private readonly selectTopicAfter: Statement<[{ topic: string; afterId: string; nowMs: number; limit: number }], MessageRow>;
   private readonly selectLogAfter: Statement<[{ afterId: string; limit: number }], MessageRow>;
-  private readonly walkTx: Transaction<(afterId: string | null) => { rows: MessageRow[]; head: string | null }>;
   private readonly selectLatest: Statement<[{ topic: string; upToId: string; nowMs: number }], MessageRow>;
   private readonly selectExists: Statement<[{ id: string; nowMs: number }], { 1: number }>;
   private readonly deleteExpired: Statement<[{ nowMs: number; limit: number }]>;
   private readonly appendTx: Transaction<(batch: readonly PendingAppend[]) => AllocatedMessage[]>;
   private pending: PendingAppend[] = [];
-  private readonly readTx: Transaction<(topics: readonly string[], afterId: string | null, limit: number) => { rows: MessageRow[]; head: string | null }>;
+  private readonly readTx: Transaction<(requests: readonly NtfyReadRequest[]) => NtfyReadResult[]>;
   private readonly latestTx: Transaction<(topics: readonly string[], upToId: string) => MessageRow[]>;
   readonly listeners: NtfyAppendListeners;
 
@@ -163,20 +162,11 @@ export class NtfyTable {
       return allocated;
     });
 
-    // One transaction, so the head and the rows come from the same snapshot.
-    this.readTx = db.transaction((topics: readonly string[], afterId: string | null, limit: number) => {
+    // One transaction, so the head and the rows of every read come from the same snapshot.
+    this.readTx = db.transaction((requests: readonly NtfyReadRequest[]) => {
       const head = this.selectHead.get()?.last_id ?? null;
       const nowMs = this.clock.nowMs();
-      const rows =
-        topics.length === 1
-          ? this.selectTopicAfter.all({ topic: topics[0] as string, afterId: afterId ?? '', nowMs, limit })
-          : this.selectAfter.all({ topics: JSON.stringify(topics), afterId: afterId ?? '', nowMs, limit });
-      return { rows, head };
-    });
-
-    this.walkTx = db.transaction((afterId: string | null) => {
-      const head = this.selectHead.get()?.last_id ?? null;
-      return { rows: this.selectLogAfter.all({ afterId: afterId ?? '', limit: NTFY_READ_WALK_ROWS }), head };
+      return requests.map((request) => this.readIn(request, head, nowMs));
     });
 
     this.latestTx = db.transaction((topics: readonly string[], upToId: string) => {
@@ -224,10 +214,24 @@ export class NtfyTable {
   }
 
   read(topics: readonly string[], afterId: string | null, limit: number): NtfyReadResult {
-    requireLimit('readNtfyMessages', limit);
+    return this.readMany([{ topics, afterId, limit }])[0] as NtfyReadResult;
+  }
+
+  /** Every read in one transaction (port-ntfy.ts `readNtfyMessagesMany`). */
+  readMany(requests: readonly NtfyReadRequest[]): NtfyReadResult[] {
+    for (const request of requests) requireNtfyReadRequest(request);
+    return requests.length === 0 ? [] : this.readTx(requests);
+  }
+
+  /** One read inside {@link readTx}, given the snapshot's head. */
+  private readIn(request: NtfyReadRequest, head: string | null, nowMs: number): NtfyReadResult {
+    const { topics, afterId, limit } = request;
     if (topics.length === 0) return { messages: [], position: afterId, complete: true };
-    if (topics.length > NTFY_READ_WALK_TOPICS) return this.walk(new Set(topics), afterId, limit);
-    const { rows, head } = this.readTx(topics.length === 1 ? topics : [...new Set(topics)], afterId, limit);
+    if (topics.length > NTFY_READ_WALK_TOPICS) return this.walk(new Set(topics), request, head, nowMs);
+    const rows =
+      topics.length === 1
+        ? this.selectTopicAfter.all({ topic: topics[0] as string, afterId: afterId ?? '', nowMs, limit })
+        : this.selectAfter.all({ topics: JSON.stringify([...new Set(topics)]), afterId: afterId ?? '', nowMs, limit });
     const messages = this.toMessages(rows);
     const complete = rows.length < limit;
     const lastRow = rows[rows.length - 1];
@@ -238,9 +242,9 @@ export class NtfyTable {
   }
 
   /** A read of many topics: the next messages in id order, those of `topics` kept (see {@link NTFY_READ_WALK_TOPICS}). */
-  private walk(topics: ReadonlySet<string>, afterId: string | null, limit: number): NtfyReadResult {
-    const { rows, head } = this.walkTx(afterId);
-    const nowMs = this.clock.nowMs();
+  private walk(topics: ReadonlySet<string>, request: NtfyReadRequest, head: string | null, nowMs: number): NtfyReadResult {
+    const { afterId, limit } = request;
+    const rows = this.selectLogAfter.all({ afterId: afterId ?? '', limit: NTFY_READ_WALK_ROWS });
     const messages: NtfyMessage[] = [];
     for (const row of rows) {
       if (!topics.has(row.topic) || row.expires_ms <= nowMs) continue;

@@ -28,7 +28,7 @@ import { BellTables } from './bells.ts';
 import { NtfyTable } from './ntfy.ts';
 import { claimSqliteVapidKeys } from './vapid.ts';
 import type { StoredVapidKeys } from '../port-vapid.ts';
-import type { NtfyAppendEvent, NtfyMessage, NtfyMessageContent, NtfyReadResult } from '../port-ntfy.ts';
+import type { NtfyAppendEvent, NtfyMessage, NtfyMessageContent, NtfyReadRequest, NtfyReadResult } from '../port-ntfy.ts';
 import { ClaimTable } from './claims.ts';
 import { CoalesceTables } from './coalesce.ts';
 import type {
@@ -263,6 +263,10 @@ export class SqliteStore implements StorePort {
 
   async readNtfyMessages(topics: readonly string[], afterId: string | null, limit: number): Promise<NtfyReadResult> {
     return this.ntfy.read(topics, afterId, limit);
+  }
+
+  async readNtfyMessagesMany(requests: readonly NtfyReadRequest[]): Promise<NtfyReadResult[]> {
+    return this.ntfy.readMany(requests);
   }
 
   async latestNtfyMessages(topics: readonly string[], upToId: string): Promise<NtfyMessage[]> {

@@ -167,6 +167,33 @@ export function ntfyContract(ctx: ContractContext): void {
       assert.equal(cursor, await store.ntfyHeadId());
     });
 
+    test('readNtfyMessagesMany answers each read as readNtfyMessages does, in order (one topic, several, many, none, limited, duplicated)', async () => {
+      const store = ctx.store();
+      const wanted = Array.from({ length: MANY_TOPICS }, (_, i) => `want-${i}`);
+      const appended: NtfyMessage[] = [];
+      for (let i = 0; i < 40; i++) appended.push(await store.appendNtfyMessage([TOPIC_A, TOPIC_B, TOPIC_C, wanted[i % MANY_TOPICS] as string][i % 4] as string, text(`m${i}`), TTL_MS));
+      const middle = appended[13]?.id as string;
+      const future = ntfyIdBefore(ctx.clock().nowMs() + 60 * MINUTE_MS) as string;
+      const requests = [
+        { topics: [TOPIC_A], afterId: null, limit: 100 },
+        { topics: [TOPIC_A, TOPIC_B, TOPIC_B], afterId: middle, limit: 3 },
+        { topics: [], afterId: middle, limit: 5 },
+        { topics: [TOPIC_C], afterId: future, limit: 5 },
+        { topics: wanted, afterId: null, limit: 4 },
+        { topics: ['never-used'], afterId: null, limit: 1 },
+        { topics: [TOPIC_A], afterId: null, limit: 100 },
+        { topics: [TOPIC_A], afterId: middle, limit: 2 },
+      ];
+      const many = await store.readNtfyMessagesMany(requests);
+      const alone = [];
+      for (const r of requests) alone.push(await store.readNtfyMessages(r.topics, r.afterId, r.limit));
+      assert.deepEqual(many, alone);
+      assert.equal(many[0]?.messages.length, 10);
+      assert.equal(many[1]?.complete, false);
+      assert.equal(many[4]?.messages.length, 4);
+      assert.deepEqual(await store.readNtfyMessagesMany([]), []);
+    });
+
     test('a complete read positions at the head, even when the topics have nothing (an idle cursor keeps up)', async () => {
       const store = ctx.store();
       assert.deepEqual(await store.readNtfyMessages([TOPIC_A], null, 10), { messages: [], position: null, complete: true });
@@ -287,6 +314,8 @@ export function ntfyContract(ctx: ContractContext): void {
       const store = ctx.store();
       await assert.rejects(store.appendNtfyMessage(TOPIC_A, text('x'), 0), RangeError);
       await assert.rejects(store.readNtfyMessages([TOPIC_A], null, 0), RangeError);
+      await assert.rejects(store.readNtfyMessages([TOPIC_A], 'not-an-id', 10), RangeError);
+      await assert.rejects(store.readNtfyMessagesMany([{ topics: [TOPIC_A], afterId: null, limit: 10 }, { topics: [TOPIC_B], afterId: null, limit: 1.5 }]), RangeError);
       await assert.rejects(store.expireNtfyMessages(0), RangeError);
       assert.equal(await store.ntfyHeadId(), null);
     });
