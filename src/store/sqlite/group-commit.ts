@@ -40,6 +40,8 @@ export class GroupCommit {
   constructor(
     private readonly db: Database,
     private readonly logger: Logger,
+    /** Told after every successful COMMIT (the background checkpointer listens). */
+    private readonly onCommitted: () => void = () => {},
   ) {
     // IMMEDIATE: a group only opens for a write, and taking the write lock up front means a read
     // inside the group (an id allocation's head, a lease's due items) is never of a stale snapshot.
@@ -94,6 +96,7 @@ export class GroupCommit {
       return;
     }
     this.groupsCommitted++;
+    this.onCommitted();
     for (const waiter of waiters) waiter.resolve();
   }
 

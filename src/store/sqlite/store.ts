@@ -42,6 +42,7 @@ import type {
   RecipientTokenResult,
 } from '../port-coalesce.ts';
 import { DeliveryOps } from './deliveries.ts';
+import { BackgroundCheckpointer } from './checkpointer.ts';
 import { GroupCommit } from './group-commit.ts';
 import { migrate } from './migrations.ts';
 import { QueueTable } from './queues.ts';
@@ -62,6 +63,8 @@ export const IN_MEMORY_PATH = ':memory:';
 export interface SqliteStoreOptions {
   /** A database file, created if missing, or `:memory:`. */
   path: string;
+  /** WAL checkpoints on a thread of their own (checkpointer.ts); default on for a file. */
+  backgroundCheckpoints?: boolean;
   /** Defaults to the process clock. */
   clock?: Clock;
   logger?: Logger;
@@ -92,8 +95,9 @@ export class SqliteStore implements StorePort {
     private readonly db: Database,
     readonly clock: Clock,
     logger: Logger,
+    private readonly checkpointer: BackgroundCheckpointer | null = null,
   ) {
-    this.group = new GroupCommit(db, logger);
+    this.group = new GroupCommit(db, logger, checkpointer === null ? undefined : () => checkpointer.noteCommit());
     this.tokens = new TokenTable(db, clock);
     this.claims = new ClaimTable(db, clock);
     this.coalesce = new CoalesceTables(db, clock);
@@ -397,7 +401,10 @@ export class SqliteStore implements StorePort {
   async close(): Promise<void> {
     if (!this.db.open) return;
     this.group.flush();
-    this.db.close();
+    // The checkpoint thread's connection closes first, so this one is the last and its close
+    // checkpoints the whole WAL and removes it, as a lone connection's does.
+    await this.checkpointer?.close();
+    if (this.db.open) this.db.close();
   }
 }
 
@@ -418,9 +425,15 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Sqli
     // A negative cache_size is KiB: the default 2 MiB page cache is small for a server's working set.
     db.pragma(`cache_size = -${SQLITE_PAGE_CACHE_KIB}`);
     db.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
+    // Every write runs in a SAVEPOINT inside its turn's group transaction (group-commit.ts), and
+    // a savepoint keeps each page it first changes in a sub-journal so it can roll back alone; on
+    // the default temp store that is a temporary file, two write calls per page. In memory
+    // instead: the pages are already in memory, and a sub-journal lives no longer than its turn.
+    db.pragma('temp_store = MEMORY');
     const storeLogger = logger.child({ component: 'sqlite-store' });
     migrate(db, storeLogger);
-    return new SqliteStore(db, options.clock ?? systemClock, storeLogger);
+    const checkpointer = !inMemory && options.backgroundCheckpoints !== false ? new BackgroundCheckpointer(options.path, db, storeLogger) : null;
+    return new SqliteStore(db, options.clock ?? systemClock, storeLogger, checkpointer);
   } catch (error) {
     db.close();
     throw error;
