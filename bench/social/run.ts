@@ -9,8 +9,11 @@
  * verdict: every expected (event, token) pushed exactly once. BENCH_TRACE=1 prints the queues and
  * the worst event-loop delay every half second.
  *
- *   node --import tsx bench/social/run.ts [--users 10000] [--events 10000] [--rate 2000] [--store sqlite|redis|both] [--latency 20] [--phased]
+ *   node --import tsx bench/social/run.ts [--users 10000] [--events 10000] [--rate 2000] [--warmup 5] [--store sqlite|redis|both] [--latency 20] [--phased]
  *   --rate 0 offers everything at once (peak throughput).
+ *   --warmup offers events at the same rate for that many seconds first (paced runs only): a fresh
+ *   process is still compiling its hot paths. Warm-up events are checked like every other, their
+ *   latency is reported apart; rates, percentiles and CPU per event are the measured phase's.
  *   --phased runs the listener part, the engine and the delivery one after another, each drained
  *   before the next starts, and prints the CPU each stage spent per event (no latency figures).
  */
@@ -45,6 +48,7 @@ const { values } = parseArgs({
     store: { type: 'string', default: 'both' },
     latency: { type: 'string', default: '20' },
     phased: { type: 'boolean', default: false },
+    warmup: { type: 'string', default: '5' },
   },
 });
 /** Run the stages one after another, each drained before the next, to see what each costs. */
@@ -52,6 +56,8 @@ const PHASED = values.phased === true;
 const USERS = Number(values.users);
 const EVENTS = Number(values.events);
 const RATE = Number(values.rate);
+/** Events offered before the measured phase, at its rate (paced, unphased runs only). */
+const WARMUP_EVENTS = RATE > 0 && !PHASED ? Math.round(RATE * Number(values.warmup)) : 0;
 const ACTORS = 100;
 const TICK_MS = 10;
 /** How often the drain check asks the store for queue sizes (a count over the whole queue: not too often). */
@@ -64,7 +70,9 @@ const SERVICE_KEY_HEX = randomBytes(32).toString('hex');
 interface Prepared {
   users: string[];
   actors: Array<{ secret: Uint8Array; pubkey: string }>;
+  /** Warm-up events first ({@link WARMUP_EVENTS}), then the measured ones. */
   frames: string[];
+  warmupIds: Set<string>;
   /** Expected pushes: `${eventId}:${token}`. */
   expected: Set<string>;
 }
@@ -78,7 +86,8 @@ function prepare(): Prepared {
   const frames: string[] = [];
   const expected = new Set<string>();
   const now = Math.floor(Date.now() / 1000);
-  for (let i = 0; i < EVENTS; i++) {
+  const warmupIds = new Set<string>();
+  for (let i = 0; i < WARMUP_EVENTS + EVENTS; i++) {
     const actor = actors[i % ACTORS] as Prepared['actors'][number];
     const owner = users[(i * 7919) % USERS] as string;
     const parent = users[(i * 104729 + 1) % USERS] as string;
@@ -89,10 +98,11 @@ function prepare(): Prepared {
       : { kind: REACTION, created_at: now, content: '+', tags: [['e', hex(generateSecretKey())], ['p', owner]] };
     const event = finalizeEvent(template, actor.secret);
     frames.push(JSON.stringify(event));
+    if (i < WARMUP_EVENTS) warmupIds.add(event.id);
     expected.add(`${event.id}:t-${owner}`);
     if (comment) expected.add(`${event.id}:t-${parent}`);
   }
-  return { users, actors, frames, expected };
+  return { users, actors, frames, warmupIds, expected };
 }
 
 function percentile(sorted: number[], p: number): number {
@@ -214,9 +224,11 @@ async function runOne(label: string, storeUrl: string, prepared: Prepared, dir: 
   const pool = new CryptoWorkerPool({ size: 1, secretHex: null, cacheCapacity: 16 });
   await pool.ready;
   const arrivedAt = new Map<string, number>();
-  const events = prepared.frames.length;
+  const events = prepared.frames.length - prepared.warmupIds.size;
   if (label === 'redis') await resetRedisStats(storeUrl);
   let started: number;
+  /** When offering began (the warm-up's start, if there is one). */
+  let runStarted = Date.now();
   let offeredMs = 0;
   let cpuSummary: string;
 
@@ -253,6 +265,10 @@ async function runOne(label: string, storeUrl: string, prepared: Prepared, dir: 
   } else {
     const service: RunningService = await startService(serviceConfig('engine,delivery,scheduler', storeUrl, dir, fake, label));
     await seed(service.store, prepared);
+    const ingest = ingester(service.store, pool, arrivedAt);
+    const wake = () => service.wake.notify('inbound');
+    runStarted = Date.now();
+    if (WARMUP_EVENTS > 0) await offer(prepared.frames.slice(0, WARMUP_EVENTS), ingest, wake);
     const c0 = sampleCpu(fake.pid, redisPid);
     started = Date.now();
     const loopDelay = monitorEventLoopDelay({ resolution: 5 });
@@ -264,7 +280,7 @@ async function runOne(label: string, storeUrl: string, prepared: Prepared, dir: 
           loopDelay.reset();
         }, 500)
       : undefined;
-    offeredMs = await offer(prepared.frames, ingester(service.store, pool, arrivedAt), () => service.wake.notify('inbound'));
+    offeredMs = await offer(prepared.frames.slice(WARMUP_EVENTS), ingest, wake);
     await drained(service.store, ['inbound', 'outbound'], started);
     clearInterval(trace);
     cpuSummary = `  CPU per event: ${cpuLine(c0, sampleCpu(fake.pid, redisPid), events)}`;
@@ -277,31 +293,56 @@ async function runOne(label: string, storeUrl: string, prepared: Prepared, dir: 
 
   const seen = new Map<string, number>();
   const latencies: number[] = [];
+  const warmupLatencies: number[] = [];
+  let measuredPushes = 0;
+  /** With BENCH_TRACE: latencies by the second of the run (warm-up included) their event arrived in. */
+  const bySecond: number[][] | null = process.env.BENCH_TRACE ? [] : null;
   let lastAt = started;
   for (const [eventId, token, at] of received) {
     const key = `${eventId}:${token}`;
     seen.set(key, (seen.get(key) ?? 0) + 1);
     const arrived = arrivedAt.get(eventId);
-    if (arrived !== undefined) latencies.push(at - arrived);
-    lastAt = Math.max(lastAt, at);
+    if (arrived === undefined) continue;
+    if (prepared.warmupIds.has(eventId)) {
+      warmupLatencies.push(at - arrived);
+    } else {
+      latencies.push(at - arrived);
+      measuredPushes++;
+      lastAt = Math.max(lastAt, at);
+    }
+    if (bySecond) (bySecond[Math.floor((arrived - runStarted) / 1000)] ??= []).push(at - arrived);
   }
   const missing = [...prepared.expected].filter((k) => !seen.has(k)).length;
   const duplicates = [...seen.values()].filter((n) => n > 1).length;
   const unexpected = [...seen.keys()].filter((k) => !prepared.expected.has(k)).length;
   latencies.sort((a, b) => a - b);
+  warmupLatencies.sort((a, b) => a - b);
   const totalSecs = (lastAt - started) / 1000;
   if (PHASED) console.log(`social ${label} (phased): ${events} events through each stage in turn`);
   else
     console.log(
       `social ${label}: offered ${events} events at ${RATE > 0 ? `${RATE}/s` : 'once'} (${(events / (offeredMs / 1000)).toFixed(0)}/s over ${(offeredMs / 1000).toFixed(1)} s); ` +
-        `completed ${(events / totalSecs).toFixed(0)} events/s, ${(received.length / totalSecs).toFixed(0)} pushes/s; ` +
+        `completed ${(events / totalSecs).toFixed(0)} events/s, ${(measuredPushes / totalSecs).toFixed(0)} pushes/s; ` +
         `arrival→FCM p50 ${percentile(latencies, 50)} ms, p99 ${percentile(latencies, 99)} ms, max ${latencies.at(-1)} ms; peak HTTP/2 streams ${peakStreams}`,
     );
   console.log(cpuSummary);
+  if (warmupLatencies.length > 0) {
+    console.log(
+      `  warm-up before it: ${prepared.warmupIds.size} events over ${values.warmup} s; arrival→FCM p50 ${percentile(warmupLatencies, 50)} ms, p99 ${percentile(warmupLatencies, 99)} ms, max ${warmupLatencies.at(-1)} ms`,
+    );
+  }
+  if (bySecond) {
+    const seconds = bySecond.map((ms, second) => {
+      ms.sort((a, b) => a - b);
+      return `${second}s ${percentile(ms, 50)}/${percentile(ms, 99)}`;
+    });
+    console.log(`  arrival→FCM p50/p99 ms by second of arrival: ${seconds.join(', ')}`);
+  }
   if (commands) {
     const perEventCalls = [...commands].filter(([name]) => name !== 'info' && !name.startsWith('config')).sort((a, b) => b[1] - a[1]);
     const total = perEventCalls.reduce((sum, [, n]) => sum + n, 0);
-    console.log(`  Redis commands per event (scripts' own included): ${(total / events).toFixed(1)} (${perEventCalls.slice(0, 8).map(([name, n]) => `${name} ${(n / events).toFixed(2)}`).join(', ')}, …)`);
+    const all = prepared.frames.length;
+    console.log(`  Redis commands per event (scripts' own included, warm-up too): ${(total / all).toFixed(1)} (${perEventCalls.slice(0, 8).map(([name, n]) => `${name} ${(n / all).toFixed(2)}`).join(', ')}, …)`);
   }
   const ok = missing === 0 && duplicates === 0 && unexpected === 0;
   console.log(`  verdict: ${ok ? 'OK' : 'FAIL'} (${prepared.expected.size} expected pushes, ${missing} missing, ${duplicates} duplicated, ${unexpected} unexpected)`);
@@ -309,7 +350,7 @@ async function runOne(label: string, storeUrl: string, prepared: Prepared, dir: 
 }
 
 await useWasmSigning();
-console.log(`preparing ${USERS} users, ${EVENTS} signed likes and comments from ${ACTORS} actors…`);
+console.log(`preparing ${USERS} users, ${WARMUP_EVENTS + EVENTS} signed likes and comments (${WARMUP_EVENTS} of them warm-up) from ${ACTORS} actors…`);
 const prepared = prepare();
 const dir = mkdtempSync(join(tmpdir(), 'np-bench-social-'));
 /** The whole run profiled as one (the phased mode profiles each stage instead). */
