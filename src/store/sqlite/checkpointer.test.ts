@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import BetterSqlite3, { type Database } from 'better-sqlite3';
 import { createLogger } from '../../observability/logger.ts';
 import { eventually } from '../../../test/support/service-process.ts';
-import { BACKSTOP_AUTOCHECKPOINT_PAGES, BackgroundCheckpointer, SQLITE_DEFAULT_AUTOCHECKPOINT_PAGES } from './checkpointer.ts';
+import { BACKSTOP_AUTOCHECKPOINT_PAGES, BackgroundCheckpointer, SQLITE_DEFAULT_AUTOCHECKPOINT_PAGES, START_AFTER_COMMITS_PER_SECOND } from './checkpointer.ts';
 import { openSqliteStore } from './store.ts';
 
 const logger = createLogger({ level: 'silent' });
@@ -43,9 +43,8 @@ const autocheckpoint = (db: Database) => db.pragma('wal_autocheckpoint', { simpl
 describe('BackgroundCheckpointer', () => {
   test('committed WAL frames reach the database file from the checkpoint thread, not the writer', async (t) => {
     const { path, db } = walFile(t);
-    const checkpointer = new BackgroundCheckpointer(path, db, logger);
+    const checkpointer = new BackgroundCheckpointer(path, db, logger, 1);
     t.after(() => checkpointer.close());
-    assert.equal(autocheckpoint(db), BACKSTOP_AUTOCHECKPOINT_PAGES, 'the writer only checkpoints as a backstop');
     db.exec('CREATE TABLE t (n INTEGER PRIMARY KEY, pad TEXT)');
     const insert = db.prepare('INSERT INTO t (n, pad) VALUES (?, ?)');
     db.transaction(() => {
@@ -54,13 +53,26 @@ describe('BackgroundCheckpointer', () => {
     assert.equal(rowsInMainFile(path), 0, 'the commit is in the WAL only');
 
     checkpointer.noteCommit();
+    assert.equal(autocheckpoint(db), BACKSTOP_AUTOCHECKPOINT_PAGES, 'with the thread up the writer only checkpoints as a backstop');
     await eventually(() => (checkpointer.checkpointsDone >= 1 ? true : undefined), 10_000, 'a background checkpoint');
     assert.equal(rowsInMainFile(path), 500);
   });
 
-  test('commits noted while a checkpoint is out are covered by the next one, and close stops the thread', async (t) => {
+  test('a quiet store keeps SQLite’s own checkpoints; the thread starts once commits come often', async (t) => {
     const { path, db } = walFile(t);
     const checkpointer = new BackgroundCheckpointer(path, db, logger);
+    t.after(() => checkpointer.close());
+    for (let n = 1; n < START_AFTER_COMMITS_PER_SECOND; n++) checkpointer.noteCommit();
+    assert.equal(checkpointer.threadRunning, false);
+    assert.equal(autocheckpoint(db), SQLITE_DEFAULT_AUTOCHECKPOINT_PAGES);
+    checkpointer.noteCommit();
+    assert.equal(checkpointer.threadRunning, true, `the ${START_AFTER_COMMITS_PER_SECOND}th commit within a second starts it`);
+    assert.equal(autocheckpoint(db), BACKSTOP_AUTOCHECKPOINT_PAGES);
+  });
+
+  test('commits noted while a checkpoint is out are covered by the next one, and close stops the thread', async (t) => {
+    const { path, db } = walFile(t);
+    const checkpointer = new BackgroundCheckpointer(path, db, logger, 1);
     db.exec('CREATE TABLE t (n INTEGER PRIMARY KEY)');
     const insert = db.prepare('INSERT INTO t (n) VALUES (?)');
     for (let n = 0; n < 20; n++) {
@@ -80,9 +92,8 @@ describe('BackgroundCheckpointer', () => {
   test('a checkpoint thread that cannot start hands checkpoints back to the writer at SQLite’s default threshold', async (t) => {
     const { path, db } = walFile(t);
     // The thread opens its own connection to a file that must exist; this one does not.
-    const checkpointer = new BackgroundCheckpointer(`${path}.missing`, db, logger);
+    const checkpointer = new BackgroundCheckpointer(`${path}.missing`, db, logger, 1);
     t.after(() => checkpointer.close());
-    assert.equal(autocheckpoint(db), BACKSTOP_AUTOCHECKPOINT_PAGES);
     checkpointer.noteCommit();
     await eventually(() => (autocheckpoint(db) === SQLITE_DEFAULT_AUTOCHECKPOINT_PAGES ? true : undefined), 10_000, 'the fallback');
     assert.equal(checkpointer.threadRunning, false);
@@ -91,7 +102,7 @@ describe('BackgroundCheckpointer', () => {
     assert.equal(checkpointer.checkpointsDone, 0);
   });
 
-  test('a file store checkpoints in the background, and its close leaves no WAL behind', async (t) => {
+  test('a file store’s close leaves no WAL behind, and its data is there after reopening', async (t) => {
     const dir = mkdtempSync(join(tmpdir(), 'np-ckpt-store-'));
     t.after(() => rmSync(dir, { recursive: true, force: true }));
     const path = join(dir, 'store.sqlite');

@@ -6,7 +6,8 @@
  * the WAL's frames back, writes them into the database file and syncs both files
  * (`synchronous = NORMAL`): at 2,000 social events a second that was a few milliseconds of the
  * event loop's time every few commits, blocked in `fsync`. Here a worker thread with its own
- * connection does it, PASSIVE (never taking a lock the writer waits for), soon after commits.
+ * connection does it, PASSIVE (never taking a lock the writer waits for), soon after commits,
+ * once the store commits often enough for it to matter.
  *
  * The store's connection keeps an automatic checkpoint, at a much higher threshold
  * ({@link BACKSTOP_AUTOCHECKPOINT_PAGES}), so the WAL stays bounded if this thread falls behind
@@ -29,11 +30,25 @@ const WORKER_BODY = workerBody(new URL('./checkpoint-worker.ts', import.meta.url
  */
 export const CHECKPOINT_INTERVAL_MS = 50;
 
+/**
+ * Commits within one second after which the thread starts. A thread costs the process about
+ * 10 MiB of resident memory (its own V8 isolate), which a quiet store does not need to spend:
+ * until it is this busy, SQLite's own automatic checkpoint runs as usual.
+ */
+export const START_AFTER_COMMITS_PER_SECOND = 20;
+
 /** The store connection's own automatic checkpoint while this thread does the work: WAL pages (~32 MiB). */
 export const BACKSTOP_AUTOCHECKPOINT_PAGES = 8000;
 
 /** SQLite's default `wal_autocheckpoint` (pages), restored if the checkpoint thread fails. */
 export const SQLITE_DEFAULT_AUTOCHECKPOINT_PAGES = 1000;
+
+/**
+ * The thread allocates next to nothing (one pragma per checkpoint), so its V8 heap is held small:
+ * with Node's defaults its young generation alone could grow to 16 MiB of a server's resident
+ * memory, which the ntfy server's 10,000 idle subscriptions in under 150 MiB cannot spare.
+ */
+const CHECKPOINT_THREAD_HEAP_LIMITS = { maxYoungGenerationSizeMb: 1, maxOldGenerationSizeMb: 16 };
 
 export class BackgroundCheckpointer {
   private worker: Worker | null = null;
@@ -43,10 +58,12 @@ export class BackgroundCheckpointer {
   private inFlight = false;
   private timer: NodeJS.Timeout | null = null;
   private lastRequestMs = 0;
+  private windowStartMs = 0;
+  private commitsInWindow = 0;
   /** Checkpoints finished (tests and diagnostics). */
   checkpointsDone = 0;
 
-  /** Whether the checkpoint thread is up (it starts at the first commit noted). */
+  /** Whether the checkpoint thread is up (it starts once the store is busy). */
   get threadRunning(): boolean {
     return this.worker !== null;
   }
@@ -55,13 +72,17 @@ export class BackgroundCheckpointer {
     private readonly path: string,
     private readonly db: Database,
     private readonly logger: Logger,
-  ) {
-    db.pragma(`wal_autocheckpoint = ${BACKSTOP_AUTOCHECKPOINT_PAGES}`);
-  }
+    private readonly startAfterCommitsPerSecond = START_AFTER_COMMITS_PER_SECOND,
+  ) {}
 
-  /** After a commit: ask for a checkpoint, at most once per {@link CHECKPOINT_INTERVAL_MS}. */
+  /**
+   * After a commit: once the store is busy enough, ask for a checkpoint, at most once per
+   * {@link CHECKPOINT_INTERVAL_MS}.
+   */
   noteCommit(): void {
-    if (this.failed || this.closed || this.inFlight || this.timer !== null) return;
+    if (this.failed || this.closed) return;
+    if (this.worker === null && !this.busyEnoughToStart()) return;
+    if (this.inFlight || this.timer !== null) return;
     const waitMs = this.lastRequestMs + CHECKPOINT_INTERVAL_MS - Date.now();
     if (waitMs > 0) {
       this.timer = setTimeout(() => {
@@ -90,6 +111,15 @@ export class BackgroundCheckpointer {
     });
   }
 
+  private busyEnoughToStart(): boolean {
+    const nowMs = Date.now();
+    if (nowMs - this.windowStartMs >= 1000) {
+      this.windowStartMs = nowMs;
+      this.commitsInWindow = 0;
+    }
+    return ++this.commitsInWindow >= this.startAfterCommitsPerSecond;
+  }
+
   private request(): void {
     if (this.failed || this.closed) return;
     this.lastRequestMs = Date.now();
@@ -97,10 +127,11 @@ export class BackgroundCheckpointer {
     this.ensureWorker().postMessage('checkpoint');
   }
 
-  /** Started at the first commit: a process that only reads (doctor) never starts one. */
+  /** Started once the store is busy (a quiet one, or one that only reads, never starts it). */
   private ensureWorker(): Worker {
     if (this.worker !== null) return this.worker;
-    const worker = new Worker(WORKER_ENTRY_URL, { workerData: { body: WORKER_BODY, path: this.path } });
+    this.db.pragma(`wal_autocheckpoint = ${BACKSTOP_AUTOCHECKPOINT_PAGES}`);
+    const worker = new Worker(WORKER_ENTRY_URL, { workerData: { body: WORKER_BODY, path: this.path }, resourceLimits: CHECKPOINT_THREAD_HEAP_LIMITS });
     // The store's close stops it; until then it must not keep a finished process alive.
     worker.unref();
     worker.on('message', (report: CheckpointReport) => {
