@@ -109,6 +109,11 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 }
 
+/** `p50 …, p99 …, max …` of sorted latencies (ms). */
+function latencySummary(sorted: number[]): string {
+  return `p50 ${percentile(sorted, 50)} ms, p99 ${percentile(sorted, 99)} ms, max ${sorted.at(-1)} ms`;
+}
+
 /** CPU time of a process (or, with `tid`, of one of its threads) so far (ms), from /proc (Linux). */
 function processCpuMs(pid: number, tid?: number): number {
   const fields = readFileSync(tid === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
@@ -323,12 +328,12 @@ async function runOne(label: string, storeUrl: string, prepared: Prepared, dir: 
     console.log(
       `social ${label}: offered ${events} events at ${RATE > 0 ? `${RATE}/s` : 'once'} (${(events / (offeredMs / 1000)).toFixed(0)}/s over ${(offeredMs / 1000).toFixed(1)} s); ` +
         `completed ${(events / totalSecs).toFixed(0)} events/s, ${(measuredPushes / totalSecs).toFixed(0)} pushes/s; ` +
-        `arrival→FCM p50 ${percentile(latencies, 50)} ms, p99 ${percentile(latencies, 99)} ms, max ${latencies.at(-1)} ms; peak HTTP/2 streams ${peakStreams}`,
+        `arrival→FCM ${latencySummary(latencies)}; peak HTTP/2 streams ${peakStreams}`,
     );
   console.log(cpuSummary);
   if (warmupLatencies.length > 0) {
     console.log(
-      `  warm-up before it: ${prepared.warmupIds.size} events over ${values.warmup} s; arrival→FCM p50 ${percentile(warmupLatencies, 50)} ms, p99 ${percentile(warmupLatencies, 99)} ms, max ${warmupLatencies.at(-1)} ms`,
+      `  warm-up before it: ${prepared.warmupIds.size} events over ${values.warmup} s; arrival→FCM ${latencySummary(warmupLatencies)}`,
     );
   }
   if (bySecond) {

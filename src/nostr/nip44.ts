@@ -106,7 +106,8 @@ export interface ConversationKeyCacheStats {
 /**
  * A bounded LRU of conversation keys for one service secret, keyed by peer pubkey. ECDH costs
  * about as much as the cipher on the native backend and several times it on WASM (tens and
- * hundreds of microseconds), so a peer that sends several control events pays for the key once. Failed derivations are not cached (they throw before anything is stored).
+ * hundreds of microseconds), so a peer that sends several control events pays for the key once.
+ * Failed derivations are not cached (they throw before anything is stored).
  */
 export class ConversationKeyCache {
   private readonly entries = new Map<string, Uint8Array>();

@@ -9,17 +9,8 @@ import { parentPort, workerData } from 'node:worker_threads';
 import BetterSqlite3 from 'better-sqlite3';
 
 export interface CheckpointReport {
-  /** WAL frames at the checkpoint's start, and how many of them are in the database file now. */
-  walFrames: number;
-  checkpointedFrames: number;
-  /** Set when the checkpoint failed; the store's thread logs it and checkpoints itself again. */
-  error?: string;
-}
-
-interface WalCheckpointRow {
-  busy: number;
-  log: number;
-  checkpointed: number;
+  /** Why the checkpoint failed (the store's thread logs it and asks again after a commit), else null. */
+  error: string | null;
 }
 
 const port = parentPort;
@@ -44,11 +35,10 @@ port.on('message', (message: unknown) => {
   try {
     // PASSIVE: copies what no reader still needs, without blocking the store's writer; once a
     // checkpoint has copied every frame, the writer's next commit starts the WAL over.
-    const rows = db.pragma('wal_checkpoint(PASSIVE)') as WalCheckpointRow[];
-    const row = rows[0];
-    report = { walFrames: row?.log ?? 0, checkpointedFrames: row?.checkpointed ?? 0 };
+    db.pragma('wal_checkpoint(PASSIVE)');
+    report = { error: null };
   } catch (err) {
-    report = { walFrames: 0, checkpointedFrames: 0, error: (err as Error).message };
+    report = { error: (err as Error).message };
   }
   port.postMessage(report);
 });

@@ -44,9 +44,10 @@ export const BACKSTOP_AUTOCHECKPOINT_PAGES = 8000;
 export const SQLITE_DEFAULT_AUTOCHECKPOINT_PAGES = 1000;
 
 /**
- * The thread allocates next to nothing (one pragma per checkpoint), so its V8 heap is held small:
- * with Node's defaults its young generation alone could grow to 16 MiB of a server's resident
- * memory, which the ntfy server's 10,000 idle subscriptions in under 150 MiB cannot spare.
+ * The thread allocates next to nothing (one pragma per checkpoint), so its V8 heap is capped well
+ * below Node's defaults: a leak there would fail the thread (and hand checkpoints back to the
+ * writer) instead of growing the server. Its ~10 MiB of resident memory is the isolate itself,
+ * which these limits do not shrink; {@link START_AFTER_COMMITS_PER_SECOND} is what spares it.
  */
 const CHECKPOINT_THREAD_HEAP_LIMITS = { maxYoungGenerationSizeMb: 1, maxOldGenerationSizeMb: 16 };
 
@@ -136,7 +137,7 @@ export class BackgroundCheckpointer {
     worker.unref();
     worker.on('message', (report: CheckpointReport) => {
       this.inFlight = false;
-      if (report.error !== undefined) {
+      if (report.error !== null) {
         this.logger.warn({ err: report.error }, 'background WAL checkpoint failed; will retry after the next commit');
         return;
       }

@@ -63,8 +63,6 @@ export const IN_MEMORY_PATH = ':memory:';
 export interface SqliteStoreOptions {
   /** A database file, created if missing, or `:memory:`. */
   path: string;
-  /** WAL checkpoints on a thread of their own (checkpointer.ts); default on for a file. */
-  backgroundCheckpoints?: boolean;
   /** Defaults to the process clock. */
   clock?: Clock;
   logger?: Logger;
@@ -432,7 +430,8 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Sqli
     db.pragma('temp_store = MEMORY');
     const storeLogger = logger.child({ component: 'sqlite-store' });
     migrate(db, storeLogger);
-    const checkpointer = !inMemory && options.backgroundCheckpoints !== false ? new BackgroundCheckpointer(options.path, db, storeLogger) : null;
+    // A file store checkpoints on a thread of its own once it is busy (checkpointer.ts).
+    const checkpointer = inMemory ? null : new BackgroundCheckpointer(options.path, db, storeLogger);
     return new SqliteStore(db, options.clock ?? systemClock, storeLogger, checkpointer);
   } catch (error) {
     db.close();
