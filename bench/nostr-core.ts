@@ -17,13 +17,7 @@ import { v2 as nobleNip44 } from 'nostr-tools/nip44';
 import { createEventVerifier, isEventRejection, parseEvent, type NostrEvent } from '../src/nostr/event.ts';
 import { generateSecretKey, publicKeyOf, secretKeyBytes } from '../src/nostr/keys.ts';
 import { REGISTER_TOKEN } from '../src/nostr/kinds.ts';
-import {
-  ConversationKeyCache,
-  createConversationKeyDeriver,
-  decryptNip44,
-  encryptNip44,
-  getConversationKey,
-} from '../src/nostr/nip44.ts';
+import { ConversationKeyCache, createConversationKeyDeriver, decryptNip44, encryptNip44, getConversationKey } from '../src/nostr/nip44.ts';
 import { availableSecp256k1Backends, defaultSecp256k1 } from '../src/nostr/secp256k1.ts';
 import { useWasmSigning } from './support/wasm-signing.ts';
 

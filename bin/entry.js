@@ -30,7 +30,8 @@ export function chooseEntry(root, env) {
   if (env.NOSTR_PUSH_FROM_SOURCE === '1') return { kind: 'source', reason: 'NOSTR_PUSH_FROM_SOURCE=1' };
   const stamp = join(root, 'dist', BUILD_STAMP);
   if (!existsSync(stamp)) return { kind: 'source', reason: 'no build in dist/' };
-  if (newestMtimeMs(join(root, 'src')) > statSync(stamp).mtimeMs) return { kind: 'source', reason: 'dist/ is older than src/ (run npm run build)' };
+  if (newestMtimeMs(join(root, 'src')) > statSync(stamp).mtimeMs)
+    return { kind: 'source', reason: 'dist/ is older than src/ (run npm run build)' };
   return { kind: 'dist', reason: 'dist/ is current' };
 }
 

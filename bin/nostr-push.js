@@ -9,7 +9,8 @@ if (entry.kind === 'dist') {
   const { main } = await import('../dist/cli.js');
   await main(process.argv.slice(2));
 } else {
-  if (entry.reason !== 'no build in dist/' && entry.reason !== 'NOSTR_PUSH_FROM_SOURCE=1') process.stderr.write(`nostr-push: ${entry.reason}; running the source through tsx\n`);
+  if (entry.reason !== 'no build in dist/' && entry.reason !== 'NOSTR_PUSH_FROM_SOURCE=1')
+    process.stderr.write(`nostr-push: ${entry.reason}; running the source through tsx\n`);
   const { register } = await import('tsx/esm/api');
   register();
   const { main } = await import('../src/cli.ts');

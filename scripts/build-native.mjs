@@ -26,7 +26,8 @@ const INSTALL_LIBSECP256K1 = 'libsecp256k1-dev is missing (apt-get install libse
 function findNodeGyp(root) {
   const candidates = [process.env.npm_config_node_gyp];
   // npm_execpath is npm's own CLI script (…/npm/bin/npm-cli.js) while npm runs this script.
-  if (process.env.npm_execpath) candidates.push(join(dirname(process.env.npm_execpath), '..', 'node_modules', 'node-gyp', 'bin', 'node-gyp.js'));
+  if (process.env.npm_execpath)
+    candidates.push(join(dirname(process.env.npm_execpath), '..', 'node_modules', 'node-gyp', 'bin', 'node-gyp.js'));
   const prefix = resolve(dirname(process.execPath), '..');
   candidates.push(join(prefix, 'lib', 'node_modules', 'npm', 'node_modules', 'node-gyp', 'bin', 'node-gyp.js'));
   try {
@@ -51,9 +52,11 @@ function findNodeDir() {
 /** One short reason for a failed build, from node-gyp's output. */
 function explain(output) {
   if (/secp256k1[a-z_]*\.h: No such file/.test(output) || /cannot find -lsecp256k1/.test(output)) return INSTALL_LIBSECP256K1;
-  if (/node_api\.h: No such file/.test(output) || /gyp ERR! .*(tarball|download|headers)/i.test(output)) return 'Node headers not found (set npm_config_nodedir to the prefix of include/node)';
+  if (/node_api\.h: No such file/.test(output) || /gyp ERR! .*(tarball|download|headers)/i.test(output))
+    return 'Node headers not found (set npm_config_nodedir to the prefix of include/node)';
   if (/gyp ERR! find Python/.test(output)) return 'node-gyp needs Python 3';
-  if (/(make|cc|gcc|g\+\+): (command )?not found|not found: (make|cc)/.test(output)) return 'no C toolchain (apt-get install build-essential)';
+  if (/(make|cc|gcc|g\+\+): (command )?not found|not found: (make|cc)/.test(output))
+    return 'no C toolchain (apt-get install build-essential)';
   const compileError = /error: (.*secp256k1_.*)/.exec(output);
   if (compileError) return `does not compile against the installed libsecp256k1 (0.2.0 or newer needed): ${compileError[1]?.slice(0, 120)}`;
   const line = output.split('\n').find((l) => /error|ERR!/i.test(l)) ?? 'node-gyp failed';

@@ -64,7 +64,9 @@ export async function runDoctor(loaded: LoadedConfig, say: Say): Promise<number>
     try {
       await store.ping();
       const inbound = await store.queueStats('inbound');
-      ok(`store ${describeStoreLocation(location)} answers (inbound queue: ${inbound.ready} ready, ${inbound.leased} leased, ${inbound.dead} dead)`);
+      ok(
+        `store ${describeStoreLocation(location)} answers (inbound queue: ${inbound.ready} ready, ${inbound.leased} leased, ${inbound.dead} dead)`,
+      );
     } finally {
       await store.close();
     }
@@ -83,7 +85,8 @@ export async function runDoctor(loaded: LoadedConfig, say: Say): Promise<number>
   }
   if (reachable === 0) warn('no relay is reachable: the service will keep retrying, but receives nothing until one is');
 
-  if (config.firebase.credentials_path === '') warn('FCM is off: set firebase.credentials_path (NOSTR_PUSH__FIREBASE__CREDENTIALS_PATH) to a service-account JSON');
+  if (config.firebase.credentials_path === '')
+    warn('FCM is off: set firebase.credentials_path (NOSTR_PUSH__FIREBASE__CREDENTIALS_PATH) to a service-account JSON');
   else {
     try {
       const account = JSON.parse(readFileSync(config.firebase.credentials_path, 'utf8')) as Record<string, unknown>;

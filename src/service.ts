@@ -89,21 +89,45 @@ export async function startService(config: Config, overrides: ServiceOverrides =
   const needsCrypto = config.roles.includes('engine') || config.roles.includes('listener');
   const cryptoPool =
     needsCrypto && config.engine.crypto_workers > 0
-      ? new CryptoWorkerPool({ size: config.engine.crypto_workers, secretHex: key.secretHex, cacheCapacity: CONVERSATION_KEY_CACHE_ENTRIES })
+      ? new CryptoWorkerPool({
+          size: config.engine.crypto_workers,
+          secretHex: key.secretHex,
+          cacheCapacity: CONVERSATION_KEY_CACHE_ENTRIES,
+        })
       : null;
   await cryptoPool?.ready;
 
   // The scheduler's new-post fan-out sends its pages itself, so it needs the transports too.
   const needsTransports = config.roles.includes('delivery') || config.roles.includes('api') || config.roles.includes('scheduler');
   // A Redis fleet shares one VAPID key through the store; a SQLite service keeps it in its data directory.
-  const vapidKeys = needsTransports && location.kind === 'redis' ? await resolveSharedVapidKeys(config.webpush, config.data_dir, store) : undefined;
+  const vapidKeys =
+    needsTransports && location.kind === 'redis' ? await resolveSharedVapidKeys(config.webpush, config.data_dir, store) : undefined;
   const transports = needsTransports ? createTransports(config, logger, metrics, store, vapidKeys) : [];
   // ntfy: publishing is part of the api role, subscriptions of the pusher role; either serves HTTP.
   const servesHttp = config.roles.includes('api') || config.roles.includes('pusher');
   const ntfy = servesHttp
-    ? createNtfyServer({ store, config: config.ntfy, logger, metrics, publish: config.roles.includes('api'), subscribe: config.roles.includes('pusher') })
+    ? createNtfyServer({
+        store,
+        config: config.ntfy,
+        logger,
+        metrics,
+        publish: config.roles.includes('api'),
+        subscribe: config.roles.includes('pusher'),
+      })
     : null;
-  const roles = await startRoles({ config, key, store, metrics, supervisor, wake, verifier, cryptoPool, transports, logger, ntfyHub: ntfy?.hub ?? null });
+  const roles = await startRoles({
+    config,
+    key,
+    store,
+    metrics,
+    supervisor,
+    wake,
+    verifier,
+    cryptoPool,
+    transports,
+    logger,
+    ntfyHub: ntfy?.hub ?? null,
+  });
 
   let server: Server | null = null;
   let httpAddress: AddressInfo | null = null;
@@ -113,19 +137,20 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       metrics,
       logger,
     });
-    if (config.roles.includes('api')) app.route(
-      '/',
-      directMessageRoutes({
-        internalApiToken: config.server.internal_api_token,
-        store,
-        delivery: { store, transports, videoRecordTtlSecs: config.service.video_coordinate_dedup_ttl_secs, logger, metrics },
-        allowedPubkeys: new Set(config.service.allowed_pubkeys.map((p) => p.toLowerCase())),
-        defaultPreferenceKinds: config.notification.default_preferences.kinds,
-        processedEventTtlSecs: config.service.processed_event_ttl_secs,
-        metrics,
-        logger: logger.child({ route: 'direct-message' }),
-      }),
-    );
+    if (config.roles.includes('api'))
+      app.route(
+        '/',
+        directMessageRoutes({
+          internalApiToken: config.server.internal_api_token,
+          store,
+          delivery: { store, transports, videoRecordTtlSecs: config.service.video_coordinate_dedup_ttl_secs, logger, metrics },
+          allowedPubkeys: new Set(config.service.allowed_pubkeys.map((p) => p.toLowerCase())),
+          defaultPreferenceKinds: config.notification.default_preferences.kinds,
+          processedEventTtlSecs: config.service.processed_event_ttl_secs,
+          metrics,
+          logger: logger.child({ route: 'direct-message' }),
+        }),
+      );
     if (config.roles.includes('api')) {
       const webPush = transports.find((t): t is WebPushTransport => t instanceof WebPushTransport);
       app.route('/', webPushKeyRoutes(webPush ? webPush.vapidPublicKey : null));

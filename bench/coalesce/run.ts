@@ -164,7 +164,10 @@ function judge(expected: Map<string, Set<string>>, flushed: Map<string, number>,
   if (transport.sent.length !== expected.size) problems.push(`${transport.sent.length} sends for ${expected.size} groups`);
   const bodies = transport.sent.filter((s) => / and \d+ others liked your post$/.test(s.message.data.body ?? '')).length;
   if (bodies !== transport.sent.length) problems.push(`${transport.sent.length - bodies} summaries without the plural copy`);
-  const detail = problems.length > 0 ? problems.slice(0, 5).join('; ') : `exactly one summary per (recipient, post, bucket), distinct counts ${exact ? 'exact' : `within ${(worstError * 100).toFixed(2)} % (bound ${(HLL_TOLERANCE * 100).toFixed(2)} %)`}`;
+  const detail =
+    problems.length > 0
+      ? problems.slice(0, 5).join('; ')
+      : `exactly one summary per (recipient, post, bucket), distinct counts ${exact ? 'exact' : `within ${(worstError * 100).toFixed(2)} % (bound ${(HLL_TOLERANCE * 100).toFixed(2)} %)`}`;
   return { ok: problems.length === 0, detail };
 }
 

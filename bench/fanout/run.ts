@@ -118,7 +118,10 @@ async function runOne(label: string, store: StorePort, dir: string, redisPid?: n
   await store.cacheProfile({ pubkey: creator, name: 'bench creator' }, 3600);
 
   const fake = await startFcmFakeProcess(Number(values.latency), dir);
-  const transport = TRANSPORT === 'stub' ? new StubTransport(Number(values.latency)) : createFcmTransport({ projectId: 'fake-project', credentialsPath: fake.credentialsPath, apiBaseUrl: fake.baseUrl, logger, metrics });
+  const transport =
+    TRANSPORT === 'stub'
+      ? new StubTransport(Number(values.latency))
+      : createFcmTransport({ projectId: 'fake-project', credentialsPath: fake.credentialsPath, apiBaseUrl: fake.baseUrl, logger, metrics });
   if (!transport) throw new Error('no FCM transport');
   const leaseSecs = defaults.new_post_fanout_lease_secs;
   const deps: NewPostFanoutDeps = {
@@ -139,13 +142,27 @@ async function runOne(label: string, store: StorePort, dir: string, redisPid?: n
     logger,
     metrics,
   };
-  const video = signEvent({ kind: VIDEO, created_at: Math.floor(store.clock.nowMs() / 1000), tags: [['d', 'bench-vine'], ['title', 'bench']], content: '' }, creatorSecret);
+  const video = signEvent(
+    {
+      kind: VIDEO,
+      created_at: Math.floor(store.clock.nowMs() / 1000),
+      tags: [
+        ['d', 'bench-vine'],
+        ['title', 'bench'],
+      ],
+      content: '',
+    },
+    creatorSecret,
+  );
   const controller = new AbortController();
 
   const cpuBefore = { self: ownCpuMs(), fake: processCpuMs(fake.pid), redis: redisPid ? processCpuMs(redisPid) : 0 };
   const { result: elapsedMs, top } = await profile(async () => {
     const started = performance.now();
-    await enqueueNewPostFanout({ store, processedEventTtlSecs: defaults.processed_event_ttl_secs, maxEventAgeSecs: 3600, clock: store.clock, logger }, video);
+    await enqueueNewPostFanout(
+      { store, processedEventTtlSecs: defaults.processed_event_ttl_secs, maxEventAgeSecs: 3600, clock: store.clock, logger },
+      video,
+    );
     const worker = runNewPostFanout(deps, controller.signal);
     for (;;) {
       const stats = await store.fanoutJobStats();
@@ -162,7 +179,8 @@ async function runOne(label: string, store: StorePort, dir: string, redisPid?: n
   const cpuLine =
     `  CPU per push: this process ${cpuPerPush(ownCpuMs() - cpuBefore.self)} µs, FCM fake ${cpuPerPush(processCpuMs(fake.pid) - cpuBefore.fake)} µs` +
     (redisPid ? `, redis-server ${cpuPerPush(processCpuMs(redisPid) - cpuBefore.redis)} µs` : '');
-  const { received, peakStreams } = transport instanceof StubTransport ? { received: transport.received, peakStreams: transport.peak } : await fake.report();
+  const { received, peakStreams } =
+    transport instanceof StubTransport ? { received: transport.received, peakStreams: transport.peak } : await fake.report();
   const counts = new Map<string, number>();
   for (const [eventId, token] of received) if (eventId === video.id) counts.set(token, (counts.get(token) ?? 0) + 1);
   let missing = 0;
@@ -173,10 +191,17 @@ async function runOne(label: string, store: StorePort, dir: string, redisPid?: n
     else if (n > 1) duplicated++;
   }
   const pushes = [...counts.values()].reduce((a, b) => a + b, 0);
-  const verdict = missing === 0 && duplicated === 0 ? 'every watcher pushed exactly once' : `FAILED: ${missing} watchers missed, ${duplicated} pushed more than once`;
-  console.log(`\n${label}: ${WATCHERS} watchers, page ${PAGE_SIZE}, concurrency ${CONCURRENCY}, ${TRANSPORT === 'stub' ? 'stub transport' : 'FCM fake'}, latency ${values.latency} ms`);
+  const verdict =
+    missing === 0 && duplicated === 0
+      ? 'every watcher pushed exactly once'
+      : `FAILED: ${missing} watchers missed, ${duplicated} pushed more than once`;
+  console.log(
+    `\n${label}: ${WATCHERS} watchers, page ${PAGE_SIZE}, concurrency ${CONCURRENCY}, ${TRANSPORT === 'stub' ? 'stub transport' : 'FCM fake'}, latency ${values.latency} ms`,
+  );
   console.log(`  seeding (tokens + notify lists): ${(seedMs / 1000).toFixed(1)} s`);
-  console.log(`  fan-out: ${pushes} pushes in ${(elapsedMs / 1000).toFixed(2)} s = ${Math.round(pushes / (elapsedMs / 1000))} pushes/s (peak ${peakStreams} concurrent FCM streams)`);
+  console.log(
+    `  fan-out: ${pushes} pushes in ${(elapsedMs / 1000).toFixed(2)} s = ${Math.round(pushes / (elapsedMs / 1000))} pushes/s (peak ${peakStreams} concurrent FCM streams)`,
+  );
   console.log(cpuLine);
   console.log(`  ${verdict}`);
   if (process.env.BENCH_PROFILE) printProfile(label, top);

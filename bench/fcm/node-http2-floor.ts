@@ -20,13 +20,25 @@ const SESSIONS = 4;
 const dir = mkdtempSync(join(tmpdir(), 'np-http2-floor-'));
 const fake = await startFcmFakeProcess(20, dir);
 // A real access token from the fake's OAuth endpoint, as the transport would get one.
-const tokens = new AccessTokenSource({ account: readServiceAccountFile(fake.credentialsPath), clock: { nowMs: () => Date.now() }, requestTimeoutMs: 5000 });
+const tokens = new AccessTokenSource({
+  account: readServiceAccountFile(fake.credentialsPath),
+  clock: { nowMs: () => Date.now() },
+  requestTimeoutMs: 5000,
+});
 const auth = await tokens.get();
 if (!auth.ok) throw new Error('the fake gave no access token');
 
 const sessions = Array.from({ length: SESSIONS }, () => http2.connect(fake.baseUrl));
-const body = (i: number) => JSON.stringify({ message: { token: `t-${i}`, data: { type: 'like', eventId: `e${i}`, title: 'New like', body: 'alice liked your post' } } });
-const headers = { ':method': 'POST', ':path': '/v1/projects/fake-project/messages:send', authorization: `Bearer ${auth.accessToken}`, 'content-type': 'application/json' };
+const body = (i: number) =>
+  JSON.stringify({
+    message: { token: `t-${i}`, data: { type: 'like', eventId: `e${i}`, title: 'New like', body: 'alice liked your post' } },
+  });
+const headers = {
+  ':method': 'POST',
+  ':path': '/v1/projects/fake-project/messages:send',
+  authorization: `Bearer ${auth.accessToken}`,
+  'content-type': 'application/json',
+};
 
 function send(session: http2.ClientHttp2Session, i: number): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -49,7 +61,9 @@ await Promise.all(
 );
 const elapsedMs = performance.now() - startedMs;
 const cpu = process.cpuUsage(cpuBefore);
-console.log(`node:http2 floor: ${SENDS} sends at ${IN_FLIGHT} in flight: ${(SENDS / (elapsedMs / 1000)).toFixed(0)} sends/s, ${((cpu.user + cpu.system) / SENDS).toFixed(0)} µs CPU per send`);
+console.log(
+  `node:http2 floor: ${SENDS} sends at ${IN_FLIGHT} in flight: ${(SENDS / (elapsedMs / 1000)).toFixed(0)} sends/s, ${((cpu.user + cpu.system) / SENDS).toFixed(0)} µs CPU per send`,
+);
 
 for (const session of sessions) session.close();
 tokens.close();

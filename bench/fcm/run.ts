@@ -29,10 +29,24 @@ const CONCURRENCY = Number(values.concurrency);
 const dir = mkdtempSync(join(tmpdir(), 'np-bench-fcm-'));
 const fake = await startFcmFakeProcess(Number(values.latency), dir);
 const logger = createLogger({ level: 'silent' });
-const transport = createFcmTransport({ projectId: 'fake-project', credentialsPath: fake.credentialsPath, apiBaseUrl: fake.baseUrl, logger, metrics: new Metrics() });
+const transport = createFcmTransport({
+  projectId: 'fake-project',
+  credentialsPath: fake.credentialsPath,
+  apiBaseUrl: fake.baseUrl,
+  logger,
+  metrics: new Metrics(),
+});
 if (!transport) throw new Error('no FCM transport');
 const message = (i: number): PushMessage => ({
-  data: { type: 'like', eventId: `e${i}`, title: 'New like', body: 'alice liked your post', senderPubkey: 'a'.repeat(64), senderName: 'alice', receiverPubkey: 'b'.repeat(64) },
+  data: {
+    type: 'like',
+    eventId: `e${i}`,
+    title: 'New like',
+    body: 'alice liked your post',
+    senderPubkey: 'a'.repeat(64),
+    senderName: 'alice',
+    receiverPubkey: 'b'.repeat(64),
+  },
 });
 // Warm up: the OAuth token and the first session.
 await transport.sendBatch([{ token: 'warm-up', transport: 'fcm' }], message(-1));
@@ -69,7 +83,7 @@ rmSync(dir, { recursive: true, force: true });
 const accepted = received.filter(([eventId]) => eventId !== 'e-1').length;
 console.log(
   `fcm: ${MESSAGES} sends at concurrency ${CONCURRENCY}: ${(MESSAGES / (elapsedMs / 1000)).toFixed(0)} sends/s; ` +
-    `this process ${(((cpu.user + cpu.system) / MESSAGES)).toFixed(0)} µs CPU per send, the fake ${((fakeCpuMs * 1000) / MESSAGES).toFixed(0)} µs`,
+    `this process ${((cpu.user + cpu.system) / MESSAGES).toFixed(0)} µs CPU per send, the fake ${((fakeCpuMs * 1000) / MESSAGES).toFixed(0)} µs`,
 );
 const ok = failed === 0 && accepted === MESSAGES;
 console.log(`  verdict: ${ok ? 'OK' : 'FAIL'} (${accepted} accepted by the fake, ${failed} failed)`);

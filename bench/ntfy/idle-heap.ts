@@ -46,7 +46,13 @@ class Inspector {
 
   private constructor(private readonly socket: WebSocket) {
     socket.on('message', (data) => {
-      const message = JSON.parse(String(data)) as { id?: number; result?: unknown; error?: { message: string }; method?: string; params?: { chunk?: string } };
+      const message = JSON.parse(String(data)) as {
+        id?: number;
+        result?: unknown;
+        error?: { message: string };
+        method?: string;
+        params?: { chunk?: string };
+      };
       if (message.method === 'HeapProfiler.addHeapSnapshotChunk') this.snapshotChunks.push(message.params?.chunk ?? '');
       if (message.id === undefined) return;
       if (message.error) console.error(`inspector: ${message.error.message}`);
@@ -113,13 +119,25 @@ interface HeapSnapshot {
 }
 
 function retainedReport(snapshot: HeapSnapshot): void {
-  const { node_fields: fields, node_types: [nodeTypes], edge_fields: edgeFields, edge_types: [edgeTypes] } = snapshot.snapshot.meta;
+  const {
+    node_fields: fields,
+    node_types: [nodeTypes],
+    edge_fields: edgeFields,
+    edge_types: [edgeTypes],
+  } = snapshot.snapshot.meta;
   const width = fields.length;
-  const [typeAt, nameAt, sizeAt, edgesAt] = ['type', 'name', 'self_size', 'edge_count'].map((f) => fields.indexOf(f)) as [number, number, number, number];
+  const [typeAt, nameAt, sizeAt, edgesAt] = ['type', 'name', 'self_size', 'edge_count'].map((f) => fields.indexOf(f)) as [
+    number,
+    number,
+    number,
+    number,
+  ];
   const count = snapshot.nodes.length / width;
   const kind = (node: number) => {
     const type = nodeTypes[snapshot.nodes[node * width + typeAt] as number] ?? '?';
-    return type.includes('string') ? type : `${type} ${(snapshot.strings[snapshot.nodes[node * width + nameAt] as number] ?? '').slice(0, 40)}`;
+    return type.includes('string')
+      ? type
+      : `${type} ${(snapshot.strings[snapshot.nodes[node * width + nameAt] as number] ?? '').slice(0, 40)}`;
   };
   // Each node's first strong retainer, enough to tell what holds a kind of object.
   const holder = new Int32Array(count).fill(-1);
@@ -145,7 +163,9 @@ function retainedReport(snapshot: HeapSnapshot): void {
     const owner = holder[node] as number;
     tally(byHolder, `${kind(node)}  ←  ${owner < 0 ? '(root)' : `${kind(owner)}${via[node]}`}`, size);
   }
-  console.log(`heap after collection: ${perSub(total)} per subscription (${(total / 1048576).toFixed(0)} MiB, the idle process's own included)`);
+  console.log(
+    `heap after collection: ${perSub(total)} per subscription (${(total / 1048576).toFixed(0)} MiB, the idle process's own included)`,
+  );
   printTop('retained per subscription, by kind', byKind);
   printTop('retained per subscription, by kind and holder', byHolder);
 }
@@ -159,10 +179,18 @@ const service = await startServiceProcess({
 });
 const inspector = await Inspector.open(inspectPort);
 const baseUrl = `http://127.0.0.1:${port}`;
-const subscribers = Array.from({ length: SUBS }, (_, i) => new BenchSubscriber({ baseUrl, topics: [`idle${String(i).padStart(6, '0')}`], transport, tally: new Tally() }));
+const subscribers = Array.from(
+  { length: SUBS },
+  (_, i) => new BenchSubscriber({ baseUrl, topics: [`idle${String(i).padStart(6, '0')}`], transport, tally: new Tally() }),
+);
 try {
   await inspector.call('HeapProfiler.enable');
-  if (values.alloc) await inspector.call('HeapProfiler.startSampling', { samplingInterval: 1024, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+  if (values.alloc)
+    await inspector.call('HeapProfiler.startSampling', {
+      samplingInterval: 1024,
+      includeObjectsCollectedByMajorGC: true,
+      includeObjectsCollectedByMinorGC: true,
+    });
   // As run.ts opens them: 400 at a time.
   await withConcurrency(subscribers, 400, (s) => s.open().catch(() => undefined));
   console.log(`[${store}] ${SUBS} idle ${transport} subscriptions open`);
@@ -177,7 +205,9 @@ try {
     const client = new Redis(redis.url);
     const stats = await client.info('commandstats');
     client.disconnect();
-    console.log(`--- redis-server commands: ${[...stats.matchAll(/^cmdstat_(\w+):calls=(\d+)/gm)].map((m) => `${m[1]} ${m[2]}`).join(', ')}`);
+    console.log(
+      `--- redis-server commands: ${[...stats.matchAll(/^cmdstat_(\w+):calls=(\d+)/gm)].map((m) => `${m[1]} ${m[2]}`).join(', ')}`,
+    );
   }
 } finally {
   for (const subscriber of subscribers) subscriber.stop();

@@ -142,7 +142,12 @@ interface BenchServer {
 async function startServer(store: 'sqlite' | 'redis'): Promise<BenchServer> {
   if (values['server-url']) {
     // A server started by hand (e.g. under --cpu-prof, which NODE_OPTIONS does not allow).
-    return { pid: Number(values['server-pid']), baseUrl: values['server-url'], redisUrl: process.env.BENCH_REDIS_URL, cleanup: async () => undefined };
+    return {
+      pid: Number(values['server-pid']),
+      baseUrl: values['server-url'],
+      redisUrl: process.env.BENCH_REDIS_URL,
+      cleanup: async () => undefined,
+    };
   }
   const dataDir = mkdtempSync(join(tmpdir(), `bench-ntfy-${store}-`));
   let redis: PrivateRedisServer | undefined;
@@ -188,7 +193,10 @@ async function serverMetric(baseUrl: string, name: string): Promise<number> {
 
 /** The server's V8 heap in use and external memory. */
 async function heapOf(baseUrl: string): Promise<{ heapBytes: number; externalBytes: number }> {
-  return { heapBytes: await serverMetric(baseUrl, 'nodejs_heap_size_used_bytes'), externalBytes: await serverMetric(baseUrl, 'nodejs_external_memory_bytes') };
+  return {
+    heapBytes: await serverMetric(baseUrl, 'nodejs_heap_size_used_bytes'),
+    externalBytes: await serverMetric(baseUrl, 'nodejs_external_memory_bytes'),
+  };
 }
 
 /** Resources used over the measured phase. */
@@ -201,7 +209,13 @@ interface Usage {
 }
 
 async function usageNow(pid: number, redisUrl: string | undefined, published: number): Promise<Usage> {
-  return { server: sampleProcess(pid), clientCpuMs: ownCpuMs(), redisCpuMs: await redisCpuMs(redisUrl), published, atMs: performance.now() };
+  return {
+    server: sampleProcess(pid),
+    clientCpuMs: ownCpuMs(),
+    redisCpuMs: await redisCpuMs(redisUrl),
+    published,
+    atMs: performance.now(),
+  };
 }
 
 async function runLoad(store: 'sqlite' | 'redis'): Promise<boolean> {
@@ -214,7 +228,9 @@ async function runLoad(store: 'sqlite' | 'redis'): Promise<boolean> {
   try {
     const connectStart = performance.now();
     await withConcurrency(subscribers, CONNECT_CONCURRENCY, (s) => s.open().catch(() => undefined));
-    console.log(`[${store}] ${subscribers.length} ${TRANSPORT} connections for ${topics.length} topics open in ${((performance.now() - connectStart) / 1000).toFixed(1)} s`);
+    console.log(
+      `[${store}] ${subscribers.length} ${TRANSPORT} connections for ${topics.length} topics open in ${((performance.now() - connectStart) / 1000).toFixed(1)} s`,
+    );
 
     let peakRss = sampleProcess(pid).rssBytes;
     let publishStart = performance.now();
@@ -224,14 +240,19 @@ async function runLoad(store: 'sqlite' | 'redis'): Promise<boolean> {
       peakRss = Math.max(peakRss, sample.rssBytes);
       const delivered = tally.delivered;
       const phase = performance.now() - publishStart < WARMUP_MS ? ' (warm-up)' : '';
-      console.log(`[${store}] delivered/s ${delivered - lastDelivered}  total ${delivered}  p99 so far ${formatUs(tally.latency.percentileUs(0.99))}  rss ${(sample.rssBytes / MIB).toFixed(0)} MiB${phase}`);
+      console.log(
+        `[${store}] delivered/s ${delivered - lastDelivered}  total ${delivered}  p99 so far ${formatUs(tally.latency.percentileUs(0.99))}  rss ${(sample.rssBytes / MIB).toFixed(0)} MiB${phase}`,
+      );
       lastDelivered = delivered;
     }, 1000);
     const reconnectTimer =
       RECONNECTS > 0
-        ? setTimeout(() => {
-            for (const subscriber of subscribers.slice(0, RECONNECTS)) subscriber.reconnect().catch(() => (tally.connectErrors += 1));
-          }, WARMUP_MS + DURATION_MS / 2)
+        ? setTimeout(
+            () => {
+              for (const subscriber of subscribers.slice(0, RECONNECTS)) subscriber.reconnect().catch(() => (tally.connectErrors += 1));
+            },
+            WARMUP_MS + DURATION_MS / 2,
+          )
         : undefined;
 
     const clientLag = monitorEventLoopDelay({ resolution: 10 });
@@ -244,7 +265,10 @@ async function runLoad(store: 'sqlite' | 'redis'): Promise<boolean> {
       clientLag.enable();
     }, WARMUP_MS);
     publishStart = performance.now();
-    await runPublishers({ baseUrl, topics, rate: RATE, durationMs: WARMUP_MS + DURATION_MS, paddingBytes: PAYLOAD_BYTES, sockets: PUBLISH_SOCKETS }, totals);
+    await runPublishers(
+      { baseUrl, topics, rate: RATE, durationMs: WARMUP_MS + DURATION_MS, paddingBytes: PAYLOAD_BYTES, sockets: PUBLISH_SOCKETS },
+      totals,
+    );
     const measureEnd = await usageNow(pid, redisUrl, totals.completed);
     clearTimeout(warmupTimer);
     const start = await measureStart;
@@ -256,7 +280,13 @@ async function runLoad(store: 'sqlite' | 'redis'): Promise<boolean> {
     const serverLagMax = await serverMetric(baseUrl, 'nodejs_eventloop_lag_max_seconds');
 
     const loss = sent - tally.delivered;
-    const pass = loss === 0 && tally.gaps === 0 && tally.reorderedOrDuplicate === 0 && totals.errors === 0 && tally.connectErrors === 0 && tally.readErrors === 0;
+    const pass =
+      loss === 0 &&
+      tally.gaps === 0 &&
+      tally.reorderedOrDuplicate === 0 &&
+      totals.errors === 0 &&
+      tally.connectErrors === 0 &&
+      tally.readErrors === 0;
     const measuredSecs = (measureEnd.atMs - start.atMs) / 1000;
     const measured = measureEnd.published - start.published;
     const serverCpuMs = measureEnd.server.cpuMs - start.server.cpuMs;
@@ -266,15 +296,24 @@ async function runLoad(store: 'sqlite' | 'redis'): Promise<boolean> {
     console.log(
       `\n[${store}] ntfy load: ${topics.length} topics, ${subscribers.length} ${TRANSPORT} connections, target ${RATE}/s for ${DURATION_MS / 1000} s after a ${WARMUP_MS / 1000} s warm-up, ${PAYLOAD_BYTES} B padding, ${RECONNECTS} reconnects`,
     );
-    console.log(`[${store}] measured: published ${measured} in ${measuredSecs.toFixed(1)} s = ${(measured / measuredSecs).toFixed(0)}/s; whole run ${sent} (late slots ${totals.late}, errors ${totals.errors})`);
-    console.log(`[${store}] delivered ${tally.delivered}${drained ? '' : ' (grace period ran out)'}; RSS peak ${(peakRss / MIB).toFixed(0)} MiB`);
+    console.log(
+      `[${store}] measured: published ${measured} in ${measuredSecs.toFixed(1)} s = ${(measured / measuredSecs).toFixed(0)}/s; whole run ${sent} (late slots ${totals.late}, errors ${totals.errors})`,
+    );
+    console.log(
+      `[${store}] delivered ${tally.delivered}${drained ? '' : ' (grace period ran out)'}; RSS peak ${(peakRss / MIB).toFixed(0)} MiB`,
+    );
     console.log(
       `[${store}] CPU (measured): server ${percentOfCore(serverCpuMs)} % of one core = ${perMessageUs(serverCpuMs)} µs/message (${perMessageUs(serverSystemMs)} in the kernel); load generator ${percentOfCore(measureEnd.clientCpuMs - start.clientCpuMs)} % = ${perMessageUs(measureEnd.clientCpuMs - start.clientCpuMs)} µs/message${redisUrl ? `; redis-server ${percentOfCore(measureEnd.redisCpuMs - start.redisCpuMs)} % = ${perMessageUs(measureEnd.redisCpuMs - start.redisCpuMs)} µs/message` : ''}`,
     );
     const l = tally.latency;
-    console.log(`[${store}] latency p50 ${formatUs(l.percentileUs(0.5))}  p90 ${formatUs(l.percentileUs(0.9))}  p95 ${formatUs(l.percentileUs(0.95))}  p99 ${formatUs(l.percentileUs(0.99))}  max ${formatUs(l.max)}`);
+    console.log(
+      `[${store}] latency p50 ${formatUs(l.percentileUs(0.5))}  p90 ${formatUs(l.percentileUs(0.9))}  p95 ${formatUs(l.percentileUs(0.95))}  p99 ${formatUs(l.percentileUs(0.99))}  max ${formatUs(l.max)}`,
+    );
     const w = tally.warmupLatency;
-    if (w.count > 0) console.log(`[${store}] warm-up latency (${w.count} messages): p50 ${formatUs(w.percentileUs(0.5))}  p99 ${formatUs(w.percentileUs(0.99))}  max ${formatUs(w.max)}`);
+    if (w.count > 0)
+      console.log(
+        `[${store}] warm-up latency (${w.count} messages): p50 ${formatUs(w.percentileUs(0.5))}  p99 ${formatUs(w.percentileUs(0.99))}  max ${formatUs(w.max)}`,
+      );
     console.log(
       `[${store}] event-loop delay: load generator p99 ${formatUs(clientLag.percentile(99) / 1000)} max ${formatUs(clientLag.max / 1000)}; server max ${formatUs(serverLagMax * 1e6)} (since its start)`,
     );
@@ -291,14 +330,19 @@ async function runLoad(store: 'sqlite' | 'redis'): Promise<boolean> {
 async function runIdle(store: 'sqlite' | 'redis'): Promise<boolean> {
   const { pid, baseUrl, cleanup } = await startServer(store);
   const tally = new Tally();
-  const subscribers = topicNames(IDLE_SUBS, 'idle').map((topic) => new BenchSubscriber({ baseUrl, topics: [topic], transport: TRANSPORT, tally }));
+  const subscribers = topicNames(IDLE_SUBS, 'idle').map(
+    (topic) => new BenchSubscriber({ baseUrl, topics: [topic], transport: TRANSPORT, tally }),
+  );
   try {
     const before = sampleProcess(pid);
     const heapBefore = await heapOf(baseUrl);
     const start = performance.now();
     let opened = 0;
     await withConcurrency(subscribers, CONNECT_CONCURRENCY * 2, async (s) => {
-      await s.open().then(() => (opened += 1)).catch(() => undefined);
+      await s
+        .open()
+        .then(() => (opened += 1))
+        .catch(() => undefined);
     });
     const connectSecs = (performance.now() - start) / 1000;
     // Let the server settle (GC, buffers) before reading its memory.
@@ -307,12 +351,16 @@ async function runIdle(store: 'sqlite' | 'redis'): Promise<boolean> {
     const heapHeld = await heapOf(baseUrl);
     const perConnKb = (held.rssBytes - before.rssBytes) / Math.max(1, opened) / 1024;
     console.log(`\n[${store}] ntfy idle: ${opened}/${IDLE_SUBS} ${TRANSPORT} subscriptions open in ${connectSecs.toFixed(1)} s`);
-    console.log(`[${store}] server RSS ${(before.rssBytes / MIB).toFixed(0)} MiB before, ${(held.rssBytes / MIB).toFixed(0)} MiB holding them (${perConnKb.toFixed(1)} KiB each)`);
+    console.log(
+      `[${store}] server RSS ${(before.rssBytes / MIB).toFixed(0)} MiB before, ${(held.rssBytes / MIB).toFixed(0)} MiB holding them (${perConnKb.toFixed(1)} KiB each)`,
+    );
     console.log(
       `[${store}] server V8 heap ${(heapBefore.heapBytes / MIB).toFixed(0)} → ${(heapHeld.heapBytes / MIB).toFixed(0)} MiB (${((heapHeld.heapBytes - heapBefore.heapBytes) / Math.max(1, opened) / 1024).toFixed(1)} KiB each), external ${(heapBefore.externalBytes / MIB).toFixed(0)} → ${(heapHeld.externalBytes / MIB).toFixed(0)} MiB`,
     );
     const pass = opened === IDLE_SUBS && tally.connectErrors === 0;
-    console.log(`[${store}] VERDICT ${pass ? 'PASS' : 'FAIL'}: opened ${opened}, connect errors ${tally.connectErrors}, RSS ${(held.rssBytes / MIB).toFixed(0)} MiB`);
+    console.log(
+      `[${store}] VERDICT ${pass ? 'PASS' : 'FAIL'}: opened ${opened}, connect errors ${tally.connectErrors}, RSS ${(held.rssBytes / MIB).toFixed(0)} MiB`,
+    );
     return pass;
   } finally {
     for (const subscriber of subscribers) subscriber.stop();

@@ -31,7 +31,9 @@ try {
       await Promise.all(appends);
     }
     const used = process.cpuUsage(before);
-    console.log(`${String(group).padStart(2)} appends per transaction: ${((used.user + used.system) / MESSAGES).toFixed(1)} µs CPU per message (${(used.system / MESSAGES).toFixed(1)} in the kernel)`);
+    console.log(
+      `${String(group).padStart(2)} appends per transaction: ${((used.user + used.system) / MESSAGES).toFixed(1)} µs CPU per message (${(used.system / MESSAGES).toFixed(1)} in the kernel)`,
+    );
   }
 } finally {
   await store.close();

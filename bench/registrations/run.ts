@@ -27,7 +27,11 @@ import { startRedisServer } from '../../test/support/redis-server.ts';
 import { printProfile, profile } from '../support/cpu-profile.ts';
 
 const { values } = parseArgs({
-  options: { count: { type: 'string', default: '5000' }, store: { type: 'string', default: 'both' }, 'crypto-workers': { type: 'string', default: '2' } },
+  options: {
+    count: { type: 'string', default: '5000' },
+    store: { type: 'string', default: 'both' },
+    'crypto-workers': { type: 'string', default: '2' },
+  },
 });
 const COUNT = Number(values.count);
 /** As `engine.crypto_workers`: NIP-44 decryption threads beside the main one (0 = inline). */
@@ -48,7 +52,13 @@ function prepare(count: number): Prepared {
   for (let i = 0; i < count; i++) {
     const user = makeUser();
     users.push(user);
-    const event: NostrEvent = controlEvent(user, REGISTER_TOKEN, { token: `bench-token-${i}-${user.pubkey.slice(0, 16)}` }, service.pubkey, { createdAt: now });
+    const event: NostrEvent = controlEvent(
+      user,
+      REGISTER_TOKEN,
+      { token: `bench-token-${i}-${user.pubkey.slice(0, 16)}` },
+      service.pubkey,
+      { createdAt: now },
+    );
     frames.push(JSON.stringify(event));
   }
   return { service, users, frames };
@@ -58,7 +68,10 @@ async function runOne(label: string, store: StorePort, prepared: Prepared): Prom
   const logger = createLogger({ level: 'silent' });
   const metrics = new Metrics();
   const inline = await createEventVerifier();
-  const pool = CRYPTO_WORKERS > 0 ? new CryptoWorkerPool({ size: CRYPTO_WORKERS, secretHex: prepared.service.secret, cacheCapacity: CONVERSATION_KEY_CACHE_ENTRIES }) : null;
+  const pool =
+    CRYPTO_WORKERS > 0
+      ? new CryptoWorkerPool({ size: CRYPTO_WORKERS, secretHex: prepared.service.secret, cacheCapacity: CONVERSATION_KEY_CACHE_ENTRIES })
+      : null;
   await pool?.ready;
   // As the listener does: off the main thread when there is a pool.
   const verify = (event: NostrEvent): Promise<boolean> | boolean => (pool ? pool.verify(event) : inline.verify(event));
@@ -92,7 +105,11 @@ async function runOne(label: string, store: StorePort, prepared: Prepared): Prom
       wake,
       logger,
       metrics,
-      prepare: (items) => prefetchInbound(deps, items.map((i) => i.payload)),
+      prepare: (items) =>
+        prefetchInbound(
+          deps,
+          items.map((i) => i.payload),
+        ),
       handle: async (item) => {
         const outcome = await routeInbound(deps, item.payload);
         if (outcome.route === 'control' && outcome.outcome === 'registered' && ++registered === prepared.frames.length) resolveAll();
@@ -125,7 +142,9 @@ async function runOne(label: string, store: StorePort, prepared: Prepared): Prom
     if (devices.length !== 1 || devices[0]?.token !== `bench-token-${i}-${user.pubkey.slice(0, 16)}`) wrong++;
   }
   const rate = (prepared.frames.length / elapsedMs) * 1000;
-  console.log(`registrations ${label}, ${CRYPTO_WORKERS} crypto worker(s): ${prepared.frames.length} in ${(elapsedMs / 1000).toFixed(2)} s = ${rate.toFixed(0)}/s; verdict: ${wrong === 0 ? 'OK' : 'FAIL'} (${wrong} users without exactly their token)`);
+  console.log(
+    `registrations ${label}, ${CRYPTO_WORKERS} crypto worker(s): ${prepared.frames.length} in ${(elapsedMs / 1000).toFixed(2)} s = ${rate.toFixed(0)}/s; verdict: ${wrong === 0 ? 'OK' : 'FAIL'} (${wrong} users without exactly their token)`,
+  );
   printProfile(label, top);
   if (wrong > 0) process.exitCode = 1;
 }

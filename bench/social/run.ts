@@ -94,8 +94,26 @@ function prepare(): Prepared {
     const comment = i % 2 === 1;
     // Every like is on a post of its own, so coalescing sends each at once (its group's first).
     const template = comment
-      ? { kind: COMMENT, created_at: now, content: `comment ${i}`, tags: [['E', hex(generateSecretKey())], ['P', owner], ['e', hex(generateSecretKey())], ['p', parent]] }
-      : { kind: REACTION, created_at: now, content: '+', tags: [['e', hex(generateSecretKey())], ['p', owner]] };
+      ? {
+          kind: COMMENT,
+          created_at: now,
+          content: `comment ${i}`,
+          tags: [
+            ['E', hex(generateSecretKey())],
+            ['P', owner],
+            ['e', hex(generateSecretKey())],
+            ['p', parent],
+          ],
+        }
+      : {
+          kind: REACTION,
+          created_at: now,
+          content: '+',
+          tags: [
+            ['e', hex(generateSecretKey())],
+            ['p', owner],
+          ],
+        };
     const event = finalizeEvent(template, actor.secret);
     frames.push(JSON.stringify(event));
     if (i < WARMUP_EVENTS) warmupIds.add(event.id);
@@ -116,7 +134,10 @@ function latencySummary(sorted: number[]): string {
 
 /** CPU time of a process (or, with `tid`, of one of its threads) so far (ms), from /proc (Linux). */
 function processCpuMs(pid: number, tid?: number): number {
-  const fields = readFileSync(tid === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  const fields =
+    readFileSync(tid === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${tid}/stat`, 'utf8')
+      .split(') ')[1]
+      ?.split(' ') ?? [];
   return (Number(fields[11] ?? 0) + Number(fields[12] ?? 0)) * 10;
 }
 
@@ -147,7 +168,12 @@ interface CpuSample {
 
 function sampleCpu(fakePid: number, redisPid: number | undefined): CpuSample {
   const self = process.cpuUsage();
-  return { selfMs: (self.user + self.system) / 1000, mainMs: processCpuMs(process.pid, process.pid), fakeMs: processCpuMs(fakePid), redisMs: redisPid ? processCpuMs(redisPid) : 0 };
+  return {
+    selfMs: (self.user + self.system) / 1000,
+    mainMs: processCpuMs(process.pid, process.pid),
+    fakeMs: processCpuMs(fakePid),
+    redisMs: redisPid ? processCpuMs(redisPid) : 0,
+  };
 }
 
 function cpuLine(before: CpuSample, after: CpuSample, events: number): string {
@@ -187,7 +213,10 @@ function ingester(plainStore: StorePort, pool: CryptoWorkerPool, arrivedAt: Map<
     if (isEventRejection(event) || !(await pool.verify(event))) throw new Error('a pre-signed event failed validation');
     const receivedAtMs = Date.now();
     arrivedAt.set(event.id, receivedAtMs);
-    await store.enqueue('inbound', { id: event.id, payload: { event, context: 'live', relay: 'bench', receivedAtMs } satisfies InboundEnvelope });
+    await store.enqueue('inbound', {
+      id: event.id,
+      payload: { event, context: 'live', relay: 'bench', receivedAtMs } satisfies InboundEnvelope,
+    });
   };
 }
 
@@ -239,7 +268,9 @@ async function runOne(label: string, storeUrl: string, prepared: Prepared, dir: 
 
   if (PHASED) {
     // One stage at a time, each drained before the next starts: the CPU each stage costs per event.
-    const store = await openStore(resolveStoreLocation(serviceConfig('engine', storeUrl, dir, fake, label)), { logger: createLogger({ level: 'warn' }) });
+    const store = await openStore(resolveStoreLocation(serviceConfig('engine', storeUrl, dir, fake, label)), {
+      logger: createLogger({ level: 'warn' }),
+    });
     await seed(store, prepared);
     const stage = async (name: string, work: () => Promise<void>): Promise<void> => {
       const { top } = await profile(work);
@@ -266,7 +297,11 @@ async function runOne(label: string, storeUrl: string, prepared: Prepared, dir: 
     });
     const c3 = sampleCpu(fake.pid, redisPid);
     await delivery.stop();
-    cpuSummary = [`  CPU per event, listener (parse, verify, queue): ${cpuLine(c0, c1, events)}`, `  CPU per event, engine: ${cpuLine(c1b, c2, events)}`, `  CPU per event, delivery: ${cpuLine(c2b, c3, events)}`].join('\n');
+    cpuSummary = [
+      `  CPU per event, listener (parse, verify, queue): ${cpuLine(c0, c1, events)}`,
+      `  CPU per event, engine: ${cpuLine(c1b, c2, events)}`,
+      `  CPU per event, delivery: ${cpuLine(c2b, c3, events)}`,
+    ].join('\n');
   } else {
     const service: RunningService = await startService(serviceConfig('engine,delivery,scheduler', storeUrl, dir, fake, label));
     await seed(service.store, prepared);
@@ -281,7 +316,9 @@ async function runOne(label: string, storeUrl: string, prepared: Prepared, dir: 
     const trace = process.env.BENCH_TRACE
       ? setInterval(async () => {
           const [i, o] = await Promise.all([service.store.queueStats('inbound'), service.store.queueStats('outbound')]);
-          console.log(`  t=${Date.now() - started} ms inbound ready ${i.ready} leased ${i.leased}; outbound ready ${o.ready} leased ${o.leased}; event-loop delay max ${(loopDelay.max / 1e6).toFixed(0)} ms`);
+          console.log(
+            `  t=${Date.now() - started} ms inbound ready ${i.ready} leased ${i.leased}; outbound ready ${o.ready} leased ${o.leased}; event-loop delay max ${(loopDelay.max / 1e6).toFixed(0)} ms`,
+          );
           loopDelay.reset();
         }, 500)
       : undefined;
@@ -347,15 +384,24 @@ async function runOne(label: string, storeUrl: string, prepared: Prepared, dir: 
     const perEventCalls = [...commands].filter(([name]) => name !== 'info' && !name.startsWith('config')).sort((a, b) => b[1] - a[1]);
     const total = perEventCalls.reduce((sum, [, n]) => sum + n, 0);
     const all = prepared.frames.length;
-    console.log(`  Redis commands per event (scripts' own included, warm-up too): ${(total / all).toFixed(1)} (${perEventCalls.slice(0, 8).map(([name, n]) => `${name} ${(n / all).toFixed(2)}`).join(', ')}, …)`);
+    console.log(
+      `  Redis commands per event (scripts' own included, warm-up too): ${(total / all).toFixed(1)} (${perEventCalls
+        .slice(0, 8)
+        .map(([name, n]) => `${name} ${(n / all).toFixed(2)}`)
+        .join(', ')}, …)`,
+    );
   }
   const ok = missing === 0 && duplicates === 0 && unexpected === 0;
-  console.log(`  verdict: ${ok ? 'OK' : 'FAIL'} (${prepared.expected.size} expected pushes, ${missing} missing, ${duplicates} duplicated, ${unexpected} unexpected)`);
+  console.log(
+    `  verdict: ${ok ? 'OK' : 'FAIL'} (${prepared.expected.size} expected pushes, ${missing} missing, ${duplicates} duplicated, ${unexpected} unexpected)`,
+  );
   if (!ok) process.exitCode = 1;
 }
 
 await useWasmSigning();
-console.log(`preparing ${USERS} users, ${WARMUP_EVENTS + EVENTS} signed likes and comments (${WARMUP_EVENTS} of them warm-up) from ${ACTORS} actors…`);
+console.log(
+  `preparing ${USERS} users, ${WARMUP_EVENTS + EVENTS} signed likes and comments (${WARMUP_EVENTS} of them warm-up) from ${ACTORS} actors…`,
+);
 const prepared = prepare();
 const dir = mkdtempSync(join(tmpdir(), 'np-bench-social-'));
 /** The whole run profiled as one (the phased mode profiles each stage instead). */

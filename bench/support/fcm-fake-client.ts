@@ -12,8 +12,12 @@ export interface FcmFakeProcess {
 }
 
 export async function startFcmFakeProcess(latencyMs: number, credentialsDir: string): Promise<FcmFakeProcess> {
-  const child = fork(new URL('./fcm-fake-process.ts', import.meta.url), [String(latencyMs), credentialsDir], { execArgv: ['--import', 'tsx'] });
-  const ready = await new Promise<{ baseUrl: string; credentialsPath: string }>((resolve) => child.once('message', (m: { ready: { baseUrl: string; credentialsPath: string } }) => resolve(m.ready)));
+  const child = fork(new URL('./fcm-fake-process.ts', import.meta.url), [String(latencyMs), credentialsDir], {
+    execArgv: ['--import', 'tsx'],
+  });
+  const ready = await new Promise<{ baseUrl: string; credentialsPath: string }>((resolve) =>
+    child.once('message', (m: { ready: { baseUrl: string; credentialsPath: string } }) => resolve(m.ready)),
+  );
   return {
     ...ready,
     pid: child.pid as number,

@@ -23,7 +23,10 @@ const byId = new Map(profile.nodes.map((node) => [node.id, node]));
 const parentOf = new Map();
 for (const node of profile.nodes) for (const child of node.children ?? []) parentOf.set(child, node.id);
 const nameOf = (node) => {
-  const where = node.callFrame.url.replace(/^.*node_modules\//, '').replace(/^file:\/\/.*?\/(src|dist)\//, '$1/').replace(/^node:/, '');
+  const where = node.callFrame.url
+    .replace(/^.*node_modules\//, '')
+    .replace(/^file:\/\/.*?\/(src|dist)\//, '$1/')
+    .replace(/^node:/, '');
   return `${node.callFrame.functionName || '(anonymous)'}${where ? ` ${where}:${node.callFrame.lineNumber + 1}` : ''}`;
 };
 
@@ -51,8 +54,12 @@ for (const [id, count] of hits) {
   }
 }
 const idle = self.get('(idle)') ?? 0;
-console.log(`${total} samples, ${(100 * idle / Math.max(1, total)).toFixed(1)} % idle`);
-for (const [title, table] of [['self', self], ['inclusive', inclusive]]) {
+console.log(`${total} samples, ${((100 * idle) / Math.max(1, total)).toFixed(1)} % idle`);
+for (const [title, table] of [
+  ['self', self],
+  ['inclusive', inclusive],
+]) {
   console.log(`--- ${title}`);
-  for (const [name, count] of [...table].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`${(100 * count / total).toFixed(1).padStart(5)} %  ${name}`);
+  for (const [name, count] of [...table].sort((a, b) => b[1] - a[1]).slice(0, top))
+    console.log(`${((100 * count) / total).toFixed(1).padStart(5)} %  ${name}`);
 }

@@ -6,7 +6,23 @@ import { openSqliteStore } from '../../src/store/sqlite/index.ts';
 
 const store = await openSqliteStore({ path: join(mkdtempSync(join(tmpdir(), 'np-ops-')), 'ops.sqlite') });
 const N = 5000;
-const payload = { event: { id: 'x'.repeat(64), pubkey: 'y'.repeat(64), sig: 'z'.repeat(128), kind: 7, created_at: 1, tags: [['e', 'a'.repeat(64)], ['p', 'b'.repeat(64)]], content: '+' }, context: 'live', relay: 'r', receivedAtMs: 1 };
+const payload = {
+  event: {
+    id: 'x'.repeat(64),
+    pubkey: 'y'.repeat(64),
+    sig: 'z'.repeat(128),
+    kind: 7,
+    created_at: 1,
+    tags: [
+      ['e', 'a'.repeat(64)],
+      ['p', 'b'.repeat(64)],
+    ],
+    content: '+',
+  },
+  context: 'live',
+  relay: 'r',
+  receivedAtMs: 1,
+};
 const time = async (label: string, fn: (i: number) => Promise<unknown>) => {
   const t = performance.now();
   for (let i = 0; i < N; i++) await fn(i);

@@ -37,7 +37,11 @@ describe('POST /internal/v1/direct-message', () => {
     return base;
   };
   const post = (body: unknown, headers: Record<string, string> = { authorization: `Bearer ${TOKEN}` }, a = app()) =>
-    a.request('/internal/v1/direct-message', { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+    a.request('/internal/v1/direct-message', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+    });
   const valid = { eventId: WRAP, recipientPubkey: ALICE, messageType: 'moderation_notice' };
 
   beforeEach(async () => {

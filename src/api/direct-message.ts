@@ -70,12 +70,18 @@ export function directMessageRoutes(deps: DirectMessageDeps): Hono {
     const missing = FIELDS.filter((k) => typeof fields[k] !== 'string');
     if (unknown.length > 0 || missing.length > 0) {
       count('invalid');
-      throw new HttpError('UNPROCESSABLE_BODY', unknown.length > 0 ? `unknown field \`${unknown[0]}\`` : `missing or non-string field \`${missing[0]}\``);
+      throw new HttpError(
+        'UNPROCESSABLE_BODY',
+        unknown.length > 0 ? `unknown field \`${unknown[0]}\`` : `missing or non-string field \`${missing[0]}\``,
+      );
     }
     const { eventId, recipientPubkey, messageType } = fields as Record<(typeof FIELDS)[number], string>;
     if (!(DIRECT_MESSAGE_TYPES as readonly string[]).includes(messageType)) {
       count('invalid');
-      throw new HttpError('UNPROCESSABLE_BODY', `unknown messageType \`${messageType}\`, expected one of ${DIRECT_MESSAGE_TYPES.join(', ')}`);
+      throw new HttpError(
+        'UNPROCESSABLE_BODY',
+        `unknown messageType \`${messageType}\`, expected one of ${DIRECT_MESSAGE_TYPES.join(', ')}`,
+      );
     }
     if (!HEX64.test(eventId)) {
       count('invalid');

@@ -5,7 +5,11 @@ import { createLogger } from '../observability/logger.ts';
 import { Metrics } from '../observability/metrics.ts';
 
 function app(flags: Record<string, boolean>, metrics = new Metrics()) {
-  return createApiApp({ health: { pubkey: () => 'ab'.repeat(32), criticalFlags: () => flags }, metrics, logger: createLogger({ level: 'silent' }) });
+  return createApiApp({
+    health: { pubkey: () => 'ab'.repeat(32), criticalFlags: () => flags },
+    metrics,
+    logger: createLogger({ level: 'silent' }),
+  });
 }
 
 describe('GET /health', () => {
@@ -18,7 +22,11 @@ describe('GET /health', () => {
   test('503 degraded when a critical task died, other flags still reported, pubkey present', async () => {
     const res = await app({ nostr_listener: true, event_handler: false }).request('/health');
     assert.equal(res.status, 503);
-    assert.deepEqual(await res.json(), { status: 'degraded', pubkey: 'ab'.repeat(32), tasks: { nostr_listener: true, event_handler: false } });
+    assert.deepEqual(await res.json(), {
+      status: 'degraded',
+      pubkey: 'ab'.repeat(32),
+      tasks: { nostr_listener: true, event_handler: false },
+    });
   });
 });
 

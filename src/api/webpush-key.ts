@@ -7,6 +7,10 @@ import { Hono } from 'hono';
  */
 export function webPushKeyRoutes(publicKey: string | null): Hono {
   const app = new Hono();
-  app.get('/v1/webpush/vapid-public-key', (c) => (publicKey ? c.json({ publicKey }, 200, { 'Cache-Control': 'public, max-age=300' }) : c.json({ error: 'Web Push is not configured', code: 'NOT_FOUND' }, 404)));
+  app.get('/v1/webpush/vapid-public-key', (c) =>
+    publicKey
+      ? c.json({ publicKey }, 200, { 'Cache-Control': 'public, max-age=300' })
+      : c.json({ error: 'Web Push is not configured', code: 'NOT_FOUND' }, 404),
+  );
   return app;
 }

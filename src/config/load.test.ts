@@ -19,7 +19,10 @@ function problemsOf(env: NodeJS.ProcessEnv, configPath?: string): string[] {
 
 /** `service.coalesce_window_secs` → `NOSTR_PUSH__SERVICE__COALESCE_WINDOW_SECS`. */
 function envName(path: string): string {
-  return `NOSTR_PUSH__${path.split('.').map((p) => p.toUpperCase()).join('__')}`;
+  return `NOSTR_PUSH__${path
+    .split('.')
+    .map((p) => p.toUpperCase())
+    .join('__')}`;
 }
 
 describe('config defaults', () => {
@@ -109,13 +112,19 @@ describe('config environment', () => {
   test('NOSTR_PUSH__REDIS__URL and REDIS_URL select Redis; STORE__URL wins over both', () => {
     assert.equal(loadConfig({ env: { NOSTR_PUSH__REDIS__URL: 'redis://a:6379' } }).config.store.url, 'redis://a:6379');
     assert.equal(loadConfig({ env: { REDIS_URL: 'redis://b:6379' } }).config.store.url, 'redis://b:6379');
-    assert.equal(loadConfig({ env: { REDIS_URL: 'redis://b:6379', NOSTR_PUSH__STORE__URL: 'sqlite::memory:' } }).config.store.url, 'sqlite::memory:');
+    assert.equal(
+      loadConfig({ env: { REDIS_URL: 'redis://b:6379', NOSTR_PUSH__STORE__URL: 'sqlite::memory:' } }).config.store.url,
+      'sqlite::memory:',
+    );
   });
 
   test('environment overrides the YAML file, which overrides defaults', () => {
     const dir = mkdtempSync(join(tmpdir(), 'np-config-'));
     const file = join(dir, 'config.yaml');
-    writeFileSync(file, 'service:\n  coalesce_window_secs: 60\n  coalesce_immediate_limit: 5\nnostr:\n  relays: [ws://127.0.0.1:1]\nroles: all\n');
+    writeFileSync(
+      file,
+      'service:\n  coalesce_window_secs: 60\n  coalesce_immediate_limit: 5\nnostr:\n  relays: [ws://127.0.0.1:1]\nroles: all\n',
+    );
     const { config, sources } = loadConfig({ env: { NOSTR_PUSH__SERVICE__COALESCE_WINDOW_SECS: '30' }, configPath: file });
     assert.equal(config.service.coalesce_window_secs, 30);
     assert.equal(config.service.coalesce_immediate_limit, 5);
@@ -136,11 +145,17 @@ describe('config validation', () => {
   }
 
   test('an empty internal API token is rejected when configured', () => {
-    assert.deepEqual(problemsOf({ NOSTR_PUSH__SERVER__INTERNAL_API_TOKEN: '' }), ['server.internal_api_token must not be empty when configured']);
+    assert.deepEqual(problemsOf({ NOSTR_PUSH__SERVER__INTERNAL_API_TOKEN: '' }), [
+      'server.internal_api_token must not be empty when configured',
+    ]);
   });
 
   test('relational checks', () => {
-    assert.ok(problemsOf({ NOSTR_PUSH__SERVICE__VIDEO_COORDINATE_DEDUP_TTL_SECS: '10' }).some((p) => p.includes('video_coordinate_dedup_ttl_secs must be greater')));
+    assert.ok(
+      problemsOf({ NOSTR_PUSH__SERVICE__VIDEO_COORDINATE_DEDUP_TTL_SECS: '10' }).some((p) =>
+        p.includes('video_coordinate_dedup_ttl_secs must be greater'),
+      ),
+    );
     assert.ok(problemsOf({ NOSTR_PUSH__SERVICE__NEW_POST_DELIVERY_CONCURRENCY: '6000' }).some((p) => p.includes('must not exceed')));
     assert.ok(problemsOf({ NOSTR_PUSH__SERVICE__COALESCE_FLUSH_TIMEOUT_SECS: '200' }).some((p) => p.includes('twice')));
   });
@@ -176,7 +191,13 @@ describe('example configuration file', () => {
     const parsed = parse(text) as Record<string, unknown>;
     // Unset strings are written as `key:` (null) in the file: present, but not "configured empty".
     const nullEmpty = (v: unknown): unknown =>
-      v === '' ? null : Array.isArray(v) ? v : typeof v === 'object' && v !== null ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, nullEmpty(x)])) : v;
+      v === ''
+        ? null
+        : Array.isArray(v)
+          ? v
+          : typeof v === 'object' && v !== null
+            ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, nullEmpty(x)]))
+            : v;
     const expected = nullEmpty({ ...defaultConfig(), roles: 'all' });
     assert.deepEqual(parsed, expected);
     // Literal keys, so a typo cannot hide behind a default (divine's shipped-YAML test).

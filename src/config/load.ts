@@ -43,7 +43,15 @@ function isObject(value: unknown): value is JsonObject {
  */
 function coerce(path: string, raw: Json, template: Json, problems: string[]): Json | undefined {
   if (Array.isArray(template)) {
-    const items: Json[] = typeof raw === 'string' ? raw.split(',').map((s) => s.trim()).filter((s) => s !== '') : Array.isArray(raw) ? raw : [raw];
+    const items: Json[] =
+      typeof raw === 'string'
+        ? raw
+            .split(',')
+            .map((s) => s.trim())
+            .filter((s) => s !== '')
+        : Array.isArray(raw)
+          ? raw
+          : [raw];
     const numeric = template.length > 0 ? typeof template[0] === 'number' : path.endsWith('kinds');
     if (!numeric) return items.map((i) => String(i));
     const out: number[] = [];
@@ -163,7 +171,8 @@ export function loadConfig(options: LoadConfigOptions = {}): LoadedConfig {
     } catch (err) {
       throw new ConfigError([`config file ${file}: ${(err as Error).message}`]);
     }
-    if (parsed !== null && parsed !== undefined && !isObject(parsed)) throw new ConfigError([`config file ${file}: top level must be a mapping`]);
+    if (parsed !== null && parsed !== undefined && !isObject(parsed))
+      throw new ConfigError([`config file ${file}: top level must be a mapping`]);
     if (isObject(parsed)) overlay(root, parsed, '', file, problems, explicit);
     sources.push(`file ${file}`);
   }

@@ -113,11 +113,13 @@ export function validateConfig(config: Config, explicitKeys: ReadonlySet<string>
   }
   if (!/^https?:\/\/[^\s/]+/.test(config.firebase.api_base_url)) problems.push('firebase.api_base_url must be an http:// or https:// URL');
   const webpush = config.webpush;
-  if (webpush.ttl_secs < 0 || !Number.isInteger(webpush.ttl_secs)) problems.push('webpush.ttl_secs must be a whole number of seconds, 0 or more');
+  if (webpush.ttl_secs < 0 || !Number.isInteger(webpush.ttl_secs))
+    problems.push('webpush.ttl_secs must be a whole number of seconds, 0 or more');
   if (webpush.vapid_subject !== '' && !/^(mailto:|https:\/\/)\S+$/.test(webpush.vapid_subject)) {
     problems.push('webpush.vapid_subject must be a mailto: or https:// contact (RFC 8292 §2.1)');
   }
-  if (webpush.vapid_public_key !== '' && webpush.vapid_private_key === '') problems.push('webpush.vapid_public_key is set without webpush.vapid_private_key');
+  if (webpush.vapid_public_key !== '' && webpush.vapid_private_key === '')
+    problems.push('webpush.vapid_public_key is set without webpush.vapid_private_key');
   for (const kind of [...config.notification.event_kinds, ...config.notification.default_preferences.kinds]) {
     if (kind < 0 || kind > 65535) problems.push(`notification kinds: ${kind} is not a Nostr kind`);
   }

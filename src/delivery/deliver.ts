@@ -69,14 +69,20 @@ export function batchedTokenActivity(store: StorePort): (tokens: string[]) => Pr
  * once. One outcome per token; never throws (a device no transport serves is an `initialization`
  * failure).
  */
-export async function sendToDevices(transports: readonly PushTransport[], devices: readonly DeviceRegistration[], message: PushMessage, signal?: AbortSignal): Promise<Map<string, SendOutcome>> {
+export async function sendToDevices(
+  transports: readonly PushTransport[],
+  devices: readonly DeviceRegistration[],
+  message: PushMessage,
+  signal?: AbortSignal,
+): Promise<Map<string, SendOutcome>> {
   if (devices.length === 1) {
     // Most recipients have one device: no grouping to do.
     const device = devices[0] as DeviceRegistration;
     const transport = transports.find((t) => t.handles(device));
     if (transport) {
       const results = await transport.sendBatch([device], message, signal);
-      if (!results.has(device.token)) results.set(device.token, { ok: false, error: { kind: 'internal_response', message: 'transport returned no outcome' } });
+      if (!results.has(device.token))
+        results.set(device.token, { ok: false, error: { kind: 'internal_response', message: 'transport returned no outcome' } });
       return results;
     }
   }
@@ -84,14 +90,21 @@ export async function sendToDevices(transports: readonly PushTransport[], device
   const byTransport = new Map<PushTransport, DeviceRegistration[]>();
   for (const device of devices) {
     const transport = transports.find((t) => t.handles(device));
-    if (!transport) outcomes.set(device.token, { ok: false, error: { kind: 'initialization', message: `no ${device.transport} transport is configured` } });
+    if (!transport)
+      outcomes.set(device.token, {
+        ok: false,
+        error: { kind: 'initialization', message: `no ${device.transport} transport is configured` },
+      });
     else byTransport.set(transport, [...(byTransport.get(transport) ?? []), device]);
   }
   await Promise.all(
     [...byTransport].map(async ([transport, group]) => {
       const results = await transport.sendBatch(group, message, signal);
       for (const device of group) {
-        outcomes.set(device.token, results.get(device.token) ?? { ok: false, error: { kind: 'internal_response', message: 'transport returned no outcome' } });
+        outcomes.set(
+          device.token,
+          results.get(device.token) ?? { ok: false, error: { kind: 'internal_response', message: 'transport returned no outcome' } },
+        );
       }
     }),
   );
@@ -160,7 +173,14 @@ export async function deliverNotification(
   return report;
 }
 
-async function bookkeeping(deps: DeliveryDeps, n: OutboundNotification, delivered: string[], dead: string[], report: DeliveryReport, log: LineLogger): Promise<void> {
+async function bookkeeping(
+  deps: DeliveryDeps,
+  n: OutboundNotification,
+  delivered: string[],
+  dead: string[],
+  report: DeliveryReport,
+  log: LineLogger,
+): Promise<void> {
   if (delivered.length === 0 && dead.length === 0) return;
   const { store } = deps;
   const step = async (what: string, work: () => Promise<unknown>) => {
@@ -178,7 +198,9 @@ async function bookkeeping(deps: DeliveryDeps, n: OutboundNotification, delivere
   }
   if (delivered.length > 0 && n.video) {
     const video = n.video;
-    await step('video records', () => store.writeVideoRecords({ owner: video.owner, dTag: video.dTag, recipient: n.recipient }, video.recordTypes, deps.videoRecordTtlSecs));
+    await step('video records', () =>
+      store.writeVideoRecords({ owner: video.owner, dTag: video.dTag, recipient: n.recipient }, video.recordTypes, deps.videoRecordTtlSecs),
+    );
   }
   for (const token of dead) {
     await step('prune token', async () => {

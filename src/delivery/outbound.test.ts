@@ -24,7 +24,14 @@ describe('delivery of an outbound notification', () => {
     store = await openSqliteStore({ path: ':memory:', clock });
     transport = new RecordingTransport();
     attempts = 0;
-    deps = { store, transports: [transport], videoRecordTtlSecs: 3600, maxEventAgeSecs: 3600, logger: createLogger({ level: 'silent' }), metrics: new Metrics() };
+    deps = {
+      store,
+      transports: [transport],
+      videoRecordTtlSecs: 3600,
+      maxEventAgeSecs: 3600,
+      logger: createLogger({ level: 'silent' }),
+      metrics: new Metrics(),
+    };
     await store.registerToken(ALICE, { token: 'phone', transport: 'fcm' });
     await store.registerToken(ALICE, { token: 'tablet', transport: 'fcm' });
   });
@@ -96,7 +103,11 @@ describe('delivery of an outbound notification', () => {
     const first = await item({ devices: [{ token: 'phone', transport: 'fcm' }] });
     assert.equal(first.attempts, 1);
     await handleOutbound(deps, first);
-    assert.deepEqual(transport.sent.map((s) => s.token), ['phone'], 'only the device the gates saw');
+    assert.deepEqual(
+      transport.sent.map((s) => s.token),
+      ['phone'],
+      'only the device the gates saw',
+    );
     transport.sent.length = 0;
     const retried = await item({ devices: [{ token: 'phone', transport: 'fcm' }] });
     assert.equal(retried.attempts, 2);
@@ -119,8 +130,18 @@ describe('delivery of an outbound notification', () => {
 
   test('decision table', () => {
     const n = { eventCreatedAt: 1000 } as OutboundNotification;
-    const report = (r: Partial<{ devices: number; delivered: number; retryAfterSecs: number | null }>) => ({ devices: 1, delivered: 0, failed: 1, pruned: 0, retryAfterSecs: null, ...r });
-    assert.deepEqual(decideAfterDelivery(report({ delivered: 1 }), n, 1, 1_000_000, 3600), { outcome: { kind: 'done' }, releaseClaim: false });
+    const report = (r: Partial<{ devices: number; delivered: number; retryAfterSecs: number | null }>) => ({
+      devices: 1,
+      delivered: 0,
+      failed: 1,
+      pruned: 0,
+      retryAfterSecs: null,
+      ...r,
+    });
+    assert.deepEqual(decideAfterDelivery(report({ delivered: 1 }), n, 1, 1_000_000, 3600), {
+      outcome: { kind: 'done' },
+      releaseClaim: false,
+    });
     assert.deepEqual(decideAfterDelivery(report({ devices: 0 }), n, 1, 1_000_000, 3600), { outcome: { kind: 'done' }, releaseClaim: true });
     assert.equal(decideAfterDelivery(report({ retryAfterSecs: 1 }), n, 3, 1_000_000, 3600).outcome.kind, 'retry');
     assert.equal(decideAfterDelivery(report({ retryAfterSecs: 1 }), n, 3, 4_599_000, 3600).outcome.kind, 'dead');

@@ -21,9 +21,15 @@ export function decideAfterDelivery(
   const delayMs = Math.max(report.retryAfterSecs * 1000, retryDelayMs(attempts));
   const deadlineMs = (notification.eventCreatedAt + maxEventAgeSecs) * 1000;
   if (nowMs + delayMs > deadlineMs) {
-    return { outcome: { kind: 'dead', reason: `every device failed retryably until the notification was older than ${maxEventAgeSecs} s` }, releaseClaim: true };
+    return {
+      outcome: { kind: 'dead', reason: `every device failed retryably until the notification was older than ${maxEventAgeSecs} s` },
+      releaseClaim: true,
+    };
   }
-  return { outcome: { kind: 'retry', afterMs: delayMs, error: `every device failed retryably (Retry-After ${report.retryAfterSecs} s)` }, releaseClaim: false };
+  return {
+    outcome: { kind: 'retry', afterMs: delayMs, error: `every device failed retryably (Retry-After ${report.retryAfterSecs} s)` },
+    releaseClaim: false,
+  };
 }
 
 export interface OutboundHandlerDeps extends DeliveryDeps {
@@ -31,11 +37,21 @@ export interface OutboundHandlerDeps extends DeliveryDeps {
 }
 
 /** The delivery role's handler of one `outbound` queue item. */
-export async function handleOutbound(deps: OutboundHandlerDeps, item: LeasedItem<OutboundNotification>, signal?: AbortSignal): Promise<WorkOutcome> {
+export async function handleOutbound(
+  deps: OutboundHandlerDeps,
+  item: LeasedItem<OutboundNotification>,
+  signal?: AbortSignal,
+): Promise<WorkOutcome> {
   const notification = item.payload;
   // The first attempt sends to the devices the gates read; a retry reads them afresh.
   const report = await deliverNotification(deps, notification, signal, item.attempts === 1 ? notification.devices : undefined);
-  const { outcome, releaseClaim } = decideAfterDelivery(report, notification, item.attempts, deps.store.clock.nowMs(), deps.maxEventAgeSecs);
+  const { outcome, releaseClaim } = decideAfterDelivery(
+    report,
+    notification,
+    item.attempts,
+    deps.store.clock.nowMs(),
+    deps.maxEventAgeSecs,
+  );
   if (releaseClaim && notification.claim) await deps.store.releaseRecipientDelivery(notification.claim);
   if (outcome.kind === 'dead') deps.metrics.deliveriesGivenUp.inc({ type: notification.type });
   return outcome;

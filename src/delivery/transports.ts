@@ -14,7 +14,13 @@ import { ntfySettings } from '../ntfy/config.ts';
  * UnifiedPush needs no credentials (its VAPID key is generated) and is always on; `store` carries
  * its pushes to endpoints on our own ntfy topics; `vapidKeys` are the fleet's shared ones (Redis).
  */
-export function createTransports(config: Config, logger: Logger, metrics: Metrics, store: StorePort, vapidKeys?: ResolvedVapidKeys): PushTransport[] {
+export function createTransports(
+  config: Config,
+  logger: Logger,
+  metrics: Metrics,
+  store: StorePort,
+  vapidKeys?: ResolvedVapidKeys,
+): PushTransport[] {
   const transports: PushTransport[] = [];
   const fcm = createFcmTransport({
     projectId: config.firebase.project_id,

@@ -22,7 +22,12 @@ describe('content routing', () => {
   let alice: TestUser;
   let bob: TestUser;
   const now = () => Math.floor(clock.nowMs() / 1000);
-  const live = (event: InboundEnvelope['event']): InboundEnvelope => ({ event, context: 'live', relay: 'ws://r', receivedAtMs: clock.nowMs() });
+  const live = (event: InboundEnvelope['event']): InboundEnvelope => ({
+    event,
+    context: 'live',
+    relay: 'ws://r',
+    receivedAtMs: clock.nowMs(),
+  });
 
   beforeEach(async () => {
     clock = new ManualClock(Date.UTC(2026, 11, 2));
@@ -95,18 +100,44 @@ describe('content routing', () => {
     const carol = makeUser();
     await store.registerToken(carol.pubkey, { token: 'fcm-carol', transport: 'fcm' });
     const comment = signEvent(
-      { kind: COMMENT, created_at: now(), tags: [['E', 'aa'.repeat(32)], ['P', alice.pubkey], ['e', 'cc'.repeat(32)], ['p', carol.pubkey], ['p', alice.pubkey]], content: 'nice one' },
+      {
+        kind: COMMENT,
+        created_at: now(),
+        tags: [
+          ['E', 'aa'.repeat(32)],
+          ['P', alice.pubkey],
+          ['e', 'cc'.repeat(32)],
+          ['p', carol.pubkey],
+          ['p', alice.pubkey],
+        ],
+        content: 'nice one',
+      },
       bob.secret,
     );
     await handleContentEvent(deps, live(comment));
-    assert.deepEqual(queued.map((n) => n.recipient), [alice.pubkey, carol.pubkey]);
+    assert.deepEqual(
+      queued.map((n) => n.recipient),
+      [alice.pubkey, carol.pubkey],
+    );
     assert.equal(queued[0]?.message.data.body, 'Bob: nice one');
     assert.equal(queued[0]?.message.data.referencedEventId, 'aa'.repeat(32));
     assert.equal(lookups, 1);
   });
 
   test('a video mention carries its coordinate records; a recorded coordinate (an edit) is not announced again', async () => {
-    const video = (d: string) => signEvent({ kind: VIDEO, created_at: now(), tags: [['d', d], ['p', alice.pubkey]], content: 'look' }, bob.secret);
+    const video = (d: string) =>
+      signEvent(
+        {
+          kind: VIDEO,
+          created_at: now(),
+          tags: [
+            ['d', d],
+            ['p', alice.pubkey],
+          ],
+          content: 'look',
+        },
+        bob.secret,
+      );
     await handleContentEvent(deps, live(video('vine-1')));
     assert.deepEqual(queued[0]?.video, { owner: bob.pubkey, dTag: 'vine-1', recordTypes: ['mention', 'newPost'] });
     await store.writeVideoRecords({ owner: bob.pubkey, dTag: 'vine-1', recipient: alice.pubkey }, ['mention', 'newPost'], 3600);

@@ -35,7 +35,16 @@ export function satisfiedVideoRecords(type: NotificationType): string[] {
 }
 
 /** Why a recipient got nothing; also the `outcome` label of `push_content_recipients_total`. */
-export type GateOutcome = 'not_allowlisted' | 'no_tokens' | 'preference_disabled' | 'already_notified' | 'video_without_d' | 'rate_limited' | 'claimed' | 'buffered' | 'queued';
+export type GateOutcome =
+  | 'not_allowlisted'
+  | 'no_tokens'
+  | 'preference_disabled'
+  | 'already_notified'
+  | 'video_without_d'
+  | 'rate_limited'
+  | 'claimed'
+  | 'buffered'
+  | 'queued';
 
 export interface ContentDeps {
   store: StorePort;
@@ -82,7 +91,13 @@ interface VideoTarget {
  * `state` is the recipient's devices and preferences, read for the whole event at once. Null when
  * the recipient passes; the claim is taken afterwards, for everyone who passed together.
  */
-async function gateBeforeClaim(deps: ContentDeps, event: NostrEvent, recipient: ContentRecipient, state: RecipientGateState, video: VideoTarget | null): Promise<GateOutcome | null> {
+async function gateBeforeClaim(
+  deps: ContentDeps,
+  event: NostrEvent,
+  recipient: ContentRecipient,
+  state: RecipientGateState,
+  video: VideoTarget | null,
+): Promise<GateOutcome | null> {
   const { store } = deps;
   if (deps.allowedPubkeys.size > 0 && !deps.allowedPubkeys.has(recipient.pubkey)) return 'not_allowlisted';
   if (state.devices.length === 0) return 'no_tokens';
@@ -94,14 +109,25 @@ async function gateBeforeClaim(deps: ContentDeps, event: NostrEvent, recipient: 
   }
   if (video) {
     if (video.dTag === '') return 'video_without_d';
-    if (await store.hasVideoRecord({ type: recipient.type, owner: video.owner, dTag: video.dTag, recipient: recipient.pubkey })) return 'already_notified';
-    if (recipient.type === 'newPost' && deps.bells && (await bellRateLimited(store, video, recipient.pubkey, deps.bells.videoRecordTtlSecs, deps.logger))) return 'rate_limited';
+    if (await store.hasVideoRecord({ type: recipient.type, owner: video.owner, dTag: video.dTag, recipient: recipient.pubkey }))
+      return 'already_notified';
+    if (
+      recipient.type === 'newPost' &&
+      deps.bells &&
+      (await bellRateLimited(store, video, recipient.pubkey, deps.bells.videoRecordTtlSecs, deps.logger))
+    )
+      return 'rate_limited';
   }
   return null;
 }
 
 /** A muted mention on a video goes out as a bell when bells are on and the recipient watches the author. */
-async function bellFallbackApplies(deps: ContentDeps, event: NostrEvent, recipient: ContentRecipient, state: RecipientGateState): Promise<boolean> {
+async function bellFallbackApplies(
+  deps: ContentDeps,
+  event: NostrEvent,
+  recipient: ContentRecipient,
+  state: RecipientGateState,
+): Promise<boolean> {
   if (!deps.bells || event.kind !== VIDEO || recipient.type !== 'mention') return false;
   if (!typeEnabledBy(state.preferenceKinds, deps.defaultPreferenceKinds, 'newPost')) return false;
   return watchesAuthor(deps.store, event.pubkey, recipient.pubkey, deps.logger);
@@ -152,7 +178,8 @@ export async function handleContentEvent(deps: ContentDeps, envelope: InboundEnv
       const state = states[i] ?? { devices: [], preferenceKinds: null };
       const stopped = await gateBeforeClaim(deps, event, recipient, state, video);
       if (stopped) record(recipient, stopped);
-      else if (deps.coalesce && isCoalescedType(recipient.type)) record(recipient, await deliverCoalescible(deps, event, recipient, state.devices, copy, video));
+      else if (deps.coalesce && isCoalescedType(recipient.type))
+        record(recipient, await deliverCoalescible(deps, event, recipient, state.devices, copy, video));
       else claimTogether.push({ recipient, devices: state.devices });
     } catch (err) {
       // Every recipient is attempted; the first error fails the event so the queue retries it,
@@ -162,7 +189,11 @@ export async function handleContentEvent(deps: ContentDeps, envelope: InboundEnv
   }
   if (claimTogether.length > 0) {
     try {
-      const notifications = await Promise.all(claimTogether.map(({ recipient, devices }) => notificationFor(deps, event, recipient, devices, copy, video, newClaim(event, recipient))));
+      const notifications = await Promise.all(
+        claimTogether.map(({ recipient, devices }) =>
+          notificationFor(deps, event, recipient, devices, copy, video, newClaim(event, recipient)),
+        ),
+      );
       const taken = await deps.outbound.claimAndEnqueue(notifications, deps.processedEventTtlSecs);
       claimTogether.forEach(({ recipient }, i) => record(recipient, taken[i] ? 'queued' : 'claimed'));
     } catch (err) {
@@ -197,14 +228,30 @@ async function notificationFor(
     copy: { title: text.title, body: text.body },
     ...(collapseKey === undefined ? {} : { collapseKey }),
   });
-  const notification: OutboundNotification = { eventId: event.id, recipient: recipient.pubkey, type: recipient.type, message, claim, eventCreatedAt: event.created_at, devices };
+  const notification: OutboundNotification = {
+    eventId: event.id,
+    recipient: recipient.pubkey,
+    type: recipient.type,
+    message,
+    claim,
+    eventCreatedAt: event.created_at,
+    devices,
+  };
   if (video) notification.video = { ...video, recordTypes: satisfiedVideoRecords(recipient.type) };
-  if (video && recipient.type === 'newPost' && deps.bells) Object.assign(notification, bellDelivery(video, recipient.pubkey, deps.bells.rateLimitSecs));
+  if (video && recipient.type === 'newPost' && deps.bells)
+    Object.assign(notification, bellDelivery(video, recipient.pubkey, deps.bells.rateLimitSecs));
   return notification;
 }
 
 /** A like or repost under coalescing: claim, then decide, then queue (or leave it to the summary). */
-async function deliverCoalescible(deps: ContentDeps, event: NostrEvent, recipient: ContentRecipient, devices: DeviceRegistration[], copy: LazyEventCopy, video: VideoTarget | null): Promise<GateOutcome> {
+async function deliverCoalescible(
+  deps: ContentDeps,
+  event: NostrEvent,
+  recipient: ContentRecipient,
+  devices: DeviceRegistration[],
+  copy: LazyEventCopy,
+  video: VideoTarget | null,
+): Promise<GateOutcome> {
   const claim = await deps.store.claimRecipientDelivery(event.id, recipient.pubkey, deps.processedEventTtlSecs);
   if (!claim) return 'claimed';
   try {

@@ -11,20 +11,38 @@ describe('token payload (3079/3080)', () => {
     assert.deepEqual(parseTokenPayload('{"token":"t"}'), { ok: true, value: { token: 't', transport: 'fcm' } });
   });
 
-  test('an empty token is rejected with divine\'s text', () => {
+  test("an empty token is rejected with divine's text", () => {
     assert.deepEqual(parseTokenPayload('{"token":"   "}'), { ok: false, reason: 'Token cannot be empty' });
   });
 
   test('web push and unifiedpush carry endpoint and keys', () => {
-    const body = { token: 'https://push.example/abc', transport: 'unifiedpush', endpoint: 'https://push.example/abc', p256dh: 'BNcRdreALRFXTkOOUHK1EtK2wtaz5Ry4YfYCA_0QTpQtUbVlUls0VJXg7A8u-Ts1XbjhazAkj7I99e8QcYP7DkM', auth: 'tBHItJI5svbpez7KI4CCXg' };
+    const body = {
+      token: 'https://push.example/abc',
+      transport: 'unifiedpush',
+      endpoint: 'https://push.example/abc',
+      p256dh: 'BNcRdreALRFXTkOOUHK1EtK2wtaz5Ry4YfYCA_0QTpQtUbVlUls0VJXg7A8u-Ts1XbjhazAkj7I99e8QcYP7DkM',
+      auth: 'tBHItJI5svbpez7KI4CCXg',
+    };
     const parsed = parseTokenPayload(JSON.stringify(body));
-    assert.deepEqual(parsed, { ok: true, value: { token: body.token, transport: 'unifiedpush', endpoint: body.endpoint, p256dh: body.p256dh, auth: body.auth } });
+    assert.deepEqual(parsed, {
+      ok: true,
+      value: { token: body.token, transport: 'unifiedpush', endpoint: body.endpoint, p256dh: body.p256dh, auth: body.auth },
+    });
     assert.equal(parseTokenPayload(JSON.stringify({ ...body, p256dh: undefined })).ok, false);
     assert.equal(parseTokenPayload(JSON.stringify({ ...body, endpoint: 'ftp://x' })).ok, false);
   });
 
   test('bad shapes are reasons, never throws', () => {
-    for (const text of ['', 'not json', '[]', 'null', '{"token":5}', '{"token":"t","transport":"carrier-pigeon"}', '{"token":"t","timezoneOffsetMinutes":"600"}', '{"token":"t","timezoneOffsetMinutes":5000}']) {
+    for (const text of [
+      '',
+      'not json',
+      '[]',
+      'null',
+      '{"token":5}',
+      '{"token":"t","transport":"carrier-pigeon"}',
+      '{"token":"t","timezoneOffsetMinutes":"600"}',
+      '{"token":"t","timezoneOffsetMinutes":5000}',
+    ]) {
       const parsed = parseTokenPayload(text);
       assert.equal(parsed.ok, false, text);
     }
@@ -34,7 +52,10 @@ describe('token payload (3079/3080)', () => {
 
 describe('preferences payload (3083)', () => {
   test('kinds and campaign consent; missing consent is false; duplicates collapse', () => {
-    assert.deepEqual(parsePreferencesPayload('{"kinds":[1,7,16,7],"campaignsEnabled":true}'), { ok: true, value: { kinds: [1, 7, 16], campaignsEnabled: true } });
+    assert.deepEqual(parsePreferencesPayload('{"kinds":[1,7,16,7],"campaignsEnabled":true}'), {
+      ok: true,
+      value: { kinds: [1, 7, 16], campaignsEnabled: true },
+    });
     assert.deepEqual(parsePreferencesPayload('{"kinds":[]}'), { ok: true, value: { kinds: [], campaignsEnabled: false } });
   });
 

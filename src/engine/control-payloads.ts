@@ -82,7 +82,8 @@ export function parsePreferencesPayload(plaintext: string): Parsed<Preferences> 
   if (kinds.length > 1000) return { ok: false, reason: 'kinds lists at most 1000 entries' };
   const clean: number[] = [];
   for (const k of kinds) {
-    if (typeof k !== 'number' || !Number.isInteger(k) || k < 0 || k > 65535) return { ok: false, reason: `kinds holds ${JSON.stringify(k)}` };
+    if (typeof k !== 'number' || !Number.isInteger(k) || k < 0 || k > 65535)
+      return { ok: false, reason: `kinds holds ${JSON.stringify(k)}` };
     if (!clean.includes(k)) clean.push(k);
   }
   const consent = body.campaignsEnabled;

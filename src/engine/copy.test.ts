@@ -38,10 +38,10 @@ describe('notificationCopy', () => {
   });
 
   test('only comment and mention render content', () => {
-    assert.deepEqual(
-      (['like', 'comment', 'mention', 'repost', 'newPost', 'directMessage'] as const).filter(rendersContent),
-      ['comment', 'mention'],
-    );
+    assert.deepEqual((['like', 'comment', 'mention', 'repost', 'newPost', 'directMessage'] as const).filter(rendersContent), [
+      'comment',
+      'mention',
+    ]);
   });
 });
 

@@ -51,9 +51,7 @@ export async function formatContentForPush(
   try {
     const distinct = [...new Set(matches.map((match) => (match[1] ?? '').toLowerCase()))];
     const labels = new Map<string, string>();
-    const resolved = await Promise.all(
-      distinct.map((npub, index) => labelFor(npub, index < maxResolved ? resolveName : null)),
-    );
+    const resolved = await Promise.all(distinct.map((npub, index) => labelFor(npub, index < maxResolved ? resolveName : null)));
     distinct.forEach((npub, index) => labels.set(npub, resolved[index] ?? `@${truncateNpub(npub)}`));
 
     // Built front to back from the match offsets, which equals divine's replace-from-the-end.

@@ -16,7 +16,10 @@ for (const workers of [0, 2]) {
         const events = Array.from({ length: 20 }, (_, i) => controlEvent(makeUser(), REGISTER_TOKEN, { token: `t${i}` }, service.pubkey));
         for (const e of events.slice(0, 10)) decryptor.prefetch?.(e);
         const plaintexts = await Promise.all(events.map((e) => decryptor.decrypt(e)));
-        assert.deepEqual(plaintexts.map((p) => JSON.parse(p).token), events.map((_, i) => `t${i}`));
+        assert.deepEqual(
+          plaintexts.map((p) => JSON.parse(p).token),
+          events.map((_, i) => `t${i}`),
+        );
 
         const plain = controlEvent(makeUser(), REGISTER_TOKEN, { token: 'p' }, service.pubkey, { plaintext: true });
         await assert.rejects(decryptor.decrypt(plain), PlaintextContentError);

@@ -22,7 +22,16 @@ const REFERENCE_KEYS = ['referencedEventId', 'referencedAddress', 'referencedKin
 const SENDER_KEYS = ['senderPubkey', 'senderName', 'timestamp'];
 
 function event(kind: number, tags: string[][], overrides: Partial<NostrEvent> = {}): NostrEvent {
-  return { id: `abc1${'2'.repeat(60)}`, pubkey: ACTOR, created_at: 1_712_345_678, kind, tags, content: '', sig: '0'.repeat(128), ...overrides };
+  return {
+    id: `abc1${'2'.repeat(60)}`,
+    pubkey: ACTOR,
+    created_at: 1_712_345_678,
+    kind,
+    tags,
+    content: '',
+    sig: '0'.repeat(128),
+    ...overrides,
+  };
 }
 
 function social(type: SocialNotificationType, trigger: NostrEvent, recipient: string, content = ''): PushMessage {
@@ -37,12 +46,16 @@ function assertNoReferences(message: PushMessage): void {
   for (const key of REFERENCE_KEYS) assert.equal(key in message.data, false, key);
 }
 
-const likeOnVideo = event(7, [
-  ['e', VIDEO_ID],
-  ['a', `34236:${VIDEO_OWNER}:my-vine-id`],
-  ['p', RECIPIENT],
-  ['k', '34236'],
-], { content: '+' });
+const likeOnVideo = event(
+  7,
+  [
+    ['e', VIDEO_ID],
+    ['a', `34236:${VIDEO_OWNER}:my-vine-id`],
+    ['p', RECIPIENT],
+    ['k', '34236'],
+  ],
+  { content: '+' },
+);
 
 describe('buildSocialPayload', () => {
   test('like on a video: the golden data map, byte for byte (keys, order, values)', () => {
@@ -65,15 +78,19 @@ describe('buildSocialPayload', () => {
   });
 
   test("comment reply on someone else's comment: routed to the root video, not the parent comment", () => {
-    const reply = event(1111, [
-      ['E', VIDEO_ID, '', VIDEO_OWNER],
-      ['A', `34236:${VIDEO_OWNER}:my-vine-id`],
-      ['K', '34236'],
-      ['P', VIDEO_OWNER],
-      ['e', PARENT_COMMENT_ID, '', PARENT_AUTHOR],
-      ['k', '1111'],
-      ['p', PARENT_AUTHOR],
-    ], { content: 'agreed!' });
+    const reply = event(
+      1111,
+      [
+        ['E', VIDEO_ID, '', VIDEO_OWNER],
+        ['A', `34236:${VIDEO_OWNER}:my-vine-id`],
+        ['K', '34236'],
+        ['P', VIDEO_OWNER],
+        ['e', PARENT_COMMENT_ID, '', PARENT_AUTHOR],
+        ['k', '1111'],
+        ['p', PARENT_AUTHOR],
+      ],
+      { content: 'agreed!' },
+    );
     const message = social('comment', reply, PARENT_AUTHOR, reply.content);
     assertAllStrings(message);
     assert.deepEqual(
@@ -103,7 +120,11 @@ describe('buildSocialPayload', () => {
   });
 
   test('a d-tag containing colons is preserved in the address and the d-tag field', () => {
-    const like = event(7, [['e', VIDEO_ID], ['a', `34236:${VIDEO_OWNER}:weird:d:tag`], ['p', RECIPIENT]]);
+    const like = event(7, [
+      ['e', VIDEO_ID],
+      ['a', `34236:${VIDEO_OWNER}:weird:d:tag`],
+      ['p', RECIPIENT],
+    ]);
     const { data } = social('like', like, RECIPIENT);
     assert.equal(data.referencedAddress, `34236:${VIDEO_OWNER}:weird:d:tag`);
     assert.equal(data.referencedDTag, 'weird:d:tag');
@@ -111,7 +132,15 @@ describe('buildSocialPayload', () => {
   });
 
   test('mention in a long-form article: no referenced* fields', () => {
-    const article = event(30023, [['d', 'my-article'], ['title', 'Hi'], ['p', RECIPIENT]], { content: 'thanks @bob' });
+    const article = event(
+      30023,
+      [
+        ['d', 'my-article'],
+        ['title', 'Hi'],
+        ['p', RECIPIENT],
+      ],
+      { content: 'thanks @bob' },
+    );
     const message = social('mention', article, RECIPIENT, article.content);
     assertAllStrings(message);
     assertNoReferences(message);
@@ -121,7 +150,15 @@ describe('buildSocialPayload', () => {
   });
 
   test('mention in a video: the video is its own target', () => {
-    const video = event(34236, [['d', 'vine-7'], ['p', RECIPIENT], ['title', 'x']], { id: VIDEO_ID, pubkey: VIDEO_OWNER, content: 'with you' });
+    const video = event(
+      34236,
+      [
+        ['d', 'vine-7'],
+        ['p', RECIPIENT],
+        ['title', 'x'],
+      ],
+      { id: VIDEO_ID, pubkey: VIDEO_OWNER, content: 'with you' },
+    );
     const { data } = social('mention', video, RECIPIENT, video.content);
     assert.equal(data.eventId, VIDEO_ID);
     assert.equal(data.senderPubkey, VIDEO_OWNER);
@@ -143,13 +180,26 @@ describe('buildSocialPayload', () => {
 
   test('like on a plain note: only referencedEventId', () => {
     const noteId = '3'.repeat(64);
-    const { data } = social('like', event(7, [['e', noteId], ['p', RECIPIENT], ['k', '1']]), RECIPIENT);
+    const { data } = social(
+      'like',
+      event(7, [
+        ['e', noteId],
+        ['p', RECIPIENT],
+        ['k', '1'],
+      ]),
+      RECIPIENT,
+    );
     assert.equal(data.referencedEventId, noteId);
     for (const key of REFERENCE_KEYS.slice(1)) assert.equal(key in data, false, key);
   });
 
   test('repost of a video: all reference fields and the repost copy', () => {
-    const repost = event(16, [['e', VIDEO_ID], ['a', `34236:${VIDEO_OWNER}:my-vine-id`], ['p', VIDEO_OWNER], ['k', '34236']]);
+    const repost = event(16, [
+      ['e', VIDEO_ID],
+      ['a', `34236:${VIDEO_OWNER}:my-vine-id`],
+      ['p', VIDEO_OWNER],
+      ['k', '34236'],
+    ]);
     const { data } = social('repost', repost, VIDEO_OWNER);
     assert.equal(data.body, 'Alice reposted your post');
     assert.equal(data.eventKind, '16');
@@ -159,7 +209,16 @@ describe('buildSocialPayload', () => {
   test('the social map always has the ten base fields, as strings', () => {
     const message = social('like', event(7, [['p', RECIPIENT]]), RECIPIENT);
     assert.deepEqual(Object.keys(message.data), [
-      'type', 'eventId', 'title', 'body', 'senderPubkey', 'senderName', 'receiverPubkey', 'receiverNpub', 'eventKind', 'timestamp',
+      'type',
+      'eventId',
+      'title',
+      'body',
+      'senderPubkey',
+      'senderName',
+      'receiverPubkey',
+      'receiverNpub',
+      'eventKind',
+      'timestamp',
     ]);
     assertAllStrings(message);
     assert.equal(message.data.timestamp, '1712345678');
@@ -167,7 +226,12 @@ describe('buildSocialPayload', () => {
 
   test('a collapse key is passed through beside the data, never inside it', () => {
     const message = buildSocialPayload({
-      type: 'like', event: likeOnVideo, recipient: RECIPIENT, senderName: 'Alice', copy: notificationCopy('like', 'Alice'), collapseKey: '0'.repeat(32),
+      type: 'like',
+      event: likeOnVideo,
+      recipient: RECIPIENT,
+      senderName: 'Alice',
+      copy: notificationCopy('like', 'Alice'),
+      collapseKey: '0'.repeat(32),
     });
     assert.equal(message.collapseKey, '0'.repeat(32));
     assert.equal(Object.values(message.data).includes('0'.repeat(32)), false);
@@ -175,7 +239,11 @@ describe('buildSocialPayload', () => {
 
   test('stored reference fields replace the event-derived ones (summaries)', () => {
     const message = buildSocialPayload({
-      type: 'like', event: event(7, [['e', VIDEO_ID]]), recipient: RECIPIENT, senderName: 'x', copy: notificationCopy('like', 'x'),
+      type: 'like',
+      event: event(7, [['e', VIDEO_ID]]),
+      recipient: RECIPIENT,
+      senderName: 'x',
+      copy: notificationCopy('like', 'x'),
       references: { referencedEventId: PARENT_COMMENT_ID },
     });
     assert.equal(message.data.referencedEventId, PARENT_COMMENT_ID);

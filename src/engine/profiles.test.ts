@@ -68,7 +68,10 @@ function scriptedQuery(answers: unknown[] | (() => Promise<unknown[]>)): { query
 }
 
 function profileEvent(content: unknown, createdAt: number, secret = SECRET): NostrEvent {
-  return signEvent({ kind: 0, created_at: createdAt, tags: [], content: typeof content === 'string' ? content : JSON.stringify(content) }, secret);
+  return signEvent(
+    { kind: 0, created_at: createdAt, tags: [], content: typeof content === 'string' ? content : JSON.stringify(content) },
+    secret,
+  );
 }
 
 function resolverWith(
@@ -199,7 +202,11 @@ describe('RelayProfileResolver: relay lookup', () => {
   test('junk content: null, nothing cached', async () => {
     for (const content of ['not json', '[1,2]', 'null', '"name"', `{"name":"${'x'.repeat(70_000)}"}`]) {
       const store = new MemoryProfileCache();
-      assert.equal(await resolverWith(scriptedQuery([profileEvent(content, 100)]).query, store).displayName(PUBKEY), null, content.slice(0, 20));
+      assert.equal(
+        await resolverWith(scriptedQuery([profileEvent(content, 100)]).query, store).displayName(PUBKEY),
+        null,
+        content.slice(0, 20),
+      );
       assert.equal(store.writes.length, 0);
     }
   });
@@ -208,7 +215,10 @@ describe('RelayProfileResolver: relay lookup', () => {
     const store = new MemoryProfileCache();
     const resolver = resolverWith(scriptedQuery([profileEvent({ name: '  ', display_name: 7, about: 'hi' }, 100)]).query, store);
     assert.equal(await resolver.displayName(PUBKEY), null);
-    assert.deepEqual(store.writes.map((w) => w.profile), [{ pubkey: PUBKEY }]);
+    assert.deepEqual(
+      store.writes.map((w) => w.profile),
+      [{ pubkey: PUBKEY }],
+    );
   });
 
   test('a failing cache write still returns the name', async () => {
@@ -258,13 +268,19 @@ describe('RelayProfileResolver: relay lookup', () => {
       { store: new MemoryProfileCache(), verifier, logger, queryRelays: query },
     );
     await resolver.displayName(PUBKEY);
-    assert.deepEqual(calls.map((c) => [c.relays, c.timeoutMs]), [[['wss://p', 'wss://m'], 2000]]);
+    assert.deepEqual(
+      calls.map((c) => [c.relays, c.timeoutMs]),
+      [[['wss://p', 'wss://m'], 2000]],
+    );
   });
 });
 
 describe('parseProfileContent', () => {
   test('takes name and display_name, folding whitespace and control characters', () => {
-    assert.deepEqual(parseProfileContent('{"name":" al\\nice ","display_name":"A\\u0000\\tB","picture":"x"}'), { name: 'al ice', display_name: 'A B' });
+    assert.deepEqual(parseProfileContent('{"name":" al\\nice ","display_name":"A\\u0000\\tB","picture":"x"}'), {
+      name: 'al ice',
+      display_name: 'A B',
+    });
   });
 
   test('cuts long names to the code-point limit', () => {

@@ -14,10 +14,19 @@ function event(kind: number, tags: string[][]): NostrEvent {
 
 describe('contentRecipients', () => {
   test('a like notifies every valid p tag, as likes', () => {
-    assert.deepEqual(contentRecipients(event(7, [['e', '1'.repeat(64)], ['p', ALICE], ['p', BOB]])), [
-      { pubkey: ALICE, type: 'like' },
-      { pubkey: BOB, type: 'like' },
-    ]);
+    assert.deepEqual(
+      contentRecipients(
+        event(7, [
+          ['e', '1'.repeat(64)],
+          ['p', ALICE],
+          ['p', BOB],
+        ]),
+      ),
+      [
+        { pubkey: ALICE, type: 'like' },
+        { pubkey: BOB, type: 'like' },
+      ],
+    );
   });
 
   test('a repost notifies its p tags as reposts', () => {
@@ -25,8 +34,24 @@ describe('contentRecipients', () => {
   });
 
   test('long-form and video mentions notify their p tags as mentions', () => {
-    assert.deepEqual(contentRecipients(event(30023, [['d', 'x'], ['p', ALICE]])), [{ pubkey: ALICE, type: 'mention' }]);
-    assert.deepEqual(contentRecipients(event(34236, [['d', 'x'], ['p', BOB]])), [{ pubkey: BOB, type: 'mention' }]);
+    assert.deepEqual(
+      contentRecipients(
+        event(30023, [
+          ['d', 'x'],
+          ['p', ALICE],
+        ]),
+      ),
+      [{ pubkey: ALICE, type: 'mention' }],
+    );
+    assert.deepEqual(
+      contentRecipients(
+        event(34236, [
+          ['d', 'x'],
+          ['p', BOB],
+        ]),
+      ),
+      [{ pubkey: BOB, type: 'mention' }],
+    );
   });
 
   test('a reply comment notifies the root author (P) and then the parent author (p)', () => {
@@ -43,17 +68,49 @@ describe('contentRecipients', () => {
   });
 
   test('a top-level comment whose P and p coincide notifies once', () => {
-    assert.deepEqual(contentRecipients(event(1111, [['P', ALICE], ['p', ALICE]])), [{ pubkey: ALICE, type: 'comment' }]);
+    assert.deepEqual(
+      contentRecipients(
+        event(1111, [
+          ['P', ALICE],
+          ['p', ALICE],
+        ]),
+      ),
+      [{ pubkey: ALICE, type: 'comment' }],
+    );
   });
 
   test('a comment with only I/K tags notifies nobody', () => {
-    assert.deepEqual(contentRecipients(event(1111, [['I', 'https://example.com'], ['K', 'web']])), []);
+    assert.deepEqual(
+      contentRecipients(
+        event(1111, [
+          ['I', 'https://example.com'],
+          ['K', 'web'],
+        ]),
+      ),
+      [],
+    );
   });
 
   test('the author is always excluded', () => {
     assert.deepEqual(contentRecipients(event(7, [['p', AUTHOR]])), []);
-    assert.deepEqual(contentRecipients(event(1111, [['P', AUTHOR], ['p', CAROL]])), [{ pubkey: CAROL, type: 'comment' }]);
-    assert.deepEqual(contentRecipients(event(34236, [['p', AUTHOR], ['p', ALICE]])), [{ pubkey: ALICE, type: 'mention' }]);
+    assert.deepEqual(
+      contentRecipients(
+        event(1111, [
+          ['P', AUTHOR],
+          ['p', CAROL],
+        ]),
+      ),
+      [{ pubkey: CAROL, type: 'comment' }],
+    );
+    assert.deepEqual(
+      contentRecipients(
+        event(34236, [
+          ['p', AUTHOR],
+          ['p', ALICE],
+        ]),
+      ),
+      [{ pubkey: ALICE, type: 'mention' }],
+    );
   });
 
   test('invalid pubkeys are skipped and duplicates collapse, keeping first-seen order', () => {

@@ -61,11 +61,27 @@ describe('referenceFields', () => {
   });
 
   test('an e tag alone yields only referencedEventId', () => {
-    assert.deepEqual(referenceFields(event(7, [['e', NOTE_ID], ['p', OWNER]])), { referencedEventId: NOTE_ID });
+    assert.deepEqual(
+      referenceFields(
+        event(7, [
+          ['e', NOTE_ID],
+          ['p', OWNER],
+        ]),
+      ),
+      { referencedEventId: NOTE_ID },
+    );
   });
 
   test('a plain mention yields no reference fields', () => {
-    assert.deepEqual(referenceFields(event(30023, [['d', 'article'], ['p', OWNER]])), {});
+    assert.deepEqual(
+      referenceFields(
+        event(30023, [
+          ['d', 'article'],
+          ['p', OWNER],
+        ]),
+      ),
+      {},
+    );
   });
 
   test('a d-tag with colons is preserved verbatim', () => {
@@ -76,7 +92,15 @@ describe('referenceFields', () => {
   });
 
   test('a kind 34236 trigger uses its own identity', () => {
-    const video = event(34236, [['d', 'vine-1'], ['p', OWNER], ['a', `34236:${PARENT_AUTHOR}:elsewhere`]], { id: VIDEO_ID, pubkey: OWNER });
+    const video = event(
+      34236,
+      [
+        ['d', 'vine-1'],
+        ['p', OWNER],
+        ['a', `34236:${PARENT_AUTHOR}:elsewhere`],
+      ],
+      { id: VIDEO_ID, pubkey: OWNER },
+    );
     assert.deepEqual(referenceFields(video), {
       referencedEventId: VIDEO_ID,
       referencedAddress: `34236:${OWNER}:vine-1`,
@@ -94,7 +118,15 @@ describe('referenceFields', () => {
     for (const bad of ['34236', `34236:${OWNER}`, `34236:${OWNER}:`, `x:${OWNER}:d`, `:${OWNER}:d`, '34236::d', `4294967296:${OWNER}:d`]) {
       assert.deepEqual(referenceFields(event(7, [['a', bad]])), {}, bad);
     }
-    assert.deepEqual(referenceFields(event(1111, [['A', 'garbage'], ['a', `34236:${OWNER}:d`]])), {});
+    assert.deepEqual(
+      referenceFields(
+        event(1111, [
+          ['A', 'garbage'],
+          ['a', `34236:${OWNER}:d`],
+        ]),
+      ),
+      {},
+    );
   });
 
   test('the largest u32 kind is accepted', () => {
@@ -103,26 +135,67 @@ describe('referenceFields', () => {
 
   test('e tags that do not hold an event id are skipped', () => {
     assert.deepEqual(referenceFields(event(7, [['e'], ['e', 'not-an-id'], ['e', NOTE_ID]])), { referencedEventId: NOTE_ID });
-    assert.deepEqual(referenceFields(event(1111, [['E', 'junk'], ['e', PARENT_ID]])), { referencedEventId: PARENT_ID });
+    assert.deepEqual(
+      referenceFields(
+        event(1111, [
+          ['E', 'junk'],
+          ['e', PARENT_ID],
+        ]),
+      ),
+      { referencedEventId: PARENT_ID },
+    );
   });
 });
 
 describe('coalesceTarget', () => {
   test('a direct a tag wins', () => {
-    assert.equal(coalesceTarget(event(7, [['e', VIDEO_ID], ['a', `34236:${OWNER}:d`]])), `a:34236:${OWNER}:d`);
+    assert.equal(
+      coalesceTarget(
+        event(7, [
+          ['e', VIDEO_ID],
+          ['a', `34236:${OWNER}:d`],
+        ]),
+      ),
+      `a:34236:${OWNER}:d`,
+    );
   });
 
   test('else the LAST lowercase e tag (NIP-25)', () => {
-    assert.equal(coalesceTarget(event(7, [['e', PARENT_ID], ['e', NOTE_ID], ['p', OWNER]])), `e:${NOTE_ID}`);
+    assert.equal(
+      coalesceTarget(
+        event(7, [
+          ['e', PARENT_ID],
+          ['e', NOTE_ID],
+          ['p', OWNER],
+        ]),
+      ),
+      `e:${NOTE_ID}`,
+    );
   });
 
   test('else the root-aware address, else the root-aware event id', () => {
-    assert.equal(coalesceTarget(event(16, [['A', `34236:${OWNER}:root`], ['E', VIDEO_ID]])), `a:34236:${OWNER}:root`);
+    assert.equal(
+      coalesceTarget(
+        event(16, [
+          ['A', `34236:${OWNER}:root`],
+          ['E', VIDEO_ID],
+        ]),
+      ),
+      `a:34236:${OWNER}:root`,
+    );
     assert.equal(coalesceTarget(event(16, [['E', VIDEO_ID]])), `e:${VIDEO_ID}`);
   });
 
   test('nothing to group on gives null', () => {
-    assert.equal(coalesceTarget(event(7, [['p', OWNER], ['a', 'bad']])), null);
+    assert.equal(
+      coalesceTarget(
+        event(7, [
+          ['p', OWNER],
+          ['a', 'bad'],
+        ]),
+      ),
+      null,
+    );
   });
 
   test('the address in the key is canonical', () => {
@@ -132,7 +205,12 @@ describe('coalesceTarget', () => {
 
 describe('referenceFields of a long-form article', () => {
   test('an article citing a video still yields nothing: long-form mentions omit every referenced* field', () => {
-    const article = event(30023, [['d', 'article'], ['p', OWNER], ['a', `34236:${OWNER}:cited`], ['e', VIDEO_ID]]);
+    const article = event(30023, [
+      ['d', 'article'],
+      ['p', OWNER],
+      ['a', `34236:${OWNER}:cited`],
+      ['e', VIDEO_ID],
+    ]);
     assert.deepEqual(referenceFields(article), {});
   });
 });

@@ -5,11 +5,28 @@ import type { StorePort } from '../store/port.ts';
 import { ManualClock } from '../util/clock.ts';
 import { createLogger } from '../observability/logger.ts';
 import { Metrics } from '../observability/metrics.ts';
-import { COMMENT, DEREGISTER_TOKEN, GENERIC_REPOST, LONG_FORM, PREFERENCES, REGISTER_TOKEN, PEOPLE_LIST, REACTION, VIDEO } from '../nostr/kinds.ts';
+import {
+  COMMENT,
+  DEREGISTER_TOKEN,
+  GENERIC_REPOST,
+  LONG_FORM,
+  PREFERENCES,
+  REGISTER_TOKEN,
+  PEOPLE_LIST,
+  REACTION,
+  VIDEO,
+} from '../nostr/kinds.ts';
 import { signEvent } from '../nostr/keys.ts';
 import { controlEvent, makeUser, type TestUser } from '../../test/support/nostr-client.ts';
 import { createNip44ControlDecryptor } from './nip44-decryptor.ts';
-import { REPLAY_HORIZON_SECS, inboundOrderingKey, isBeyondReplayHorizon, routeInbound, type InboundEnvelope, type RouterDeps } from './router.ts';
+import {
+  REPLAY_HORIZON_SECS,
+  inboundOrderingKey,
+  isBeyondReplayHorizon,
+  routeInbound,
+  type InboundEnvelope,
+  type RouterDeps,
+} from './router.ts';
 
 const DAY = 86_400;
 
@@ -20,7 +37,12 @@ describe('engine router: control events', () => {
   let deps: RouterDeps;
   let metrics: Metrics;
   const nowSecs = () => Math.floor(clock.nowMs() / 1000);
-  const live = (event: InboundEnvelope['event']): InboundEnvelope => ({ event, context: 'live', relay: 'ws://relay.test', receivedAtMs: clock.nowMs() });
+  const live = (event: InboundEnvelope['event']): InboundEnvelope => ({
+    event,
+    context: 'live',
+    relay: 'ws://relay.test',
+    receivedAtMs: clock.nowMs(),
+  });
 
   beforeEach(async () => {
     clock = new ManualClock(Date.UTC(2026, 11, 1));
@@ -90,8 +112,15 @@ describe('engine router: control events', () => {
 
   test('horizon vectors (reference §13.2 #17, #18)', () => {
     const now = 2_000_000_000;
-    const at = (createdAt: number, kind = REGISTER_TOKEN, tags: string[][] = []) =>
-      ({ id: '0'.repeat(64), pubkey: '0'.repeat(64), sig: '0'.repeat(128), kind, created_at: createdAt, tags, content: '' });
+    const at = (createdAt: number, kind = REGISTER_TOKEN, tags: string[][] = []) => ({
+      id: '0'.repeat(64),
+      pubkey: '0'.repeat(64),
+      sig: '0'.repeat(128),
+      kind,
+      created_at: createdAt,
+      tags,
+      content: '',
+    });
     assert.equal(isBeyondReplayHorizon(at(now - 8 * DAY), now), true);
     assert.equal(isBeyondReplayHorizon(at(now - DAY), now), false);
     assert.equal(isBeyondReplayHorizon(at(now - REPLAY_HORIZON_SECS + 60), now), false);
@@ -166,7 +195,7 @@ describe('engine router: control events', () => {
   });
 });
 
-test('inbound ordering: likes, reposts and comments run side by side; every other kind stays in its author\'s order', () => {
+test("inbound ordering: likes, reposts and comments run side by side; every other kind stays in its author's order", () => {
   const author = makeUser();
   const event = (kind: number, n: number) => signEvent({ kind, created_at: 1_700_000_000 + n, tags: [], content: `${n}` }, author.secret);
   for (const kind of [REACTION, GENERIC_REPOST, COMMENT]) {

@@ -38,7 +38,10 @@ export class RelayCursor {
         this.stored = await this.options.store.getRelayCursor(this.options.relay);
         this.loaded = true;
       } catch (error) {
-        this.options.logger.warn({ relay: this.options.relay, err: error }, 'could not read the relay cursor; resuming as if there were none');
+        this.options.logger.warn(
+          { relay: this.options.relay, err: error },
+          'could not read the relay cursor; resuming as if there were none',
+        );
       }
     }
     return this.current;

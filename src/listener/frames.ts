@@ -25,15 +25,7 @@ export type RelayFrame =
 
 /** Why a frame was dropped; the `reason` label of `push_relay_protocol_errors_total`. */
 export type FrameErrorReason =
-  | 'not_json'
-  | 'not_array'
-  | 'unknown_type'
-  | 'bad_event'
-  | 'bad_eose'
-  | 'bad_closed'
-  | 'bad_notice'
-  | 'bad_ok'
-  | 'bad_auth';
+  'not_json' | 'not_array' | 'unknown_type' | 'bad_event' | 'bad_eose' | 'bad_closed' | 'bad_notice' | 'bad_ok' | 'bad_auth';
 
 export interface FrameError {
   type: 'invalid';

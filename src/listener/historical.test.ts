@@ -7,7 +7,15 @@ import type { EventIntake } from './intake.ts';
 import type { RelayFilter } from './subscriptions.ts';
 
 function list(n: number, createdAt: number): NostrEvent {
-  return { id: n.toString(16).padStart(64, '0'), pubkey: 'p'.repeat(64), created_at: createdAt, kind: 30000, tags: [['d', 'notify']], content: '', sig: 's'.repeat(128) };
+  return {
+    id: n.toString(16).padStart(64, '0'),
+    pubkey: 'p'.repeat(64),
+    created_at: createdAt,
+    kind: 30000,
+    tags: [['d', 'notify']],
+    content: '',
+    sig: 's'.repeat(128),
+  };
 }
 
 /** A relay in memory: newest first, ties by lowest id, `until` inclusive, `limit` applied. */
@@ -46,7 +54,10 @@ describe('replayHistory', () => {
     const lists = times.map((t, i) => list(i + 1, t));
     const channel = new MemoryChannel(lists);
     assert.equal(await replayHistory(channel, options), 'complete');
-    assert.deepEqual(channel.requests[0], { id: 'push-history-control', filter: { kinds: [3079, 3080, 3083], since: 1_000_000 - 7 * 86_400 } });
+    assert.deepEqual(channel.requests[0], {
+      id: 'push-history-control',
+      filter: { kinds: [3079, 3080, 3083], since: 1_000_000 - 7 * 86_400 },
+    });
     const pages = channel.requests.slice(1);
     assert.equal(pages[0]?.filter.until, undefined);
     assert.equal(pages[0]?.filter.limit, 3);

@@ -62,7 +62,8 @@ export async function replayHistory(channel: HistoryChannel, options: ReplayOpti
     pageTimeoutMs,
   );
   if (controlEnd.end === 'disconnected') return 'disconnected';
-  if (controlEnd.end !== 'eose') logger.warn({ relay, ...endDetail(controlEnd) }, 'historical control-event fetch failed; proceeding without historical events');
+  if (controlEnd.end !== 'eose')
+    logger.warn({ relay, ...endDetail(controlEnd) }, 'historical control-event fetch failed; proceeding without historical events');
 
   const lists = await replayNotifyLists(channel, options, pageTimeoutMs);
   if (lists === null) return 'disconnected';

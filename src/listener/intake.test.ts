@@ -57,10 +57,17 @@ test('a verifier with verifyAsync is checked off thread, and its answer is what 
   const event = note(author);
   const inline = await createEventVerifier();
   let offThread = 0;
-  const verifier = { verify: () => assert.fail('the inline path must not be used'), verifyAsync: async (e: NostrEvent) => (offThread++, inline.verify(e)) };
+  const verifier = {
+    verify: () => assert.fail('the inline path must not be used'),
+    verifyAsync: async (e: NostrEvent) => (offThread++, inline.verify(e)),
+  };
   const result = await classifyEvent(event, now, { verifier, servicePubkey: publicKeyOf(service), isSeen: () => false });
   assert.equal(result.outcome, 'accept');
-  const refused = await classifyEvent(note(author), now, { verifier: { ...verifier, verifyAsync: async () => false }, servicePubkey: publicKeyOf(service), isSeen: () => false });
+  const refused = await classifyEvent(note(author), now, {
+    verifier: { ...verifier, verifyAsync: async () => false },
+    servicePubkey: publicKeyOf(service),
+    isSeen: () => false,
+  });
   assert.equal(refused.outcome === 'invalid' && refused.reason, 'bad-signature');
   assert.equal(offThread, 1);
 });

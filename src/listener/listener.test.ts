@@ -39,7 +39,10 @@ test('createListener refuses options that cannot work', async () => {
 
 test('duplicate relay URLs are listened to once', async () => {
   const listener = createListener({ ...(await options()), relays: ['wss://a.example', 'wss://a.example', 'wss://b.example'] });
-  assert.deepEqual(listener.status().map((s) => s.url), ['wss://a.example', 'wss://b.example']);
+  assert.deepEqual(
+    listener.status().map((s) => s.url),
+    ['wss://a.example', 'wss://b.example'],
+  );
   await listener.stop();
 });
 

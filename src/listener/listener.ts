@@ -128,10 +128,13 @@ export function createListener(options: ListenerOptions): Listener {
   const { kinds, skipped } = normalizeLiveKinds(options.liveKinds);
   if (skipped.length > 0) logger.warn({ skipped }, 'ignoring live kinds that are not NIP-01 kinds (integers 0..65535)');
 
-  const silenceTimeoutMs = positive('eventSilenceTimeoutSecs', options.eventSilenceTimeoutSecs ?? DEFAULT_EVENT_SILENCE_TIMEOUT_SECS) * 1000;
+  const silenceTimeoutMs =
+    positive('eventSilenceTimeoutSecs', options.eventSilenceTimeoutSecs ?? DEFAULT_EVENT_SILENCE_TIMEOUT_SECS) * 1000;
   const replay = {
     processWindowDays: positive('processWindowDays', options.processWindowDays ?? DEFAULT_PROCESS_WINDOW_DAYS),
-    notifyListHistoryLimit: Math.floor(positive('notifyListHistoryLimit', options.notifyListHistoryLimit ?? DEFAULT_NOTIFY_LIST_HISTORY_LIMIT)),
+    notifyListHistoryLimit: Math.floor(
+      positive('notifyListHistoryLimit', options.notifyListHistoryLimit ?? DEFAULT_NOTIFY_LIST_HISTORY_LIMIT),
+    ),
     pageTimeoutMs: tuning.historyPageTimeoutMs ?? HISTORY_PAGE_TIMEOUT_MS,
   };
 

@@ -63,7 +63,8 @@ async function setup(replay: { processWindowDays: number; notifyListHistoryLimit
   const begun = session.begin();
   if (replay === null) await begun;
   const nowSecs = () => Math.floor(timers.clock.nowMs() / 1000);
-  const note = (content = 'hi', createdAt = nowSecs()): NostrEvent => signEvent({ kind: 1, created_at: createdAt, tags: [], content }, author);
+  const note = (content = 'hi', createdAt = nowSecs()): NostrEvent =>
+    signEvent({ kind: 1, created_at: createdAt, tags: [], content }, author);
   const feed = (frame: unknown) => session.receive(Buffer.from(typeof frame === 'string' ? frame : JSON.stringify(frame)), false);
   return { timers, socket, sink, metrics, store, session, teardowns, cursor, note, feed, nowSecs, begun, replayDone };
 }
@@ -90,7 +91,10 @@ describe('RelaySession', () => {
     await sink.waitFor((a) => a.length === events.length);
     await settle();
     assert.equal(socket.resumes, 1);
-    assert.deepEqual(sink.ids(), events.map((e) => e.id));
+    assert.deepEqual(
+      sink.ids(),
+      events.map((e) => e.id),
+    );
   });
 
   test('no silence recovery fires while the sink is blocked', async () => {
@@ -135,7 +139,10 @@ describe('RelaySession', () => {
     const authEvent = auth?.[1] as NostrEvent;
     assert.equal(authEvent.kind, 22242);
     assert.equal(authEvent.pubkey, publicKeyOf(serviceSecret));
-    assert.deepEqual(authEvent.tags, [['relay', RELAY], ['challenge', 'challenge-123']]);
+    assert.deepEqual(authEvent.tags, [
+      ['relay', RELAY],
+      ['challenge', 'challenge-123'],
+    ]);
     feed(['CLOSED', LIVE_EVENTS_SUBSCRIPTION_ID, 'auth-required: please authenticate']);
     await settle();
     assert.equal(socket.sentOf('REQ').length, 2);
@@ -190,7 +197,11 @@ describe('RelaySession', () => {
   });
 
   test('the replay delivers as historical, closes each page, and a page timeout moves on', async () => {
-    const { socket, sink, feed, timers, begun, replayDone, note } = await setup({ processWindowDays: 7, notifyListHistoryLimit: 2, pageTimeoutMs: 500 });
+    const { socket, sink, feed, timers, begun, replayDone, note } = await setup({
+      processWindowDays: 7,
+      notifyListHistoryLimit: 2,
+      pageTimeoutMs: 500,
+    });
     await settle();
     const [control] = socket.sentOf('REQ');
     assert.equal(control?.[1], 'push-history-control');
@@ -206,7 +217,13 @@ describe('RelaySession', () => {
     await begun;
     assert.deepEqual(socket.sentOf('CLOSE')[1], ['CLOSE', 'push-history-lists-1']);
     assert.deepEqual(replayDone, [true]);
-    assert.deepEqual(socket.sentOf('REQ').slice(2).map((r) => r[1]), [LIVE_EVENTS_SUBSCRIPTION_ID, LIVE_NOTIFY_LISTS_SUBSCRIPTION_ID]);
+    assert.deepEqual(
+      socket
+        .sentOf('REQ')
+        .slice(2)
+        .map((r) => r[1]),
+      [LIVE_EVENTS_SUBSCRIPTION_ID, LIVE_NOTIFY_LISTS_SUBSCRIPTION_ID],
+    );
   });
 
   test('a page does not time out while its events wait behind a slow sink', async () => {

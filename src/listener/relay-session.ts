@@ -296,7 +296,10 @@ export class RelaySession implements HistoryChannel {
         result = await pool.deliver(intake.event, context, relay, receivedAtMs);
       } catch (error) {
         metrics.relaySinkFailures.inc({ relay });
-        this.options.logger.error({ relay, id: intake.event.id, err: error }, 'the inbound queue did not take an event; reconnecting to fetch it again');
+        this.options.logger.error(
+          { relay, id: intake.event.id, err: error },
+          'the inbound queue did not take an event; reconnecting to fetch it again',
+        );
         this.tearDown('sink failed');
         return;
       }
@@ -364,7 +367,15 @@ export class RelaySession implements HistoryChannel {
     let authEvent: NostrEvent;
     try {
       authEvent = signEvent(
-        { kind: CLIENT_AUTH, created_at: this.nowSecs(), tags: [['relay', relay], ['challenge', challenge]], content: '' },
+        {
+          kind: CLIENT_AUTH,
+          created_at: this.nowSecs(),
+          tags: [
+            ['relay', relay],
+            ['challenge', challenge],
+          ],
+          content: '',
+        },
         this.options.serviceSecretKeyHex,
       );
     } catch (error) {

@@ -104,7 +104,11 @@ export class LiveFlowWatchdog {
       return { action: 'reconnect', trigger: 'closed', why: `relay closed recovered subscription ${subscriptionId}: ${reason}` };
     }
     if (this.recoveryAttempted) {
-      return { action: 'reconnect', trigger: 'closed', why: `relay closed subscription ${subscriptionId} during event-flow recovery: ${reason}` };
+      return {
+        action: 'reconnect',
+        trigger: 'closed',
+        why: `relay closed subscription ${subscriptionId} during event-flow recovery: ${reason}`,
+      };
     }
     this.closedRecoveryTimes = this.closedRecoveryTimes.filter((t) => nowMs - t < this.silenceTimeoutMs);
     if (this.closedRecoveryTimes.length >= this.maxClosedRecoveries) {

@@ -22,6 +22,14 @@ describe('bech32Encode', () => {
   test('BIP-173 valid vectors with an empty payload', () => {
     // From BIP-173's "valid Bech32" list: the checksum of a bare human-readable part.
     assert.equal(bech32Encode('a', new Uint8Array()), 'a12uel5l');
-    assert.equal(bech32Encode('abcdef', Uint8Array.from([0x00, 0x44, 0x32, 0x14, 0xc7, 0x42, 0x54, 0xb6, 0x35, 0xcf, 0x84, 0x65, 0x3a, 0x56, 0xd7, 0xc6, 0x75, 0xbe, 0x77, 0xdf])), 'abcdef1qpzry9x8gf2tvdw0s3jn54khce6mua7lmqqqxw');
+    assert.equal(
+      bech32Encode(
+        'abcdef',
+        Uint8Array.from([
+          0x00, 0x44, 0x32, 0x14, 0xc7, 0x42, 0x54, 0xb6, 0x35, 0xcf, 0x84, 0x65, 0x3a, 0x56, 0xd7, 0xc6, 0x75, 0xbe, 0x77, 0xdf,
+        ]),
+      ),
+      'abcdef1qpzry9x8gf2tvdw0s3jn54khce6mua7lmqqqxw',
+    );
   });
 });

@@ -63,11 +63,15 @@ export class CryptoWorkerPool {
   constructor(options: CryptoWorkerPoolOptions) {
     const readies: Promise<void>[] = [];
     for (let i = 0; i < Math.max(1, options.size); i++) {
-      const worker = new Worker(WORKER_ENTRY_URL, { workerData: { body: WORKER_BODY, secretHex: options.secretHex, cacheCapacity: options.cacheCapacity } });
-      readies.push(new Promise((resolve, reject) => {
-        worker.once('error', reject);
-        worker.once('message', () => resolve());
-      }));
+      const worker = new Worker(WORKER_ENTRY_URL, {
+        workerData: { body: WORKER_BODY, secretHex: options.secretHex, cacheCapacity: options.cacheCapacity },
+      });
+      readies.push(
+        new Promise((resolve, reject) => {
+          worker.once('error', reject);
+          worker.once('message', () => resolve());
+        }),
+      );
       worker.on('message', (batch: CryptoResponseBatch | { ready: true }) => {
         if ('id' in batch) this.settle(batch);
       });

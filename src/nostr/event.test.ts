@@ -130,7 +130,7 @@ describe('parseEvent', () => {
   });
 });
 
-test('the default EventVerifier uses this thread\'s secp256k1 backend and verifies', async () => {
+test("the default EventVerifier uses this thread's secp256k1 backend and verifies", async () => {
   const verifier = await createEventVerifier();
   const event = signed();
   assert.equal(verifier.verify(parsed(event)), true);
@@ -139,71 +139,86 @@ test('the default EventVerifier uses this thread\'s secp256k1 backend and verifi
 });
 
 // The same checks against every backend this machine has (native and WASM where the addon is built).
-for (const backend of availableSecp256k1Backends()) describe(`the EventVerifier: node sha256 + ${backend.name}`, () => {
-  let verifier: EventVerifier;
-  before(async () => {
-    verifier = await createEventVerifier(backend);
-  });
+for (const backend of availableSecp256k1Backends())
+  describe(`the EventVerifier: node sha256 + ${backend.name}`, () => {
+    let verifier: EventVerifier;
+    before(async () => {
+      verifier = await createEventVerifier(backend);
+    });
 
-  test('accepts a valid event', () => {
-    assert.equal(verifier.verify(parsed(signed())), true);
-  });
+    test('accepts a valid event', () => {
+      assert.equal(verifier.verify(parsed(signed())), true);
+    });
 
-  test('accepts events whose content and tags need JSON escaping', () => {
-    const content = 'line\nquote" back\\ tab\t ctrl\u0001 emoji 🎉 nul\u0000';
-    assert.equal(verifier.verify(parsed(signed(content, [['t', 'ü\n"'], ['e', '', '']]))), true);
-  });
+    test('accepts events whose content and tags need JSON escaping', () => {
+      const content = 'line\nquote" back\\ tab\t ctrl\u0001 emoji 🎉 nul\u0000';
+      assert.equal(
+        verifier.verify(
+          parsed(
+            signed(content, [
+              ['t', 'ü\n"'],
+              ['e', '', ''],
+            ]),
+          ),
+        ),
+        true,
+      );
+    });
 
-  test('a second verifier on the same backend verifies too', async () => {
-    const again = await createEventVerifier(backend);
-    assert.equal(again.verify(parsed(signed())), true);
-  });
+    test('a second verifier on the same backend verifies too', async () => {
+      const again = await createEventVerifier(backend);
+      assert.equal(again.verify(parsed(signed())), true);
+    });
 
-  test('a signature of the wrong length (never from parseEvent) is false, not a throw', () => {
-    // The id still matches (the signature is not hashed), so this reaches the backend's TypeError.
-    const event = signed();
-    assert.equal(verifier.verify({ ...event, sig: event.sig.slice(2) }), false);
-  });
+    test('a signature of the wrong length (never from parseEvent) is false, not a throw', () => {
+      // The id still matches (the signature is not hashed), so this reaches the backend's TypeError.
+      const event = signed();
+      assert.equal(verifier.verify({ ...event, sig: event.sig.slice(2) }), false);
+    });
 
-  test('rejects a tampered id', () => {
-    const event = signed();
-    assert.equal(verifier.verify(parsed({ ...event, id: flipHex(event.id, 10) })), false);
-  });
+    test('rejects a tampered id', () => {
+      const event = signed();
+      assert.equal(verifier.verify(parsed({ ...event, id: flipHex(event.id, 10) })), false);
+    });
 
-  test('rejects a tampered signature', () => {
-    const event = signed();
-    assert.equal(verifier.verify(parsed({ ...event, sig: flipHex(event.sig, 100) })), false);
-  });
+    test('rejects a tampered signature', () => {
+      const event = signed();
+      assert.equal(verifier.verify(parsed({ ...event, sig: flipHex(event.sig, 100) })), false);
+    });
 
-  test('rejects new content under the original id and signature (the id is recomputed)', () => {
-    // The signature is valid for this id and pubkey, so only the id check can catch this.
-    const event = signed();
-    assert.equal(verifier.verify(parsed({ ...event, content: 'tampered' })), false);
-    assert.equal(verifier.verify(parsed({ ...event, tags: [] })), false);
-    assert.equal(verifier.verify(parsed({ ...event, created_at: event.created_at + 1 })), false);
-    assert.equal(verifier.verify(parsed({ ...event, kind: 7 })), false);
-  });
+    test('rejects new content under the original id and signature (the id is recomputed)', () => {
+      // The signature is valid for this id and pubkey, so only the id check can catch this.
+      const event = signed();
+      assert.equal(verifier.verify(parsed({ ...event, content: 'tampered' })), false);
+      assert.equal(verifier.verify(parsed({ ...event, tags: [] })), false);
+      assert.equal(verifier.verify(parsed({ ...event, created_at: event.created_at + 1 })), false);
+      assert.equal(verifier.verify(parsed({ ...event, kind: 7 })), false);
+    });
 
-  test('rejects another key claiming the event', () => {
-    const other = signEvent({ kind: 1, created_at: 1, tags: [], content: 'x' }, generateSecretKey());
-    assert.equal(verifier.verify(parsed({ ...signed(), pubkey: other.pubkey })), false);
-  });
+    test('rejects another key claiming the event', () => {
+      const other = signEvent({ kind: 1, created_at: 1, tags: [], content: 'x' }, generateSecretKey());
+      assert.equal(verifier.verify(parsed({ ...signed(), pubkey: other.pubkey })), false);
+    });
 
-  test('is not fooled by a verified flag set on the object it is given', () => {
-    const forged = Object.assign({ ...parsed(signed()), content: 'tampered' }, { [wasmVerifiedSymbol]: true });
-    assert.equal(verifier.verify(forged), false);
-  });
+    test('is not fooled by a verified flag set on the object it is given', () => {
+      const forged = Object.assign({ ...parsed(signed()), content: 'tampered' }, { [wasmVerifiedSymbol]: true });
+      assert.equal(verifier.verify(forged), false);
+    });
 
-  test('agrees with nostr-tools’ own verifier on signed and tampered events', () => {
-    for (let i = 0; i < 100; i++) {
-      const event = signed(`content ${i} ${'é'.repeat(i % 7)}`, [['p', 'ab'.repeat(32)], ['t', `tag\n${i}`]]);
-      const tampered = i % 2 === 0 ? { ...event, content: `${event.content}!` } : { ...event, sig: flipHex(event.sig, i % 128) };
-      for (const candidate of [event, tampered]) assert.equal(verifier.verify(parsed(candidate)), pureVerifyEvent({ ...candidate }), JSON.stringify(candidate));
-    }
-  });
+    test('agrees with nostr-tools’ own verifier on signed and tampered events', () => {
+      for (let i = 0; i < 100; i++) {
+        const event = signed(`content ${i} ${'é'.repeat(i % 7)}`, [
+          ['p', 'ab'.repeat(32)],
+          ['t', `tag\n${i}`],
+        ]);
+        const tampered = i % 2 === 0 ? { ...event, content: `${event.content}!` } : { ...event, sig: flipHex(event.sig, i % 128) };
+        for (const candidate of [event, tampered])
+          assert.equal(verifier.verify(parsed(candidate)), pureVerifyEvent({ ...candidate }), JSON.stringify(candidate));
+      }
+    });
 
-  test('rejects an event claiming a pubkey that is not on the curve', () => {
-    // x = 0 has no point on secp256k1 (a twist point in the NIP-44 vectors).
-    assert.equal(verifier.verify(parsed({ ...signed(), pubkey: '0'.repeat(64) })), false);
+    test('rejects an event claiming a pubkey that is not on the curve', () => {
+      // x = 0 has no point on secp256k1 (a twist point in the NIP-44 vectors).
+      assert.equal(verifier.verify(parsed({ ...signed(), pubkey: '0'.repeat(64) })), false);
+    });
   });
-});

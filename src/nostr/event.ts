@@ -96,10 +96,7 @@ function describe(value: unknown): string {
  * the seven NIP-01 fields survives: in particular not nostr-tools' `verifiedSymbol` cache flag,
  * which a caller could otherwise pre-set to make a cache-trusting verifier skip the check.
  */
-export function parseEvent(
-  value: unknown,
-  limits: Readonly<EventLimits> = DEFAULT_EVENT_LIMITS,
-): NostrEvent | EventRejection {
+export function parseEvent(value: unknown, limits: Readonly<EventLimits> = DEFAULT_EVENT_LIMITS): NostrEvent | EventRejection {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     return reject('not-object', `expected an object, got ${describe(value)}`);
   }
@@ -182,7 +179,9 @@ export interface EventVerifier {
 
 /** The NIP-01 id of an event: hex sha256 of `[0, pubkey, created_at, kind, tags, content]` as JSON. */
 export function computeEventId(event: Pick<NostrEvent, 'pubkey' | 'created_at' | 'kind' | 'tags' | 'content'>): string {
-  return createHash('sha256').update(JSON.stringify([0, event.pubkey, event.created_at, event.kind, event.tags, event.content])).digest('hex');
+  return createHash('sha256')
+    .update(JSON.stringify([0, event.pubkey, event.created_at, event.kind, event.tags, event.content]))
+    .digest('hex');
 }
 
 /**

@@ -83,7 +83,11 @@ function hkdfExpand(prk: Uint8Array, info: Uint8Array, length: number): Buffer {
   const blocks: Buffer[] = [];
   let previous = Buffer.alloc(0);
   for (let counter = 1; blocks.length * 32 < length; counter++) {
-    previous = createHmac('sha256', prk).update(previous).update(info).update(Buffer.from([counter])).digest();
+    previous = createHmac('sha256', prk)
+      .update(previous)
+      .update(info)
+      .update(Buffer.from([counter]))
+      .digest();
     blocks.push(previous);
   }
   return Buffer.concat(blocks).subarray(0, length);
@@ -115,8 +119,7 @@ describe('NIP-44 official vectors', () => {
       for (const { sec1, pub2, note } of invalid.get_conversation_key) {
         assert.throws(
           () => createConversationKeyDeriver(sec1, backend).conversationKey(pub2),
-          (error: unknown) =>
-            error instanceof InvalidSecretKeyError || (error instanceof Nip44Error && error.code === 'bad-peer-pubkey'),
+          (error: unknown) => error instanceof InvalidSecretKeyError || (error instanceof Nip44Error && error.code === 'bad-peer-pubkey'),
           note,
         );
       }

@@ -31,12 +31,7 @@ const HEX_64 = /^[0-9a-f]{64}$/;
 const HKDF_SALT = Buffer.from('nip44-v2', 'utf8');
 
 export type Nip44ErrorCode =
-  | 'bad-peer-pubkey'
-  | 'payload-too-long'
-  | 'not-nip44'
-  | 'decrypt-failed'
-  | 'plaintext-too-long'
-  | 'plaintext-empty';
+  'bad-peer-pubkey' | 'payload-too-long' | 'not-nip44' | 'decrypt-failed' | 'plaintext-too-long' | 'plaintext-empty';
 
 /** Every failure of this module; `code` is low-cardinality (usable as a metrics label). */
 export class Nip44Error extends Error {
@@ -170,11 +165,7 @@ export class ConversationKeyCache {
  * Throws Nip44Error: 'payload-too-long', or 'decrypt-failed' (unknown version, bad base64, bad
  * MAC, bad padding, bad length) with the cipher's reason in the message.
  */
-export function decryptNip44(
-  payload: string,
-  conversationKey: Uint8Array,
-  maxPayloadChars: number = MAX_NIP44_PAYLOAD_CHARS,
-): string {
+export function decryptNip44(payload: string, conversationKey: Uint8Array, maxPayloadChars: number = MAX_NIP44_PAYLOAD_CHARS): string {
   if (payload.length > maxPayloadChars) {
     throw new Nip44Error('payload-too-long', `payload of ${payload.length} characters exceeds ${maxPayloadChars}`);
   }

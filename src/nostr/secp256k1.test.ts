@@ -34,7 +34,10 @@ type SignedEvent = NostrEvent;
 
 /** A nostr-tools event as a plain object: without the verdict nostr-tools caches on its own events. */
 function signedEvent(content: string, secretHex = generateSecretKey()): SignedEvent {
-  const { id, pubkey, created_at, kind, tags, sig } = finalizeEvent({ kind: 1, created_at: 1_700_000_000, tags: [['t', 'x']], content }, secretKeyBytes(secretHex));
+  const { id, pubkey, created_at, kind, tags, sig } = finalizeEvent(
+    { kind: 1, created_at: 1_700_000_000, tags: [['t', 'x']], content },
+    secretKeyBytes(secretHex),
+  );
   return { id, pubkey, created_at, kind, tags, content, sig };
 }
 
@@ -69,7 +72,12 @@ function tinySharedX(secret: Uint8Array, peer: Uint8Array): Uint8Array | null {
 }
 
 /** Runs one check and one derivation with `kind`'s backend in a fresh worker thread. */
-function inWorker(kind: string, event: SignedEvent, secret: Uint8Array, peer: Uint8Array): Promise<{ name: string; verified: boolean; sharedX: string | null }> {
+function inWorker(
+  kind: string,
+  event: SignedEvent,
+  secret: Uint8Array,
+  peer: Uint8Array,
+): Promise<{ name: string; verified: boolean; sharedX: string | null }> {
   // An eval worker is CommonJS without the parent's loader: it registers tsx to import the module.
   const code = `
     const { parentPort, workerData } = require('node:worker_threads');
@@ -82,7 +90,14 @@ function inWorker(kind: string, event: SignedEvent, secret: Uint8Array, peer: Ui
       const shared = backend.xonlySharedX(workerData.secret, workerData.peer);
       parentPort.postMessage({ name: backend.name, verified: backend.verifySchnorrHex(id, pubkey, sig), sharedX: shared && Buffer.from(shared).toString('hex') });
     })();`;
-  const workerData = { kind, event, secret, peer, tsx: import.meta.resolve('tsx/esm/api'), module: new URL('./secp256k1.ts', import.meta.url).href };
+  const workerData = {
+    kind,
+    event,
+    secret,
+    peer,
+    tsx: import.meta.resolve('tsx/esm/api'),
+    module: new URL('./secp256k1.ts', import.meta.url).href,
+  };
   return new Promise((resolve, reject) => {
     const worker = new Worker(code, { eval: true, workerData });
     worker.once('message', (result: { name: string; verified: boolean; sharedX: string | null }) => {
@@ -204,9 +219,13 @@ for (const backend of backends) {
 
     test('xonlySharedX is null for a secret that is not a scalar in [1, n-1]', () => {
       const peer = bytes(event.pubkey);
-      for (const secret of ['0'.repeat(64), GROUP_ORDER_HEX, 'f'.repeat(64)]) assert.equal(backend.xonlySharedX(bytes(secret), peer), null, secret);
+      for (const secret of ['0'.repeat(64), GROUP_ORDER_HEX, 'f'.repeat(64)])
+        assert.equal(backend.xonlySharedX(bytes(secret), peer), null, secret);
       const nMinusOne = GROUP_ORDER_HEX.slice(0, 63) + '0';
-      assert.equal(hexOf(backend.xonlySharedX(bytes(nMinusOne), peer) ?? new Uint8Array()), hexOf(tinySharedX(bytes(nMinusOne), peer) ?? new Uint8Array()));
+      assert.equal(
+        hexOf(backend.xonlySharedX(bytes(nMinusOne), peer) ?? new Uint8Array()),
+        hexOf(tinySharedX(bytes(nMinusOne), peer) ?? new Uint8Array()),
+      );
     });
 
     test('xonlySharedX reads views at an offset (Buffer slices) and returns a fresh array each time', () => {
@@ -243,7 +262,10 @@ describe('secp256k1 backend choice', () => {
       assert.ok(native.ok, `${LIBSECP256K1_HEADER} exists but the addon does not load: ${native.ok ? '' : native.reason}`);
       assert.equal(automatic.backend.kind, 'native');
       assert.equal(automatic.degraded, false);
-      assert.deepEqual(backends.map((b) => b.kind), ['native', 'wasm']);
+      assert.deepEqual(
+        backends.map((b) => b.kind),
+        ['native', 'wasm'],
+      );
     } else {
       // Without the library the fallback is what runs, and says how to get the native one.
       assert.equal(automatic.backend.kind, native.ok ? 'native' : 'wasm');
@@ -268,13 +290,22 @@ describe('secp256k1 backend choice', () => {
     const fallback = selectSecp256k1Backend({}, missing);
     assert.equal(fallback.backend, wasmSecp256k1);
     assert.equal(fallback.degraded, true);
-    assert.match(fallback.summary, /WASM, tiny-secp256k1\), because the addon is not built .*6x faster signature checks install libsecp256k1-dev/);
-    assert.throws(() => selectSecp256k1Backend({ [SECP256K1_BACKEND_ENV]: 'native' }, missing), /NOSTR_PUSH_SECP256K1=native, but the native secp256k1 addon is unavailable: the addon is not built/);
+    assert.match(
+      fallback.summary,
+      /WASM, tiny-secp256k1\), because the addon is not built .*6x faster signature checks install libsecp256k1-dev/,
+    );
+    assert.throws(
+      () => selectSecp256k1Backend({ [SECP256K1_BACKEND_ENV]: 'native' }, missing),
+      /NOSTR_PUSH_SECP256K1=native, but the native secp256k1 addon is unavailable: the addon is not built/,
+    );
   });
 
   test(`an unknown ${SECP256K1_BACKEND_ENV} is an error naming the variable`, () => {
     for (const value of ['Native', 'auto', 'js']) {
-      assert.throws(() => selectSecp256k1Backend({ [SECP256K1_BACKEND_ENV]: value }), /NOSTR_PUSH_SECP256K1 must be native or wasm \(or unset\)/);
+      assert.throws(
+        () => selectSecp256k1Backend({ [SECP256K1_BACKEND_ENV]: value }),
+        /NOSTR_PUSH_SECP256K1 must be native or wasm \(or unset\)/,
+      );
     }
   });
 });

@@ -178,7 +178,9 @@ export function selectSecp256k1Backend(
   const native = loadNative();
   if (native.ok) return { backend: native.backend, degraded: false, summary: `secp256k1: ${native.backend.name}` };
   if (wanted === 'native') {
-    throw new Secp256k1BackendError(`${SECP256K1_BACKEND_ENV}=native, but the native secp256k1 addon is unavailable: ${native.reason}; ${NATIVE_INSTALL_HINT}`);
+    throw new Secp256k1BackendError(
+      `${SECP256K1_BACKEND_ENV}=native, but the native secp256k1 addon is unavailable: ${native.reason}; ${NATIVE_INSTALL_HINT}`,
+    );
   }
   return {
     backend: wasmSecp256k1,

@@ -33,7 +33,16 @@ describe('tag lookups', () => {
 
 describe('pTagPubkeys', () => {
   test('keeps valid lowercase hex pubkeys, in order, each once', () => {
-    const event = withTags(['p', B], ['p', A, 'wss://relay'], ['p', B], ['P', A], ['p', A.toUpperCase()], ['p', 'npub1xyz'], ['p'], ['p', `${A}0`]);
+    const event = withTags(
+      ['p', B],
+      ['p', A, 'wss://relay'],
+      ['p', B],
+      ['P', A],
+      ['p', A.toUpperCase()],
+      ['p', 'npub1xyz'],
+      ['p'],
+      ['p', `${A}0`],
+    );
     assert.deepEqual(pTagPubkeys(event), [B, A]);
   });
 

@@ -34,7 +34,11 @@ test('with no token configured every credential is ignored', () => {
 });
 
 test('header forms, ?auth=, ignored schemes, 401 for unknown and 403 for not permitted', () => {
-  const auth = new TopicAuthorizer(DEFAULT_ACCESS_VALUES['read-only'] as never, [entry('tk_a:rw:alerts*'), entry('tk_a:deny:*'), entry('bob:pw:wo:up*')]);
+  const auth = new TopicAuthorizer(DEFAULT_ACCESS_VALUES['read-only'] as never, [
+    entry('tk_a:rw:alerts*'),
+    entry('tk_a:deny:*'),
+    entry('bob:pw:wo:up*'),
+  ]);
   assert.equal(auth.authenticate('Bearer tk_a', undefined), 'tk_a');
   assert.equal(auth.authenticate('bearer tk_a', undefined), 'tk_a');
   assert.equal(auth.authenticate(basic(':tk_a'), undefined), 'tk_a');
@@ -42,13 +46,33 @@ test('header forms, ?auth=, ignored schemes, 401 for unknown and 403 for not per
   assert.equal(auth.authenticate(undefined, Buffer.from(basic('bob:pw')).toString('base64url')), 'bob:pw');
   assert.equal(auth.authenticate('vapid t=x, k=y', undefined), null);
   assert.equal(auth.authenticate('WebPush eyJ', undefined), null);
-  assert.equal(auth.authenticate('vapid t=x, k=y', Buffer.from('Bearer tk_a').toString('base64url')), 'tk_a', 'an ignored header leaves ?auth= to decide');
-  assert.equal(codeOf(() => auth.authenticate('Bearer nope', undefined)), 40101);
-  assert.equal(codeOf(() => auth.authenticate(undefined, 'garbage')), 40101);
+  assert.equal(
+    auth.authenticate('vapid t=x, k=y', Buffer.from('Bearer tk_a').toString('base64url')),
+    'tk_a',
+    'an ignored header leaves ?auth= to decide',
+  );
+  assert.equal(
+    codeOf(() => auth.authenticate('Bearer nope', undefined)),
+    40101,
+  );
+  assert.equal(
+    codeOf(() => auth.authenticate(undefined, 'garbage')),
+    40101,
+  );
   auth.authorize('tk_a', ['alerts1', 'alerts2'], 'write');
-  assert.equal(codeOf(() => auth.authorize('tk_a', ['alerts1', 'other'], 'read')), 40301, 'first match wins: deny for other');
+  assert.equal(
+    codeOf(() => auth.authorize('tk_a', ['alerts1', 'other'], 'read')),
+    40301,
+    'first match wins: deny for other',
+  );
   auth.authorize(null, ['other'], 'read');
-  assert.equal(codeOf(() => auth.authorize(null, ['other'], 'write')), 40301);
+  assert.equal(
+    codeOf(() => auth.authorize(null, ['other'], 'write')),
+    40301,
+  );
   auth.authorize('bob:pw', ['up1'], 'write');
-  assert.equal(codeOf(() => auth.authorize('bob:pw', ['up1'], 'read')), 40301);
+  assert.equal(
+    codeOf(() => auth.authorize('bob:pw', ['up1'], 'read')),
+    40301,
+  );
 });

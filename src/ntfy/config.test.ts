@@ -31,7 +31,19 @@ test('one problem line per wrong key', () => {
     visitor_request_burst: -1,
   });
   assert.equal(problems.length, 8, problems.join('\n'));
-  for (const key of ['cache_duration', 'message_size_limit_bytes', 'websocket_timeout_secs', 'base_url', 'auth_default_access', 'auth_tokens', 'visitor_exempt_hosts', 'visitor_request_burst']) {
-    assert.ok(problems.some((p) => p.startsWith(`ntfy.${key}`)), key);
+  for (const key of [
+    'cache_duration',
+    'message_size_limit_bytes',
+    'websocket_timeout_secs',
+    'base_url',
+    'auth_default_access',
+    'auth_tokens',
+    'visitor_exempt_hosts',
+    'visitor_request_burst',
+  ]) {
+    assert.ok(
+      problems.some((p) => p.startsWith(`ntfy.${key}`)),
+      key,
+    );
   }
 });

@@ -30,16 +30,22 @@ export interface NtfySettings {
 export function ntfyConfigProblems(config: NtfyConfig): string[] {
   const problems: string[] = [];
   const cache = parseConfigDuration(config.cache_duration);
-  if (cache === null || !(cache > 0)) problems.push(`ntfy.cache_duration: "${config.cache_duration}" must be a positive duration like 12h, 30m or 3600`);
+  if (cache === null || !(cache > 0))
+    problems.push(`ntfy.cache_duration: "${config.cache_duration}" must be a positive duration like 12h, 30m or 3600`);
   if (config.message_size_limit_bytes < NTFY_MESSAGE_SIZE_LIMIT_BYTES) {
-    problems.push(`ntfy.message_size_limit_bytes must be at least ${NTFY_MESSAGE_SIZE_LIMIT_BYTES}: UnifiedPush and RFC 8030 need ${NTFY_MESSAGE_SIZE_LIMIT_BYTES}-byte messages`);
+    problems.push(
+      `ntfy.message_size_limit_bytes must be at least ${NTFY_MESSAGE_SIZE_LIMIT_BYTES}: UnifiedPush and RFC 8030 need ${NTFY_MESSAGE_SIZE_LIMIT_BYTES}-byte messages`,
+    );
   }
   if (config.websocket_timeout_secs <= config.keepalive_interval_secs) {
     problems.push('ntfy.websocket_timeout_secs must be greater than ntfy.keepalive_interval_secs (a pong answers each ping)');
   }
-  if (config.base_url !== '' && !/^https?:\/\/[^\s/]+/.test(config.base_url)) problems.push(`ntfy.base_url: "${config.base_url}" must be an http:// or https:// URL`);
+  if (config.base_url !== '' && !/^https?:\/\/[^\s/]+/.test(config.base_url))
+    problems.push(`ntfy.base_url: "${config.base_url}" must be an http:// or https:// URL`);
   if (!(config.auth_default_access in DEFAULT_ACCESS_VALUES)) {
-    problems.push(`ntfy.auth_default_access: "${config.auth_default_access}" must be one of ${Object.keys(DEFAULT_ACCESS_VALUES).join(', ')}`);
+    problems.push(
+      `ntfy.auth_default_access: "${config.auth_default_access}" must be one of ${Object.keys(DEFAULT_ACCESS_VALUES).join(', ')}`,
+    );
   }
   for (const entry of config.auth_tokens) {
     const parsed = parseTokenEntry(entry);
@@ -50,7 +56,8 @@ export function ntfyConfigProblems(config: NtfyConfig): string[] {
     if (problem) problems.push(`ntfy.visitor_exempt_hosts: ${problem}`);
   }
   for (const field of ['visitor_request_burst', 'visitor_subscription_limit'] as const) {
-    if (!Number.isInteger(config[field]) || config[field] < 0) problems.push(`ntfy.${field} must be a whole number, 0 or more (0 switches the limit off)`);
+    if (!Number.isInteger(config[field]) || config[field] < 0)
+      problems.push(`ntfy.${field} must be a whole number, 0 or more (0 switches the limit off)`);
   }
   return problems;
 }

@@ -21,8 +21,18 @@ export const NTFY_ERRORS = {
     error: 'invalid request: attachments not allowed (a body that is not UTF-8 needs UnifiedPush mode, ?up=1)',
     link: `${DOCS}/config/#attachments`,
   },
-  WEBSOCKET_UPGRADE_MISSING: { code: 40016, http: 400, error: 'invalid request: client not using the websocket protocol', link: `${DOCS}/subscribe/api/#websockets` },
-  JSON_INVALID: { code: 40024, http: 400, error: 'invalid request: request body must be message JSON', link: `${DOCS}/publish/#publish-as-json` },
+  WEBSOCKET_UPGRADE_MISSING: {
+    code: 40016,
+    http: 400,
+    error: 'invalid request: client not using the websocket protocol',
+    link: `${DOCS}/subscribe/api/#websockets`,
+  },
+  JSON_INVALID: {
+    code: 40024,
+    http: 400,
+    error: 'invalid request: request body must be message JSON',
+    link: `${DOCS}/publish/#publish-as-json`,
+  },
   UNAUTHORIZED: { code: 40101, http: 401, error: 'unauthorized', link: `${DOCS}/publish/#authentication` },
   FORBIDDEN: { code: 40301, http: 403, error: 'forbidden', link: `${DOCS}/publish/#authentication` },
   NOT_FOUND: { code: 40401, http: 404, error: 'page not found', link: '' },
@@ -30,7 +40,12 @@ export const NTFY_ERRORS = {
   // ntfy truncates an oversized UnifiedPush body, which corrupts the ciphertext; RFC 8030 §7.2 allows 413 above 4096 bytes.
   MESSAGE_TOO_LARGE: { code: 41304, http: 413, error: 'message too large', link: `${DOCS}/publish/#limitations` },
   TOO_MANY_REQUESTS: { code: 42901, http: 429, error: 'limit reached: too many requests', link: `${DOCS}/publish/#limitations` },
-  TOO_MANY_SUBSCRIPTIONS: { code: 42903, http: 429, error: 'limit reached: too many active subscriptions', link: `${DOCS}/publish/#limitations` },
+  TOO_MANY_SUBSCRIPTIONS: {
+    code: 42903,
+    http: 429,
+    error: 'limit reached: too many active subscriptions',
+    link: `${DOCS}/publish/#limitations`,
+  },
   INTERNAL: { code: 50001, http: 500, error: 'internal server error', link: '' },
   SUBSCRIBE_NOT_SERVED: { code: 50301, http: 503, error: 'subscriptions are not served by this process (no pusher role)', link: '' },
 } as const satisfies Record<string, { code: number; http: number; error: string; link: string }>;

@@ -68,7 +68,11 @@ async function publish(ctx: NtfyContext, request: IncomingMessage, response: Ser
   try {
     const line = await publishToTopic(ctx, {
       topicSegment: segment,
-      address: visitorAddress(request.socket.remoteAddress, Array.isArray(forwarded) ? forwarded.join(',') : forwarded, ctx.settings.behindProxy),
+      address: visitorAddress(
+        request.socket.remoteAddress,
+        Array.isArray(forwarded) ? forwarded.join(',') : forwarded,
+        ctx.settings.behindProxy,
+      ),
       params: new NodeRequestParams(request, query < 0 ? '' : url.slice(query + 1)),
       readBody: (maxBytes) => readIncomingCapped(request, maxBytes),
     });

@@ -6,7 +6,14 @@ import type { StorePort } from '../store/port.ts';
 import type { NtfyAppendEvent, NtfyReadResult } from '../store/port-ntfy.ts';
 import { openSqliteStore } from '../store/sqlite/index.ts';
 import { ManualClock } from '../util/clock.ts';
-import { DRAIN_RETRY_MS, NtfyHub, SLOW_SUBSCRIBER_TIMEOUT_MS, SUBSCRIBER_HIGH_WATER_BYTES, type FrameSink, type NtfyHubDeps } from './hub.ts';
+import {
+  DRAIN_RETRY_MS,
+  NtfyHub,
+  SLOW_SUBSCRIBER_TIMEOUT_MS,
+  SUBSCRIBER_HIGH_WATER_BYTES,
+  type FrameSink,
+  type NtfyHubDeps,
+} from './hub.ts';
 import { ManualScheduler } from './scheduler.ts';
 import { notifyClosed, type CloseListener } from './subscriber.ts';
 
@@ -169,7 +176,13 @@ describe('NtfyHub', () => {
     const readsWhenLive = control.reads;
     for (let i = 0; i < 5; i++) await append(i % 2 ? 'b' : 'a', `m${i}`);
     await a.until(() => a.frames.length === 3 && b.frames.length === 2 && ab.frames.length === 5, 'every message');
-    assert.deepEqual([a.messages(), b.messages()], [['m0', 'm2', 'm4'], ['m1', 'm3']]);
+    assert.deepEqual(
+      [a.messages(), b.messages()],
+      [
+        ['m0', 'm2', 'm4'],
+        ['m1', 'm3'],
+      ],
+    );
     assert.deepEqual(
       ab.frames.map((f) => (JSON.parse(f.replace(/^data: /, '')) as { message: string }).message),
       ['m0', 'm1', 'm2', 'm3', 'm4'],
@@ -388,7 +401,10 @@ describe('NtfyHub', () => {
     hub.subscribe(['b'], 'b', 'ws', sinks[1] as RecordingSink, null);
     assert.equal(hub.size, 2);
     hub.close();
-    assert.deepEqual(sinks.map((s) => s.closed), [true, true]);
+    assert.deepEqual(
+      sinks.map((s) => s.closed),
+      [true, true],
+    );
     assert.equal(hub.size, 0);
   });
 });

@@ -38,7 +38,14 @@ import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import { sleep } from '../roles/supervisor.ts';
 import type { Scheduler } from './scheduler.ts';
-import { CATCH_UP_BUFFER_MESSAGES, DRAIN_BATCH_SIZE, DRAIN_RETRY_MS, Subscriber, type FrameSink, type SubscriberHost } from './subscriber.ts';
+import {
+  CATCH_UP_BUFFER_MESSAGES,
+  DRAIN_BATCH_SIZE,
+  DRAIN_RETRY_MS,
+  Subscriber,
+  type FrameSink,
+  type SubscriberHost,
+} from './subscriber.ts';
 import { releaseNothing } from './visitor.ts';
 import { MessageFrames, type Transport } from './wire.ts';
 
@@ -119,7 +126,14 @@ export class NtfyHub implements SubscriberHost {
    * `open` event (and any `since=latest` messages) to `sink` already. `release` runs once when
    * the connection ends (the visitor's subscription slot).
    */
-  subscribe(topics: readonly string[], topicLabel: string, transport: Transport, sink: FrameSink, cursor: string | null, release: () => void = releaseNothing): Subscriber {
+  subscribe(
+    topics: readonly string[],
+    topicLabel: string,
+    transport: Transport,
+    sink: FrameSink,
+    cursor: string | null,
+    release: () => void = releaseNothing,
+  ): Subscriber {
     const subscriber = new Subscriber(this, topics, topicLabel, transport, sink, cursor, release);
     if (this.closed) {
       // A subscription prepared while the server was stopping.
@@ -219,7 +233,10 @@ export class NtfyHub implements SubscriberHost {
 
   droppedSlow(subscriber: Subscriber): void {
     this.deps.metrics.ntfySlowSubscribersDropped.inc();
-    this.deps.logger.info({ topics: subscriber.topicLabel, transport: subscriber.transport }, 'ntfy subscriber stopped reading; disconnected');
+    this.deps.logger.info(
+      { topics: subscriber.topicLabel, transport: subscriber.transport },
+      'ntfy subscriber stopped reading; disconnected',
+    );
   }
 
   // ---- the feed ----------------------------------------------------------------------------

@@ -17,7 +17,10 @@ test('one janitor pass deletes every expired message, batch after batch, and cou
     assert.equal(await expireNtfyMessagesOnce(store, metrics), expiring);
     assert.equal((await metrics.ntfyExpired.get()).values[0]?.value, expiring);
     assert.equal(await expireNtfyMessagesOnce(store, metrics), 0);
-    assert.deepEqual((await store.readNtfyMessages(['t0'], null, 10)).messages.map((m) => m.id), [kept.id]);
+    assert.deepEqual(
+      (await store.readNtfyMessages(['t0'], null, 10)).messages.map((m) => m.id),
+      [kept.id],
+    );
   } finally {
     await store.close();
   }

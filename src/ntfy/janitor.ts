@@ -23,7 +23,10 @@ export async function expireNtfyMessagesOnce(store: StorePort, metrics: Metrics,
 }
 
 /** The janitor task: a pass now, then one every `intervalMs`, until `signal` aborts. */
-export async function runNtfyExpiry(deps: { store: StorePort; metrics: Metrics; logger: Logger; intervalMs: number }, signal: AbortSignal): Promise<void> {
+export async function runNtfyExpiry(
+  deps: { store: StorePort; metrics: Metrics; logger: Logger; intervalMs: number },
+  signal: AbortSignal,
+): Promise<void> {
   const log = deps.logger.child({ role: 'janitor', task: 'ntfy_expiry' });
   while (!signal.aborted) {
     try {

@@ -22,12 +22,26 @@ test('priorities: 1–5, names, RFC 9218 values ignored, anything else 40007', (
   assert.equal(parsePriority(undefined), undefined);
   assert.equal(parsePriority('u=3, i'), undefined);
   assert.equal(parsePriority('u=1'), undefined);
-  for (const bad of ['0', '6', 'loud', '1.5']) assert.equal(codeOf(() => parsePriority(bad)), 40007, bad);
+  for (const bad of ['0', '6', 'loud', '1.5'])
+    assert.equal(
+      codeOf(() => parsePriority(bad)),
+      40007,
+      bad,
+    );
 });
 
 test('headers win over query parameters; X- names and short aliases all count', () => {
-  const options = readPublishOptions(source({ 'X-Title': 'header title', Tags: ' a , ,b ' }, { title: 'query title', p: 'high', m: 'line one\\nline two' }));
-  assert.deepEqual(options, { title: 'header title', tags: ['a', 'b'], priority: 4, message: 'line one\nline two', markdown: false, unifiedPush: false });
+  const options = readPublishOptions(
+    source({ 'X-Title': 'header title', Tags: ' a , ,b ' }, { title: 'query title', p: 'high', m: 'line one\\nline two' }),
+  );
+  assert.deepEqual(options, {
+    title: 'header title',
+    tags: ['a', 'b'],
+    priority: 4,
+    message: 'line one\nline two',
+    markdown: false,
+    unifiedPush: false,
+  });
 });
 
 test('UnifiedPush mode from up, unifiedpush, X-UnifiedPush or Content-Encoding: aes128gcm', () => {
@@ -55,7 +69,10 @@ test('bodies: UnifiedPush keeps text untrimmed and binary as base64; plain text 
   assert.deepEqual(contentFromBody(Buffer.from('  hi  '), plain), { message: 'hi' });
   assert.deepEqual(contentFromBody(Buffer.alloc(0), { ...plain, message: 'from header' }), { message: 'from header' });
   assert.deepEqual(contentFromBody(Buffer.alloc(0), plain), { message: 'triggered' });
-  assert.equal(codeOf(() => contentFromBody(Buffer.from([0xff]), plain)), 40014);
+  assert.equal(
+    codeOf(() => contentFromBody(Buffer.from([0xff]), plain)),
+    40014,
+  );
   assert.deepEqual(contentFromBody(Buffer.from('# md'), { ...plain, markdown: true, title: 'T', priority: 2, tags: ['x'] }), {
     message: '# md',
     title: 'T',

@@ -31,7 +31,10 @@ function decodeEncodedWord(charset: string, encoding: string, text: string): str
   const bytes =
     encoding.toLowerCase() === 'b'
       ? Buffer.from(text, 'base64')
-      : Buffer.from(text.replace(/_/g, ' ').replace(/=([0-9A-Fa-f]{2})/g, (_m, hex: string) => String.fromCharCode(parseInt(hex, 16))), 'latin1');
+      : Buffer.from(
+          text.replace(/_/g, ' ').replace(/=([0-9A-Fa-f]{2})/g, (_m, hex: string) => String.fromCharCode(parseInt(hex, 16))),
+          'latin1',
+        );
   const name = charset.toLowerCase();
   if (name === 'utf-8' || name === 'utf8') return bytes.toString('utf8');
   if (name === 'iso-8859-1' || name === 'latin1' || name === 'us-ascii') return bytes.toString('latin1');
@@ -50,7 +53,9 @@ export function decodeHeaderValue(value: string): string {
     if (isUtf8(bytes)) text = bytes.toString('utf8');
   }
   if (!text.includes('=?')) return text;
-  return text.replace(BETWEEN_ENCODED_WORDS, '$1$2').replace(ENCODED_WORD, (_m, charset: string, encoding: string, word: string) => decodeEncodedWord(charset, encoding, word));
+  return text
+    .replace(BETWEEN_ENCODED_WORDS, '$1$2')
+    .replace(ENCODED_WORD, (_m, charset: string, encoding: string, word: string) => decodeEncodedWord(charset, encoding, word));
 }
 
 /** ntfy's `readParam`: the first header among `names`, else the first query parameter among them (lower-cased). */
@@ -109,8 +114,12 @@ export interface PublishOptions {
 /** The publish options of a request, as ntfy reads them. */
 export function readPublishOptions(source: ParamSource): PublishOptions {
   const options: PublishOptions = {
-    markdown: readBoolParam(source, 'x-markdown', 'markdown', 'md') || (source.header('content-type') ?? '').toLowerCase().startsWith('text/markdown'),
-    unifiedPush: readBoolParam(source, 'x-unifiedpush', 'unifiedpush', 'up') || (source.header('content-encoding') ?? '').trim().toLowerCase() === 'aes128gcm',
+    markdown:
+      readBoolParam(source, 'x-markdown', 'markdown', 'md') ||
+      (source.header('content-type') ?? '').toLowerCase().startsWith('text/markdown'),
+    unifiedPush:
+      readBoolParam(source, 'x-unifiedpush', 'unifiedpush', 'up') ||
+      (source.header('content-encoding') ?? '').trim().toLowerCase() === 'aes128gcm',
   };
   const title = readParam(source, 'x-title', 'title', 't');
   if (title !== undefined) options.title = title;

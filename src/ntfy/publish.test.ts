@@ -21,8 +21,14 @@ test('appendUnifiedPushMessage stores the bytes as an ?up=1 publish would, and w
     assert.deepEqual([text.message, text.encoding], [' plain text ', undefined]);
     assert.deepEqual(woken, ['upLocalTopic12', 'upLocalTopic12']);
     assert.equal((await metrics.ntfyPublished.get()).values.find((v) => v.labels.mode === 'local')?.value, 1);
-    await assert.rejects(appendUnifiedPushMessage(store, 'bad topic', binary, TTL_MS), (err: unknown) => err instanceof NtfyError && err.code === 40009);
-    await assert.rejects(appendUnifiedPushMessage(store, 'upLocalTopic12', new Uint8Array(4097), TTL_MS), (err: unknown) => err instanceof NtfyError && err.code === 41304);
+    await assert.rejects(
+      appendUnifiedPushMessage(store, 'bad topic', binary, TTL_MS),
+      (err: unknown) => err instanceof NtfyError && err.code === 40009,
+    );
+    await assert.rejects(
+      appendUnifiedPushMessage(store, 'upLocalTopic12', new Uint8Array(4097), TTL_MS),
+      (err: unknown) => err instanceof NtfyError && err.code === 41304,
+    );
   } finally {
     await store.close();
   }

@@ -38,7 +38,8 @@ export async function appendUnifiedPushMessage(
   metrics?: Metrics,
 ): Promise<NtfyMessage> {
   checkTopic(topic);
-  if (body.byteLength > NTFY_MESSAGE_SIZE_LIMIT_BYTES) throw new NtfyError('MESSAGE_TOO_LARGE', `more than ${NTFY_MESSAGE_SIZE_LIMIT_BYTES} bytes`);
+  if (body.byteLength > NTFY_MESSAGE_SIZE_LIMIT_BYTES)
+    throw new NtfyError('MESSAGE_TOO_LARGE', `more than ${NTFY_MESSAGE_SIZE_LIMIT_BYTES} bytes`);
   const content = contentFromBody(Buffer.from(body.buffer, body.byteOffset, body.byteLength), { unifiedPush: true, markdown: false });
   const message = await store.appendNtfyMessage(topic, content, ttlMs);
   metrics?.ntfyPublished.inc({ mode: 'local' });
@@ -140,7 +141,10 @@ async function append(ctx: NtfyContext, topic: string, options: PublishOptions, 
  * `PUT`/`POST /{topic}` in order: visitor limit, topic, write access, options, body, append.
  * Returns the answer line: the same `{json}\n` the json and ws subscribers get, serialised once.
  */
-export async function publishToTopic(ctx: NtfyContext, request: { topicSegment: string; address: string; params: ParamSource; readBody: (maxBytes: number) => Promise<Buffer | null> }): Promise<string> {
+export async function publishToTopic(
+  ctx: NtfyContext,
+  request: { topicSegment: string; address: string; params: ParamSource; readBody: (maxBytes: number) => Promise<Buffer | null> },
+): Promise<string> {
   checkVisitor(ctx, request.address);
   const topic = checkTopic(request.topicSegment);
   authorizeWrite(ctx, request.params, topic);
@@ -183,11 +187,13 @@ function jsonPublish(raw: unknown): { topic: string; options: PublishOptions; me
   const icon = optionalString(body, 'icon');
   if (icon !== undefined) options.icon = icon;
   if (body.priority !== undefined && body.priority !== null) {
-    if (typeof body.priority !== 'number' && typeof body.priority !== 'string') throw new NtfyError('JSON_INVALID', 'priority must be a number');
+    if (typeof body.priority !== 'number' && typeof body.priority !== 'string')
+      throw new NtfyError('JSON_INVALID', 'priority must be a number');
     options.priority = parsePriority(String(body.priority));
   }
   if (body.tags !== undefined && body.tags !== null) {
-    if (!Array.isArray(body.tags) || !body.tags.every((t): t is string => typeof t === 'string')) throw new NtfyError('JSON_INVALID', 'tags must be strings');
+    if (!Array.isArray(body.tags) || !body.tags.every((t): t is string => typeof t === 'string'))
+      throw new NtfyError('JSON_INVALID', 'tags must be strings');
     const tags = body.tags.map((t) => t.trim()).filter((t) => t !== '');
     if (tags.length > 0) options.tags = tags;
   }
@@ -210,6 +216,7 @@ export async function handlePublishJson(ctx: NtfyContext, c: NtfyHonoContext): P
   checkTopic(topic);
   authorizeWrite(ctx, params, topic);
   const messageBytes = Buffer.from(message, 'utf8');
-  if (messageBytes.length > ctx.settings.messageSizeLimitBytes) throw new NtfyError('MESSAGE_TOO_LARGE', `more than ${ctx.settings.messageSizeLimitBytes} bytes`);
+  if (messageBytes.length > ctx.settings.messageSizeLimitBytes)
+    throw new NtfyError('MESSAGE_TOO_LARGE', `more than ${ctx.settings.messageSizeLimitBytes} bytes`);
   return jsonLineAnswer(messageJsonLine(await append(ctx, topic, options, messageBytes)));
 }

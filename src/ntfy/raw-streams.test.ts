@@ -3,11 +3,14 @@ import { describe, test } from 'node:test';
 import { parseStreamRequest, STREAM_REQUEST_MAX_BYTES } from './raw-streams.ts';
 
 const packet = (text: string) => Buffer.from(text, 'latin1');
-const request = (target: string, headers: string[] = ['Host: push.example.org']) => packet(`GET ${target} HTTP/1.1\r\n${headers.map((h) => `${h}\r\n`).join('')}\r\n`);
+const request = (target: string, headers: string[] = ['Host: push.example.org']) =>
+  packet(`GET ${target} HTTP/1.1\r\n${headers.map((h) => `${h}\r\n`).join('')}\r\n`);
 
 describe('parseStreamRequest', () => {
   test('a plain stream start: topics, transport, query and headers (names in lower case)', () => {
-    const parsed = parseStreamRequest(request('/upAAA,upBBB/json?since=abc', ['Host: x', 'Authorization: Bearer tk_1', 'X-Forwarded-For:  1.2.3.4 ']));
+    const parsed = parseStreamRequest(
+      request('/upAAA,upBBB/json?since=abc', ['Host: x', 'Authorization: Bearer tk_1', 'X-Forwarded-For:  1.2.3.4 ']),
+    );
     assert.deepEqual(parsed && { ...parsed, headers: Object.fromEntries(parsed.headers) }, {
       topicSegment: 'upAAA,upBBB',
       transport: 'json',
@@ -48,7 +51,8 @@ describe('parseStreamRequest', () => {
     const pieces = ['GET /', 't/json', '?since=', 'all', ' HTTP/1.1\r\n', 'X-Poll: 1\r\n', 'A:\x00\r\n', '\r\n', '%zz', '\xff\xfe'];
     for (let i = 0; i < 3000; i++) {
       const parts: Buffer[] = [];
-      for (let j = next() % 8; j >= 0; j--) parts.push(next() % 2 ? Buffer.from(pieces[next() % pieces.length] as string, 'latin1') : Buffer.from([next(), next(), next()]));
+      for (let j = next() % 8; j >= 0; j--)
+        parts.push(next() % 2 ? Buffer.from(pieces[next() % pieces.length] as string, 'latin1') : Buffer.from([next(), next(), next()]));
       const result = parseStreamRequest(Buffer.concat(parts));
       assert.ok(result === null || typeof result.topicSegment === 'string');
     }

@@ -95,7 +95,11 @@ export function ntfyRoutes(ctx: NtfyContext, options: NtfyRouteOptions): Hono<Nt
   );
 
   if (ctx.hub) {
-    for (const transport of ['json', 'sse', 'raw'] as const) app.get(`/:topics/${transport}`, on((c) => handleHttpSubscribe(ctx, c, transport)));
+    for (const transport of ['json', 'sse', 'raw'] as const)
+      app.get(
+        `/:topics/${transport}`,
+        on((c) => handleHttpSubscribe(ctx, c, transport)),
+      );
     app.get(
       '/:topics/ws',
       on(() => {

@@ -63,7 +63,14 @@ export function createNtfyServer(options: NtfyServerOptions): NtfyServer {
   const scheduler = options.scheduler ?? realScheduler;
   const logger = options.logger.child({ component: 'ntfy' });
   const hub = options.subscribe
-    ? new NtfyHub({ store, scheduler, logger, metrics: options.metrics, safetyRedrainMs: settings.safetyRedrainMs, drainBatchSize: options.drainBatchSize })
+    ? new NtfyHub({
+        store,
+        scheduler,
+        logger,
+        metrics: options.metrics,
+        safetyRedrainMs: settings.safetyRedrainMs,
+        drainBatchSize: options.drainBatchSize,
+      })
     : null;
   const context: NtfyContext = {
     store,

@@ -49,7 +49,12 @@ export async function subscriptionStart(store: StorePort, topics: readonly strin
 }
 
 /** Every message a poll (`poll=1`) returns, in id order: bounded reads until one is complete. */
-export async function* pollMessages(store: StorePort, topics: readonly string[], start: SubscriptionStart, batchSize: number): AsyncGenerator<NtfyMessage> {
+export async function* pollMessages(
+  store: StorePort,
+  topics: readonly string[],
+  start: SubscriptionStart,
+  batchSize: number,
+): AsyncGenerator<NtfyMessage> {
   if (start.latest) {
     yield* start.preload;
     return;

@@ -25,6 +25,10 @@ test('keywords, ids, timestamps and durations', () => {
 
 test('garbage is 400 40008', () => {
   for (const bad of ['INVALID', 'yesterday', 'AbCdEf12345', 'AbCdEf1234567', '10 m', '1e9', '99999999999999999999']) {
-    assert.throws(() => parseSince(bad, false, NOW), (err: unknown) => err instanceof NtfyError && err.code === 40008, bad);
+    assert.throws(
+      () => parseSince(bad, false, NOW),
+      (err: unknown) => err instanceof NtfyError && err.code === 40008,
+      bad,
+    );
   }
 });

@@ -64,7 +64,13 @@ export async function prepareSubscription(ctx: NtfyContext, request: Subscriptio
  * down is a clean 500; a failure later ends the response early (the client polls again and drops
  * what it already has by id).
  */
-async function servePoll(ctx: NtfyContext, outgoing: ServerResponse, transport: Exclude<Transport, 'ws'>, prepared: PreparedSubscription, batchSize: number): Promise<void> {
+async function servePoll(
+  ctx: NtfyContext,
+  outgoing: ServerResponse,
+  transport: Exclude<Transport, 'ws'>,
+  prepared: PreparedSubscription,
+  batchSize: number,
+): Promise<void> {
   const messages = pollMessages(ctx.store, prepared.topics, prepared.start, batchSize);
   const first = await messages.next();
   outgoing.writeHead(200, streamHeaders(transport));

@@ -67,7 +67,11 @@ export interface SubscriberHost {
   /** Messages kept while catching up ({@link CATCH_UP_BUFFER_MESSAGES} by default). */
   readonly catchUpBufferMessages: number;
   readonly scheduler: Scheduler;
-  read(topics: readonly string[], afterId: string | null, limit: number): Promise<{ messages: NtfyMessage[]; position: string | null; complete: boolean }>;
+  read(
+    topics: readonly string[],
+    afterId: string | null,
+    limit: number,
+  ): Promise<{ messages: NtfyMessage[]; position: string | null; complete: boolean }>;
   /** Count frames written (metrics). */
   delivered(transport: Transport, count: number): void;
   /** A catch-up read failed: count and log it. */

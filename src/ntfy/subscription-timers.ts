@@ -17,7 +17,10 @@ export interface SubscriptionTimers {
   readonly deadlines: TimerList<WebSocketSink>;
 }
 
-export function createSubscriptionTimers(scheduler: Scheduler, settings: Pick<NtfySettings, 'keepaliveIntervalMs' | 'websocketTimeoutMs'>): SubscriptionTimers {
+export function createSubscriptionTimers(
+  scheduler: Scheduler,
+  settings: Pick<NtfySettings, 'keepaliveIntervalMs' | 'websocketTimeoutMs'>,
+): SubscriptionTimers {
   return {
     keepalives: new TimerList<ByteStreamSink>(scheduler, settings.keepaliveIntervalMs, true, (sink) => sink.sendKeepalive()),
     pings: new TimerList<WebSocketSink>(scheduler, settings.keepaliveIntervalMs, true, (sink) => sink.sendPing()),

@@ -17,17 +17,33 @@ test('topics are 1 to 64 of [-_A-Za-z0-9]', () => {
   assert.equal(checkTopic('a'), 'a');
   assert.equal(checkTopic('x'.repeat(64)), 'x'.repeat(64));
   assert.equal(checkTopic('with-dash_and_underscore'), 'with-dash_and_underscore');
-  for (const bad of ['', 'x'.repeat(65), 'has space', 'dot.ted', 'ümlaut', 'semi;colon', 'a,b']) assert.equal(codeOf(() => checkTopic(bad)), 40009, bad);
+  for (const bad of ['', 'x'.repeat(65), 'has space', 'dot.ted', 'ümlaut', 'semi;colon', 'a,b'])
+    assert.equal(
+      codeOf(() => checkTopic(bad)),
+      40009,
+      bad,
+    );
 });
 
 test('reserved names are refused with 40010', () => {
-  for (const reserved of ['v1', 'docs', 'health', 'metrics', 'internal']) assert.equal(codeOf(() => checkTopic(reserved)), 40010, reserved);
+  for (const reserved of ['v1', 'docs', 'health', 'metrics', 'internal'])
+    assert.equal(
+      codeOf(() => checkTopic(reserved)),
+      40010,
+      reserved,
+    );
 });
 
 test('a subscription segment is a comma list; duplicates are dropped and one bad name fails it', () => {
   assert.deepEqual(parseTopicList('upA,upB,upA'), ['upA', 'upB']);
-  assert.equal(codeOf(() => parseTopicList('upA,,upB')), 40009);
-  assert.equal(codeOf(() => parseTopicList('upA,v1')), 40010);
+  assert.equal(
+    codeOf(() => parseTopicList('upA,,upB')),
+    40009,
+  );
+  assert.equal(
+    codeOf(() => parseTopicList('upA,v1')),
+    40010,
+  );
 });
 
 test('localNtfyTopicOf recognises endpoints under the base URL only', () => {

@@ -3,7 +3,13 @@ import { test } from 'node:test';
 import { ManualClock } from '../util/clock.ts';
 import { exemptHostProblem, VISITOR_SWEEP_INTERVAL_MS, VisitorLimits, visitorKey } from './visitor.ts';
 
-const options = (clock: ManualClock, exemptHosts: string[] = []) => ({ requestBurst: 3, requestReplenishMs: 5_000, subscriptionLimit: 2, exemptHosts, clock });
+const options = (clock: ManualClock, exemptHosts: string[] = []) => ({
+  requestBurst: 3,
+  requestReplenishMs: 5_000,
+  subscriptionLimit: 2,
+  exemptHosts,
+  clock,
+});
 
 test('a visitor is an IPv4 address or an IPv6 /64', () => {
   assert.equal(visitorKey('9.9.9.9'), '9.9.9.9');
@@ -16,7 +22,10 @@ test('a visitor is an IPv4 address or an IPv6 /64', () => {
 test('the request bucket: a burst, then one back per interval', () => {
   const clock = new ManualClock();
   const limits = new VisitorLimits(options(clock));
-  assert.deepEqual([1, 2, 3, 4].map(() => limits.takeRequest('9.9.9.9')), [true, true, true, false]);
+  assert.deepEqual(
+    [1, 2, 3, 4].map(() => limits.takeRequest('9.9.9.9')),
+    [true, true, true, false],
+  );
   assert.equal(limits.takeRequest('8.8.8.8'), true, 'another visitor has its own bucket');
   clock.advance(5_000);
   assert.deepEqual([limits.takeRequest('9.9.9.9'), limits.takeRequest('9.9.9.9')], [true, false]);

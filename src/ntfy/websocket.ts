@@ -41,7 +41,8 @@ class HandshakeRefusal extends Error {
 }
 
 function refuse(socket: Duplex, status: number, headers = ''): void {
-  if (socket.writable) socket.end(`HTTP/1.1 ${status} ${HTTP_STATUS_TEXT[status] ?? 'Error'}\r\nConnection: close\r\n${headers}Content-Length: 0\r\n\r\n`);
+  if (socket.writable)
+    socket.end(`HTTP/1.1 ${status} ${HTTP_STATUS_TEXT[status] ?? 'Error'}\r\nConnection: close\r\n${headers}Content-Length: 0\r\n\r\n`);
   else socket.destroy();
 }
 
@@ -57,7 +58,9 @@ export function websocketAccept(method: string | undefined, headers: IncomingHtt
   if (headers['sec-websocket-version'] !== '13') throw new HandshakeRefusal(400, 'Sec-WebSocket-Version: 13\r\n');
   const key = headers['sec-websocket-key'];
   if (key === undefined || !WS_KEY.test(key)) throw new HandshakeRefusal(400);
-  return createHash('sha1').update(key + WS_ACCEPT_GUID).digest('base64');
+  return createHash('sha1')
+    .update(key + WS_ACCEPT_GUID)
+    .digest('base64');
 }
 
 /**
@@ -97,7 +100,13 @@ function decodeSegment(segment: string): string {
   }
 }
 
-async function handleUpgrade(ctx: NtfyContext, request: IncomingMessage, socket: Duplex, head: Buffer, open: Set<WebSocketSink>): Promise<void> {
+async function handleUpgrade(
+  ctx: NtfyContext,
+  request: IncomingMessage,
+  socket: Duplex,
+  head: Buffer,
+  open: Set<WebSocketSink>,
+): Promise<void> {
   const url = new URL(request.url ?? '/', 'http://upgrade.invalid');
   const match = WS_PATH.exec(url.pathname);
   const hub = ctx.hub;
@@ -107,7 +116,11 @@ async function handleUpgrade(ctx: NtfyContext, request: IncomingMessage, socket:
   const prepared = await prepareSubscription(ctx, {
     topicSegment: decodeSegment(match[1]),
     params: nodeParamSource(request, url),
-    address: visitorAddress(request.socket.remoteAddress, Array.isArray(forwarded) ? forwarded.join(',') : forwarded, ctx.settings.behindProxy),
+    address: visitorAddress(
+      request.socket.remoteAddress,
+      Array.isArray(forwarded) ? forwarded.join(',') : forwarded,
+      ctx.settings.behindProxy,
+    ),
     authorization: request.headers.authorization,
   });
   if (socket.destroyed) {
@@ -125,7 +138,8 @@ async function handleUpgrade(ctx: NtfyContext, request: IncomingMessage, socket:
   if (prepared.poll) {
     sink.onClose(prepared.release);
     void (async () => {
-      for await (const message of pollMessages(ctx.store, prepared.topics, prepared.start, hub.batchSize)) sink.write(messageFrame('ws', message));
+      for await (const message of pollMessages(ctx.store, prepared.topics, prepared.start, hub.batchSize))
+        sink.write(messageFrame('ws', message));
       await sink.whenDrained();
       sink.close();
     })().catch(() => sink.close());

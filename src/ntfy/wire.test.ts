@@ -20,7 +20,14 @@ test('the message JSON has ntfy field order, whole seconds and no empty fields',
     JSON.stringify(toWireMessage(MESSAGE)),
     '{"id":"AbCdEf123456","time":1700000000,"expires":1700043200,"event":"message","topic":"upTopic","title":"T","message":"line one\\nline two","priority":4,"tags":["a"],"encoding":"base64"}',
   );
-  assert.deepEqual(Object.keys(toWireMessage({ id: 'x', topic: 't', timeMs: 0, expiresMs: 0, message: 'm', tags: [] })), ['id', 'time', 'expires', 'event', 'topic', 'message']);
+  assert.deepEqual(Object.keys(toWireMessage({ id: 'x', topic: 't', timeMs: 0, expiresMs: 0, message: 'm', tags: [] })), [
+    'id',
+    'time',
+    'expires',
+    'event',
+    'topic',
+    'message',
+  ]);
 });
 
 test('framing per transport', () => {
@@ -32,5 +39,8 @@ test('framing per transport', () => {
   assert.equal(controlFrame('raw', 'keepalive', 'a,b', 0), '\n');
   const open = controlFrame('sse', 'open', 'a,b', 5_000);
   assert.match(open, /^event: open\ndata: \{"id":"[0-9A-Za-z]{12}","time":5,"event":"open","topic":"a,b"\}\n\n$/);
-  assert.match(controlFrame('json', 'keepalive', 'a,b', 5_000), /^\{"id":"[0-9A-Za-z]{12}","time":5,"event":"keepalive","topic":"a,b"\}\n$/);
+  assert.match(
+    controlFrame('json', 'keepalive', 'a,b', 5_000),
+    /^\{"id":"[0-9A-Za-z]{12}","time":5,"event":"keepalive","topic":"a,b"\}\n$/,
+  );
 });

@@ -39,7 +39,10 @@ describe('WebSocket frames', () => {
     const medium = encodeWsFrame(WS_OPCODE.text, 'é'.repeat(100));
     assert.deepEqual([medium[0], medium[1], medium.readUInt16BE(2), medium.length], [0x81, 126, 200, 204]);
     const large = encodeWsFrame(WS_OPCODE.binary, Buffer.alloc(70_000, 7));
-    assert.deepEqual([large[0], large[1], large.readUInt32BE(2), large.readUInt32BE(6), large.length, large[10]], [0x82, 127, 0, 70_000, 70_010, 7]);
+    assert.deepEqual(
+      [large[0], large[1], large.readUInt32BE(2), large.readUInt32BE(6), large.length, large[10]],
+      [0x82, 127, 0, 70_000, 70_010, 7],
+    );
     assert.deepEqual([...wsClosePayload(1000, 'ok')], [0x03, 0xe8, 0x6f, 0x6b]);
     assert.equal(wsClosePayload(null).length, 0);
   });
@@ -64,13 +67,20 @@ describe('WebSocket frames', () => {
 
   test('the 16-bit length form, and messages up to the limit over fragments', () => {
     assert.deepEqual(read(clientFrame(WS_OPCODE.ping, 'x'.repeat(125))), [`ping ${'x'.repeat(125)}`]);
-    assert.deepEqual(read(clientFrame(WS_OPCODE.text, 'a'.repeat(32), { fin: false }), clientFrame(WS_OPCODE.continuation, 'b'.repeat(32))), ['message']);
+    assert.deepEqual(
+      read(clientFrame(WS_OPCODE.text, 'a'.repeat(32), { fin: false }), clientFrame(WS_OPCODE.continuation, 'b'.repeat(32))),
+      ['message'],
+    );
     // A length in the 16-bit form although it would fit in 7 bits (RFC 6455 asks for the
     // shortest form; readers in practice accept either, and so does this one).
     const key = [1, 2, 3, 4];
     const sixteenBit = Buffer.from([0x81, 0x80 | 126, 0, 2, ...key, 0x6f ^ 1, 0x6b ^ 2]);
     assert.deepEqual(read(sixteenBit), ['message']);
-    assert.deepEqual(read(clientFrame(WS_OPCODE.text, 'x'.repeat(200)).subarray(0, 4)), ['fail 1009 message too big'], 'refused from a 16-bit length alone');
+    assert.deepEqual(
+      read(clientFrame(WS_OPCODE.text, 'x'.repeat(200)).subarray(0, 4)),
+      ['fail 1009 message too big'],
+      'refused from a 16-bit length alone',
+    );
   });
 
   test('protocol errors close with 1002, too-big messages 1009, bad UTF-8 1007; nothing is read after', () => {
@@ -82,11 +92,23 @@ describe('WebSocket frames', () => {
       [clientFrame(WS_OPCODE.ping, 'x', { fin: false }), 'fail 1002 fragmented control frame'],
       [clientFrame(WS_OPCODE.ping, 'x'.repeat(126)), 'fail 1002 control frame over 125 bytes'],
       [clientFrame(WS_OPCODE.continuation, 'x'), 'fail 1002 continuation without a message'],
-      [Buffer.concat([clientFrame(WS_OPCODE.text, 'x', { fin: false }), clientFrame(WS_OPCODE.text, 'y')]), 'fail 1002 new message inside a fragmented one'],
+      [
+        Buffer.concat([clientFrame(WS_OPCODE.text, 'x', { fin: false }), clientFrame(WS_OPCODE.text, 'y')]),
+        'fail 1002 new message inside a fragmented one',
+      ],
       [clientFrame(WS_OPCODE.text, 'x'.repeat(MAX + 1)), 'fail 1009 message too big'],
-      [Buffer.concat([clientFrame(WS_OPCODE.text, 'x'.repeat(40), { fin: false }), clientFrame(WS_OPCODE.continuation, 'y'.repeat(40))]), 'fail 1009 message too big'],
+      [
+        Buffer.concat([clientFrame(WS_OPCODE.text, 'x'.repeat(40), { fin: false }), clientFrame(WS_OPCODE.continuation, 'y'.repeat(40))]),
+        'fail 1009 message too big',
+      ],
       [clientFrame(WS_OPCODE.text, Buffer.from([0xc3, 0x28])), 'fail 1007 text message is not UTF-8'],
-      [Buffer.concat([clientFrame(WS_OPCODE.text, Buffer.from([0xf0, 0x9f]), { fin: false }), clientFrame(WS_OPCODE.continuation, Buffer.from([0x99]))]), 'fail 1007 text message is not UTF-8'],
+      [
+        Buffer.concat([
+          clientFrame(WS_OPCODE.text, Buffer.from([0xf0, 0x9f]), { fin: false }),
+          clientFrame(WS_OPCODE.continuation, Buffer.from([0x99])),
+        ]),
+        'fail 1007 text message is not UTF-8',
+      ],
       [clientFrame(WS_OPCODE.close, Buffer.from([0x03])), 'fail 1002 close frame with a one-byte body'],
       [clientFrame(WS_OPCODE.close, wsClosePayload(1005)), 'fail 1002 close code 1005 is not for the wire'],
       [clientFrame(WS_OPCODE.close, wsClosePayload(999)), 'fail 1002 close code 999 is not for the wire'],

@@ -140,8 +140,10 @@ export class WsFrameReader {
     }
     if (control && length > MAX_CONTROL_PAYLOAD) return this.fail(handler, WS_CLOSE.protocolError, 'control frame over 125 bytes');
     if (!control) {
-      if (opcode === WS_OPCODE.continuation && this.messageOpcode === 0) return this.fail(handler, WS_CLOSE.protocolError, 'continuation without a message');
-      if (opcode !== WS_OPCODE.continuation && this.messageOpcode !== 0) return this.fail(handler, WS_CLOSE.protocolError, 'new message inside a fragmented one');
+      if (opcode === WS_OPCODE.continuation && this.messageOpcode === 0)
+        return this.fail(handler, WS_CLOSE.protocolError, 'continuation without a message');
+      if (opcode !== WS_OPCODE.continuation && this.messageOpcode !== 0)
+        return this.fail(handler, WS_CLOSE.protocolError, 'new message inside a fragmented one');
       if (this.messageBytes + length > this.maxPayload) return this.fail(handler, WS_CLOSE.tooBig, 'message too big');
     }
     const size = header + 4 + length;

@@ -28,7 +28,18 @@ export function redact(secret: string | null | undefined): string {
  * Field names that always hold secrets. pino censors them with `redact` wherever they appear in
  * a log object, so a careless `log.info({ token })` still leaks only a prefix.
  */
-const SECRET_FIELDS = ['token', 'tokens', 'endpoint', 'callbackUrl', 'privateKey', 'privateKeyHex', 'authorization', 'auth', 'p256dh', 'accessToken'];
+const SECRET_FIELDS = [
+  'token',
+  'tokens',
+  'endpoint',
+  'callbackUrl',
+  'privateKey',
+  'privateKeyHex',
+  'authorization',
+  'auth',
+  'p256dh',
+  'accessToken',
+];
 
 /** The log calls of a hot path that rarely logs (a pino logger is one). */
 export interface LineLogger {

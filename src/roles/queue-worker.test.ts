@@ -4,7 +4,16 @@ import { openSqliteStore } from '../store/sqlite/index.ts';
 import { ManualClock } from '../util/clock.ts';
 import { createLogger } from '../observability/logger.ts';
 import { Metrics } from '../observability/metrics.ts';
-import { DONE, QueueSignal, RELEASED_AT_SHUTDOWN, RETRY_MAX_MS, forEachLimited, retryDelayMs, runQueueWorker, type WorkOutcome } from './queue-worker.ts';
+import {
+  DONE,
+  QueueSignal,
+  RELEASED_AT_SHUTDOWN,
+  RETRY_MAX_MS,
+  forEachLimited,
+  retryDelayMs,
+  runQueueWorker,
+  type WorkOutcome,
+} from './queue-worker.ts';
 import type { LeasedItem } from '../store/port.ts';
 
 async function until(predicate: () => boolean | Promise<boolean>, what: string): Promise<void> {
@@ -29,7 +38,20 @@ describe('queue worker', () => {
       return DONE;
     };
     const metrics = new Metrics();
-    const running = runQueueWorker({ store, queue: 'inbound', handle, leaseMs: 60_000, maxAttempts: 3, batchSize: 10, concurrency: 1, pollMs: 5, signal: controller.signal, wake, logger: createLogger({ level: 'silent' }), metrics });
+    const running = runQueueWorker({
+      store,
+      queue: 'inbound',
+      handle,
+      leaseMs: 60_000,
+      maxAttempts: 3,
+      batchSize: 10,
+      concurrency: 1,
+      pollMs: 5,
+      signal: controller.signal,
+      wake,
+      logger: createLogger({ level: 'silent' }),
+      metrics,
+    });
 
     await store.enqueue('inbound', { id: 'a', payload: { n: 1 } });
     await store.enqueue('inbound', { id: 'b', payload: { n: 2 } });
@@ -80,8 +102,17 @@ describe('ordering lanes', () => {
     let inFlight = 0;
     let peak = 0;
     const running = runQueueWorker<{ author: string; n: number }>({
-      store, queue: 'inbound', leaseMs: 60_000, maxAttempts: 3, batchSize: 50, concurrency: 4, pollMs: 5,
-      signal: controller.signal, wake: new QueueSignal(), logger: createLogger({ level: 'silent' }), metrics: new Metrics(),
+      store,
+      queue: 'inbound',
+      leaseMs: 60_000,
+      maxAttempts: 3,
+      batchSize: 50,
+      concurrency: 4,
+      pollMs: 5,
+      signal: controller.signal,
+      wake: new QueueSignal(),
+      logger: createLogger({ level: 'silent' }),
+      metrics: new Metrics(),
       orderingKey: (item) => item.payload.author,
       handle: async (item) => {
         peak = Math.max(peak, ++inFlight);
@@ -91,10 +122,16 @@ describe('ordering lanes', () => {
         return DONE;
       },
     });
-    for (let n = 0; n < 5; n++) for (const author of ['a', 'b', 'c', 'd', 'e']) await store.enqueue('inbound', { id: `${author}${n}`, payload: { author, n }, availableAtMs: clock.nowMs() + n });
+    for (let n = 0; n < 5; n++)
+      for (const author of ['a', 'b', 'c', 'd', 'e'])
+        await store.enqueue('inbound', { id: `${author}${n}`, payload: { author, n }, availableAtMs: clock.nowMs() + n });
     clock.advance(10);
     await until(() => log.length === 25, 'all handled');
-    for (const author of ['a', 'b', 'c', 'd', 'e']) assert.deepEqual(log.filter((l) => l[0] === author), [0, 1, 2, 3, 4].map((n) => `${author}${n}`));
+    for (const author of ['a', 'b', 'c', 'd', 'e'])
+      assert.deepEqual(
+        log.filter((l) => l[0] === author),
+        [0, 1, 2, 3, 4].map((n) => `${author}${n}`),
+      );
     assert.ok(peak > 1 && peak <= 4, `peak ${peak}`);
     controller.abort();
     await running;
@@ -122,8 +159,16 @@ describe('continuous flow', () => {
     const held = gate();
     const done: string[] = [];
     const running = runQueueWorker<{ n: number }>({
-      store, queue: 'outbound', leaseMs: 60_000, maxAttempts: 3, batchSize: 4, concurrency: 2, pollMs: 5,
-      signal: controller.signal, wake: new QueueSignal(), ...quiet,
+      store,
+      queue: 'outbound',
+      leaseMs: 60_000,
+      maxAttempts: 3,
+      batchSize: 4,
+      concurrency: 2,
+      pollMs: 5,
+      signal: controller.signal,
+      wake: new QueueSignal(),
+      ...quiet,
       handle: async (item) => {
         if (item.id === 'slow') await held.wait(item.id);
         done.push(item.id);
@@ -154,8 +199,16 @@ describe('continuous flow', () => {
     const runningKeys = new Set<string>();
     let overlap = false;
     const worker = runQueueWorker<{ author: string; n: number }>({
-      store, queue: 'inbound', leaseMs: 60_000, maxAttempts: 3, batchSize: 2, concurrency: 4, pollMs: 5,
-      signal: controller.signal, wake: new QueueSignal(), ...quiet,
+      store,
+      queue: 'inbound',
+      leaseMs: 60_000,
+      maxAttempts: 3,
+      batchSize: 2,
+      concurrency: 4,
+      pollMs: 5,
+      signal: controller.signal,
+      wake: new QueueSignal(),
+      ...quiet,
       orderingKey: (item) => item.payload.author,
       handle: async (item) => {
         if (runningKeys.has(item.payload.author)) overlap = true;
@@ -166,11 +219,17 @@ describe('continuous flow', () => {
         return DONE;
       },
     });
-    for (let n = 0; n < 6; n++) for (const author of ['a', 'b']) await store.enqueue('inbound', { id: `${author}${n}`, payload: { author, n }, availableAtMs: clock.nowMs() + n });
+    for (let n = 0; n < 6; n++)
+      for (const author of ['a', 'b'])
+        await store.enqueue('inbound', { id: `${author}${n}`, payload: { author, n }, availableAtMs: clock.nowMs() + n });
     clock.advance(10);
     await until(() => log.length === 12, 'all handled');
     assert.equal(overlap, false, 'two items of one author never ran at once');
-    for (const author of ['a', 'b']) assert.deepEqual(log.filter((l) => l[0] === author), [0, 1, 2, 3, 4, 5].map((n) => `${author}${n}`));
+    for (const author of ['a', 'b'])
+      assert.deepEqual(
+        log.filter((l) => l[0] === author),
+        [0, 1, 2, 3, 4, 5].map((n) => `${author}${n}`),
+      );
     controller.abort();
     await worker;
     await store.close();
@@ -183,8 +242,16 @@ describe('continuous flow', () => {
     const held = gate();
     const started: string[] = [];
     const worker = runQueueWorker<{ n: number }>({
-      store, queue: 'outbound', leaseMs: 60_000, maxAttempts: 3, batchSize: 5, concurrency: 1, pollMs: 5,
-      signal: controller.signal, wake: new QueueSignal(), ...quiet,
+      store,
+      queue: 'outbound',
+      leaseMs: 60_000,
+      maxAttempts: 3,
+      batchSize: 5,
+      concurrency: 1,
+      pollMs: 5,
+      signal: controller.signal,
+      wake: new QueueSignal(),
+      ...quiet,
       handle: async (item) => {
         started.push(item.id);
         await held.wait(item.id);
@@ -198,9 +265,17 @@ describe('continuous flow', () => {
     held.release('job-0');
     await worker;
     assert.deepEqual(started, ['job-0']);
-    assert.deepEqual(await store.queueStats('outbound'), { ready: 4, leased: 0, dead: 0 }, 'the running item was acked, the rest handed back');
+    assert.deepEqual(
+      await store.queueStats('outbound'),
+      { ready: 4, leased: 0, dead: 0 },
+      'the running item was acked, the rest handed back',
+    );
     const again = await store.lease<{ n: number }>('outbound', { max: 10, leaseMs: 60_000, maxAttempts: 3 });
-    assert.deepEqual(again.map((i) => i.id).sort(), ['job-1', 'job-2', 'job-3', 'job-4'], 'available at once, without waiting out the lease');
+    assert.deepEqual(
+      again.map((i) => i.id).sort(),
+      ['job-1', 'job-2', 'job-3', 'job-4'],
+      'available at once, without waiting out the lease',
+    );
     assert.ok(again.every((i) => i.lastError === RELEASED_AT_SHUTDOWN));
     await store.close();
   });

@@ -5,10 +5,7 @@ import { sleep } from './supervisor.ts';
 import { TurnBatcher } from '../util/turn-batcher.ts';
 
 /** What a handler decided about one item. */
-export type WorkOutcome =
-  | { kind: 'done' }
-  | { kind: 'retry'; afterMs: number; error: string }
-  | { kind: 'dead'; reason: string };
+export type WorkOutcome = { kind: 'done' } | { kind: 'retry'; afterMs: number; error: string } | { kind: 'dead'; reason: string };
 
 export const DONE: WorkOutcome = { kind: 'done' };
 
@@ -86,7 +83,8 @@ export interface QueueWorkerOptions<T> {
 /** The settlement of one handled item, as the worker records it. */
 function settlementOf(item: LeasedItem<unknown>, outcome: WorkOutcome, nowMs: number): Settlement {
   if (outcome.kind === 'done') return { id: item.id, leaseToken: item.leaseToken, outcome: 'ack' };
-  if (outcome.kind === 'retry') return { id: item.id, leaseToken: item.leaseToken, outcome: 'retry', availableAtMs: nowMs + outcome.afterMs, error: outcome.error };
+  if (outcome.kind === 'retry')
+    return { id: item.id, leaseToken: item.leaseToken, outcome: 'retry', availableAtMs: nowMs + outcome.afterMs, error: outcome.error };
   return { id: item.id, leaseToken: item.leaseToken, outcome: 'dead', reason: outcome.reason };
 }
 
@@ -195,8 +193,19 @@ export async function runQueueWorker<T>(options: QueueWorkerOptions<T>): Promise
     held -= unstarted.length;
     const nowMs = store.clock.nowMs();
     await store
-      .settleLeased(queue, unstarted.map((item) => ({ id: item.id, leaseToken: item.leaseToken, outcome: 'retry' as const, availableAtMs: nowMs, error: RELEASED_AT_SHUTDOWN })))
-      .catch((err: Error) => logger.warn({ queue, items: unstarted.length, err: err.message }, 'could not hand back unstarted items; their leases will expire'));
+      .settleLeased(
+        queue,
+        unstarted.map((item) => ({
+          id: item.id,
+          leaseToken: item.leaseToken,
+          outcome: 'retry' as const,
+          availableAtMs: nowMs,
+          error: RELEASED_AT_SHUTDOWN,
+        })),
+      )
+      .catch((err: Error) =>
+        logger.warn({ queue, items: unstarted.length, err: err.message }, 'could not hand back unstarted items; their leases will expire'),
+      );
   }
   while (running > 0) await new Promise<void>((resolve) => (roomOrIdle = resolve));
 }

@@ -90,9 +90,23 @@ export async function startRoles(ctx: RoleContext): Promise<StartedRoles> {
   if (config.roles.includes('listener')) stoppers.push(startListener(ctx));
   if (config.roles.includes('scheduler')) {
     // scheduler tasks: coalesce flush (coalesce_flush), new-post fan-out (new_post_fanout)
-    const flushDeps = coalesceFlushDeps({ config, store: ctx.store, logger: ctx.logger, metrics: ctx.metrics, transports: ctx.transports, verifier: ctx.verifier });
+    const flushDeps = coalesceFlushDeps({
+      config,
+      store: ctx.store,
+      logger: ctx.logger,
+      metrics: ctx.metrics,
+      transports: ctx.transports,
+      verifier: ctx.verifier,
+    });
     ctx.supervisor.spawn(COALESCE_FLUSH_TASK, 'critical', (signal) => runCoalesceFlush(flushDeps, signal));
-    const fanoutDeps = newPostFanoutDeps({ config, store: ctx.store, logger: ctx.logger, metrics: ctx.metrics, transports: ctx.transports, verifier: ctx.verifier });
+    const fanoutDeps = newPostFanoutDeps({
+      config,
+      store: ctx.store,
+      logger: ctx.logger,
+      metrics: ctx.metrics,
+      transports: ctx.transports,
+      verifier: ctx.verifier,
+    });
     ctx.supervisor.spawn(TASK_NEW_POST_FANOUT, 'critical', (signal) => runNewPostFanout(fanoutDeps, signal));
   }
   if (config.roles.includes('pusher')) {
@@ -103,7 +117,9 @@ export async function startRoles(ctx: RoleContext): Promise<StartedRoles> {
   if (config.roles.includes('janitor')) {
     // janitor: ntfy message expiry
     const intervalMs = config.ntfy.expiry_interval_secs * 1000;
-    ctx.supervisor.spawn(TASK_NTFY_EXPIRY, 'fatal', (signal) => runNtfyExpiry({ store: ctx.store, metrics: ctx.metrics, logger: ctx.logger, intervalMs }, signal));
+    ctx.supervisor.spawn(TASK_NTFY_EXPIRY, 'fatal', (signal) =>
+      runNtfyExpiry({ store: ctx.store, metrics: ctx.metrics, logger: ctx.logger, intervalMs }, signal),
+    );
   }
   if (config.roles.includes('janitor')) {
     ctx.supervisor.spawn(TASK_TOKEN_CLEANUP, 'tolerated', (signal) => runTokenCleanup(ctx, signal));
@@ -175,7 +191,11 @@ function startEngine(ctx: RoleContext): void {
       concurrency: INBOUND_CONCURRENCY,
       orderingKey: (item) => inboundOrderingKey(item.payload.event),
       batchSize: INBOUND_BATCH_SIZE,
-      prepare: (items) => prefetchInbound(deps, items.map((i) => i.payload)),
+      prepare: (items) =>
+        prefetchInbound(
+          deps,
+          items.map((i) => i.payload),
+        ),
       handle: async (item) => {
         await routeInbound(deps, item.payload);
         metrics.eventsProcessed.inc();
@@ -254,7 +274,10 @@ async function runTokenCleanup(ctx: RoleContext, signal: AbortSignal): Promise<v
     return;
   }
   if (cleanup.interval_secs <= 0 || cleanup.token_max_age_days <= 0) {
-    log.error({ interval: cleanup.interval_secs, maxAgeDays: cleanup.token_max_age_days }, 'stale-token cleanup misconfigured; not running');
+    log.error(
+      { interval: cleanup.interval_secs, maxAgeDays: cleanup.token_max_age_days },
+      'stale-token cleanup misconfigured; not running',
+    );
     return;
   }
   while (!signal.aborted) {

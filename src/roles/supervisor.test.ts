@@ -4,7 +4,8 @@ import { createLogger } from '../observability/logger.ts';
 import { Supervisor, sleep } from './supervisor.ts';
 
 const quiet = createLogger({ level: 'silent' });
-const untilAbort = (signal: AbortSignal) => new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+const untilAbort = (signal: AbortSignal) =>
+  new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
 
 describe('supervisor', () => {
   test('a critical task that throws is marked dead, stops the service and reports an unexpected exit', async () => {

@@ -85,7 +85,14 @@ export class Supervisor {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<void>((resolve) => {
       timer = setTimeout(() => {
-        this.logger.warn({ tasks: this.list().filter((t) => t.alive).map((t) => t.name) }, 'tasks still running at shutdown deadline');
+        this.logger.warn(
+          {
+            tasks: this.list()
+              .filter((t) => t.alive)
+              .map((t) => t.name),
+          },
+          'tasks still running at shutdown deadline',
+        );
         resolve();
       }, timeoutMs);
       timer.unref();

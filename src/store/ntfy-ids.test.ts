@@ -1,6 +1,15 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { decodeNtfyId, encodeNtfyId, isNtfyMessageId, NTFY_MAX_MS, NTFY_MAX_SEQ, nextNtfyPosition, ntfyIdBefore, ntfyIdMs } from './ntfy-ids.ts';
+import {
+  decodeNtfyId,
+  encodeNtfyId,
+  isNtfyMessageId,
+  NTFY_MAX_MS,
+  NTFY_MAX_SEQ,
+  nextNtfyPosition,
+  ntfyIdBefore,
+  ntfyIdMs,
+} from './ntfy-ids.ts';
 
 const NOW = Date.UTC(2026, 0, 1);
 

@@ -76,7 +76,8 @@ export function requireLimit(operation: string, limit: number): void {
  */
 export function requireNtfyReadRequest(request: NtfyReadRequest): void {
   requireLimit('readNtfyMessages', request.limit);
-  if (request.afterId !== null && !isNtfyMessageId(request.afterId)) throw new RangeError(`readNtfyMessages: not an ntfy message id: ${request.afterId}`);
+  if (request.afterId !== null && !isNtfyMessageId(request.afterId))
+    throw new RangeError(`readNtfyMessages: not an ntfy message id: ${request.afterId}`);
 }
 
 /** The listeners of {@link NtfyTopicStore.onNtfyAppend} in one process. */

@@ -140,9 +140,7 @@ export interface IngestResult {
 
 /** What {@link CoalesceStore.consumeRecipientToken} found. */
 export type RecipientTokenResult =
-  | { status: 'spent' }
-  | { status: 'bucket_empty'; retryAfterSecs: number }
-  | { status: 'daily_capped'; retryAfterSecs: number };
+  { status: 'spent' } | { status: 'bucket_empty'; retryAfterSecs: number } | { status: 'daily_capped'; retryAfterSecs: number };
 
 /** A group held by one flush. */
 export interface GroupClaim {

@@ -47,11 +47,20 @@ describe('withTurnBatching', () => {
     await base.registerToken(alice, { token: 'alice-phone', transport: 'fcm' });
     await base.registerToken(carol, { token: 'carol-phone', transport: 'fcm' });
     const [first, second] = await Promise.all([batched.readRecipients([alice, bob]), batched.readRecipients([carol])]);
-    assert.deepEqual(first?.map((s) => s.devices.map((d) => d.token)), [['alice-phone'], []]);
-    assert.deepEqual(second?.map((s) => s.devices.map((d) => d.token)), [['carol-phone']]);
+    assert.deepEqual(
+      first?.map((s) => s.devices.map((d) => d.token)),
+      [['alice-phone'], []],
+    );
+    assert.deepEqual(
+      second?.map((s) => s.devices.map((d) => d.token)),
+      [['carol-phone']],
+    );
     assert.equal(calls.get('readRecipients'), 1);
 
-    const delivery = (eventId: string, recipient: string) => ({ claim: { eventId, recipient, owner: randomUUID() }, item: { id: `${eventId}:${recipient}`, payload: recipient } });
+    const delivery = (eventId: string, recipient: string) => ({
+      claim: { eventId, recipient, owner: randomUUID() },
+      item: { id: `${eventId}:${recipient}`, payload: recipient },
+    });
     const held = await base.claimRecipientDelivery('e1'.repeat(32), bob, 60);
     assert.ok(held);
     const [x, y] = await Promise.all([
@@ -83,9 +92,15 @@ describe('withTurnBatching', () => {
     assert.deepEqual(heads, [b1.id, b1.id, b1.id]);
     assert.equal(calls.get('ntfyHeadId'), 1);
     assert.deepEqual(first, await base.readNtfyMessages(['a'], null, 10));
-    assert.deepEqual(second?.messages.map((m) => m.id), [b1.id]);
+    assert.deepEqual(
+      second?.messages.map((m) => m.id),
+      [b1.id],
+    );
     assert.equal(bad, 'refused');
-    assert.deepEqual(third?.messages.map((m) => m.id), [b1.id]);
+    assert.deepEqual(
+      third?.messages.map((m) => m.id),
+      [b1.id],
+    );
     assert.equal(calls.get('readNtfyMessagesMany'), 1);
     assert.equal(calls.get('readNtfyMessages'), undefined);
     await base.close();

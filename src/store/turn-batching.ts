@@ -74,7 +74,8 @@ export function withTurnBatching(store: StorePort): StorePort {
 
   const merged: Partial<Record<keyof StorePort, unknown>> = {
     enqueue: <T>(queue: QueueName, item: EnqueueItem<T>): Promise<boolean> => enqueuerFor(queue).add(item),
-    readRecipients: (pubkeys: readonly string[]): Promise<RecipientGateState[]> => (pubkeys.length === 0 ? Promise.resolve([]) : reads.add(pubkeys)),
+    readRecipients: (pubkeys: readonly string[]): Promise<RecipientGateState[]> =>
+      pubkeys.length === 0 ? Promise.resolve([]) : reads.add(pubkeys),
     claimAndEnqueueDeliveries: <T>(queue: QueueName, ttlSecs: number, entries: ReadonlyArray<ClaimedDelivery<T>>): Promise<boolean[]> =>
       entries.length === 0 ? Promise.resolve([]) : claimerFor(queue, ttlSecs).add(entries),
     readNtfyMessages: (topics: readonly string[], afterId: string | null, limit: number): Promise<NtfyReadResult> => {

@@ -18,10 +18,13 @@ describe('TurnBatcher', () => {
 
   test('a batch is written as soon as it holds maxBatch calls', async () => {
     const batches: number[][] = [];
-    const batcher = new TurnBatcher<number, number>(async (inputs) => {
-      batches.push(inputs);
-      return inputs;
-    }, { maxBatch: 2 });
+    const batcher = new TurnBatcher<number, number>(
+      async (inputs) => {
+        batches.push(inputs);
+        return inputs;
+      },
+      { maxBatch: 2 },
+    );
     await Promise.all([1, 2, 3, 4, 5].map((n) => batcher.add(n)));
     assert.deepEqual(batches, [[1, 2], [3, 4], [5]]);
   });
@@ -67,7 +70,10 @@ describe('TurnBatcher', () => {
       return inputs;
     });
     const outcomes = await Promise.allSettled([batcher.add(1), batcher.add(2)]);
-    assert.deepEqual(outcomes.map((o) => o.status), ['rejected', 'rejected']);
+    assert.deepEqual(
+      outcomes.map((o) => o.status),
+      ['rejected', 'rejected'],
+    );
     fail = false;
     assert.equal(await batcher.add(3), 3);
   });
@@ -75,7 +81,10 @@ describe('TurnBatcher', () => {
   test('a batch that answers with the wrong number of results fails its callers instead of misassigning', async () => {
     const batcher = new TurnBatcher<number, number>(async () => [1]);
     const outcomes = await Promise.allSettled([batcher.add(1), batcher.add(2)]);
-    assert.deepEqual(outcomes.map((o) => o.status), ['rejected', 'rejected']);
+    assert.deepEqual(
+      outcomes.map((o) => o.status),
+      ['rejected', 'rejected'],
+    );
   });
 
   test('a batch function that throws synchronously fails its callers', async () => {

@@ -38,10 +38,36 @@ describe('bad input from a hostile relay', () => {
     hostile = await startRawRelay((connection, frame) => {
       if (!isReqFor(frame)) return;
       const subId = String(frame[1]);
-      const valid = signEvent({ kind: REGISTER_TOKEN, created_at: Math.floor(Date.now() / 1000), tags: [['p', serviceKey.pubkey]], content: 'A'.repeat(200) }, mallory.secret);
-      const forged = { ...signEvent({ kind: REGISTER_TOKEN, created_at: Math.floor(Date.now() / 1000), tags: [['p', serviceKey.pubkey]], content: 'x' }, mallory.secret), content: 'tampered' };
-      const hugeTags = signEvent({ kind: REGISTER_TOKEN, created_at: Math.floor(Date.now() / 1000), tags: Array.from({ length: 10_000 }, (_, i) => ['t', String(i)]), content: '' }, mallory.secret);
-      for (const junk of ['not json at all', '["EVENT"]', `["EVENT","${subId}",42]`, `["EVENT","${subId}",{"id":"zz"}]`, '{"an":"object"}', '[]', `["EOSE"]`]) connection.send(junk);
+      const valid = signEvent(
+        { kind: REGISTER_TOKEN, created_at: Math.floor(Date.now() / 1000), tags: [['p', serviceKey.pubkey]], content: 'A'.repeat(200) },
+        mallory.secret,
+      );
+      const forged = {
+        ...signEvent(
+          { kind: REGISTER_TOKEN, created_at: Math.floor(Date.now() / 1000), tags: [['p', serviceKey.pubkey]], content: 'x' },
+          mallory.secret,
+        ),
+        content: 'tampered',
+      };
+      const hugeTags = signEvent(
+        {
+          kind: REGISTER_TOKEN,
+          created_at: Math.floor(Date.now() / 1000),
+          tags: Array.from({ length: 10_000 }, (_, i) => ['t', String(i)]),
+          content: '',
+        },
+        mallory.secret,
+      );
+      for (const junk of [
+        'not json at all',
+        '["EVENT"]',
+        `["EVENT","${subId}",42]`,
+        `["EVENT","${subId}",{"id":"zz"}]`,
+        '{"an":"object"}',
+        '[]',
+        `["EOSE"]`,
+      ])
+        connection.send(junk);
       connection.send(['EVENT', subId, forged]);
       connection.send(['EVENT', subId, hugeTags]);
       // Signed correctly, addressed to the service, but its content is no NIP-44 payload for us.
@@ -74,18 +100,41 @@ describe('bad input from a hostile relay', () => {
 
   test('the service logs, counts and carries on; nothing stored is lost', async () => {
     await publish(good.url, controlEvent(alice, REGISTER_TOKEN, { token: 'alice-before' }, serviceKey.pubkey));
-    await eventually(async () => ((await reader.tokenOwner('alice-before')) === alice.pubkey ? true : undefined), 15_000, 'first registration');
+    await eventually(
+      async () => ((await reader.tokenOwner('alice-before')) === alice.pubkey ? true : undefined),
+      15_000,
+      'first registration',
+    );
 
-    await eventually(async () => ((await counter(/^push_relay_protocol_errors_total\{[^}]*\} (\d+)/.source)) >= 5 ? true : undefined), 15_000, 'protocol errors counted');
-    await eventually(async () => ((await counter(/^push_events_invalid_total\{[^}]*\} (\d+)/.source)) >= 2 ? true : undefined), 15_000, 'invalid events counted');
-    await eventually(async () => ((await counter(/^push_control_events_total\{kind="3079",outcome="(?:decrypt_failed|plaintext_rejected)"\} (\d+)/.source)) >= 1 ? true : undefined), 15_000, 'undecryptable content counted');
+    await eventually(
+      async () => ((await counter(/^push_relay_protocol_errors_total\{[^}]*\} (\d+)/.source)) >= 5 ? true : undefined),
+      15_000,
+      'protocol errors counted',
+    );
+    await eventually(
+      async () => ((await counter(/^push_events_invalid_total\{[^}]*\} (\d+)/.source)) >= 2 ? true : undefined),
+      15_000,
+      'invalid events counted',
+    );
+    await eventually(
+      async () =>
+        (await counter(/^push_control_events_total\{kind="3079",outcome="(?:decrypt_failed|plaintext_rejected)"\} (\d+)/.source)) >= 1
+          ? true
+          : undefined,
+      15_000,
+      'undecryptable content counted',
+    );
     // The CLOSED storm made the listener reconnect to the hostile relay at least once more.
     await eventually(() => (hostile.connections.length >= 2 ? true : undefined), 30_000, 'a reconnect after the CLOSED storm');
 
     const health = await fetch(`${service.baseUrl}/health`);
     assert.equal(health.status, 200);
     await publish(good.url, controlEvent(alice, REGISTER_TOKEN, { token: 'alice-after' }, serviceKey.pubkey));
-    await eventually(async () => ((await reader.tokenOwner('alice-after')) === alice.pubkey ? true : undefined), 15_000, 'second registration');
+    await eventually(
+      async () => ((await reader.tokenOwner('alice-after')) === alice.pubkey ? true : undefined),
+      15_000,
+      'second registration',
+    );
     assert.equal(await reader.tokenOwner('alice-before'), alice.pubkey, 'the earlier registration is still there');
     assert.equal(service.child.exitCode, null, 'still running');
   });

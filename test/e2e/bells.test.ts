@@ -55,24 +55,40 @@ for (const adapter of ['sqlite', 'redis'] as const) {
     const messagesFor = (token: string, eventId?: string): ReceivedMessage[] =>
       fcm.messages.filter((m) => m.token === token && (eventId === undefined || m.body.message.data?.eventId === eventId));
     const typesFor = (token: string, eventId: string): string[] => messagesFor(token, eventId).map((m) => m.body.message.data?.type ?? '');
-    const sign = (user: TestUser, kind: number, tags: string[][], createdAt = now()) => signEvent({ kind, created_at: createdAt, tags, content: '' }, user.secret);
-    const notifyList = (user: TestUser, creators: string[], createdAt: number) => sign(user, PEOPLE_LIST, [['d', 'notify'], ['title', 'Notify'], ...creators.map((c) => ['p', c])], createdAt);
-    const video = (user: TestUser, d: string, tags: string[][] = [], createdAt = now()) => sign(user, VIDEO, [['d', d], ['title', d], ...tags], createdAt);
+    const sign = (user: TestUser, kind: number, tags: string[][], createdAt = now()) =>
+      signEvent({ kind, created_at: createdAt, tags, content: '' }, user.secret);
+    const notifyList = (user: TestUser, creators: string[], createdAt: number) =>
+      sign(user, PEOPLE_LIST, [['d', 'notify'], ['title', 'Notify'], ...creators.map((c) => ['p', c])], createdAt);
+    const video = (user: TestUser, d: string, tags: string[][] = [], createdAt = now()) =>
+      sign(user, VIDEO, [['d', d], ['title', d], ...tags], createdAt);
     const tokenOf = (user: TestUser) => `${user.pubkey.slice(0, 12)}-phone`;
-    const openReader = () => (adapter === 'redis' ? openRedisStore({ url: storeUrl }) : openSqliteStore({ path: join(dataDir, 'nostr-push.sqlite') }));
+    const openReader = () =>
+      adapter === 'redis' ? openRedisStore({ url: storeUrl }) : openSqliteStore({ path: join(dataDir, 'nostr-push.sqlite') });
     const start = async () => {
       service = await startServiceProcess({ env });
       await service.waitForLog((l) => l.msg === 'live subscriptions open' && l.relay === relay.url, 15_000, 'the relay live');
     };
     const register = async (user: TestUser) => {
       await publish(relay.url, controlEvent(user, REGISTER_TOKEN, { token: tokenOf(user) }, serviceKey.pubkey));
-      await eventually(async () => ((await reader.tokenOwner(tokenOf(user))) === user.pubkey ? true : undefined), 15_000, `${tokenOf(user)} registered`);
+      await eventually(
+        async () => ((await reader.tokenOwner(tokenOf(user))) === user.pubkey ? true : undefined),
+        15_000,
+        `${tokenOf(user)} registered`,
+      );
     };
     const watching = (creator: TestUser, subscriber: TestUser, expected: boolean) =>
-      eventually(async () => ((await reader.isNotifyWatcher(creator.pubkey, subscriber.pubkey)) === expected ? true : undefined), 15_000, `watcher ${expected}`);
+      eventually(
+        async () => ((await reader.isNotifyWatcher(creator.pubkey, subscriber.pubkey)) === expected ? true : undefined),
+        15_000,
+        `watcher ${expected}`,
+      );
     /** The fan-out of `event` walked its last page (the service says so at debug level). */
     const fanoutDone = (event: NostrEvent, timeoutMs = 15_000): Promise<LogLine> =>
-      service.waitForLog((l) => l.msg === 'fan-out page completed' && l.eventId === event.id && l.next === '0', timeoutMs, `the fan-out of ${event.id}`);
+      service.waitForLog(
+        (l) => l.msg === 'fan-out page completed' && l.eventId === event.id && l.next === '0',
+        timeoutMs,
+        `the fan-out of ${event.id}`,
+      );
 
     before(async () => {
       relay = await startTestRelay();
@@ -136,11 +152,28 @@ for (const adapter of ['sqlite', 'redis'] as const) {
       // An edit of the same video (same d tag, a new event) is not a new post for anyone. The
       // records are written once each send is answered, a moment after the fake saw the push.
       const delivered = (user: TestUser, type: string) => ({ type, owner: alice.pubkey, dTag: 'first-vine', recipient: user.pubkey });
-      for (const [user, type] of [[bob, 'mention'], [bob, 'newPost'], [carol, 'newPost'], [dave, 'newPost']] as const) {
-        await eventually(async () => ((await reader.hasVideoRecord(delivered(user, type))) ? true : undefined), 15_000, `the ${type} record`);
+      for (const [user, type] of [
+        [bob, 'mention'],
+        [bob, 'newPost'],
+        [carol, 'newPost'],
+        [dave, 'newPost'],
+      ] as const) {
+        await eventually(
+          async () => ((await reader.hasVideoRecord(delivered(user, type))) ? true : undefined),
+          15_000,
+          `the ${type} record`,
+        );
       }
       // A later created_at: a relay keeps only the newest version of an addressable event.
-      const edit = video(alice, 'first-vine', [['p', bob.pubkey], ['summary', 'edited']], first.created_at + 1);
+      const edit = video(
+        alice,
+        'first-vine',
+        [
+          ['p', bob.pubkey],
+          ['summary', 'edited'],
+        ],
+        first.created_at + 1,
+      );
       assert.notEqual(edit.id, first.id);
       await publish(relay.url, edit);
       await fanoutDone(edit);
@@ -222,7 +255,10 @@ for (const adapter of ['sqlite', 'redis'] as const) {
       const missing = watchers.filter((w) => !counts.has(`crash-${w.slice(0, 8)}`));
       assert.deepEqual(missing, [], 'no watcher lost');
       const twice = [...counts.values()].filter((n) => n === 2).length;
-      assert.ok([...counts.values()].every((n) => n <= 2), 'nobody pushed more than twice');
+      assert.ok(
+        [...counts.values()].every((n) => n <= 2),
+        'nobody pushed more than twice',
+      );
       assert.ok(twice <= PAGE_SIZE, `only bells of the page in flight went out twice (${twice})`);
       assert.equal(counts.size, CRASH_WATCHERS);
       t.diagnostic(`killed after ${beforeCrash} pushes; ${twice} watchers pushed twice`);
@@ -236,7 +272,10 @@ for (const adapter of ['sqlite', 'redis'] as const) {
           const key = `${m.body.message.data?.eventId}:${m.token}`;
           counts.set(key, (counts.get(key) ?? 0) + 1);
         }
-        assert.deepEqual([...counts].filter(([, n]) => n > 1), []);
+        assert.deepEqual(
+          [...counts].filter(([, n]) => n > 1),
+          [],
+        );
       }
     });
   });

@@ -57,7 +57,11 @@ describe('the binary entry', () => {
   });
 
   test('the binary runs from the source when asked to', () => {
-    const out = spawnSync(process.execPath, [BIN, 'help'], { env: { PATH: process.env.PATH ?? '', NOSTR_PUSH_FROM_SOURCE: '1' }, encoding: 'utf8', timeout: 30_000 });
+    const out = spawnSync(process.execPath, [BIN, 'help'], {
+      env: { PATH: process.env.PATH ?? '', NOSTR_PUSH_FROM_SOURCE: '1' },
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
     assert.equal(out.status, 0, out.stderr);
     assert.match(out.stdout, /^nostr-push — push notifications for Nostr apps/);
   });

@@ -73,13 +73,23 @@ describe('nostr-push CLI', () => {
       // The binary finds the addon this process finds (the same checkout), or says how to get it.
       if (loadNativeSecp256k1().ok) assert.match(ok.stdout, /^ok    secp256k1: libsecp256k1 \(native\)$/m);
       else assert.match(ok.stdout, /^warn  secp256k1: libsecp256k1 \(WASM, tiny-secp256k1\), because .*install libsecp256k1-dev/m);
-      const forced = await runAsync(['doctor'], { NOSTR_PUSH__DATA_DIR: dir, NOSTR_PUSH__NOSTR__RELAYS: relay.url, NOSTR_PUSH_SECP256K1: 'wasm' });
+      const forced = await runAsync(['doctor'], {
+        NOSTR_PUSH__DATA_DIR: dir,
+        NOSTR_PUSH__NOSTR__RELAYS: relay.url,
+        NOSTR_PUSH_SECP256K1: 'wasm',
+      });
       assert.match(forced.stdout, /^ok    secp256k1: libsecp256k1 \(WASM, tiny-secp256k1\), as NOSTR_PUSH_SECP256K1=wasm asks$/m);
       assert.equal(existsSync(join(dir, 'service-key.hex')), false, 'doctor never creates the key');
 
       const badCreds = join(dir, 'creds.json');
       writeFileSync(badCreds, '{"client_email":"x"}');
-      const bad = await runAsync(['doctor'], { NOSTR_PUSH__DATA_DIR: dir, NOSTR_PUSH__NOSTR__RELAYS: relay.url, NOSTR_PUSH__FIREBASE__CREDENTIALS_PATH: badCreds, NOSTR_PUSH__STORE__URL: 'redis://127.0.0.1:1', NOSTR_PUSH_SECP256K1: 'fastest' });
+      const bad = await runAsync(['doctor'], {
+        NOSTR_PUSH__DATA_DIR: dir,
+        NOSTR_PUSH__NOSTR__RELAYS: relay.url,
+        NOSTR_PUSH__FIREBASE__CREDENTIALS_PATH: badCreds,
+        NOSTR_PUSH__STORE__URL: 'redis://127.0.0.1:1',
+        NOSTR_PUSH_SECP256K1: 'fastest',
+      });
       assert.equal(bad.status, 1);
       assert.match(bad.stdout, /FAIL  FCM credentials .* lack private_key, token_uri/);
       assert.match(bad.stdout, /FAIL  store redis:\/\/127\.0\.0\.1:1/);

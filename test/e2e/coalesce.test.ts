@@ -68,7 +68,17 @@ for (const adapter of ['sqlite', 'redis'] as const) {
     const messagesTo = (token: string): ReceivedMessage[] => fcm.messages.filter((m) => m.token === token);
     const likeOn = (liker: TestUser, owner: TestUser, videoId: string, dTag: string): NostrEvent =>
       signEvent(
-        { kind: REACTION, created_at: now(), tags: [['e', videoId], ['a', `${VIDEO}:${owner.pubkey}:${dTag}`], ['p', owner.pubkey], ['k', String(VIDEO)]], content: '+' },
+        {
+          kind: REACTION,
+          created_at: now(),
+          tags: [
+            ['e', videoId],
+            ['a', `${VIDEO}:${owner.pubkey}:${dTag}`],
+            ['p', owner.pubkey],
+            ['k', String(VIDEO)],
+          ],
+          content: '+',
+        },
         liker.secret,
       );
     const register = async (user: TestUser, token: string) => {
@@ -110,7 +120,8 @@ for (const adapter of ['sqlite', 'redis'] as const) {
         NOSTR_PUSH__SERVICE__RECIPIENT_DAILY_CAP: '1000',
       };
       await start();
-      reader = adapter === 'redis' ? await openRedisStore({ url: storeUrl }) : await openSqliteStore({ path: join(dataDir, 'nostr-push.sqlite') });
+      reader =
+        adapter === 'redis' ? await openRedisStore({ url: storeUrl }) : await openSqliteStore({ path: join(dataDir, 'nostr-push.sqlite') });
     });
 
     after(async () => {
@@ -135,10 +146,16 @@ for (const adapter of ['sqlite', 'redis'] as const) {
         await register(carol, 'carol-phone');
         await nextBucketStart();
         const aliceLikes = aliceLikers.map((liker) => likeOn(liker, alice, videoA, 'popular'));
-        const carolLikes = carolLikers.map((liker, i) => (i < 5 ? likeOn(liker, carol, videoB, 'first') : likeOn(liker, carol, videoC, 'second')));
+        const carolLikes = carolLikers.map((liker, i) =>
+          i < 5 ? likeOn(liker, carol, videoB, 'first') : likeOn(liker, carol, videoC, 'second'),
+        );
         await publish(relay.url, ...aliceLikes, ...carolLikes);
         await eventually(() => (messagesTo('alice-phone').some(isSummary) ? true : undefined), SUMMARY_TIMEOUT_MS, "alice's summary");
-        await eventually(() => (messagesTo('carol-phone').filter(isSummary).length >= 2 ? true : undefined), SUMMARY_TIMEOUT_MS, "carol's two summaries");
+        await eventually(
+          () => (messagesTo('carol-phone').filter(isSummary).length >= 2 ? true : undefined),
+          SUMMARY_TIMEOUT_MS,
+          "carol's two summaries",
+        );
       });
 
       test('20 likes on one video: 3 immediate pushes and one summary of the other 17, all under one collapse key', () => {

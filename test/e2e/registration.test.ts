@@ -81,7 +81,7 @@ for (const adapter of ['sqlite', 'redis'] as const) {
       assert.match(service.stderr.join(''), /nostr-push service npub: npub1[0-9a-z]{58}/);
     });
 
-    test('an encrypted 3079 stores the token; a 3080 from someone else does not remove it; the owner\'s does', async () => {
+    test("an encrypted 3079 stores the token; a 3080 from someone else does not remove it; the owner's does", async () => {
       const alice = makeUser();
       const mallory = makeUser();
       await publish(relay.url, register(alice, `fcm-${adapter}-alice`));
@@ -89,7 +89,11 @@ for (const adapter of ['sqlite', 'redis'] as const) {
 
       const refusedBefore = await metric(service, /push_control_events_total\{kind="3080",outcome="deregistration_refused"\} (\d+)/);
       await publish(relay.url, controlEvent(mallory, DEREGISTER_TOKEN, { token: `fcm-${adapter}-alice` }, serviceKey.pubkey));
-      await eventually(async () => ((await metric(service, /push_control_events_total\{kind="3080",outcome="deregistration_refused"\} (\d+)/)) > refusedBefore ? true : undefined));
+      await eventually(async () =>
+        (await metric(service, /push_control_events_total\{kind="3080",outcome="deregistration_refused"\} (\d+)/)) > refusedBefore
+          ? true
+          : undefined,
+      );
       assert.equal(await reader.tokenOwner(`fcm-${adapter}-alice`), alice.pubkey);
 
       await publish(relay.url, controlEvent(alice, DEREGISTER_TOKEN, { token: `fcm-${adapter}-alice` }, serviceKey.pubkey));

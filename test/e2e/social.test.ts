@@ -42,8 +42,13 @@ for (const adapter of ['sqlite', 'redis'] as const) {
     const messagesFor = (token: string, eventId?: string): ReceivedMessage[] =>
       fcm.messages.filter((m) => m.token === token && (eventId === undefined || m.body.message.data?.eventId === eventId));
     const oneMessage = (token: string, eventId: string) =>
-      eventually(() => (messagesFor(token, eventId).length > 0 ? messagesFor(token, eventId)[0] : undefined), 15_000, `a push to ${token} for ${eventId}`);
-    const sign = (user: TestUser, kind: number, tags: string[][], content = '') => signEvent({ kind, created_at: now(), tags, content }, user.secret);
+      eventually(
+        () => (messagesFor(token, eventId).length > 0 ? messagesFor(token, eventId)[0] : undefined),
+        15_000,
+        `a push to ${token} for ${eventId}`,
+      );
+    const sign = (user: TestUser, kind: number, tags: string[][], content = '') =>
+      signEvent({ kind, created_at: now(), tags, content }, user.secret);
     const register = async (user: TestUser, token: string) => {
       await publish(relayA.url, controlEvent(user, REGISTER_TOKEN, { token }, serviceKey.pubkey));
       await eventually(async () => ((await reader.tokenOwner(token)) === user.pubkey ? true : undefined), 15_000, `${token} registered`);
@@ -71,7 +76,8 @@ for (const adapter of ['sqlite', 'redis'] as const) {
           NOSTR_PUSH__FIREBASE__API_BASE_URL: fcm.baseUrl,
         },
       });
-      reader = adapter === 'redis' ? await openRedisStore({ url: storeUrl }) : await openSqliteStore({ path: join(dataDir, 'nostr-push.sqlite') });
+      reader =
+        adapter === 'redis' ? await openRedisStore({ url: storeUrl }) : await openSqliteStore({ path: join(dataDir, 'nostr-push.sqlite') });
       await Promise.all([
         service.waitForLog((l) => l.msg === 'live subscriptions open' && l.relay === relayA.url, 15_000, 'relay A live'),
         service.waitForLog((l) => l.msg === 'live subscriptions open' && l.relay === relayB.url, 15_000, 'relay B live'),
@@ -90,7 +96,17 @@ for (const adapter of ['sqlite', 'redis'] as const) {
     });
 
     test('a like on a video: one data-only push with the authoritative coordinate; the same like on two relays pushes once', async () => {
-      const like = sign(bob, REACTION, [['e', videoId], ['a', video], ['p', alice.pubkey], ['k', String(VIDEO)]], '+');
+      const like = sign(
+        bob,
+        REACTION,
+        [
+          ['e', videoId],
+          ['a', video],
+          ['p', alice.pubkey],
+          ['k', String(VIDEO)],
+        ],
+        '+',
+      );
       await Promise.all([publish(relayA.url, like), publish(relayB.url, like)]);
       const message = await oneMessage('alice-phone', like.id);
       const m = message.body.message;
@@ -119,7 +135,15 @@ for (const adapter of ['sqlite', 'redis'] as const) {
       const reply = sign(
         bob,
         COMMENT,
-        [['A', video], ['E', videoId], ['K', String(VIDEO)], ['P', alice.pubkey], ['e', parentComment], ['k', String(COMMENT)], ['p', carol.pubkey]],
+        [
+          ['A', video],
+          ['E', videoId],
+          ['K', String(VIDEO)],
+          ['P', alice.pubkey],
+          ['e', parentComment],
+          ['k', String(COMMENT)],
+          ['p', carol.pubkey],
+        ],
         'great vine',
       );
       await publish(relayA.url, reply);
@@ -134,8 +158,20 @@ for (const adapter of ['sqlite', 'redis'] as const) {
     });
 
     test('a long-form mention and a repost', async () => {
-      const article = sign(bob, LONG_FORM, [['d', 'post'], ['p', alice.pubkey]], 'thanks nostr:' + 'x');
-      const repost = sign(bob, GENERIC_REPOST, [['e', 'ef'.repeat(32)], ['p', alice.pubkey], ['k', '1']]);
+      const article = sign(
+        bob,
+        LONG_FORM,
+        [
+          ['d', 'post'],
+          ['p', alice.pubkey],
+        ],
+        'thanks nostr:' + 'x',
+      );
+      const repost = sign(bob, GENERIC_REPOST, [
+        ['e', 'ef'.repeat(32)],
+        ['p', alice.pubkey],
+        ['k', '1'],
+      ]);
       await publish(relayA.url, article, repost);
       assert.equal((await oneMessage('alice-phone', article.id)).body.message.data?.type, 'mention');
       const r = await oneMessage('alice-phone', repost.id);
@@ -147,9 +183,33 @@ for (const adapter of ['sqlite', 'redis'] as const) {
       await register(dave, 'dave-phone');
       await publish(relayA.url, controlEvent(dave, PREFERENCES, { kinds: [1] }, serviceKey.pubkey));
       await eventually(async () => ((await reader.getPreferences(dave.pubkey))?.kinds.length === 1 ? true : undefined));
-      const selfLike = sign(alice, REACTION, [['e', videoId], ['p', alice.pubkey]], '+');
-      const muted = sign(bob, REACTION, [['e', videoId], ['p', dave.pubkey]], '+');
-      const marker = sign(carol, REACTION, [['e', videoId], ['p', alice.pubkey]], '+');
+      const selfLike = sign(
+        alice,
+        REACTION,
+        [
+          ['e', videoId],
+          ['p', alice.pubkey],
+        ],
+        '+',
+      );
+      const muted = sign(
+        bob,
+        REACTION,
+        [
+          ['e', videoId],
+          ['p', dave.pubkey],
+        ],
+        '+',
+      );
+      const marker = sign(
+        carol,
+        REACTION,
+        [
+          ['e', videoId],
+          ['p', alice.pubkey],
+        ],
+        '+',
+      );
       await publish(relayA.url, selfLike, muted, marker);
       await oneMessage('alice-phone', marker.id);
       assert.equal(messagesFor('alice-phone', selfLike.id).length, 0);
@@ -160,7 +220,15 @@ for (const adapter of ['sqlite', 'redis'] as const) {
       const erin = makeUser();
       await register(erin, 'erin-phone');
       fcm.script({ token: 'erin-phone', ...fcmErrors.unavailable(1), times: 1 });
-      const like = sign(bob, REACTION, [['e', videoId], ['p', erin.pubkey]], '+');
+      const like = sign(
+        bob,
+        REACTION,
+        [
+          ['e', videoId],
+          ['p', erin.pubkey],
+        ],
+        '+',
+      );
       await publish(relayA.url, like);
       await oneMessage('erin-phone', like.id);
       assert.equal(messagesFor('erin-phone', like.id).length, 1);
@@ -170,7 +238,18 @@ for (const adapter of ['sqlite', 'redis'] as const) {
       const frank = makeUser();
       await register(frank, 'frank-phone');
       fcm.script({ token: 'frank-phone', ...fcmErrors.unregistered(), times: Infinity });
-      await publish(relayA.url, sign(bob, REACTION, [['e', videoId], ['p', frank.pubkey]], '+'));
+      await publish(
+        relayA.url,
+        sign(
+          bob,
+          REACTION,
+          [
+            ['e', videoId],
+            ['p', frank.pubkey],
+          ],
+          '+',
+        ),
+      );
       await eventually(async () => ((await reader.tokenOwner('frank-phone')) === null ? true : undefined), 15_000, 'the dead token pruned');
     });
 

@@ -100,7 +100,8 @@ async function subscribeJson(baseUrl: string, topics: string[]): Promise<JsonStr
 }
 
 /** The bytes a distributor hands the app: base64-decoded when the server says so (ntfy's rule). */
-const bodyOf = (frame: NtfyFrame): Buffer => (frame.encoding === 'base64' ? Buffer.from(frame.message ?? '', 'base64') : Buffer.from(frame.message ?? '', 'utf8'));
+const bodyOf = (frame: NtfyFrame): Buffer =>
+  frame.encoding === 'base64' ? Buffer.from(frame.message ?? '', 'base64') : Buffer.from(frame.message ?? '', 'utf8');
 
 for (const adapter of ['sqlite', 'redis'] as const) {
   describe(`UnifiedPush / Web Push delivery end to end (${adapter})`, () => {
@@ -116,7 +117,8 @@ for (const adapter of ['sqlite', 'redis'] as const) {
     const bob = makeUser();
     const videoId = 'ab'.repeat(32);
 
-    const sign = (user: TestUser, kind: number, tags: string[][], content = '') => signEvent({ kind, created_at: now(), tags, content }, user.secret);
+    const sign = (user: TestUser, kind: number, tags: string[][], content = '') =>
+      signEvent({ kind, created_at: now(), tags, content }, user.secret);
     const pushesFor = (subscription: FakeSubscription, eventId?: string): ReceivedPush[] =>
       pushService.received.filter((p) => {
         if (p.subscriptionId !== subscription.id) return false;
@@ -124,10 +126,24 @@ for (const adapter of ['sqlite', 'redis'] as const) {
         const data = p.plaintext ? (JSON.parse(p.plaintext.toString('utf8')) as Record<string, string>) : {};
         return data.eventId === eventId;
       });
-    const register = async (user: TestUser, subscription: Pick<FakeSubscription, 'endpoint' | 'p256dh' | 'auth'>, transport: 'unifiedpush' | 'webpush') => {
-      const payload = { token: subscription.endpoint, transport, endpoint: subscription.endpoint, p256dh: subscription.p256dh, auth: subscription.auth };
+    const register = async (
+      user: TestUser,
+      subscription: Pick<FakeSubscription, 'endpoint' | 'p256dh' | 'auth'>,
+      transport: 'unifiedpush' | 'webpush',
+    ) => {
+      const payload = {
+        token: subscription.endpoint,
+        transport,
+        endpoint: subscription.endpoint,
+        p256dh: subscription.p256dh,
+        auth: subscription.auth,
+      };
       await publish(relay.url, controlEvent(user, REGISTER_TOKEN, payload, serviceKey.pubkey));
-      await eventually(async () => ((await reader.tokenOwner(subscription.endpoint)) === user.pubkey ? true : undefined), 15_000, `${transport} device registered`);
+      await eventually(
+        async () => ((await reader.tokenOwner(subscription.endpoint)) === user.pubkey ? true : undefined),
+        15_000,
+        `${transport} device registered`,
+      );
     };
 
     before(async () => {
@@ -158,7 +174,8 @@ for (const adapter of ['sqlite', 'redis'] as const) {
           NOSTR_PUSH__WEBPUSH__ALLOW_PRIVATE_ENDPOINTS: 'true',
         },
       });
-      reader = adapter === 'redis' ? await openRedisStore({ url: storeUrl }) : await openSqliteStore({ path: join(dataDir, 'nostr-push.sqlite') });
+      reader =
+        adapter === 'redis' ? await openRedisStore({ url: storeUrl }) : await openSqliteStore({ path: join(dataDir, 'nostr-push.sqlite') });
       await service.waitForLog((l) => l.msg === 'live subscriptions open' && l.relay === relay.url, 15_000, 'relay live');
       await publish(relay.url, sign(bob, METADATA, [], JSON.stringify({ name: 'bob', display_name: 'Bob' })));
     });
@@ -174,9 +191,21 @@ for (const adapter of ['sqlite', 'redis'] as const) {
     test('a like reaches a unifiedpush device: aes128gcm that decrypts to the data map, TTL, Urgency high, VAPID signed with the kept key', async () => {
       const phone = pushService.subscribe();
       await register(alice, phone, 'unifiedpush');
-      const like = sign(bob, REACTION, [['e', videoId], ['p', alice.pubkey]], '+');
+      const like = sign(
+        bob,
+        REACTION,
+        [
+          ['e', videoId],
+          ['p', alice.pubkey],
+        ],
+        '+',
+      );
       await publish(relay.url, like);
-      const [push] = await eventually(() => (pushesFor(phone, like.id).length > 0 ? pushesFor(phone, like.id) : undefined), 15_000, 'the push for the like');
+      const [push] = await eventually(
+        () => (pushesFor(phone, like.id).length > 0 ? pushesFor(phone, like.id) : undefined),
+        15_000,
+        'the push for the like',
+      );
       assert.ok(push);
       assert.equal(push.status, 201);
       assert.deepEqual(push.problems, []);
@@ -193,7 +222,9 @@ for (const adapter of ['sqlite', 'redis'] as const) {
       assert.equal(push.headers.urgency, 'high');
       assert.equal(push.headers.ttl, '86400');
       // SQLite keeps the generated key in the data directory; a Redis fleet shares it through the store.
-      const kept = JSON.parse(adapter === 'sqlite' ? readFileSync(join(dataDir, VAPID_KEY_FILE), 'utf8') : await storedFleetKeys(redis?.url ?? '')) as { publicKey: string };
+      const kept = JSON.parse(
+        adapter === 'sqlite' ? readFileSync(join(dataDir, VAPID_KEY_FILE), 'utf8') : await storedFleetKeys(redis?.url ?? ''),
+      ) as { publicKey: string };
       assert.equal(push.vapid.publicKey, kept.publicKey, 'the VAPID key generated on first start and kept');
       const served = (await (await fetch(`${baseUrl}/v1/webpush/vapid-public-key`)).json()) as { publicKey: string };
       assert.equal(served.publicKey, kept.publicKey, 'browser apps read the same key from the API');
@@ -205,10 +236,21 @@ for (const adapter of ['sqlite', 'redis'] as const) {
       const browser = pushService.subscribe();
       await register(carol, browser, 'webpush');
       pushService.script({ subscriptionId: browser.id, status: 429, headers: { 'retry-after': '1' } });
-      const like = sign(bob, REACTION, [['e', videoId], ['p', carol.pubkey]], '+');
+      const like = sign(
+        bob,
+        REACTION,
+        [
+          ['e', videoId],
+          ['p', carol.pubkey],
+        ],
+        '+',
+      );
       await publish(relay.url, like);
       await eventually(() => (pushesFor(browser, like.id).some((p) => p.status === 201) ? true : undefined), 20_000, 'the retried push');
-      assert.deepEqual(pushesFor(browser, like.id).map((p) => p.status), [429, 201]);
+      assert.deepEqual(
+        pushesFor(browser, like.id).map((p) => p.status),
+        [429, 201],
+      );
     });
 
     test('a 410 from the push service removes the subscription', async () => {
@@ -216,8 +258,23 @@ for (const adapter of ['sqlite', 'redis'] as const) {
       const stale = pushService.subscribe();
       await register(dave, stale, 'unifiedpush');
       pushService.unsubscribe(stale.id);
-      await publish(relay.url, sign(bob, REACTION, [['e', videoId], ['p', dave.pubkey]], '+'));
-      await eventually(async () => ((await reader.tokenOwner(stale.endpoint)) === null ? true : undefined), 15_000, 'the dead subscription pruned');
+      await publish(
+        relay.url,
+        sign(
+          bob,
+          REACTION,
+          [
+            ['e', videoId],
+            ['p', dave.pubkey],
+          ],
+          '+',
+        ),
+      );
+      await eventually(
+        async () => ((await reader.tokenOwner(stale.endpoint)) === null ? true : undefined),
+        15_000,
+        'the dead subscription pruned',
+      );
     });
 
     test('through our own ntfy server: a like to an endpoint on it is appended to the topic and streamed to the subscriber, and http_ece decrypts it', async () => {
@@ -228,15 +285,29 @@ for (const adapter of ['sqlite', 'redis'] as const) {
       try {
         await register(erin, { endpoint: `${baseUrl}/${topic}?up=1`, p256dh: keys.p256dh, auth: keys.auth }, 'unifiedpush');
         const before = pushService.received.length;
-        const like = sign(bob, REACTION, [['e', videoId], ['p', erin.pubkey]], '+');
+        const like = sign(
+          bob,
+          REACTION,
+          [
+            ['e', videoId],
+            ['p', erin.pubkey],
+          ],
+          '+',
+        );
         await publish(relay.url, like);
-        const [frame] = await eventually(() => (stream.messages(topic).length > 0 ? stream.messages(topic) : undefined), 15_000, 'the push on the ntfy stream');
+        const [frame] = await eventually(
+          () => (stream.messages(topic).length > 0 ? stream.messages(topic) : undefined),
+          15_000,
+          'the push on the ntfy stream',
+        );
         assert.ok(frame);
         assert.match(frame.id, /^[0-9A-Za-z]{12}$/);
         const body = bodyOf(frame);
         assert.equal(body.readUInt32BE(16), 4096, 'an RFC 8188 header: record size 4096');
         assert.equal(body[20], 65, 'keyid is the 65-byte ephemeral key');
-        const data = JSON.parse(ece.decrypt(body, { version: 'aes128gcm', privateKey: keys.ecdh, authSecret: keys.auth }).toString('utf8')) as Record<string, string>;
+        const data = JSON.parse(
+          ece.decrypt(body, { version: 'aes128gcm', privateKey: keys.ecdh, authSecret: keys.auth }).toString('utf8'),
+        ) as Record<string, string>;
         assert.equal(data.type, 'like');
         assert.equal(data.eventId, like.id);
         assert.equal(data.receiverPubkey, erin.pubkey);
@@ -256,22 +327,37 @@ for (const adapter of ['sqlite', 'redis'] as const) {
       try {
         const vapid = webpush.generateVAPIDKeys();
         const payload = JSON.stringify({ hello: 'from a real app server', n: 42 });
-        const details = webpush.generateRequestDetails({ endpoint: `${baseUrl}/${topic}?up=1`, keys: { p256dh: keys.p256dh, auth: keys.auth } }, payload, {
-          vapidDetails: { subject: 'mailto:app@example.org', publicKey: vapid.publicKey, privateKey: vapid.privateKey },
-          TTL: 600,
-          urgency: 'high',
-          topic: 'updates',
-        });
+        const details = webpush.generateRequestDetails(
+          { endpoint: `${baseUrl}/${topic}?up=1`, keys: { p256dh: keys.p256dh, auth: keys.auth } },
+          payload,
+          {
+            vapidDetails: { subject: 'mailto:app@example.org', publicKey: vapid.publicKey, privateKey: vapid.privateKey },
+            TTL: 600,
+            urgency: 'high',
+            topic: 'updates',
+          },
+        );
         assert.ok(details.body);
-        const headers = Object.fromEntries(Object.entries(details.headers).filter(([name]) => name.toLowerCase() !== 'content-length').map(([name, value]) => [name, String(value)]));
+        const headers = Object.fromEntries(
+          Object.entries(details.headers)
+            .filter(([name]) => name.toLowerCase() !== 'content-length')
+            .map(([name, value]) => [name, String(value)]),
+        );
         const response = await fetch(details.endpoint, { method: details.method, headers, body: new Uint8Array(details.body) });
         assert.equal(response.ok, true, `publish answered ${response.status}: ${await response.clone().text()}`);
         const published = (await response.json()) as { id: string };
-        const [frame] = await eventually(() => (stream.messages(topic).length > 0 ? stream.messages(topic) : undefined), 15_000, 'the published message on the stream');
+        const [frame] = await eventually(
+          () => (stream.messages(topic).length > 0 ? stream.messages(topic) : undefined),
+          15_000,
+          'the published message on the stream',
+        );
         assert.ok(frame);
         assert.equal(frame.id, published.id, 'the publish answer and the delivery carry the same id');
         assert.deepEqual(bodyOf(frame), details.body, 'byte for byte what web-push sent');
-        assert.equal(ece.decrypt(bodyOf(frame), { version: 'aes128gcm', privateKey: keys.ecdh, authSecret: keys.auth }).toString('utf8'), payload);
+        assert.equal(
+          ece.decrypt(bodyOf(frame), { version: 'aes128gcm', privateKey: keys.ecdh, authSecret: keys.auth }).toString('utf8'),
+          payload,
+        );
       } finally {
         stream.close();
       }

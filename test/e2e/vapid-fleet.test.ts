@@ -46,7 +46,8 @@ describe('the VAPID key of a Redis fleet', () => {
     processes.push(service);
     return {
       dataDir,
-      publicKey: async () => ((await (await fetch(`${service.baseUrl}/v1/webpush/vapid-public-key`)).json()) as { publicKey: string }).publicKey,
+      publicKey: async () =>
+        ((await (await fetch(`${service.baseUrl}/v1/webpush/vapid-public-key`)).json()) as { publicKey: string }).publicKey,
     };
   }
 
@@ -67,10 +68,11 @@ describe('the VAPID key of a Redis fleet', () => {
     assert.equal(await storedPublicKey(1), keyA);
     const later = await start('later', 1);
     assert.equal(await later.publicKey(), keyA);
-    for (const dir of [a.dataDir, b.dataDir, later.dataDir]) assert.equal(existsSync(join(dir, VAPID_KEY_FILE)), false, 'nothing per process in the data directory');
+    for (const dir of [a.dataDir, b.dataDir, later.dataDir])
+      assert.equal(existsSync(join(dir, VAPID_KEY_FILE)), false, 'nothing per process in the data directory');
   });
 
-  test('a key already in the first process\'s data directory becomes the fleet\'s key', async () => {
+  test("a key already in the first process's data directory becomes the fleet's key", async () => {
     const kept = webpush.generateVAPIDKeys();
     const dataDir = join(root, 'upgraded');
     mkdirSync(dataDir, { recursive: true });

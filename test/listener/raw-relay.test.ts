@@ -6,7 +6,11 @@ import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { generateSecretKey } from '../../src/nostr/keys.ts';
 import { MAX_RELAY_FRAME_BYTES } from '../../src/listener/frames.ts';
-import { LIVE_EVENTS_SUBSCRIPTION_ID, LIVE_NOTIFY_LISTS_SUBSCRIPTION_ID, LIVE_RESUME_OVERLAP_SECS } from '../../src/listener/subscriptions.ts';
+import {
+  LIVE_EVENTS_SUBSCRIPTION_ID,
+  LIVE_NOTIFY_LISTS_SUBSCRIPTION_ID,
+  LIVE_RESUME_OVERLAP_SECS,
+} from '../../src/listener/subscriptions.ts';
 import { isReqFor, startRawRelay, type RawRelay, type RawRelayConnection, type RawRelayHandler } from '../support/relay.ts';
 import { waitUntil } from './fakes.ts';
 import { counterValue, note, nowSecs, startListener } from './harness.ts';

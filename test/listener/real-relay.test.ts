@@ -73,7 +73,12 @@ describe('listener against a real relay', () => {
     const tooOld = note(user, 'ciphertext', now - 8 * 86_400, 3079);
     // 8 lists from 8 keys, older than the live lookback; two pairs share a second across page edges.
     const times = [7_200, 7_300, 7_300, 7_400, 7_500, 7_500, 7_600, 7_700];
-    const lists = times.map((ago, i) => note(generateSecretKey(), '', now - ago, 30000, [['d', 'notify'], ['p', String(i).repeat(64).slice(0, 64)]]));
+    const lists = times.map((ago, i) =>
+      note(generateSecretKey(), '', now - ago, 30000, [
+        ['d', 'notify'],
+        ['p', String(i).repeat(64).slice(0, 64)],
+      ]),
+    );
     const notANotifyList = note(generateSecretKey(), '', now - 7_000, 30000, [['d', 'friends']]);
     await publish(r.url, recent, tooOld, notANotifyList, ...lists);
 

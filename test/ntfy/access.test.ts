@@ -15,7 +15,12 @@ describe('ntfy visitor limits', () => {
   let server: NtfyTestServer;
   before(async () => {
     server = await startNtfyTestServer({
-      config: { visitor_exempt_hosts: [], visitor_request_burst: 3, visitor_request_replenish_secs: REPLENISH_MS / 1000, visitor_subscription_limit: 2 },
+      config: {
+        visitor_exempt_hosts: [],
+        visitor_request_burst: 3,
+        visitor_request_replenish_secs: REPLENISH_MS / 1000,
+        visitor_subscription_limit: 2,
+      },
     });
   });
   after(() => server.close());
@@ -72,7 +77,10 @@ describe('ntfy access tokens', () => {
     const auth = Buffer.from('Bearer tk_alice').toString('base64url');
     assert.equal((await publish(server.baseUrl, `/alerts1?auth=${auth}`, 'query')).status, 200);
     const polled = await poll(`${server.baseUrl}/alerts1/json?poll=1`, basic('bob', 'secret'));
-    assert.deepEqual(polled.messages.map((m) => m.message), ['bearer', 'basic', 'basic any user', 'query']);
+    assert.deepEqual(
+      polled.messages.map((m) => m.message),
+      ['bearer', 'basic', 'basic any user', 'query'],
+    );
   });
 
   test('anonymous and unpermitted requests get 403 40301; unknown credentials 401 40101', async () => {
@@ -112,7 +120,11 @@ describe('ntfy with tokens but open by default', () => {
 
   test('Authorization: vapid … and WebPush … are ignored, not refused (Web Push app servers send them)', async () => {
     assert.equal((await publish(server.baseUrl, '/upVapidTopic12?up=1', 'x', { headers: { Authorization: VAPID } })).status, 200);
-    assert.equal((await publish(server.baseUrl, '/upVapidTopic12?up=1', 'x', { headers: { Authorization: 'WebPush eyJhbGciOiJFUzI1NiJ9.e30.c2ln' } })).status, 200);
+    assert.equal(
+      (await publish(server.baseUrl, '/upVapidTopic12?up=1', 'x', { headers: { Authorization: 'WebPush eyJhbGciOiJFUzI1NiJ9.e30.c2ln' } }))
+        .status,
+      200,
+    );
     const denied = await publish(server.baseUrl, '/secret1', 'x', { headers: { Authorization: 'Bearer tk_alice' } });
     assert.equal(denied.status, 403, 'a token entry can deny what anonymous access allows');
   });
@@ -123,7 +135,8 @@ describe('ntfy role gating', () => {
     const server = await startNtfyTestServer({ subscribe: false });
     try {
       assert.equal((await publish(server.baseUrl, '/upNoPusher1234?up=1', 'x')).status, 200);
-      for (const transport of ['json', 'sse', 'raw', 'ws']) assert.equal((await fetch(`${server.baseUrl}/upNoPusher1234/${transport}`)).status, 404, transport);
+      for (const transport of ['json', 'sse', 'raw', 'ws'])
+        assert.equal((await fetch(`${server.baseUrl}/upNoPusher1234/${transport}`)).status, 404, transport);
       assert.equal(await wsRefusal(`${server.baseUrl.replace('http', 'ws')}/upNoPusher1234/ws`), 404);
     } finally {
       await server.close();

@@ -172,7 +172,10 @@ export function openStream(url: string, headers: Record<string, string> = {}): P
 }
 
 /** GET a poll URL (`poll=1`) and return its frames once it ended. */
-export async function poll(url: string, headers: Record<string, string> = {}): Promise<{ status: number; frames: string[]; messages: Record<string, unknown>[] }> {
+export async function poll(
+  url: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; frames: string[]; messages: Record<string, unknown>[] }> {
   const response = await fetch(url, { headers });
   const text = await response.text();
   const frames = text.split('\n').filter((line) => line !== '');

@@ -70,7 +70,9 @@ export async function startNtfyTestServer(options: NtfyTestServerOptions = {}): 
   app.route('/', ntfy.routes);
   // Served as the service serves it: publishes answered by the front listener, the rest by Hono.
   const server = createServer(ntfy.frontListener(getRequestListener(app.fetch)));
-  const address = await new Promise<AddressInfo>((resolve) => server.listen(0, '127.0.0.1', () => resolve(server.address() as AddressInfo)));
+  const address = await new Promise<AddressInfo>((resolve) =>
+    server.listen(0, '127.0.0.1', () => resolve(server.address() as AddressInfo)),
+  );
   ntfy.attach(server);
   ntfy.hub?.listen();
   return {

@@ -144,7 +144,9 @@ describe('ntfy publish', () => {
   });
 
   test('Title, Priority and Tags (headers, X- headers or query) are forwarded in the message', async () => {
-    const byHeaders = await publish(server.baseUrl, '/alerts', 'disk full', { headers: { Title: 'Server', Priority: 'high', Tags: 'warning, skull' } });
+    const byHeaders = await publish(server.baseUrl, '/alerts', 'disk full', {
+      headers: { Title: 'Server', Priority: 'high', Tags: 'warning, skull' },
+    });
     assert.deepEqual([byHeaders.body.title, byHeaders.body.priority, byHeaders.body.tags], ['Server', 4, ['warning', 'skull']]);
     const byX = await publish(server.baseUrl, '/alerts', 'x', { headers: { 'X-Title': 'X title', 'X-Priority': '5', 'X-Tags': 'one' } });
     assert.deepEqual([byX.body.title, byX.body.priority, byX.body.tags], ['X title', 5, ['one']]);
@@ -160,9 +162,16 @@ describe('ntfy publish', () => {
   });
 
   test('POST / publishes a JSON message; bad JSON is 40024, a missing topic 40009', async () => {
-    const answer = await publish(server.baseUrl, '/', JSON.stringify({ topic: 'jsontopic', message: 'from json', title: 'T', priority: 2, tags: ['x'] }));
+    const answer = await publish(
+      server.baseUrl,
+      '/',
+      JSON.stringify({ topic: 'jsontopic', message: 'from json', title: 'T', priority: 2, tags: ['x'] }),
+    );
     assert.equal(answer.status, 200);
-    assert.deepEqual([answer.body.topic, answer.body.message, answer.body.title, answer.body.priority, answer.body.tags], ['jsontopic', 'from json', 'T', 2, ['x']]);
+    assert.deepEqual(
+      [answer.body.topic, answer.body.message, answer.body.title, answer.body.priority, answer.body.tags],
+      ['jsontopic', 'from json', 'T', 2, ['x']],
+    );
     assert.deepEqual([(await publish(server.baseUrl, '/', '{not json')).body.code], [40024]);
     assert.deepEqual([(await publish(server.baseUrl, '/', JSON.stringify({ message: 'no topic' }))).body.code], [40009]);
     assert.deepEqual([(await publish(server.baseUrl, '/', JSON.stringify({ topic: 'jsontopic', tags: 'nope' }))).body.code], [40024]);

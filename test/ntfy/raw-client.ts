@@ -100,7 +100,10 @@ export class RawClient {
       }
       if (bytes.length < header + length) return null;
       const first = bytes[0] as number;
-      return { value: { fin: (first & 0x80) !== 0, opcode: first & 0x0f, payload: Buffer.from(bytes.subarray(header, header + length)) }, used: header + length };
+      return {
+        value: { fin: (first & 0x80) !== 0, opcode: first & 0x0f, payload: Buffer.from(bytes.subarray(header, header + length)) },
+        used: header + length,
+      };
     }, 'a WebSocket frame');
   }
 

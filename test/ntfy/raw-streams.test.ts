@@ -23,7 +23,8 @@ async function untilAccepted(server: NtfyTestServer): Promise<void> {
   }
 }
 
-const get = (path: string, headers: string[] = []) => `GET ${path} HTTP/1.1\r\nHost: test\r\n${headers.map((h) => `${h}\r\n`).join('')}\r\n`;
+const get = (path: string, headers: string[] = []) =>
+  `GET ${path} HTTP/1.1\r\nHost: test\r\n${headers.map((h) => `${h}\r\n`).join('')}\r\n`;
 
 describe('ntfy streams on the bare socket', () => {
   let server: NtfyTestServer;
@@ -40,7 +41,13 @@ describe('ntfy streams on the bare socket', () => {
     const { status, headers } = await client.head();
     assert.equal(status, 200);
     assert.deepEqual(
-      [headers['content-type'], headers['transfer-encoding'], headers['connection'], headers['access-control-allow-origin'], headers['x-accel-buffering']],
+      [
+        headers['content-type'],
+        headers['transfer-encoding'],
+        headers['connection'],
+        headers['access-control-allow-origin'],
+        headers['x-accel-buffering'],
+      ],
       ['application/x-ndjson; charset=utf-8', 'chunked', 'close', '*', 'no'],
     );
     const open = JSON.parse(await client.chunk()) as Record<string, unknown>;
@@ -77,7 +84,7 @@ describe('ntfy streams on the bare socket', () => {
     await client.untilClosed();
   });
 
-  test('a refused stream gets ntfy\'s JSON error and the connection closes', async () => {
+  test("a refused stream gets ntfy's JSON error and the connection closes", async () => {
     const client = await RawClient.open(port);
     client.socket.write(get('/upRawStream0004/json?since=yesterday-ish'));
     const { status, headers } = await client.head();
@@ -103,7 +110,7 @@ describe('ntfy streams on the bare socket', () => {
     client.socket.destroy();
   });
 
-  test('a publish and then a stream on one keep-alive connection: both answered by Node\'s HTTP server', async () => {
+  test("a publish and then a stream on one keep-alive connection: both answered by Node's HTTP server", async () => {
     const client = await RawClient.open(port);
     client.socket.write(`POST /upRawStream0006?up=1 HTTP/1.1\r\nHost: test\r\nContent-Length: 5\r\n\r\nfirst`);
     const answer = await client.head();
@@ -116,7 +123,7 @@ describe('ntfy streams on the bare socket', () => {
     client.socket.destroy();
   });
 
-  test('a connection silent for Node\'s headers timeout is handed to Node\'s HTTP server', async () => {
+  test("a connection silent for Node's headers timeout is handed to Node's HTTP server", async () => {
     const local = await startNtfyTestServer();
     try {
       const client = await RawClient.open(Number(new URL(local.baseUrl).port));
@@ -133,7 +140,7 @@ describe('ntfy streams on the bare socket', () => {
     }
   });
 
-  test('a poll and garbage are Node\'s: the poll answers and ends, garbage gets 400', async () => {
+  test("a poll and garbage are Node's: the poll answers and ends, garbage gets 400", async () => {
     await publish(server.baseUrl, '/upRawStream0007?up=1', 'cached');
     const pollClient = await RawClient.open(port);
     pollClient.socket.write(get('/upRawStream0007/json?poll=1'));

@@ -99,7 +99,8 @@ for (const adapter of ['sqlite', 'redis'] as const) {
     test('one connection for several topics: open carries the list, each message its own topic', async () => {
       const [a, b, other] = [freshTopic(), freshTopic(), freshTopic()];
       for (const transport of ['json', 'ws'] as const) {
-        const stream = transport === 'ws' ? await openWs(url(`/${a},${b}/ws`).replace('http', 'ws')) : await openStream(url(`/${a},${b}/json`));
+        const stream =
+          transport === 'ws' ? await openWs(url(`/${a},${b}/ws`).replace('http', 'ws')) : await openStream(url(`/${a},${b}/json`));
         const open = await stream.nextJson('open');
         assert.equal(open.topic, `${a},${b}`);
         const fromA = await send(a, `to a over ${transport}`);
@@ -118,7 +119,8 @@ for (const adapter of ['sqlite', 'redis'] as const) {
       const b1 = await send(b, 'b1');
       server.clock.advance(10_000);
       const a2 = await send(a, 'a2');
-      const ids = async (since: string, topics = `${a},${b}`) => (await poll(url(`/${topics}/json?poll=1&since=${since}`))).messages.map((m) => m.message);
+      const ids = async (since: string, topics = `${a},${b}`) =>
+        (await poll(url(`/${topics}/json?poll=1&since=${since}`))).messages.map((m) => m.message);
       assert.deepEqual(await ids('all'), ['a1', 'b1', 'a2']);
       assert.deepEqual(await ids('none'), []);
       assert.deepEqual(await ids('latest'), ['b1', 'a2']);
@@ -186,7 +188,11 @@ for (const adapter of ['sqlite', 'redis'] as const) {
       const first = await openStream(url(`/${a},${b}/json?since=none`));
       await first.nextJson('open');
       const seen: string[] = [];
-      for (const [topic, text] of [[a, 'm1'], [b, 'm2'], [a, 'm3']] as const) {
+      for (const [topic, text] of [
+        [a, 'm1'],
+        [b, 'm2'],
+        [a, 'm3'],
+      ] as const) {
         await send(topic, text);
         seen.push(String((await first.nextMessage(text)).id));
       }
@@ -215,7 +221,9 @@ for (const adapter of ['sqlite', 'redis'] as const) {
         const keepalive = await stream.frames.next('keepalive');
         if (transport === 'raw') assert.equal(keepalive, '');
         else {
-          const json = JSON.parse(transport === 'sse' ? (keepalive.split('\n').find((l) => l.startsWith('data: ')) ?? '').slice(6) : keepalive) as Record<string, unknown>;
+          const json = JSON.parse(
+            transport === 'sse' ? (keepalive.split('\n').find((l) => l.startsWith('data: ')) ?? '').slice(6) : keepalive,
+          ) as Record<string, unknown>;
           assert.deepEqual([json.event, json.topic], ['keepalive', topic]);
           if (transport === 'sse') assert.ok(keepalive.startsWith('event: keepalive\n'));
         }

@@ -59,7 +59,10 @@ describe('ntfy WebSockets on the wire', () => {
     const topic = freshTopic();
     client.socket.write(upgrade(`/${topic}/ws`, ['Sec-WebSocket-Extensions: permessage-deflate', 'Sec-WebSocket-Protocol: chat']));
     const { status, headers } = await client.head();
-    assert.deepEqual([status, headers['upgrade'], headers['connection'], headers['sec-websocket-accept']], [101, 'websocket', 'Upgrade', SAMPLE_ACCEPT]);
+    assert.deepEqual(
+      [status, headers['upgrade'], headers['connection'], headers['sec-websocket-accept']],
+      [101, 'websocket', 'Upgrade', SAMPLE_ACCEPT],
+    );
     assert.equal(headers['sec-websocket-extensions'], undefined);
     assert.equal(headers['sec-websocket-protocol'], undefined);
     const open = await client.wsFrame();
@@ -164,7 +167,12 @@ describe('ntfy WebSockets on the wire', () => {
     const client = await subscribed(topic);
     await client.wsFrame();
     client.socket.write(
-      Buffer.concat([clientFrame(WS_OPCODE.text, 'hello ', { fin: false }), clientFrame(WS_OPCODE.ping, 'mid'), clientFrame(WS_OPCODE.continuation, 'world'), clientFrame(WS_OPCODE.pong, '')]),
+      Buffer.concat([
+        clientFrame(WS_OPCODE.text, 'hello ', { fin: false }),
+        clientFrame(WS_OPCODE.ping, 'mid'),
+        clientFrame(WS_OPCODE.continuation, 'world'),
+        clientFrame(WS_OPCODE.pong, ''),
+      ]),
     );
     const pong = await client.wsFrame();
     assert.deepEqual([pong.opcode, pong.payload.toString()], [WS_OPCODE.pong, 'mid']);

@@ -72,34 +72,55 @@ describe('notify lists on Redis', () => {
 
   test('a legacy bare-integer version: a tie is rejected, a later list applies and rewrites it, then a lower-id tie applies', async () => {
     await raw.set(`notify_subs_ts:${SUBSCRIBER}`, '2000');
-    assert.equal(await store.replaceNotifySubscriptions({ subscriber: SUBSCRIBER, creators: [KEPT], createdAt: 2000, eventId: LOWER_ID }), 'stale');
+    assert.equal(
+      await store.replaceNotifySubscriptions({ subscriber: SUBSCRIBER, creators: [KEPT], createdAt: 2000, eventId: LOWER_ID }),
+      'stale',
+    );
     assert.equal(await raw.exists(`notify_subs:${SUBSCRIBER}`), 0);
-    assert.equal(await store.replaceNotifySubscriptions({ subscriber: SUBSCRIBER, creators: [KEPT], createdAt: 1999, eventId: LOWER_ID }), 'stale');
+    assert.equal(
+      await store.replaceNotifySubscriptions({ subscriber: SUBSCRIBER, creators: [KEPT], createdAt: 1999, eventId: LOWER_ID }),
+      'stale',
+    );
 
-    assert.equal(await store.replaceNotifySubscriptions({ subscriber: SUBSCRIBER, creators: [KEPT], createdAt: 2001, eventId: LOW_ID }), 'applied');
+    assert.equal(
+      await store.replaceNotifySubscriptions({ subscriber: SUBSCRIBER, creators: [KEPT], createdAt: 2001, eventId: LOW_ID }),
+      'applied',
+    );
     assert.equal(await raw.get(`notify_subs_ts:${SUBSCRIBER}`), `2001:${LOW_ID}`);
-    assert.equal(await store.replaceNotifySubscriptions({ subscriber: SUBSCRIBER, creators: [CREATOR], createdAt: 2001, eventId: LOWER_ID }), 'applied');
+    assert.equal(
+      await store.replaceNotifySubscriptions({ subscriber: SUBSCRIBER, creators: [CREATOR], createdAt: 2001, eventId: LOWER_ID }),
+      'applied',
+    );
     assert.equal(await raw.get(`notify_subs_ts:${SUBSCRIBER}`), `2001:${LOWER_ID}`);
     assert.deepEqual(await store.notifySubscriptions(SUBSCRIBER), [CREATOR]);
   });
 
   test('an unparseable stored version counts as absent, so the subscriber is never wedged', async () => {
     await raw.set(`notify_subs_ts:${SUBSCRIBER}`, 'not-a-version');
-    assert.equal(await store.replaceNotifySubscriptions({ subscriber: SUBSCRIBER, creators: [KEPT], createdAt: 5, eventId: HIGH_ID }), 'applied');
+    assert.equal(
+      await store.replaceNotifySubscriptions({ subscriber: SUBSCRIBER, creators: [KEPT], createdAt: 5, eventId: HIGH_ID }),
+      'applied',
+    );
     assert.equal(await raw.get(`notify_subs_ts:${SUBSCRIBER}`), `5:${HIGH_ID}`);
   });
 
   test('a list that dies midway (WRONGTYPE on a watcher key) leaves the forward index a superset a later list reconciles', async () => {
     await store.replaceNotifySubscriptions({ subscriber: SUBSCRIBER, creators: [KEPT], createdAt: 100, eventId: LOW_ID });
     await raw.set(`notify_watchers:${POISONED}`, 'not a set');
-    await assert.rejects(store.replaceNotifySubscriptions({ subscriber: SUBSCRIBER, creators: [POISONED, KEPT], createdAt: 101, eventId: LOW_ID }), /WRONGTYPE/);
+    await assert.rejects(
+      store.replaceNotifySubscriptions({ subscriber: SUBSCRIBER, creators: [POISONED, KEPT], createdAt: 101, eventId: LOW_ID }),
+      /WRONGTYPE/,
+    );
     const forward = await raw.smembers(`notify_subs:${SUBSCRIBER}`);
     assert.ok(forward.includes(KEPT), 'the forward index still holds kept');
     assert.ok(forward.includes(POISONED), 'and the creator whose reverse write failed: a superset');
     assert.equal(await raw.get(`notify_subs_ts:${SUBSCRIBER}`), `100:${LOW_ID}`, 'the version was not advanced');
 
     await raw.del(`notify_watchers:${POISONED}`);
-    assert.equal(await store.replaceNotifySubscriptions({ subscriber: SUBSCRIBER, creators: [], createdAt: 102, eventId: LOW_ID }), 'applied');
+    assert.equal(
+      await store.replaceNotifySubscriptions({ subscriber: SUBSCRIBER, creators: [], createdAt: 102, eventId: LOW_ID }),
+      'applied',
+    );
     assert.deepEqual(await raw.smembers(`notify_subs:${SUBSCRIBER}`), []);
     assert.deepEqual(await raw.smembers(`notify_watchers:${KEPT}`), [], 'the later empty list removed kept');
   });
@@ -196,7 +217,10 @@ describe('fan-out jobs on Redis', () => {
     const divineJob = '{"event_json":"{}","cursor":1234567,"sender_name":null,"attempt":3,"expires_at":1800000000}';
     await raw.zadd('new_post_fanout_jobs', clock.nowMs() - 10, divineJob, clock.nowMs() - 5, 'not json');
     const first = await store.claimFanoutJob(LEASE_MS);
-    assert.deepEqual(first, { member: divineJob, job: { eventJson: '{}', cursor: '1234567', senderName: null, attempt: 3, expiresAt: 1_800_000_000 } });
+    assert.deepEqual(first, {
+      member: divineJob,
+      job: { eventJson: '{}', cursor: '1234567', senderName: null, attempt: 3, expiresAt: 1_800_000_000 },
+    });
     const damaged = await store.claimFanoutJob(LEASE_MS);
     assert.deepEqual(damaged, { member: 'not json', job: null });
     await store.completeFanoutJob(damaged, null);

@@ -91,14 +91,17 @@ describe('seed 000 coalescing keys', () => {
     const events = [like(), like(), like(), like()];
     for (const e of events) await store.ingestCoalesceEvent(e, POLICY);
     const buffered = events[3] as CoalesceEvent;
-    assert.deepEqual((await raw.keys('*')).sort(), [
-      'coalesce:due',
-      ...events.map((e) => `coalesce:disp:${e.eventId}:${OWNER}`).sort(),
-      `coalesce:emitted:${OWNER}`,
-      `coalesce:g:${GID}`,
-      `coalesce:hll:${GID}`,
-      `coalesce:throttle:${OWNER}`,
-    ].sort());
+    assert.deepEqual(
+      (await raw.keys('*')).sort(),
+      [
+        'coalesce:due',
+        ...events.map((e) => `coalesce:disp:${e.eventId}:${OWNER}`).sort(),
+        `coalesce:emitted:${OWNER}`,
+        `coalesce:g:${GID}`,
+        `coalesce:hll:${GID}`,
+        `coalesce:throttle:${OWNER}`,
+      ].sort(),
+    );
     assert.equal(GID, `like:${OWNER}:e:${POST}:${BUCKET}`);
     assert.deepEqual(await raw.hgetall(`coalesce:g:${GID}`), {
       due: String(START_SECS + POLICY.windowSecs),
@@ -202,7 +205,11 @@ describe('foreign and damaged coalescing state', () => {
     for (let i = 0; i < 4; i++) await store.ingestCoalesceEvent(like(), POLICY);
     await raw.zadd('coalesce:leases', START_SECS - 1, GID);
     await store.claimDueCoalesceGroup(300);
-    assert.deepEqual(await raw.zrange('coalesce:due', 0, -1, 'WITHSCORES'), [GID, String(START_SECS + POLICY.windowSecs)], 'kept at its own deadline');
+    assert.deepEqual(
+      await raw.zrange('coalesce:due', 0, -1, 'WITHSCORES'),
+      [GID, String(START_SECS + POLICY.windowSecs)],
+      'kept at its own deadline',
+    );
   });
 
   test('a due member without a group is dropped and counted; a backdated head reports its age', async () => {
@@ -215,7 +222,11 @@ describe('foreign and damaged coalescing state', () => {
   test("divine's dispositions are replayed, and one that is not a disposition is decided afresh", async () => {
     const fromDivine = like();
     await raw.set(`coalesce:disp:${fromDivine.eventId}:${OWNER}`, 'b:like:divine-gid');
-    assert.deepEqual(await store.ingestCoalesceEvent(fromDivine, POLICY), { disposition: 'buffered', groupId: 'like:divine-gid', replayed: true });
+    assert.deepEqual(await store.ingestCoalesceEvent(fromDivine, POLICY), {
+      disposition: 'buffered',
+      groupId: 'like:divine-gid',
+      replayed: true,
+    });
     const garbage = like();
     await raw.set(`coalesce:disp:${garbage.eventId}:${OWNER}`, 'not a disposition');
     assert.deepEqual(await store.ingestCoalesceEvent(garbage, POLICY), { disposition: 'immediate', groupId: GID, replayed: false });
@@ -223,7 +234,18 @@ describe('foreign and damaged coalescing state', () => {
   });
 
   test('a group written by divine reads with every field, and a damaged HyperLogLog reads as no count', async () => {
-    await raw.hset(`coalesce:g:${GID}`, { due: '100', expires_at: '0', owner: OWNER, type: 'like', target: TARGET, pending: '2', immediate: '3', first_actor: 'ab'.repeat(32), first_event: 'cd'.repeat(32), last_at: '90' });
+    await raw.hset(`coalesce:g:${GID}`, {
+      due: '100',
+      expires_at: '0',
+      owner: OWNER,
+      type: 'like',
+      target: TARGET,
+      pending: '2',
+      immediate: '3',
+      first_actor: 'ab'.repeat(32),
+      first_event: 'cd'.repeat(32),
+      last_at: '90',
+    });
     await raw.pfadd(`coalesce:hll:${GID}`, 'x', 'y');
     const group = await store.readCoalesceGroup(GID);
     assert.equal(group?.distinctActors, 2);

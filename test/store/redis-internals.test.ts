@@ -143,7 +143,11 @@ describe('claims and TTLs', () => {
     await store.claimEvent(EVENT_ID, 60);
     await store.claimRecipientDelivery(EVENT_ID, BOB, 120);
     await store.cacheProfile({ pubkey: ALICE, name: 'alice' }, 300);
-    for (const [key, ttlSecs] of [[`dedup:${EVENT_ID}`, 60], [`dedup:${EVENT_ID}:${BOB}`, 120], [`profile_cache:${ALICE}`, 300]] as const) {
+    for (const [key, ttlSecs] of [
+      [`dedup:${EVENT_ID}`, 60],
+      [`dedup:${EVENT_ID}:${BOB}`, 120],
+      [`profile_cache:${ALICE}`, 300],
+    ] as const) {
       const pttl = await raw.pttl(key);
       assert.ok(pttl > 0 && pttl <= ttlSecs * SECOND_MS, `${key} PTTL ${pttl}`);
     }
@@ -283,7 +287,10 @@ describe('damaged records read as absent', () => {
     await raw.hset('queue:outbound:items', 'bad', '{broken');
     clock.advance(1);
     const leased = await store.lease('outbound', LEASE);
-    assert.deepEqual(leased.map((item) => item.id), ['good']);
+    assert.deepEqual(
+      leased.map((item) => item.id),
+      ['good'],
+    );
     const [dead] = await store.listDead('outbound', 10);
     assert.equal(dead?.id, 'bad');
     assert.equal(dead?.reason, CORRUPT_PAYLOAD_REASON);
@@ -357,7 +364,10 @@ describe('script loader', () => {
     const dir = mkdtempSync(join(tmpdir(), 'nostr-push-lua-'));
     try {
       writeFileSync(join(dir, 'noOutput-1.lua'), '--[[\n  KEYS[1] k\n  ARGV[1] a\n]]\nreturn 1\n');
-      assert.throws(() => loadScriptDefinitions(dir), (error: unknown) => error instanceof ScriptLoaderError && /Output/.test(error.message));
+      assert.throws(
+        () => loadScriptDefinitions(dir),
+        (error: unknown) => error instanceof ScriptLoaderError && /Output/.test(error.message),
+      );
       rmSync(join(dir, 'noOutput-1.lua'));
       writeFileSync(join(dir, 'wrongKeys-2.lua'), '--[[\n  KEYS[1] k\n  ARGV: none\n  Output: 1\n]]\nreturn 1\n');
       assert.throws(() => loadScriptDefinitions(dir), /KEYS\[2\] is not documented/);

@@ -61,13 +61,15 @@ describe('Redis ntfy topics', () => {
     const entryId = `${clock.nowMs()}-0`;
     assert.equal(await raw.get('ntfy:head'), entryId);
     assert.equal(await raw.type(`ntfy:topic:${TOPIC}`), 'stream');
-    assert.deepEqual(await raw.xrange(`ntfy:topic:${TOPIC}`, '-', '+'), [[entryId, ['m', '{"message":"hello","title":"T"}', 'x', String(clock.nowMs() + TTL_MS)]]]);
+    assert.deepEqual(await raw.xrange(`ntfy:topic:${TOPIC}`, '-', '+'), [
+      [entryId, ['m', '{"message":"hello","title":"T"}', 'x', String(clock.nowMs() + TTL_MS)]],
+    ]);
     assert.equal(await raw.zscore('ntfy:expiry', TOPIC), String(clock.nowMs() + TTL_MS));
     assert.equal(await raw.hget('ntfy:ids', entryId), TOPIC);
     assert.deepEqual(decodeNtfyId(message.id), { ms: clock.nowMs(), seq: 0 });
   });
 
-  test('ids rise in commit order even when two writers\' clocks are ten seconds apart', async () => {
+  test("ids rise in commit order even when two writers' clocks are ten seconds apart", async () => {
     const ahead = new ManualClock(Date.UTC(2026, 0, 1, 0, 0, 10));
     const behind = new ManualClock(Date.UTC(2026, 0, 1));
     const [a, b] = [await open(ahead), await open(behind)];
@@ -80,7 +82,10 @@ describe('Redis ntfy topics', () => {
     assert.deepEqual([...ids].sort(), ids);
     assert.equal(new Set(ids).size, ids.length);
     const read = await a.readNtfyMessages([TOPIC, 'other'], null, 100);
-    assert.deepEqual(read.messages.map((m) => m.id), ids);
+    assert.deepEqual(
+      read.messages.map((m) => m.id),
+      ids,
+    );
   });
 
   test('any number of reads, of any number of topics, is one script call on prefixed keys (60,000 topics too)', async () => {
@@ -98,9 +103,15 @@ describe('Redis ntfy topics', () => {
     const stats = await raw.info('commandstats');
     assert.match(stats, /cmdstat_evalsha:calls=1,/);
     assert.doesNotMatch(stats, /cmdstat_(multi|exec):/, 'no MULTI');
-    assert.deepEqual(a?.messages.map((m) => m.id), [first.id]);
+    assert.deepEqual(
+      a?.messages.map((m) => m.id),
+      [first.id],
+    );
     assert.deepEqual(b, { messages: [second], position: second.id, complete: true });
-    assert.deepEqual(c?.messages.map((m) => m.id), [first.id]);
+    assert.deepEqual(
+      c?.messages.map((m) => m.id),
+      [first.id],
+    );
     assert.equal(c?.complete, false);
   });
 
@@ -127,7 +138,10 @@ describe('Redis ntfy topics', () => {
     await raw.xadd(`ntfy:topic:${TOPIC}`, '99999999999999-0', 'junk', '1');
     await raw.set('ntfy:head', '99999999999999-0');
     const read = await store.readNtfyMessages([TOPIC], null, 10);
-    assert.deepEqual(read.messages.map((m) => m.id), [good.id]);
+    assert.deepEqual(
+      read.messages.map((m) => m.id),
+      [good.id],
+    );
   });
 
   test('append events reach every instance with the same key prefix (the writer too), in commit order, and never another prefix', async () => {
@@ -154,7 +168,7 @@ describe('Redis ntfy topics', () => {
       { message: two, previousId: one.id },
     ];
     assert.deepEqual(heardBySame, expected);
-    assert.deepEqual(heardByWriter, expected, 'the writer hears its own appends over the channel, in order with everyone else\'s');
+    assert.deepEqual(heardByWriter, expected, "the writer hears its own appends over the channel, in order with everyone else's");
     assert.deepEqual(heardByOther, []);
     assert.equal(await raw.exists('p1:ntfy:head'), 1);
   });
@@ -172,10 +186,13 @@ describe('Redis ntfy topics', () => {
     await raw.publish('p3:ntfy:wake', '1 - 1-0 5 999 short');
     const second = await store.appendNtfyMessage(TOPIC, { message: 'second' }, TTL_MS);
     await until(() => heard.length === 2, 'both real events');
-    assert.deepEqual(heard.map((e) => [e.message.id, e.previousId]), [
-      [first.id, null],
-      [second.id, first.id],
-    ]);
+    assert.deepEqual(
+      heard.map((e) => [e.message.id, e.previousId]),
+      [
+        [first.id, null],
+        [second.id, first.id],
+      ],
+    );
     assert.equal(parseAppendEvent(`f00dcafe ${TOPIC}`), null);
     assert.equal(parseAppendEvent('1 - 1-0 5 3 ab'), null, 'topic longer than the payload');
     assert.equal(parseAppendEvent('1 - 1-0 5 2 ab{not json'), null);

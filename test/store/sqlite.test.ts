@@ -7,7 +7,14 @@ import { after, afterEach, beforeEach, describe, test } from 'node:test';
 import BetterSqlite3, { type Database } from 'better-sqlite3';
 import { createLogger, type Logger } from '../../src/observability/logger.ts';
 import { EXPIRED_SWEEP_INTERVAL_MS } from '../../src/store/sqlite/expiry.ts';
-import { LATEST_SCHEMA_VERSION, SchemaTooNewError, migrate, migrations, schemaVersion, type Migration } from '../../src/store/sqlite/migrations.ts';
+import {
+  LATEST_SCHEMA_VERSION,
+  SchemaTooNewError,
+  migrate,
+  migrations,
+  schemaVersion,
+  type Migration,
+} from '../../src/store/sqlite/migrations.ts';
 import { CORRUPT_PAYLOAD_REASON } from '../../src/store/sqlite/queues.ts';
 import { NTFY_READ_WALK_ROWS, NTFY_READ_WALK_TOPICS } from '../../src/store/sqlite/ntfy.ts';
 import { IN_MEMORY_PATH, openSqliteStore, type SqliteStore } from '../../src/store/sqlite/index.ts';
@@ -83,7 +90,7 @@ describe('SqliteStore TTL records', () => {
     const first = await store.claimRecipientDelivery('event', 'recipient', 10);
     assert.ok(first);
     clock.advance(11 * SECOND_MS);
-    assert.equal(await store.releaseRecipientDelivery(first), false, 'an expired claim is nobody\'s');
+    assert.equal(await store.releaseRecipientDelivery(first), false, "an expired claim is nobody's");
     const second = await store.claimRecipientDelivery('event', 'recipient', 10);
     assert.ok(second);
     assert.notEqual(second.owner, first.owner);
@@ -229,7 +236,9 @@ describe('SqliteStore ntfy reads of many topics', () => {
     try {
       const topics = Array.from({ length: NTFY_READ_WALK_TOPICS + 1 }, (_, i) => `held-${i}`);
       const start = await store.ntfyHeadId();
-      const noise = await Promise.all(Array.from({ length: NTFY_READ_WALK_ROWS + 10 }, () => store.appendNtfyMessage('noise', { message: 'n' }, 60_000)));
+      const noise = await Promise.all(
+        Array.from({ length: NTFY_READ_WALK_ROWS + 10 }, () => store.appendNtfyMessage('noise', { message: 'n' }, 60_000)),
+      );
       const wanted = await store.appendNtfyMessage('held-3', { message: 'w' }, 60_000);
       const first = await store.readNtfyMessages(topics, start, 100);
       assert.deepEqual(first, { messages: [], position: noise[NTFY_READ_WALK_ROWS - 1]?.id, complete: false });
@@ -319,7 +328,10 @@ describe('SqliteStore damaged rows', () => {
       assert.equal(dead?.id, 'broken');
       assert.equal(dead?.reason, CORRUPT_PAYLOAD_REASON);
       assert.equal(dead?.payload, '{not json', 'listed as the stored text');
-      assert.ok(lines().some((line) => line.level === 40 && line.id === 'broken'), 'logged at warn');
+      assert.ok(
+        lines().some((line) => line.level === 40 && line.id === 'broken'),
+        'logged at warn',
+      );
     } finally {
       await store.close();
     }

@@ -42,7 +42,10 @@ export const fcmErrors = {
       "Quota exceeded for quota metric 'Send requests' and limit 'Send requests per minute' of service 'fcm.googleapis.com' for consumer 'project_number:123456789'.",
       [
         { '@type': FCM_ERROR_TYPE, errorCode: 'QUOTA_EXCEEDED' },
-        { '@type': 'type.googleapis.com/google.rpc.QuotaFailure', violations: [{ subject: 'project_number:123456789', description: 'Send requests per minute' }] },
+        {
+          '@type': 'type.googleapis.com/google.rpc.QuotaFailure',
+          violations: [{ subject: 'project_number:123456789', description: 'Send requests per minute' }],
+        },
       ],
     ),
     headers: retryAfterHeader(retryAfterSecs),

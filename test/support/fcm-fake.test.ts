@@ -14,7 +14,10 @@ describe('FCM fake: the contract it enforces', () => {
     pool.request({
       method: 'POST',
       path: `/v1/projects/${options.project ?? 'fake-project'}/messages:send`,
-      headers: [['authorization', options.authorization ?? `Bearer ${bearer}`], ['content-type', 'application/json']],
+      headers: [
+        ['authorization', options.authorization ?? `Bearer ${bearer}`],
+        ['content-type', 'application/json'],
+      ],
       body: typeof body === 'string' ? body : JSON.stringify(body),
     });
 
@@ -72,7 +75,8 @@ describe('FCM fake: the contract it enforces', () => {
 
   test('the token endpoint also answers over h2c, and refuses expired assertions', async () => {
     const account = parseServiceAccount(JSON.stringify({ ...fake.credentials, token_uri: `${fake.baseUrl}/token` }), 'h2c');
-    const form = (nowMs: number) => new URLSearchParams({ grant_type: JWT_BEARER_GRANT_TYPE, assertion: signServiceAccountJwt(account, nowMs) }).toString();
+    const form = (nowMs: number) =>
+      new URLSearchParams({ grant_type: JWT_BEARER_GRANT_TYPE, assertion: signServiceAccountJwt(account, nowMs) }).toString();
     const fresh = await pool.request({ method: 'POST', path: '/token', body: form(clock.nowMs()) });
     assert.equal(fresh.status, 200);
     assert.equal(JSON.parse(fresh.bodyText).token_type, 'Bearer');
@@ -97,7 +101,11 @@ describe('FCM fake: the contract it enforces', () => {
     const other = await startFcmFake();
     const otherPool = new Http2Pool({ baseUrl: other.baseUrl });
     other.script({ hang: true });
-    const hanging = otherPool.request({ method: 'POST', path: '/v1/projects/fake-project/messages:send', body: '{"message":{"token":"h"}}' });
+    const hanging = otherPool.request({
+      method: 'POST',
+      path: '/v1/projects/fake-project/messages:send',
+      body: '{"message":{"token":"h"}}',
+    });
     const settled = hanging.then(
       () => 'answered',
       () => 'failed',
@@ -115,7 +123,12 @@ describe('FCM fake: the contract it enforces', () => {
       const token = await new AccessTokenSource({ account: parseServiceAccount(JSON.stringify(lean.credentials), 'lean'), clock }).get();
       assert.ok(token.ok);
       const post = (body: unknown) =>
-        leanPool.request({ method: 'POST', path: '/v1/projects/fake-project/messages:send', headers: [['authorization', `Bearer ${token.accessToken}`]], body: JSON.stringify(body) });
+        leanPool.request({
+          method: 'POST',
+          path: '/v1/projects/fake-project/messages:send',
+          headers: [['authorization', `Bearer ${token.accessToken}`]],
+          body: JSON.stringify(body),
+        });
       assert.equal((await post({ message: { token: 'lean-1', data: { eventId: 'e1' } } })).status, 200);
       assert.equal((await post({ message: { token: 'lean-2', data: { eventId: 7 } } })).status, 400, 'still validated');
       await lean.waitForMessages(1, 1000);

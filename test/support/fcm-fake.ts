@@ -86,7 +86,6 @@ export interface ScriptRule {
   goaway?: boolean;
 }
 
-
 export interface FcmFakeOptions {
   /** Project the credentials name and the send path must use; default `fake-project`. */
   projectId?: string;
@@ -170,7 +169,14 @@ export async function startFcmFake(options: FcmFakeOptions = {}): Promise<FcmFak
   const validAccessTokens = new Set<string>();
   const waits: PendingWait[] = [];
   const timers = new Set<NodeJS.Timeout>();
-  const stats: FcmFakeStats = { sendRequests: 0, tokenRequests: 0, sessionsOpened: 0, goawaysSent: 0, activeSendStreams: 0, peakConcurrentSendStreams: 0 };
+  const stats: FcmFakeStats = {
+    sendRequests: 0,
+    tokenRequests: 0,
+    sessionsOpened: 0,
+    goawaysSent: 0,
+    activeSendStreams: 0,
+    peakConcurrentSendStreams: 0,
+  };
   let messageCounter = 0;
   const tokenUris = new Set<string>();
 
@@ -201,7 +207,10 @@ export async function startFcmFake(options: FcmFakeOptions = {}): Promise<FcmFak
   }
 
   function answerToken(formText: string): TokenAnswer {
-    const invalidGrant = (description: string): TokenAnswer => ({ status: 400, body: JSON.stringify({ error: 'invalid_grant', error_description: description }) });
+    const invalidGrant = (description: string): TokenAnswer => ({
+      status: 400,
+      body: JSON.stringify({ error: 'invalid_grant', error_description: description }),
+    });
     const form = new URLSearchParams(formText);
     if (form.get('grant_type') !== JWT_BEARER_GRANT_TYPE) {
       return { status: 400, body: JSON.stringify({ error: 'unsupported_grant_type', error_description: 'Invalid grant_type' }) };
@@ -218,12 +227,18 @@ export async function startFcmFake(options: FcmFakeOptions = {}): Promise<FcmFak
       return invalidGrant('Invalid JWT: not JSON.');
     }
     if (header.alg !== 'RS256') return invalidGrant('Invalid JWT: alg must be RS256.');
-    const signatureOk = verify('RSA-SHA256', Buffer.from(`${headerPart}.${claimsPart}`), verifyKey, Buffer.from(signaturePart, 'base64url'));
+    const signatureOk = verify(
+      'RSA-SHA256',
+      Buffer.from(`${headerPart}.${claimsPart}`),
+      verifyKey,
+      Buffer.from(signaturePart, 'base64url'),
+    );
     if (!signatureOk) return invalidGrant('Invalid JWT Signature.');
     if (claims.iss !== clientEmail) return invalidGrant('Invalid JWT: unknown issuer.');
     if (typeof claims.aud !== 'string' || !tokenUris.has(claims.aud)) return invalidGrant('Invalid JWT: aud is not this token endpoint.');
     const scopes = typeof claims.scope === 'string' ? claims.scope.split(' ') : [];
-    if (!scopes.includes(FCM_OAUTH_SCOPE)) return { status: 400, body: JSON.stringify({ error: 'invalid_scope', error_description: 'Invalid OAuth scope.' }) };
+    if (!scopes.includes(FCM_OAUTH_SCOPE))
+      return { status: 400, body: JSON.stringify({ error: 'invalid_scope', error_description: 'Invalid OAuth scope.' }) };
     const nowSecs = Math.floor(clock.nowMs() / 1000);
     const iat = typeof claims.iat === 'number' ? claims.iat : Number.NaN;
     const exp = typeof claims.exp === 'number' ? claims.exp : Number.NaN;
@@ -264,7 +279,13 @@ export async function startFcmFake(options: FcmFakeOptions = {}): Promise<FcmFak
     return null;
   }
 
-  function respond(stream: H2ServerStream, status: number, body: string, headers: Record<string, string> = {}, contentType = 'application/json; charset=UTF-8'): void {
+  function respond(
+    stream: H2ServerStream,
+    status: number,
+    body: string,
+    headers: Record<string, string> = {},
+    contentType = 'application/json; charset=UTF-8',
+  ): void {
     stream.session.respond(stream, status, [['content-type', contentType], ...Object.entries(headers)], body);
   }
 
@@ -297,18 +318,30 @@ export async function startFcmFake(options: FcmFakeOptions = {}): Promise<FcmFak
       return later(rule.delayMs ?? 0, () => respond(stream, status, bodyText(rule.body), ruleHeaders));
     }
     const authorization = headers.authorization;
-    const accessToken = typeof authorization === 'string' && authorization.startsWith('Bearer ') ? authorization.slice('Bearer '.length) : '';
-    if (!validAccessTokens.has(accessToken)) return respond(stream, 401, UNAUTHENTICATED_BODY, { 'www-authenticate': 'Bearer realm="https://accounts.google.com/"' });
+    const accessToken =
+      typeof authorization === 'string' && authorization.startsWith('Bearer ') ? authorization.slice('Bearer '.length) : '';
+    if (!validAccessTokens.has(accessToken))
+      return respond(stream, 401, UNAUTHENTICATED_BODY, { 'www-authenticate': 'Bearer realm="https://accounts.google.com/"' });
     if (pathProject !== projectId) {
       return respond(
         stream,
         403,
-        googleError(403, 'PERMISSION_DENIED', `Permission 'cloudmessaging.messages.create' denied on resource '//cloudresourcemanager.googleapis.com/projects/${pathProject}' (or it may not exist).`),
+        googleError(
+          403,
+          'PERMISSION_DENIED',
+          `Permission 'cloudmessaging.messages.create' denied on resource '//cloudresourcemanager.googleapis.com/projects/${pathProject}' (or it may not exist).`,
+        ),
       );
     }
     const invalid = validateSend(body);
     if (invalid) return respond(stream, 400, googleError(400, 'INVALID_ARGUMENT', invalid));
-    record({ token: token as string, projectId: pathProject, body: body as FcmSendRequestBody, headers: keepWhole ? firstValues(headers) : {}, receivedAtMs: clock.nowMs() });
+    record({
+      token: token as string,
+      projectId: pathProject,
+      body: body as FcmSendRequestBody,
+      headers: keepWhole ? firstValues(headers) : {},
+      receivedAtMs: clock.nowMs(),
+    });
     const name = `projects/${pathProject}/messages/${++messageCounter}`;
     later(rule?.delayMs ?? latencyMs, () => respond(stream, 200, JSON.stringify({ name })));
   }
@@ -407,7 +440,9 @@ export async function startFcmFake(options: FcmFakeOptions = {}): Promise<FcmFak
         const timer = setTimeout(() => {
           const index = waits.indexOf(wait);
           if (index >= 0) waits.splice(index, 1);
-          reject(new Error(`FCM fake received ${keepWhole ? messages.length : summaries.length} of ${count} messages within ${timeoutMs}ms`));
+          reject(
+            new Error(`FCM fake received ${keepWhole ? messages.length : summaries.length} of ${count} messages within ${timeoutMs}ms`),
+          );
         }, timeoutMs);
         const wait: PendingWait = {
           count,

@@ -15,7 +15,12 @@ interface Answer {
   body: Buffer;
 }
 
-function request(session: ClientHttp2Session, path: string, body?: Buffer | string, headers: http2.OutgoingHttpHeaders = {}): Promise<Answer> {
+function request(
+  session: ClientHttp2Session,
+  path: string,
+  body?: Buffer | string,
+  headers: http2.OutgoingHttpHeaders = {},
+): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const stream = session.request({ ':method': body === undefined ? 'GET' : 'POST', ':path': path, ...headers });
     let answer: Answer = { status: 0, headers: {}, body: Buffer.alloc(0) };
@@ -58,10 +63,22 @@ describe('the fake HTTP/2 server with node:http2 as the client', () => {
 
   test('requests with headers and bodies, answered with headers and bodies, many in turn over one connection', async () => {
     handle = (stream) =>
-      stream.session.respond(stream, 201, [['x-path', String(stream.headers[':path'])], ['x-auth', String(stream.headers.authorization)]], Buffer.concat(stream.body));
+      stream.session.respond(
+        stream,
+        201,
+        [
+          ['x-path', String(stream.headers[':path'])],
+          ['x-auth', String(stream.headers.authorization)],
+        ],
+        Buffer.concat(stream.body),
+      );
     const session = client();
     for (let round = 0; round < 5; round++) {
-      const answers = await Promise.all(Array.from({ length: 4 }, (_, i) => request(session, `/r${round}-${i}`, `body ${round}-${i}`, { authorization: `Bearer ${'k'.repeat(300)}` })));
+      const answers = await Promise.all(
+        Array.from({ length: 4 }, (_, i) =>
+          request(session, `/r${round}-${i}`, `body ${round}-${i}`, { authorization: `Bearer ${'k'.repeat(300)}` }),
+        ),
+      );
       answers.forEach((answer, i) => {
         assert.equal(answer.status, 201);
         assert.equal(answer.headers['x-path'], `/r${round}-${i}`);

@@ -121,7 +121,8 @@ export class H2ServerSession extends Http2Endpoint<H2ServerStream> {
     }
     if (streamId % 2 === 0 || streamId <= this.highestStreamId) return; // a stream already ended
     this.highestStreamId = streamId;
-    const refuse = (this.goawayLastStreamId !== null && streamId > this.goawayLastStreamId) || this.streams.size >= this.maxConcurrentStreams;
+    const refuse =
+      (this.goawayLastStreamId !== null && streamId > this.goawayLastStreamId) || this.streams.size >= this.maxConcurrentStreams;
     if (refuse) return this.queueReset(streamId, ErrorCode.REFUSED_STREAM);
     const stream: H2ServerStream = { ...this.streamState(streamId), session: this, headers: fields, body: [], open: true };
     this.streams.set(streamId, stream);

@@ -26,7 +26,13 @@ export interface ControlEventOptions {
 }
 
 /** A kind 3079/3080/3083 event from `user` to the service, content NIP-44-encrypted. */
-export function controlEvent(user: TestUser, kind: number, payload: unknown, servicePubkey: string, options: ControlEventOptions = {}): NostrEvent {
+export function controlEvent(
+  user: TestUser,
+  kind: number,
+  payload: unknown,
+  servicePubkey: string,
+  options: ControlEventOptions = {},
+): NostrEvent {
   const json = JSON.stringify(payload);
   const content = options.plaintext ? json : encryptNip44(json, getConversationKey(user.secret, servicePubkey));
   return signEvent(

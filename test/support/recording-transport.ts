@@ -33,6 +33,9 @@ export class RecordingTransport implements PushTransport {
   async close(): Promise<void> {}
 }
 
-export const retryable = (retryAfterSecs = 1): SendOutcome => ({ ok: false, error: { kind: 'retryable_internal', message: 'unavailable', retryAfterSecs, status: 503 } });
+export const retryable = (retryAfterSecs = 1): SendOutcome => ({
+  ok: false,
+  error: { kind: 'retryable_internal', message: 'unavailable', retryAfterSecs, status: 503 },
+});
 export const unregistered: SendOutcome = { ok: false, error: { kind: 'token_not_registered', message: 'UNREGISTERED', status: 404 } };
 export const invalidRequest: SendOutcome = { ok: false, error: { kind: 'invalid_request', message: 'bad', status: 400 } };

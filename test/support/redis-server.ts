@@ -70,7 +70,10 @@ function waitForExit(child: ChildProcess): Promise<void> {
 /** Resolves once the server logs that it accepts connections; rejects if it exits first. */
 function waitUntilReady(child: ChildProcess, output: () => string): Promise<void> {
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => fail(new Error(`redis-server did not start within ${START_TIMEOUT_MS} ms:\n${output()}`)), START_TIMEOUT_MS);
+    const timer = setTimeout(
+      () => fail(new Error(`redis-server did not start within ${START_TIMEOUT_MS} ms:\n${output()}`)),
+      START_TIMEOUT_MS,
+    );
     const onData = () => {
       if (output().includes('Ready to accept connections')) done();
     };

@@ -118,7 +118,14 @@ export async function startServiceProcess(options: StartServiceProcessOptions): 
       const waiter = { predicate, resolve: (l: LogLine) => (clearTimeout(timer), resolve(l)) };
       const timer = setTimeout(() => {
         waiters.delete(waiter);
-        reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}; stderr: ${stderr.join('')}; last logs: ${logs.slice(-8).map((l) => l.msg).join(' | ')}`));
+        reject(
+          new Error(
+            `timed out after ${timeoutMs} ms waiting for ${what}; stderr: ${stderr.join('')}; last logs: ${logs
+              .slice(-8)
+              .map((l) => l.msg)
+              .join(' | ')}`,
+          ),
+        );
       }, timeoutMs);
       waiters.add(waiter);
       void exited.then((code) => {
@@ -152,7 +159,11 @@ export async function startServiceProcess(options: StartServiceProcessOptions): 
 }
 
 /** Poll `check` until it returns a value (not undefined), without fixed sleeps past a window. */
-export async function eventually<T>(check: () => Promise<T | undefined> | T | undefined, timeoutMs = 10_000, what = 'a condition'): Promise<T> {
+export async function eventually<T>(
+  check: () => Promise<T | undefined> | T | undefined,
+  timeoutMs = 10_000,
+  what = 'a condition',
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   while (Date.now() < deadline) {

@@ -46,7 +46,11 @@ declare module 'web-push' {
     body: Buffer | null;
   }
 
-  export function generateRequestDetails(subscription: PushSubscription, payload: string | Buffer | null, options?: RequestOptions): RequestDetails;
+  export function generateRequestDetails(
+    subscription: PushSubscription,
+    payload: string | Buffer | null,
+    options?: RequestOptions,
+  ): RequestDetails;
   export function generateVAPIDKeys(): { publicKey: string; privateKey: string };
   export function getVapidHeaders(
     audience: string,

@@ -107,7 +107,8 @@ export function verifyVapidHeader(header: string | undefined, audience: string, 
     key: { kty: 'EC', crv: 'P-256', x: publicKey.subarray(1, 33).toString('base64url'), y: publicKey.subarray(33).toString('base64url') },
   });
   const signature = Buffer.from(signaturePart, 'base64url');
-  const valid = signature.length === 64 && verify('sha256', Buffer.from(`${headerPart}.${payloadPart}`), { key, dsaEncoding: 'ieee-p1363' }, signature);
+  const valid =
+    signature.length === 64 && verify('sha256', Buffer.from(`${headerPart}.${payloadPart}`), { key, dsaEncoding: 'ieee-p1363' }, signature);
   if (!valid) problems.push('the ES256 signature does not verify');
   if (claims?.aud !== audience) problems.push(`aud is ${String(claims?.aud)}, expected ${audience}`);
   const exp = claims?.exp;

@@ -98,7 +98,9 @@ function mentionsDeadToken(message: string): boolean {
 function mentionsSenderMismatch(message: string): boolean {
   const lower = message.toLowerCase();
   return (
-    message.includes('SENDER_ID_MISMATCH') || lower.includes('sender id mismatch') || (lower.includes('project') && lower.includes('mismatch'))
+    message.includes('SENDER_ID_MISMATCH') ||
+    lower.includes('sender id mismatch') ||
+    (lower.includes('project') && lower.includes('mismatch'))
   );
 }
 

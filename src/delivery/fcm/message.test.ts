@@ -5,7 +5,8 @@ import { buildAndroidConfig, buildApnsConfig, toFcmMessage } from './message.ts'
 // Golden strings of divine-push-service §5.2, compared as text so key order counts too.
 const GOLDEN_APNS_ALERT =
   '{"payload":{"aps":{"alert":{"title":"New like","body":"Alice liked your post"},"mutable-content":1},"eventId":"abc123"},"headers":{"apns-push-type":"alert","apns-priority":"10"}}';
-const GOLDEN_APNS_BACKGROUND = '{"payload":{"aps":{"content-available":1},"eventId":"abc123"},"headers":{"apns-push-type":"background","apns-priority":"5"}}';
+const GOLDEN_APNS_BACKGROUND =
+  '{"payload":{"aps":{"content-available":1},"eventId":"abc123"},"headers":{"apns-push-type":"background","apns-priority":"5"}}';
 const GOLDEN_ANDROID_ALERT = '{"priority":"high"}';
 
 const likeData = { title: 'New like', body: 'Alice liked your post', eventId: 'abc123' };

@@ -16,7 +16,8 @@ import {
   signServiceAccountJwt,
 } from './oauth.ts';
 
-const decodePart = (part: string): Record<string, unknown> => JSON.parse(Buffer.from(part, 'base64url').toString('utf8')) as Record<string, unknown>;
+const decodePart = (part: string): Record<string, unknown> =>
+  JSON.parse(Buffer.from(part, 'base64url').toString('utf8')) as Record<string, unknown>;
 
 describe('service-account OAuth', () => {
   const clock = new ManualClock(Date.UTC(2026, 2, 1));
@@ -36,7 +37,13 @@ describe('service-account OAuth', () => {
     const [header, claims, signature] = jwt.split('.') as [string, string, string];
     assert.deepEqual(decodePart(header), { alg: 'RS256', typ: 'JWT', kid: fake.credentials.private_key_id });
     const iat = Math.floor(clock.nowMs() / 1000);
-    assert.deepEqual(decodePart(claims), { iss: fake.credentials.client_email, scope: FCM_OAUTH_SCOPE, aud: fake.tokenUri, iat, exp: iat + 3600 });
+    assert.deepEqual(decodePart(claims), {
+      iss: fake.credentials.client_email,
+      scope: FCM_OAUTH_SCOPE,
+      aud: fake.tokenUri,
+      iat,
+      exp: iat + 3600,
+    });
     const publicKey = createPublicKey(fake.credentials.private_key);
     assert.ok(verify('RSA-SHA256', Buffer.from(`${header}.${claims}`), publicKey, Buffer.from(signature, 'base64url')));
   });
@@ -91,7 +98,10 @@ describe('service-account OAuth', () => {
 
   test('an assertion signed with the wrong key is refused by the fake → unauthorized', async () => {
     const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-    const wrong = parseServiceAccount(JSON.stringify({ ...fake.credentials, private_key: privateKey.export({ type: 'pkcs8', format: 'pem' }) }), 'wrong key');
+    const wrong = parseServiceAccount(
+      JSON.stringify({ ...fake.credentials, private_key: privateKey.export({ type: 'pkcs8', format: 'pem' }) }),
+      'wrong key',
+    );
     const result = await new AccessTokenSource({ account: wrong, clock }).get();
     assert.ok(!result.ok && result.error.kind === 'unauthorized' && result.error.message.includes('Invalid JWT Signature'));
   });
@@ -112,7 +122,10 @@ describe('service-account OAuth', () => {
 
     fake.script({ route: 'token', hang: true });
     const hung = await new AccessTokenSource({ account: account(), clock, requestTimeoutMs: 100 }).get();
-    assert.ok(!hung.ok && hung.error.kind === 'initialization' && hung.error.message.includes('timed out after 100ms'), JSON.stringify(hung));
+    assert.ok(
+      !hung.ok && hung.error.kind === 'initialization' && hung.error.message.includes('timed out after 100ms'),
+      JSON.stringify(hung),
+    );
   });
 
   test('invalidate drops only the named token', async () => {
@@ -154,7 +167,11 @@ describe('service-account parsing', () => {
       [JSON.stringify({ ...valid, private_key: 'garbage' }), 'private_key is not a PEM private key'],
     ];
     for (const [text, fragment] of cases) {
-      assert.throws(() => parseServiceAccount(text, 'inline'), (err: unknown) => err instanceof FcmCredentialsError && err.message.includes(fragment), fragment);
+      assert.throws(
+        () => parseServiceAccount(text, 'inline'),
+        (err: unknown) => err instanceof FcmCredentialsError && err.message.includes(fragment),
+        fragment,
+      );
     }
   });
 

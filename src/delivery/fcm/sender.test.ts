@@ -10,7 +10,14 @@ import { Metrics } from '../../observability/metrics.ts';
 import type { DeviceRegistration } from '../../store/port.ts';
 import type { PushMessage, SendOutcome } from '../types.ts';
 import { fcmErrors, startFcmFake, type FcmFake } from '../../../test/support/fcm-fake.ts';
-import { FCM_OPERATION_TIMEOUT_MS, FcmTransport, createFcmTransport, fcmStatusLine, operationTimeoutMessage, type FcmTransportOptions } from './sender.ts';
+import {
+  FCM_OPERATION_TIMEOUT_MS,
+  FcmTransport,
+  createFcmTransport,
+  fcmStatusLine,
+  operationTimeoutMessage,
+  type FcmTransportOptions,
+} from './sender.ts';
 
 const like: PushMessage = {
   data: { type: 'like', eventId: 'abc123', title: 'New like', body: 'Alice liked your post', receiverPubkey: 'f'.repeat(64) },
@@ -38,7 +45,14 @@ describe('FcmTransport against the loopback fake', () => {
   const open: FcmTransport[] = [];
 
   const transport = (overrides: Partial<FcmTransportOptions> = {}): FcmTransport => {
-    const created = createFcmTransport({ projectId: 'fake-project', credentialsPath, apiBaseUrl: fake.baseUrl, logger, metrics, ...overrides });
+    const created = createFcmTransport({
+      projectId: 'fake-project',
+      credentialsPath,
+      apiBaseUrl: fake.baseUrl,
+      logger,
+      metrics,
+      ...overrides,
+    });
     assert.ok(created);
     open.push(created);
     return created;
@@ -123,7 +137,10 @@ describe('FcmTransport against the loopback fake', () => {
     const error = errorOf(outcomes.get('device-token-hang'));
     assert.equal(error.kind, 'internal_request');
     assert.ok(error.message.includes('exceeded'), error.message);
-    assert.equal(fake.messages.some((m) => m.token === 'device-token-hang'), false);
+    assert.equal(
+      fake.messages.some((m) => m.token === 'device-token-hang'),
+      false,
+    );
   });
 
   test('a rejected credential is unauthorized for every token, without a throw', async () => {
@@ -137,7 +154,11 @@ describe('FcmTransport against the loopback fake', () => {
     const fcm = transport();
     await fcm.sendBatch([fcmDevice('device-warm')], like);
     const issued = fake.issuedAccessTokens.length;
-    fake.script({ token: 'device-401', status: 401, body: { error: { code: 401, message: 'Request had invalid authentication credentials.', status: 'UNAUTHENTICATED' } } });
+    fake.script({
+      token: 'device-401',
+      status: 401,
+      body: { error: { code: 401, message: 'Request had invalid authentication credentials.', status: 'UNAUTHENTICATED' } },
+    });
     assert.equal(errorOf((await fcm.sendBatch([fcmDevice('device-401')], like)).get('device-401')).kind, 'unauthorized');
     assert.deepEqual((await fcm.sendBatch([fcmDevice('device-after-401')], like)).get('device-after-401'), { ok: true });
     assert.equal(fake.issuedAccessTokens.length, issued + 1);
@@ -189,7 +210,10 @@ describe('FcmTransport against the loopback fake', () => {
     assert.deepEqual(outcomes.get('dup-token'), { ok: true });
     assert.equal(errorOf(outcomes.get('apns-token')).kind, 'invalid_request');
     assert.equal(fake.messages.filter((m) => m.token === 'dup-token').length, 1);
-    assert.equal(fake.messages.some((m) => m.token === 'apns-token'), false);
+    assert.equal(
+      fake.messages.some((m) => m.token === 'apns-token'),
+      false,
+    );
     assert.equal(await counterValue(metrics.fcmSendsAttempted), 1);
   });
 
@@ -199,7 +223,10 @@ describe('FcmTransport against the loopback fake', () => {
     const outcomes = await transport().sendBatch([fcmDevice('aborted-1'), fcmDevice('aborted-2')], like, abort.signal);
     assert.equal(errorOf(outcomes.get('aborted-1')).kind, 'internal_request');
     assert.equal(errorOf(outcomes.get('aborted-2')).kind, 'internal_request');
-    assert.equal(fake.messages.some((m) => m.token.startsWith('aborted-')), false);
+    assert.equal(
+      fake.messages.some((m) => m.token.startsWith('aborted-')),
+      false,
+    );
   });
 
   test("one token's exception becomes internal_response for that token only; logs show an 8-char prefix", async () => {
@@ -213,12 +240,23 @@ describe('FcmTransport against the loopback fake', () => {
     const capturing: Logger = createLogger({ level: 'info', destination: sink });
     const badToken = '1234567é-bad-token-with-a-long-tail';
     class ThrowingForOneToken extends FcmTransport {
-      protected override sendOnce(token: string, message: PushMessage, signal: AbortSignal | undefined, deadlineMs: number): Promise<SendOutcome> {
+      protected override sendOnce(
+        token: string,
+        message: PushMessage,
+        signal: AbortSignal | undefined,
+        deadlineMs: number,
+      ): Promise<SendOutcome> {
         if (token === badToken) throw new Error('simulated failure while handling the response');
         return super.sendOnce(token, message, signal, deadlineMs);
       }
     }
-    const fcm = new ThrowingForOneToken({ projectId: 'fake-project', credentialsPath, apiBaseUrl: fake.baseUrl, logger: capturing, metrics });
+    const fcm = new ThrowingForOneToken({
+      projectId: 'fake-project',
+      credentialsPath,
+      apiBaseUrl: fake.baseUrl,
+      logger: capturing,
+      metrics,
+    });
     open.push(fcm);
     const outcomes = await fcm.sendBatch([fcmDevice('panic-ok-1'), fcmDevice(badToken), fcmDevice('panic-ok-2')], like);
     assert.equal(outcomes.size, 3);
@@ -242,9 +280,18 @@ describe('createFcmTransport and fcmStatusLine', () => {
   });
 
   test('an empty credentials path turns FCM off', () => {
-    const off = createFcmTransport({ projectId: 'p', credentialsPath: '', apiBaseUrl: 'https://fcm.googleapis.com', logger: createLogger({ level: 'silent' }), metrics: new Metrics() });
+    const off = createFcmTransport({
+      projectId: 'p',
+      credentialsPath: '',
+      apiBaseUrl: 'https://fcm.googleapis.com',
+      logger: createLogger({ level: 'silent' }),
+      metrics: new Metrics(),
+    });
     assert.equal(off, null);
-    assert.match(fcmStatusLine({ firebase: { project_id: 'p', credentials_path: '', api_base_url: 'https://fcm.googleapis.com' } }), /^FCM is off/);
+    assert.match(
+      fcmStatusLine({ firebase: { project_id: 'p', credentials_path: '', api_base_url: 'https://fcm.googleapis.com' } }),
+      /^FCM is off/,
+    );
     assert.equal(
       fcmStatusLine({ firebase: { project_id: 'p', credentials_path: '/etc/sa.json', api_base_url: 'https://fcm.googleapis.com' } }),
       'FCM on: project p via https://fcm.googleapis.com',
@@ -253,7 +300,14 @@ describe('createFcmTransport and fcmStatusLine', () => {
 
   test('an unreadable credentials file fails at creation with a clear error', () => {
     assert.throws(
-      () => createFcmTransport({ projectId: 'p', credentialsPath: '/nonexistent/sa.json', apiBaseUrl: 'https://fcm.googleapis.com', logger: createLogger({ level: 'silent' }), metrics: new Metrics() }),
+      () =>
+        createFcmTransport({
+          projectId: 'p',
+          credentialsPath: '/nonexistent/sa.json',
+          apiBaseUrl: 'https://fcm.googleapis.com',
+          logger: createLogger({ level: 'silent' }),
+          metrics: new Metrics(),
+        }),
       /FCM credentials \/nonexistent\/sa.json cannot be read/,
     );
   });

@@ -78,7 +78,11 @@ export class FcmTransport implements PushTransport {
       connectTimeoutMs: options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS,
       requestTimeoutMs: options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS,
     });
-    this.tokens = new AccessTokenSource({ account, clock: options.clock ?? systemClock, requestTimeoutMs: options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS });
+    this.tokens = new AccessTokenSource({
+      account,
+      clock: options.clock ?? systemClock,
+      requestTimeoutMs: options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS,
+    });
     this.operationTimeoutMs = options.operationTimeoutMs ?? FCM_OPERATION_TIMEOUT_MS;
     this.batchConcurrency = Math.max(1, options.batchConcurrency ?? FCM_BATCH_CONCURRENCY);
     this.logger = options.logger.child({ transport: 'fcm' });
@@ -142,7 +146,12 @@ export class FcmTransport implements PushTransport {
       this.metrics.fcmSendsSucceeded.inc();
     } else {
       this.metrics.fcmSendsFailed.inc({ reason: outcome.error.kind });
-      const fields = { token: redact(token), kind: outcome.error.kind, status: outcome.error.status, retryAfterSecs: outcome.error.retryAfterSecs };
+      const fields = {
+        token: redact(token),
+        kind: outcome.error.kind,
+        status: outcome.error.status,
+        retryAfterSecs: outcome.error.retryAfterSecs,
+      };
       if (outcome.error.kind === 'token_not_registered') this.logger.info(fields, `FCM token not registered: ${outcome.error.message}`);
       else this.logger.warn(fields, `FCM send failed: ${outcome.error.message}`);
     }
@@ -208,7 +217,10 @@ export class FcmTransport implements PushTransport {
 /** The outcome of every successful send (shared: outcomes are never mutated). */
 const SENT: SendOutcome = Object.freeze({ ok: true as const });
 /** Placeholder while a token's send is under way in {@link FcmTransport.sendBatch}. */
-const SENDING: SendOutcome = Object.freeze({ ok: false as const, error: { kind: 'internal_request' as const, message: 'FCM send did not finish' } });
+const SENDING: SendOutcome = Object.freeze({
+  ok: false as const,
+  error: { kind: 'internal_request' as const, message: 'FCM send did not finish' },
+});
 
 function failed(kind: DeliveryError['kind'], message: string): SendOutcome {
   return { ok: false, error: { kind, message } };

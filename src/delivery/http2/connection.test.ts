@@ -12,7 +12,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Http2ClientConnection, type HeaderField, type Http2ClientResponse } from './connection.ts';
 import { Http2RequestError } from './errors.ts';
-import { CLIENT_PREFACE, encodeFrame, encodeGoaway, encodeSettings, ErrorCode, Flag, FrameReader, FrameType, type Frame } from './frames.ts';
+import {
+  CLIENT_PREFACE,
+  encodeFrame,
+  encodeGoaway,
+  encodeSettings,
+  ErrorCode,
+  Flag,
+  FrameReader,
+  FrameType,
+  type Frame,
+} from './frames.ts';
 import { HpackEncoder } from './hpack.ts';
 
 type Handler = (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, body: Buffer) => void;
@@ -55,12 +65,32 @@ function serve(server: Http2Server | Http2SecureServer, scheme: 'http' | 'https'
 }
 
 function connect(origin: URL, extra: Partial<ConstructorParameters<typeof Http2ClientConnection>[0]> = {}): Http2ClientConnection {
-  return new Http2ClientConnection({ origin, connectTimeoutMs: 5_000, maxResponseBodyBytes: 64 * 1024, onUnusable: () => undefined, onCapacity: () => undefined, ...extra });
+  return new Http2ClientConnection({
+    origin,
+    connectTimeoutMs: 5_000,
+    maxResponseBodyBytes: 64 * 1024,
+    onUnusable: () => undefined,
+    onCapacity: () => undefined,
+    ...extra,
+  });
 }
 
-function send(connection: Http2ClientConnection, path: string, body: Buffer | null = null, extra: HeaderField[] = []): Promise<Http2ClientResponse> {
-  const fields: HeaderField[] = [[':method', body ? 'POST' : 'GET'], [':scheme', 'http'], [':authority', 'localhost'], [':path', path], ...extra];
-  return new Promise((resolve, reject) => connection.request(fields, body, (error, response) => (error ? reject(error) : resolve(response as Http2ClientResponse))));
+function send(
+  connection: Http2ClientConnection,
+  path: string,
+  body: Buffer | null = null,
+  extra: HeaderField[] = [],
+): Promise<Http2ClientResponse> {
+  const fields: HeaderField[] = [
+    [':method', body ? 'POST' : 'GET'],
+    [':scheme', 'http'],
+    [':authority', 'localhost'],
+    [':path', path],
+    ...extra,
+  ];
+  return new Promise((resolve, reject) =>
+    connection.request(fields, body, (error, response) => (error ? reject(error) : resolve(response as Http2ClientResponse))),
+  );
 }
 
 async function failsWith(promise: Promise<unknown>, reason: Http2RequestError['reason']): Promise<Http2RequestError> {
@@ -79,7 +109,10 @@ describe('Http2ClientConnection against node:http2 (h2c)', () => {
   before(async () => {
     server = await serve(http2.createServer(), 'http');
     // Small windows, frames and table, and at most 2 streams: every limit the client must honour.
-    narrow = await serve(http2.createServer({ settings: { initialWindowSize: 1000, maxConcurrentStreams: 2, headerTableSize: 0 } }), 'http');
+    narrow = await serve(
+      http2.createServer({ settings: { initialWindowSize: 1000, maxConcurrentStreams: 2, headerTableSize: 0 } }),
+      'http',
+    );
   });
   after(async () => {
     await server.close();
@@ -88,13 +121,20 @@ describe('Http2ClientConnection against node:http2 (h2c)', () => {
 
   test('many concurrent requests on one connection, each with its own answer, headers repeated as indexes', async () => {
     server.handler = (stream, headers, body) => {
-      stream.respond({ ':status': 201, 'x-path': String(headers[':path']), 'x-auth': String(headers.authorization), 'set-cookie': ['a=1', 'b=2'] });
+      stream.respond({
+        ':status': 201,
+        'x-path': String(headers[':path']),
+        'x-auth': String(headers.authorization),
+        'set-cookie': ['a=1', 'b=2'],
+      });
       stream.end(body);
     };
     const connection = connect(server.origin);
     await connection.ready;
     const auth: HeaderField = ['authorization', `Bearer ${'k'.repeat(500)}`];
-    const responses = await Promise.all(Array.from({ length: 300 }, (_, i) => send(connection, `/r${i}`, Buffer.from(`body ${i}`), [auth])));
+    const responses = await Promise.all(
+      Array.from({ length: 300 }, (_, i) => send(connection, `/r${i}`, Buffer.from(`body ${i}`), [auth])),
+    );
     responses.forEach((response, i) => {
       assert.equal(response.status, 201);
       assert.equal(response.headers['x-path'], `/r${i}`);
@@ -151,9 +191,18 @@ describe('Http2ClientConnection against node:http2 (h2c)', () => {
     const results: Http2ClientResponse[] = [];
     const body = Buffer.alloc(5000, 3);
     // The client waits for capacity itself here (the pool does it in production).
-    for (let i = 0; i < 6; i += 2) results.push(...(await Promise.all([send(connection, '/a', body, [['x-h', `v${i}`]]), send(connection, '/b', body, [['x-h', `v${i + 1}`]])])));
-    assert.deepEqual(results.map((r) => r.headers['x-len']), Array(6).fill('5000'));
-    assert.deepEqual(results.map((r) => r.headers['x-h']), ['v0', 'v1', 'v2', 'v3', 'v4', 'v5']);
+    for (let i = 0; i < 6; i += 2)
+      results.push(
+        ...(await Promise.all([send(connection, '/a', body, [['x-h', `v${i}`]]), send(connection, '/b', body, [['x-h', `v${i + 1}`]])])),
+      );
+    assert.deepEqual(
+      results.map((r) => r.headers['x-len']),
+      Array(6).fill('5000'),
+    );
+    assert.deepEqual(
+      results.map((r) => r.headers['x-h']),
+      ['v0', 'v1', 'v2', 'v3', 'v4', 'v5'],
+    );
     assert.ok(peak <= 2);
     connection.destroy();
   });
@@ -236,7 +285,12 @@ describe('Http2ClientConnection against node:http2 (h2c)', () => {
     server.handler = () => undefined; // never answers
     const connection = connect(server.origin);
     await connection.ready;
-    const fields: HeaderField[] = [[':method', 'GET'], [':scheme', 'http'], [':authority', 'x'], [':path', '/hang']];
+    const fields: HeaderField[] = [
+      [':method', 'GET'],
+      [':scheme', 'http'],
+      [':authority', 'x'],
+      [':path', '/hang'],
+    ];
     const outcome = new Promise<Http2RequestError | null>((resolve) => {
       const id = connection.request(fields, null, (error) => resolve(error));
       setTimeout(() => connection.cancel(id, new Http2RequestError('request_timeout', 'gave up')), 20);
@@ -253,7 +307,29 @@ describe('Http2ClientConnection over TLS', () => {
   let ca: Buffer;
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'np-h2-tls-'));
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'), '-days', '1', '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1'], { stdio: 'ignore' });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
+        '-nodes',
+        '-keyout',
+        join(dir, 'key.pem'),
+        '-out',
+        join(dir, 'cert.pem'),
+        '-days',
+        '1',
+        '-subj',
+        '/CN=localhost',
+        '-addext',
+        'subjectAltName=DNS:localhost,IP:127.0.0.1',
+      ],
+      { stdio: 'ignore' },
+    );
     ca = readFileSync(join(dir, 'cert.pem'));
     server = await serve(http2.createSecureServer({ key: readFileSync(join(dir, 'key.pem')), cert: ca, allowHTTP1: true }), 'https');
   });
@@ -313,12 +389,29 @@ describe('Http2ClientConnection against a broken server', () => {
   });
 
   const cases: Array<[string, (socket: Socket, frame: Frame, encoder: HpackEncoder) => void]> = [
-    ['a header block that is not HPACK', (socket, frame) => socket.write(encodeFrame(FrameType.HEADERS, Flag.END_HEADERS, frame.streamId, Buffer.from([0xff, 0xff, 0xff, 0xff, 0xff, 0xff]))) ],
-    ['DATA before any headers', (socket, frame) => socket.write(encodeFrame(FrameType.DATA, Flag.END_STREAM, frame.streamId, Buffer.from('x')))],
+    [
+      'a header block that is not HPACK',
+      (socket, frame) =>
+        socket.write(encodeFrame(FrameType.HEADERS, Flag.END_HEADERS, frame.streamId, Buffer.from([0xff, 0xff, 0xff, 0xff, 0xff, 0xff]))),
+    ],
+    [
+      'DATA before any headers',
+      (socket, frame) => socket.write(encodeFrame(FrameType.DATA, Flag.END_STREAM, frame.streamId, Buffer.from('x'))),
+    ],
     ['a frame on a stream never opened', (socket) => socket.write(encodeFrame(FrameType.DATA, 0, 99, Buffer.from('x')))],
-    ['a PUSH_PROMISE although push is off', (socket, frame) => socket.write(encodeFrame(FrameType.PUSH_PROMISE, Flag.END_HEADERS, frame.streamId, Buffer.alloc(4)))],
-    ['a response without :status', (socket, frame, encoder) => socket.write(encodeFrame(FrameType.HEADERS, Flag.END_HEADERS | Flag.END_STREAM, frame.streamId, encoder.encode([['x', 'y']])))],
-    ['an oversized frame', (socket) => socket.write(Buffer.concat([Buffer.from([0x01, 0, 0, FrameType.DATA, 0, 0, 0, 0, 1]), Buffer.alloc(65536)]))],
+    [
+      'a PUSH_PROMISE although push is off',
+      (socket, frame) => socket.write(encodeFrame(FrameType.PUSH_PROMISE, Flag.END_HEADERS, frame.streamId, Buffer.alloc(4))),
+    ],
+    [
+      'a response without :status',
+      (socket, frame, encoder) =>
+        socket.write(encodeFrame(FrameType.HEADERS, Flag.END_HEADERS | Flag.END_STREAM, frame.streamId, encoder.encode([['x', 'y']]))),
+    ],
+    [
+      'an oversized frame',
+      (socket) => socket.write(Buffer.concat([Buffer.from([0x01, 0, 0, FrameType.DATA, 0, 0, 0, 0, 1]), Buffer.alloc(65536)])),
+    ],
     ['garbage instead of frames', (socket) => socket.write(Buffer.from('HTTP/1.1 400 Bad Request\r\n\r\n'))],
     ['the socket closing mid-response', (socket) => socket.destroy()],
     ['a GOAWAY with an error code, refusing everything', (socket) => socket.write(encodeGoaway(0, ErrorCode.ENHANCE_YOUR_CALM, 'calm'))],

@@ -109,8 +109,17 @@ export class Http2ClientConnection extends Http2Endpoint<ClientStream> {
       });
     }
     this.socket.on('data', (chunk: Buffer) => this.receive(chunk));
-    this.socket.on('error', (err) => this.fail(new Http2RequestError(this.connected ? 'stream_error' : 'connect_failed', `HTTP/2 connection to ${origin.origin} failed: ${err.message}`)));
-    this.socket.on('close', () => this.fail(new Http2RequestError(this.connected ? 'stream_error' : 'connect_failed', `HTTP/2 connection to ${origin.origin} closed`)));
+    this.socket.on('error', (err) =>
+      this.fail(
+        new Http2RequestError(
+          this.connected ? 'stream_error' : 'connect_failed',
+          `HTTP/2 connection to ${origin.origin} failed: ${err.message}`,
+        ),
+      ),
+    );
+    this.socket.on('close', () =>
+      this.fail(new Http2RequestError(this.connected ? 'stream_error' : 'connect_failed', `HTTP/2 connection to ${origin.origin} closed`)),
+    );
     this.queue(CLIENT_PREFACE);
     this.queueOpening();
   }
@@ -143,7 +152,15 @@ export class Http2ClientConnection extends Http2Endpoint<ClientStream> {
     const id = this.nextStreamId;
     this.nextStreamId += 2;
     if (this.nextStreamId > MAX_STREAM_ID) this.markUnusable();
-    const stream: ClientStream = { ...this.streamState(id), callback, generation: this.generation, status: 0, headers: {}, body: [], bodyBytes: 0 };
+    const stream: ClientStream = {
+      ...this.streamState(id),
+      callback,
+      generation: this.generation,
+      status: 0,
+      headers: {},
+      body: [],
+      bodyBytes: 0,
+    };
     this.streams.set(id, stream);
     const hasBody = body !== null && body.length > 0;
     this.queueHeaders(id, headers, !hasBody);
@@ -243,7 +260,8 @@ export class Http2ClientConnection extends Http2Endpoint<ClientStream> {
     this.markUnusable();
     // Streams above the last one the server saw were never processed: safe to send elsewhere.
     for (const stream of [...this.streams.values()]) {
-      if (stream.id > lastStreamId) this.finish(stream, new Http2RequestError('refused', `stream not processed: the server sent GOAWAY (code ${code})`));
+      if (stream.id > lastStreamId)
+        this.finish(stream, new Http2RequestError('refused', `stream not processed: the server sent GOAWAY (code ${code})`));
     }
     if (this.streams.size === 0) this.shutdown();
   }

@@ -97,8 +97,15 @@ export abstract class Http2Endpoint<S extends EndpointStream> {
   /** Queue our SETTINGS and open the connection window (after a client's preface, if any). */
   protected queueOpening(): void {
     const { streamReceiveWindow, connectionReceiveWindow, maxHeaderListOctets, extraSettings } = this.settings;
-    this.queue(encodeSettings([[Setting.INITIAL_WINDOW_SIZE, streamReceiveWindow], [Setting.MAX_HEADER_LIST_SIZE, maxHeaderListOctets], ...extraSettings]));
-    if (connectionReceiveWindow > DEFAULT_INITIAL_WINDOW_SIZE) this.queue(encodeWindowUpdate(0, connectionReceiveWindow - DEFAULT_INITIAL_WINDOW_SIZE));
+    this.queue(
+      encodeSettings([
+        [Setting.INITIAL_WINDOW_SIZE, streamReceiveWindow],
+        [Setting.MAX_HEADER_LIST_SIZE, maxHeaderListOctets],
+        ...extraSettings,
+      ]),
+    );
+    if (connectionReceiveWindow > DEFAULT_INITIAL_WINDOW_SIZE)
+      this.queue(encodeWindowUpdate(0, connectionReceiveWindow - DEFAULT_INITIAL_WINDOW_SIZE));
   }
 
   // --- what the two ends do differently ---
@@ -265,7 +272,8 @@ export abstract class Http2Endpoint<S extends EndpointStream> {
   /** The open stream a frame is for; undefined for one already finished. */
   protected streamFor(frame: Frame): S | undefined {
     if (frame.streamId === 0) throw new Http2ConnectionError(ErrorCode.PROTOCOL_ERROR, `frame type ${frame.type} on stream 0`);
-    if (this.isIdleStream(frame.streamId)) throw new Http2ConnectionError(ErrorCode.PROTOCOL_ERROR, `frame type ${frame.type} on idle stream ${frame.streamId}`);
+    if (this.isIdleStream(frame.streamId))
+      throw new Http2ConnectionError(ErrorCode.PROTOCOL_ERROR, `frame type ${frame.type} on idle stream ${frame.streamId}`);
     return this.streams.get(frame.streamId);
   }
 
@@ -302,7 +310,8 @@ export abstract class Http2Endpoint<S extends EndpointStream> {
     if (!pending) throw new Http2ConnectionError(ErrorCode.PROTOCOL_ERROR, 'CONTINUATION without a header block');
     pending.parts.push(frame.payload);
     pending.octets += frame.payload.length;
-    if (pending.octets > MAX_HEADER_BLOCK_OCTETS) throw new Http2ConnectionError(ErrorCode.ENHANCE_YOUR_CALM, `header block over ${MAX_HEADER_BLOCK_OCTETS} octets`);
+    if (pending.octets > MAX_HEADER_BLOCK_OCTETS)
+      throw new Http2ConnectionError(ErrorCode.ENHANCE_YOUR_CALM, `header block over ${MAX_HEADER_BLOCK_OCTETS} octets`);
     if ((frame.flags & Flag.END_HEADERS) === 0) return;
     this.continuation = null;
     this.headerBlock(pending.streamId, Buffer.concat(pending.parts), pending.endStream);
@@ -338,7 +347,8 @@ export abstract class Http2Endpoint<S extends EndpointStream> {
         this.peerInitialWindow = value;
         for (const stream of this.streams.values()) {
           stream.sendWindow += delta;
-          if (stream.sendWindow > MAX_WINDOW_SIZE) throw new Http2ConnectionError(ErrorCode.FLOW_CONTROL_ERROR, 'a stream window grew past 2^31-1');
+          if (stream.sendWindow > MAX_WINDOW_SIZE)
+            throw new Http2ConnectionError(ErrorCode.FLOW_CONTROL_ERROR, 'a stream window grew past 2^31-1');
         }
       }
     }
@@ -367,7 +377,8 @@ export abstract class Http2Endpoint<S extends EndpointStream> {
     if (frame.streamId === 0) {
       if (increment === 0) throw new Http2ConnectionError(ErrorCode.PROTOCOL_ERROR, 'WINDOW_UPDATE of 0 for the connection');
       this.connectionSendWindow += increment;
-      if (this.connectionSendWindow > MAX_WINDOW_SIZE) throw new Http2ConnectionError(ErrorCode.FLOW_CONTROL_ERROR, 'connection window past 2^31-1');
+      if (this.connectionSendWindow > MAX_WINDOW_SIZE)
+        throw new Http2ConnectionError(ErrorCode.FLOW_CONTROL_ERROR, 'connection window past 2^31-1');
     } else {
       const stream = this.streamFor(frame);
       if (!stream) return;

@@ -1,5 +1,6 @@
 /** Why an HTTP/2 request produced no response; shared by the connection and the pool. */
-export type Http2FailureReason = 'connect_failed' | 'connect_timeout' | 'request_timeout' | 'deadline' | 'aborted' | 'stream_error' | 'refused' | 'pool_closed';
+export type Http2FailureReason =
+  'connect_failed' | 'connect_timeout' | 'request_timeout' | 'deadline' | 'aborted' | 'stream_error' | 'refused' | 'pool_closed';
 
 /**
  * The one error an HTTP/2 request fails with. `refused` means the server never processed the

@@ -155,7 +155,8 @@ export function decodeSettings(frame: Frame): Array<[number, number]> {
   for (let at = 0; at < frame.payload.length; at += 6) {
     const id = frame.payload.readUInt16BE(at);
     const value = frame.payload.readUInt32BE(at + 2);
-    if (id === Setting.ENABLE_PUSH && value > 1) throw new Http2ConnectionError(ErrorCode.PROTOCOL_ERROR, 'SETTINGS_ENABLE_PUSH must be 0 or 1');
+    if (id === Setting.ENABLE_PUSH && value > 1)
+      throw new Http2ConnectionError(ErrorCode.PROTOCOL_ERROR, 'SETTINGS_ENABLE_PUSH must be 0 or 1');
     if (id === Setting.INITIAL_WINDOW_SIZE && value > MAX_WINDOW_SIZE) {
       throw new Http2ConnectionError(ErrorCode.FLOW_CONTROL_ERROR, 'SETTINGS_INITIAL_WINDOW_SIZE above 2^31-1');
     }

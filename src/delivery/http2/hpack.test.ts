@@ -11,20 +11,59 @@ const decodeAll = (decoder: HpackDecoder, block: Buffer): Array<[string, string]
 
 // RFC 7541 Appendix C.3 / C.4: three requests on one connection (C.4 with Huffman coding).
 const REQUESTS: Array<Array<[string, string]>> = [
-  [[':method', 'GET'], [':scheme', 'http'], [':path', '/'], [':authority', 'www.example.com']],
-  [[':method', 'GET'], [':scheme', 'http'], [':path', '/'], [':authority', 'www.example.com'], ['cache-control', 'no-cache']],
-  [[':method', 'GET'], [':scheme', 'https'], [':path', '/index.html'], [':authority', 'www.example.com'], ['custom-key', 'custom-value']],
+  [
+    [':method', 'GET'],
+    [':scheme', 'http'],
+    [':path', '/'],
+    [':authority', 'www.example.com'],
+  ],
+  [
+    [':method', 'GET'],
+    [':scheme', 'http'],
+    [':path', '/'],
+    [':authority', 'www.example.com'],
+    ['cache-control', 'no-cache'],
+  ],
+  [
+    [':method', 'GET'],
+    [':scheme', 'https'],
+    [':path', '/index.html'],
+    [':authority', 'www.example.com'],
+    ['custom-key', 'custom-value'],
+  ],
 ];
-const C3 = ['8286 8441 0f77 7777 2e65 7861 6d70 6c65 2e63 6f6d', '8286 84be 5808 6e6f 2d63 6163 6865', '8287 85bf 400a 6375 7374 6f6d 2d6b 6579 0c63 7573 746f 6d2d 7661 6c75 65'];
-const C4 = ['8286 8441 8cf1 e3c2 e5f2 3a6b a0ab 90f4 ff', '8286 84be 5886 a8eb 1064 9cbf', '8287 85bf 4088 25a8 49e9 5ba9 7d7f 8925 a849 e95b b8e8 b4bf'];
+const C3 = [
+  '8286 8441 0f77 7777 2e65 7861 6d70 6c65 2e63 6f6d',
+  '8286 84be 5808 6e6f 2d63 6163 6865',
+  '8287 85bf 400a 6375 7374 6f6d 2d6b 6579 0c63 7573 746f 6d2d 7661 6c75 65',
+];
+const C4 = [
+  '8286 8441 8cf1 e3c2 e5f2 3a6b a0ab 90f4 ff',
+  '8286 84be 5886 a8eb 1064 9cbf',
+  '8287 85bf 4088 25a8 49e9 5ba9 7d7f 8925 a849 e95b b8e8 b4bf',
+];
 
 // RFC 7541 Appendix C.6: three responses with a 256-octet table, so entries are evicted.
 const RESPONSES: Array<Array<[string, string]>> = [
-  [[':status', '302'], ['cache-control', 'private'], ['date', 'Mon, 21 Oct 2013 20:13:21 GMT'], ['location', 'https://www.example.com']],
-  [[':status', '307'], ['cache-control', 'private'], ['date', 'Mon, 21 Oct 2013 20:13:21 GMT'], ['location', 'https://www.example.com']],
   [
-    [':status', '200'], ['cache-control', 'private'], ['date', 'Mon, 21 Oct 2013 20:13:22 GMT'], ['location', 'https://www.example.com'],
-    ['content-encoding', 'gzip'], ['set-cookie', 'foo=ASDJKHQKBZXOQWEOPIUAXQWEOIU; max-age=3600; version=1'],
+    [':status', '302'],
+    ['cache-control', 'private'],
+    ['date', 'Mon, 21 Oct 2013 20:13:21 GMT'],
+    ['location', 'https://www.example.com'],
+  ],
+  [
+    [':status', '307'],
+    ['cache-control', 'private'],
+    ['date', 'Mon, 21 Oct 2013 20:13:21 GMT'],
+    ['location', 'https://www.example.com'],
+  ],
+  [
+    [':status', '200'],
+    ['cache-control', 'private'],
+    ['date', 'Mon, 21 Oct 2013 20:13:22 GMT'],
+    ['location', 'https://www.example.com'],
+    ['content-encoding', 'gzip'],
+    ['set-cookie', 'foo=ASDJKHQKBZXOQWEOPIUAXQWEOIU; max-age=3600; version=1'],
   ],
 ];
 const C6 = [
@@ -51,7 +90,8 @@ describe('HPACK decoder', () => {
 
   test('malformed blocks are HpackErrors, never crashes', () => {
     const cases = ['80', 'ff00', 'be', '41', '4105', '4185ff', 'ff ffffffff0f', '82 3f00'];
-    for (const block of cases) assert.throws(() => decodeAll(new HpackDecoder(), hex(block.length % 2 ? `${block}0` : block)), HpackError, block);
+    for (const block of cases)
+      assert.throws(() => decodeAll(new HpackDecoder(), hex(block.length % 2 ? `${block}0` : block)), HpackError, block);
   });
 
   test('a size update above our limit, and a header list above its bound, are refused', () => {
@@ -76,7 +116,12 @@ describe('HPACK encoder', () => {
 
   test('a repeated header list becomes one octet per field', () => {
     const encoder = new HpackEncoder();
-    const fields: Array<[string, string]> = [[':method', 'POST'], [':path', '/v1/projects/p/messages:send'], ['authorization', `Bearer ${'t'.repeat(300)}`], ['content-type', 'application/json']];
+    const fields: Array<[string, string]> = [
+      [':method', 'POST'],
+      [':path', '/v1/projects/p/messages:send'],
+      ['authorization', `Bearer ${'t'.repeat(300)}`],
+      ['content-type', 'application/json'],
+    ];
     const first = encoder.encode(fields);
     const second = encoder.encode(fields);
     assert.ok(first.length > 200);
@@ -90,9 +135,15 @@ describe('HPACK encoder', () => {
     const encoder = new HpackEncoder();
     const decoder = new HpackDecoder();
     for (let i = 0; i < 3; i++) {
-      const block = encoder.encode([['content-length', String(100 + i), 'without'], ['x-secret', 's3cret', 'never']]);
+      const block = encoder.encode([
+        ['content-length', String(100 + i), 'without'],
+        ['x-secret', 's3cret', 'never'],
+      ]);
       assert.equal((block[0] as number) & 0xf0, 0x00);
-      assert.deepEqual(decodeAll(decoder, block), [['content-length', String(100 + i)], ['x-secret', 's3cret']]);
+      assert.deepEqual(decodeAll(decoder, block), [
+        ['content-length', String(100 + i)],
+        ['x-secret', 's3cret'],
+      ]);
     }
   });
 
@@ -102,7 +153,11 @@ describe('HPACK encoder', () => {
     for (let i = 0; i < 500; i++) {
       if (i === 250) encoder.setPeerMaxTableSize(100);
       if (i === 400) encoder.setPeerMaxTableSize(0);
-      const fields: Array<[string, string]> = [['x-counter', String(i % 37)], ['x-name', `value-${i % 11}`], [':status', '200']];
+      const fields: Array<[string, string]> = [
+        ['x-counter', String(i % 37)],
+        ['x-name', `value-${i % 11}`],
+        [':status', '200'],
+      ];
       assert.deepEqual(decodeAll(decoder, encoder.encode(fields)), fields);
     }
   });

@@ -33,7 +33,9 @@ async function startEchoServer(settings: http2.Settings = {}): Promise<EchoServe
     peakStreams: 0,
     sessions: 0,
     waitForStream: (path) =>
-      seenPaths.has(path) ? Promise.resolve() : new Promise((resolve) => pathWaiters.set(path, [...(pathWaiters.get(path) ?? []), resolve])),
+      seenPaths.has(path)
+        ? Promise.resolve()
+        : new Promise((resolve) => pathWaiters.set(path, [...(pathWaiters.get(path) ?? []), resolve])),
     stop: async () => {
       for (const session of live) session.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -164,8 +164,14 @@ export class Http2Pool {
       const timer =
         untilDeadlineMs < this.requestTimeoutMs
           ? setTimeout(() => connection.cancel(streamId, deadlineError()), Math.max(0, untilDeadlineMs))
-          : setTimeout(() => connection.cancel(streamId, new Http2RequestError('request_timeout', `HTTP/2 request exceeded ${this.requestTimeoutMs}ms`)), this.requestTimeoutMs);
-      const unwatchAbort = request.signal ? this.onAbort(request.signal, () => connection.cancel(streamId, new Http2RequestError('aborted', 'request aborted'))) : undefined;
+          : setTimeout(
+              () =>
+                connection.cancel(streamId, new Http2RequestError('request_timeout', `HTTP/2 request exceeded ${this.requestTimeoutMs}ms`)),
+              this.requestTimeoutMs,
+            );
+      const unwatchAbort = request.signal
+        ? this.onAbort(request.signal, () => connection.cancel(streamId, new Http2RequestError('aborted', 'request aborted')))
+        : undefined;
       const settle = (error: Http2RequestError | null, response: Http2ClientResponse | null): void => {
         clearTimeout(timer);
         unwatchAbort?.();
@@ -207,7 +213,8 @@ export class Http2Pool {
       if (this.closed) throw new Http2RequestError('pool_closed', 'the HTTP/2 pool is closed');
       if (signal?.aborted) throw new Http2RequestError('aborted', 'request aborted before it was sent');
       if (deadlineMs !== undefined && Date.now() >= deadlineMs) throw deadlineError();
-      const connection = this.sessionWithFreeStream() ?? this.connectingSession() ?? (this.sessions.length < this.maxSessions ? this.connect() : null);
+      const connection =
+        this.sessionWithFreeStream() ?? this.connectingSession() ?? (this.sessions.length < this.maxSessions ? this.connect() : null);
       if (connection) return connection;
       await this.waitForFreeStream(signal, deadlineMs);
     }

@@ -32,7 +32,8 @@ export function classifyPushResponse(status: number, headers: ResponseHeaders, b
 
 function errorFor(status: number, headers: ResponseHeaders, message: string): DeliveryError {
   if (status === 404 || status === 410) return { kind: 'token_not_registered', message, status };
-  if (status === 429 || (status >= 500 && status <= 599)) return { kind: 'retryable_internal', message, status, retryAfterSecs: parseRetryAfterSecs(headers) };
+  if (status === 429 || (status >= 500 && status <= 599))
+    return { kind: 'retryable_internal', message, status, retryAfterSecs: parseRetryAfterSecs(headers) };
   if (status === 401 || status === 403) return { kind: 'unauthorized', message: `VAPID rejected: ${message}`, status };
   if (status >= 400 && status <= 499) return { kind: 'invalid_request', message, status };
   return { kind: 'unknown', message, status };

@@ -54,7 +54,9 @@ describe('webpush configuration', () => {
     assert.deepEqual(problemsOf({ NOSTR_PUSH__WEBPUSH__VAPID_SUBJECT: 'ops@example.org' }), [
       'webpush.vapid_subject must be a mailto: or https:// contact (RFC 8292 §2.1)',
     ]);
-    assert.deepEqual(problemsOf({ NOSTR_PUSH__WEBPUSH__TTL_SECS: '-1' }), ['webpush.ttl_secs must be a whole number of seconds, 0 or more']);
+    assert.deepEqual(problemsOf({ NOSTR_PUSH__WEBPUSH__TTL_SECS: '-1' }), [
+      'webpush.ttl_secs must be a whole number of seconds, 0 or more',
+    ]);
     assert.deepEqual(problemsOf({ NOSTR_PUSH__WEBPUSH__VAPID_PUBLIC_KEY: webpush.generateVAPIDKeys().publicKey }), [
       'webpush.vapid_public_key is set without webpush.vapid_private_key',
     ]);
@@ -72,7 +74,10 @@ describe('webpush configuration', () => {
         metrics: new Metrics(),
       };
       assert.equal(createWebPushTransport({ config, ...deps }).vapidPublicKey, pair.publicKey);
-      assert.throws(() => createWebPushTransport({ config: { ...config, webpush: { ...config.webpush, vapid_private_key: 'AAAA' } }, ...deps }), /VAPID private key|32 bytes/);
+      assert.throws(
+        () => createWebPushTransport({ config: { ...config, webpush: { ...config.webpush, vapid_private_key: 'AAAA' } }, ...deps }),
+        /VAPID private key|32 bytes/,
+      );
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

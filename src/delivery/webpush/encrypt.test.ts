@@ -46,7 +46,10 @@ describe('encryptAes128gcm', () => {
     );
     const ua = createECDH('prime256v1');
     ua.setPrivateKey(b64u(RFC8291.uaPrivate));
-    assert.equal(ece.decrypt(body, { version: 'aes128gcm', privateKey: ua, authSecret: RFC8291.authSecret }).toString('utf8'), RFC8291.plaintext);
+    assert.equal(
+      ece.decrypt(body, { version: 'aes128gcm', privateKey: ua, authSecret: RFC8291.authSecret }).toString('utf8'),
+      RFC8291.plaintext,
+    );
   });
 
   test('random payloads from 0 to 3993 bytes round-trip through http_ece, each with a fresh key and salt', () => {
@@ -74,7 +77,8 @@ describe('encryptAes128gcm', () => {
 
   test('3994 bytes, or 3993 plus padding, is too large for one push', () => {
     const ua = userAgent();
-    const tooLarge = (fn: () => unknown) => assert.throws(fn, (err: unknown) => err instanceof WebPushEncryptionError && err.code === 'too_large');
+    const tooLarge = (fn: () => unknown) =>
+      assert.throws(fn, (err: unknown) => err instanceof WebPushEncryptionError && err.code === 'too_large');
     tooLarge(() => encryptAes128gcm(Buffer.alloc(MAX_PLAINTEXT_BYTES + 1), ua));
     tooLarge(() => encryptAes128gcm(Buffer.alloc(MAX_PLAINTEXT_BYTES), ua, { paddingBytes: 1 }));
   });
@@ -86,7 +90,11 @@ describe('encryptAes128gcm', () => {
     code(() => encryptAes128gcm(Buffer.from('x'), { ...ua, p256dh: 'not base64!' }), 'bad_p256dh');
     code(() => encryptAes128gcm(Buffer.from('x'), { ...ua, p256dh: ua.p256dh.slice(0, 40) }), 'bad_p256dh');
     // 65 bytes that start with 0x04 but are not on the curve.
-    code(() => encryptAes128gcm(Buffer.from('x'), { ...ua, p256dh: Buffer.concat([Buffer.from([4]), Buffer.alloc(64, 1)]).toString('base64url') }), 'bad_p256dh');
+    code(
+      () =>
+        encryptAes128gcm(Buffer.from('x'), { ...ua, p256dh: Buffer.concat([Buffer.from([4]), Buffer.alloc(64, 1)]).toString('base64url') }),
+      'bad_p256dh',
+    );
     code(() => encryptAes128gcm(Buffer.from('x'), { ...ua, p256dh: Buffer.alloc(65, 3).toString('base64url') }), 'bad_p256dh');
     code(() => encryptAes128gcm(Buffer.from('x'), { ...ua, auth: 'AAAA' }), 'bad_auth');
     code(() => encryptAes128gcm(Buffer.from('x'), ua, { salt: Buffer.alloc(8) }), 'bad_salt');

@@ -81,9 +81,13 @@ export function encryptAes128gcm(plaintext: Uint8Array, keys: SubscriptionKeys, 
   if (uaPublic[0] !== 0x04) throw new WebPushEncryptionError('bad_p256dh', 'p256dh is not an uncompressed P-256 point');
   const authSecret = decodeKey(keys.auth, AUTH_SECRET_BYTES, 'bad_auth', 'auth');
   const padding = options.paddingBytes ?? 0;
-  if (!Number.isInteger(padding) || padding < 0) throw new WebPushEncryptionError('too_large', 'paddingBytes must be a non-negative integer');
+  if (!Number.isInteger(padding) || padding < 0)
+    throw new WebPushEncryptionError('too_large', 'paddingBytes must be a non-negative integer');
   if (plaintext.length + padding > MAX_PLAINTEXT_BYTES) {
-    throw new WebPushEncryptionError('too_large', `the message is ${plaintext.length + padding} bytes; one push carries at most ${MAX_PLAINTEXT_BYTES}`);
+    throw new WebPushEncryptionError(
+      'too_large',
+      `the message is ${plaintext.length + padding} bytes; one push carries at most ${MAX_PLAINTEXT_BYTES}`,
+    );
   }
   const salt = options.salt ?? randomBytes(SALT_BYTES);
   if (salt.length !== SALT_BYTES) throw new WebPushEncryptionError('bad_salt', `salt must be ${SALT_BYTES} bytes`);

@@ -34,7 +34,8 @@ export function parsePushEndpoint(endpoint: string): EndpointCheck {
   } catch {
     return { ok: false, reason: 'the endpoint is not a URL' };
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') return { ok: false, reason: `the endpoint scheme ${url.protocol} is not http(s)` };
+  if (url.protocol !== 'https:' && url.protocol !== 'http:')
+    return { ok: false, reason: `the endpoint scheme ${url.protocol} is not http(s)` };
   if (url.username !== '' || url.password !== '') return { ok: false, reason: 'the endpoint carries credentials' };
   if (url.hostname === '') return { ok: false, reason: 'the endpoint has no host' };
   return { ok: true, url };

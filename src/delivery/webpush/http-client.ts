@@ -114,7 +114,9 @@ export class PushHttpClient {
             chunks.push(part);
             kept += part.length;
           });
-          res.on('end', () => finish(null, { status: res.statusCode ?? 0, headers: res.headers, bodyText: Buffer.concat(chunks).toString('utf8') }));
+          res.on('end', () =>
+            finish(null, { status: res.statusCode ?? 0, headers: res.headers, bodyText: Buffer.concat(chunks).toString('utf8') }),
+          );
           res.on('error', (err) => finish(new PushRequestError('network', `reading the response failed: ${err.message}`)));
         },
       );

@@ -56,17 +56,25 @@ export function createWebPushTransport(deps: WebPushTransportDeps): WebPushTrans
     metrics: deps.metrics,
   });
   logger.info(
-    { vapidPublicKey: transport.vapidPublicKey, vapidKeySource: keys.source, ...(keys.storedNow !== undefined ? { vapidKeyStoredNow: keys.storedNow } : {}), localNtfy: matcher ? matcher.baseUrl : null },
+    {
+      vapidPublicKey: transport.vapidPublicKey,
+      vapidKeySource: keys.source,
+      ...(keys.storedNow !== undefined ? { vapidKeyStoredNow: keys.storedNow } : {}),
+      localNtfy: matcher ? matcher.baseUrl : null,
+    },
     'Web Push / UnifiedPush transport on',
   );
   if (config.webpush.vapid_subject === '') {
-    logger.warn("webpush.vapid_subject is unset: VAPID JWTs carry no contact, and Apple's push service refuses them (set a mailto: or https: contact)");
+    logger.warn(
+      "webpush.vapid_subject is unset: VAPID JWTs carry no contact, and Apple's push service refuses them (set a mailto: or https: contact)",
+    );
   }
   if ((keys.source === 'data_dir' || keys.source === 'generated') && /^rediss?:/.test(config.store.url)) {
     // The service resolves a Redis fleet's key through the store; this would be a wiring slip.
     logger.warn('the VAPID key comes from this data directory on a shared Redis store: processes may sign with different keys');
   }
-  if (config.webpush.allow_private_endpoints) logger.warn('webpush.allow_private_endpoints is on: push endpoints may reach loopback and private addresses');
+  if (config.webpush.allow_private_endpoints)
+    logger.warn('webpush.allow_private_endpoints is on: push endpoints may reach loopback and private addresses');
   return transport;
 }
 

@@ -27,11 +27,23 @@ function setup(ntfyOverrides: Partial<ReturnType<typeof defaultConfig>['ntfy']> 
       return { ...content, id: '000000000001', topic, timeMs: 0, expiresMs: ttlMs };
     },
   };
-  const transport = createWebPushTransport({ config, localNtfy: ntfySettings(config.ntfy), store, logger: createLogger({ level: 'silent' }), metrics: new Metrics() });
+  const transport = createWebPushTransport({
+    config,
+    localNtfy: ntfySettings(config.ntfy),
+    store,
+    logger: createLogger({ level: 'silent' }),
+    metrics: new Metrics(),
+  });
   const ua = createECDH('prime256v1');
   ua.generateKeys();
   const auth = randomBytes(16).toString('base64url');
-  const deviceAt = (endpoint: string): DeviceRegistration => ({ token: endpoint, transport: 'unifiedpush', endpoint, p256dh: ua.getPublicKey().toString('base64url'), auth });
+  const deviceAt = (endpoint: string): DeviceRegistration => ({
+    token: endpoint,
+    transport: 'unifiedpush',
+    endpoint,
+    p256dh: ua.getPublicKey().toString('base64url'),
+    auth,
+  });
   return { transport, appended, deviceAt, ua, auth, cleanup: () => rmSync(dataDir, { recursive: true, force: true }) };
 }
 
@@ -48,7 +60,10 @@ describe('the local ntfy shortcut wired to the store', () => {
       assert.equal(entry.ttlMs, 2 * 3600 * 1000);
       assert.equal(entry.content.encoding, 'base64');
       const body = Buffer.from(entry.content.message, 'base64');
-      assert.deepEqual(JSON.parse(ece.decrypt(body, { version: 'aes128gcm', privateKey: s.ua, authSecret: s.auth }).toString()), { type: 'like', title: 'New like' });
+      assert.deepEqual(JSON.parse(ece.decrypt(body, { version: 'aes128gcm', privateKey: s.ua, authSecret: s.auth }).toString()), {
+        type: 'like',
+        title: 'New like',
+      });
     } finally {
       s.cleanup();
     }

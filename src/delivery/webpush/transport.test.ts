@@ -90,13 +90,23 @@ describe('WebPushTransport against a loopback push service', () => {
 
   test('one batch, every answer classified: 201 ok, 404/410 gone, 413 invalid, 429/503 retry with Retry-After', async () => {
     const { transport, metrics } = make();
-    const [ok, notFound, gone, tooLarge, limited, unavailable] = [fake.subscribe(), fake.subscribe(), fake.subscribe(), fake.subscribe(), fake.subscribe(), fake.subscribe()];
+    const [ok, notFound, gone, tooLarge, limited, unavailable] = [
+      fake.subscribe(),
+      fake.subscribe(),
+      fake.subscribe(),
+      fake.subscribe(),
+      fake.subscribe(),
+      fake.subscribe(),
+    ];
     fake.script({ subscriptionId: notFound.id, status: 404 });
     fake.unsubscribe(gone.id);
     fake.script({ subscriptionId: tooLarge.id, status: 413 });
     fake.script({ subscriptionId: limited.id, status: 429, headers: { 'retry-after': '30' } });
     fake.script({ subscriptionId: unavailable.id, status: 503 });
-    const outcomes = await transport.sendBatch([ok, notFound, gone, tooLarge, limited, unavailable].map((s) => device(s)), like);
+    const outcomes = await transport.sendBatch(
+      [ok, notFound, gone, tooLarge, limited, unavailable].map((s) => device(s)),
+      like,
+    );
     assert.deepEqual(outcomes.get(ok.endpoint), { ok: true });
     assert.deepEqual(failure(outcomes.get(notFound.endpoint)), { kind: 'token_not_registered', retryAfterSecs: undefined, status: 404 });
     assert.deepEqual(failure(outcomes.get(gone.endpoint)), { kind: 'token_not_registered', retryAfterSecs: undefined, status: 410 });
@@ -125,7 +135,10 @@ describe('WebPushTransport against a loopback push service', () => {
     fake.setLatency(20);
     fake.resetStats();
     try {
-      const outcomes = await transport.sendBatch(subs.map((s) => device(s)), like);
+      const outcomes = await transport.sendBatch(
+        subs.map((s) => device(s)),
+        like,
+      );
       assert.equal([...outcomes.values()].filter((o) => o.ok).length, 12);
       assert.equal(fake.maxInFlight, 3, 'three in flight at once, never more');
     } finally {
@@ -150,9 +163,17 @@ describe('WebPushTransport against a loopback push service', () => {
   test('loopback and private endpoints are refused unless allowed, and nothing is sent to them', async () => {
     const { transport } = make({ allowPrivateEndpoints: false });
     const sub = fake.subscribe();
-    const viaName = { ...device(sub), token: sub.endpoint.replace('127.0.0.1', 'localhost'), endpoint: sub.endpoint.replace('127.0.0.1', 'localhost') };
+    const viaName = {
+      ...device(sub),
+      token: sub.endpoint.replace('127.0.0.1', 'localhost'),
+      endpoint: sub.endpoint.replace('127.0.0.1', 'localhost'),
+    };
     const viaV6 = { ...device(sub), token: 'http://[::1]:9/push/x', endpoint: 'http://[::1]:9/push/x' };
-    const metadata = { ...device(sub), token: 'http://169.254.169.254/latest/meta-data', endpoint: 'http://169.254.169.254/latest/meta-data' };
+    const metadata = {
+      ...device(sub),
+      token: 'http://169.254.169.254/latest/meta-data',
+      endpoint: 'http://169.254.169.254/latest/meta-data',
+    };
     const count = fake.received.length;
     const outcomes = await transport.sendBatch([device(sub), viaName, viaV6, metadata], like);
     for (const d of [device(sub), viaName, viaV6, metadata]) {
@@ -227,7 +248,10 @@ describe('WebPushTransport local shortcut (our own ntfy topics)', () => {
     });
     const keys = ua();
     const endpoint = 'https://push.nostr-push.test/upAbCdEf123456?up=1';
-    const outcomes = await transport.sendBatch([{ token: endpoint, transport: 'unifiedpush', endpoint, p256dh: keys.p256dh, auth: keys.auth }], like);
+    const outcomes = await transport.sendBatch(
+      [{ token: endpoint, transport: 'unifiedpush', endpoint, p256dh: keys.p256dh, auth: keys.auth }],
+      like,
+    );
     assert.deepEqual(outcomes.get(endpoint), { ok: true });
     assert.equal(appended.length, 1);
     const [entry] = appended as [(typeof appended)[number]];
@@ -245,7 +269,11 @@ describe('WebPushTransport local shortcut (our own ntfy topics)', () => {
     });
     const keys = ua();
     const endpoint = 'https://push.nostr-push.test/up1';
-    const outcome = failure((await transport.sendBatch([{ token: endpoint, transport: 'unifiedpush', endpoint, p256dh: keys.p256dh, auth: keys.auth }], like)).get(endpoint));
+    const outcome = failure(
+      (
+        await transport.sendBatch([{ token: endpoint, transport: 'unifiedpush', endpoint, p256dh: keys.p256dh, auth: keys.auth }], like)
+      ).get(endpoint),
+    );
     assert.equal(outcome.kind, 'retryable_internal');
   });
 
@@ -255,7 +283,11 @@ describe('WebPushTransport local shortcut (our own ntfy topics)', () => {
     });
     const keys = ua();
     const endpoint = 'https://push.elsewhere.test/up1';
-    const outcome = failure((await transport.sendBatch([{ token: endpoint, transport: 'unifiedpush', endpoint, p256dh: keys.p256dh, auth: keys.auth }], like)).get(endpoint));
+    const outcome = failure(
+      (
+        await transport.sendBatch([{ token: endpoint, transport: 'unifiedpush', endpoint, p256dh: keys.p256dh, auth: keys.auth }], like)
+      ).get(endpoint),
+    );
     assert.equal(outcome.kind, 'internal_response', 'the poster that refuses every HTTP hop was reached');
   });
 });

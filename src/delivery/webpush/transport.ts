@@ -68,7 +68,8 @@ export class WebPushTransport implements PushTransport {
     this.batchConcurrency = Math.max(1, options.batchConcurrency ?? WEBPUSH_BATCH_CONCURRENCY);
     this.localNtfy = options.localNtfy ?? null;
     this.poster =
-      options.poster ?? new PushHttpClient({ allowPrivateEndpoints: options.allowPrivateEndpoints, requestTimeoutMs: options.requestTimeoutMs });
+      options.poster ??
+      new PushHttpClient({ allowPrivateEndpoints: options.allowPrivateEndpoints, requestTimeoutMs: options.requestTimeoutMs });
     this.logger = options.logger;
     this.metrics = options.metrics;
   }
@@ -89,7 +90,8 @@ export class WebPushTransport implements PushTransport {
     for (const device of devices) {
       if (seen.has(device.token)) continue;
       seen.add(device.token);
-      if (!this.handles(device)) outcomes.set(device.token, failed('invalid_request', `not a Web Push device (transport ${device.transport})`));
+      if (!this.handles(device))
+        outcomes.set(device.token, failed('invalid_request', `not a Web Push device (transport ${device.transport})`));
       else pending.push(device);
     }
     // Encoded once: every subscription of the batch gets the same plaintext and headers.
@@ -142,7 +144,13 @@ export class WebPushTransport implements PushTransport {
       this.metrics.webpushSendsSucceeded.inc({ route });
     } else {
       this.metrics.webpushSendsFailed.inc({ route, reason: outcome.error.kind });
-      const fields = { token: redact(device.token), route, kind: outcome.error.kind, status: outcome.error.status, retryAfterSecs: outcome.error.retryAfterSecs };
+      const fields = {
+        token: redact(device.token),
+        route,
+        kind: outcome.error.kind,
+        status: outcome.error.status,
+        retryAfterSecs: outcome.error.retryAfterSecs,
+      };
       if (outcome.error.kind === 'token_not_registered') this.logger.info(fields, `Web Push subscription gone: ${outcome.error.message}`);
       else this.logger.warn(fields, `Web Push send failed: ${outcome.error.message}`);
     }
@@ -150,21 +158,31 @@ export class WebPushTransport implements PushTransport {
   }
 
   /** Check the endpoint and encrypt; a bad subscription is a final failure before any I/O. */
-  private prepare(device: DeviceRegistration, plaintext: Buffer): { outcome: SendOutcome } | { url: URL; body: Buffer; localTopic: string | null } {
+  private prepare(
+    device: DeviceRegistration,
+    plaintext: Buffer,
+  ): { outcome: SendOutcome } | { url: URL; body: Buffer; localTopic: string | null } {
     const checked = parsePushEndpoint(device.endpoint ?? device.token);
     if (!checked.ok) return { outcome: failed('invalid_request', checked.reason) };
-    if (device.p256dh === undefined || device.auth === undefined) return { outcome: failed('invalid_request', 'the subscription has no p256dh/auth keys') };
+    if (device.p256dh === undefined || device.auth === undefined)
+      return { outcome: failed('invalid_request', 'the subscription has no p256dh/auth keys') };
     let body: Buffer;
     try {
       body = encryptAes128gcm(plaintext, { p256dh: device.p256dh, auth: device.auth });
     } catch (err) {
-      if (err instanceof WebPushEncryptionError) return { outcome: failed('invalid_request', `cannot encrypt for this subscription: ${err.message}`) };
+      if (err instanceof WebPushEncryptionError)
+        return { outcome: failed('invalid_request', `cannot encrypt for this subscription: ${err.message}`) };
       throw err;
     }
     return { url: checked.url, body, localTopic: this.localNtfy?.matcher.topicOf(checked.url) ?? null };
   }
 
-  private async postToPushService(url: URL, body: Buffer, headers: ReturnType<typeof webPushHeaders>, signal: AbortSignal | undefined): Promise<SendOutcome> {
+  private async postToPushService(
+    url: URL,
+    body: Buffer,
+    headers: ReturnType<typeof webPushHeaders>,
+    signal: AbortSignal | undefined,
+  ): Promise<SendOutcome> {
     const authorization = this.signer.authorizationFor(url);
     try {
       const response = await this.poster.post({ url, headers: { ...headers, authorization }, body, signal });
@@ -175,13 +193,25 @@ export class WebPushTransport implements PushTransport {
     }
   }
 
-  private async appendLocally(topic: string, body: Buffer, headers: ReturnType<typeof webPushHeaders>, endpoint: URL): Promise<SendOutcome> {
+  private async appendLocally(
+    topic: string,
+    body: Buffer,
+    headers: ReturnType<typeof webPushHeaders>,
+    endpoint: URL,
+  ): Promise<SendOutcome> {
     try {
       await (this.localNtfy as NonNullable<WebPushTransportOptions['localNtfy']>).append(topic, body, headers, endpoint);
       return { ok: true };
     } catch (err) {
       if (err instanceof LocalTopicRefusedError) return failed('unauthorized', `the local ntfy topic refused the publish: ${err.message}`);
-      return { ok: false, error: { kind: 'retryable_internal', message: `appending to the local ntfy topic failed: ${(err as Error).message}`, retryAfterSecs: NO_ANSWER_RETRY_AFTER_SECS } };
+      return {
+        ok: false,
+        error: {
+          kind: 'retryable_internal',
+          message: `appending to the local ntfy topic failed: ${(err as Error).message}`,
+          retryAfterSecs: NO_ANSWER_RETRY_AFTER_SECS,
+        },
+      };
     }
   }
 }

@@ -34,7 +34,7 @@ describe('resolveSharedVapidKeys', () => {
     assert.deepEqual([b64(second.publicKey), b64(second.privateKey)], [b64(first.publicKey), b64(first.privateKey)]);
   });
 
-  test('a pair already in the data directory is the candidate, so it becomes the fleet\'s when first', async () => {
+  test("a pair already in the data directory is the candidate, so it becomes the fleet's when first", async () => {
     const kept = webpush.generateVAPIDKeys();
     writeFileSync(join(dir, VAPID_KEY_FILE), JSON.stringify(kept));
     const resolved = await resolveSharedVapidKeys(none, dir, store);
@@ -43,7 +43,11 @@ describe('resolveSharedVapidKeys', () => {
 
   test('configured keys are used as they are and never stored', async () => {
     const configured = webpush.generateVAPIDKeys();
-    const resolved = await resolveSharedVapidKeys({ vapid_private_key: configured.privateKey, vapid_public_key: configured.publicKey }, dir, store);
+    const resolved = await resolveSharedVapidKeys(
+      { vapid_private_key: configured.privateKey, vapid_public_key: configured.publicKey },
+      dir,
+      store,
+    );
     assert.deepEqual([resolved.source, b64(resolved.publicKey)], ['config', configured.publicKey]);
     const fleet = await resolveSharedVapidKeys(none, dir, store);
     assert.notEqual(b64(fleet.publicKey), configured.publicKey, 'the store had no pair yet');
@@ -52,7 +56,11 @@ describe('resolveSharedVapidKeys', () => {
   test('a stored pair that is not a valid key pair is a clear error, never replaced', async () => {
     await store.claimVapidKeys({ publicKey: 'not-a-key', privateKey: 'nope' });
     await assert.rejects(resolveSharedVapidKeys(none, dir, store), VapidKeyError);
-    await assert.rejects(resolveSharedVapidKeys(none, dir, store), VapidKeyError, 'the next start meets the same pair: nothing was replaced');
+    await assert.rejects(
+      resolveSharedVapidKeys(none, dir, store),
+      VapidKeyError,
+      'the next start meets the same pair: nothing was replaced',
+    );
     assert.deepEqual(await store.claimVapidKeys({ publicKey: 'x', privateKey: 'y' }), { publicKey: 'not-a-key', privateKey: 'nope' });
   });
 });

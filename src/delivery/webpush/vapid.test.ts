@@ -45,9 +45,15 @@ describe('VAPID (RFC 8292)', () => {
     const jwt = signVapidJwt({ aud: 'https://push.example', exp: nowSecs(clock) + 60, sub: 'mailto:a@b.c' }, keys);
     const [h, , s] = jwt.split('.');
     const forged = `${h}.${Buffer.from(JSON.stringify({ aud: 'https://push.example', exp: nowSecs(clock) + 60, sub: 'mailto:x@y.z' })).toString('base64url')}.${s}`;
-    assert.equal(verifyVapidHeader(`vapid t=${forged}, k=${keys.publicKey.toString('base64url')}`, 'https://push.example', nowSecs(clock)).ok, false);
+    assert.equal(
+      verifyVapidHeader(`vapid t=${forged}, k=${keys.publicKey.toString('base64url')}`, 'https://push.example', nowSecs(clock)).ok,
+      false,
+    );
     const other = generateVapidKeyPair();
-    assert.equal(verifyVapidHeader(`vapid t=${jwt}, k=${other.publicKey.toString('base64url')}`, 'https://push.example', nowSecs(clock)).ok, false);
+    assert.equal(
+      verifyVapidHeader(`vapid t=${jwt}, k=${other.publicKey.toString('base64url')}`, 'https://push.example', nowSecs(clock)).ok,
+      false,
+    );
   });
 
   test('the audience is the endpoint origin: scheme, host and a non-default port', () => {
@@ -82,7 +88,10 @@ describe('VAPID (RFC 8292)', () => {
     const pair = webpush.generateVAPIDKeys();
     const keys = vapidKeyPairFromPrivate(Buffer.from(pair.privateKey, 'base64url'), Buffer.from(pair.publicKey, 'base64url'));
     assert.equal(keys.publicKey.toString('base64url'), pair.publicKey);
-    assert.throws(() => vapidKeyPairFromPrivate(Buffer.from(pair.privateKey, 'base64url'), generateVapidKeyPair().publicKey), VapidKeyError);
+    assert.throws(
+      () => vapidKeyPairFromPrivate(Buffer.from(pair.privateKey, 'base64url'), generateVapidKeyPair().publicKey),
+      VapidKeyError,
+    );
     assert.throws(() => vapidKeyPairFromPrivate(Buffer.alloc(31)), VapidKeyError);
     assert.throws(() => vapidKeyPairFromPrivate(Buffer.alloc(32)), VapidKeyError);
   });
@@ -119,10 +128,19 @@ describe('resolveVapidKeys', () => {
       const configured = resolveVapidKeys({ vapid_private_key: pair.privateKey, vapid_public_key: pair.publicKey }, dir);
       assert.equal(configured.source, 'config');
       assert.equal(configured.publicKey.toString('base64url'), pair.publicKey);
-      assert.equal(resolveVapidKeys({ vapid_private_key: pair.privateKey, vapid_public_key: '' }, dir).publicKey.toString('base64url'), pair.publicKey);
+      assert.equal(
+        resolveVapidKeys({ vapid_private_key: pair.privateKey, vapid_public_key: '' }, dir).publicKey.toString('base64url'),
+        pair.publicKey,
+      );
       const other = webpush.generateVAPIDKeys();
-      assert.throws(() => resolveVapidKeys({ vapid_private_key: pair.privateKey, vapid_public_key: other.publicKey }, dir), /does not belong/);
-      assert.throws(() => resolveVapidKeys({ vapid_private_key: '', vapid_public_key: pair.publicKey }, dir), /without webpush.vapid_private_key/);
+      assert.throws(
+        () => resolveVapidKeys({ vapid_private_key: pair.privateKey, vapid_public_key: other.publicKey }, dir),
+        /does not belong/,
+      );
+      assert.throws(
+        () => resolveVapidKeys({ vapid_private_key: '', vapid_public_key: pair.publicKey }, dir),
+        /without webpush.vapid_private_key/,
+      );
       assert.throws(() => resolveVapidKeys({ vapid_private_key: 'short', vapid_public_key: '' }, dir), VapidKeyError);
     }));
 

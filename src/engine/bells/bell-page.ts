@@ -230,7 +230,14 @@ export async function deliverBellPage(
     else count(stopped);
     if (stopped === 'rate_limited') bookkeeper.rateLimited(state.watcher);
   }
-  const claims = eligible.length === 0 ? [] : await deps.store.claimRecipientDeliveries(event.id, eligible.map((s) => s.watcher), deps.inFlightClaimSecs);
+  const claims =
+    eligible.length === 0
+      ? []
+      : await deps.store.claimRecipientDeliveries(
+          event.id,
+          eligible.map((s) => s.watcher),
+          deps.inFlightClaimSecs,
+        );
   const claimed: Array<{ state: BellWatcherState; claim: RecipientClaim }> = [];
   claims.forEach((claim, i) => {
     const state = eligible[i];
@@ -247,7 +254,13 @@ export async function deliverBellPage(
     }
     try {
       const text = await copy();
-      const message = buildSocialPayload({ type: 'newPost', event, recipient: state.watcher, senderName: text.senderName, copy: { title: text.title, body: text.body } });
+      const message = buildSocialPayload({
+        type: 'newPost',
+        event,
+        recipient: state.watcher,
+        senderName: text.senderName,
+        copy: { title: text.title, body: text.body },
+      });
       const outcomes = await sendToDevices(deps.transports, state.devices, message);
       const { delivered, dead, retryAfterSecs } = classifyOutcomes(outcomes, log);
       for (const token of dead) bookkeeper.deadToken(state.watcher, token);

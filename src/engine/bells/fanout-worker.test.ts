@@ -88,20 +88,30 @@ async function makeHarness(store: StorePort, clock: ManualClock): Promise<Harnes
     transport,
     deps,
     creator,
-    video: (tags = [], d = `vine-${randomUUID()}`) => signEvent({ kind: VIDEO, created_at: now(), tags: [['d', d], ...tags], content: 'look' }, creator.secret),
+    video: (tags = [], d = `vine-${randomUUID()}`) =>
+      signEvent({ kind: VIDEO, created_at: now(), tags: [['d', d], ...tags], content: 'look' }, creator.secret),
     async addWatchers(count) {
       const added: string[] = [];
       for (let i = 0; i < count; i++) {
         const watcher = watcherKey(watcherCount++);
         await store.registerToken(watcher, { token: `token-${watcher}`, transport: 'fcm' });
-        await store.replaceNotifySubscriptions({ subscriber: watcher, creators: [creator.pubkey], createdAt: now(), eventId: 'aa'.repeat(32) });
+        await store.replaceNotifySubscriptions({
+          subscriber: watcher,
+          creators: [creator.pubkey],
+          createdAt: now(),
+          eventId: 'aa'.repeat(32),
+        });
         added.push(watcher);
       }
       return added;
     },
     async drain(signal = new AbortController().signal) {
       const outcomes: string[] = [];
-      for (let claimed = await store.claimFanoutJob(LEASE_SECS * SECOND_MS); claimed; claimed = await store.claimFanoutJob(LEASE_SECS * SECOND_MS)) {
+      for (
+        let claimed = await store.claimFanoutJob(LEASE_SECS * SECOND_MS);
+        claimed;
+        claimed = await store.claimFanoutJob(LEASE_SECS * SECOND_MS)
+      ) {
         outcomes.push(await processFanoutJob(deps, claimed, signal));
         if (outcomes.length > 10_000) throw new Error('the fan-out does not end');
       }
@@ -140,7 +150,10 @@ for (const adapter of ['sqlite', 'redis'] as const) {
     beforeEach(async () => {
       const clock = new ManualClock(Date.UTC(2026, 4, 1));
       if (!redis) throw new Error('redis-server did not start');
-      const store = adapter === 'sqlite' ? await openSqliteStore({ path: ':memory:', clock }) : await openRedisStore({ url: redis.url, clock, keyPrefix: `t-${randomUUID()}:` });
+      const store =
+        adapter === 'sqlite'
+          ? await openSqliteStore({ path: ':memory:', clock })
+          : await openRedisStore({ url: redis.url, clock, keyPrefix: `t-${randomUUID()}:` });
       h = await makeHarness(store, clock);
     });
     afterEach(() => h.store.close());
@@ -217,12 +230,19 @@ describe('new-post fan-out worker rules', () => {
     const video = h.video();
     await h.enqueue(video);
     assert.ok(await h.store.claimFanoutJob(LEASE_SECS * SECOND_MS), 'the killed worker’s lease');
-    assert.ok(await h.store.claimRecipientDelivery(video.id, watcher ?? '', inFlightClaimSecs(LEASE_SECS)), 'its claim, taken before the send');
+    assert.ok(
+      await h.store.claimRecipientDelivery(video.id, watcher ?? '', inFlightClaimSecs(LEASE_SECS)),
+      'its claim, taken before the send',
+    );
     h.clock.advance(LEASE_SECS * SECOND_MS);
     assert.deepEqual(await h.drain(), ['completed']);
     assert.deepEqual(tokensSent(h), [`token-${watcher}`]);
     h.clock.advance(LEASE_SECS * SECOND_MS);
-    assert.equal(await h.store.claimRecipientDelivery(video.id, watcher ?? '', 60), null, 'a delivered bell’s claim holds for the processed-event TTL');
+    assert.equal(
+      await h.store.claimRecipientDelivery(video.id, watcher ?? '', 60),
+      null,
+      'a delivered bell’s claim holds for the processed-event TTL',
+    );
   });
 
   test('mentioned watchers are left to the mention: the page excludes them', async () => {
@@ -298,8 +318,22 @@ describe('new-post fan-out worker rules', () => {
   });
 
   test('a job that holds no usable video is discarded', async () => {
-    await h.store.enqueueFanoutJob('bad', { eventJson: 'not json', cursor: WATCHER_WALK_START, senderName: null, attempt: 0, expiresAt: 2_000_000_000 }, 60);
-    await h.store.enqueueFanoutJob('note', { eventJson: JSON.stringify({ ...h.video(), kind: 1 }), cursor: WATCHER_WALK_START, senderName: null, attempt: 0, expiresAt: 2_000_000_000 }, 60);
+    await h.store.enqueueFanoutJob(
+      'bad',
+      { eventJson: 'not json', cursor: WATCHER_WALK_START, senderName: null, attempt: 0, expiresAt: 2_000_000_000 },
+      60,
+    );
+    await h.store.enqueueFanoutJob(
+      'note',
+      {
+        eventJson: JSON.stringify({ ...h.video(), kind: 1 }),
+        cursor: WATCHER_WALK_START,
+        senderName: null,
+        attempt: 0,
+        expiresAt: 2_000_000_000,
+      },
+      60,
+    );
     assert.deepEqual(await h.drain(), ['discarded', 'discarded']);
   });
 

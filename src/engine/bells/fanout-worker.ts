@@ -68,7 +68,12 @@ export async function runNewPostFanout(deps: NewPostFanoutDeps, signal: AbortSig
 }
 
 /** Process one claimed job, preserving it (due again after the base delay) when processing itself fails. */
-export async function runClaimedJob(deps: NewPostFanoutDeps, claimed: ClaimedFanoutJob, signal: AbortSignal, log: Logger = deps.logger): Promise<FanoutPageOutcome | null> {
+export async function runClaimedJob(
+  deps: NewPostFanoutDeps,
+  claimed: ClaimedFanoutJob,
+  signal: AbortSignal,
+  log: Logger = deps.logger,
+): Promise<FanoutPageOutcome | null> {
   try {
     const outcome = await processFanoutJob(deps, claimed, signal);
     deps.metrics.newPostFanoutPages.inc({ outcome });
@@ -102,7 +107,11 @@ function jobVideo(job: FanoutJob): NostrEvent | null {
  * One page of one job. Throws only for store failures around the queue itself (the caller
  * preserves the job); everything else ends in a queue transition.
  */
-export async function processFanoutJob(deps: NewPostFanoutDeps, claimed: ClaimedFanoutJob, signal: AbortSignal): Promise<FanoutPageOutcome> {
+export async function processFanoutJob(
+  deps: NewPostFanoutDeps,
+  claimed: ClaimedFanoutJob,
+  signal: AbortSignal,
+): Promise<FanoutPageOutcome> {
   const { store } = deps;
   const job = claimed.job;
   const event = job ? jobVideo(job) : null;
@@ -134,7 +143,8 @@ export async function processFanoutJob(deps: NewPostFanoutDeps, claimed: Claimed
   const targets = page.watchers.filter((watcher) => !excluded.has(watcher));
   const video: BellVideo = { owner: event.pubkey, dTag: dTag(event) };
   let resolvedName: Promise<string> | null = null;
-  const senderName = (): Promise<string> => (job.senderName !== null ? Promise.resolve(job.senderName) : (resolvedName ??= senderNameOrFallback(deps.profiles, event.pubkey)));
+  const senderName = (): Promise<string> =>
+    job.senderName !== null ? Promise.resolve(job.senderName) : (resolvedName ??= senderNameOrFallback(deps.profiles, event.pubkey));
   const copy: BellCopy = async () => {
     const name = await senderName();
     return { ...notificationCopy('newPost', name), senderName: name };

@@ -71,7 +71,9 @@ describe('notify-list handler', () => {
   test('a list over the cap is applied up to the cap, with a warning', async () => {
     assert.equal(await handleNotifyList(deps, notifyList(alice, [creator(1), creator(2), creator(3)])), 'applied');
     assert.deepEqual((await store.notifySubscriptions(alice.pubkey)).sort(), [creator(1), creator(2)]);
-    assert.ok(logLines.some((l) => l.level === 40 && l.msg === 'Notify list exceeds the creator cap; ignoring the remainder' && l.dropped === 1));
+    assert.ok(
+      logLines.some((l) => l.level === 40 && l.msg === 'Notify list exceeds the creator cap; ignoring the remainder' && l.dropped === 1),
+    );
   });
 
   test('an older list is reported stale and counted', async () => {
@@ -92,7 +94,12 @@ describe('notify-list handler', () => {
       metrics: new Metrics(),
       handleNotifyList: (event) => handleNotifyList(deps, event).then(() => undefined),
     });
-    const envelope = (event: NostrEvent, context: 'live' | 'historical' = 'historical') => ({ event, context, relay: 'ws://r', receivedAtMs: clock.nowMs() });
+    const envelope = (event: NostrEvent, context: 'live' | 'historical' = 'historical') => ({
+      event,
+      context,
+      relay: 'ws://r',
+      receivedAtMs: clock.nowMs(),
+    });
 
     test('a 90-day-old list is applied, historical or live, without a p tag to the service and without an event claim', async () => {
       const nowSecs = Math.floor(clock.nowMs() / 1000);
@@ -107,7 +114,11 @@ describe('notify-list handler', () => {
 
     test('a kind 30000 whose d is not exactly notify is ignored', async () => {
       for (const d of ['mute', 'Notify', 'notify ', '']) {
-        assert.deepEqual(await routeInbound(routerDeps(), envelope(notifyList(alice, [creator(1)], { d, createdAt: Math.floor(clock.nowMs() / 1000) }))), { route: 'ignored' }, `d=${JSON.stringify(d)}`);
+        assert.deepEqual(
+          await routeInbound(routerDeps(), envelope(notifyList(alice, [creator(1)], { d, createdAt: Math.floor(clock.nowMs() / 1000) }))),
+          { route: 'ignored' },
+          `d=${JSON.stringify(d)}`,
+        );
       }
       assert.deepEqual(await store.notifySubscriptions(alice.pubkey), []);
     });

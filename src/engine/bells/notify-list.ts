@@ -56,7 +56,12 @@ export async function handleNotifyList(deps: NotifyListDeps, event: NostrEvent):
   if (dropped > 0) {
     log.warn({ cap: deps.maxCreators, dropped }, 'Notify list exceeds the creator cap; ignoring the remainder');
   }
-  const outcome = await deps.store.replaceNotifySubscriptions({ subscriber: event.pubkey, creators, createdAt: event.created_at, eventId: event.id });
+  const outcome = await deps.store.replaceNotifySubscriptions({
+    subscriber: event.pubkey,
+    creators,
+    createdAt: event.created_at,
+    eventId: event.id,
+  });
   deps.metrics.notifyLists.inc({ outcome });
   if (outcome === 'applied') log.debug({ creators: creators.length }, 'notify list applied');
   else log.debug({ createdAt: event.created_at }, 'notify list older than the applied one; ignored');

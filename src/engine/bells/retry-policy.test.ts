@@ -3,7 +3,13 @@ import assert from 'node:assert/strict';
 import { WATCHER_WALK_START, type FanoutJob } from '../../store/port-bells.ts';
 import { MAX_FANOUT_ATTEMPTS, clampToLifetime, fanoutRetryDelaySecs, isFanoutJobExpired, nextFanoutRetry } from './retry-policy.ts';
 
-const job = (attempt: number, expiresAt = 1_000_000): FanoutJob => ({ eventJson: '{}', cursor: WATCHER_WALK_START, senderName: null, attempt, expiresAt });
+const job = (attempt: number, expiresAt = 1_000_000): FanoutJob => ({
+  eventJson: '{}',
+  cursor: WATCHER_WALK_START,
+  senderName: null,
+  attempt,
+  expiresAt,
+});
 
 describe('fan-out retry policy', () => {
   test("divine's backoff vectors (base, attempt, Retry-After)", () => {

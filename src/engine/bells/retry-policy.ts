@@ -40,10 +40,17 @@ export type FanoutRetryDecision =
 /** What to do after a failed delivery attempt of `job` (`minDelaySecs`: the provider's Retry-After, or 0). */
 export function nextFanoutRetry(job: FanoutJob, baseSecs: number, minDelaySecs: number, nowSecs: number): FanoutRetryDecision {
   if (job.attempt + 1 >= MAX_FANOUT_ATTEMPTS) {
-    return { kind: 'exhausted', delaySecs: clampToLifetime(fanoutRetryDelaySecs(baseSecs, MAX_FANOUT_ATTEMPTS, minDelaySecs), job.expiresAt, nowSecs) };
+    return {
+      kind: 'exhausted',
+      delaySecs: clampToLifetime(fanoutRetryDelaySecs(baseSecs, MAX_FANOUT_ATTEMPTS, minDelaySecs), job.expiresAt, nowSecs),
+    };
   }
   const attempt = job.attempt + 1;
-  return { kind: 'retry', job: { ...job, attempt }, delaySecs: clampToLifetime(fanoutRetryDelaySecs(baseSecs, attempt, minDelaySecs), job.expiresAt, nowSecs) };
+  return {
+    kind: 'retry',
+    job: { ...job, attempt },
+    delaySecs: clampToLifetime(fanoutRetryDelaySecs(baseSecs, attempt, minDelaySecs), job.expiresAt, nowSecs),
+  };
 }
 
 /** Whether the job's lifetime is over (`expires_at` itself is expired). */

@@ -26,9 +26,32 @@ describe('the bell fallback of a muted video mention', () => {
   let creator: TestUser;
   let watcher: TestUser;
   const now = () => Math.floor(clock.nowMs() / 1000);
-  const live = (event: InboundEnvelope['event']): InboundEnvelope => ({ event, context: 'live', relay: 'ws://r', receivedAtMs: clock.nowMs() });
-  const video = (d = 'vine', to = watcher.pubkey) => signEvent({ kind: VIDEO, created_at: now(), tags: [['d', d], ['p', to]], content: 'hi' }, creator.secret);
-  const bell = async () => store.replaceNotifySubscriptions({ subscriber: watcher.pubkey, creators: [creator.pubkey], createdAt: now(), eventId: 'aa'.repeat(32) });
+  const live = (event: InboundEnvelope['event']): InboundEnvelope => ({
+    event,
+    context: 'live',
+    relay: 'ws://r',
+    receivedAtMs: clock.nowMs(),
+  });
+  const video = (d = 'vine', to = watcher.pubkey) =>
+    signEvent(
+      {
+        kind: VIDEO,
+        created_at: now(),
+        tags: [
+          ['d', d],
+          ['p', to],
+        ],
+        content: 'hi',
+      },
+      creator.secret,
+    );
+  const bell = async () =>
+    store.replaceNotifySubscriptions({
+      subscriber: watcher.pubkey,
+      creators: [creator.pubkey],
+      createdAt: now(),
+      eventId: 'aa'.repeat(32),
+    });
 
   beforeEach(async () => {
     clock = new ManualClock(Date.UTC(2026, 5, 1));
@@ -117,7 +140,13 @@ describe('the bell rate window at delivery', () => {
     eventCreatedAt: 0,
     ...bellDelivery({ owner: creator, dTag: 'vine' }, watcher, RATE_LIMIT_SECS),
   });
-  const deliveryDeps = (transport: RecordingTransport) => ({ store, transports: [transport], videoRecordTtlSecs: RECORD_TTL_SECS, logger: createLogger({ level: 'silent' }), metrics: new Metrics() });
+  const deliveryDeps = (transport: RecordingTransport) => ({
+    store,
+    transports: [transport],
+    videoRecordTtlSecs: RECORD_TTL_SECS,
+    logger: createLogger({ level: 'silent' }),
+    metrics: new Metrics(),
+  });
 
   test('a delivered bell opens the window and writes only the newPost record', async () => {
     await deliverNotification(deliveryDeps(new RecordingTransport()), notification());

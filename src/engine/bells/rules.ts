@@ -45,7 +45,13 @@ export async function watchesAuthor(store: StorePort, author: string, recipient:
  * window, in which case the bell's coordinate record is written (a failure to write it is logged;
  * the bell is suppressed either way).
  */
-export async function bellRateLimited(store: StorePort, video: BellVideo, recipient: string, videoRecordTtlSecs: number, logger: Logger): Promise<boolean> {
+export async function bellRateLimited(
+  store: StorePort,
+  video: BellVideo,
+  recipient: string,
+  videoRecordTtlSecs: number,
+  logger: Logger,
+): Promise<boolean> {
   if (!(await store.isNewPostRateLimited(recipient, video.owner))) return false;
   try {
     await store.writeVideoRecords({ owner: video.owner, dTag: video.dTag, recipient }, [...BELL_RECORD_TYPES], videoRecordTtlSecs);
@@ -56,7 +62,11 @@ export async function bellRateLimited(store: StorePort, video: BellVideo, recipi
 }
 
 /** What a bell's outbound notification carries for delivery: its record types and the rate window to open. */
-export function bellDelivery(video: BellVideo, recipient: string, rateLimitSecs: number): Required<Pick<OutboundNotification, 'video' | 'rateWindow'>> {
+export function bellDelivery(
+  video: BellVideo,
+  recipient: string,
+  rateLimitSecs: number,
+): Required<Pick<OutboundNotification, 'video' | 'rateWindow'>> {
   return {
     video: { owner: video.owner, dTag: video.dTag, recordTypes: [...BELL_RECORD_TYPES] },
     rateWindow: { subscriber: recipient, creator: video.owner, ttlSecs: rateLimitSecs },

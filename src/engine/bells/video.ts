@@ -24,7 +24,13 @@ export interface VideoFanoutDeps {
 
 /** The first page job of a video's fan-out. The sender name is resolved by the first page that reaches someone. */
 export function initialFanoutJob(event: NostrEvent, nowSecs: number, processedEventTtlSecs: number): FanoutJob {
-  return { eventJson: JSON.stringify(event), cursor: WATCHER_WALK_START, senderName: null, attempt: 0, expiresAt: nowSecs + processedEventTtlSecs };
+  return {
+    eventJson: JSON.stringify(event),
+    cursor: WATCHER_WALK_START,
+    senderName: null,
+    attempt: 0,
+    expiresAt: nowSecs + processedEventTtlSecs,
+  };
 }
 
 /**
@@ -37,8 +43,15 @@ export async function enqueueNewPostFanout(deps: VideoFanoutDeps, event: NostrEv
   const nowSecs = Math.floor(deps.clock.nowMs() / 1000);
   if (event.created_at < nowSecs - deps.maxEventAgeSecs) return false;
   if (dTag(event) === '') return false;
-  const queued = await deps.store.enqueueFanoutJob(event.id, initialFanoutJob(event, nowSecs, deps.processedEventTtlSecs), deps.processedEventTtlSecs);
-  deps.logger.debug({ eventId: event.id, author: event.pubkey, queued }, queued ? 'new-post fan-out queued' : 'new-post fan-out was queued before');
+  const queued = await deps.store.enqueueFanoutJob(
+    event.id,
+    initialFanoutJob(event, nowSecs, deps.processedEventTtlSecs),
+    deps.processedEventTtlSecs,
+  );
+  deps.logger.debug(
+    { eventId: event.id, author: event.pubkey, queued },
+    queued ? 'new-post fan-out queued' : 'new-post fan-out was queued before',
+  );
   return queued;
 }
 

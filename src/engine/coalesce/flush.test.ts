@@ -46,7 +46,13 @@ describe('summary flush', () => {
     eventId: (++counter).toString(16).padStart(64, '0'),
     eventKind: 7,
     createdAt: Math.floor(clock.nowMs() / SECOND_MS) - 10 + counter,
-    references: { referencedEventId: POST, referencedAddress: VIDEO, referencedKind: '34236', referencedAuthorPubkey: 'c1'.repeat(32), referencedDTag: 'my-vine' },
+    references: {
+      referencedEventId: POST,
+      referencedAddress: VIDEO,
+      referencedKind: '34236',
+      referencedAuthorPubkey: 'c1'.repeat(32),
+      referencedDTag: 'my-vine',
+    },
     ...overrides,
   });
 
@@ -127,12 +133,16 @@ describe('summary flush', () => {
 
   test('a repost summary', async () => {
     await store.ingestCoalesceEvent(likeBy(carol, { type: 'repost', eventKind: 16 }), POLICY);
-    for (const actor of [bob, makeUser(), makeUser()]) await store.ingestCoalesceEvent(likeBy(actor, { type: 'repost', eventKind: 16 }), POLICY);
+    for (const actor of [bob, makeUser(), makeUser()])
+      await store.ingestCoalesceEvent(likeBy(actor, { type: 'repost', eventKind: 16 }), POLICY);
     clock.advance(POLICY.windowSecs * SECOND_MS);
     const { claim } = await store.claimDueCoalesceGroup(300);
     assert.ok(claim);
     await flushGroup(deps, claim, new AbortController().signal);
-    assert.deepEqual([transport.sent[0]?.message.data.title, transport.sent[0]?.message.data.body, transport.sent[0]?.message.data.eventKind], ['New reposts', 'Bob and 2 others reposted your post', '16']);
+    assert.deepEqual(
+      [transport.sent[0]?.message.data.title, transport.sent[0]?.message.data.body, transport.sent[0]?.message.data.eventKind],
+      ['New reposts', 'Bob and 2 others reposted your post', '16'],
+    );
   });
 
   test('a group claimed after its logical lifetime is dropped loudly, not sent', async () => {
@@ -160,7 +170,10 @@ describe('summary flush', () => {
 
     await store.setPreferences(alice.pubkey, { kinds: [7], campaignsEnabled: false });
     const outside = await dueGroup([bob]);
-    assert.deepEqual(await flushGroup({ ...deps, allowedPubkeys: new Set([bob.pubkey]) }, outside, new AbortController().signal), { kind: 'suppressed', reason: 'not_allowlisted' });
+    assert.deepEqual(await flushGroup({ ...deps, allowedPubkeys: new Set([bob.pubkey]) }, outside, new AbortController().signal), {
+      kind: 'suppressed',
+      reason: 'not_allowlisted',
+    });
     assert.equal(transport.sent.length, 0);
     assert.equal(await store.readCoalesceGroup(outside.groupId), null, 'a suppressed group is completed');
     await metric(/push_coalesce_skipped_total\{reason="preference_disabled"\} 1/);
@@ -178,7 +191,12 @@ describe('summary flush', () => {
     clock.advance(3540 * SECOND_MS);
     const again = await store.claimDueCoalesceGroup(300);
     assert.ok(again.claim);
-    assert.deepEqual(await flushGroup({ ...deps, policy }, again.claim, new AbortController().signal), { kind: 'sent', delivered: 1, failed: 0, actorCount: 1 });
+    assert.deepEqual(await flushGroup({ ...deps, policy }, again.claim, new AbortController().signal), {
+      kind: 'sent',
+      delivered: 1,
+      failed: 0,
+      actorCount: 1,
+    });
   });
 
   test('at the daily cap the summary waits for the oldest emission to age out; at the lifetime it is dropped as expired_throttled', async () => {
@@ -199,7 +217,12 @@ describe('summary flush', () => {
     const policy = { ...POLICY, dailyCap: 2 };
     transport.script.set('alice-phone', unregistered);
     const claim = await dueGroup([bob], policy);
-    assert.deepEqual(await flushGroup({ ...deps, policy }, claim, new AbortController().signal), { kind: 'sent', delivered: 0, failed: 1, actorCount: 1 });
+    assert.deepEqual(await flushGroup({ ...deps, policy }, claim, new AbortController().signal), {
+      kind: 'sent',
+      delivered: 0,
+      failed: 1,
+      actorCount: 1,
+    });
     assert.equal(await store.readCoalesceGroup(claim.groupId), null);
     assert.equal(await store.tokenOwner('alice-phone'), null, 'the dead token was pruned');
     // carol's immediate holds one slot of two; the refunded summary's slot is free again.
@@ -215,7 +238,11 @@ describe('summary flush', () => {
     assert.deepEqual(await flushGroup({ ...deps, policy }, claim, new AbortController().signal), { kind: 'retry_queued', afterSecs: 600 });
     assert.equal((await store.readCoalesceGroup(claim.groupId))?.pending, 1, 'kept for the retry');
     assert.deepEqual(await store.consumeRecipientToken(alice.pubkey, 'another-summary', policy), { status: 'spent' });
-    assert.deepEqual(await store.consumeRecipientToken(alice.pubkey, 'a-third', policy), { status: 'spent' }, 'two probes fit only because the summary slot was refunded');
+    assert.deepEqual(
+      await store.consumeRecipientToken(alice.pubkey, 'a-third', policy),
+      { status: 'spent' },
+      'two probes fit only because the summary slot was refunded',
+    );
     await store.refundRecipientToken(alice.pubkey, 'another-summary', policy);
     await store.refundRecipientToken(alice.pubkey, 'a-third', policy);
     clock.advance(599 * SECOND_MS);
@@ -245,9 +272,17 @@ describe('summary flush', () => {
   test('a recovered flush reuses its reservation instead of taking a second token', async () => {
     const policy = { ...POLICY, throttleCapacity: 2, throttleRefillSecs: 3600 };
     const claim = await dueGroup([bob], policy);
-    assert.deepEqual(await store.consumeRecipientToken(alice.pubkey, claim.groupId, policy), { status: 'spent' }, 'the crashed flush spent it');
+    assert.deepEqual(
+      await store.consumeRecipientToken(alice.pubkey, claim.groupId, policy),
+      { status: 'spent' },
+      'the crashed flush spent it',
+    );
     assert.equal((await flushGroup({ ...deps, policy }, claim, new AbortController().signal)).kind, 'sent');
-    assert.equal((await store.consumeRecipientToken(alice.pubkey, 'x', policy)).status, 'bucket_empty', 'two tokens: the immediate and one summary');
+    assert.equal(
+      (await store.consumeRecipientToken(alice.pubkey, 'x', policy)).status,
+      'bucket_empty',
+      'two tokens: the immediate and one summary',
+    );
   });
 
   test('a missing group and an unknown type end the flush as empty', async () => {

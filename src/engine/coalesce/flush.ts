@@ -75,7 +75,10 @@ export async function flushGroup(deps: FlushDeps, claim: GroupClaim, signal: Abo
   const group = await store.readCoalesceGroup(claim.groupId);
   if (!group) return drop('missing_group', { kind: 'empty', reason: 'missing_group' });
   if (group.expiresAtSecs > 0 && group.expiresAtSecs <= claim.claimedAtSecs) {
-    log.warn({ owner: group.owner, type: group.type, target: group.target, pending: group.pending }, 'coalescing group reached its lifetime unsent: dropped');
+    log.warn(
+      { owner: group.owner, type: group.type, target: group.target, pending: group.pending },
+      'coalescing group reached its lifetime unsent: dropped',
+    );
     return drop('expired', { kind: 'expired' });
   }
   const type = group.type;
@@ -97,14 +100,18 @@ export async function flushGroup(deps: FlushDeps, claim: GroupClaim, signal: Abo
     const requeued = await store.completeCoalesceGroup(claim, budget.retryAfterSecs);
     if (requeued === 'expired') {
       metrics.coalesceSkipped.inc({ reason: 'expired_throttled' });
-      log.warn({ owner: group.owner, type, target: group.target }, 'coalescing group reached its lifetime while its recipient was at the limit: dropped');
+      log.warn(
+        { owner: group.owner, type, target: group.target },
+        'coalescing group reached its lifetime while its recipient was at the limit: dropped',
+      );
       return { kind: 'expired' };
     }
     await finish(requeued);
     return { kind: 'throttled', afterSecs: budget.retryAfterSecs };
   }
 
-  const firstActorName = group.firstActor !== null && isHexPubkey(group.firstActor) ? await senderNameOrFallback(deps.profiles, group.firstActor) : '';
+  const firstActorName =
+    group.firstActor !== null && isHexPubkey(group.firstActor) ? await senderNameOrFallback(deps.profiles, group.firstActor) : '';
   const message = buildSummaryMessage({ group, type, firstActorName, collapseKey: collapseKeyForGroup(claim.groupId) });
   const notification: OutboundNotification = {
     eventId: group.firstEvent ?? group.target,
@@ -114,7 +121,13 @@ export async function flushGroup(deps: FlushDeps, claim: GroupClaim, signal: Abo
     claim: null,
     eventCreatedAt: group.lastAt ?? group.dueAtSecs,
   };
-  const deliveryDeps: DeliveryDeps = { store, transports: deps.transports, videoRecordTtlSecs: deps.videoRecordTtlSecs, logger: deps.logger, metrics };
+  const deliveryDeps: DeliveryDeps = {
+    store,
+    transports: deps.transports,
+    videoRecordTtlSecs: deps.videoRecordTtlSecs,
+    logger: deps.logger,
+    metrics,
+  };
   const report = await deliverNotification(deliveryDeps, notification, signal);
   // Sends cut short by a timeout or shutdown say nothing about the devices: keep the lease (and
   // the reservation, which a recovered flush reuses) rather than judge the group by them.
@@ -127,7 +140,10 @@ export async function flushGroup(deps: FlushDeps, claim: GroupClaim, signal: Abo
       const requeued = await store.completeCoalesceGroup(claim, afterSecs);
       if (requeued === 'expired') {
         metrics.coalesceSkipped.inc({ reason: 'expired' });
-        log.warn({ owner: group.owner, type, target: group.target }, 'coalescing group reached its lifetime while its sends kept failing: dropped');
+        log.warn(
+          { owner: group.owner, type, target: group.target },
+          'coalescing group reached its lifetime while its sends kept failing: dropped',
+        );
         return { kind: 'expired' };
       }
       await finish(requeued);

@@ -47,8 +47,14 @@ describe('coalescing at ingest', () => {
   let ingester: CoalesceIngester;
   let alice: TestUser;
   const nowSecs = () => Math.floor(clock.nowMs() / 1000);
-  const live = (event: InboundEnvelope['event']): InboundEnvelope => ({ event, context: 'live', relay: 'ws://r', receivedAtMs: clock.nowMs() });
-  const like = (tags: string[][] = [['e', POST]], kind = REACTION) => signEvent({ kind, created_at: nowSecs(), tags: [...tags, ['p', alice.pubkey]], content: '+' }, makeUser().secret);
+  const live = (event: InboundEnvelope['event']): InboundEnvelope => ({
+    event,
+    context: 'live',
+    relay: 'ws://r',
+    receivedAtMs: clock.nowMs(),
+  });
+  const like = (tags: string[][] = [['e', POST]], kind = REACTION) =>
+    signEvent({ kind, created_at: nowSecs(), tags: [...tags, ['p', alice.pubkey]], content: '+' }, makeUser().secret);
 
   beforeEach(async () => {
     clock = new ManualClock(Date.UTC(2026, 11, 2));
@@ -108,13 +114,32 @@ describe('coalescing at ingest', () => {
 
   test('NIP-25: the last e tag is the target, so a reaction to a reply groups with the reply', async () => {
     const reply = 'cc'.repeat(32);
-    const first = await ingester.decide(like([['e', POST], ['e', reply]]), alice.pubkey, 'like');
+    const first = await ingester.decide(
+      like([
+        ['e', POST],
+        ['e', reply],
+      ]),
+      alice.pubkey,
+      'like',
+    );
     const second = await ingester.decide(like([['e', reply]]), alice.pubkey, 'like');
     assert.equal(first.kind === 'immediate' && second.kind === 'immediate' && first.groupId === second.groupId, true);
   });
 
   test('comments and likes without a target are not coalesced', async () => {
-    const comment = signEvent({ kind: COMMENT, created_at: nowSecs(), tags: [['E', POST], ['P', alice.pubkey], ['p', alice.pubkey]], content: 'nice' }, makeUser().secret);
+    const comment = signEvent(
+      {
+        kind: COMMENT,
+        created_at: nowSecs(),
+        tags: [
+          ['E', POST],
+          ['P', alice.pubkey],
+          ['p', alice.pubkey],
+        ],
+        content: 'nice',
+      },
+      makeUser().secret,
+    );
     assert.deepEqual(await ingester.decide(comment, alice.pubkey, 'comment'), { kind: 'not_coalesced' });
     const bare = like([]);
     assert.deepEqual(await ingester.decide(bare, alice.pubkey, 'like'), { kind: 'not_coalesced' });
@@ -123,7 +148,12 @@ describe('coalescing at ingest', () => {
   });
 
   test('a throttled like is buffered and counted in push_throttled_recipients_total', async () => {
-    ingester = createCoalesceIngester({ store, policy: { ...POLICY, throttleCapacity: 1, throttleRefillSecs: 3600 }, logger: createLogger({ level: 'silent' }), metrics });
+    ingester = createCoalesceIngester({
+      store,
+      policy: { ...POLICY, throttleCapacity: 1, throttleRefillSecs: 3600 },
+      logger: createLogger({ level: 'silent' }),
+      metrics,
+    });
     deps.coalesce = ingester;
     assert.deepEqual(await outcomeOf(like()), ['queued']);
     assert.deepEqual(await outcomeOf(like()), ['buffered']);

@@ -19,9 +19,7 @@ import { coalesceTarget, referenceFields } from '../references.ts';
 import { collapseKeyForGroup } from './policy.ts';
 
 export type CoalesceDecision =
-  | { kind: 'not_coalesced' }
-  | { kind: 'immediate'; groupId: string; collapseKey: string }
-  | { kind: 'buffered'; groupId: string };
+  { kind: 'not_coalesced' } | { kind: 'immediate'; groupId: string; collapseKey: string } | { kind: 'buffered'; groupId: string };
 
 /** The engine's coalescing dependency (`ContentDeps.coalesce`). */
 export interface CoalesceIngester {
@@ -62,9 +60,13 @@ export function createCoalesceIngester(deps: CoalesceIngesterDeps): CoalesceInge
       );
       if (result.disposition === 'throttled') {
         deps.metrics.throttledRecipients.inc({ type });
-        deps.logger.debug({ eventId: event.id, recipient, groupId: result.groupId }, 'recipient budget spent: like/repost buffered for the summary');
+        deps.logger.debug(
+          { eventId: event.id, recipient, groupId: result.groupId },
+          'recipient budget spent: like/repost buffered for the summary',
+        );
       }
-      if (result.disposition === 'immediate') return { kind: 'immediate', groupId: result.groupId, collapseKey: collapseKeyForGroup(result.groupId) };
+      if (result.disposition === 'immediate')
+        return { kind: 'immediate', groupId: result.groupId, collapseKey: collapseKeyForGroup(result.groupId) };
       return { kind: 'buffered', groupId: result.groupId };
     },
   };

@@ -22,7 +22,12 @@ export interface CoalesceWiringContext {
 
 /** `ContentDeps.coalesce` of the engine. */
 export function coalesceIngester(ctx: CoalesceWiringContext): CoalesceIngester {
-  return createCoalesceIngester({ store: ctx.store, policy: coalescePolicyFromConfig(ctx.config.service), logger: ctx.logger, metrics: ctx.metrics });
+  return createCoalesceIngester({
+    store: ctx.store,
+    policy: coalescePolicyFromConfig(ctx.config.service),
+    logger: ctx.logger,
+    metrics: ctx.metrics,
+  });
 }
 
 /** What `runCoalesceFlush` needs in the scheduler role. */

@@ -115,13 +115,22 @@ describe('coalescing flush worker', () => {
     const real = deps.store;
     const sample = real.oldestCoalesceDueAgeSecs.bind(real);
     deps.store = Object.create(real, {
-      oldestCoalesceDueAgeSecs: { value: async () => { const age = await sample(); sampled.push(age); return age; } },
+      oldestCoalesceDueAgeSecs: {
+        value: async () => {
+          const age = await sample();
+          sampled.push(age);
+          return age;
+        },
+      },
     }) as StorePort;
     const shutdown = new AbortController();
     const running = runCoalesceFlush(deps, shutdown.signal);
     await until(() => transport.sent.length === 1, 'the summary');
     assert.equal(sampled[0], 40, 'sampled before the claim');
-    await until(async () => sampled.at(-1) === 0 && /push_coalesce_oldest_due_age_seconds 0/.test(await metrics.render()), 'the gauge back at 0');
+    await until(
+      async () => sampled.at(-1) === 0 && /push_coalesce_oldest_due_age_seconds 0/.test(await metrics.render()),
+      'the gauge back at 0',
+    );
     await dueGroup();
     await until(() => transport.sent.length === 2, 'a second summary');
     shutdown.abort();
@@ -163,7 +172,9 @@ describe('coalescing flush worker', () => {
   test('a failing flush is counted and requeued after coalesce_retry_secs', async () => {
     await dueGroup();
     const claimed = await claim();
-    const failing = Object.create(store, { readCoalesceGroup: { value: async () => Promise.reject(new Error('store hiccup')) } }) as StorePort;
+    const failing = Object.create(store, {
+      readCoalesceGroup: { value: async () => Promise.reject(new Error('store hiccup')) },
+    }) as StorePort;
     assert.equal(await flushClaimed({ ...deps, store: failing }, claimed, new AbortController().signal), null);
     assert.match(await metrics.render(), /push_coalesce_flush_failures_total\{reason="error"\} 1/);
     assert.equal((await store.claimDueCoalesceGroup(300)).claim, null);
@@ -176,7 +187,16 @@ describe('coalescing flush worker', () => {
     deps.policy = policy;
     for (let i = 0; i < 2; i++) {
       await store.ingestCoalesceEvent(
-        { type: 'like', owner: alice.pubkey, target: 'e:x', actor: makeUser().pubkey, eventId: (++counter).toString(16).padStart(64, '0'), eventKind: 7, createdAt: 1, references: {} },
+        {
+          type: 'like',
+          owner: alice.pubkey,
+          target: 'e:x',
+          actor: makeUser().pubkey,
+          eventId: (++counter).toString(16).padStart(64, '0'),
+          eventKind: 7,
+          createdAt: 1,
+          references: {},
+        },
         policy,
       );
     }

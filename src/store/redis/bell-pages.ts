@@ -53,7 +53,11 @@ export function preferenceKindsOf(ctx: RedisContext, pubkey: string, rawPreferen
   return kinds;
 }
 
-export async function readBellWatchers(ctx: RedisContext, video: VideoCoordinate, watchers: readonly string[]): Promise<BellWatcherState[]> {
+export async function readBellWatchers(
+  ctx: RedisContext,
+  video: VideoCoordinate,
+  watchers: readonly string[],
+): Promise<BellWatcherState[]> {
   const key = prefixed(ctx);
   const { owner, dTag } = video;
   const replies = await Promise.all(
@@ -70,12 +74,23 @@ export async function readBellWatchers(ctx: RedisContext, video: VideoCoordinate
   );
   return replies.flat().map(([devices, rawPreferences, recorded, rateLimited], i) => {
     const watcher = watchers[i] ?? '';
-    return { watcher, devices: devicesFromListReply(ctx, devices), preferenceKinds: preferenceKindsOf(ctx, watcher, rawPreferences), alreadyNotified: recorded === 1, rateLimited: rateLimited === 1 };
+    return {
+      watcher,
+      devices: devicesFromListReply(ctx, devices),
+      preferenceKinds: preferenceKindsOf(ctx, watcher, rawPreferences),
+      alreadyNotified: recorded === 1,
+      rateLimited: rateLimited === 1,
+    };
   });
 }
 
 /** `SET dedup:{eventId}:{recipient} owner EX ttl NX` for many recipients, as claimRecipientDelivery does alone, one script per chunk. */
-export async function claimRecipientDeliveries(ctx: RedisContext, eventId: string, recipients: readonly string[], ttlSecs: number): Promise<Array<RecipientClaim | null>> {
+export async function claimRecipientDeliveries(
+  ctx: RedisContext,
+  eventId: string,
+  recipients: readonly string[],
+  ttlSecs: number,
+): Promise<Array<RecipientClaim | null>> {
   if (recipients.length === 0) return [];
   const ttl = expirySeconds('claimRecipientDeliveries', ttlSecs);
   const key = prefixed(ctx);
@@ -101,11 +116,28 @@ export async function recordBellBatch(ctx: RedisContext, batch: BellBatch): Prom
   const extend = [...batch.delivered.map((bell) => bell.claim), ...batch.failed].flatMap(claimPair);
   const release = batch.released.flatMap(claimPair);
   const windows = batch.delivered.map((bell) => key(notifyRateKey(bell.claim.recipient, owner)));
-  const records = [...batch.delivered.map((bell) => bell.claim.recipient), ...batch.rateLimited].map((r) => key(videoRecordKey(BELL_RECORD_TYPE, owner, dTag, r)));
+  const records = [...batch.delivered.map((bell) => bell.claim.recipient), ...batch.rateLimited].map((r) =>
+    key(videoRecordKey(BELL_RECORD_TYPE, owner, dTag, r)),
+  );
   const tokens = batch.delivered.flatMap((bell) => bell.tokens);
   await ctx.scripts.run(
     'recordBellBatch',
     [staleTokensKey],
-    [claimTtl, rateTtl, recordTtl, activitySliceStartSecs(ctx), extend.length / 2, release.length / 2, windows.length, records.length, tokens.length, ...extend, ...release, ...windows, ...records, ...tokens],
+    [
+      claimTtl,
+      rateTtl,
+      recordTtl,
+      activitySliceStartSecs(ctx),
+      extend.length / 2,
+      release.length / 2,
+      windows.length,
+      records.length,
+      tokens.length,
+      ...extend,
+      ...release,
+      ...windows,
+      ...records,
+      ...tokens,
+    ],
   );
 }

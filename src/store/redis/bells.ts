@@ -25,7 +25,8 @@ import {
 const RATE_WINDOW_VALUE = '1';
 
 function requireWholeSeconds(operation: string, createdAt: number): void {
-  if (!Number.isSafeInteger(createdAt) || createdAt < 0) throw new RangeError(`${operation}: createdAt must be non-negative whole seconds, got ${createdAt}`);
+  if (!Number.isSafeInteger(createdAt) || createdAt < 0)
+    throw new RangeError(`${operation}: createdAt must be non-negative whole seconds, got ${createdAt}`);
 }
 
 function requireDelay(operation: string, delayMs: number): void {
@@ -94,7 +95,11 @@ export async function openNewPostRateWindow(ctx: RedisContext, subscriber: strin
 
 export async function enqueueFanoutJob(ctx: RedisContext, eventId: string, job: FanoutJob, markerTtlSecs: number): Promise<boolean> {
   const ttl = expirySeconds('enqueueFanoutJob', markerTtlSecs);
-  const queued = await ctx.scripts.run('enqueueFanoutJob', [fanoutEnqueuedKey(eventId), newPostFanoutJobsKey], [ttl, ctx.clock.nowMs(), encodeFanoutJob(job)]);
+  const queued = await ctx.scripts.run(
+    'enqueueFanoutJob',
+    [fanoutEnqueuedKey(eventId), newPostFanoutJobsKey],
+    [ttl, ctx.clock.nowMs(), encodeFanoutJob(job)],
+  );
   return queued === 1;
 }
 
@@ -107,12 +112,20 @@ export async function claimFanoutJob(ctx: RedisContext, leaseMs: number): Promis
 }
 
 export async function completeFanoutJob(ctx: RedisContext, current: ClaimedFanoutJob, successor: FanoutJob | null): Promise<void> {
-  await ctx.scripts.run('completeFanoutJob', [newPostFanoutJobsKey], [current.member, successor ? encodeFanoutJob(successor) : '', ctx.clock.nowMs()]);
+  await ctx.scripts.run(
+    'completeFanoutJob',
+    [newPostFanoutJobsKey],
+    [current.member, successor ? encodeFanoutJob(successor) : '', ctx.clock.nowMs()],
+  );
 }
 
 export async function retryFanoutJob(ctx: RedisContext, current: ClaimedFanoutJob, retry: FanoutJob, delayMs: number): Promise<void> {
   requireDelay('retryFanoutJob', delayMs);
-  await ctx.scripts.run('retryFanoutJob', [newPostFanoutJobsKey], [current.member, encodeFanoutJob(retry), ctx.clock.nowMs() + Math.ceil(delayMs)]);
+  await ctx.scripts.run(
+    'retryFanoutJob',
+    [newPostFanoutJobsKey],
+    [current.member, encodeFanoutJob(retry), ctx.clock.nowMs() + Math.ceil(delayMs)],
+  );
 }
 
 export async function rescoreFanoutJob(ctx: RedisContext, current: ClaimedFanoutJob, delayMs: number): Promise<boolean> {
@@ -125,7 +138,11 @@ export async function rescoreFanoutJob(ctx: RedisContext, current: ClaimedFanout
 
 export async function fanoutJobStats(ctx: RedisContext): Promise<FanoutJobStats> {
   const nowMs = ctx.clock.nowMs();
-  const replies = await ctx.redis.multi().zcount(newPostFanoutJobsKey, '-inf', nowMs).zcount(newPostFanoutJobsKey, `(${nowMs}`, '+inf').exec();
+  const replies = await ctx.redis
+    .multi()
+    .zcount(newPostFanoutJobsKey, '-inf', nowMs)
+    .zcount(newPostFanoutJobsKey, `(${nowMs}`, '+inf')
+    .exec();
   const count = (index: number): number => {
     const reply = replies?.[index];
     if (!reply || reply[0]) throw reply?.[0] ?? new Error('fanoutJobStats: MULTI was aborted');

@@ -50,7 +50,12 @@ export async function hasVideoRecord(ctx: RedisContext, record: VideoRecord): Pr
   return found > 0;
 }
 
-export async function writeVideoRecords(ctx: RedisContext, video: Omit<VideoRecord, 'type'>, types: string[], ttlSecs: number): Promise<void> {
+export async function writeVideoRecords(
+  ctx: RedisContext,
+  video: Omit<VideoRecord, 'type'>,
+  types: string[],
+  ttlSecs: number,
+): Promise<void> {
   if (types.length === 0) return;
   const ttl = expirySeconds('writeVideoRecords', ttlSecs);
   const multi = ctx.redis.multi();

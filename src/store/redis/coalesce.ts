@@ -106,7 +106,12 @@ export async function ingestCoalesceEvent(ctx: RedisContext, event: CoalesceEven
   return { disposition, groupId: gid, replayed: replayed === 1 };
 }
 
-export async function consumeRecipientToken(ctx: RedisContext, owner: string, member: string, policy: CoalescePolicy): Promise<RecipientTokenResult> {
+export async function consumeRecipientToken(
+  ctx: RedisContext,
+  owner: string,
+  member: string,
+  policy: CoalescePolicy,
+): Promise<RecipientTokenResult> {
   const { nowMs, nowSecs } = nowParts(ctx);
   const ttls = coalesceTtls(policy);
   const reply = await ctx.scripts.run('coalesceToken', budgetKeys(owner), [
@@ -130,7 +135,13 @@ export async function consumeRecipientToken(ctx: RedisContext, owner: string, me
 
 export async function refundRecipientToken(ctx: RedisContext, owner: string, member: string, policy: CoalescePolicy): Promise<void> {
   const { nowMs } = nowParts(ctx);
-  await ctx.scripts.run('coalesceRefund', budgetKeys(owner), [nowMs, policy.throttleCapacity, policy.throttleRefillSecs, coalesceTtls(policy).throttleSecs, member]);
+  await ctx.scripts.run('coalesceRefund', budgetKeys(owner), [
+    nowMs,
+    policy.throttleCapacity,
+    policy.throttleRefillSecs,
+    coalesceTtls(policy).throttleSecs,
+    member,
+  ]);
 }
 
 /** A key prefix as a script must write it: ioredis adds its keyPrefix to declared KEYS only. */

@@ -27,7 +27,12 @@ export async function readRecipients(ctx: RedisContext, pubkeys: readonly string
   });
 }
 
-export async function claimAndEnqueueDeliveries<T>(ctx: RedisContext, queue: QueueName, ttlSecs: number, entries: ReadonlyArray<ClaimedDelivery<T>>): Promise<boolean[]> {
+export async function claimAndEnqueueDeliveries<T>(
+  ctx: RedisContext,
+  queue: QueueName,
+  ttlSecs: number,
+  entries: ReadonlyArray<ClaimedDelivery<T>>,
+): Promise<boolean[]> {
   if (entries.length === 0) return [];
   const ttl = expirySeconds('claimAndEnqueueDeliveries', ttlSecs);
   const key = prefixed(ctx);

@@ -52,7 +52,8 @@ export const recipientClaimKey = (eventId: string, recipient: string): string =>
 const VIDEO_KIND = 34236;
 export const videoRecordKey = (type: string, owner: string, dTag: string, recipient: string): string =>
   `dedup:${VIDEO_KIND}:${type}:${owner}:${dTag}:${recipient}`;
-export const legacyVideoRecordKey = (owner: string, dTag: string, recipient: string): string => `dedup:${VIDEO_KIND}:${owner}:${dTag}:${recipient}`;
+export const legacyVideoRecordKey = (owner: string, dTag: string, recipient: string): string =>
+  `dedup:${VIDEO_KIND}:${owner}:${dTag}:${recipient}`;
 export const userPreferencesKey = (pubkey: string): string => `user_preferences:${pubkey}`;
 export const campaignConsentKey = (pubkey: string): string => `campaign_consent:${pubkey}`;
 export const profileCacheKey = (pubkey: string): string => `profile_cache:${pubkey}`;

@@ -34,7 +34,14 @@
 import type { Redis } from 'ioredis';
 import type { NtfyAppendEvent, NtfyMessage, NtfyMessageContent, NtfyReadRequest, NtfyReadResult } from '../port-ntfy.ts';
 import { decodeNtfyId, encodeNtfyId, NTFY_MAX_SEQ, type NtfyPosition } from '../ntfy-ids.ts';
-import { decodeNtfyContent, NtfyAppendListeners, requireLimit, requireNtfyReadRequest, requirePositiveTtl, storedNtfyContent } from '../ntfy-shared.ts';
+import {
+  decodeNtfyContent,
+  NtfyAppendListeners,
+  requireLimit,
+  requireNtfyReadRequest,
+  requirePositiveTtl,
+  storedNtfyContent,
+} from '../ntfy-shared.ts';
 import { prefixed, type RedisContext } from './context.ts';
 import { ntfyExpiryKey, ntfyHeadKey, ntfyIdsKey, ntfyTopicKey, ntfyWakeChannel } from './keys.ts';
 
@@ -111,7 +118,13 @@ export function parseAppendEvent(payload: string): NtfyAppendEvent | null {
   const expiresMs = Number(expiry);
   const content = decodeNtfyContent(payload.slice(from + length));
   if (!position || (previous !== '-' && !previousPosition) || !Number.isSafeInteger(expiresMs) || !content) return null;
-  const message: NtfyMessage = { id: encodeNtfyId(position), topic: payload.slice(from, from + length), timeMs: position.ms, expiresMs, ...content };
+  const message: NtfyMessage = {
+    id: encodeNtfyId(position),
+    topic: payload.slice(from, from + length),
+    timeMs: position.ms,
+    expiresMs,
+    ...content,
+  };
   return { message, previousId: previousPosition ? encodeNtfyId(previousPosition) : null };
 }
 
@@ -272,7 +285,11 @@ export class RedisNtfyTopics {
     let deleted = 0;
     for (const topic of due) {
       if (deleted >= limit) break;
-      const [count] = (await this.ctx.scripts.run('expireNtfyTopic', [ntfyTopicKey(topic), ntfyExpiryKey, ntfyIdsKey], [nowMs, topic, limit - deleted])) as [number, number];
+      const [count] = (await this.ctx.scripts.run(
+        'expireNtfyTopic',
+        [ntfyTopicKey(topic), ntfyExpiryKey, ntfyIdsKey],
+        [nowMs, topic, limit - deleted],
+      )) as [number, number];
       deleted += Number(count);
     }
     return deleted;

@@ -141,7 +141,14 @@ export async function ack(ctx: RedisContext, queue: QueueName, id: string, lease
   return settled === true;
 }
 
-export async function retry(ctx: RedisContext, queue: QueueName, id: string, leaseToken: string, availableAtMs: number, error: string): Promise<boolean> {
+export async function retry(
+  ctx: RedisContext,
+  queue: QueueName,
+  id: string,
+  leaseToken: string,
+  availableAtMs: number,
+  error: string,
+): Promise<boolean> {
   const [settled] = await settleLeased(ctx, queue, [{ id, leaseToken, outcome: 'retry', availableAtMs, error }]);
   return settled === true;
 }

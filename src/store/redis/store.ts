@@ -29,7 +29,17 @@ import { RedisScripts } from './scripts.ts';
 import { RedisServerClock } from './server-clock.ts';
 import * as bells from './bells.ts';
 import * as bellPages from './bell-pages.ts';
-import type { BellBatch, BellWatcherState, ClaimedFanoutJob, FanoutJob, FanoutJobStats, NotifyListOutcome, NotifyListReplacement, VideoCoordinate, WatcherPage } from '../port-bells.ts';
+import type {
+  BellBatch,
+  BellWatcherState,
+  ClaimedFanoutJob,
+  FanoutJob,
+  FanoutJobStats,
+  NotifyListOutcome,
+  NotifyListReplacement,
+  VideoCoordinate,
+  WatcherPage,
+} from '../port-bells.ts';
 import * as coalesce from './coalesce.ts';
 import type {
   ClaimDueGroupResult,
@@ -298,7 +308,6 @@ export class RedisStore implements StorePort {
   fanoutJobStats(): Promise<FanoutJobStats> {
     return bells.fanoutJobStats(this.ctx);
   }
-
 
   async ping(): Promise<void> {
     await this.redis.ping();

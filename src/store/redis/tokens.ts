@@ -10,13 +10,7 @@ import { StoreError, StoreStatus } from '../errors.ts';
 import { tokenActivitySliceStartMs, type DeviceRegistration, type RegisterTokenResult, type Transport } from '../port.ts';
 import { redact } from '../../observability/logger.ts';
 import { isRecord, parseJson, type RedisContext } from './context.ts';
-import {
-  staleTokensKey,
-  tokenDevicesKey,
-  tokenTimezoneOffsetsKey,
-  tokenToPubkeyKey,
-  userTokensKey,
-} from './keys.ts';
+import { staleTokensKey, tokenDevicesKey, tokenTimezoneOffsetsKey, tokenToPubkeyKey, userTokensKey } from './keys.ts';
 
 /** Compare-and-set rounds before a registration gives up on an owner that keeps changing. */
 export const REGISTER_MAX_ROUNDS = 5;
@@ -113,8 +107,7 @@ function readDevice(ctx: RedisContext, token: string, rawOffset: string | null, 
 
 export async function listDevices(ctx: RedisContext, pubkey: string): Promise<DeviceRegistration[]> {
   const flat = (await ctx.scripts.run('listDevices', [userTokensKey(pubkey), tokenTimezoneOffsetsKey, tokenDevicesKey], [])) as (
-    | string
-    | null
+    string | null
   )[];
   return devicesFromListReply(ctx, flat);
 }

@@ -75,13 +75,21 @@ export class BellPageOps {
       // Single statements: a failing one is rolled back alone, without a savepoint of its own.
       for (const { claim } of batch.delivered) {
         attempt(() => bells.openRateWindowNow(claim.recipient, video.owner, batch.rateLimitSecs));
-        attempt(() => claims.writeVideoRecordNow({ owner: video.owner, dTag: video.dTag, recipient: claim.recipient }, BELL_RECORD_TYPE, batch.videoRecordTtlSecs));
+        attempt(() =>
+          claims.writeVideoRecordNow(
+            { owner: video.owner, dTag: video.dTag, recipient: claim.recipient },
+            BELL_RECORD_TYPE,
+            batch.videoRecordTtlSecs,
+          ),
+        );
         attempt(() => bells.extendClaim(claim, batch.claimTtlSecs));
       }
       for (const claim of batch.failed) attempt(() => bells.extendClaim(claim, batch.claimTtlSecs));
       for (const claim of batch.released) attempt(() => claims.release(claim));
       for (const recipient of batch.rateLimited) {
-        attempt(() => claims.writeVideoRecordNow({ owner: video.owner, dTag: video.dTag, recipient }, BELL_RECORD_TYPE, batch.videoRecordTtlSecs));
+        attempt(() =>
+          claims.writeVideoRecordNow({ owner: video.owner, dTag: video.dTag, recipient }, BELL_RECORD_TYPE, batch.videoRecordTtlSecs),
+        );
       }
       return firstError;
     });

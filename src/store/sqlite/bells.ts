@@ -137,7 +137,9 @@ export class BellTables {
   private readonly deleteWatcher: Statement<[string, string]>;
   private readonly selectWatcher: Statement<[string, string], unknown>;
   private readonly selectWatchersPage: Statement<[string, string, number], { subscriber: string }>;
-  private readonly extendRecipientClaim: Statement<[{ eventId: string; recipient: string; owner: string; expiresAtMs: number; nowMs: number }]>;
+  private readonly extendRecipientClaim: Statement<
+    [{ eventId: string; recipient: string; owner: string; expiresAtMs: number; nowMs: number }]
+  >;
   private readonly selectRateWindow: Statement<[string, string, number], unknown>;
   private readonly selectRateLimited: Statement<[{ creator: string; nowMs: number; subscribers: string }], { subscriber: string }>;
   private readonly upsertRateWindow: Statement<[string, string, number]>;
@@ -193,7 +195,8 @@ export class BellTables {
     // kept the same anyway (reverse before forward on removal, forward first on addition).
     this.replace = db.transaction((replacement: NotifyListReplacement): NotifyListOutcome => {
       const { subscriber, creators, createdAt } = replacement;
-      if (!Number.isSafeInteger(createdAt) || createdAt < 0) throw new RangeError(`replaceNotifySubscriptions: createdAt must be non-negative whole seconds, got ${createdAt}`);
+      if (!Number.isSafeInteger(createdAt) || createdAt < 0)
+        throw new RangeError(`replaceNotifySubscriptions: createdAt must be non-negative whole seconds, got ${createdAt}`);
       const eventId = replacement.eventId.toLowerCase();
       if (isStale(this.selectVersion.get(subscriber), createdAt, eventId)) return 'stale';
       const incoming = new Set(creators);
@@ -210,7 +213,9 @@ export class BellTables {
       return 'applied';
     });
 
-    this.openRateWindow = db.transaction((subscriber: string, creator: string, ttlSecs: number): void => this.openRateWindowNow(subscriber, creator, ttlSecs));
+    this.openRateWindow = db.transaction((subscriber: string, creator: string, ttlSecs: number): void =>
+      this.openRateWindowNow(subscriber, creator, ttlSecs),
+    );
 
     this.enqueueJob = db.transaction((eventId: string, job: FanoutJob, markerTtlSecs: number): boolean => {
       const nowMs = this.clock.nowMs();
@@ -255,7 +260,8 @@ export class BellTables {
   }
 
   watchersPage(creator: string, cursor: string, count: number): WatcherPage {
-    if (!Number.isSafeInteger(count) || count < 1) throw new RangeError(`notifyWatchersPage: count must be a positive integer, got ${count}`);
+    if (!Number.isSafeInteger(count) || count < 1)
+      throw new RangeError(`notifyWatchersPage: count must be a positive integer, got ${count}`);
     const after = cursor === WATCHER_WALK_START ? '' : cursor;
     // One row more than the page tells whether another page follows, so a walk never ends on an empty page.
     const rows = this.selectWatchersPage.all(creator, after, count + 1);
@@ -293,7 +299,11 @@ export class BellTables {
 
   /** {@link isRateLimited} of many subscribers of one creator: the ones inside the window. */
   rateLimitedAmong(subscribers: readonly string[], creator: string): Set<string> {
-    return new Set(this.selectRateLimited.all({ creator, nowMs: this.clock.nowMs(), subscribers: JSON.stringify(subscribers) }).map((row) => row.subscriber));
+    return new Set(
+      this.selectRateLimited
+        .all({ creator, nowMs: this.clock.nowMs(), subscribers: JSON.stringify(subscribers) })
+        .map((row) => row.subscriber),
+    );
   }
 
   isRateLimited(subscriber: string, creator: string): boolean {

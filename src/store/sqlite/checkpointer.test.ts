@@ -6,7 +6,12 @@ import { join } from 'node:path';
 import BetterSqlite3, { type Database } from 'better-sqlite3';
 import { createLogger } from '../../observability/logger.ts';
 import { eventually } from '../../../test/support/service-process.ts';
-import { BACKSTOP_AUTOCHECKPOINT_PAGES, BackgroundCheckpointer, SQLITE_DEFAULT_AUTOCHECKPOINT_PAGES, START_AFTER_COMMITS_PER_SECOND } from './checkpointer.ts';
+import {
+  BACKSTOP_AUTOCHECKPOINT_PAGES,
+  BackgroundCheckpointer,
+  SQLITE_DEFAULT_AUTOCHECKPOINT_PAGES,
+  START_AFTER_COMMITS_PER_SECOND,
+} from './checkpointer.ts';
 import { openSqliteStore } from './store.ts';
 
 const logger = createLogger({ level: 'silent' });

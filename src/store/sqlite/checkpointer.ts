@@ -132,7 +132,10 @@ export class BackgroundCheckpointer {
   private ensureWorker(): Worker {
     if (this.worker !== null) return this.worker;
     this.db.pragma(`wal_autocheckpoint = ${BACKSTOP_AUTOCHECKPOINT_PAGES}`);
-    const worker = new Worker(WORKER_ENTRY_URL, { workerData: { body: WORKER_BODY, path: this.path }, resourceLimits: CHECKPOINT_THREAD_HEAP_LIMITS });
+    const worker = new Worker(WORKER_ENTRY_URL, {
+      workerData: { body: WORKER_BODY, path: this.path },
+      resourceLimits: CHECKPOINT_THREAD_HEAP_LIMITS,
+    });
     // The store's close stops it; until then it must not keep a finished process alive.
     worker.unref();
     worker.on('message', (report: CheckpointReport) => {

@@ -107,9 +107,15 @@ export class ClaimTable {
     const writeVideoRecord = db.prepare<[VideoRecord & { expiresAtMs: number }]>(WRITE_VIDEO_RECORD);
     this.releaseEvent = (eventId) => void releaseEventClaim.run(eventId);
     this.hasVideoRecord = (record) => hasVideoRecord.get({ ...record, nowMs: this.clock.nowMs() }) !== undefined;
-    const selectVideoRecorded = db.prepare<[Omit<VideoRecord, 'recipient'> & { nowMs: number; recipients: string }], { recipient: string }>(SELECT_VIDEO_RECORDED);
+    const selectVideoRecorded = db.prepare<[Omit<VideoRecord, 'recipient'> & { nowMs: number; recipients: string }], { recipient: string }>(
+      SELECT_VIDEO_RECORDED,
+    );
     this.videoRecordedAmong = (record, recipients) =>
-      new Set(selectVideoRecorded.all({ ...record, nowMs: this.clock.nowMs(), recipients: JSON.stringify(recipients) }).map((row) => row.recipient));
+      new Set(
+        selectVideoRecorded
+          .all({ ...record, nowMs: this.clock.nowMs(), recipients: JSON.stringify(recipients) })
+          .map((row) => row.recipient),
+      );
     this.writeVideoRecordNow = (video, type, ttlSecs) => {
       const nowMs = this.clock.nowMs();
       this.sweeper.maybeSweep(nowMs);

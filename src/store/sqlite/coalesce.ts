@@ -90,11 +90,18 @@ export class CoalesceTables {
     private readonly clock: Clock,
   ) {
     const { CREATE_COALESCE_TABLES: _schema, SWEEP_STATEMENTS: _sweeps, ...texts } = sql;
-    this.statements = Object.fromEntries(Object.entries(texts).map(([name, text]) => [name, db.prepare(text)])) as Record<StatementName, Statement>;
+    this.statements = Object.fromEntries(Object.entries(texts).map(([name, text]) => [name, db.prepare(text)])) as Record<
+      StatementName,
+      Statement
+    >;
     this.sweeper = new ExpiredRowSweeper(db, sql.SWEEP_STATEMENTS);
     this.ingest = db.transaction((event: CoalesceEvent, policy: CoalescePolicy) => this.ingestNow(this.now(), event, policy));
-    this.consumeToken = db.transaction((owner: string, member: string, policy: CoalescePolicy) => this.consumeNow(this.now(), owner, member, policy));
-    this.refundToken = db.transaction((owner: string, member: string, policy: CoalescePolicy) => this.refundNow(this.now(), owner, member, policy));
+    this.consumeToken = db.transaction((owner: string, member: string, policy: CoalescePolicy) =>
+      this.consumeNow(this.now(), owner, member, policy),
+    );
+    this.refundToken = db.transaction((owner: string, member: string, policy: CoalescePolicy) =>
+      this.refundNow(this.now(), owner, member, policy),
+    );
     this.claimDue = db.transaction((leaseSecs: number) => this.claimNow(this.now(), leaseSecs));
     this.complete = db.transaction((claim: GroupClaim, requeueAfterSecs?: number) => this.completeNow(this.now(), claim, requeueAfterSecs));
     this.readGroup = db.transaction((groupId: string) => this.readNow(this.now(), groupId));
@@ -173,10 +180,22 @@ export class CoalesceTables {
       // An immediate must never shorten the life of a group that already holds buffered work.
       const ttl = (existing?.pending ?? 0) > 0 ? ttls.groupSecs : ttls.dispositionSecs;
       s.COUNT_IMMEDIATE.run({ groupId, physicalExpiresAtMs: now.ms + ttl * MS_PER_SECOND });
-      s.UPSERT_DISPOSITION.run({ eventId: event.eventId, recipient: event.owner, disposition: 'i', groupId, expiresAtMs: dispositionExpiry });
+      s.UPSERT_DISPOSITION.run({
+        eventId: event.eventId,
+        recipient: event.owner,
+        disposition: 'i',
+        groupId,
+        expiresAtMs: dispositionExpiry,
+      });
       return { disposition: 'immediate', groupId, replayed: false };
     }
-    s.COUNT_BUFFERED.run({ groupId, actor: event.actor, eventId: event.eventId, createdAt: event.createdAt, physicalExpiresAtMs: now.ms + ttls.groupSecs * MS_PER_SECOND });
+    s.COUNT_BUFFERED.run({
+      groupId,
+      actor: event.actor,
+      eventId: event.eventId,
+      createdAt: event.createdAt,
+      physicalExpiresAtMs: now.ms + ttls.groupSecs * MS_PER_SECOND,
+    });
     s.INSERT_ACTOR.run(groupId, event.actor);
     s.INSERT_OUTBOX_NX.run(groupId, 'due', dueAt);
     s.UPSERT_DISPOSITION.run({ eventId: event.eventId, recipient: event.owner, disposition: 'b', groupId, expiresAtMs: dispositionExpiry });

@@ -31,7 +31,9 @@ export class DeliveryOps {
     // One read transaction of two statements: every recipient read from the same snapshot.
     this.readRecipients = db.transaction((pubkeys: readonly string[]): RecipientGateState[] => {
       const devices = tokens.listDevicesOfMany(pubkeys);
-      const kinds = tables.records.preferenceKindsOfMany(pubkeys, (pubkey, err) => this.logger.warn({ pubkey, err: err.message }, 'unreadable preferences; using defaults'));
+      const kinds = tables.records.preferenceKindsOfMany(pubkeys, (pubkey, err) =>
+        this.logger.warn({ pubkey, err: err.message }, 'unreadable preferences; using defaults'),
+      );
       return pubkeys.map((pubkey) => ({ devices: devices.get(pubkey) ?? [], preferenceKinds: kinds.get(pubkey) ?? null }));
     });
     // Each entry's claim and enqueue are one savepoint: both or neither.
@@ -40,8 +42,9 @@ export class DeliveryOps {
       queues.insert(queue, entry.item);
       return true;
     });
-    this.claimAndEnqueue = db.transaction((queue: QueueName, ttlSecs: number, entries: ReadonlyArray<ClaimedDelivery<unknown>>): boolean[] =>
-      entries.map((entry) => claimAndEnqueueOne(queue, ttlSecs, entry)),
+    this.claimAndEnqueue = db.transaction(
+      (queue: QueueName, ttlSecs: number, entries: ReadonlyArray<ClaimedDelivery<unknown>>): boolean[] =>
+        entries.map((entry) => claimAndEnqueueOne(queue, ttlSecs, entry)),
     );
   }
 }

@@ -34,20 +34,28 @@ describe('GroupCommit', () => {
     const { db, insert, count } = scratch();
     const group = new GroupCommit(db, logger);
     const outcomes = await Promise.allSettled([group.run(() => insert(1)), group.run(() => insert(1)), group.run(() => insert(2))]);
-    assert.deepEqual(outcomes.map((o) => o.status), ['fulfilled', 'rejected', 'fulfilled']);
+    assert.deepEqual(
+      outcomes.map((o) => o.status),
+      ['fulfilled', 'rejected', 'fulfilled'],
+    );
     assert.equal(count(), 2);
   });
 
   test('a failed COMMIT rolls the group back and fails every write in it', async () => {
     const db = new BetterSqlite3(':memory:');
     db.pragma('foreign_keys = ON');
-    db.exec('CREATE TABLE parent (id INTEGER PRIMARY KEY); CREATE TABLE child (pid INTEGER REFERENCES parent (id) DEFERRABLE INITIALLY DEFERRED)');
+    db.exec(
+      'CREATE TABLE parent (id INTEGER PRIMARY KEY); CREATE TABLE child (pid INTEGER REFERENCES parent (id) DEFERRABLE INITIALLY DEFERRED)',
+    );
     const addParent = db.transaction((id: number) => void db.prepare('INSERT INTO parent (id) VALUES (?)').run(id));
     // A deferred foreign key is only checked at COMMIT: an orphan makes the group's COMMIT fail.
     const addChild = db.transaction((pid: number) => void db.prepare('INSERT INTO child (pid) VALUES (?)').run(pid));
     const group = new GroupCommit(db, logger);
     const outcomes = await Promise.allSettled([group.run(() => addParent(1)), group.run(() => addChild(99))]);
-    assert.deepEqual(outcomes.map((o) => o.status), ['rejected', 'rejected']);
+    assert.deepEqual(
+      outcomes.map((o) => o.status),
+      ['rejected', 'rejected'],
+    );
     assert.equal((db.prepare('SELECT count(*) AS c FROM parent').get() as { c: number }).c, 0, 'the good write went with the group');
     assert.equal(db.inTransaction, false);
     await group.run(() => addParent(2));

@@ -104,7 +104,10 @@ export class GroupCommit {
     this.open = false;
     const waiters = this.waiters;
     this.waiters = [];
-    this.logger.error({ err: (err as Error).message, writes: waiters.length }, 'sqlite rolled back a whole group transaction; its writes failed');
+    this.logger.error(
+      { err: (err as Error).message, writes: waiters.length },
+      'sqlite rolled back a whole group transaction; its writes failed',
+    );
     for (const waiter of waiters) waiter.reject(err);
   }
 }

@@ -124,7 +124,10 @@ export const migrations: readonly Migration[] = [
   { description: 'create video coordinate records', apply: migrateFrom1 },
   { description: 'create notify-list indexes, bell rate windows and the fan-out job queue', apply: (db) => db.exec(CREATE_BELL_TABLES) },
   { description: 'create ntfy topic messages and the id head', apply: (db) => db.exec(CREATE_NTFY_TABLES) },
-  { description: 'create coalescing groups, actors, dispositions, outbox and recipient budgets', apply: (db) => db.exec(CREATE_COALESCE_TABLES) },
+  {
+    description: 'create coalescing groups, actors, dispositions, outbox and recipient budgets',
+    apply: (db) => db.exec(CREATE_COALESCE_TABLES),
+  },
   { description: 'create the shared VAPID key table', apply: (db) => db.exec(CREATE_VAPID_TABLE) },
 ];
 

@@ -20,7 +20,14 @@ import type { Logger } from '../../observability/logger.ts';
 import type { Clock } from '../port.ts';
 import type { NtfyMessage, NtfyMessageContent, NtfyReadRequest, NtfyReadResult } from '../port-ntfy.ts';
 import { decodeNtfyId, encodeNtfyId, nextNtfyPosition } from '../ntfy-ids.ts';
-import { decodeNtfyContent, NtfyAppendListeners, requireLimit, requireNtfyReadRequest, requirePositiveTtl, storedNtfyContent } from '../ntfy-shared.ts';
+import {
+  decodeNtfyContent,
+  NtfyAppendListeners,
+  requireLimit,
+  requireNtfyReadRequest,
+  requirePositiveTtl,
+  storedNtfyContent,
+} from '../ntfy-shared.ts';
 
 /** Schema of the ntfy tables (one migration). */
 export const CREATE_NTFY_TABLES = `
@@ -197,20 +204,22 @@ export class NtfyTable {
     // processes never allocate one id. Callers hear back and subscribers are woken only after the
     // commit, in commit order. The stored content is what readers will decode, so the answer
     // needs no read back; the same object goes to the publisher and to the append listeners.
-    this.group.run(() => this.appendTx(batch)).then(
-      (allocated) => {
-        const messages = batch.map((item, i) => {
-          const { id, timeMs, expiresMs } = allocated[i] as AllocatedMessage;
-          const message: NtfyMessage = { id, topic: item.topic, timeMs, expiresMs, ...item.content };
-          item.resolve(message);
-          return message;
-        });
-        messages.forEach((message, i) => this.listeners.emit({ message, previousId: (allocated[i] as AllocatedMessage).previousId }));
-      },
-      (err: unknown) => {
-        for (const item of batch) item.reject(err);
-      },
-    );
+    this.group
+      .run(() => this.appendTx(batch))
+      .then(
+        (allocated) => {
+          const messages = batch.map((item, i) => {
+            const { id, timeMs, expiresMs } = allocated[i] as AllocatedMessage;
+            const message: NtfyMessage = { id, topic: item.topic, timeMs, expiresMs, ...item.content };
+            item.resolve(message);
+            return message;
+          });
+          messages.forEach((message, i) => this.listeners.emit({ message, previousId: (allocated[i] as AllocatedMessage).previousId }));
+        },
+        (err: unknown) => {
+          for (const item of batch) item.reject(err);
+        },
+      );
   }
 
   read(topics: readonly string[], afterId: string | null, limit: number): NtfyReadResult {

@@ -114,7 +114,6 @@ function tryParsePayload(json: string): unknown {
   }
 }
 
-
 /** The lease token `MARK_LEASED` gives a row: the call's random token and the row's id. */
 function leaseTokenFor(callToken: string, rowid: number): string {
   return `${callToken}:${rowid}`;
@@ -170,7 +169,9 @@ export class QueueTable {
 
     this.enqueue = db.transaction((queue: QueueName, item: EnqueueItem<unknown>): boolean => this.insert(queue, item));
 
-    this.enqueueMany = db.transaction((queue: QueueName, items: ReadonlyArray<EnqueueItem<unknown>>): boolean[] => items.map((item) => this.insert(queue, item)));
+    this.enqueueMany = db.transaction((queue: QueueName, items: ReadonlyArray<EnqueueItem<unknown>>): boolean[] =>
+      items.map((item) => this.insert(queue, item)),
+    );
 
     this.lease = db.transaction((queue: QueueName, options: LeaseOptions) => this.leaseDue(queue, options));
 
@@ -192,7 +193,8 @@ export class QueueTable {
       settlements.map((entry) => {
         const { id, leaseToken } = entry;
         if (entry.outcome === 'ack') return this.deleteLeased.run({ queue, id, leaseToken }).changes > 0;
-        if (entry.outcome === 'retry') return this.returnLeased.run({ queue, id, leaseToken, availableAtMs: entry.availableAtMs, error: entry.error }).changes > 0;
+        if (entry.outcome === 'retry')
+          return this.returnLeased.run({ queue, id, leaseToken, availableAtMs: entry.availableAtMs, error: entry.error }).changes > 0;
         return this.killLeased.run({ queue, id, leaseToken, reason: entry.reason, nowMs: this.clock.nowMs() }).changes > 0;
       }),
     );

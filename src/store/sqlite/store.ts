@@ -22,7 +22,17 @@ import type {
   RegisterTokenResult,
   StorePort,
 } from '../port.ts';
-import type { BellBatch, BellWatcherState, ClaimedFanoutJob, FanoutJob, FanoutJobStats, NotifyListOutcome, NotifyListReplacement, VideoCoordinate, WatcherPage } from '../port-bells.ts';
+import type {
+  BellBatch,
+  BellWatcherState,
+  ClaimedFanoutJob,
+  FanoutJob,
+  FanoutJobStats,
+  NotifyListOutcome,
+  NotifyListReplacement,
+  VideoCoordinate,
+  WatcherPage,
+} from '../port-bells.ts';
 import { BellPageOps } from './bell-pages.ts';
 import { BellTables } from './bells.ts';
 import { NtfyTable } from './ntfy.ts';
@@ -170,7 +180,6 @@ export class SqliteStore implements StorePort {
   async writeVideoRecords(video: Omit<VideoRecord, 'type'>, types: string[], ttlSecs: number): Promise<void> {
     return this.group.run(() => this.claims.writeVideoRecords(video, types, ttlSecs));
   }
-
 
   // ---- preferences, relay cursors, profile cache -------------------------------------------
 
@@ -390,7 +399,6 @@ export class SqliteStore implements StorePort {
   async fanoutJobStats(): Promise<FanoutJobStats> {
     return this.bells.jobStats();
   }
-
 
   async ping(): Promise<void> {
     this.selectOne.get();

@@ -44,7 +44,14 @@ async function watchersOf(store: StorePort, creator: string, pageSize = 1000): P
 }
 
 function job(overrides: Partial<FanoutJob> = {}): FanoutJob {
-  return { eventJson: '{"id":"video"}', cursor: WATCHER_WALK_START, senderName: null, attempt: 0, expiresAt: CREATED_AT + MARKER_TTL_SECS, ...overrides };
+  return {
+    eventJson: '{"id":"video"}',
+    cursor: WATCHER_WALK_START,
+    senderName: null,
+    attempt: 0,
+    expiresAt: CREATED_AT + MARKER_TTL_SECS,
+    ...overrides,
+  };
 }
 
 export function bellContract(ctx: ContractContext): void {
@@ -133,7 +140,10 @@ export function bellContract(ctx: ContractContext): void {
       assert.equal(cursor, WATCHER_WALK_START, 'the walk ends');
       assert.ok(pages > 1, 'more than one page');
       assert.deepEqual(sorted([...seen]), sorted(subscribers));
-      assert.deepEqual(await store.notifyWatchersPage(CREATOR_B, WATCHER_WALK_START, PAGE_SIZE), { watchers: [], nextCursor: WATCHER_WALK_START });
+      assert.deepEqual(await store.notifyWatchersPage(CREATOR_B, WATCHER_WALK_START, PAGE_SIZE), {
+        watchers: [],
+        nextCursor: WATCHER_WALK_START,
+      });
     });
   });
 
@@ -161,7 +171,8 @@ export function bellContract(ctx: ContractContext): void {
 
     test('readBellWatchers reads every gate input of each watcher, in order', async () => {
       const store = ctx.store();
-      for (const watcher of [ready, muted, recorded, limited]) await store.registerToken(watcher ?? '', { token: `token-${watcher}`, transport: 'fcm' });
+      for (const watcher of [ready, muted, recorded, limited])
+        await store.registerToken(watcher ?? '', { token: `token-${watcher}`, transport: 'fcm' });
       await store.setPreferences(muted ?? '', { kinds: [1, 7], campaignsEnabled: false });
       await store.writeVideoRecords({ owner: CREATOR_A, dTag: VIDEO_D, recipient: recorded ?? '' }, ['newPost'], 3600);
       await store.writeVideoRecords({ owner: CREATOR_A, dTag: VIDEO_D, recipient: ready ?? '' }, ['mention'], 3600);
@@ -186,7 +197,10 @@ export function bellContract(ctx: ContractContext): void {
       const held = await store.claimRecipientDelivery(EVENT, muted ?? '', 60);
       assert.ok(held);
       const claims = await store.claimRecipientDeliveries(EVENT, [ready, muted, tokenless] as string[], 60);
-      assert.deepEqual(claims.map((c) => c?.recipient ?? null), [ready, null, tokenless]);
+      assert.deepEqual(
+        claims.map((c) => c?.recipient ?? null),
+        [ready, null, tokenless],
+      );
       assert.equal(new Set(claims.filter((c) => c !== null).map((c) => c?.owner)).size, 2, 'each claim has its own owner');
       assert.deepEqual(await store.claimRecipientDeliveries(EVENT, [ready] as string[], 60), [null]);
       assert.deepEqual(await store.claimRecipientDeliveries(EVENT, [], 60), []);
@@ -198,7 +212,11 @@ export function bellContract(ctx: ContractContext): void {
       for (const watcher of [ready, muted]) await store.registerToken(watcher ?? '', { token: `token-${watcher}`, transport: 'fcm' });
       // An activity slice later, so the delivery's refresh has something to raise.
       clock.advance(TOKEN_ACTIVITY_RESOLUTION_MS);
-      const [deliveredClaim, failedClaim, releasedClaim] = await store.claimRecipientDeliveries(EVENT, [ready, muted, tokenless] as string[], 60);
+      const [deliveredClaim, failedClaim, releasedClaim] = await store.claimRecipientDeliveries(
+        EVENT,
+        [ready, muted, tokenless] as string[],
+        60,
+      );
       assert.ok(deliveredClaim && failedClaim && releasedClaim);
       clock.advance(30 * SECOND_MS); // inside the claims' 60 s
       await store.recordBellBatch({
@@ -213,16 +231,21 @@ export function bellContract(ctx: ContractContext): void {
       });
       assert.equal(await store.isNewPostRateLimited(ready ?? '', CREATOR_A), true);
       assert.equal(await store.isNewPostRateLimited(muted ?? '', CREATOR_A), false, 'a failed bell opens no window');
-      const record = (recipient: string | undefined, type = 'newPost') => store.hasVideoRecord({ type, owner: CREATOR_A, dTag: VIDEO_D, recipient: recipient ?? '' });
+      const record = (recipient: string | undefined, type = 'newPost') =>
+        store.hasVideoRecord({ type, owner: CREATOR_A, dTag: VIDEO_D, recipient: recipient ?? '' });
       assert.equal(await record(ready), true);
       assert.equal(await record(ready, 'mention'), false, 'a bell writes only its own record');
       assert.equal(await record(limited), true, 'a rate-limited bell is recorded');
       assert.equal(await record(muted), false);
-      assert.deepEqual(await store.claimRecipientDeliveries(EVENT, [ready, muted, tokenless] as string[], 60).then((c) => c.map((x) => x !== null)), [false, false, true], 'delivered and failed claims held, the released one free');
+      assert.deepEqual(
+        await store.claimRecipientDeliveries(EVENT, [ready, muted, tokenless] as string[], 60).then((c) => c.map((x) => x !== null)),
+        [false, false, true],
+        'delivered and failed claims held, the released one free',
+      );
       assert.equal(await store.extendRecipientDelivery(deliveredClaim, 60), true, 'the extended claim kept its owner');
       const sliceStart = Math.floor(clock.nowMs() / TOKEN_ACTIVITY_RESOLUTION_MS) * TOKEN_ACTIVITY_RESOLUTION_MS;
       assert.equal(await store.tokenActivityMs(`token-${ready}`), sliceStart, 'the delivered token was refreshed to the current slice');
-      assert.ok((await store.tokenActivityMs(`token-${muted}`) ?? 0) < sliceStart, 'the failed one was not');
+      assert.ok(((await store.tokenActivityMs(`token-${muted}`)) ?? 0) < sliceStart, 'the failed one was not');
     });
   });
 

@@ -105,7 +105,11 @@ export function claimContract(ctx: ContractContext): void {
       assert.equal(await store.hasVideoRecord({ ...video, type: 'newPost' }), true);
       await store.writeVideoRecords({ ...video, recipient: OTHER_RECIPIENT }, ['newPost'], CLAIM_TTL_SECS);
       assert.equal(await store.hasVideoRecord({ ...video, recipient: OTHER_RECIPIENT, type: 'newPost' }), true);
-      assert.equal(await store.hasVideoRecord({ ...video, recipient: OTHER_RECIPIENT, type: 'mention' }), false, 'a bell does not suppress a mention');
+      assert.equal(
+        await store.hasVideoRecord({ ...video, recipient: OTHER_RECIPIENT, type: 'mention' }),
+        false,
+        'a bell does not suppress a mention',
+      );
     });
 
     test('records are per recipient and per coordinate', async () => {

@@ -112,7 +112,11 @@ export function coalesceContract(ctx: ContractContext): void {
       const first = like({ createdAt: 2000 });
       const again = like({ actor: first.actor, createdAt: 3000 });
       const other = like({ createdAt: 2500 });
-      const [r1, r2, r3] = [await store.ingestCoalesceEvent(first, POLICY), await store.ingestCoalesceEvent(again, POLICY), await store.ingestCoalesceEvent(other, POLICY)];
+      const [r1, r2, r3] = [
+        await store.ingestCoalesceEvent(first, POLICY),
+        await store.ingestCoalesceEvent(again, POLICY),
+        await store.ingestCoalesceEvent(other, POLICY),
+      ];
       assert.deepEqual([r1.disposition, r2.disposition, r3.disposition], ['buffered', 'buffered', 'buffered']);
       const group = await store.readCoalesceGroup(r1.groupId);
       assert.ok(group);
@@ -200,7 +204,11 @@ export function coalesceContract(ctx: ContractContext): void {
       const group = await store.readCoalesceGroup(second.groupId);
       assert.equal(group?.immediate, 1, 'a demoted event takes no immediate slot');
       assert.equal(group?.pending, 1);
-      assert.deepEqual(await store.ingestCoalesceEvent(demoted, policy), { disposition: 'buffered', groupId: second.groupId, replayed: true });
+      assert.deepEqual(await store.ingestCoalesceEvent(demoted, policy), {
+        disposition: 'buffered',
+        groupId: second.groupId,
+        replayed: true,
+      });
       ctx.clock().advance(3600 * SECOND_MS);
       const refilled = await store.ingestCoalesceEvent(like(), policy);
       assert.equal(refilled.disposition, 'immediate');
@@ -238,7 +246,11 @@ export function coalesceContract(ctx: ContractContext): void {
         results.map((r) => r.disposition),
         ['immediate', 'buffered', 'buffered', 'buffered'],
       );
-      assert.equal((await store.ingestCoalesceEvent(like({ target: OTHER_TARGET }), policy)).disposition, 'immediate', 'the second token is still there');
+      assert.equal(
+        (await store.ingestCoalesceEvent(like({ target: OTHER_TARGET }), policy)).disposition,
+        'immediate',
+        'the second token is still there',
+      );
     });
   });
 
@@ -248,14 +260,26 @@ export function coalesceContract(ctx: ContractContext): void {
     test('a summary takes a token once per member; an empty bucket says when the next token comes', async () => {
       const store = ctx.store();
       assert.deepEqual(await store.consumeRecipientToken(OWNER, 'group-a', tight), { status: 'spent' });
-      assert.deepEqual(await store.consumeRecipientToken(OWNER, 'group-a', tight), { status: 'spent' }, 'a recovered flush reuses its reservation');
+      assert.deepEqual(
+        await store.consumeRecipientToken(OWNER, 'group-a', tight),
+        { status: 'spent' },
+        'a recovered flush reuses its reservation',
+      );
       assert.deepEqual(await store.consumeRecipientToken(OWNER, 'group-b', tight), { status: 'spent' });
       assert.deepEqual(await store.consumeRecipientToken(OWNER, 'group-c', tight), { status: 'bucket_empty', retryAfterSecs: 60 });
       ctx.clock().advance(30 * SECOND_MS);
-      assert.deepEqual(await store.consumeRecipientToken(OWNER, 'group-c', tight), { status: 'bucket_empty', retryAfterSecs: 30 }, 'half a token refilled');
+      assert.deepEqual(
+        await store.consumeRecipientToken(OWNER, 'group-c', tight),
+        { status: 'bucket_empty', retryAfterSecs: 30 },
+        'half a token refilled',
+      );
       ctx.clock().advance(30 * SECOND_MS);
       assert.deepEqual(await store.consumeRecipientToken(OWNER, 'group-c', tight), { status: 'spent' });
-      assert.deepEqual(await store.consumeRecipientToken(OTHER_OWNER, 'group-c', tight), { status: 'spent' }, 'another recipient has its own bucket');
+      assert.deepEqual(
+        await store.consumeRecipientToken(OTHER_OWNER, 'group-c', tight),
+        { status: 'spent' },
+        'another recipient has its own bucket',
+      );
     });
 
     test('a refund gives back the token and the slot once; a member without a slot gets nothing', async () => {
@@ -266,7 +290,11 @@ export function coalesceContract(ctx: ContractContext): void {
       await store.refundRecipientToken(OWNER, 'group-b', tight);
       await store.refundRecipientToken(OWNER, 'never-spent', tight);
       assert.deepEqual(await store.consumeRecipientToken(OWNER, 'group-c', tight), { status: 'spent' }, 'the refunded token');
-      assert.deepEqual(await store.consumeRecipientToken(OWNER, 'group-d', tight), { status: 'bucket_empty', retryAfterSecs: 60 }, 'only one came back');
+      assert.deepEqual(
+        await store.consumeRecipientToken(OWNER, 'group-d', tight),
+        { status: 'bucket_empty', retryAfterSecs: 60 },
+        'only one came back',
+      );
     });
 
     test('the emission window caps summaries and immediates together and says when a slot frees', async () => {
@@ -403,7 +431,11 @@ export function coalesceContract(ctx: ContractContext): void {
       const result = await store.claimDueCoalesceGroup(LEASE_SECS);
       assert.deepEqual(result, { claim: null, expiredDropped: 1, danglingDropped: 0 });
       assert.equal(await store.readCoalesceGroup(crashed.groupId), null);
-      assert.deepEqual(await store.claimDueCoalesceGroup(LEASE_SECS), { claim: null, expiredDropped: 0, danglingDropped: 0 }, 'counted once');
+      assert.deepEqual(
+        await store.claimDueCoalesceGroup(LEASE_SECS),
+        { claim: null, expiredDropped: 0, danglingDropped: 0 },
+        'counted once',
+      );
     });
 
     test('a due entry whose group record reached its physical TTL is dropped and counted', async () => {

@@ -23,7 +23,13 @@ export function deliveryContract(ctx: ContractContext): void {
     test('readRecipients returns each user’s devices and preference categories, in the order asked', async () => {
       const store = ctx.store();
       await store.registerToken(ALICE, { token: 'alice-phone', transport: 'fcm' });
-      await store.registerToken(ALICE, { token: 'https://push.example/alice', transport: 'webpush', endpoint: 'https://push.example/alice', p256dh: 'key', auth: 'secret' });
+      await store.registerToken(ALICE, {
+        token: 'https://push.example/alice',
+        transport: 'webpush',
+        endpoint: 'https://push.example/alice',
+        p256dh: 'key',
+        auth: 'secret',
+      });
       await store.setPreferences(ALICE, { kinds: [7, 16], campaignsEnabled: false });
       await store.registerToken(BOB, { token: 'bob-phone', transport: 'fcm', timezoneOffsetMinutes: 600 });
       const [bob, carol, alice] = await store.readRecipients([BOB, CAROL, ALICE]);
@@ -42,7 +48,12 @@ export function deliveryContract(ctx: ContractContext): void {
       const store = ctx.store();
       const first = delivery(ALICE, { n: 1 });
       assert.deepEqual(await store.claimAndEnqueueDeliveries('outbound', CLAIM_TTL_SECS, [first]), [true]);
-      assert.deepEqual(await store.claimAndEnqueueDeliveries('outbound', CLAIM_TTL_SECS, [{ ...delivery(ALICE, { n: 2 }), item: { id: 'another-id', payload: { n: 2 } } }]), [false]);
+      assert.deepEqual(
+        await store.claimAndEnqueueDeliveries('outbound', CLAIM_TTL_SECS, [
+          { ...delivery(ALICE, { n: 2 }), item: { id: 'another-id', payload: { n: 2 } } },
+        ]),
+        [false],
+      );
       assert.deepEqual(await store.queueStats('outbound'), { ready: 1, leased: 0, dead: 0 });
       const [item] = await store.lease('outbound', LEASE);
       assert.deepEqual(item?.payload, { n: 1 });

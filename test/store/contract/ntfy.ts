@@ -70,7 +70,8 @@ export function ntfyContract(ctx: ContractContext): void {
       const store = ctx.store();
       const clock = ctx.clock();
       const appended: string[] = [];
-      for (let i = 0; i < SAME_MS_APPENDS; i++) appended.push((await store.appendNtfyMessage(i % 2 ? TOPIC_A : TOPIC_B, text(`m${i}`), TTL_MS)).id);
+      for (let i = 0; i < SAME_MS_APPENDS; i++)
+        appended.push((await store.appendNtfyMessage(i % 2 ? TOPIC_A : TOPIC_B, text(`m${i}`), TTL_MS)).id);
       clock.advance(-5 * SECOND_MS);
       appended.push((await store.appendNtfyMessage(TOPIC_C, text('after the clock stepped back'), TTL_MS)).id);
       clock.advance(10 * SECOND_MS);
@@ -84,7 +85,9 @@ export function ntfyContract(ctx: ContractContext): void {
 
     test('appends made at once all commit, with ids in call order', async () => {
       const store = ctx.store();
-      const appended = await Promise.all(Array.from({ length: SAME_MS_APPENDS }, (_, i) => store.appendNtfyMessage(i % 2 ? TOPIC_A : TOPIC_B, text(`c${i}`), TTL_MS)));
+      const appended = await Promise.all(
+        Array.from({ length: SAME_MS_APPENDS }, (_, i) => store.appendNtfyMessage(i % 2 ? TOPIC_A : TOPIC_B, text(`c${i}`), TTL_MS)),
+      );
       const appendedIds = ids(appended);
       assert.equal(new Set(appendedIds).size, SAME_MS_APPENDS);
       assert.deepEqual([...appendedIds].sort(), appendedIds);
@@ -125,7 +128,8 @@ export function ntfyContract(ctx: ContractContext): void {
     test('a limited read continues from its position with no gap and no duplicate', async () => {
       const store = ctx.store();
       const appended: string[] = [];
-      for (let i = 0; i < 25; i++) appended.push((await store.appendNtfyMessage([TOPIC_A, TOPIC_B, TOPIC_C][i % 3] as string, text(`m${i}`), TTL_MS)).id);
+      for (let i = 0; i < 25; i++)
+        appended.push((await store.appendNtfyMessage([TOPIC_A, TOPIC_B, TOPIC_C][i % 3] as string, text(`m${i}`), TTL_MS)).id);
       const wanted = appended.filter((_, i) => i % 3 !== 2);
       const seen: string[] = [];
       let cursor: string | null = null;
@@ -171,7 +175,14 @@ export function ntfyContract(ctx: ContractContext): void {
       const store = ctx.store();
       const wanted = Array.from({ length: MANY_TOPICS }, (_, i) => `want-${i}`);
       const appended: NtfyMessage[] = [];
-      for (let i = 0; i < 40; i++) appended.push(await store.appendNtfyMessage([TOPIC_A, TOPIC_B, TOPIC_C, wanted[i % MANY_TOPICS] as string][i % 4] as string, text(`m${i}`), TTL_MS));
+      for (let i = 0; i < 40; i++)
+        appended.push(
+          await store.appendNtfyMessage(
+            [TOPIC_A, TOPIC_B, TOPIC_C, wanted[i % MANY_TOPICS] as string][i % 4] as string,
+            text(`m${i}`),
+            TTL_MS,
+          ),
+        );
       const middle = appended[13]?.id as string;
       const future = ntfyIdBefore(ctx.clock().nowMs() + 60 * MINUTE_MS) as string;
       const requests = [
@@ -296,8 +307,15 @@ export function ntfyContract(ctx: ContractContext): void {
       const two = await store.appendNtfyMessage(TOPIC_B, text('two'), TTL_MS);
       await until(() => (heard.length > 0 && heard[heard.length - 1]?.message.id === two.id ? true : undefined), 'both events');
       const tail = heard.slice(-3);
-      assert.deepEqual(tail.map((e) => e.message), [probe, one, two], 'the messages exactly as the appends returned them');
-      assert.deepEqual(tail.slice(1).map((e) => e.previousId), [probe?.id, one.id]);
+      assert.deepEqual(
+        tail.map((e) => e.message),
+        [probe, one, two],
+        'the messages exactly as the appends returned them',
+      );
+      assert.deepEqual(
+        tail.slice(1).map((e) => e.previousId),
+        [probe?.id, one.id],
+      );
       stop();
       stopThrowing();
       const heardBefore = heard.length;
@@ -315,7 +333,13 @@ export function ntfyContract(ctx: ContractContext): void {
       await assert.rejects(store.appendNtfyMessage(TOPIC_A, text('x'), 0), RangeError);
       await assert.rejects(store.readNtfyMessages([TOPIC_A], null, 0), RangeError);
       await assert.rejects(store.readNtfyMessages([TOPIC_A], 'not-an-id', 10), RangeError);
-      await assert.rejects(store.readNtfyMessagesMany([{ topics: [TOPIC_A], afterId: null, limit: 10 }, { topics: [TOPIC_B], afterId: null, limit: 1.5 }]), RangeError);
+      await assert.rejects(
+        store.readNtfyMessagesMany([
+          { topics: [TOPIC_A], afterId: null, limit: 10 },
+          { topics: [TOPIC_B], afterId: null, limit: 1.5 },
+        ]),
+        RangeError,
+      );
       await assert.rejects(store.expireNtfyMessages(0), RangeError);
       assert.equal(await store.ntfyHeadId(), null);
     });

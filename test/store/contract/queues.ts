@@ -11,7 +11,14 @@ const WRONG_TOKEN = 'not-the-lease-token';
 
 /** Payloads are arbitrary JSON and must come back exactly as given. */
 export const RICH_PAYLOAD = {
-  event: { id: 'f0'.repeat(32), kind: 1, tags: [['p', 'ab'.repeat(32)], ['e', 'cd'.repeat(32), 'wss://r.example', 'reply']] },
+  event: {
+    id: 'f0'.repeat(32),
+    kind: 1,
+    tags: [
+      ['p', 'ab'.repeat(32)],
+      ['e', 'cd'.repeat(32), 'wss://r.example', 'reply'],
+    ],
+  },
   text: 'héllo 👋 世界 — "quoted" \\ back\nslash',
   numbers: [0, -1, 1.5, 1e21, Number.MAX_SAFE_INTEGER],
   flags: { on: true, off: false, none: null },
@@ -202,7 +209,10 @@ export function queueContract(ctx: ContractContext, queue: QueueName): void {
       const leased = await store.lease(queue, LEASE);
       assert.deepEqual(
         leased.map((item) => [item.id, item.payload]).sort(),
-        [['a', RICH_PAYLOAD], ['known', 'first']].sort(),
+        [
+          ['a', RICH_PAYLOAD],
+          ['known', 'first'],
+        ].sort(),
         'payloads exact, the known id untouched, the later item not yet due',
       );
       ctx.clock().set(now + 5 * SECOND_MS);
@@ -226,7 +236,10 @@ export function queueContract(ctx: ContractContext, queue: QueueName): void {
       ]);
       assert.deepEqual(results, [true, false, true, false, true], 'one result per entry, in order; stale entries do not stop the rest');
       assert.deepEqual(await store.queueStats(queue), { ready: 1, leased: 1, dead: 1 });
-      assert.deepEqual((await store.listDead(queue, 10)).map((d) => [d.id, d.reason]), [['killed', 'poison']]);
+      assert.deepEqual(
+        (await store.listDead(queue, 10)).map((d) => [d.id, d.reason]),
+        [['killed', 'poison']],
+      );
       assert.equal(await store.ack(queue, 'stale', token('stale')), true, 'the stale entry left the real lease alone');
       assert.deepEqual(await store.lease(queue, LEASE), [], 'the retried item waits for availableAtMs');
       clock.set(retryAt);

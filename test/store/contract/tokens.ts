@@ -76,7 +76,7 @@ export function tokenContract(ctx: ContractContext): void {
       assert.deepEqual(await store.listDevices(ALICE), [bare]);
     });
 
-    test('registering another owner\'s token transfers it', async () => {
+    test("registering another owner's token transfers it", async () => {
       const store = ctx.store();
       await store.registerToken(ALICE, FCM_DEVICE);
       await store.registerToken(ALICE, APNS_DEVICE);

@@ -6,7 +6,10 @@ import type { ContractContext } from './context.ts';
 const CONCURRENT_CLAIMS = 12;
 
 /** A pair of distinct strings per label (the store keeps them as given; validity is the caller's business). */
-const pair = (label: string): StoredVapidKeys => ({ publicKey: `BPub-${label}_`.padEnd(87, 'x'), privateKey: `priv-${label}_`.padEnd(43, 'y') });
+const pair = (label: string): StoredVapidKeys => ({
+  publicKey: `BPub-${label}_`.padEnd(87, 'x'),
+  privateKey: `priv-${label}_`.padEnd(43, 'y'),
+});
 
 /** The contract of port-vapid.ts: the fleet's VAPID key pair, set if absent. */
 export function vapidContract(ctx: ContractContext): void {
@@ -24,7 +27,10 @@ export function vapidContract(ctx: ContractContext): void {
       const candidates = Array.from({ length: CONCURRENT_CLAIMS }, (_, i) => pair(`c${i}`));
       const results = await Promise.all(candidates.map((candidate) => store.claimVapidKeys(candidate)));
       const winner = results[0] as StoredVapidKeys;
-      assert.ok(candidates.some((c) => c.publicKey === winner.publicKey && c.privateKey === winner.privateKey), 'one of the candidates');
+      assert.ok(
+        candidates.some((c) => c.publicKey === winner.publicKey && c.privateKey === winner.privateKey),
+        'one of the candidates',
+      );
       for (const result of results) assert.deepEqual(result, winner);
     });
 
