@@ -4,6 +4,7 @@ import type { Metrics } from '../observability/metrics.ts';
 import type { StorePort } from '../store/port.ts';
 import type { PushTransport } from './types.ts';
 import { createFcmTransport } from './fcm/sender.ts';
+import { apnsOptionsFromConfig, createApnsTransport } from './apns/sender.ts';
 import { createWebPushTransport } from './webpush/index.ts';
 import type { ResolvedVapidKeys } from './webpush/vapid-key.ts';
 import { ntfySettings } from '../ntfy/config.ts';
@@ -34,6 +35,18 @@ export function createTransports(
     logger.info({ project: config.firebase.project_id, apiBaseUrl: config.firebase.api_base_url }, 'FCM transport on');
   } else {
     logger.warn('FCM is off: set firebase.credentials_path (NOSTR_PUSH__FIREBASE__CREDENTIALS_PATH) to a service-account JSON');
+  }
+  const apns = createApnsTransport(apnsOptionsFromConfig(config, logger.child({ transport: 'apns' }), metrics));
+  if (apns) {
+    transports.push(apns);
+    logger.info(
+      { bundleId: config.apns.bundle_id, apiBaseUrl: config.apns.api_base_url, sandbox: config.apns.sandbox },
+      'APNs transport on',
+    );
+  } else {
+    logger.warn(
+      'APNs is off: devices registered with transport "apns" get nothing until apns.key_path, key_id, team_id and bundle_id are set',
+    );
   }
   transports.push(
     createWebPushTransport({

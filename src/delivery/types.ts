@@ -43,6 +43,11 @@ export interface DeliveryError {
   retryAfterSecs?: number;
   /** HTTP status, when there was one. */
   status?: number;
+  /**
+   * For `token_not_registered` from APNs 410: since when Apple says the token is gone (ms). A
+   * token registered (or re-registered) after that is kept.
+   */
+  unregisteredAtMs?: number;
 }
 
 export type SendOutcome = { ok: true } | { ok: false; error: DeliveryError };

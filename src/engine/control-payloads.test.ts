@@ -32,6 +32,27 @@ describe('token payload (3079/3080)', () => {
     assert.equal(parseTokenPayload(JSON.stringify({ ...body, endpoint: 'ftp://x' })).ok, false);
   });
 
+  test('an apns device may ask for the sandbox; any device may name an encryptTo key', () => {
+    const key = 'AB'.repeat(32);
+    assert.deepEqual(parseTokenPayload(JSON.stringify({ token: 'd'.repeat(64), transport: 'apns', sandbox: true, encryptTo: key })), {
+      ok: true,
+      value: { token: 'd'.repeat(64), transport: 'apns', sandbox: true, encryptTo: key.toLowerCase() },
+    });
+    assert.deepEqual(parseTokenPayload(JSON.stringify({ token: 't', transport: 'apns', sandbox: false })), {
+      ok: true,
+      value: { token: 't', transport: 'apns' },
+    });
+    assert.deepEqual(parseTokenPayload(JSON.stringify({ token: 't', sandbox: true })), {
+      ok: false,
+      reason: 'sandbox applies to apns devices only',
+    });
+    assert.deepEqual(parseTokenPayload(JSON.stringify({ token: 't', sandbox: 'yes' })), { ok: false, reason: 'sandbox must be a boolean' });
+    assert.deepEqual(parseTokenPayload(JSON.stringify({ token: 't', encryptTo: 'npub1xyz' })), {
+      ok: false,
+      reason: 'encryptTo must be a 64-character hex public key',
+    });
+  });
+
   test('bad shapes are reasons, never throws', () => {
     for (const text of [
       '',

@@ -5,7 +5,9 @@ import type { DeviceRegistration, Preferences, Transport } from '../store/port.t
  *
  * - 3079/3080: `{"token": "...", "timezoneOffsetMinutes"?: int}` as divine-push-service reads it,
  *   plus nostr-push's optional `"transport"` (`fcm` default, `apns`, `webpush`, `unifiedpush`) with
- *   `"endpoint"`, `"p256dh"` and `"auth"` for the last two, so later transports need no protocol change.
+ *   `"endpoint"`, `"p256dh"` and `"auth"` for the last two, so later transports need no protocol change;
+ *   `"sandbox": true` (apns only: a development build, pushed through Apple's sandbox) and
+ *   `"encryptTo": "<device pubkey hex>"` (any transport: the data map travels NIP-44 encrypted to it).
  * - 3083: `{"kinds": [int...], "campaignsEnabled"?: bool}`.
  *
  * Parsers return a value or a reason string; they never throw.
@@ -18,6 +20,8 @@ export const MAX_TOKEN_CHARS = 4096;
 /** Timezone offsets run from UTC−12 to UTC+14. */
 const MAX_OFFSET_MINUTES = 14 * 60;
 const BASE64URL = /^[A-Za-z0-9_-]+={0,2}$/;
+/** An x-only secp256k1 public key as Nostr writes it. */
+const HEX_PUBKEY = /^[0-9a-f]{64}$/;
 
 export type Parsed<T> = { ok: true; value: T } | { ok: false; reason: string };
 
@@ -53,6 +57,17 @@ export function parseTokenPayload(plaintext: string): Parsed<DeviceRegistration>
       return { ok: false, reason: 'timezoneOffsetMinutes must be an integer between -840 and 840' };
     }
     device.timezoneOffsetMinutes = offset;
+  }
+
+  if (body.sandbox !== undefined && body.sandbox !== null) {
+    if (typeof body.sandbox !== 'boolean') return { ok: false, reason: 'sandbox must be a boolean' };
+    if (body.sandbox && device.transport !== 'apns') return { ok: false, reason: 'sandbox applies to apns devices only' };
+    if (body.sandbox) device.sandbox = true;
+  }
+  if (body.encryptTo !== undefined && body.encryptTo !== null) {
+    if (typeof body.encryptTo !== 'string' || !HEX_PUBKEY.test(body.encryptTo.toLowerCase()))
+      return { ok: false, reason: 'encryptTo must be a 64-character hex public key' };
+    device.encryptTo = body.encryptTo.toLowerCase();
   }
 
   if (device.transport === 'webpush' || device.transport === 'unifiedpush') {

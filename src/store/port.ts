@@ -61,6 +61,13 @@ export interface DeviceRegistration {
   auth?: string;
   /** UTC offset in minutes, east positive (+600 is UTC+10); used for campaign quiet hours. */
   timezoneOffsetMinutes?: number;
+  /** APNs only: a development build of the app, pushed through Apple's sandbox endpoint. Absent when false. */
+  sandbox?: boolean;
+  /**
+   * The device's own Nostr public key (x-only hex): the push's data map travels NIP-44 v2
+   * encrypted from the service key to it, with only `type` and `eventId` in clear.
+   */
+  encryptTo?: string;
 }
 
 /** Result of {@link StorePort.registerToken}. */

@@ -22,7 +22,7 @@
  *
  * | key                              | type   | value                                                        |
  * |----------------------------------|--------|--------------------------------------------------------------|
- * | `token_devices`                  | HASH   | token → JSON `{transport, endpoint?, p256dh?, auth?}`, only for devices that are not a plain FCM token. A token absent here is transport `fcm`, so a divine Redis reads as FCM devices |
+ * | `token_devices`                  | HASH   | token → JSON `{transport, endpoint?, p256dh?, auth?, sandbox?, encryptTo?}`, only for devices that are not a plain FCM token. A token absent here is transport `fcm`, so a divine Redis reads as FCM devices |
  * | `relay_cursors`                  | HASH   | relay URL → newest `created_at` seen (unix seconds), only ever raised |
  * | `queue:{name}:ready`             | ZSET   | item id → available-at (ms)                                  |
  * | `queue:{name}:leased`            | ZSET   | item id → lease expiry (ms)                                  |
