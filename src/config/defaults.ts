@@ -52,6 +52,16 @@ export interface NostrConfig {
   profile_cache_ttl_secs: number;
   /** Timeout of one profile lookup. */
   query_timeout_secs: number;
+  /**
+   * Honour recipients' own kind 10000 mute lists and, for `onlyFollowing`, kind 3 contact lists,
+   * fetched from the main relays (or the user's kind 10002 write relays). Off, only the mutes a
+   * user shares in kind 3083 `mutedPubkeys` apply and `onlyFollowing` lets everyone through.
+   */
+  honour_user_lists: boolean;
+  /** How long a recipient's fetched mute and contact lists are believed. */
+  list_cache_ttl_secs: number;
+  /** Recipients whose lists are kept in memory at once (per engine process). */
+  list_cache_entries: number;
 }
 
 export interface Config {
@@ -263,6 +273,12 @@ export function defaultConfig(): Config {
       profile_relays: [],
       profile_cache_ttl_secs: 300,
       query_timeout_secs: 5,
+      honour_user_lists: true,
+      // Like the profile cache: a new mute takes effect within five minutes, and a busy
+      // recipient costs one relay query per five minutes.
+      list_cache_ttl_secs: 300,
+      // ~50,000 × a few hundred bytes of sets: tens of MiB at most, for the recipients active now.
+      list_cache_entries: 50_000,
     },
     store: { url: '' },
     redis: { url: '', connection_pool_size: 10 },

@@ -113,6 +113,10 @@ export function validateConfig(config: Config, explicitKeys: ReadonlySet<string>
   }
   if (!/^https?:\/\/[^\s/]+/.test(config.firebase.api_base_url)) problems.push('firebase.api_base_url must be an http:// or https:// URL');
   problems.push(...apnsConfigProblems(config.apns));
+  if (!Number.isInteger(config.nostr.list_cache_ttl_secs) || config.nostr.list_cache_ttl_secs < 0)
+    problems.push('nostr.list_cache_ttl_secs must be a whole number of seconds, 0 or more');
+  if (!Number.isInteger(config.nostr.list_cache_entries) || config.nostr.list_cache_entries < 1)
+    problems.push('nostr.list_cache_entries must be a whole number, 1 or more');
   const webpush = config.webpush;
   if (webpush.ttl_secs < 0 || !Number.isInteger(webpush.ttl_secs))
     problems.push('webpush.ttl_secs must be a whole number of seconds, 0 or more');

@@ -1,4 +1,6 @@
 import type { DeviceRegistration, Preferences, Transport } from '../store/port.ts';
+import type { SocialFilters } from '../store/port-social-filters.ts';
+import type { NotificationType } from '../delivery/types.ts';
 
 /**
  * The decrypted JSON bodies of the control events (NIP-XX push notifications, reference §2.2):
@@ -8,7 +10,10 @@ import type { DeviceRegistration, Preferences, Transport } from '../store/port.t
  *   `"endpoint"`, `"p256dh"` and `"auth"` for the last two, so later transports need no protocol change;
  *   `"sandbox": true` (apns only: a development build, pushed through Apple's sandbox) and
  *   `"encryptTo": "<device pubkey hex>"` (any transport: the data map travels NIP-44 encrypted to it).
- * - 3083: `{"kinds": [int...], "campaignsEnabled"?: bool}`.
+ * - 3083: `{"kinds": [int...], "campaignsEnabled"?: bool}`, plus nostr-push's optional
+ *   `"mutedPubkeys": [hex...]` (the private part of the user's kind 10000 mute list, shared with
+ *   the service) and `"onlyFollowing": true | [type...]` (limit those notification types to
+ *   senders in the user's kind 3 contact list).
  *
  * Parsers return a value or a reason string; they never throw.
  */
@@ -104,4 +109,42 @@ export function parsePreferencesPayload(plaintext: string): Parsed<Preferences> 
   const consent = body.campaignsEnabled;
   if (consent !== undefined && typeof consent !== 'boolean') return { ok: false, reason: 'campaignsEnabled must be a boolean' };
   return { ok: true, value: { kinds: clean, campaignsEnabled: consent === true } };
+}
+
+/** Most privately muted pubkeys kept from one 3083 (a mute list of thousands is already unusual). */
+export const MAX_MUTED_PUBKEYS = 10_000;
+/** The notification types `onlyFollowing` may name. */
+export const FILTERABLE_TYPES: readonly NotificationType[] = ['like', 'comment', 'mention', 'repost', 'directMessage', 'newPost'];
+
+/** The social filters of a 3083 payload (absent fields filter nothing). */
+export function parseSocialFiltersPayload(plaintext: string): Parsed<SocialFilters> {
+  const body = parseJsonObject(plaintext);
+  if (typeof body === 'string') return { ok: false, reason: body };
+  const filters: SocialFilters = { mutedPubkeys: [], onlyFollowing: null };
+  const muted = body.mutedPubkeys;
+  if (muted !== undefined && muted !== null) {
+    if (!Array.isArray(muted)) return { ok: false, reason: 'mutedPubkeys must be an array' };
+    if (muted.length > MAX_MUTED_PUBKEYS) return { ok: false, reason: `mutedPubkeys lists at most ${MAX_MUTED_PUBKEYS} entries` };
+    const seen = new Set<string>();
+    for (const entry of muted) {
+      const pubkey = typeof entry === 'string' ? entry.toLowerCase() : '';
+      if (!HEX_PUBKEY.test(pubkey)) return { ok: false, reason: `mutedPubkeys holds ${JSON.stringify(entry)}, not a hex pubkey` };
+      seen.add(pubkey);
+    }
+    filters.mutedPubkeys = [...seen];
+  }
+  const only = body.onlyFollowing;
+  if (only === true) filters.onlyFollowing = 'all';
+  else if (Array.isArray(only)) {
+    const types: string[] = [];
+    for (const type of only) {
+      if (typeof type !== 'string' || !(FILTERABLE_TYPES as readonly string[]).includes(type))
+        return { ok: false, reason: `onlyFollowing holds ${JSON.stringify(type)}, not a notification type` };
+      if (!types.includes(type)) types.push(type);
+    }
+    if (types.length > 0) filters.onlyFollowing = types;
+  } else if (only !== undefined && only !== null && only !== false) {
+    return { ok: false, reason: 'onlyFollowing must be true, false or a list of notification types' };
+  }
+  return { ok: true, value: filters };
 }

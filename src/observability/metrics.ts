@@ -136,6 +136,12 @@ export class Metrics {
     labelNames: ['relay'] as const,
     registers: [this.registry],
   });
+  readonly socialListLookups = new Counter({
+    name: 'push_social_list_lookups_total',
+    help: 'Mute/contact list lookups of recipients by outcome (cache_hit, found, not_found, outbox, error)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
   readonly profileLookups = new Counter({
     name: 'push_profile_lookups_total',
     help: 'Sender-name profile lookups by outcome (cache_hit, found, not_found, unusable, error)',

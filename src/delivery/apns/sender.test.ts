@@ -170,8 +170,8 @@ describe('ApnsTransport against the loopback APNs fake', () => {
       assert.equal(received.headers['apns-topic'], fake.bundleId, type);
       assert.equal(received.headers['apns-collapse-id'], undefined, `${type}: no collapse id without a collapse key`);
       const { title, body, ...custom } = message.data;
-      assert.deepEqual(received.payload, { aps: { alert: { title, body }, 'mutable-content': 1 }, ...custom }, type);
       assert.equal(received.payload.type, type);
+      assert.deepEqual(received.payload, { aps: { alert: { title, body }, 'mutable-content': 1 }, ...custom }, type);
     }
   });
 

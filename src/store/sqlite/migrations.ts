@@ -4,6 +4,7 @@ import { CREATE_COALESCE_TABLES } from './coalesce-sql.ts';
 import { CREATE_BELL_TABLES } from './bells.ts';
 import { CREATE_NTFY_TABLES } from './ntfy.ts';
 import { CREATE_VAPID_TABLE } from './vapid.ts';
+import { CREATE_SOCIAL_FILTERS_TABLE } from './social-filters.ts';
 
 /**
  * Schema migrations of the SQLite store.
@@ -138,6 +139,10 @@ export const migrations: readonly Migration[] = [
   {
     description: 'add the APNs sandbox flag and the encryptTo device key to devices',
     apply: (db) => db.exec(ADD_DEVICE_APNS_AND_ENCRYPTION),
+  },
+  {
+    description: 'create the social filter table (kind 3083 mutes and onlyFollowing)',
+    apply: (db) => db.exec(CREATE_SOCIAL_FILTERS_TABLE),
   },
 ];
 
