@@ -184,6 +184,11 @@ export async function handleContentEvent(deps: ContentDeps, envelope: InboundEnv
   if (video?.dTag === '') deps.logger.warn({ eventId: event.id }, 'video without a d tag: treated as already notified');
   const record = (recipient: ContentRecipient, outcome: GateOutcome): void => {
     outcomes.set(recipient.pubkey, outcome);
+    if (outcome === 'muted' || outcome === 'not_followed')
+      deps.logger.info(
+        { eventId: event.id, recipient: recipient.pubkey, sender: event.pubkey, outcome },
+        "push withheld by the recipient's own lists",
+      );
     deps.metrics.contentRecipients.inc({ type: recipient.type, outcome });
   };
 
