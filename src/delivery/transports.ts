@@ -8,12 +8,14 @@ import { apnsOptionsFromConfig, createApnsTransport } from './apns/sender.ts';
 import { createWebPushTransport } from './webpush/index.ts';
 import type { ResolvedVapidKeys } from './webpush/vapid-key.ts';
 import { ntfySettings } from '../ntfy/config.ts';
+import { withPayloadEncryption } from './encrypted-payload.ts';
 
 /**
  * The transports the configuration enables. A provider without credentials is off, and the
  * service says so loudly at start: devices on it are kept, but nothing reaches them. Web Push /
  * UnifiedPush needs no credentials (its VAPID key is generated) and is always on; `store` carries
- * its pushes to endpoints on our own ntfy topics; `vapidKeys` are the fleet's shared ones (Redis).
+ * its pushes to endpoints on our own ntfy topics; `vapidKeys` are the fleet's shared ones (Redis);
+ * `serviceSecretHex` (the service key) encrypts payloads for devices registered with `encryptTo`.
  */
 export function createTransports(
   config: Config,
@@ -21,6 +23,7 @@ export function createTransports(
   metrics: Metrics,
   store: StorePort,
   vapidKeys?: ResolvedVapidKeys,
+  serviceSecretHex?: string,
 ): PushTransport[] {
   const transports: PushTransport[] = [];
   const fcm = createFcmTransport({
@@ -58,5 +61,6 @@ export function createTransports(
       metrics,
     }),
   );
-  return transports;
+  // Devices registered with `encryptTo` get their data map NIP-44 encrypted from the service key.
+  return serviceSecretHex === undefined ? transports : transports.map((t) => withPayloadEncryption(t, serviceSecretHex));
 }

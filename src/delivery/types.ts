@@ -16,6 +16,11 @@ export interface PushMessage {
   data: Record<string, string>;
   /** Collapse key (coalescing); sent as `android.collapse_key`, `apns-collapse-id`, Web Push `Topic`. Never a data field. */
   collapseKey?: string;
+  /**
+   * iOS banner for a message whose data carries no `title`/`body` (an encrypted payload): APNs
+   * shows it, or the app's Notification Service Extension replaces it (`mutable-content: 1`).
+   */
+  apnsAlert?: { title: string; body?: string };
 }
 
 /**
