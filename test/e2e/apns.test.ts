@@ -11,6 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { METADATA, REACTION, REGISTER_TOKEN, VIDEO } from '../../src/nostr/kinds.ts';
 import { signEvent } from '../../src/nostr/keys.ts';
+import { npubEncode } from '../../src/nostr/nip19.ts';
+import * as nip44 from 'nostr-tools/nip44';
 import type { StorePort } from '../../src/store/port.ts';
 import { openSqliteStore } from '../../src/store/sqlite/index.ts';
 import { openRedisStore } from '../../src/store/redis/index.ts';
@@ -150,6 +152,35 @@ for (const adapter of ['sqlite', 'redis'] as const) {
       );
       assert.equal(await reader.tokenOwner(reregistered), dave.pubkey);
       assert.deepEqual(await reader.listDevices(carol.pubkey), []);
+    });
+
+    test('an encryptTo device gets a payload that nostr-tools decrypts with the device key to the full data map', async () => {
+      const erin = makeUser();
+      const deviceKey = makeUser();
+      const token = deviceToken('erin-sealed');
+      await register(erin, { token, encryptTo: deviceKey.pubkey });
+      const like = likeOf(bob, erin, '12'.repeat(32));
+      await publish(relay.url, like);
+      const push = await eventually(() => pushesTo(token, like.id)[0], 15_000, 'the sealed like');
+      const { aps, encrypted, ...clear } = push.payload;
+      assert.deepEqual(clear, { type: 'like', eventId: like.id }, 'only type and eventId in clear');
+      assert.deepEqual(aps, { alert: { title: 'New like' }, 'mutable-content': 1 }, 'a placeholder banner for the extension');
+      assert.equal(typeof encrypted, 'string');
+      const conversationKey = nip44.getConversationKey(new Uint8Array(Buffer.from(deviceKey.secret, 'hex')), serviceKey.pubkey);
+      const data = JSON.parse(nip44.decrypt(encrypted as string, conversationKey)) as Record<string, string>;
+      assert.deepEqual(data, {
+        type: 'like',
+        eventId: like.id,
+        title: 'New like',
+        body: 'Bob liked your post',
+        senderPubkey: bob.pubkey,
+        senderName: 'Bob',
+        receiverPubkey: erin.pubkey,
+        receiverNpub: npubEncode(erin.pubkey),
+        eventKind: '7',
+        timestamp: String(like.created_at),
+        referencedEventId: '12'.repeat(32),
+      });
     });
 
     test('a device registered with "sandbox": true is pushed through the sandbox host', async () => {
