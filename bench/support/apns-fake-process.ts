@@ -13,7 +13,7 @@ const fake = await startApnsFake({ latencyMs: Number(latency), record: 'summary'
 const keyPath = fake.writeKey(dir);
 process.send?.({ ready: { baseUrl: fake.baseUrl, keyPath, keyId: fake.keyId, teamId: fake.teamId, bundleId: fake.bundleId } });
 
-process.on('message', async (message: { report?: boolean; stop?: boolean }) => {
+async function handle(message: { report?: boolean; stop?: boolean }): Promise<void> {
   if (message.report) {
     process.send?.({ accepted: fake.stats.accepted, requests: fake.stats.requests, providerTokensSeen: fake.stats.providerTokensSeen });
   }
@@ -21,4 +21,8 @@ process.on('message', async (message: { report?: boolean; stop?: boolean }) => {
     await fake.stop();
     process.exit(0);
   }
+}
+
+process.on('message', (message: { report?: boolean; stop?: boolean }) => {
+  void handle(message);
 });

@@ -53,8 +53,9 @@ describe('payloads encrypted to the device', () => {
     assert.ok(sealed);
     assert.deepEqual(buildApnsConfig(sealed)?.payload.aps, { alert: { title: 'New like' }, 'mutable-content': 1 });
     const request = toApnsRequest(sealed, { topic: 'app', expiresAtSecs: 0 });
-    assert.equal(request?.headers[0]?.[1], 'alert');
-    assert.deepEqual(Object.keys(request?.payload ?? {}), ['aps', 'type', 'eventId', 'encrypted']);
+    assert.ok(request);
+    assert.deepEqual(request.headers[0], ['apns-push-type', 'alert']);
+    assert.deepEqual(Object.keys(request.payload), ['aps', 'type', 'eventId', 'encrypted']);
   });
 
   test('a device key that is not a curve point fails that device only', async () => {

@@ -124,9 +124,9 @@ for (const adapter of ['sqlite', 'redis'] as const) {
     });
 
     after(async () => {
-      await service?.stop();
-      await reader?.close();
-      await Promise.all([relay?.stop(), apns?.stop()]);
+      await service.stop();
+      await reader.close();
+      await Promise.all([relay.stop(), apns.stop()]);
       await redis?.stop();
       rmSync(dataDir, { recursive: true, force: true });
     });

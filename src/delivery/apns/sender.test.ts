@@ -182,10 +182,11 @@ describe('ApnsTransport against the loopback APNs fake', () => {
     await sendOne(t, apnsDevice(3), { data: { ...like.data, badge: '7' } });
     await sendOne(t, apnsDevice(3), { data: { type: 'sync', eventId: 'e1' } });
     const [badged, silent] = fake.messages.slice(before);
-    assert.deepEqual(badged?.payload.aps, { alert: { title: like.data.title, body: like.data.body }, 'mutable-content': 1, badge: 7 });
-    assert.deepEqual(silent?.payload, { aps: { 'content-available': 1 }, type: 'sync', eventId: 'e1' });
-    assert.equal(silent?.headers['apns-push-type'], 'background');
-    assert.equal(silent?.headers['apns-priority'], '5');
+    assert.ok(badged && silent);
+    assert.deepEqual(badged.payload.aps, { alert: { title: like.data.title, body: like.data.body }, 'mutable-content': 1, badge: 7 });
+    assert.equal(silent.headers['apns-push-type'], 'background');
+    assert.equal(silent.headers['apns-priority'], '5');
+    assert.deepEqual(silent.payload, { aps: { 'content-available': 1 }, type: 'sync', eventId: 'e1' });
   });
 
   test('a sandbox device goes to the sandbox host; apns.sandbox sends every device there', async () => {
