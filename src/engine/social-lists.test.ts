@@ -8,7 +8,7 @@ import { ManualClock } from '../util/clock.ts';
 import { startTestRelay, type TestRelay } from '../../test/support/relay.ts';
 import { publish } from '../../test/support/publisher.ts';
 import { createRelayQuery, type RelayQueryFunction } from './relay-query.ts';
-import { SocialListCache, writeRelays, type SocialListCacheOptions } from './social-lists.ts';
+import { SocialListCache, socialListQueryCap, writeRelays, type SocialListCacheOptions } from './social-lists.ts';
 import { onlyFollowingCovers, socialGateOutcome } from './social-gate.ts';
 
 const user = () => {
@@ -44,7 +44,7 @@ describe('SocialListCache against real relays', () => {
   before(async () => {
     [main, outbox] = await Promise.all([startTestRelay(), startTestRelay()]);
     verifier = await createEventVerifier();
-    const real = createRelayQuery();
+    const real = createRelayQuery({ maxEventsPerRelay: socialListQueryCap() });
     query = (relays, filter, timeoutMs) => {
       queries++;
       return real(relays, filter, timeoutMs);
@@ -85,6 +85,24 @@ describe('SocialListCache against real relays', () => {
     const lists = await cache().lists(owner.pubkey);
     assert.deepEqual([...lists.muted], [alice.pubkey]);
     assert.equal(lists.follows, null, 'no contact list anywhere');
+  });
+
+  test('users looked up in one turn share one query, each getting their own lists', async () => {
+    const [first, second] = [user(), user()];
+    await publish(main.url, sign(first.secret, MUTE_LIST, pTags(bob.pubkey), 1000));
+    await publish(main.url, sign(second.secret, CONTACTS, pTags(carol.pubkey), 1000));
+    const before = queries;
+    const [a, b] = await Promise.all([cache().lists(first.pubkey), cache().lists(second.pubkey)]);
+    assert.equal(queries - before, 2, 'two caches, one query each');
+    const shared = cache();
+    const before2 = queries;
+    const [c, d] = await Promise.all([shared.lists(first.pubkey), shared.lists(second.pubkey)]);
+    assert.equal(queries - before2, 1, 'one cache: both users in one REQ');
+    for (const lists of [a, c]) assert.deepEqual([...lists.muted], [bob.pubkey]);
+    for (const lists of [b, d]) {
+      assert.deepEqual(lists.muted, new Set());
+      assert.deepEqual([...(lists.follows ?? [])], [carol.pubkey]);
+    }
   });
 
   test('a user without lists mutes nobody and has no follows; the miss is cached too', async () => {

@@ -14,7 +14,7 @@ import { withNewPostFanout } from '../engine/bells/video.ts';
 import { TASK_NEW_POST_FANOUT, contentBellRules, newPostFanoutDeps, notifyListDeps, videoFanoutDeps } from '../engine/bells/wiring.ts';
 import { createProfileResolver } from '../engine/profiles.ts';
 import { createRelayQuery } from '../engine/relay-query.ts';
-import { SocialListCache } from '../engine/social-lists.ts';
+import { SocialListCache, socialListQueryCap } from '../engine/social-lists.ts';
 import { storeOutboundQueue } from '../engine/outbound-queue.ts';
 import { coalesceFlushDeps, coalesceIngester } from '../engine/coalesce/wiring.ts';
 import { COALESCE_FLUSH_TASK, runCoalesceFlush } from '../engine/coalesce/worker.ts';
@@ -154,7 +154,7 @@ function socialListCache(config: Config, verifier: EventVerifier, logger: Logger
   if (!config.nostr.honour_user_lists) return null;
   return new SocialListCache({
     relays: config.nostr.relays,
-    queryRelays: createRelayQuery({ logger }),
+    queryRelays: createRelayQuery({ logger, maxEventsPerRelay: socialListQueryCap() }),
     verifier,
     queryTimeoutMs: config.nostr.query_timeout_secs * 1000,
     ttlMs: config.nostr.list_cache_ttl_secs * 1000,
