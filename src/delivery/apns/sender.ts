@@ -18,6 +18,12 @@ import { classifyApnsError } from './classify.ts';
 import { ApnsProviderToken, readApnsKey } from './jwt.ts';
 import { toApnsRequest, type ApnsRequestParts } from './message.ts';
 
+/** One batch's request as it goes on the wire: the headers after `authorization`, the JSON body. */
+interface ApnsWireRequest {
+  headers: ApnsRequestParts['headers'];
+  body: string;
+}
+
 /** Bound of one per-token send, the ExpiredProviderToken retry included (as FCM's). */
 export const APNS_OPERATION_TIMEOUT_MS = 45_000;
 /** Tokens of one batch in flight at once (one connection's streams, as FCM's). */
@@ -114,7 +120,9 @@ export class ApnsTransport implements PushTransport {
       outcomes.set(device.token, SENDING);
       pending.push(device);
     }
-    const request = toApnsRequest(message, { topic: this.options.bundleId, expiresAtSecs: this.expiresAtSecs() });
+    // One body for every device of the batch: the device token travels in the path, not the body.
+    const parts = toApnsRequest(message, { topic: this.options.bundleId, expiresAtSecs: this.expiresAtSecs() });
+    const request = parts === null ? null : { headers: parts.headers, body: JSON.stringify(parts.payload) };
     let next = 0;
     const worker = async (): Promise<void> => {
       while (next < pending.length) {
@@ -146,7 +154,7 @@ export class ApnsTransport implements PushTransport {
 
   private async sendContained(
     device: DeviceRegistration,
-    request: ApnsRequestParts | null,
+    request: ApnsWireRequest | null,
     signal: AbortSignal | undefined,
   ): Promise<SendOutcome> {
     if (request === null) return failed('invalid_request', 'APNs push without data: nothing to send');
@@ -173,12 +181,12 @@ export class ApnsTransport implements PushTransport {
   /** One token: the request, and once more with a fresh provider token after `ExpiredProviderToken`. */
   private async sendOnce(
     device: DeviceRegistration,
-    request: ApnsRequestParts,
+    request: ApnsWireRequest,
     signal: AbortSignal | undefined,
     deadlineMs: number,
   ): Promise<SendOutcome> {
     const pool = device.sandbox === true || this.options.sandbox ? this.sandboxPool : this.production;
-    const body = JSON.stringify(request.payload);
+    const { body } = request;
     for (let attempt = 1; ; attempt++) {
       const bearer = this.providerToken.current();
       let response;
