@@ -217,13 +217,6 @@ export class ApnsTransport implements PushTransport {
   }
 }
 
-/** One line for the start banner. */
-export function apnsStatusLine(config: Pick<Config, 'apns'>): string {
-  const apns = config.apns;
-  if (apns.key_path === '') return 'APNs is off (set apns.key_path, apns.key_id, apns.team_id and apns.bundle_id)';
-  return `APNs on: ${apns.bundle_id} via ${apns.sandbox ? apns.sandbox_api_base_url : apns.api_base_url}`;
-}
-
 const SENT: SendOutcome = Object.freeze({ ok: true as const });
 const SENDING: SendOutcome = Object.freeze({
   ok: false as const,
