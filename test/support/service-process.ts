@@ -73,6 +73,10 @@ export async function startServiceProcess(options: StartServiceProcessOptions): 
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? '',
     HOME: process.env.HOME ?? '/tmp',
+    // A test binary is a test process (it may honour test-only settings such as the clock file).
+    NODE_ENV: 'test',
+    // The secp256k1 backend a stress run forces (npm run test:stress) applies to the binary too.
+    ...(process.env.NOSTR_PUSH_SECP256K1 ? { NOSTR_PUSH_SECP256K1: process.env.NOSTR_PUSH_SECP256K1 } : {}),
     LOG_LEVEL: 'debug',
     NOSTR_PUSH__LOG__LEVEL: 'debug',
     NOSTR_PUSH__SERVER__LISTEN_ADDR: `127.0.0.1:${port}`,
