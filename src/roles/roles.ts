@@ -92,14 +92,17 @@ export async function startRoles(ctx: RoleContext): Promise<StartedRoles> {
   if (config.roles.includes('listener')) stoppers.push(startListener(ctx));
   if (config.roles.includes('scheduler')) {
     // scheduler tasks: coalesce flush (coalesce_flush), new-post fan-out (new_post_fanout)
-    const flushDeps = coalesceFlushDeps({
-      config,
-      store: ctx.store,
-      logger: ctx.logger,
-      metrics: ctx.metrics,
-      transports: ctx.transports,
-      verifier: ctx.verifier,
-    });
+    const flushDeps = {
+      ...coalesceFlushDeps({
+        config,
+        store: ctx.store,
+        logger: ctx.logger,
+        metrics: ctx.metrics,
+        transports: ctx.transports,
+        verifier: ctx.verifier,
+      }),
+      social: { lists: socialListCache(config, ctx.verifier, ctx.logger.child({ role: 'scheduler' }), ctx.metrics) },
+    };
     ctx.supervisor.spawn(COALESCE_FLUSH_TASK, 'critical', (signal) => runCoalesceFlush(flushDeps, signal));
     const fanoutDeps = newPostFanoutDeps({
       config,
