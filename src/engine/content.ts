@@ -15,6 +15,7 @@ import type { InboundEnvelope } from './router.ts';
 import { isCoalescedType, type CoalesceIngester } from './coalesce/ingest.ts';
 import type { OutboundQueue } from './outbound-queue.ts';
 import { bellDelivery, bellRateLimited, watchesAuthor } from './bells/rules.ts';
+import { countRouted } from './inbox/count.ts';
 
 /** The preference category (kind 3083 `kinds`) that enables each notification type. */
 export const PREFERENCE_CATEGORY: Readonly<Record<NotificationType, number>> = {
@@ -67,6 +68,8 @@ export interface ContentDeps {
    * scheduler's summary flush. Absent, every like and repost is sent at once.
    */
   coalesce?: CoalesceIngester;
+  /** Count routed notifications into the inbox counters (issue 13); default true. */
+  countInbox?: boolean;
 }
 
 /** Whether `type` is enabled by a user's preference categories (or the defaults when they set none). */
@@ -172,6 +175,15 @@ export async function handleContentEvent(deps: ContentDeps, envelope: InboundEnv
 
   const states = await deps.store.readRecipients(recipients.map((r) => r.pubkey));
   let firstError: unknown = null;
+  // The inbox counters (issue 13): every known tagged user, whether or not a push follows, once
+  // per (event, recipient), before the gates (the bell fallback below may change a type).
+  if (deps.countInbox !== false) {
+    try {
+      await countRouted(deps, event, recipients);
+    } catch (err) {
+      firstError = err;
+    }
+  }
   const claimTogether: PassedRecipient[] = [];
   for (const [i, recipient] of recipients.entries()) {
     try {
