@@ -129,6 +129,15 @@ export interface Config {
   };
   /** The built-in ntfy-compatible UnifiedPush server (`src/ntfy/`). */
   ntfy: NtfyConfig;
+  /** The user's inbox (issue 13): unread counters, badges, alert words, announcements, the user API. */
+  inbox: {
+    /**
+     * Count routed notifications, match alert words and stamp badges. Off, pushes carry no badge and
+     * the counters stay as they are (a switch for measuring the counters' cost, and for deployments
+     * that want pushes only).
+     */
+    enabled: boolean;
+  };
   log: {
     level: string;
   };
@@ -265,6 +274,7 @@ export function defaultConfig(): Config {
     // main thread then mostly waits on them: bench/registrations); raise it on bigger machines.
     engine: { crypto_workers: 2 },
     queue: { lease_secs: 60, max_attempts: 10, poll_millis: 250 },
+    inbox: { enabled: true },
     ntfy: {
       base_url: '',
       cache_duration: DEFAULT_NTFY_CACHE_DURATION,

@@ -56,9 +56,10 @@ export interface DeliveryDeps {
   refreshTokenActivity?: (tokens: string[]) => Promise<unknown>;
   /**
    * The recipient's badge (total new count) at send time; defaults to one `store.readInboxBadges`
-   * call per delivery. The delivery role passes one that reads a whole turn's badges together.
+   * call per delivery. The delivery role passes one that reads a whole turn's badges together;
+   * null sends without a badge (`inbox.enabled: false`).
    */
-  readBadge?: (pubkey: string) => Promise<number>;
+  readBadge?: ((pubkey: string) => Promise<number>) | null;
 }
 
 /** A refresher that writes every refresh asked for in one turn of the event loop as one store call. */
@@ -82,6 +83,7 @@ export function batchedBadgeReader(store: StorePort): (pubkey: string) => Promis
  * better than a push held back.
  */
 async function withCurrentBadge(deps: DeliveryDeps, notification: OutboundNotification, log: LineLogger): Promise<PushMessage> {
+  if (deps.readBadge === null) return notification.message;
   try {
     const badge = await (deps.readBadge ?? (async (pubkey: string) => (await deps.store.readInboxBadges([pubkey]))[0] ?? 0))(
       notification.recipient,

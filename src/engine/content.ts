@@ -17,6 +17,13 @@ import type { OutboundQueue } from './outbound-queue.ts';
 import { bellDelivery, bellRateLimited, watchesAuthor } from './bells/rules.ts';
 import { countRouted } from './inbox/count.ts';
 
+/**
+ * The preference category of alert-word pushes (issue 13): its own, off by default (not in
+ * `notification.default_preferences.kinds`). Alert words have no trigger kind of their own, so the
+ * number is one no trigger uses, at the top of the 0–65535 range 3083 payloads accept.
+ */
+export const KEYWORD_PREFERENCE_CATEGORY = 65_001;
+
 /** The preference category (kind 3083 `kinds`) that enables each notification type. */
 export const PREFERENCE_CATEGORY: Readonly<Record<NotificationType, number>> = {
   comment: 1,
@@ -25,6 +32,7 @@ export const PREFERENCE_CATEGORY: Readonly<Record<NotificationType, number>> = {
   repost: 16,
   directMessage: 1059,
   newPost: 34236,
+  keyword: KEYWORD_PREFERENCE_CATEGORY,
 };
 
 /**
