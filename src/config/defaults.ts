@@ -137,6 +137,12 @@ export interface Config {
      * that want pushes only).
      */
     enabled: boolean;
+    /**
+     * How long the engine believes "nobody watches any alert word" before asking the store again
+     * (0: ask for every event). While none is watched an event costs no tokenising and no lookup;
+     * a word set anywhere is matched from at most this long after.
+     */
+    alert_word_refresh_millis: number;
   };
   log: {
     level: string;
@@ -201,6 +207,9 @@ export const DEFAULT_PREFERENCE_KINDS = [1, 7, 16, 1059, 30023, 34236];
 
 /** Kinds watched for pushes; kind 1 and kind 3 are deliberately absent (divine does not surface them). */
 export const DEFAULT_EVENT_KINDS = [7, 16, 1111, 30023, 34236];
+
+/** `inbox.alert_word_refresh_millis`: 5 s, a word set is matched within seconds, and an idle index costs one read per 5 s. */
+export const ALERT_WORD_REFRESH_MILLIS = 5_000;
 
 export function defaultConfig(): Config {
   return {
@@ -274,7 +283,7 @@ export function defaultConfig(): Config {
     // main thread then mostly waits on them: bench/registrations); raise it on bigger machines.
     engine: { crypto_workers: 2 },
     queue: { lease_secs: 60, max_attempts: 10, poll_millis: 250 },
-    inbox: { enabled: true },
+    inbox: { enabled: true, alert_word_refresh_millis: ALERT_WORD_REFRESH_MILLIS },
     ntfy: {
       base_url: '',
       cache_duration: DEFAULT_NTFY_CACHE_DURATION,

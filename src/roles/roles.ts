@@ -173,7 +173,7 @@ function startEngine(ctx: RoleContext): void {
     countInbox: config.inbox.enabled,
   };
   const alertWordDeps: AlertWordDeps = { ...contentDeps };
-  const alertWordPresence = new AlertWordPresence(contentDeps);
+  const alertWordPresence = new AlertWordPresence(contentDeps, config.inbox.alert_word_refresh_millis);
   const handleContent = async (envelope: InboundEnvelope): Promise<void> => {
     await withNewPostFanout(fanoutDeps, envelope, () => handleContentEvent(contentDeps, envelope));
     // After the content pushes: a watcher tagged in the event keeps the push of its own type, and

@@ -25,12 +25,6 @@ import { alertWordTokens } from './words.ts';
 export const ALERT_WORD_KINDS: ReadonlySet<number> = new Set([VIDEO, COMMENT, LONG_FORM]);
 /** The tags whose values are matched besides the content. */
 const MATCHED_TAGS: ReadonlySet<string> = new Set(['title', 'summary']);
-/**
- * How long "nobody watches any word" is believed before the index is asked again: while no word is
- * watched (the common case of a deployment that does not use them) an event costs no store call
- * and no tokenising. A word added is matched from at most this long after.
- */
-export const ALERT_WORD_PRESENCE_CACHE_MS = 5_000;
 
 export interface AlertWordDeps extends InboxCountingDeps {
   profiles: ProfileResolver;
@@ -40,15 +34,22 @@ export interface AlertWordDeps extends InboxCountingDeps {
   logger: Logger;
 }
 
-/** Whether any word is watched, asked of the store at most every {@link ALERT_WORD_PRESENCE_CACHE_MS}. */
+/**
+ * Whether any word is watched, asked of the store at most every `refreshMs`
+ * (`inbox.alert_word_refresh_millis`): while no word is watched (a deployment that does not use
+ * them) an event costs no tokenising and no lookup.
+ */
 export class AlertWordPresence {
   private known: { any: boolean; atMs: number } | null = null;
 
-  constructor(private readonly deps: Pick<AlertWordDeps, 'store' | 'clock'>) {}
+  constructor(
+    private readonly deps: Pick<AlertWordDeps, 'store' | 'clock'>,
+    private readonly refreshMs: number,
+  ) {}
 
   async any(): Promise<boolean> {
     const nowMs = this.deps.clock.nowMs();
-    if (this.known && nowMs - this.known.atMs < ALERT_WORD_PRESENCE_CACHE_MS && nowMs >= this.known.atMs) return this.known.any;
+    if (this.known && nowMs - this.known.atMs < this.refreshMs && nowMs >= this.known.atMs) return this.known.any;
     const any = (await this.deps.store.alertWordCount()) > 0;
     this.known = { any, atMs: nowMs };
     return any;
@@ -112,7 +113,13 @@ async function queueKeywordPushes(deps: AlertWordDeps, event: NostrEvent, firstW
   const senderName = await senderNameOrFallback(deps.profiles, event.pubkey);
   const notifications = enabled.map((watcher): OutboundNotification => {
     const word = firstWord.get(watcher) ?? '';
-    const message = buildSocialPayload({ type: 'keyword', event, recipient: watcher, senderName, copy: notificationCopy('keyword', senderName, word) });
+    const message = buildSocialPayload({
+      type: 'keyword',
+      event,
+      recipient: watcher,
+      senderName,
+      copy: notificationCopy('keyword', senderName, word),
+    });
     return {
       eventId: event.id,
       recipient: watcher,
