@@ -220,6 +220,17 @@ for (const adapter of ['sqlite', 'redis'] as const) {
       }
       await start();
       reader = await openReader();
+      // The rebuild is the replay's work: wait for the service to say the replay is done and for
+      // what it queued to be handled, with bounds only a hang reaches (a loaded machine is slow).
+      await service.waitForLog((l) => l.msg === 'historical replay done' && l.relay === relay.url, 60_000, 'the historical replay');
+      await eventually(
+        async () => {
+          const inbound = await reader.queueStats('inbound');
+          return inbound.ready + inbound.leased === 0 ? true : undefined;
+        },
+        60_000,
+        'the replayed events handled',
+      );
       for (const user of [bob, dave, erin]) await watching(alice, user, true);
       assert.equal(await reader.isNotifyWatcher(alice.pubkey, carol.pubkey), false, 'her newest list is the empty one');
       assert.deepEqual((await reader.notifySubscriptions(bob.pubkey)).sort(), [alice.pubkey]);

@@ -10,6 +10,13 @@ import { fileURLToPath } from 'node:url';
 
 const BIN = fileURLToPath(new URL('../../bin/nostr-push.js', import.meta.url));
 
+/**
+ * The least time any wait here allows, whatever a test asks: waits are for the service's own
+ * signals, so their deadlines only exist to turn a hang into a failure, and a loaded 2-core
+ * machine (or the WASM secp256k1 build) can take many times longer than a quiet one.
+ */
+export const HANG_DEADLINE_FLOOR_MS = 60_000;
+
 export interface LogLine {
   level: number;
   msg: string;
@@ -73,6 +80,10 @@ export async function startServiceProcess(options: StartServiceProcessOptions): 
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? '',
     HOME: process.env.HOME ?? '/tmp',
+    // A test binary is a test process (it may honour test-only settings such as the clock file).
+    NODE_ENV: 'test',
+    // The secp256k1 backend a stress run forces (npm run test:stress) applies to the binary too.
+    ...(process.env.NOSTR_PUSH_SECP256K1 ? { NOSTR_PUSH_SECP256K1: process.env.NOSTR_PUSH_SECP256K1 } : {}),
     LOG_LEVEL: 'debug',
     NOSTR_PUSH__LOG__LEVEL: 'debug',
     NOSTR_PUSH__SERVER__LISTEN_ADDR: `127.0.0.1:${port}`,
@@ -111,7 +122,8 @@ export async function startServiceProcess(options: StartServiceProcessOptions): 
 
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
 
-  const waitForLog = (predicate: (line: LogLine) => boolean, timeoutMs = 15_000, what = 'a log line'): Promise<LogLine> => {
+  const waitForLog = (predicate: (line: LogLine) => boolean, requestedMs = 15_000, what = 'a log line'): Promise<LogLine> => {
+    const timeoutMs = Math.max(requestedMs, HANG_DEADLINE_FLOOR_MS);
     const found = logs.find(predicate);
     if (found) return Promise.resolve(found);
     return new Promise((resolve, reject) => {
@@ -161,9 +173,10 @@ export async function startServiceProcess(options: StartServiceProcessOptions): 
 /** Poll `check` until it returns a value (not undefined), without fixed sleeps past a window. */
 export async function eventually<T>(
   check: () => Promise<T | undefined> | T | undefined,
-  timeoutMs = 10_000,
+  requestedMs = 10_000,
   what = 'a condition',
 ): Promise<T> {
+  const timeoutMs = Math.max(requestedMs, HANG_DEADLINE_FLOOR_MS);
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   while (Date.now() < deadline) {
