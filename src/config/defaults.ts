@@ -74,6 +74,12 @@ export interface Config {
     listen_addr: string;
     /** Bearer token of the internal hooks; unset disables them. */
     internal_api_token: string;
+    /**
+     * The public base URL clients reach the service at (`https://push.example.com`): NIP-98 `u`
+     * tags are checked against it. Unset, against the URL as this process receives it (right
+     * unless a proxy rewrites the scheme or host).
+     */
+    public_url: string;
   };
   notification: {
     event_kinds: number[];
@@ -261,7 +267,7 @@ export function defaultConfig(): Config {
     },
     store: { url: '' },
     redis: { url: '', connection_pool_size: 10 },
-    server: { listen_addr: '0.0.0.0:8000', internal_api_token: '' },
+    server: { listen_addr: '0.0.0.0:8000', internal_api_token: '', public_url: '' },
     notification: {
       event_kinds: [...DEFAULT_EVENT_KINDS],
       default_preferences: { kinds: [...DEFAULT_PREFERENCE_KINDS] },

@@ -242,7 +242,8 @@ export async function deliverBellPage(
   }
   // Every push carries the watcher's badge as it is now, read for the page at once (before the
   // claims, so a failed read leaves no claim behind).
-  const badgeList = eligible.length === 0 ? [] : await deps.store.readInboxBadges(eligible.map((s) => s.watcher));
+  const badgeList =
+    eligible.length === 0 || deps.countInbox === false ? [] : await deps.store.readInboxBadges(eligible.map((s) => s.watcher));
   const badges = new Map(eligible.map((s, i) => [s.watcher, badgeList[i] ?? 0]));
   const claims =
     eligible.length === 0
@@ -268,16 +269,15 @@ export async function deliverBellPage(
     }
     try {
       const text = await copy();
-      const message = withBadge(
-        buildSocialPayload({
-          type: 'newPost',
-          event,
-          recipient: state.watcher,
-          senderName: text.senderName,
-          copy: { title: text.title, body: text.body },
-        }),
-        badges.get(state.watcher) ?? 0,
-      );
+      const built = buildSocialPayload({
+        type: 'newPost',
+        event,
+        recipient: state.watcher,
+        senderName: text.senderName,
+        copy: { title: text.title, body: text.body },
+      });
+      const badge = badges.get(state.watcher);
+      const message = badge === undefined ? built : withBadge(built, badge);
       const outcomes = await sendToDevices(deps.transports, state.devices, message);
       const { delivered, dead, retryAfterSecs } = classifyOutcomes(outcomes, log);
       for (const token of dead) bookkeeper.deadToken(state.watcher, token);

@@ -40,6 +40,8 @@ export class FlushCancelled extends Error {
 
 export interface FlushDeps {
   store: StorePort;
+  /** Stamp each summary with the recipient's badge at send time (`inbox.enabled`); default true. */
+  badges?: boolean;
   transports: PushTransport[];
   profiles: ProfileResolver;
   policy: CoalescePolicy;
@@ -127,6 +129,7 @@ export async function flushGroup(deps: FlushDeps, claim: GroupClaim, signal: Abo
     videoRecordTtlSecs: deps.videoRecordTtlSecs,
     logger: deps.logger,
     metrics,
+    ...(deps.badges === false ? { readBadge: null } : {}),
   };
   const report = await deliverNotification(deliveryDeps, notification, signal);
   // Sends cut short by a timeout or shutdown say nothing about the devices: keep the lease (and
