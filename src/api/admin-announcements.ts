@@ -70,10 +70,12 @@ export function adminAnnouncementRoutes(deps: AdminAnnouncementDeps): Hono {
       throw new HttpError(code, reason);
     };
     const body = await readJsonBody(c, ANNOUNCEMENT_MAX_BODY_BYTES);
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) return refuse('UNPROCESSABLE_BODY', 'Request body must be a JSON object');
+    if (typeof body !== 'object' || body === null || Array.isArray(body))
+      return refuse('UNPROCESSABLE_BODY', 'Request body must be a JSON object');
     const { text, expiresAt } = body as Record<string, unknown>;
     if (typeof text !== 'string' || text.trim() === '') return refuse('INVALID_ANNOUNCEMENT', 'text must be a non-empty string');
-    if ([...text].length > ANNOUNCEMENT_MAX_CHARS) return refuse('INVALID_ANNOUNCEMENT', `text is longer than ${ANNOUNCEMENT_MAX_CHARS} characters`);
+    if ([...text].length > ANNOUNCEMENT_MAX_CHARS)
+      return refuse('INVALID_ANNOUNCEMENT', `text is longer than ${ANNOUNCEMENT_MAX_CHARS} characters`);
     const expiresAtMs = parseExpiresAt(expiresAt);
     if (expiresAtMs === null) return refuse('INVALID_ANNOUNCEMENT', 'expiresAt must be an ISO 8601 time or unix seconds');
     if (expiresAtMs <= deps.store.clock.nowMs()) return refuse('INVALID_ANNOUNCEMENT', 'expiresAt is not in the future');

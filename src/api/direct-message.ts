@@ -114,7 +114,10 @@ async function sendDirectMessage(deps: DirectMessageDeps, giftWrapId: string, re
       [{ countKey: giftWrapId, recipient, type: 'directMessage' }],
       deps.processedEventTtlSecs,
     );
-    deps.metrics.inboxCounted.inc({ type: 'directMessage', outcome: counted === null || counted === undefined ? 'not_counted' : 'counted' });
+    deps.metrics.inboxCounted.inc({
+      type: 'directMessage',
+      outcome: counted === null || counted === undefined ? 'not_counted' : 'counted',
+    });
   }
   if ((await store.listDevices(recipient)).length === 0) return 'no_tokens';
   if (!(await typeEnabled(store, deps.defaultPreferenceKinds, recipient, 'directMessage'))) return 'preference_disabled';

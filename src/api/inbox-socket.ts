@@ -113,7 +113,11 @@ export function attachInboxSockets(server: Server, deps: InboxSocketDeps): Inbox
 
   const upgrade = async (request: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> => {
     const result = await verifyNip98(
-      { method: request.method ?? 'GET', url: signedUpgradeUrl(request, deps.auth.publicUrl), authorization: request.headers.authorization },
+      {
+        method: request.method ?? 'GET',
+        url: signedUpgradeUrl(request, deps.auth.publicUrl),
+        authorization: request.headers.authorization,
+      },
       { nowSecs: Math.floor(deps.auth.clock.nowMs() / 1000), verifier: deps.auth.verifier, replay: deps.auth.replay },
     );
     if (!result.ok) {

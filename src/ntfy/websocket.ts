@@ -68,11 +68,7 @@ export function websocketAccept(method: string | undefined, headers: IncomingHtt
  * user API's hint socket); any other path is refused with 404. `close()` cuts every connection off
  * (a peer that never answers a close frame would hold the server's close for the close timeout).
  */
-export function attachNtfyWebSockets(
-  ctx: NtfyContext,
-  server: Server,
-  foreignPaths: ReadonlySet<string> = new Set(),
-): { close(): void } {
+export function attachNtfyWebSockets(ctx: NtfyContext, server: Server, foreignPaths: ReadonlySet<string> = new Set()): { close(): void } {
   const open = new Set<WebSocketSink>();
   server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
     if (foreignPaths.has(new URL(request.url ?? '/', 'http://upgrade.invalid').pathname)) return;

@@ -22,6 +22,7 @@ import { startTestRelay, type TestRelay } from '../support/relay.ts';
 import { startRedisServer, type PrivateRedisServer } from '../support/redis-server.ts';
 import { startFcmFake, type FcmFake, type ReceivedMessage } from '../support/fcm-fake.ts';
 import { eventually, startServiceProcess, type ServiceProcess } from '../support/service-process.ts';
+import { openHintSocket, userApi } from '../support/user-api.ts';
 
 const now = () => Math.floor(Date.now() / 1000);
 const WAIT_MS = 20_000;
@@ -169,15 +170,25 @@ for (const adapter of ['sqlite', 'redis'] as const) {
       assert.equal(messagesFor('alice-iphone', like.id).length, 0);
     });
 
-    test('mark viewed, then one more like: the push carries a badge of 1', async () => {
-      const viewed = await reader.markInboxViewed(alice.pubkey, ['like', 'comment']);
-      assert.equal(viewed.totalNew, 0);
+    test('mark viewed through the user API, then one more like: the push carries a badge of 1', async () => {
+      const before = await userApi(service.baseUrl, alice, 'GET', '/v1/inbox/counts');
+      assert.equal(before.status, 200);
+      assert.deepEqual((before.json as { types: Record<string, unknown> }).types.like, { total: 4, viewed: 0, new: 4 });
+      assert.equal((before.json as { totalNew: number }).totalNew, 6);
+      const viewed = await userApi(service.baseUrl, alice, 'POST', '/v1/inbox/viewed', { types: ['like', 'comment'] });
+      assert.equal(viewed.status, 200);
+      assert.equal((viewed.json as { totalNew: number }).totalNew, 0);
+      const hints = await openHintSocket(service.baseUrl, alice);
       const otherVideo = `${VIDEO}:${alice.pubkey}:second-vine`;
       const like = likeOfVideo(bob, otherVideo, 'ad'.repeat(32));
       await publish(relayA.url, like);
       const push = (await onePush('alice-iphone', like.id)).body.message;
       assert.equal(push.data?.badge, '1');
       assert.equal((push.apns?.payload.aps as { badge?: unknown }).badge, 1);
+      // The same change reached the hint socket.
+      await eventually(() => (hints.frames.length > 0 ? true : undefined), WAIT_MS, 'a hint');
+      assert.deepEqual(hints.frames, [{ type: 'like', totalNew: 1 }]);
+      hints.close();
     });
 
     test('an alert word in a video title counts for every watcher and pushes once to the one who enabled it', async () => {
