@@ -3,14 +3,20 @@
  * with `u`, `method` and, for a body, `payload` = sha256 of the JSON body), signed with the
  * user's key, over fetch; and the hint socket over `ws`.
  */
+import { randomUUID } from 'node:crypto';
 import { getToken } from 'nostr-tools/nip98';
 import { finalizeEvent } from 'nostr-tools/pure';
 import { WebSocket } from 'ws';
 import type { TestUser } from './nostr-client.ts';
 
+/**
+ * Signs nostr-tools' template with a random `nonce` tag added: two identical requests in one second
+ * would otherwise sign one event, and the server refuses an auth event's second use.
+ */
 function signer(user: TestUser) {
   const secret = Uint8Array.from(Buffer.from(user.secret, 'hex'));
-  return (template: Parameters<typeof finalizeEvent>[0]) => finalizeEvent(template, secret);
+  return (template: Parameters<typeof finalizeEvent>[0]) =>
+    finalizeEvent({ ...template, tags: [...template.tags, ['nonce', randomUUID()]] }, secret);
 }
 
 /** `Authorization: Nostr …` for one request. */
