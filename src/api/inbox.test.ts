@@ -171,13 +171,13 @@ describe('user API', () => {
     const created = await post({ text: 'Hello', expiresAt });
     assert.equal(created.status, 201);
     const { id } = (await created.json()) as { id: number };
-    assert.equal(((await call('GET', '/v1/inbox/counts')).json?.types as Record<string, { new: number }>).announcement.new, 1);
+    assert.equal(((await call('GET', '/v1/inbox/counts')).json?.types as Record<string, { new: number }>).announcement?.new, 1);
     const listed = await call('GET', '/v1/announcements');
     assert.deepEqual(
       (listed.json?.announcements as Array<Record<string, unknown>>).map((a) => [a.id, a.text, a.expiresAt]),
       [[id, 'Hello', expiresAt]],
     );
-    assert.equal(((await call('GET', '/v1/inbox/counts')).json?.types as Record<string, { new: number }>).announcement.new, 0);
+    assert.equal(((await call('GET', '/v1/inbox/counts')).json?.types as Record<string, { new: number }>).announcement?.new, 0);
   });
 
   test('parseExpiresAt: ISO 8601 or unix seconds', () => {
