@@ -182,7 +182,10 @@ export async function startService(config: Config, overrides: ServiceOverrides =
         '/',
         adminAnnouncementRoutes({
           store,
-          auth: bearerTokenAuth(config.server.internal_api_token),
+          auth: bearerTokenAuth(config.server.internal_api_token, (code) => {
+            metrics.inboxApiRequests.inc({ route: 'admin-announcements', outcome: code });
+            logger.warn({ route: 'admin-announcements', code }, 'admin request refused');
+          }),
           metrics,
           logger: logger.child({ route: 'admin' }),
         }),

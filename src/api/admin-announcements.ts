@@ -30,12 +30,18 @@ export interface AdminAnnouncementDeps {
 
 /**
  * A middleware accepting `Authorization: Bearer <token>` (compared by digest); 503 when `token` is
- * empty (the routes are off), 401 otherwise.
+ * empty (the routes are off), 401 otherwise. `onRefused` hears each refusal (metric, warn line).
  */
-export function bearerTokenAuth(token: string): MiddlewareHandler {
+export function bearerTokenAuth(token: string, onRefused?: (code: 'INTERNAL_NOT_CONFIGURED' | 'UNAUTHORIZED') => void): MiddlewareHandler {
   return async (c, next) => {
-    if (token === '') throw new HttpError('INTERNAL_NOT_CONFIGURED', 'Admin endpoints are not configured');
-    if (!bearerMatches(c.req.header('authorization'), token)) throw new HttpError('UNAUTHORIZED');
+    if (token === '') {
+      onRefused?.('INTERNAL_NOT_CONFIGURED');
+      throw new HttpError('INTERNAL_NOT_CONFIGURED', 'Admin endpoints are not configured');
+    }
+    if (!bearerMatches(c.req.header('authorization'), token)) {
+      onRefused?.('UNAUTHORIZED');
+      throw new HttpError('UNAUTHORIZED');
+    }
     await next();
   };
 }
@@ -50,19 +56,15 @@ export function parseExpiresAt(value: unknown): number | null {
   return null;
 }
 
+function codePoints(text: string): number {
+  let n = 0;
+  for (const _ of text) n++;
+  return n;
+}
+
 export function adminAnnouncementRoutes(deps: AdminAnnouncementDeps): Hono {
   const app = new Hono();
-  app.use('/v1/admin/announcements', async (c, next) => {
-    try {
-      await deps.auth(c, next);
-    } catch (err) {
-      if (err instanceof HttpError) {
-        deps.metrics.inboxApiRequests.inc({ route: 'admin-announcements', outcome: err.code });
-        deps.logger.warn({ route: 'admin-announcements', code: err.code }, 'admin request refused');
-      }
-      throw err;
-    }
-  });
+  app.use('/v1/admin/announcements', deps.auth);
   app.post('/v1/admin/announcements', async (c) => {
     const refuse = (code: 'UNPROCESSABLE_BODY' | 'INVALID_ANNOUNCEMENT', reason: string): never => {
       deps.metrics.inboxApiRequests.inc({ route: 'admin-announcements', outcome: code });
@@ -74,7 +76,7 @@ export function adminAnnouncementRoutes(deps: AdminAnnouncementDeps): Hono {
       return refuse('UNPROCESSABLE_BODY', 'Request body must be a JSON object');
     const { text, expiresAt } = body as Record<string, unknown>;
     if (typeof text !== 'string' || text.trim() === '') return refuse('INVALID_ANNOUNCEMENT', 'text must be a non-empty string');
-    if ([...text].length > ANNOUNCEMENT_MAX_CHARS)
+    if (codePoints(text) > ANNOUNCEMENT_MAX_CHARS)
       return refuse('INVALID_ANNOUNCEMENT', `text is longer than ${ANNOUNCEMENT_MAX_CHARS} characters`);
     const expiresAtMs = parseExpiresAt(expiresAt);
     if (expiresAtMs === null) return refuse('INVALID_ANNOUNCEMENT', 'expiresAt must be an ISO 8601 time or unix seconds');
