@@ -62,8 +62,10 @@ export function parseAlertWord(input: string): ParsedAlertWord {
   if (words.length > 1) return { ok: false, reason: `${JSON.stringify(input)} is ${words.length} words; watch one word at a time` };
   const word = words[0] as string;
   const length = codePoints(word);
-  if (length < MIN_ALERT_WORD_CHARS) return { ok: false, reason: `${JSON.stringify(input)} is shorter than ${MIN_ALERT_WORD_CHARS} characters` };
-  if (length > MAX_ALERT_WORD_CHARS) return { ok: false, reason: `${JSON.stringify(input)} is longer than ${MAX_ALERT_WORD_CHARS} characters` };
+  if (length < MIN_ALERT_WORD_CHARS)
+    return { ok: false, reason: `${JSON.stringify(input)} is shorter than ${MIN_ALERT_WORD_CHARS} characters` };
+  if (length > MAX_ALERT_WORD_CHARS)
+    return { ok: false, reason: `${JSON.stringify(input)} is longer than ${MAX_ALERT_WORD_CHARS} characters` };
   return { ok: true, word };
 }
 
