@@ -68,6 +68,8 @@ describe('inbox hints across a Redis fleet with split roles', () => {
     await eventually(async () => ((await reader.tokenOwner('alice-iphone')) === alice.pubkey ? true : undefined), WAIT_MS, 'registered');
   });
 
+  // A failed before() leaves some of these unassigned: stop whatever was started.
+  /* eslint-disable @typescript-eslint/no-unnecessary-condition */
   after(async () => {
     await Promise.all([worker?.stop(), api?.stop()]);
     await reader?.close();
@@ -75,6 +77,7 @@ describe('inbox hints across a Redis fleet with split roles', () => {
     await redis?.stop();
     rmSync(root, { recursive: true, force: true });
   });
+  /* eslint-enable @typescript-eslint/no-unnecessary-condition */
 
   test('a socket on the api process receives the hint of a like counted by the engine process', async () => {
     const socket = await openHintSocket(api.baseUrl, alice);
