@@ -182,14 +182,15 @@ export async function handleContentEvent(deps: ContentDeps, envelope: InboundEnv
   };
 
   const states = await deps.store.readRecipients(recipients.map((r) => r.pubkey));
-  let firstError: unknown = null;
+  // Boxed, so that whatever was thrown is told apart from no failure at all.
+  let firstError: { error: unknown } | null = null;
   // The inbox counters (issue 13): every known tagged user, whether or not a push follows, once
   // per (event, recipient), before the gates (the bell fallback below may change a type).
   if (deps.countInbox !== false) {
     try {
       await countRouted(deps, event, recipients);
     } catch (err) {
-      firstError = err;
+      firstError = { error: err };
     }
   }
   const claimTogether: PassedRecipient[] = [];
@@ -204,7 +205,7 @@ export async function handleContentEvent(deps: ContentDeps, envelope: InboundEnv
     } catch (err) {
       // Every recipient is attempted; the first error fails the event so the queue retries it,
       // and the claims taken make the retry skip the recipients already queued.
-      firstError ??= err;
+      firstError ??= { error: err };
     }
   }
   if (claimTogether.length > 0) {
@@ -217,10 +218,10 @@ export async function handleContentEvent(deps: ContentDeps, envelope: InboundEnv
       const taken = await deps.outbound.claimAndEnqueue(notifications, deps.processedEventTtlSecs);
       claimTogether.forEach(({ recipient }, i) => record(recipient, taken[i] ? 'queued' : 'claimed'));
     } catch (err) {
-      firstError ??= err;
+      firstError ??= { error: err };
     }
   }
-  if (firstError) throw firstError;
+  if (firstError) throw firstError.error;
   return outcomes;
 }
 

@@ -52,7 +52,7 @@ const SUMMARY_TIMEOUT_MS = 60_000;
 const now = () => Math.floor(Date.now() / 1000);
 
 const collapseKeyOf = (m: ReceivedMessage): string | undefined => m.body.message.android?.collapse_key;
-const isSummary = (m: ReceivedMessage): boolean => m.body.message.data?.title === 'New likes';
+const isSummary = (m: ReceivedMessage): boolean => m.body.message.data.title === 'New likes';
 
 for (const adapter of ['sqlite', 'redis'] as const) {
   describe(`like coalescing end to end (${adapter})`, () => {
@@ -145,12 +145,14 @@ for (const adapter of ['sqlite', 'redis'] as const) {
     });
 
     after(async () => {
+      /* eslint-disable @typescript-eslint/no-unnecessary-condition -- before() can fail before it assigns these. */
       await service?.stop();
       await reader?.close();
       await Promise.all([relay?.stop(), fcm?.stop()]);
       await redis?.stop();
       rmSync(dataDir, { recursive: true, force: true });
       clock.remove();
+      /* eslint-enable @typescript-eslint/no-unnecessary-condition */
     });
 
     describe('one burst', () => {
@@ -186,16 +188,16 @@ for (const adapter of ['sqlite', 'redis'] as const) {
         const immediates = received.filter((m) => !isSummary(m));
         assert.equal(immediates.length, IMMEDIATE_LIMIT);
         assert.equal(summaries.length, 1);
-        for (const m of immediates) assert.match(m.body.message.data?.body ?? '', /^\S+ liked your post$/);
+        for (const m of immediates) assert.match(m.body.message.data.body ?? '', /^\S+ liked your post$/);
         const summary = summaries[0] as ReceivedMessage;
-        const data = summary.body.message.data ?? {};
+        const data = summary.body.message.data;
         assert.match(data.body ?? '', /^\S+ and 16 others liked your post$/);
         assert.equal(data.type, 'like');
         assert.equal(data.receiverPubkey, alice.pubkey);
         assert.equal(data.referencedEventId, videoA);
         assert.equal(data.referencedAddress, `${VIDEO}:${alice.pubkey}:popular`);
         const likers = new Set(aliceLikers.map((u) => u.pubkey));
-        const immediateSenders = new Set(immediates.map((m) => m.body.message.data?.senderPubkey));
+        const immediateSenders = new Set(immediates.map((m) => m.body.message.data.senderPubkey));
         assert.ok(likers.has(data.senderPubkey ?? ''), 'the named actor is one of the likers');
         assert.ok(!immediateSenders.has(data.senderPubkey), 'the named actor is the first buffered one, not an immediate');
         const keys = new Set(received.map(collapseKeyOf));
@@ -213,14 +215,14 @@ for (const adapter of ['sqlite', 'redis'] as const) {
         assert.equal(received.length, 2 * IMMEDIATE_LIMIT + 2);
         const byVideo = new Map<string, ReceivedMessage[]>();
         for (const m of received) {
-          const video = m.body.message.data?.referencedEventId ?? '';
+          const video = m.body.message.data.referencedEventId ?? '';
           byVideo.set(video, [...(byVideo.get(video) ?? []), m]);
         }
         assert.deepEqual([...byVideo.keys()].sort(), [videoB, videoC].sort());
         const keys = [...byVideo.values()].map((messages) => {
           assert.equal(messages.length, IMMEDIATE_LIMIT + 1);
           assert.equal(messages.filter(isSummary).length, 1);
-          assert.match(messages.find(isSummary)?.body.message.data?.body ?? '', /^\S+ and 1 other liked your post$/);
+          assert.match(messages.find(isSummary)?.body.message.data.body ?? '', /^\S+ and 1 other liked your post$/);
           const own = new Set(messages.map(collapseKeyOf));
           assert.equal(own.size, 1, 'one collapse key per video');
           return [...own][0];
@@ -253,8 +255,8 @@ for (const adapter of ['sqlite', 'redis'] as const) {
         SUMMARY_TIMEOUT_MS,
         'the summary from the restarted process',
       );
-      assert.equal(resent.body.message.data?.body, inFlight.body.message.data?.body);
-      assert.match(resent.body.message.data?.body ?? '', /^\S+ and 1 other liked your post$/);
+      assert.equal(resent.body.message.data.body, inFlight.body.message.data.body);
+      assert.match(resent.body.message.data.body ?? '', /^\S+ and 1 other liked your post$/);
       assert.equal(collapseKeyOf(resent), collapseKeyOf(inFlight));
       const health = (await (await fetch(`${service.baseUrl}/health`)).json()) as { tasks: Record<string, boolean> };
       assert.equal(health.tasks.coalesce_flush, true, '/health reports the flush task');

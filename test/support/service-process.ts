@@ -95,8 +95,8 @@ export async function startServiceProcess(options: StartServiceProcessOptions): 
   const waiters = new Set<{ predicate: (l: LogLine) => boolean; resolve: (l: LogLine) => void }>();
 
   let buffered = '';
-  child.stdout?.setEncoding('utf8');
-  child.stdout?.on('data', (chunk: string) => {
+  child.stdout.setEncoding('utf8');
+  child.stdout.on('data', (chunk: string) => {
     buffered += chunk;
     let nl: number;
     while ((nl = buffered.indexOf('\n')) !== -1) {
@@ -117,8 +117,8 @@ export async function startServiceProcess(options: StartServiceProcessOptions): 
       }
     }
   });
-  child.stderr?.setEncoding('utf8');
-  child.stderr?.on('data', (chunk: string) => stderr.push(chunk));
+  child.stderr.setEncoding('utf8');
+  child.stderr.on('data', (chunk: string) => stderr.push(chunk));
 
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
 
@@ -178,15 +178,16 @@ export async function eventually<T>(
 ): Promise<T> {
   const timeoutMs = Math.max(requestedMs, HANG_DEADLINE_FLOOR_MS);
   const deadline = Date.now() + timeoutMs;
-  let lastError: unknown;
+  // Boxed, so that whatever was thrown is told apart from no failure at all.
+  let lastError: { error: unknown } | undefined;
   while (Date.now() < deadline) {
     try {
       const value = await check();
       if (value !== undefined) return value;
     } catch (err) {
-      lastError = err;
+      lastError = { error: err };
     }
     await new Promise((r) => setTimeout(r, 25));
   }
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastError ? `: ${String(lastError)}` : ''}`);
+  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastError ? `: ${String(lastError.error)}` : ''}`);
 }
