@@ -73,7 +73,7 @@ describe('user API', () => {
     const first = await call('GET', '/v1/inbox/counts');
     assert.equal(first.status, 200);
     assert.equal(first.json?.totalNew, 0);
-    assert.deepEqual((first.json?.types as Record<string, unknown>).keyword, { total: 0, viewed: 0, new: 0 });
+    assert.deepEqual((first.json.types as Record<string, unknown>).keyword, { total: 0, viewed: 0, new: 0 });
     assert.deepEqual(await store.countInboxNotifications([{ countKey: 'e1', recipient: pubkey, type: 'mention' }], 60), [1]);
     assert.equal((await call('GET', '/v1/inbox/counts')).json?.totalNew, 1);
   });
@@ -125,7 +125,7 @@ describe('user API', () => {
     assert.equal(devices.length, 1);
     assert.equal(devices[0]?.id, deviceId('secret-fcm-token-123456'));
     assert.equal(JSON.stringify(listed.json).includes('secret-fcm-token-123456'), false, 'the token never travels whole');
-    assert.equal(devices[0]?.timezoneOffsetMinutes, 60);
+    assert.equal(devices[0].timezoneOffsetMinutes, 60);
     const other = await call('DELETE', `/v1/devices/${deviceId('someone-elses-token')}`);
     assert.deepEqual([other.status, other.json?.code], [404, 'DEVICE_NOT_FOUND']);
     assert.equal((await call('DELETE', `/v1/devices/${deviceId('secret-fcm-token-123456')}`)).status, 204);

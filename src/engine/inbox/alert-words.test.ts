@@ -62,8 +62,8 @@ describe('alert words', () => {
     assert.equal((await store.readInboxCounts(muted.pubkey)).types.keyword.total, 1);
     assert.equal(queued.length, 1);
     assert.equal(queued[0]?.recipient, watcher.pubkey);
-    assert.equal(queued[0]?.type, 'keyword');
-    assert.equal(queued[0]?.message.data.body, 'Ann mentioned “sunset”');
+    assert.equal(queued[0].type, 'keyword');
+    assert.equal(queued[0].message.data.body, 'Ann mentioned “sunset”');
     // Again (a second relay, a retry): nothing counted, nothing queued.
     assert.deepEqual(await handleAlertWords(deps, video, presence), { counted: 0, pushed: 0 });
     assert.equal(queued.length, 1);
