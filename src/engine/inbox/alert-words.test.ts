@@ -39,6 +39,7 @@ describe('alert words', () => {
       defaultPreferenceKinds: DEFAULT_KINDS,
       processedEventTtlSecs: 3600,
       outbound: recordingOutboundQueue(store, queued),
+      maxEventAgeSecs: 3600,
       clock,
       logger: createLogger({ level: 'silent' }),
       metrics: new Metrics(),
@@ -81,6 +82,15 @@ describe('alert words', () => {
       'not the author, only muted',
     );
     assert.equal((await store.readInboxCounts(watcher.pubkey)).types.keyword.total, 2);
+  });
+
+  test('content older than notification.max_event_age_secs neither counts nor pushes', async () => {
+    const old = signEvent(
+      { kind: COMMENT, created_at: Math.floor(clock.nowMs() / 1000) - 3601, tags: [], content: 'sunset' },
+      author.secret,
+    );
+    assert.deepEqual(await handleAlertWords(deps, old, new AlertWordPresence(deps, 0)), { counted: 0, pushed: 0 });
+    assert.equal(queued.length, 0);
   });
 
   test('the allowlist limits who counts', async () => {

@@ -30,6 +30,8 @@ export interface AlertWordDeps extends InboxCountingDeps {
   profiles: ProfileResolver;
   defaultPreferenceKinds: readonly number[];
   outbound: OutboundQueue;
+  /** `notification.max_event_age_secs`: older content neither counts nor pushes, as in the content handler. */
+  maxEventAgeSecs: number;
   clock: Clock;
   logger: Logger;
 }
@@ -73,7 +75,9 @@ export interface AlertWordOutcome {
 /** Match one live event against every watched word; count, and queue the enabled pushes. */
 export async function handleAlertWords(deps: AlertWordDeps, event: NostrEvent, presence: AlertWordPresence): Promise<AlertWordOutcome> {
   const outcome: AlertWordOutcome = { counted: 0, pushed: 0 };
-  if (!ALERT_WORD_KINDS.has(event.kind) || !(await presence.any())) return outcome;
+  if (!ALERT_WORD_KINDS.has(event.kind)) return outcome;
+  if (event.created_at < Math.floor(deps.clock.nowMs() / 1000) - deps.maxEventAgeSecs) return outcome;
+  if (!(await presence.any())) return outcome;
   const tokens = alertWordTokens(matchedText(event));
   if (tokens.length === 0) return outcome;
   const watchers = await deps.store.alertWordWatchers(tokens);
