@@ -20,6 +20,7 @@ import { NTFY_READ_WALK_ROWS, NTFY_READ_WALK_TOPICS } from '../../src/store/sqli
 import { IN_MEMORY_PATH, openSqliteStore, type SqliteStore } from '../../src/store/sqlite/index.ts';
 import { ManualClock } from '../../src/util/clock.ts';
 import { runStoreContract } from './contract.ts';
+import { totals } from './contract/context.ts';
 
 const SECOND_MS = 1000;
 const LEASE = { max: 10, leaseMs: 30 * SECOND_MS, maxAttempts: 5 };
@@ -292,7 +293,7 @@ describe('SqliteStore files', () => {
       assert.deepEqual(await second.getPreferences('alice'), { kinds: [1, 7], campaignsEnabled: true });
       assert.equal(await second.getRelayCursor('wss://relay.example'), 1234);
       assert.equal(await second.claimEvent('event', 600), false);
-      assert.deepEqual(await second.queueStats('outbound'), { ready: 0, leased: 1, dead: 0 });
+      assert.deepEqual(totals(await second.queueStats('outbound')), { ready: 0, leased: 1, dead: 0 });
       assert.equal(await second.ack('outbound', 'job', leased.leaseToken), true, 'a lease outlives a restart');
       assert.equal((await second.lease<string>('inbound', LEASE))[0]?.payload, 'w');
     } finally {
@@ -342,7 +343,7 @@ describe('SqliteStore damaged rows', () => {
     try {
       await assert.rejects(store.enqueue('inbound', { id: 'x', payload: undefined }), TypeError);
       await assert.rejects(store.enqueue('inbound', { id: 'y', payload: 10n }), TypeError);
-      assert.deepEqual(await store.queueStats('inbound'), { ready: 0, leased: 0, dead: 0 });
+      assert.deepEqual(totals(await store.queueStats('inbound')), { ready: 0, leased: 0, dead: 0 });
     } finally {
       await store.close();
     }

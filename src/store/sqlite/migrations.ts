@@ -118,6 +118,21 @@ function migrateFrom1(db: Database): void {
   db.exec(CREATE_VIDEO_RECORDS);
 }
 
+/**
+ * Version 6 → 7: priority lanes (each lane its own range of the due index, so a lease of one lane
+ * never walks another's rows) and the failure times an operator sees on a dead letter. Items
+ * already queued are in the normal lane, where an item enqueued without a lane goes.
+ */
+const ADD_QUEUE_LANES = `
+  ALTER TABLE queue_items ADD COLUMN lane TEXT NOT NULL DEFAULT 'normal' CHECK (lane IN ('critical', 'normal', 'low'));
+  ALTER TABLE queue_items ADD COLUMN first_failed_at_ms INTEGER;
+  ALTER TABLE queue_items ADD COLUMN last_failed_at_ms INTEGER;
+  DROP INDEX queue_items_due;
+  CREATE INDEX queue_items_lane_due ON queue_items (queue, lane, due_at_ms) WHERE state <> 'dead';
+  DROP INDEX queue_items_dead;
+  CREATE INDEX queue_items_dead ON queue_items (queue, dead_at_ms, id) WHERE state = 'dead';
+`;
+
 /** `migrations[n]` upgrades a file from version n to n + 1. */
 export const migrations: readonly Migration[] = [
   { description: 'create devices, claims, preferences, relay cursors, profile cache and queues', apply: migrateFrom0 },
@@ -129,6 +144,7 @@ export const migrations: readonly Migration[] = [
     apply: (db) => db.exec(CREATE_COALESCE_TABLES),
   },
   { description: 'create the shared VAPID key table', apply: (db) => db.exec(CREATE_VAPID_TABLE) },
+  { description: 'queue lanes and failure times of queue items', apply: (db) => db.exec(ADD_QUEUE_LANES) },
 ];
 
 /** The version a file has after {@link migrate}. */
