@@ -1,4 +1,5 @@
 import { mkdirSync } from 'node:fs';
+import { storeOutboundQueue } from './engine/outbound-queue.ts';
 import { dirname } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { getRequestListener } from '@hono/node-server';
@@ -143,7 +144,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
         directMessageRoutes({
           internalApiToken: config.server.internal_api_token,
           store,
-          delivery: { store, transports, videoRecordTtlSecs: config.service.video_coordinate_dedup_ttl_secs, logger, metrics },
+          outbound: storeOutboundQueue(store, () => wake.notify('outbound')),
           allowedPubkeys: new Set(config.service.allowed_pubkeys.map((p) => p.toLowerCase())),
           defaultPreferenceKinds: config.notification.default_preferences.kinds,
           processedEventTtlSecs: config.service.processed_event_ttl_secs,

@@ -15,7 +15,6 @@ export const HTTP_ERRORS = {
   INVALID_EVENT_ID: { status: 400, message: 'Invalid eventId' },
   INVALID_RECIPIENT_PUBKEY: { status: 400, message: 'Invalid recipientPubkey' },
   UNPROCESSABLE_BODY: { status: 422, message: 'Request body does not match the expected fields' },
-  DELIVERY_RETRYABLE: { status: 503, message: 'Every device failed retryably; the claim was released' },
   INTERNAL: { status: 500, message: 'Internal server error' },
 } as const satisfies Record<string, { status: number; message: string }>;
 
