@@ -95,7 +95,7 @@ export async function startRoles(ctx: RoleContext): Promise<StartedRoles> {
       store: ctx.store,
       logger: ctx.logger,
       metrics: ctx.metrics,
-      transports: ctx.transports,
+      outbound: storeOutboundQueue(ctx.store, () => ctx.wake.notify('outbound')),
       verifier: ctx.verifier,
     });
     ctx.supervisor.spawn(COALESCE_FLUSH_TASK, 'critical', (signal) => runCoalesceFlush(flushDeps, signal));
@@ -104,7 +104,7 @@ export async function startRoles(ctx: RoleContext): Promise<StartedRoles> {
       store: ctx.store,
       logger: ctx.logger,
       metrics: ctx.metrics,
-      transports: ctx.transports,
+      outbound: storeOutboundQueue(ctx.store, () => ctx.wake.notify('outbound')),
       verifier: ctx.verifier,
     });
     ctx.supervisor.spawn(TASK_NEW_POST_FANOUT, 'critical', (signal) => runNewPostFanout(fanoutDeps, signal));
