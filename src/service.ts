@@ -1,4 +1,5 @@
 import { mkdirSync } from 'node:fs';
+import { internalTokenAuth } from './api/internal-token.ts';
 import { storeOutboundQueue } from './engine/outbound-queue.ts';
 import { dirname } from 'node:path';
 import type { AddressInfo } from 'node:net';
@@ -137,6 +138,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       health: { pubkey: () => key.pubkey, criticalFlags: () => supervisor.criticalFlags() },
       metrics,
       logger,
+      ...(config.roles.includes('api') ? { admin: { store, auth: internalTokenAuth(config.server.internal_api_token) } } : {}),
     });
     if (config.roles.includes('api'))
       app.route(

@@ -1,4 +1,3 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import { Hono, type Context } from 'hono';
 import type { StorePort } from '../store/port.ts';
 import type { Metrics } from '../observability/metrics.ts';
@@ -9,6 +8,7 @@ import { DIRECT_MESSAGE_LANE, type OutboundQueue } from '../engine/outbound-queu
 import { typeEnabled } from '../engine/content.ts';
 import { HttpError } from './errors.ts';
 import { readJsonBody } from './json-body.ts';
+import { bearerMatches } from './internal-token.ts';
 
 /** The message classes the moderation service may send (seed 000); anything else is a 422. */
 export const DIRECT_MESSAGE_TYPES = ['moderation_notice', 'report_outcome'] as const;
@@ -28,14 +28,6 @@ export interface DirectMessageDeps {
   processedEventTtlSecs: number;
   metrics: Metrics;
   logger: Logger;
-}
-
-/** Compare the bearer token by digest, so the comparison time says nothing about the token. */
-function bearerMatches(header: string | undefined, expected: string): boolean {
-  const match = /^Bearer (.+)$/.exec(header ?? '');
-  if (!match) return false;
-  const digest = (s: string) => createHash('sha256').update(s).digest();
-  return timingSafeEqual(digest(match[1] as string), digest(expected));
 }
 
 /**

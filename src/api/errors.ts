@@ -15,6 +15,10 @@ export const HTTP_ERRORS = {
   INVALID_EVENT_ID: { status: 400, message: 'Invalid eventId' },
   INVALID_RECIPIENT_PUBKEY: { status: 400, message: 'Invalid recipientPubkey' },
   UNPROCESSABLE_BODY: { status: 422, message: 'Request body does not match the expected fields' },
+  INVALID_QUERY: { status: 400, message: 'Invalid query parameter' },
+  INVALID_CURSOR: { status: 400, message: 'Invalid cursor' },
+  DEAD_LETTER_NOT_FOUND: { status: 404, message: 'No dead letter with this id' },
+  DEAD_LETTER_AMBIGUOUS: { status: 409, message: 'Dead letters with this id exist in several queues; name one with ?queue=' },
   INTERNAL: { status: 500, message: 'Internal server error' },
 } as const satisfies Record<string, { status: number; message: string }>;
 
