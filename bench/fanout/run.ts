@@ -22,7 +22,7 @@ import { defaultConfig } from '../../src/config/defaults.ts';
 import { createFcmTransport } from '../../src/delivery/fcm/sender.ts';
 import { storeOutboundQueue } from '../../src/engine/outbound-queue.ts';
 import { handleOutbound } from '../../src/delivery/outbound.ts';
-import type { OutboundNotification } from '../../src/delivery/deliver.ts';
+import { batchedBellBookkeeping, batchedTokenActivity, type OutboundNotification } from '../../src/delivery/deliver.ts';
 import { QueueSignal, runQueueWorker } from '../../src/roles/queue-worker.ts';
 import { DELIVERY_CONCURRENCY } from '../../src/roles/roles.ts';
 import { runNewPostFanout, type NewPostFanoutDeps } from '../../src/engine/bells/fanout-worker.ts';
@@ -175,6 +175,12 @@ async function runOne(label: string, store: StorePort, dir: string, redisPid?: n
       maxEventAgeSecs: 3600,
       logger,
       metrics,
+      // As the delivery role wires them.
+      refreshTokenActivity: batchedTokenActivity(store),
+      recordDeliveredBell: batchedBellBookkeeping(store, {
+        claimTtlSecs: defaults.processed_event_ttl_secs,
+        videoRecordTtlSecs: defaults.video_coordinate_dedup_ttl_secs,
+      }),
     };
     const delivery = runQueueWorker<OutboundNotification>({
       store,

@@ -16,7 +16,7 @@ import { createProfileResolver } from '../engine/profiles.ts';
 import { storeOutboundQueue } from '../engine/outbound-queue.ts';
 import { coalesceFlushDeps, coalesceIngester } from '../engine/coalesce/wiring.ts';
 import { COALESCE_FLUSH_TASK, runCoalesceFlush } from '../engine/coalesce/worker.ts';
-import { batchedTokenActivity, type OutboundNotification } from '../delivery/deliver.ts';
+import { batchedBellBookkeeping, batchedTokenActivity, type OutboundNotification } from '../delivery/deliver.ts';
 import { handleOutbound } from '../delivery/outbound.ts';
 import type { PushTransport } from '../delivery/types.ts';
 import { createListener } from '../listener/index.ts';
@@ -218,6 +218,10 @@ function startDelivery(ctx: RoleContext): void {
     logger: log,
     metrics: ctx.metrics,
     refreshTokenActivity: batchedTokenActivity(store),
+    recordDeliveredBell: batchedBellBookkeeping(store, {
+      claimTtlSecs: config.service.processed_event_ttl_secs,
+      videoRecordTtlSecs: config.service.video_coordinate_dedup_ttl_secs,
+    }),
   };
   ctx.supervisor.spawn(TASK_DELIVERY, 'critical', (signal) =>
     runQueueWorker<OutboundNotification>({
