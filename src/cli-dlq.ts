@@ -71,7 +71,7 @@ export async function dlqCommand(
     const needsId = action === 'delete' || (action === 'replay' && !values.all);
     if (needsId && id === undefined) throw new UsageError(`dlq ${action} needs an id`);
     if (!needsId && id !== undefined) throw new UsageError(`dlq ${action}${values.all ? ' --all' : ''} takes no id`);
-    const queue = queueOption(values.queue, action === 'list' || values.all === true);
+    const queue = queueOption(values.queue, action === 'list' || values.all);
     const limit = values.limit === undefined ? DLQ_DEFAULT_LIMIT : Number(values.limit);
     if (!/^\d+$/.test(values.limit ?? '1') || limit < 1 || limit > DLQ_MAX_LIMIT)
       throw new UsageError(`--limit must be an integer from 1 to ${DLQ_MAX_LIMIT}`);
@@ -93,10 +93,9 @@ export async function dlqCommand(
     const target = id as string;
     const where = await locateDeadLetter(store, target, queue);
     if (where.kind === 'ambiguous') throw new UsageError(`dead letters ${target} exist in both queues; name one with --queue`);
-    const done =
-      where.kind === 'found' &&
-      (action === 'replay' ? await store.replayDead(where.queue, target) : await store.deleteDead(where.queue, target));
-    if (!done || where.kind !== 'found') {
+    const act = (queueName: QueueName): Promise<boolean> =>
+      action === 'replay' ? (store as StorePort).replayDead(queueName, target) : (store as StorePort).deleteDead(queueName, target);
+    if (where.kind !== 'found' || !(await act(where.queue))) {
       output.err(`no dead letter ${target}`);
       return 1;
     }

@@ -52,8 +52,12 @@ for (const adapter of ['sqlite', 'redis'] as const) {
     let redis: PrivateRedisServer | undefined;
     let dataDir: string;
     let writer: StorePort;
-    let service: ServiceProcess;
+    let service: ServiceProcess | undefined;
 
+    const baseUrl = (): string => {
+      assert.ok(service, 'the service started');
+      return service.baseUrl;
+    };
     const pushesTo = (prefix: string): number => fcm.messages.filter((m) => m.token.startsWith(prefix)).length;
 
     before(async () => {
@@ -85,9 +89,10 @@ for (const adapter of ['sqlite', 'redis'] as const) {
     });
 
     after(async () => {
+      // Each started in order in before(): stop what exists.
       await service?.stop();
-      await writer?.close();
-      await fcm?.stop();
+      await writer.close();
+      await fcm.stop();
       await redis?.stop();
       rmSync(dataDir, { recursive: true, force: true });
     });
@@ -130,7 +135,7 @@ for (const adapter of ['sqlite', 'redis'] as const) {
       assert.ok(dead.firstFailedAtMs < dead.lastFailedAtMs && dead.lastFailedAtMs <= dead.deadAtMs);
       assert.equal(pushesTo('doomed'), 0);
 
-      const listed = await fetch(`${service.baseUrl}/v1/admin/dlq?queue=outbound`, { headers: { authorization: `Bearer ${TOKEN}` } });
+      const listed = await fetch(`${baseUrl()}/v1/admin/dlq?queue=outbound`, { headers: { authorization: `Bearer ${TOKEN}` } });
       assert.equal(listed.status, 200);
       const body = (await listed.json()) as { items: Array<{ id: string; attempts: number }> };
       assert.deepEqual(
@@ -138,7 +143,7 @@ for (const adapter of ['sqlite', 'redis'] as const) {
         [[doomed.id, MAX_ATTEMPTS]],
       );
 
-      const replay = await fetch(`${service.baseUrl}/v1/admin/dlq/${encodeURIComponent(doomed.id)}/replay`, {
+      const replay = await fetch(`${baseUrl()}/v1/admin/dlq/${encodeURIComponent(doomed.id)}/replay`, {
         method: 'POST',
         headers: { authorization: `Bearer ${TOKEN}` },
       });

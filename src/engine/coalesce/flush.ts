@@ -135,7 +135,8 @@ export async function flushGroup(deps: FlushDeps, claim: GroupClaim, signal: Abo
     claim: { eventId: summaryClaimEventId(claim.groupId), recipient: group.owner, owner: randomUUID() },
     eventCreatedAt: group.lastAt ?? group.dueAtSecs,
   };
-  if (signal.aborted) throw new FlushCancelled();
+  // Checked again: the name lookup above may have taken a while (a narrowing of `aborted` would not see that).
+  if (aborted(signal)) throw new FlushCancelled();
   const [taken] = await deps.outbound.claimAndEnqueue([notification], deps.processedEventTtlSecs);
   await finish(store.completeCoalesceGroup(claim));
   if (!taken) {
@@ -144,6 +145,10 @@ export async function flushGroup(deps: FlushDeps, claim: GroupClaim, signal: Abo
   }
   metrics.coalescedSends.inc({ type });
   return { kind: 'queued', actorCount: group.distinctActors };
+}
+
+function aborted(signal: AbortSignal): boolean {
+  return signal.aborted;
 }
 
 /** The gates of reference §4.5 steps 1–3, checked again at flush time. */

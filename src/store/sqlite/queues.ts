@@ -179,7 +179,7 @@ function leaseTokenFor(callToken: string, rowid: number): string {
   return `${callToken}:${rowid}`;
 }
 
-function deadLetterFromRow(row: DeadLetterRow): DeadLetter<unknown> {
+function deadLetterFromRow(row: DeadLetterRow): DeadLetter {
   const payload = tryParsePayload(row.payload_json);
   const lastFailedAtMs = row.last_failed_at_ms ?? row.dead_at_ms;
   return {
@@ -227,9 +227,9 @@ export class QueueTable {
   private readonly selectDeadOne: Statement<[QueueName, string], DeadLetterRow>;
   private readonly replayDeadStepStatement: Statement<[{ queue: QueueName; nowMs: number; limit: number }]>;
 
-  readonly enqueue: (queue: QueueName, item: EnqueueItem<unknown>) => boolean;
-  readonly enqueueMany: (queue: QueueName, items: ReadonlyArray<EnqueueItem<unknown>>) => boolean[];
-  readonly lease: (queue: QueueName, options: LeaseOptions) => LeasedItem<unknown>[];
+  readonly enqueue: (queue: QueueName, item: EnqueueItem) => boolean;
+  readonly enqueueMany: (queue: QueueName, items: ReadonlyArray<EnqueueItem>) => boolean[];
+  readonly lease: (queue: QueueName, options: LeaseOptions) => LeasedItem[];
   readonly ack: (queue: QueueName, id: string, leaseToken: string) => boolean;
   readonly retry: (queue: QueueName, id: string, leaseToken: string, availableAtMs: number, error: string) => boolean;
   readonly deadLetter: (queue: QueueName, id: string, leaseToken: string, reason: string) => boolean;
@@ -258,9 +258,9 @@ export class QueueTable {
     this.selectDeadOne = db.prepare(SELECT_DEAD_ONE);
     this.replayDeadStepStatement = db.prepare(REPLAY_DEAD_STEP);
 
-    this.enqueue = db.transaction((queue: QueueName, item: EnqueueItem<unknown>): boolean => this.insert(queue, item));
+    this.enqueue = db.transaction((queue: QueueName, item: EnqueueItem): boolean => this.insert(queue, item));
 
-    this.enqueueMany = db.transaction((queue: QueueName, items: ReadonlyArray<EnqueueItem<unknown>>): boolean[] =>
+    this.enqueueMany = db.transaction((queue: QueueName, items: ReadonlyArray<EnqueueItem>): boolean[] =>
       items.map((item) => this.insert(queue, item)),
     );
 
@@ -314,19 +314,19 @@ export class QueueTable {
    * {@link enqueue} without a transaction of its own (one statement, atomic by itself), for a
    * caller's transaction that does more in the same atomic step.
    */
-  insert(queue: QueueName, item: EnqueueItem<unknown>): boolean {
+  insert(queue: QueueName, item: EnqueueItem): boolean {
     const payloadJson = serialisePayload(item.id, item.payload);
     const dueAtMs = item.availableAtMs ?? this.clock.nowMs();
     return this.insertItem.run({ queue, id: item.id, lane: item.lane ?? DEFAULT_LANE, payloadJson, dueAtMs }).changes > 0;
   }
 
   /** Runs inside the `lease` transaction: the passes of `lanes.ts`, critical items first in the batch. */
-  private leaseDue(queue: QueueName, options: LeaseOptions): LeasedItem<unknown>[] {
+  private leaseDue(queue: QueueName, options: LeaseOptions): LeasedItem[] {
     checkLeaseOptions(options);
     const max = Math.floor(options.max);
     if (!(max >= 1)) return [];
     const call: LeaseCall = { queue, options, nowMs: this.clock.nowMs(), callToken: randomUUID() };
-    const byLane: Record<Lane, LeasedItem<unknown>[]> = { critical: [], normal: [], low: [] };
+    const byLane: Record<Lane, LeasedItem[]> = { critical: [], normal: [], low: [] };
     const drained = new Set<Lane>();
     let total = 0;
     for (const pass of leasePasses(max)) {
@@ -342,10 +342,10 @@ export class QueueTable {
   }
 
   /** Lease up to `want` due items of one lane, oldest first. */
-  private leaseLane(call: LeaseCall, lane: Lane, want: number): LeasedItem<unknown>[] {
+  private leaseLane(call: LeaseCall, lane: Lane, want: number): LeasedItem[] {
     const { queue, options, nowMs, callToken } = call;
     const leaseExpiresAtMs = nowMs + options.leaseMs;
-    const leased: LeasedItem<unknown>[] = [];
+    const leased: LeasedItem[] = [];
     // Exhausted items are moved away instead of leased, so keep selecting until `want` are leased
     // or nothing is due: one poison item must not cost a consumer its whole batch.
     while (leased.length < want) {
@@ -382,7 +382,7 @@ export class QueueTable {
   }
 
   /** A payload that no longer parses is listed as its stored text, so one bad row cannot hide the rest. */
-  listDead(queue: QueueName, limit: number): DeadItem<unknown>[] {
+  listDead(queue: QueueName, limit: number): DeadItem[] {
     const rows = limit >= 1 ? this.selectDead.all(queue, Math.floor(limit)) : [];
     return rows.map((row) => {
       const payload = tryParsePayload(row.payload_json);
@@ -396,7 +396,7 @@ export class QueueTable {
     });
   }
 
-  deadLetterPage(queue: QueueName, options: DeadLetterPageOptions): DeadLetterPage<unknown> {
+  deadLetterPage(queue: QueueName, options: DeadLetterPageOptions): DeadLetterPage {
     const limit = Math.floor(options.limit);
     if (!(limit >= 1)) return { items: [], nextCursor: null };
     const after = options.cursor === undefined ? { deadAtMs: Number.MIN_SAFE_INTEGER, id: '' } : decodeDeadLetterCursor(options.cursor);
@@ -407,7 +407,7 @@ export class QueueTable {
     return { items, nextCursor: rows.length > limit && last ? encodeDeadLetterCursor(last) : null };
   }
 
-  findDead(queue: QueueName, id: string): DeadLetter<unknown> | null {
+  findDead(queue: QueueName, id: string): DeadLetter | null {
     const row = this.selectDeadOne.get(queue, id);
     return row ? deadLetterFromRow(row) : null;
   }
