@@ -135,7 +135,7 @@ describe('summary flush', () => {
     await flushGroup(deps, claim, new AbortController().signal);
     await deliver();
     assert.equal(transport.sent[0]?.message.data.body, `${shortNpub(carol.pubkey)} liked your post`);
-    assert.equal(transport.sent[0]?.message.data.title, 'New like');
+    assert.equal(transport.sent[0].message.data.title, 'New like');
   });
 
   test('a repost summary', async () => {
