@@ -189,6 +189,38 @@ describe('SqliteStore migrations', () => {
     }
   });
 
+  test('migration from version 6 puts queued items in the normal lane, leasable after critical ones', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'np-lanes-migration-'));
+    const path = join(dir, 'old.sqlite');
+    try {
+      const raw = new BetterSqlite3(path);
+      migrate(raw, capturingLogger().logger, migrations.slice(0, 6));
+      raw
+        .prepare(
+          `INSERT INTO queue_items (queue, id, payload_json, state, due_at_ms, attempts) VALUES ('outbound', 'old', '{"n":1}', 'ready', 0, 0)`,
+        )
+        .run();
+      raw.close();
+      const store = await openSqliteStore({ path, clock: new ManualClock(1_000_000) });
+      try {
+        assert.deepEqual((await store.queueStats('outbound')).lanes.normal, { ready: 1, leased: 0 });
+        await store.enqueue('outbound', { id: 'new', payload: 2, lane: 'critical' });
+        const batch = await store.lease('outbound', { max: 3, leaseMs: 1000, maxAttempts: 3 });
+        assert.deepEqual(
+          batch.map((item) => [item.id, item.payload]),
+          [
+            ['new', 2],
+            ['old', { n: 1 }],
+          ],
+        );
+      } finally {
+        await store.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   test('migrations apply in order, and a failing step leaves the file at the last completed version', () => {
     const raw = new BetterSqlite3(IN_MEMORY_PATH);
     const order: number[] = [];
