@@ -189,12 +189,12 @@ describe('SqliteStore migrations', () => {
     }
   });
 
-  test('migration from version 6 puts queued items in the normal lane, leasable after critical ones', async () => {
+  test('migration from version 8 puts queued items in the normal lane, leasable after critical ones', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'np-lanes-migration-'));
     const path = join(dir, 'old.sqlite');
     try {
       const raw = new BetterSqlite3(path);
-      migrate(raw, capturingLogger().logger, migrations.slice(0, 6));
+      migrate(raw, capturingLogger().logger, migrations.slice(0, 8));
       raw
         .prepare(
           `INSERT INTO queue_items (queue, id, payload_json, state, due_at_ms, attempts) VALUES ('outbound', 'old', '{"n":1}', 'ready', 0, 0)`,

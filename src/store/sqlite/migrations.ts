@@ -4,6 +4,7 @@ import { CREATE_COALESCE_TABLES } from './coalesce-sql.ts';
 import { CREATE_BELL_TABLES } from './bells.ts';
 import { CREATE_NTFY_TABLES } from './ntfy.ts';
 import { CREATE_VAPID_TABLE } from './vapid.ts';
+import { CREATE_SOCIAL_FILTERS_TABLE } from './social-filters.ts';
 
 /**
  * Schema migrations of the SQLite store.
@@ -118,8 +119,14 @@ function migrateFrom1(db: Database): void {
   db.exec(CREATE_VIDEO_RECORDS);
 }
 
+/** Version 6 → 7: a device's APNs environment (1 = sandbox) and the key its payloads are encrypted to. */
+const ADD_DEVICE_APNS_AND_ENCRYPTION = `
+  ALTER TABLE devices ADD COLUMN apns_sandbox INTEGER;
+  ALTER TABLE devices ADD COLUMN encrypt_to TEXT;
+`;
+
 /**
- * Version 6 → 7: priority lanes (each lane its own range of the due index, so a lease of one lane
+ * Version 8 → 9: priority lanes (each lane its own range of the due index, so a lease of one lane
  * never walks another's rows) and the failure times an operator sees on a dead letter. Items
  * already queued are in the normal lane, where an item enqueued without a lane goes.
  */
@@ -144,6 +151,14 @@ export const migrations: readonly Migration[] = [
     apply: (db) => db.exec(CREATE_COALESCE_TABLES),
   },
   { description: 'create the shared VAPID key table', apply: (db) => db.exec(CREATE_VAPID_TABLE) },
+  {
+    description: 'add the APNs sandbox flag and the encryptTo device key to devices',
+    apply: (db) => db.exec(ADD_DEVICE_APNS_AND_ENCRYPTION),
+  },
+  {
+    description: 'create the social filter table (kind 3083 mutes and onlyFollowing)',
+    apply: (db) => db.exec(CREATE_SOCIAL_FILTERS_TABLE),
+  },
   { description: 'queue lanes and failure times of queue items', apply: (db) => db.exec(ADD_QUEUE_LANES) },
 ];
 
