@@ -328,6 +328,7 @@ describe('summary flush', () => {
     const claim = await dueGroup([bob, dave]);
     await store.setSocialFilters(alice.pubkey, { mutedPubkeys: [bob.pubkey], onlyFollowing: null });
     await flushGroup({ ...deps, social: { lists: null } }, claim, new AbortController().signal);
+    await deliver();
     const { message } = transport.sent[0] as (typeof transport.sent)[number];
     assert.equal(message.data.senderPubkey, '');
     assert.equal(message.data.senderName, 'Someone');
