@@ -21,6 +21,7 @@ import type { NtfyTopicStore } from './port-ntfy.ts';
 import type { CoalesceStore } from './port-coalesce.ts';
 import type { NotifyListStore } from './port-bells.ts';
 import type { VapidKeyStore } from './port-vapid.ts';
+import type { Nip9aGatewayStore } from './port-nip9a-gateway.ts';
 
 /** Millisecond time source shared by a store and the stages that use it. */
 
@@ -117,8 +118,8 @@ export interface CachedProfile {
   display_name?: string;
 }
 
-/** The durable queues between pipeline stages (DESIGN §2). */
-export type QueueName = 'inbound' | 'outbound';
+/** The durable queues between pipeline stages (DESIGN §2); `nip9a` holds the NIP-9a gateway's callback deliveries. */
+export type QueueName = 'inbound' | 'outbound' | 'nip9a';
 
 /** An item handed to {@link StorePort.enqueue}. */
 export interface EnqueueItem<T = unknown> {
@@ -190,7 +191,7 @@ export interface QueueStats {
  * The storage port. Every method is atomic on its own. Capabilities beyond the core declare their
  * operations in `port-*.ts` beside this file.
  */
-export interface StorePort extends NtfyTopicStore, CoalesceStore, NotifyListStore, VapidKeyStore {
+export interface StorePort extends NtfyTopicStore, CoalesceStore, NotifyListStore, VapidKeyStore, Nip9aGatewayStore {
   /** The clock this store's time-dependent operations use. */
   readonly clock: Clock;
 

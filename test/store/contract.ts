@@ -13,6 +13,7 @@ import { deliveryContract } from './contract/deliveries.ts';
 import { recordContract } from './contract/records.ts';
 import { tokenContract } from './contract/tokens.ts';
 import { vapidContract } from './contract/vapid.ts';
+import { nip9aGatewayContract } from './contract/nip9a-gateway.ts';
 
 /**
  * The store contract: the definition of correct {@link StorePort} behaviour, run against every
@@ -40,7 +41,7 @@ export interface StoreContractOptions {
   make: (clock: ManualClock) => Promise<StorePort>;
 }
 
-const QUEUES: readonly QueueName[] = ['inbound', 'outbound'];
+const QUEUES: readonly QueueName[] = ['inbound', 'outbound', 'nip9a'];
 const MANY_OPERATIONS = 300;
 
 export function runStoreContract(options: StoreContractOptions): void {
@@ -79,6 +80,7 @@ export function runStoreContract(options: StoreContractOptions): void {
     ntfyContract(ctx);
     bellContract(ctx);
     vapidContract(ctx);
+    nip9aGatewayContract(ctx);
     for (const queue of QUEUES) {
       queueContract(ctx, queue);
       deadLetterContract(ctx, queue);

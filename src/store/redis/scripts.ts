@@ -59,6 +59,9 @@ export const SCRIPT_NAMES = [
   'readBellWatchers',
   'recordBellBatch',
   'claimVapidKeys',
+  'nip9aPut',
+  'nip9aDelete',
+  'nip9aRecordOutcome',
 ] as const;
 
 export type ScriptName = (typeof SCRIPT_NAMES)[number];
