@@ -84,7 +84,11 @@ export async function startService(config: Config, overrides: ServiceOverrides =
   const metrics = new Metrics({ defaultMetrics: true });
   const supervisor = new Supervisor(logger);
   const wake = new QueueSignal();
-  const needsVerifier = config.roles.some((role) => role === 'engine' || role === 'listener' || role === 'scheduler');
+  // The NIP-9a gateway checks relay events (role gateway) and registrations and NIP-42 AUTH on its
+  // relay endpoint (role api).
+  const needsVerifier = config.roles.some(
+    (role) => role === 'engine' || role === 'listener' || role === 'scheduler' || role === 'gateway' || role === 'api',
+  );
   const verifier = needsVerifier ? await createEventVerifier() : unavailableVerifier(config.roles);
   const needsCrypto = config.roles.includes('engine') || config.roles.includes('listener');
   const cryptoPool =

@@ -25,6 +25,7 @@ import { offThreadVerifier, type CryptoWorkerPool } from '../nostr/crypto-worker
 import { DONE, runQueueWorker, type QueueSignal } from './queue-worker.ts';
 import { withTurnBatching } from '../store/turn-batching.ts';
 import { sleep, type Supervisor } from './supervisor.ts';
+import { startGatewayRole } from '../nip9a/gateway/role.ts';
 
 export interface RoleContext {
   config: Config;
@@ -88,6 +89,7 @@ export async function startRoles(ctx: RoleContext): Promise<StartedRoles> {
   if (config.roles.includes('engine')) startEngine(ctx);
   if (config.roles.includes('delivery')) startDelivery(ctx);
   if (config.roles.includes('listener')) stoppers.push(startListener(ctx));
+  if (config.roles.includes('gateway')) stoppers.push((await startGatewayRole(ctx)).stop);
   if (config.roles.includes('scheduler')) {
     // scheduler tasks: coalesce flush (coalesce_flush), new-post fan-out (new_post_fanout)
     const flushDeps = coalesceFlushDeps({
