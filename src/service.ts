@@ -25,12 +25,17 @@ import { webPushKeyRoutes } from './api/webpush-key.ts';
 import { WebPushTransport } from './delivery/webpush/transport.ts';
 import { createNtfyServer } from './ntfy/index.ts';
 import { createServer, type Server } from 'node:http';
+import { gatewaySettings } from './nip9a/gateway/config.ts';
+import { gatewayHttpRoutes } from './nip9a/gateway/http.ts';
+import { gatewayMetrics } from './nip9a/gateway/metrics.ts';
+import { attachNip9aRelayEndpoint } from './nip9a/gateway/relay-endpoint.ts';
+import { nip98ReplayGuard } from './nostr/nip98.ts';
 
 /** The verifier of a process whose roles check no signatures: using it is a wiring bug, said plainly. */
 function unavailableVerifier(roles: readonly string[]): EventVerifier {
   return {
     verify() {
-      throw new Error(`no signature verifier in a process with roles ${roles.join(',')} (only listener, engine and scheduler load it)`);
+      throw new Error(`no signature verifier in a process with roles ${roles.join(',')} (only listener, engine, scheduler, gateway and api load it)`);
     },
   };
 }
@@ -134,6 +139,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
   });
 
   let server: Server | null = null;
+  let nip9aEndpoint: { close(): void } | null = null;
   let httpAddress: AddressInfo | null = null;
   if (servesHttp) {
     const app = createApiApp({
@@ -155,6 +161,25 @@ export async function startService(config: Config, overrides: ServiceOverrides =
           logger: logger.child({ route: 'direct-message' }),
         }),
       );
+    const nip9aIntake = config.roles.includes('api')
+      ? {
+          store,
+          settings: gatewaySettings(config.nip9a),
+          metrics: gatewayMetrics(metrics),
+          logger: logger.child({ component: 'nip9a-gateway' }),
+          onChange: () => void roles.nip9aGateway?.changed(),
+        }
+      : null;
+    if (nip9aIntake)
+      app.route(
+        '/',
+        gatewayHttpRoutes({
+          ...nip9aIntake,
+          verifier,
+          servicePubkey: key.pubkey,
+          auth: { verifier, replay: nip98ReplayGuard(store), clock: store.clock, logger: nip9aIntake.logger },
+        }),
+      );
     if (config.roles.includes('api')) {
       const webPush = transports.find((t): t is WebPushTransport => t instanceof WebPushTransport);
       app.route('/', webPushKeyRoutes(webPush ? webPush.vapidPublicKey : null));
@@ -171,6 +196,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
     });
     server = http;
     ntfy?.attach(http);
+    if (nip9aIntake) nip9aEndpoint = attachNip9aRelayEndpoint({ ...nip9aIntake, verifier, clock: store.clock }, http);
     logger.info({ address: `${httpAddress.address}:${httpAddress.port}` }, 'http listening');
   }
 
@@ -182,6 +208,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       await supervisor.join(SHUTDOWN_GRACE_MS);
       // Open subscription streams would hold server.close() forever.
       ntfy?.close();
+      nip9aEndpoint?.close();
       if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
       await Promise.allSettled(transports.map((t) => t.close()));
       await cryptoPool?.close();

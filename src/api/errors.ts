@@ -17,6 +17,10 @@ export const HTTP_ERRORS = {
   INVALID_RECIPIENT_PUBKEY: { status: 400, message: 'Invalid recipientPubkey' },
   UNPROCESSABLE_BODY: { status: 422, message: 'Request body does not match the expected fields' },
   DELIVERY_RETRYABLE: { status: 503, message: 'Every device failed retryably; the claim was released' },
+  NIP9A_INVALID_REGISTRATION: { status: 400, message: 'Invalid NIP-9a registration' },
+  NIP9A_CALLBACK_BLOCKED: { status: 403, message: 'The callback is not allowed by this gateway' },
+  NIP9A_WRONG_AUTHOR: { status: 403, message: 'The event is not signed by the authenticated pubkey' },
+  NIP9A_LIMIT_REACHED: { status: 403, message: 'NIP-9a registration limit reached' },
   INTERNAL: { status: 500, message: 'Internal server error' },
 } as const satisfies Record<string, { status: number; message: string }>;
 

@@ -64,13 +64,20 @@ export function websocketAccept(method: string | undefined, headers: IncomingHtt
 }
 
 /**
- * Serve ntfy WebSockets on `server`. Upgrades to any other path are refused with 404, since no
- * other part of nostr-push upgrades connections. `close()` cuts every connection off (a peer that
+ * Paths whose upgrades another part of nostr-push takes on the same server (the NIP-9a gateway's
+ * relay endpoint): left alone here.
+ */
+export const OTHER_UPGRADE_PATHS: ReadonlySet<string> = new Set(['/nip9a']);
+
+/**
+ * Serve ntfy WebSockets on `server`. Upgrades to any other path are refused with 404, except
+ * those in {@link OTHER_UPGRADE_PATHS}. `close()` cuts every connection off (a peer that
  * never answers a close frame would hold the server's close for the close timeout).
  */
 export function attachNtfyWebSockets(ctx: NtfyContext, server: Server): { close(): void } {
   const open = new Set<WebSocketSink>();
   server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+    if (OTHER_UPGRADE_PATHS.has((request.url ?? '').split('?')[0] ?? '')) return;
     // Shared, and the very listener the sink registers: no closure per connection.
     socket.on('error', destroySocket);
     handleUpgrade(ctx, request, socket, head, open).catch((err: unknown) => {
