@@ -35,7 +35,9 @@ import { nip98ReplayGuard } from './nostr/nip98.ts';
 function unavailableVerifier(roles: readonly string[]): EventVerifier {
   return {
     verify() {
-      throw new Error(`no signature verifier in a process with roles ${roles.join(',')} (only listener, engine, scheduler, gateway and api load it)`);
+      throw new Error(
+        `no signature verifier in a process with roles ${roles.join(',')} (only listener, engine, scheduler, gateway and api load it)`,
+      );
     },
   };
 }

@@ -11,6 +11,7 @@
  * a verdict: every expected (registration, event) POSTed exactly once, nothing unexpected.
  *
  *   node --import tsx bench/nip9a/gateway.ts [--registrations 20000] [--relays 50] [--rate 5000] [--seconds 5] [--store sqlite|redis|both]
+ *   BENCH_TRACE=1 prints the queue and the counters every half second.
  */
 import { fork } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -19,7 +20,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { finalizeEvent, generateSecretKey, getPublicKey } from 'nostr-tools/wasm';
+import { finalizeEvent, generateSecretKey } from 'nostr-tools/wasm';
 import { loadConfig } from '../../src/config/load.ts';
 import { startService } from '../../src/service.ts';
 import { startRedisServer } from '../../test/support/redis-server.ts';
@@ -72,7 +73,12 @@ function plan(ready: Ready): Plan {
   for (let r = 0; r < REGISTRATIONS; r += 1) {
     if (r % PER_AUTHOR === 0) author = generateSecretKey();
     const type = r % 10;
-    const filter = type < 6 ? { kinds: [1, 1111], '#p': [hash(`p${r}`)] } : type < 8 ? { kinds: [7], '#e': [hash(`e${r}`)] } : { kinds: [1], '#t': [`topic${r}`] };
+    const filter =
+      type < 6
+        ? { kinds: [1, 1111], '#p': [hash(`p${r}`)] }
+        : type < 8
+          ? { kinds: [7], '#e': [hash(`e${r}`)] }
+          : { kinds: [1], '#t': [`topic${r}`] };
     const relay = relayUrls[r % RELAYS] as string;
     const event = finalizeEvent(
       {
@@ -89,7 +95,14 @@ function plan(ready: Ready): Plan {
       },
       author,
     );
-    registrations.push({ json: JSON.stringify(event), pubkey: event.pubkey, d: `reg${r}`, id: event.id, createdAt: event.created_at, relay });
+    registrations.push({
+      json: JSON.stringify(event),
+      pubkey: event.pubkey,
+      d: `reg${r}`,
+      id: event.id,
+      createdAt: event.created_at,
+      relay,
+    });
   }
   const posters = Array.from({ length: POSTERS }, () => generateSecretKey());
   const frames: string[][] = relayUrls.map(() => []);
@@ -127,7 +140,9 @@ async function run(label: string, storeUrl: string, dir: string): Promise<void> 
   const ready = await new Promise<Ready>((resolve) => child.once('message', (m) => resolve(m as Ready)));
   const t0 = Date.now();
   const p = plan(ready);
-  console.log(`${label}: signed ${p.registrations.length} registrations and ${EVENTS} events in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  console.log(
+    `${label}: signed ${p.registrations.length} registrations and ${EVENTS} events in ${((Date.now() - t0) / 1000).toFixed(1)} s`,
+  );
   const { config } = loadConfig({
     env: {
       NOSTR_PUSH__ROLES: 'gateway',
@@ -145,19 +160,38 @@ async function run(label: string, storeUrl: string, dir: string): Promise<void> 
   const limits = { perAuthor: config.nip9a.max_registrations_per_author, perRelay: config.nip9a.max_registrations_per_relay };
   for (let i = 0; i < p.registrations.length; i += 500) {
     const results = await Promise.all(
-      p.registrations.slice(i, i + 500).map((r) =>
-        service.store.putNip9aRegistration({ pubkey: r.pubkey, d: r.d, eventId: r.id, createdAt: r.createdAt, relays: [r.relay], eventJson: r.json }, limits),
-      ),
+      p.registrations
+        .slice(i, i + 500)
+        .map((r) =>
+          service.store.putNip9aRegistration(
+            { pubkey: r.pubkey, d: r.d, eventId: r.id, createdAt: r.createdAt, relays: [r.relay], eventJson: r.json },
+            limits,
+          ),
+        ),
     );
-    if (results.some((x) => x.outcome !== 'stored')) throw new Error(`a registration was not stored: ${JSON.stringify(results.find((x) => x.outcome !== 'stored'))}`);
+    if (results.some((x) => x.outcome !== 'stored'))
+      throw new Error(`a registration was not stored: ${JSON.stringify(results.find((x) => x.outcome !== 'stored'))}`);
   }
   console.log(`${label}: stored ${p.registrations.length} registrations in ${((Date.now() - t1) / 1000).toFixed(1)} s`);
   const cpuBefore = process.cpuUsage();
+  const traceStart = Date.now();
+  const trace = process.env.BENCH_TRACE
+    ? setInterval(() => {
+        void (async () => {
+          const stats = await service.store.queueStats('nip9a');
+          const text = await service.metrics.registry.metrics();
+          const attempts = /push_nip9a_callback_attempts_total\{result="2xx"\} (\d+)/.exec(text)?.[1] ?? '0';
+          const matchedSoFar = /push_nip9a_matched_total (\d+)/.exec(text)?.[1] ?? '0';
+          console.log(`  t+${Date.now() - traceStart} ms: matched ${matchedSoFar}, queue ready ${stats.ready} leased ${stats.leased}, 2xx ${attempts}`);
+        })();
+      }, 500)
+    : null;
   const done = await new Promise<Done>((resolve) => {
     child.on('message', (m: { type: string } & Done) => m.type === 'done' && resolve(m));
-    child.send({ type: 'load', frames: p.frames, rate: RATE });
+    child.send({ type: 'load', frames: p.frames, rate: RATE, expected: p.expected.size });
   });
   const cpu = process.cpuUsage(cpuBefore);
+  if (trace) clearInterval(trace);
   const text = await service.metrics.registry.metrics();
   const counter = (name: string): number =>
     [...text.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\d+(?:\\.\\d+)?)$`, 'gm'))].reduce((sum, m) => sum + Number(m[1]), 0);
@@ -176,7 +210,7 @@ async function run(label: string, storeUrl: string, dir: string): Promise<void> 
       `matched ${matched} (${(matched / done.sendSecs).toFixed(0)}/s over the offer); ` +
       `callback POSTs ${done.posts} (${(done.posts / done.postSecs).toFixed(0)}/s, first send to last POST); ` +
       `relay write → POST p50 ${done.p50} ms, p99 ${done.p99} ms, max ${done.max} ms; dropped by the pending bound ${dropped}; ` +
-      `gateway process CPU ${((cpu.user + cpu.system) / 1000 / done.sent).toFixed(0)} µs/event`,
+      `gateway process CPU ${((cpu.user + cpu.system) / done.sent).toFixed(0)} µs/event`,
   );
   console.log(
     `${label}: verdict ${ok ? 'OK' : 'WRONG'}: expected ${p.expected.size}, delivered ${deliveredSet.size}, duplicates ${duplicates}, ` +

@@ -6,7 +6,7 @@
  * relay writing an event to the gateway's POST arriving.
  *
  * Protocol with the parent (IPC): → `{type:'ready', relayPorts, receiverPort}`; ← `{type:'load',
- * frames: string[][] (event JSON per relay), rate}`; → `{type:'done', ...}`.
+ * frames: string[][] (event JSON per relay), rate, expected}`; → `{type:'done', ...}`.
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -14,8 +14,8 @@ import { WebSocketServer, type WebSocket } from 'ws';
 
 const RELAYS = Number(process.argv[2] ?? '50');
 const TICK_MS = 10;
-/** The run ends this long after the last POST once every event was sent. */
-const QUIET_MS = 3000;
+/** Once every event was sent, the run ends when every expected POST arrived or none came for this long. */
+const QUIET_MS = 15_000;
 
 interface RelayState {
   server: WebSocketServer;
@@ -30,7 +30,7 @@ for (let i = 0; i < RELAYS; i += 1) {
   server.on('connection', (socket) => {
     state.socket = socket;
     socket.on('message', (data) => {
-      const frame = JSON.parse(String(data)) as unknown[];
+      const frame = JSON.parse(data.toString()) as unknown[];
       if (frame[0] === 'REQ' && typeof frame[1] === 'string') {
         state.subscription ??= frame[1];
         socket.send(JSON.stringify(['EOSE', frame[1]]));
@@ -74,13 +74,14 @@ function percentile(sorted: number[], p: number): number {
   return sorted.length === 0 ? 0 : (sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? 0);
 }
 
-process.on('message', (message: { type: string; frames: string[][]; rate: number }) => {
+process.on('message', (message: { type: string; frames: string[][]; rate: number; expected: number }) => {
   if (message.type !== 'load') return;
   void (async () => {
     while (relays.some((r) => r.subscription === null)) await new Promise((resolve) => setTimeout(resolve, 50));
     const queue: Array<[number, string]> = [];
     const longest = Math.max(...message.frames.map((f) => f.length));
-    for (let k = 0; k < longest; k += 1) message.frames.forEach((frames, relay) => frames[k] !== undefined && queue.push([relay, frames[k] as string]));
+    for (let k = 0; k < longest; k += 1)
+      message.frames.forEach((frames, relay) => frames[k] !== undefined && queue.push([relay, frames[k] as string]));
     const startedAt = Date.now();
     let next = 0;
     while (next < queue.length) {
@@ -95,7 +96,7 @@ process.on('message', (message: { type: string; frames: string[][]; rate: number
     }
     const sendSecs = (Date.now() - startedAt) / 1000;
     const sentDoneAt = Date.now();
-    while (Date.now() - Math.max(lastPostAt, sentDoneAt) < QUIET_MS) await new Promise((resolve) => setTimeout(resolve, 100));
+    while (posts < message.expected && Date.now() - Math.max(lastPostAt, sentDoneAt) < QUIET_MS) await new Promise((resolve) => setTimeout(resolve, 100));
     const sorted = latencies.sort((a, b) => a - b);
     process.send?.({
       type: 'done',

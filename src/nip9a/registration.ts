@@ -33,7 +33,12 @@ export interface Nip9aLimits {
 }
 
 /** bind.ws's bounds (seed 003). */
-export const DEFAULT_NIP9A_LIMITS: Readonly<Nip9aLimits> = Object.freeze({ maxBytes: 8 * 1024, maxFilters: 8, maxIgnores: 8, maxRelays: 4 });
+export const DEFAULT_NIP9A_LIMITS: Readonly<Nip9aLimits> = Object.freeze({
+  maxBytes: 8 * 1024,
+  maxFilters: 8,
+  maxIgnores: 8,
+  maxRelays: 4,
+});
 
 /** Longest `d` accepted (bind.ws's bound). */
 export const MAX_D_TAG_CHARS = 256;
@@ -157,7 +162,8 @@ export function parseNip9aRegistration(event: NostrEvent, options: RegistrationC
     switch (name) {
       case 'd':
         if (d !== null) return fail('more than one d tag');
-        if (typeof value !== 'string' || value.length > MAX_D_TAG_CHARS) return fail(`d must be a string of at most ${MAX_D_TAG_CHARS} characters`);
+        if (typeof value !== 'string' || value.length > MAX_D_TAG_CHARS)
+          return fail(`d must be a string of at most ${MAX_D_TAG_CHARS} characters`);
         d = value;
         break;
       case 'relay': {

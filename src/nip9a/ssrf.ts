@@ -7,7 +7,7 @@
  * origin of a public DNS name on port 443, and a callback only when its origin is on the list.
  * IP literals (every IPv4 and IPv6 form the WHATWG URL parser normalises), local and special-use
  * names, credentials, fragments and other ports are refused with a reason a client can act on.
- * Redirects are never followed (the delivery sets `redirect: 'manual'`), so a public origin cannot
+ * Redirects are never followed (`gateway/delivery.ts`), so a public origin cannot
  * bounce a request to a private address.
  *
  * `allowLoopback` (`nip9a.allow_loopback_callbacks`, for test suites only) additionally admits
@@ -25,7 +25,20 @@ export interface CallbackPolicy {
 }
 
 /** Suffixes of names that never resolve publicly (RFC 6761, RFC 6762, RFC 8375, RFC 7686, common private zones). */
-const LOCAL_NAME_SUFFIXES = ['.localhost', '.local', '.internal', '.test', '.invalid', '.example', '.onion', '.home.arpa', '.lan', '.intranet', '.corp', '.private'];
+const LOCAL_NAME_SUFFIXES = [
+  '.localhost',
+  '.local',
+  '.internal',
+  '.test',
+  '.invalid',
+  '.example',
+  '.onion',
+  '.home.arpa',
+  '.lan',
+  '.intranet',
+  '.corp',
+  '.private',
+];
 const LOCAL_NAMES = new Set(['localhost', 'local', 'internal', 'test', 'invalid', 'example', 'onion', 'home.arpa', 'lan']);
 
 /** Why an IPv4 literal is refused; every literal is, the reason names the worst class it is in. */
@@ -122,7 +135,8 @@ export function checkCallbackUrl(raw: string, policy: CallbackPolicy): UrlCheck 
   if (url.port !== '') return { ok: false, reason: `callback: port ${url.port} is refused, only 443 is called` };
   const hostProblem = publicNameProblem(url);
   if (hostProblem) return { ok: false, reason: `callback: ${hostProblem}` };
-  if (!policy.allowedOrigins.has(url.origin)) return { ok: false, reason: `callback: origin ${url.origin} is not on this gateway's allowlist` };
+  if (!policy.allowedOrigins.has(url.origin))
+    return { ok: false, reason: `callback: origin ${url.origin} is not on this gateway's allowlist` };
   return { ok: true, url };
 }
 

@@ -95,7 +95,7 @@ export async function startRoles(ctx: RoleContext): Promise<StartedRoles> {
   let nip9aGateway: Nip9aGateway | null = null;
   if (config.roles.includes('gateway')) {
     const started = await startGatewayRole(ctx);
-    stoppers.push(started.stop);
+    stoppers.push(() => started.stop());
     nip9aGateway = started.gateway;
   }
   if (config.roles.includes('scheduler')) {

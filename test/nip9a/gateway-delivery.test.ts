@@ -114,7 +114,14 @@ for (const [storeName, makeStore] of stores) {
       const checked = parseNip9aRegistration(event, { callbackPolicy: settings.policy });
       assert.ok(checked.ok, checked.ok ? '' : checked.reason);
       const result = await store.putNip9aRegistration(
-        { pubkey: event.pubkey, d: 'inbox', eventId: event.id, createdAt: event.created_at, relays: checked.registration.relays, eventJson: JSON.stringify(event) },
+        {
+          pubkey: event.pubkey,
+          d: 'inbox',
+          eventId: event.id,
+          createdAt: event.created_at,
+          relays: checked.registration.relays,
+          eventJson: JSON.stringify(event),
+        },
         { perAuthor: settings.perAuthor, perRelay: settings.perRelay },
       );
       assert.equal(result.outcome, 'stored');
@@ -182,7 +189,14 @@ for (const [storeName, makeStore] of stores) {
 
     test('include_event sends the complete event; an ignore match and a non-matching event queue nothing', async () => {
       await register([['include_event']]);
-      await publish(relay.url, note([['p', recipient], ['t', 'muted']]), note([['p', poster.pubkey]]));
+      await publish(
+        relay.url,
+        note([
+          ['p', recipient],
+          ['t', 'muted'],
+        ]),
+        note([['p', poster.pubkey]]),
+      );
       const event = await publishMatching();
       assert.deepEqual(await runDue(), [{ kind: 'done' }]);
       assert.equal(receiver.received.length, 1);

@@ -23,7 +23,12 @@ function reg(d: string, createdAt = T, secret = alice.secret, callback = 'https:
       kind: 30390,
       created_at: createdAt,
       content: '',
-      tags: [['d', d], ['relay', 'wss://relay.example.com'], ['filter', '{"kinds":[1]}'], ['callback', callback]],
+      tags: [
+        ['d', d],
+        ['relay', 'wss://relay.example.com'],
+        ['filter', '{"kinds":[1]}'],
+        ['callback', callback],
+      ],
     },
     secret,
   );
@@ -72,30 +77,52 @@ describe('NIP-9a intake', () => {
     assert.match((await acceptGatewayEvent(deps, reg('e'), alice.pubkey, 'relay')).message, /^rate-limited: at most 4/);
   });
 
-  test('kind 5 deletes by address (versions up to its time) and by id, only the author\'s own', async () => {
+  test("kind 5 deletes by address (versions up to its time) and by id, only the author's own", async () => {
     const x = reg('x');
     await acceptGatewayEvent(deps, x, alice.pubkey, 'relay');
     await acceptGatewayEvent(deps, reg('y'), alice.pubkey, 'relay');
     await acceptGatewayEvent(deps, reg('z'), alice.pubkey, 'relay');
-    const byOther = signEvent({ kind: 5, created_at: T + 5, content: '', tags: [['a', `30390:${alice.pubkey}:x`], ['e', x.id]] }, mallory.secret);
+    const byOther = signEvent(
+      {
+        kind: 5,
+        created_at: T + 5,
+        content: '',
+        tags: [
+          ['a', `30390:${alice.pubkey}:x`],
+          ['e', x.id],
+        ],
+      },
+      mallory.secret,
+    );
     await acceptGatewayEvent(deps, byOther, mallory.pubkey, 'relay');
     assert.equal((await store.listNip9aRegistrations(alice.pubkey)).length, 3);
     const tooEarly = signEvent({ kind: 5, created_at: T - 5, content: '', tags: [['a', `30390:${alice.pubkey}:y`]] }, alice.secret);
     await acceptGatewayEvent(deps, tooEarly, alice.pubkey, 'relay');
     assert.notEqual(await store.getNip9aRegistration(alice.pubkey, 'y'), null, 'a deletion older than the version does not remove it');
     const deletion = signEvent(
-      { kind: 5, created_at: T + 5, content: '', tags: [['a', `30390:${alice.pubkey}:y`], ['e', x.id]] },
+      {
+        kind: 5,
+        created_at: T + 5,
+        content: '',
+        tags: [
+          ['a', `30390:${alice.pubkey}:y`],
+          ['e', x.id],
+        ],
+      },
       alice.secret,
     );
     const answer = await acceptGatewayEvent(deps, deletion, alice.pubkey, 'relay');
     assert.equal(answer.message, 'deleted: 2 registration(s)');
-    assert.deepEqual((await store.listNip9aRegistrations(alice.pubkey)).map((r) => r.d), ['z']);
+    assert.deepEqual(
+      (await store.listNip9aRegistrations(alice.pubkey)).map((r) => r.d),
+      ['z'],
+    );
   });
 });
 
 describe('nip9a config', () => {
   const base = defaultConfig().nip9a;
-  test('the defaults are the seed\'s bounds and pass', () => {
+  test("the defaults are the seed's bounds and pass", () => {
     assert.deepEqual(nip9aConfigProblems(base, 'production'), []);
     assert.deepEqual([base.max_registrations_per_author, base.max_registrations_per_relay, base.max_registration_bytes], [4, 32, 8192]);
     assert.deepEqual([base.max_filters, base.max_ignore_filters, base.max_pending_deliveries_per_relay], [8, 8, 256]);
@@ -110,7 +137,10 @@ describe('nip9a config', () => {
     assert.match(nip9aConfigProblems({ ...base, allow_loopback_callbacks: 'yes' }, 'test').join(), /must be false, true or I_UNDERSTAND/);
   });
   test('allowlist entries that are not public https origins are refused at start', () => {
-    const problems = nip9aConfigProblems({ ...base, callback_origins: ['https://push.example.org', 'http://x.example.org', 'https://10.0.0.1'] }, 'production');
+    const problems = nip9aConfigProblems(
+      { ...base, callback_origins: ['https://push.example.org', 'http://x.example.org', 'https://10.0.0.1'] },
+      'production',
+    );
     assert.equal(problems.length, 2);
   });
 });

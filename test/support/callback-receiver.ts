@@ -44,7 +44,10 @@ export async function startCallbackReceiver(options: { port?: number; record?: b
     waitFor(count, timeoutMs = 60_000) {
       if (total >= count) return Promise.resolve(receiver.received);
       return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`callback receiver: ${total} of ${count} requests after ${timeoutMs} ms`)), timeoutMs);
+        const timer = setTimeout(
+          () => reject(new Error(`callback receiver: ${total} of ${count} requests after ${timeoutMs} ms`)),
+          timeoutMs,
+        );
         waiters.push({
           count,
           resolve: () => {
@@ -54,10 +57,11 @@ export async function startCallbackReceiver(options: { port?: number; record?: b
         });
       });
     },
-    stop: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    stop: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
   const server: Server = createServer((request, response) => {
     const chunks: Buffer[] = [];

@@ -55,7 +55,10 @@ export function gatewaySettings(config: Nip9aConfig): GatewaySettings {
     if (checked.ok) allowedOrigins.add(checked.url.origin);
   }
   return {
-    policy: { allowedOrigins, allowLoopback: config.allow_loopback_callbacks === 'true' || config.allow_loopback_callbacks === LOOPBACK_ACKNOWLEDGEMENT },
+    policy: {
+      allowedOrigins,
+      allowLoopback: config.allow_loopback_callbacks === 'true' || config.allow_loopback_callbacks === LOOPBACK_ACKNOWLEDGEMENT,
+    },
     limits: {
       maxBytes: config.max_registration_bytes,
       maxFilters: config.max_filters,

@@ -36,7 +36,9 @@ export interface Nip9aDelivery {
 
 /** Queue id and outcome key of a delivery: one per (registration address, event). */
 export function deliveryKey(pubkey: string, d: string, eventId: string): string {
-  return createHash('sha256').update(`${registrationAddress(pubkey, d)}\n${eventId}`).digest('hex');
+  return createHash('sha256')
+    .update(`${registrationAddress(pubkey, d)}\n${eventId}`)
+    .digest('hex');
 }
 
 /** A stored registration parsed again under the current policy; null when it no longer passes. */
@@ -106,7 +108,12 @@ export class Nip9aGateway {
 
   /** Relays watched and how many registrations each serves. */
   status(): Array<{ relay: string; registrations: number; connected: boolean; pending: number }> {
-    return [...this.relays.entries()].map(([relay, s]) => ({ relay, registrations: s.index.size, connected: s.watch.connected, pending: s.pending }));
+    return [...this.relays.entries()].map(([relay, s]) => ({
+      relay,
+      registrations: s.index.size,
+      connected: s.watch.connected,
+      pending: s.pending,
+    }));
   }
 
   /** Match one event read from `relay` and queue its deliveries (exposed for the benchmark). */
@@ -160,15 +167,17 @@ export class Nip9aGateway {
     }
     this.reloading = (async () => {
       try {
-        do {
+        for (;;) {
           const forced = force || this.reloadAgain;
           this.reloadAgain = false;
           force = false;
           const version = await this.options.store.nip9aRegistrationsVersion();
-          if (!forced && version === this.version) return;
-          this.version = version;
-          this.apply(await this.options.store.listAllNip9aRegistrations());
-        } while (this.reloadAgain && !this.stopped);
+          if (forced || version !== this.version) {
+            this.version = version;
+            this.apply(await this.options.store.listAllNip9aRegistrations());
+          }
+          if (!this.mustReloadAgain()) break;
+        }
       } catch (err) {
         this.options.logger.error({ err: (err as Error).message }, 'nip9a gateway: cannot load registrations');
       } finally {
@@ -176,6 +185,11 @@ export class Nip9aGateway {
       }
     })();
     return this.reloading;
+  }
+
+  /** A reload asked for while one ran (not inlined: the flag changes across awaits). */
+  private mustReloadAgain(): boolean {
+    return this.reloadAgain && !this.stopped;
   }
 
   private apply(all: StoredNip9aRegistration[]): void {

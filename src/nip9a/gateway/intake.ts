@@ -39,7 +39,12 @@ export interface IntakeAnswer {
 const answer = (accepted: boolean, outcome: IntakeAnswer['outcome'], message: string): IntakeAnswer => ({ accepted, outcome, message });
 
 /** Store a 30390 or apply a kind 5 from `authedPubkey`. Never throws: a store failure is `error:`. */
-export async function acceptGatewayEvent(deps: IntakeDeps, event: NostrEvent, authedPubkey: string, via: 'relay' | 'http'): Promise<IntakeAnswer> {
+export async function acceptGatewayEvent(
+  deps: IntakeDeps,
+  event: NostrEvent,
+  authedPubkey: string,
+  via: 'relay' | 'http',
+): Promise<IntakeAnswer> {
   const result = await decide(deps, event, authedPubkey).catch((err: unknown): IntakeAnswer => {
     deps.logger.error({ err: (err as Error).message, eventId: event.id }, 'nip9a registration failed on a store error');
     return answer(false, 'error', 'error: the registration could not be stored; try again');

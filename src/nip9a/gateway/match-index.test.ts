@@ -43,7 +43,17 @@ describe('NIP-9a match index', () => {
       reg('ignored', [{ kinds: [1] }], [{ tags: { t: ['x'] } }]),
     ];
     regs.forEach((r) => index.put(r.d, r));
-    const matched = index.match(event({ tags: [['p', hex(7)], ['t', 'x']] })).map((r) => r.d).sort();
+    const matched = index
+      .match(
+        event({
+          tags: [
+            ['p', hex(7)],
+            ['t', 'x'],
+          ],
+        }),
+      )
+      .map((r) => r.d)
+      .sort();
     assert.deepEqual(matched, ['all', 'by-author', 'by-id', 'by-kind', 'by-tag', 'two-filters']);
     assert.deepEqual(scan(regs, event({ kind: 9, id: hex(98), pubkey: hex(51) }), index), ['all']);
   });

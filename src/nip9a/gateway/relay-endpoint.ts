@@ -74,9 +74,11 @@ class EndpointConnection {
     this.send(['AUTH', this.challenge]);
     socket.on('message', (data: RawData, isBinary: boolean) => {
       if (isBinary) return;
-      void this.receive(Buffer.isBuffer(data) ? data.toString('utf8') : Buffer.concat(data as Buffer[]).toString('utf8')).catch((err: unknown) => {
-        deps.logger.error({ err: (err as Error).message }, 'nip9a relay endpoint: message handling failed');
-      });
+      void this.receive(Buffer.isBuffer(data) ? data.toString('utf8') : Buffer.concat(data as Buffer[]).toString('utf8')).catch(
+        (err: unknown) => {
+          deps.logger.error({ err: (err as Error).message }, 'nip9a relay endpoint: message handling failed');
+        },
+      );
     });
     socket.on('error', () => socket.terminate());
   }
@@ -129,7 +131,8 @@ class EndpointConnection {
 
   private auth(raw: unknown): void {
     const event = this.verified(raw);
-    const id = typeof raw === 'object' && raw !== null && typeof (raw as { id?: unknown }).id === 'string' ? (raw as { id: string }).id : '';
+    const id =
+      typeof raw === 'object' && raw !== null && typeof (raw as { id?: unknown }).id === 'string' ? (raw as { id: string }).id : '';
     if (typeof event === 'string') {
       this.send(['OK', id, false, event]);
       return;
@@ -151,7 +154,8 @@ class EndpointConnection {
   }
 
   private async event(raw: unknown): Promise<void> {
-    const id = typeof raw === 'object' && raw !== null && typeof (raw as { id?: unknown }).id === 'string' ? (raw as { id: string }).id : '';
+    const id =
+      typeof raw === 'object' && raw !== null && typeof (raw as { id?: unknown }).id === 'string' ? (raw as { id: string }).id : '';
     if (this.pubkey === null) {
       this.send(['OK', id, false, 'auth-required: authenticate with NIP-42 first']);
       return;

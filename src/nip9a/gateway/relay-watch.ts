@@ -48,10 +48,7 @@ export function mergeFilters(filters: readonly Nip9aFilter[], since: number): Re
     else if (filter.kinds) field = 'kinds';
     const values = field === null ? [] : (wire[field] as Array<string | number>);
     // A filter's own since/until are dropped on the wire (kept when matching), so they do not split shapes.
-    const base: Record<string, unknown> = { ...wire };
-    delete base.since;
-    delete base.until;
-    if (field !== null) delete base[field];
+    const base = Object.fromEntries(Object.entries(wire).filter(([key]) => key !== 'since' && key !== 'until' && key !== field));
     const key = `${field ?? ''}|${JSON.stringify(Object.entries(base).sort(([a], [b]) => (a < b ? -1 : 1)))}`;
     let group = groups.get(key);
     if (!group) groups.set(key, (group = { base, field, values: new Set() }));
@@ -186,14 +183,20 @@ export class RelayWatch {
       if (isEventRejection(event)) return;
       if (this.seen.has(event.id)) return;
       if (!this.options.verifier.verify(event)) {
-        this.options.logger.warn({ relay: this.options.url, eventId: event.id }, 'nip9a gateway: relay sent an event with a bad id or signature');
+        this.options.logger.warn(
+          { relay: this.options.url, eventId: event.id },
+          'nip9a gateway: relay sent an event with a bad id or signature',
+        );
         return;
       }
       this.seen.add(event.id);
       this.received += 1;
       this.options.onEvent(event, receivedAtMs);
     } else if (frame.type === 'CLOSED') {
-      this.options.logger.warn({ relay: this.options.url, subscription: frame.subscriptionId, reason: frame.reason }, 'nip9a gateway: relay closed a subscription');
+      this.options.logger.warn(
+        { relay: this.options.url, subscription: frame.subscriptionId, reason: frame.reason },
+        'nip9a gateway: relay closed a subscription',
+      );
       this.activeSubscriptions.delete(frame.subscriptionId);
     } else if (frame.type === 'NOTICE') {
       this.options.logger.info({ relay: this.options.url, notice: frame.message }, 'nip9a gateway: relay notice');

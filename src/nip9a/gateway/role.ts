@@ -18,7 +18,10 @@ export const TASK_NIP9A_DELIVERY = 'nip9a_delivery';
 const LEASE_MARGIN_MS = 25_000;
 
 /** Start the role; returns its stopper and the gateway (the benchmark feeds it directly). */
-export async function startGatewayRole(ctx: RoleContext, options: { post?: CallbackPoster } = {}): Promise<{ stop(): Promise<void>; gateway: Nip9aGateway }> {
+export async function startGatewayRole(
+  ctx: RoleContext,
+  options: { post?: CallbackPoster } = {},
+): Promise<{ stop(): Promise<void>; gateway: Nip9aGateway }> {
   const settings = gatewaySettings(ctx.config.nip9a);
   const log = ctx.logger.child({ role: 'gateway' });
   const metrics = gatewayMetrics(ctx.metrics);
@@ -32,7 +35,8 @@ export async function startGatewayRole(ctx: RoleContext, options: { post?: Callb
     wake: ctx.wake,
   });
   await gateway.start();
-  if (settings.policy.allowLoopback) log.warn('nip9a.allow_loopback_callbacks is on: loopback callbacks and relays bypass the SSRF allowlist');
+  if (settings.policy.allowLoopback)
+    log.warn('nip9a.allow_loopback_callbacks is on: loopback callbacks and relays bypass the SSRF allowlist');
   if (settings.policy.allowedOrigins.size === 0 && !settings.policy.allowLoopback)
     log.info('nip9a.callback_origins is empty: the gateway accepts no registration until the operator lists callback origins');
   const handle = nip9aDeliveryHandler({

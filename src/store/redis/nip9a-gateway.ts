@@ -78,7 +78,7 @@ export async function putNip9aRegistration(
     case 'relay_limit':
       return { outcome, relay: detail };
     default:
-      throw new StoreError(StoreStatus.Corrupt, 'putNip9aRegistration', `unexpected script reply ${String(outcome)}`);
+      throw new StoreError(StoreStatus.Corrupt, 'putNip9aRegistration', `unexpected script reply ${outcome}`);
   }
 }
 

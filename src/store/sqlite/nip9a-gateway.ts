@@ -113,7 +113,7 @@ export class Nip9aGatewayTables {
       DELETE FROM nip9a_outcomes WHERE key IN (
         SELECT key FROM nip9a_outcomes ORDER BY recorded_at_ms DESC, key DESC LIMIT -1 OFFSET ?)`);
 
-    this.put = db.transaction((registration, limits): PutNip9aRegistrationResult => {
+    this.put = db.transaction((registration: StoredNip9aRegistration, limits: Nip9aRegistrationLimits): PutNip9aRegistrationResult => {
       const { pubkey, d } = registration;
       const current = this.selectOne.get(pubkey, d);
       if (current) {

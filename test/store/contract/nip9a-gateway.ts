@@ -33,9 +33,18 @@ export function nip9aGatewayContract(ctx: ContractContext): void {
     test('a newer created_at replaces; an older one is stale; a tie goes to the lower id', async () => {
       const store = ctx.store();
       await store.putNip9aRegistration(reg(ALICE, 'x', id('5'), 100), LIMITS);
-      assert.deepEqual(await store.putNip9aRegistration(reg(ALICE, 'x', id('6'), 99), LIMITS), { outcome: 'stale', currentEventId: id('5') });
-      assert.deepEqual(await store.putNip9aRegistration(reg(ALICE, 'x', id('7'), 100), LIMITS), { outcome: 'stale', currentEventId: id('5') });
-      assert.deepEqual(await store.putNip9aRegistration(reg(ALICE, 'x', id('5'), 100), LIMITS), { outcome: 'stale', currentEventId: id('5') });
+      assert.deepEqual(await store.putNip9aRegistration(reg(ALICE, 'x', id('6'), 99), LIMITS), {
+        outcome: 'stale',
+        currentEventId: id('5'),
+      });
+      assert.deepEqual(await store.putNip9aRegistration(reg(ALICE, 'x', id('7'), 100), LIMITS), {
+        outcome: 'stale',
+        currentEventId: id('5'),
+      });
+      assert.deepEqual(await store.putNip9aRegistration(reg(ALICE, 'x', id('5'), 100), LIMITS), {
+        outcome: 'stale',
+        currentEventId: id('5'),
+      });
       assert.deepEqual(await store.putNip9aRegistration(reg(ALICE, 'x', id('3'), 100), LIMITS), {
         outcome: 'replaced',
         previousEventId: id('5'),
@@ -52,7 +61,8 @@ export function nip9aGatewayContract(ctx: ContractContext): void {
 
     test('an author may hold perAuthor registrations; replacing one of them is not a new one', async () => {
       const store = ctx.store();
-      for (const d of ['a', 'b', 'c', 'd']) assert.equal((await store.putNip9aRegistration(reg(ALICE, d, id('1'), 100), LIMITS)).outcome, 'stored');
+      for (const d of ['a', 'b', 'c', 'd'])
+        assert.equal((await store.putNip9aRegistration(reg(ALICE, d, id('1'), 100), LIMITS)).outcome, 'stored');
       assert.deepEqual(await store.putNip9aRegistration(reg(ALICE, 'e', id('1'), 100), LIMITS), { outcome: 'author_limit' });
       assert.equal((await store.putNip9aRegistration(reg(ALICE, 'a', id('2'), 101), LIMITS)).outcome, 'replaced');
       assert.equal((await store.putNip9aRegistration(reg(BOB, 'e', id('1'), 100), LIMITS)).outcome, 'stored');
@@ -86,7 +96,8 @@ export function nip9aGatewayContract(ctx: ContractContext): void {
       assert.equal(await store.deleteNip9aRegistration(ALICE, 'x'), false);
       assert.deepEqual(await store.listNip9aRegistrations(ALICE), []);
       // The author's place is free again.
-      for (const d of ['a', 'b', 'c', 'd']) assert.equal((await store.putNip9aRegistration(reg(ALICE, d, id('1'), 100), LIMITS)).outcome, 'stored');
+      for (const d of ['a', 'b', 'c', 'd'])
+        assert.equal((await store.putNip9aRegistration(reg(ALICE, d, id('1'), 100), LIMITS)).outcome, 'stored');
     });
 
     test('the version moves on every change and only then', async () => {
