@@ -11,6 +11,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
+import { frameText } from '../../src/listener/frames.ts';
 
 const RELAYS = Number(process.argv[2] ?? '50');
 const TICK_MS = 10;
@@ -30,7 +31,7 @@ for (let i = 0; i < RELAYS; i += 1) {
   server.on('connection', (socket) => {
     state.socket = socket;
     socket.on('message', (data) => {
-      const frame = JSON.parse(data.toString()) as unknown[];
+      const frame = JSON.parse(frameText(data)) as unknown[];
       if (frame[0] === 'REQ' && typeof frame[1] === 'string') {
         state.subscription ??= frame[1];
         socket.send(JSON.stringify(['EOSE', frame[1]]));
@@ -96,7 +97,8 @@ process.on('message', (message: { type: string; frames: string[][]; rate: number
     }
     const sendSecs = (Date.now() - startedAt) / 1000;
     const sentDoneAt = Date.now();
-    while (posts < message.expected && Date.now() - Math.max(lastPostAt, sentDoneAt) < QUIET_MS) await new Promise((resolve) => setTimeout(resolve, 100));
+    while (posts < message.expected && Date.now() - Math.max(lastPostAt, sentDoneAt) < QUIET_MS)
+      await new Promise((resolve) => setTimeout(resolve, 100));
     const sorted = latencies.sort((a, b) => a - b);
     process.send?.({
       type: 'done',

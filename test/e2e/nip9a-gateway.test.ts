@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { getToken } from 'nostr-tools/nip98';
 import WebSocket from 'ws';
+import { frameText } from '../../src/listener/frames.ts';
 import type { NostrEvent } from '../../src/nostr/event.ts';
 import { signEvent } from '../../src/nostr/keys.ts';
 import type { StorePort } from '../../src/store/port.ts';
@@ -35,7 +36,7 @@ class EndpointClient {
 
   private constructor(readonly socket: WebSocket) {
     socket.on('message', (data: WebSocket.RawData) => {
-      this.frames.push(JSON.parse(data.toString()) as unknown[]);
+      this.frames.push(JSON.parse(frameText(data)) as unknown[]);
       this.waiter?.();
     });
   }

@@ -33,9 +33,11 @@ export const CREATE_NIP9A_GATEWAY_TABLES = `
     version   INTEGER NOT NULL
   );
   INSERT INTO nip9a_registrations_version (singleton, version) VALUES (1, 0);
-  -- Terminal delivery outcomes (dedup), bounded by count and age.
+  -- Terminal delivery outcomes (dedup), bounded by count and age. AUTOINCREMENT: rowids never
+  -- reused, so the newest N rows are the N highest rowids (the count trim is a range delete).
   CREATE TABLE nip9a_outcomes (
-    key            TEXT PRIMARY KEY,
+    id             INTEGER PRIMARY KEY AUTOINCREMENT,
+    key            TEXT NOT NULL UNIQUE,
     recorded_at_ms INTEGER NOT NULL
   );
   CREATE INDEX nip9a_outcomes_by_time ON nip9a_outcomes (recorded_at_ms);
@@ -81,7 +83,7 @@ export class Nip9aGatewayTables {
   private readonly insertOutcome: Statement<[string, number]>;
   private readonly selectOutcome: Statement<[string, number], { n: number }>;
   private readonly trimOutcomesByAge: Statement<[number]>;
-  private readonly trimOutcomesByCount: Statement<[number]>;
+  private readonly trimOutcomesBelowId: Statement<[number | bigint]>;
   private readonly put: (registration: StoredNip9aRegistration, limits: Nip9aRegistrationLimits) => PutNip9aRegistrationResult;
   private readonly remove: (pubkey: string, d: string, eventId: string | undefined) => boolean;
   private readonly record: (key: string, maxEntries: number, maxAgeMs: number) => boolean;
@@ -109,9 +111,9 @@ export class Nip9aGatewayTables {
     this.insertOutcome = db.prepare(`INSERT OR IGNORE INTO nip9a_outcomes (key, recorded_at_ms) VALUES (?, ?)`);
     this.selectOutcome = db.prepare(`SELECT count(*) AS n FROM nip9a_outcomes WHERE key = ? AND recorded_at_ms > ?`);
     this.trimOutcomesByAge = db.prepare(`DELETE FROM nip9a_outcomes WHERE recorded_at_ms <= ?`);
-    this.trimOutcomesByCount = db.prepare(`
-      DELETE FROM nip9a_outcomes WHERE key IN (
-        SELECT key FROM nip9a_outcomes ORDER BY recorded_at_ms DESC, key DESC LIMIT -1 OFFSET ?)`);
+    // Rows are inserted with ever larger rowids and only the oldest are ever deleted, so the newest
+    // N are exactly those above the new row's rowid minus N: a range delete, not a walk of N rows.
+    this.trimOutcomesBelowId = db.prepare(`DELETE FROM nip9a_outcomes WHERE id <= ?`);
 
     this.put = db.transaction((registration: StoredNip9aRegistration, limits: Nip9aRegistrationLimits): PutNip9aRegistrationResult => {
       const { pubkey, d } = registration;
@@ -143,9 +145,10 @@ export class Nip9aGatewayTables {
     this.record = db.transaction((key: string, maxEntries: number, maxAgeMs: number): boolean => {
       const now = this.clock.nowMs();
       this.trimOutcomesByAge.run(now - maxAgeMs);
-      const recorded = this.insertOutcome.run(key, now).changes > 0;
-      this.trimOutcomesByCount.run(maxEntries);
-      return recorded;
+      const inserted = this.insertOutcome.run(key, now);
+      if (inserted.changes === 0) return false;
+      this.trimOutcomesBelowId.run(BigInt(inserted.lastInsertRowid) - BigInt(maxEntries));
+      return true;
     });
   }
 
