@@ -11,7 +11,7 @@
  * a verdict: every expected (registration, event) POSTed exactly once, nothing unexpected.
  *
  *   node --import tsx bench/nip9a/gateway.ts [--registrations 20000] [--relays 50] [--rate 5000] [--seconds 5] [--store sqlite|redis|both]
- *   BENCH_TRACE=1 prints the queue and the counters every half second.
+ *   BENCH_TRACE=1 prints the queue and the counters every half second; BENCH_PROFILE=1 the gateway's hottest functions.
  */
 import { fork } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -26,6 +26,7 @@ import { openStore } from '../../src/store/open.ts';
 import { startService } from '../../src/service.ts';
 import { startRedisServer } from '../../test/support/redis-server.ts';
 import { useWasmSigning } from '../support/wasm-signing.ts';
+import { printProfile, profile } from '../support/cpu-profile.ts';
 
 const { values } = parseArgs({
   options: {
@@ -153,6 +154,7 @@ async function run(label: string, storeUrl: string, dir: string): Promise<void> 
       NOSTR_PUSH__NIP9A__ALLOW_LOOPBACK_CALLBACKS: 'I_UNDERSTAND',
       NOSTR_PUSH__NIP9A__MAX_REGISTRATIONS_PER_RELAY: String(Math.ceil(REGISTRATIONS / RELAYS)),
       NOSTR_PUSH__QUEUE__POLL_MILLIS: '50',
+      ...(process.env.NIP9A_CONCURRENCY ? { NOSTR_PUSH__NIP9A__DELIVERY_CONCURRENCY: process.env.NIP9A_CONCURRENCY } : {}),
       NOSTR_PUSH__LOG__LEVEL: 'warn',
     },
   });
@@ -192,10 +194,13 @@ async function run(label: string, storeUrl: string, dir: string): Promise<void> 
         })();
       }, 500)
     : null;
-  const done = await new Promise<Done>((resolve) => {
-    child.on('message', (m: { type: string } & Done) => m.type === 'done' && resolve(m));
-    child.send({ type: 'load', frames: p.frames, rate: RATE, expected: p.expected.size });
-  });
+  const { result: done, top } = await profile(
+    () =>
+      new Promise<Done>((resolve) => {
+        child.on('message', (m: { type: string } & Done) => m.type === 'done' && resolve(m));
+        child.send({ type: 'load', frames: p.frames, rate: RATE, expected: p.expected.size });
+      }),
+  );
   const cpu = process.cpuUsage(cpuBefore);
   if (trace) clearInterval(trace);
   const text = await service.metrics.registry.metrics();
@@ -205,6 +210,7 @@ async function run(label: string, storeUrl: string, dir: string): Promise<void> 
   const dropped = counter('push_nip9a_dropped_total');
   await service.stop();
   child.kill();
+  printProfile(label, top);
 
   const deliveredSet = new Set(done.delivered);
   const duplicates = done.delivered.length - deliveredSet.size;

@@ -42,16 +42,20 @@ export function redactCallback(url: string): string {
   }
 }
 
+/** Most bytes of a chunked answer passed over (never read) to keep its socket; more costs the socket. */
+export const DRAINED_BODY_BYTES = 1024;
+
 /** Keep-alive sockets per callback origin: a gateway POSTs to few origins, many times. */
-const agentOptions = { keepAlive: true, maxSockets: 64, maxFreeSockets: 16 };
+const agentOptions = { keepAlive: true, maxSockets: 64, maxFreeSockets: 64 };
 const httpAgent = new HttpAgent(agentOptions);
 const httpsAgent = new HttpsAgent(agentOptions);
 
 /**
  * The real POST, on `node:http(s)` with keep-alive agents (undici's `fetch` cost several times
  * the CPU per request: bench/nip9a). No redirect is followed (node's client never does), no
- * cookie or credential is sent, and the body is never read: a response that declares an empty
- * body leaves its socket for reuse, any other has its socket destroyed unread.
+ * cookie or credential is sent, and the body is never read: a declared non-empty body has its
+ * socket destroyed at once; an empty or chunked one is let pass and discarded (at most
+ * {@link DRAINED_BODY_BYTES}) so the keep-alive socket serves the next POST.
  */
 export const postCallback: CallbackPoster = (url, body, timeoutMs) =>
   new Promise<AttemptResult>((resolve) => {
@@ -72,10 +76,20 @@ export const postCallback: CallbackPoster = (url, body, timeoutMs) =>
         headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
       },
       (response) => {
-        const empty = response.headers['content-length'] === '0' || response.statusCode === 204;
-        if (empty) response.resume();
-        else response.destroy();
         finish({ kind: 'status', status: response.statusCode ?? 0 });
+        const declared = response.headers['content-length'];
+        if (declared !== undefined && declared !== '0') {
+          response.destroy();
+          return;
+        }
+        // Empty or chunked: discarded unread as it passes, so the socket can serve the next POST;
+        // a chunked answer longer than DRAINED_BODY_BYTES costs its socket instead.
+        let seen = 0;
+        response.on('data', (chunk: Buffer) => {
+          seen += chunk.length;
+          if (seen > DRAINED_BODY_BYTES) response.destroy();
+        });
+        response.on('error', () => undefined);
       },
     );
     const timer = setTimeout(() => {
