@@ -109,7 +109,8 @@ export class RelayWatch {
     this.filters = filters;
     if (this.stopped) return;
     if (this.socket === null) {
-      this.connect();
+      // Between connections the pending reconnect subscribes with these filters.
+      if (this.reconnectTimer === null) this.connect();
       return;
     }
     if (this.resubscribeTimer !== null || !this.open) return;
