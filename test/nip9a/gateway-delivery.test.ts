@@ -250,6 +250,16 @@ for (const [storeName, makeStore] of stores) {
       assert.equal(receiver.received.length, 0);
     });
 
+    test('after the relay drops the connection the gateway reconnects, resubscribes and keeps matching', async () => {
+      await register();
+      await publishMatching();
+      const subscriptions = relay.requests().length;
+      relay.dropConnections();
+      await until('the gateway to subscribe again', () => relay.requests().length > subscriptions);
+      await publish(relay.url, note([['p', recipient]]));
+      await until('the second delivery to be queued', async () => (await store.queueStats('nip9a')).ready === 2);
+    });
+
     test('a full relay drops new work and counts it, without blocking', async () => {
       settings.maxPendingPerRelay = 1;
       await register();
