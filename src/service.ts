@@ -24,7 +24,7 @@ import { directMessageRoutes } from './api/direct-message.ts';
 import { webPushKeyRoutes } from './api/webpush-key.ts';
 import { WebPushTransport } from './delivery/webpush/transport.ts';
 import { createNtfyServer } from './ntfy/index.ts';
-import { createServer, type Server } from 'node:http';
+import { createServer, type RequestListener, type Server } from 'node:http';
 import { gatewaySettings } from './nip9a/gateway/config.ts';
 import { gatewayHttpRoutes } from './nip9a/gateway/http.ts';
 import { gatewayMetrics } from './nip9a/gateway/metrics.ts';
@@ -190,7 +190,9 @@ export async function startService(config: Config, overrides: ServiceOverrides =
     if (ntfy) app.route('/', ntfy.routes);
     const listen = parseListenAddr(config.server.listen_addr);
     if (!listen) throw new Error(`server.listen_addr "${config.server.listen_addr}" is not host:port`);
-    const honoListener = getRequestListener(app.fetch);
+    const handleWithHono = getRequestListener(app.fetch);
+    // Hono answers errors itself (500); node:http ignores a listener's result, so nothing awaits it.
+    const honoListener: RequestListener = (req, res) => void handleWithHono(req, res);
     const http = createServer(ntfy ? ntfy.frontListener(honoListener) : honoListener);
     httpAddress = await new Promise<AddressInfo>((resolve, reject) => {
       http.once('error', reject);
