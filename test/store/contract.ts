@@ -13,6 +13,7 @@ import { deliveryContract } from './contract/deliveries.ts';
 import { recordContract } from './contract/records.ts';
 import { tokenContract } from './contract/tokens.ts';
 import { vapidContract } from './contract/vapid.ts';
+import { socialFilterContract } from './contract/social-filters.ts';
 import { nip9aGatewayContract } from './contract/nip9a-gateway.ts';
 
 /**
@@ -80,6 +81,7 @@ export function runStoreContract(options: StoreContractOptions): void {
     ntfyContract(ctx);
     bellContract(ctx);
     vapidContract(ctx);
+    socialFilterContract(ctx);
     nip9aGatewayContract(ctx);
     for (const queue of QUEUES) {
       queueContract(ctx, queue);
