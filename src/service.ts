@@ -33,12 +33,18 @@ import { webPushKeyRoutes } from './api/webpush-key.ts';
 import { WebPushTransport } from './delivery/webpush/transport.ts';
 import { createNtfyServer } from './ntfy/index.ts';
 import { createServer, type RequestListener, type Server } from 'node:http';
+import { gatewaySettings } from './nip9a/gateway/config.ts';
+import { gatewayHttpRoutes } from './nip9a/gateway/http.ts';
+import { gatewayMetrics } from './nip9a/gateway/metrics.ts';
+import { attachNip9aRelayEndpoint, NIP9A_RELAY_PATH } from './nip9a/gateway/relay-endpoint.ts';
 
 /** The verifier of a process whose roles check no signatures: using it is a wiring bug, said plainly. */
 function unavailableVerifier(roles: readonly string[]): EventVerifier {
   return {
     verify() {
-      throw new Error(`no signature verifier in a process with roles ${roles.join(',')} (only listener, engine and scheduler load it)`);
+      throw new Error(
+        `no signature verifier in a process with roles ${roles.join(',')} (only listener, engine, scheduler, gateway and api load it)`,
+      );
     },
   };
 }
@@ -92,8 +98,11 @@ export async function startService(config: Config, overrides: ServiceOverrides =
   const metrics = new Metrics({ defaultMetrics: true });
   const supervisor = new Supervisor(logger);
   const wake = new QueueSignal();
-  // The api role checks NIP-98 signatures of the user API.
-  const needsVerifier = config.roles.some((role) => role === 'engine' || role === 'listener' || role === 'scheduler' || role === 'api');
+  // The NIP-9a gateway checks relay events (role gateway) and registrations and NIP-42 AUTH on its
+  // relay endpoint (role api).
+  const needsVerifier = config.roles.some(
+    (role) => role === 'engine' || role === 'listener' || role === 'scheduler' || role === 'gateway' || role === 'api',
+  );
   const verifier = needsVerifier ? await createEventVerifier() : unavailableVerifier(config.roles);
   const needsCrypto = config.roles.includes('engine') || config.roles.includes('listener');
   const cryptoPool =
@@ -139,6 +148,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
   });
 
   let server: Server | null = null;
+  let nip9aEndpoint: { close(): void } | null = null;
   let httpAddress: AddressInfo | null = null;
   let inboxSockets: InboxSockets | null = null;
   const nip98Auth: Nip98Auth = {
@@ -168,6 +178,25 @@ export async function startService(config: Config, overrides: ServiceOverrides =
           countInbox: config.inbox.enabled,
           metrics,
           logger: logger.child({ route: 'direct-message' }),
+        }),
+      );
+    const nip9aIntake = config.roles.includes('api')
+      ? {
+          store,
+          settings: gatewaySettings(config.nip9a),
+          metrics: gatewayMetrics(metrics),
+          logger: logger.child({ component: 'nip9a-gateway' }),
+          onChange: () => void roles.nip9aGateway?.changed(),
+        }
+      : null;
+    if (nip9aIntake)
+      app.route(
+        '/',
+        gatewayHttpRoutes({
+          ...nip9aIntake,
+          verifier,
+          servicePubkey: key.pubkey,
+          auth: { ...nip98Auth, logger: nip9aIntake.logger },
         }),
       );
     if (config.roles.includes('api')) {
@@ -201,7 +230,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       http.listen(listen.port, listen.host, () => resolve(http.address() as AddressInfo));
     });
     server = http;
-    ntfy?.attach(http, new Set([INBOX_SOCKET_PATH]));
+    ntfy?.attach(http, new Set([INBOX_SOCKET_PATH, NIP9A_RELAY_PATH]));
     if (config.roles.includes('api'))
       inboxSockets = attachInboxSockets(http, {
         store,
@@ -209,7 +238,9 @@ export async function startService(config: Config, overrides: ServiceOverrides =
         metrics,
         logger: logger.child({ route: 'inbox-socket' }),
         otherUpgradesHandled: ntfy?.hub !== null && ntfy?.hub !== undefined,
+        pathsServedElsewhere: nip9aIntake ? new Set([NIP9A_RELAY_PATH]) : new Set(),
       });
+    if (nip9aIntake) nip9aEndpoint = attachNip9aRelayEndpoint({ ...nip9aIntake, verifier, clock: store.clock }, http);
     logger.info({ address: `${httpAddress.address}:${httpAddress.port}` }, 'http listening');
   }
 
@@ -222,6 +253,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       // Open subscription streams would hold server.close() forever.
       ntfy?.close();
       await inboxSockets?.close();
+      nip9aEndpoint?.close();
       if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
       await Promise.allSettled(transports.map((t) => t.close()));
       await cryptoPool?.close();

@@ -24,6 +24,10 @@ export const HTTP_ERRORS = {
   INVALID_CURSOR: { status: 400, message: 'Invalid cursor' },
   DEAD_LETTER_NOT_FOUND: { status: 404, message: 'No dead letter with this id' },
   DEAD_LETTER_AMBIGUOUS: { status: 409, message: 'Dead letters with this id exist in several queues; name one with ?queue=' },
+  NIP9A_INVALID_REGISTRATION: { status: 400, message: 'Invalid NIP-9a registration' },
+  NIP9A_CALLBACK_BLOCKED: { status: 403, message: 'The callback is not allowed by this gateway' },
+  NIP9A_WRONG_AUTHOR: { status: 403, message: 'The event is not signed by the authenticated pubkey' },
+  NIP9A_LIMIT_REACHED: { status: 403, message: 'NIP-9a registration limit reached' },
   INTERNAL: { status: 500, message: 'Internal server error' },
 } as const satisfies Record<string, { status: number; message: string }>;
 

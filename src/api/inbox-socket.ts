@@ -40,6 +40,8 @@ export interface InboxSocketDeps {
    * any other path are refused here with 404 instead of being left hanging.
    */
   otherUpgradesHandled: boolean;
+  /** Upgrade paths another handler of this process always takes (the NIP-9a relay endpoint): never refused here. */
+  pathsServedElsewhere?: ReadonlySet<string>;
 }
 
 export interface InboxSockets {
@@ -138,8 +140,10 @@ export function attachInboxSockets(server: Server, deps: InboxSocketDeps): Inbox
   };
 
   server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
-    if (new URL(request.url ?? '/', 'http://upgrade.invalid').pathname !== INBOX_SOCKET_PATH) {
-      if (!deps.otherUpgradesHandled) refuse(socket, 404, { error: HTTP_ERRORS.NOT_FOUND.message, code: 'NOT_FOUND' });
+    const path = new URL(request.url ?? '/', 'http://upgrade.invalid').pathname;
+    if (path !== INBOX_SOCKET_PATH) {
+      if (!deps.otherUpgradesHandled && deps.pathsServedElsewhere?.has(path) !== true)
+        refuse(socket, 404, { error: HTTP_ERRORS.NOT_FOUND.message, code: 'NOT_FOUND' });
       return;
     }
     upgrade(request, socket, head).catch((err: unknown) => {

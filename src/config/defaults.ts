@@ -5,7 +5,7 @@
  * divine deployment's environment (`NOSTR_PUSH__SERVICE__…`) carries over unchanged.
  */
 
-export const ROLE_NAMES = ['listener', 'engine', 'delivery', 'scheduler', 'janitor', 'api', 'pusher'] as const;
+export const ROLE_NAMES = ['listener', 'engine', 'delivery', 'scheduler', 'janitor', 'api', 'pusher', 'gateway'] as const;
 export type RoleName = (typeof ROLE_NAMES)[number];
 
 export interface ServiceConfig {
@@ -179,6 +179,8 @@ export interface Config {
      */
     alert_word_refresh_millis: number;
   };
+  /** The NIP-9a gateway (`src/nip9a/gateway/`): NIP-9a for relays that do not implement it. */
+  nip9a: Nip9aConfig;
   log: {
     level: string;
   };
@@ -225,6 +227,51 @@ export interface NtfyConfig {
    * `Authorization: Bearer <token>`, as the password of `Basic` (any user name), or as `?auth=`.
    */
   auth_tokens: string[];
+}
+
+/**
+ * The NIP-9a gateway. Defaults are bind.ws's bounds and policy (seed 003, "Bounds and retries"),
+ * which the issue makes normative.
+ */
+export interface Nip9aConfig {
+  /**
+   * Exact `https://` origins (public DNS names, port 443, no path) callbacks may be POSTed to. The
+   * SSRF boundary: empty by default, so nothing is called until the operator opts in.
+   */
+  callback_origins: string[];
+  /**
+   * `false`, `true` or `I_UNDERSTAND`: admit loopback callbacks and relays, bypassing the
+   * allowlist, for test suites. `true` is refused at start unless `NODE_ENV=test`.
+   */
+  allow_loopback_callbacks: string;
+  /** Registrations one author may hold. */
+  max_registrations_per_author: number;
+  /** Registrations that may watch one relay. */
+  max_registrations_per_relay: number;
+  /** Largest registration event, UTF-8 JSON bytes. */
+  max_registration_bytes: number;
+  /** `filter` tags per registration. */
+  max_filters: number;
+  /** `ignore` tags per registration. */
+  max_ignore_filters: number;
+  /** Deliveries waiting per relay; new work beyond it is dropped and counted, never waited for. */
+  max_pending_deliveries_per_relay: number;
+  /** A delivery not finished this long after its event arrived is dropped. */
+  pending_expiry_secs: number;
+  /** One callback request, connect to response headers. */
+  request_timeout_secs: number;
+  /** Attempts per delivery, the first included. */
+  max_attempts: number;
+  /** Delay after the n-th failed attempt (the last entry repeats). */
+  retry_delays_secs: number[];
+  /** Terminal outcomes remembered for deduplication. */
+  outcome_dedup_entries: number;
+  /** Longest a terminal outcome is remembered. */
+  outcome_dedup_max_age_secs: number;
+  /** Callback requests in flight at once per gateway process. */
+  delivery_concurrency: number;
+  /** How often the gateway checks the store for registrations changed by another process. */
+  reload_poll_millis: number;
 }
 
 /** ntfy's default `cache-duration`. */
@@ -359,6 +406,25 @@ export function defaultConfig(): Config {
       // Like ntfy without an auth file: every topic open to everyone.
       auth_default_access: 'read-write',
       auth_tokens: [],
+    },
+    nip9a: {
+      callback_origins: [],
+      allow_loopback_callbacks: 'false',
+      max_registrations_per_author: 4,
+      max_registrations_per_relay: 32,
+      max_registration_bytes: 8 * 1024,
+      max_filters: 8,
+      max_ignore_filters: 8,
+      max_pending_deliveries_per_relay: 256,
+      pending_expiry_secs: DAY_SECS,
+      request_timeout_secs: 5,
+      max_attempts: 4,
+      retry_delays_secs: [30, 120, 600],
+      outcome_dedup_entries: 2048,
+      outcome_dedup_max_age_secs: 7 * DAY_SECS,
+      // Callbacks mostly wait on the network: 64 at a 100 ms answer is 640 POSTs/s per process.
+      delivery_concurrency: 64,
+      reload_poll_millis: 1000,
     },
     log: { level: 'info' },
   };

@@ -1,5 +1,6 @@
 import type { Config } from './defaults.ts';
 import { ntfyConfigProblems } from '../ntfy/config.ts';
+import { nip9aConfigProblems } from '../nip9a/gateway/config.ts';
 
 type NumericPath = { [S in keyof Config]: Config[S] extends object ? `${S & string}.${string}` : never }[keyof Config];
 
@@ -44,6 +45,18 @@ export const POSITIVE_FIELDS: ReadonlyArray<readonly [NumericPath, string]> = [
   ['ntfy.safety_redrain_secs', 'the ntfy pusher would read the store head in a tight loop'],
   ['ntfy.expiry_interval_secs', 'the ntfy janitor would spin'],
   ['ntfy.visitor_request_replenish_secs', 'ntfy visitors would get their requests back instantly'],
+  ['nip9a.max_registrations_per_author', 'no author could register a NIP-9a callback'],
+  ['nip9a.max_registrations_per_relay', 'no relay could be watched for NIP-9a callbacks'],
+  ['nip9a.max_registration_bytes', 'every NIP-9a registration would be too large'],
+  ['nip9a.max_filters', 'no NIP-9a registration could have a filter'],
+  ['nip9a.max_pending_deliveries_per_relay', 'every NIP-9a delivery would be dropped'],
+  ['nip9a.pending_expiry_secs', 'every NIP-9a delivery would expire before its first attempt'],
+  ['nip9a.request_timeout_secs', 'every NIP-9a callback would time out at once'],
+  ['nip9a.max_attempts', 'no NIP-9a callback would ever be attempted'],
+  ['nip9a.outcome_dedup_entries', 'NIP-9a deliveries would never be deduplicated'],
+  ['nip9a.outcome_dedup_max_age_secs', 'NIP-9a deliveries would never be deduplicated'],
+  ['nip9a.delivery_concurrency', 'no NIP-9a callback would ever be sent'],
+  ['nip9a.reload_poll_millis', 'the NIP-9a gateway would poll the store in a tight loop'],
 ];
 
 const HEX64 = /^[0-9a-f]{64}$/;
@@ -134,6 +147,7 @@ export function validateConfig(config: Config, explicitKeys: ReadonlySet<string>
     if (kind < 0 || kind > 65535) problems.push(`notification kinds: ${kind} is not a Nostr kind`);
   }
   problems.push(...ntfyConfigProblems(config.ntfy));
+  problems.push(...nip9aConfigProblems(config.nip9a, process.env.NODE_ENV));
   return problems;
 }
 

@@ -28,6 +28,8 @@ import { offThreadVerifier, type CryptoWorkerPool } from '../nostr/crypto-worker
 import { DONE, runQueueWorker, type QueueSignal } from './queue-worker.ts';
 import { withTurnBatching } from '../store/turn-batching.ts';
 import { sleep, type Supervisor } from './supervisor.ts';
+import { startGatewayRole } from '../nip9a/gateway/role.ts';
+import type { Nip9aGateway } from '../nip9a/gateway/gateway.ts';
 
 export interface RoleContext {
   config: Config;
@@ -82,6 +84,8 @@ export const QUEUE_GAUGE_INTERVAL_MS = 15_000;
 export interface StartedRoles {
   /** Stop what needs more than the supervisor's abort signal (sockets, cursor flushes, threads). */
   stop(): Promise<void>;
+  /** The NIP-9a gateway watcher when this process runs role `gateway` (registrations made here reload it at once). */
+  nip9aGateway: Nip9aGateway | null;
 }
 
 /** Start the tasks of every role in `config.roles`. Roles share nothing but the store. */
@@ -91,6 +95,12 @@ export async function startRoles(ctx: RoleContext): Promise<StartedRoles> {
   if (config.roles.includes('engine')) startEngine(ctx);
   if (config.roles.includes('delivery')) startDelivery(ctx);
   if (config.roles.includes('listener')) stoppers.push(startListener(ctx));
+  let nip9aGateway: Nip9aGateway | null = null;
+  if (config.roles.includes('gateway')) {
+    const started = await startGatewayRole(ctx);
+    stoppers.push(() => started.stop());
+    nip9aGateway = started.gateway;
+  }
   if (config.roles.includes('scheduler')) {
     // scheduler tasks: coalesce flush (coalesce_flush), new-post fan-out (new_post_fanout)
     const flushDeps = {
@@ -132,6 +142,7 @@ export async function startRoles(ctx: RoleContext): Promise<StartedRoles> {
     ctx.supervisor.spawn(TASK_QUEUE_GAUGES, 'fatal', (signal) => runQueueGauges(ctx, signal));
   }
   return {
+    nip9aGateway,
     async stop() {
       await Promise.allSettled(stoppers.map((s) => s()));
     },

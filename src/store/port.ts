@@ -24,6 +24,7 @@ import type { VapidKeyStore } from './port-vapid.ts';
 import type { DeadLetterStore } from './port-dlq.ts';
 import type { SocialFilterStore } from './port-social-filters.ts';
 import type { InboxStore } from './port-inbox.ts';
+import type { Nip9aGatewayStore } from './port-nip9a-gateway.ts';
 
 /** Millisecond time source shared by a store and the stages that use it. */
 
@@ -127,8 +128,8 @@ export interface CachedProfile {
   display_name?: string;
 }
 
-/** The durable queues between pipeline stages (DESIGN §2). */
-export type QueueName = 'inbound' | 'outbound';
+/** The durable queues between pipeline stages (DESIGN §2); `nip9a` holds the NIP-9a gateway's callback deliveries. */
+export type QueueName = 'inbound' | 'outbound' | 'nip9a';
 
 export type Lane = 'critical' | 'normal' | 'low';
 
@@ -219,7 +220,7 @@ export interface QueueStats {
  * operations in `port-*.ts` beside this file.
  */
 export interface StorePort
-  extends NtfyTopicStore, CoalesceStore, NotifyListStore, VapidKeyStore, SocialFilterStore, InboxStore, DeadLetterStore {
+  extends NtfyTopicStore, CoalesceStore, NotifyListStore, VapidKeyStore, SocialFilterStore, InboxStore, DeadLetterStore, Nip9aGatewayStore {
   /** The clock this store's time-dependent operations use. */
   readonly clock: Clock;
 

@@ -17,6 +17,7 @@ import { tokenContract } from './contract/tokens.ts';
 import { vapidContract } from './contract/vapid.ts';
 import { socialFilterContract } from './contract/social-filters.ts';
 import { inboxContract } from './contract/inbox.ts';
+import { nip9aGatewayContract } from './contract/nip9a-gateway.ts';
 
 /**
  * The store contract: the definition of correct {@link StorePort} behaviour, run against every
@@ -44,7 +45,7 @@ export interface StoreContractOptions {
   make: (clock: ManualClock) => Promise<StorePort>;
 }
 
-const QUEUES: readonly QueueName[] = ['inbound', 'outbound'];
+const QUEUES: readonly QueueName[] = ['inbound', 'outbound', 'nip9a'];
 const MANY_OPERATIONS = 300;
 
 export function runStoreContract(options: StoreContractOptions): void {
@@ -85,6 +86,7 @@ export function runStoreContract(options: StoreContractOptions): void {
     vapidContract(ctx);
     socialFilterContract(ctx);
     inboxContract(ctx);
+    nip9aGatewayContract(ctx);
     for (const queue of QUEUES) {
       queueContract(ctx, queue);
       deadLetterContract(ctx, queue);

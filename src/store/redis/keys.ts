@@ -222,3 +222,21 @@ export const activeAnnouncementsKey = 'announcements:active';
 export const announcementSeqKey = 'announcements:seq';
 /** The hint channel of a client with key prefix `keyPrefix` (ioredis does not prefix channels). */
 export const inboxHintChannel = (keyPrefix: string): string => `${keyPrefix}inbox:hints`;
+
+// ---- NIP-9a gateway (port-nip9a-gateway.ts) ----------------------------------------------------
+/*
+ * | key                      | type   | value                                                                 |
+ * |--------------------------|--------|-----------------------------------------------------------------------|
+ * | `nip9a:registrations`    | HASH   | `{pubkey}:{d}` → JSON `{pubkey,d,eventId,createdAt,relays,eventJson}` |
+ * | `nip9a:author:{pubkey}`  | SET    | the author's `d` values                                               |
+ * | `nip9a:relay_counts`     | HASH   | normalised relay URL → registrations watching it                      |
+ * | `nip9a:version`          | STRING | change counter, INCR on every change                                  |
+ * | `nip9a:outcomes`         | ZSET   | delivery key → terminal outcome recorded at (ms)                      |
+ */
+export const nip9aRegistrationsKey = 'nip9a:registrations';
+export const nip9aAuthorKey = (pubkey: string): string => `nip9a:author:${pubkey}`;
+export const nip9aRelayCountsKey = 'nip9a:relay_counts';
+export const nip9aVersionKey = 'nip9a:version';
+export const nip9aOutcomesKey = 'nip9a:outcomes';
+/** The field of a registration in {@link nip9aRegistrationsKey}; the pubkey is 64 hex, so the first `:` ends it. */
+export const nip9aRegistrationField = (pubkey: string, d: string): string => `${pubkey}:${d}`;

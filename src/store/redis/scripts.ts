@@ -65,6 +65,9 @@ export const SCRIPT_NAMES = [
   'markInboxViewed',
   'replaceAlertWords',
   'publishAnnouncement',
+  'nip9aPut',
+  'nip9aDelete',
+  'nip9aRecordOutcome',
 ] as const;
 
 export type ScriptName = (typeof SCRIPT_NAMES)[number];

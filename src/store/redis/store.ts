@@ -64,6 +64,8 @@ import type { Announcement, InboxCountEntry, InboxCounts, InboxHint, InboxType }
 import type { StoredVapidKeys } from '../port-vapid.ts';
 import type { SocialFilters } from '../port-social-filters.ts';
 import { getSocialFilters, setSocialFilters } from './social-filters.ts';
+import type { Nip9aRegistrationLimits, PutNip9aRegistrationResult, StoredNip9aRegistration } from '../port-nip9a-gateway.ts';
+import * as nip9a from './nip9a-gateway.ts';
 import type { NtfyAppendEvent, NtfyMessage, NtfyMessageContent, NtfyReadRequest, NtfyReadResult } from '../port-ntfy.ts';
 
 export interface RedisStoreOptions {
@@ -253,6 +255,32 @@ export class RedisStore implements StorePort {
   }
   getSocialFilters(pubkeys: readonly string[]): Promise<Array<SocialFilters | null>> {
     return getSocialFilters(this.ctx, pubkeys);
+  }
+
+  // ---- NIP-9a gateway (port-nip9a-gateway.ts) ------------------------------------------------
+  putNip9aRegistration(registration: StoredNip9aRegistration, limits: Nip9aRegistrationLimits): Promise<PutNip9aRegistrationResult> {
+    return nip9a.putNip9aRegistration(this.ctx, registration, limits);
+  }
+  deleteNip9aRegistration(pubkey: string, d: string, eventId?: string): Promise<boolean> {
+    return nip9a.deleteNip9aRegistration(this.ctx, pubkey, d, eventId);
+  }
+  getNip9aRegistration(pubkey: string, d: string): Promise<StoredNip9aRegistration | null> {
+    return nip9a.getNip9aRegistration(this.ctx, pubkey, d);
+  }
+  listNip9aRegistrations(pubkey: string): Promise<StoredNip9aRegistration[]> {
+    return nip9a.listNip9aRegistrations(this.ctx, pubkey);
+  }
+  listAllNip9aRegistrations(): Promise<StoredNip9aRegistration[]> {
+    return nip9a.listAllNip9aRegistrations(this.ctx);
+  }
+  nip9aRegistrationsVersion(): Promise<number> {
+    return nip9a.nip9aRegistrationsVersion(this.ctx);
+  }
+  recordNip9aOutcome(key: string, maxEntries: number, maxAgeMs: number): Promise<boolean> {
+    return nip9a.recordNip9aOutcome(this.ctx, key, maxEntries, maxAgeMs);
+  }
+  hasNip9aOutcome(key: string, maxAgeMs: number): Promise<boolean> {
+    return nip9a.hasNip9aOutcome(this.ctx, key, maxAgeMs);
   }
 
   // ---- VAPID key (port-vapid.ts) -------------------------------------------------------------

@@ -6,6 +6,7 @@ import { CREATE_NTFY_TABLES } from './ntfy.ts';
 import { CREATE_VAPID_TABLE } from './vapid.ts';
 import { CREATE_SOCIAL_FILTERS_TABLE } from './social-filters.ts';
 import { CREATE_INBOX_TABLES } from './inbox.ts';
+import { CREATE_NIP9A_GATEWAY_TABLES } from './nip9a-gateway.ts';
 
 /**
  * Schema migrations of the SQLite store.
@@ -165,6 +166,7 @@ export const migrations: readonly Migration[] = [
     apply: (db) => db.exec(CREATE_INBOX_TABLES),
   },
   { description: 'queue lanes and failure times of queue items', apply: (db) => db.exec(ADD_QUEUE_LANES) },
+  { description: 'create the NIP-9a gateway registrations and outcome record', apply: (db) => db.exec(CREATE_NIP9A_GATEWAY_TABLES) },
 ];
 
 /** The version a file has after {@link migrate}. */

@@ -43,6 +43,8 @@ import type { StoredVapidKeys } from '../port-vapid.ts';
 import type { DeadLetter, DeadLetterPage, DeadLetterPageOptions } from '../port-dlq.ts';
 import type { SocialFilters } from '../port-social-filters.ts';
 import { SocialFilterTable } from './social-filters.ts';
+import type { Nip9aRegistrationLimits, PutNip9aRegistrationResult, StoredNip9aRegistration } from '../port-nip9a-gateway.ts';
+import { Nip9aGatewayTables } from './nip9a-gateway.ts';
 import type { NtfyAppendEvent, NtfyMessage, NtfyMessageContent, NtfyReadRequest, NtfyReadResult } from '../port-ntfy.ts';
 import { ClaimTable } from './claims.ts';
 import { CoalesceTables } from './coalesce.ts';
@@ -105,6 +107,7 @@ export class SqliteStore implements StorePort {
   private readonly deliveries: DeliveryOps;
   private readonly socialFilters: SocialFilterTable;
   private readonly inbox: InboxTables;
+  private readonly nip9a: Nip9aGatewayTables;
   private readonly selectOne: Statement<[]>;
   /** Writes of one event-loop turn share one transaction (see group-commit.ts). */
   private readonly group: GroupCommit;
@@ -127,6 +130,7 @@ export class SqliteStore implements StorePort {
     this.ntfy = new NtfyTable(db, clock, logger, this.group);
     this.deliveries = new DeliveryOps(db, logger, { tokens: this.tokens, records: this.records, claims: this.claims, queues: this.queues });
     this.socialFilters = new SocialFilterTable(db, logger);
+    this.nip9a = new Nip9aGatewayTables(db, clock);
     this.selectOne = db.prepare(PING_SQL);
   }
 
@@ -297,6 +301,40 @@ export class SqliteStore implements StorePort {
 
   async getSocialFilters(pubkeys: readonly string[]): Promise<Array<SocialFilters | null>> {
     return this.socialFilters.getMany(pubkeys);
+  }
+
+  // ---- NIP-9a gateway (port-nip9a-gateway.ts) ------------------------------------------------
+
+  async putNip9aRegistration(registration: StoredNip9aRegistration, limits: Nip9aRegistrationLimits): Promise<PutNip9aRegistrationResult> {
+    return this.group.run(() => this.nip9a.putRegistration(registration, limits));
+  }
+
+  async deleteNip9aRegistration(pubkey: string, d: string, eventId?: string): Promise<boolean> {
+    return this.group.run(() => this.nip9a.deleteRegistration(pubkey, d, eventId));
+  }
+
+  async getNip9aRegistration(pubkey: string, d: string): Promise<StoredNip9aRegistration | null> {
+    return this.nip9a.getRegistration(pubkey, d);
+  }
+
+  async listNip9aRegistrations(pubkey: string): Promise<StoredNip9aRegistration[]> {
+    return this.nip9a.listRegistrations(pubkey);
+  }
+
+  async listAllNip9aRegistrations(): Promise<StoredNip9aRegistration[]> {
+    return this.nip9a.listAllRegistrations();
+  }
+
+  async nip9aRegistrationsVersion(): Promise<number> {
+    return this.nip9a.version();
+  }
+
+  async recordNip9aOutcome(key: string, maxEntries: number, maxAgeMs: number): Promise<boolean> {
+    return this.group.run(() => this.nip9a.recordOutcome(key, maxEntries, maxAgeMs));
+  }
+
+  async hasNip9aOutcome(key: string, maxAgeMs: number): Promise<boolean> {
+    return this.nip9a.hasOutcome(key, maxAgeMs);
   }
 
   // ---- VAPID key (port-vapid.ts) -------------------------------------------------------------

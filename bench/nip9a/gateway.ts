@@ -1,0 +1,247 @@
+/**
+ * bench/nip9a/gateway: the NIP-9a gateway (role `gateway`, started by `startService` from a
+ * configuration, as `nostr-push serve` wires it) watching 50 relays for 20,000 registrations of
+ * mixed filters (60% `{kinds:[1,1111],#p}`, 20% `{kinds:[7],#e}`, 20% `{kinds:[1],#t}` with an
+ * `ignore` of `#t:spam`), offered pre-signed events at a fixed rate by bench/nip9a/load.ts (bare
+ * relays and the loopback callback receiver, in their own process). About 10% of events match no
+ * registration and 5% are suppressed by an ignore filter.
+ *
+ * Prints events offered/s, events matched/s (the gateway's own counter), callback POSTs/s, p50/p99
+ * from a relay writing the event to its POST arriving, deliveries dropped by the pending bound, and
+ * a verdict: every expected (registration, event) POSTed exactly once, nothing unexpected.
+ *
+ *   node --import tsx bench/nip9a/gateway.ts [--registrations 20000] [--relays 50] [--rate 5000] [--seconds 5] [--store sqlite|redis|both]
+ *   BENCH_TRACE=1 prints the queue and the counters every half second; BENCH_PROFILE=1 the gateway's hottest functions.
+ */
+import { fork } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { finalizeEvent, generateSecretKey } from 'nostr-tools/wasm';
+import { loadConfig, resolveStoreLocation } from '../../src/config/load.ts';
+import { openStore } from '../../src/store/open.ts';
+import { startService } from '../../src/service.ts';
+import { startRedisServer } from '../../test/support/redis-server.ts';
+import { useWasmSigning } from '../support/wasm-signing.ts';
+import { printProfile, profile } from '../support/cpu-profile.ts';
+
+const { values } = parseArgs({
+  options: {
+    registrations: { type: 'string', default: '20000' },
+    relays: { type: 'string', default: '50' },
+    rate: { type: 'string', default: '5000' },
+    seconds: { type: 'string', default: '5' },
+    store: { type: 'string', default: 'both' },
+  },
+});
+const REGISTRATIONS = Number(values.registrations);
+const RELAYS = Number(values.relays);
+const RATE = Number(values.rate);
+const EVENTS = Math.round(RATE * Number(values.seconds));
+const PER_AUTHOR = 4;
+const POSTERS = 20;
+
+const hash = (s: string): string => createHash('sha256').update(s).digest('hex');
+
+interface Ready {
+  relayPorts: number[];
+  receiverPort: number;
+}
+interface Done {
+  sent: number;
+  sendSecs: number;
+  posts: number;
+  postSecs: number;
+  p50: number;
+  p99: number;
+  max: number;
+  delivered: string[];
+}
+
+interface Plan {
+  registrations: Array<{ json: string; pubkey: string; d: string; id: string; createdAt: number; relay: string }>;
+  frames: string[][];
+  expected: Set<string>;
+}
+
+function plan(ready: Ready): Plan {
+  const now = Math.floor(Date.now() / 1000);
+  const relayUrls = ready.relayPorts.map((port) => `ws://127.0.0.1:${port}/`);
+  const registrations: Plan['registrations'] = [];
+  let author = generateSecretKey();
+  for (let r = 0; r < REGISTRATIONS; r += 1) {
+    if (r % PER_AUTHOR === 0) author = generateSecretKey();
+    const type = r % 10;
+    const filter =
+      type < 6
+        ? { kinds: [1, 1111], '#p': [hash(`p${r}`)] }
+        : type < 8
+          ? { kinds: [7], '#e': [hash(`e${r}`)] }
+          : { kinds: [1], '#t': [`topic${r}`] };
+    const relay = relayUrls[r % RELAYS] as string;
+    const event = finalizeEvent(
+      {
+        kind: 30390,
+        created_at: now - 10,
+        content: '',
+        tags: [
+          ['d', `reg${r}`],
+          ['relay', relay],
+          ['filter', JSON.stringify(filter)],
+          ...(type >= 8 ? [['ignore', '{"#t":["spam"]}']] : []),
+          ['callback', `http://127.0.0.1:${ready.receiverPort}/cb/${r}`],
+        ],
+      },
+      author,
+    );
+    registrations.push({
+      json: JSON.stringify(event),
+      pubkey: event.pubkey,
+      d: `reg${r}`,
+      id: event.id,
+      createdAt: event.created_at,
+      relay,
+    });
+  }
+  const posters = Array.from({ length: POSTERS }, () => generateSecretKey());
+  const frames: string[][] = relayUrls.map(() => []);
+  const expected = new Set<string>();
+  for (let i = 0; i < EVENTS; i += 1) {
+    const r = Math.floor(Math.random() * REGISTRATIONS);
+    const type = r % 10;
+    const roll = Math.random();
+    let tags: string[][];
+    let kind = 1;
+    let wanted = true;
+    if (roll < 0.1) {
+      tags = [['p', hash(`nobody${i}`)]];
+      wanted = false;
+    } else if (type < 6) tags = [['p', hash(`p${r}`)]];
+    else if (type < 8) {
+      kind = 7;
+      tags = [['e', hash(`e${r}`)]];
+    } else {
+      tags = [['t', `topic${r}`]];
+      if (roll > 0.75) {
+        tags.push(['t', 'spam']);
+        wanted = false;
+      }
+    }
+    const event = finalizeEvent({ kind, created_at: now, content: `bench ${i}`, tags }, posters[i % POSTERS] as Uint8Array);
+    (frames[r % RELAYS] as string[]).push(JSON.stringify(event));
+    if (wanted) expected.add(`${r}:${event.id}`);
+  }
+  return { registrations, frames, expected };
+}
+
+async function run(label: string, storeUrl: string, dir: string): Promise<void> {
+  const child = fork(fileURLToPath(new URL('./load.ts', import.meta.url)), [String(RELAYS)], { execArgv: ['--import', 'tsx'] });
+  const ready = await new Promise<Ready>((resolve) => child.once('message', (m) => resolve(m as Ready)));
+  const t0 = Date.now();
+  const p = plan(ready);
+  console.log(
+    `${label}: signed ${p.registrations.length} registrations and ${EVENTS} events in ${((Date.now() - t0) / 1000).toFixed(1)} s`,
+  );
+  const { config } = loadConfig({
+    env: {
+      NOSTR_PUSH__ROLES: 'gateway',
+      NOSTR_PUSH__DATA_DIR: join(dir, `data-${label}`),
+      NOSTR_PUSH__STORE__URL: storeUrl,
+      NOSTR_PUSH__NOSTR__RELAYS: 'ws://127.0.0.1:9',
+      NOSTR_PUSH__NIP9A__ALLOW_LOOPBACK_CALLBACKS: 'I_UNDERSTAND',
+      NOSTR_PUSH__NIP9A__MAX_REGISTRATIONS_PER_RELAY: String(Math.ceil(REGISTRATIONS / RELAYS)),
+      NOSTR_PUSH__QUEUE__POLL_MILLIS: '50',
+      ...(process.env.NIP9A_CONCURRENCY ? { NOSTR_PUSH__NIP9A__DELIVERY_CONCURRENCY: process.env.NIP9A_CONCURRENCY } : {}),
+      NOSTR_PUSH__LOG__LEVEL: 'warn',
+    },
+  });
+  // Stored before the service starts, so the gateway loads them all at once and subscribes with every filter.
+  const t1 = Date.now();
+  const seeding = await openStore(resolveStoreLocation(config));
+  const limits = { perAuthor: config.nip9a.max_registrations_per_author, perRelay: config.nip9a.max_registrations_per_relay };
+  for (let i = 0; i < p.registrations.length; i += 500) {
+    const results = await Promise.all(
+      p.registrations
+        .slice(i, i + 500)
+        .map((r) =>
+          seeding.putNip9aRegistration(
+            { pubkey: r.pubkey, d: r.d, eventId: r.id, createdAt: r.createdAt, relays: [r.relay], eventJson: r.json },
+            limits,
+          ),
+        ),
+    );
+    if (results.some((x) => x.outcome !== 'stored'))
+      throw new Error(`a registration was not stored: ${JSON.stringify(results.find((x) => x.outcome !== 'stored'))}`);
+  }
+  await seeding.close();
+  console.log(`${label}: stored ${p.registrations.length} registrations in ${((Date.now() - t1) / 1000).toFixed(1)} s`);
+  const service = await startService(config);
+  const cpuBefore = process.cpuUsage();
+  const traceStart = Date.now();
+  const trace = process.env.BENCH_TRACE
+    ? setInterval(() => {
+        void (async () => {
+          const stats = await service.store.queueStats('nip9a');
+          const text = await service.metrics.registry.metrics();
+          const attempts = /push_nip9a_callback_attempts_total\{result="2xx"\} (\d+)/.exec(text)?.[1] ?? '0';
+          const matchedSoFar = /push_nip9a_matched_total (\d+)/.exec(text)?.[1] ?? '0';
+          console.log(
+            `  t+${Date.now() - traceStart} ms: matched ${matchedSoFar}, queue ready ${stats.ready} leased ${stats.leased}, 2xx ${attempts}`,
+          );
+        })();
+      }, 500)
+    : null;
+  const { result: done, top } = await profile(
+    () =>
+      new Promise<Done>((resolve) => {
+        child.on('message', (m: { type: string } & Done) => m.type === 'done' && resolve(m));
+        child.send({ type: 'load', frames: p.frames, rate: RATE, expected: p.expected.size });
+      }),
+  );
+  const cpu = process.cpuUsage(cpuBefore);
+  if (trace) clearInterval(trace);
+  const text = await service.metrics.registry.metrics();
+  const counter = (name: string): number =>
+    [...text.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\d+(?:\\.\\d+)?)$`, 'gm'))].reduce((sum, m) => sum + Number(m[1]), 0);
+  const matched = counter('push_nip9a_matched_total');
+  const dropped = counter('push_nip9a_dropped_total');
+  await service.stop();
+  child.kill();
+  printProfile(label, top);
+
+  const deliveredSet = new Set(done.delivered);
+  const duplicates = done.delivered.length - deliveredSet.size;
+  const missing = [...p.expected].filter((k) => !deliveredSet.has(k)).length;
+  const unexpected = [...deliveredSet].filter((k) => !p.expected.has(k)).length;
+  const ok = duplicates === 0 && unexpected === 0 && missing === dropped;
+  console.log(
+    `${label}: offered ${done.sent} events in ${done.sendSecs.toFixed(2)} s (${(done.sent / done.sendSecs).toFixed(0)}/s); ` +
+      `matched ${matched} (${(matched / done.sendSecs).toFixed(0)}/s over the offer); ` +
+      `callback POSTs ${done.posts} (${(done.posts / done.postSecs).toFixed(0)}/s, first send to last POST); ` +
+      `relay write → POST p50 ${done.p50} ms, p99 ${done.p99} ms, max ${done.max} ms; dropped by the pending bound ${dropped}; ` +
+      `gateway process CPU ${((cpu.user + cpu.system) / done.sent).toFixed(0)} µs/event`,
+  );
+  console.log(
+    `${label}: verdict ${ok ? 'OK' : 'WRONG'}: expected ${p.expected.size}, delivered ${deliveredSet.size}, duplicates ${duplicates}, ` +
+      `unexpected ${unexpected}, missing ${missing} (all of them dropped by the bound: ${missing === dropped ? 'yes' : 'no'})`,
+  );
+}
+
+await useWasmSigning();
+const dir = mkdtempSync(join(tmpdir(), 'bench-nip9a-'));
+try {
+  if (values.store === 'sqlite' || values.store === 'both') await run('sqlite', `sqlite:${join(dir, 'sqlite.db')}`, dir);
+  if (values.store === 'redis' || values.store === 'both') {
+    const redis = await startRedisServer();
+    try {
+      await run('redis', redis.url, dir);
+    } finally {
+      await redis.stop();
+    }
+  }
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}

@@ -1,0 +1,193 @@
+/**
+ * One attempt of a NIP-9a callback delivery (a leased item of the `nip9a` queue). The lease that
+ * handed the item out already counted the attempt durably, so a crash during the request also
+ * uses one (seed 003: "Attempts are reserved durably before HTTP starts").
+ *
+ * Before the request: the delivery is dropped when it is older than `pending_expiry_secs`, when a
+ * terminal outcome of it is recorded (deduplication), when its registration no longer exists or
+ * no longer wants the event (replaced with other filters, deleted by kind 5 or a 404), or when its
+ * callback is no longer allowed (allowlist changed).
+ *
+ * The request: `POST` of `{id, relay, event?}` as JSON, no credentials or cookies, redirects never
+ * followed (a 3xx ends the delivery), `request_timeout_secs` from connect to response headers, the
+ * response body never read ({@link postCallback}).
+ * 2xx delivers; 404 deletes the registration (only that version); 429, 5xx, timeouts and network
+ * errors retry after `retry_delays_secs` until `max_attempts`; any other status ends the delivery.
+ * Every terminal outcome is recorded before the item is acknowledged.
+ */
+import { Agent as HttpAgent, request as httpRequest } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import type { Logger } from '../../observability/logger.ts';
+import type { LeasedItem, StorePort } from '../../store/port.ts';
+import { DONE, type WorkOutcome } from '../../roles/queue-worker.ts';
+import { registrationWants, type Nip9aRegistration } from '../registration.ts';
+import { checkCallbackUrl } from '../ssrf.ts';
+import type { GatewaySettings } from './config.ts';
+import { deliveryKey, parseStored, type Nip9aDelivery } from './gateway.ts';
+import type { GatewayMetrics } from './metrics.ts';
+
+/** How an attempt's HTTP exchange ended. */
+export type AttemptResult = { kind: 'status'; status: number } | { kind: 'timeout' } | { kind: 'network'; message: string };
+
+/** The attempt's POST; injectable so a test can observe it, the real one is {@link postCallback}. */
+export type CallbackPoster = (url: string, body: string, timeoutMs: number) => Promise<AttemptResult>;
+
+/** Redacted form of a callback URL for logs: origin and the first characters of the path. */
+export function redactCallback(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.origin}${parsed.pathname.slice(0, 6)}…`;
+  } catch {
+    return '(unparseable)';
+  }
+}
+
+/** Most bytes of a chunked answer passed over (never read) to keep its socket; more costs the socket. */
+export const DRAINED_BODY_BYTES = 1024;
+
+/** Keep-alive sockets per callback origin: a gateway POSTs to few origins, many times. */
+const agentOptions = { keepAlive: true, maxSockets: 64, maxFreeSockets: 64 };
+const httpAgent = new HttpAgent(agentOptions);
+const httpsAgent = new HttpsAgent(agentOptions);
+
+/**
+ * The real POST, on `node:http(s)` with keep-alive agents (undici's `fetch` cost several times
+ * the CPU per request: bench/nip9a). No redirect is followed (node's client never does), no
+ * cookie or credential is sent, and the body is never read: a declared non-empty body has its
+ * socket destroyed at once; an empty or chunked one is let pass and discarded (at most
+ * {@link DRAINED_BODY_BYTES}) so the keep-alive socket serves the next POST.
+ */
+export const postCallback: CallbackPoster = (url, body, timeoutMs) =>
+  new Promise<AttemptResult>((resolve) => {
+    let settled = false;
+    const finish = (result: AttemptResult): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve(result);
+    };
+    const target = new URL(url);
+    const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
+    const request = send(
+      target,
+      {
+        method: 'POST',
+        agent: target.protocol === 'https:' ? httpsAgent : httpAgent,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      },
+      (response) => {
+        finish({ kind: 'status', status: response.statusCode ?? 0 });
+        const declared = response.headers['content-length'];
+        if (declared !== undefined && declared !== '0') {
+          response.destroy();
+          return;
+        }
+        // Empty or chunked: discarded unread as it passes, so the socket can serve the next POST;
+        // a chunked answer longer than DRAINED_BODY_BYTES costs its socket instead.
+        let seen = 0;
+        response.on('data', (chunk: Buffer) => {
+          seen += chunk.length;
+          if (seen > DRAINED_BODY_BYTES) response.destroy();
+        });
+        response.on('error', () => undefined);
+      },
+    );
+    const timer = setTimeout(() => {
+      request.destroy();
+      finish({ kind: 'timeout' });
+    }, timeoutMs);
+    request.on('error', (err: NodeJS.ErrnoException) => finish({ kind: 'network', message: err.code ?? err.message }));
+    request.end(body);
+  });
+
+export interface DeliveryDeps {
+  store: StorePort;
+  settings: GatewaySettings;
+  metrics: GatewayMetrics;
+  logger: Logger;
+  post?: CallbackPoster;
+  /** Told when a delivery of a relay ends (the gateway's pending bound). */
+  onSettled?: (relay: string) => void;
+}
+
+/** The registration versions parsed lately, by event id (parsing per attempt would dominate under load). */
+class ParsedRegistrations {
+  private readonly cache = new Map<string, Nip9aRegistration | null>();
+  constructor(private readonly capacity = 4096) {}
+  get(eventId: string, parse: () => Nip9aRegistration | null): Nip9aRegistration | null {
+    const known = this.cache.get(eventId);
+    if (known !== undefined) return known;
+    const parsed = parse();
+    if (this.cache.size >= this.capacity) this.cache.delete(this.cache.keys().next().value as string);
+    this.cache.set(eventId, parsed);
+    return parsed;
+  }
+}
+
+function resultLabel(result: AttemptResult): string {
+  if (result.kind !== 'status') return result.kind;
+  const s = result.status;
+  if (s >= 200 && s < 300) return '2xx';
+  if (s === 404 || s === 429) return String(s);
+  return `${Math.floor(s / 100)}xx`;
+}
+
+/** The queue handler of the `nip9a` queue. */
+export function nip9aDeliveryHandler(deps: DeliveryDeps): (item: LeasedItem<Nip9aDelivery>) => Promise<WorkOutcome> {
+  const { store, settings, metrics, logger } = deps;
+  const post = deps.post ?? postCallback;
+  const parsed = new ParsedRegistrations();
+
+  return async (item) => {
+    const delivery = item.payload;
+    const key = deliveryKey(delivery.pubkey, delivery.d, delivery.event.id);
+    const finish = async (outcome: string): Promise<WorkOutcome> => {
+      await store.recordNip9aOutcome(key, settings.outcomeEntries, settings.outcomeMaxAgeMs);
+      metrics.outcomes.inc({ outcome });
+      deps.onSettled?.(delivery.relay);
+      return DONE;
+    };
+    if (store.clock.nowMs() - delivery.receivedAtMs > settings.pendingExpiryMs) return finish('expired');
+    if (await store.hasNip9aOutcome(key, settings.outcomeMaxAgeMs)) {
+      deps.onSettled?.(delivery.relay);
+      return DONE;
+    }
+    const stored = await store.getNip9aRegistration(delivery.pubkey, delivery.d);
+    if (!stored) return finish('registration_gone');
+    const registration = parsed.get(stored.eventId, () => parseStored(stored, settings));
+    if (!registration || !registration.relays.includes(delivery.relay) || !registrationWants(registration, delivery.event))
+      return finish('no_longer_matches');
+    const allowed = checkCallbackUrl(registration.callback, settings.policy);
+    if (!allowed.ok) return finish('blocked');
+
+    const body = JSON.stringify(
+      registration.includeEvent
+        ? { id: delivery.event.id, relay: delivery.relay, event: delivery.event }
+        : { id: delivery.event.id, relay: delivery.relay },
+    );
+    const result = await post(registration.callback, body, settings.requestTimeoutMs);
+    metrics.attempts.inc({ result: resultLabel(result) });
+    const log = { callback: redactCallback(registration.callback), eventId: delivery.event.id, attempt: item.attempts };
+    if (result.kind === 'status' && result.status >= 200 && result.status < 300) {
+      metrics.arrivalToCallback.observe(Math.max(0, store.clock.nowMs() - delivery.receivedAtMs) / 1000);
+      return finish('delivered');
+    }
+    if (result.kind === 'status' && result.status === 404) {
+      await store.deleteNip9aRegistration(registration.pubkey, registration.d, registration.event.id);
+      logger.info(log, 'nip9a callback answered 404: registration deleted');
+      return finish('registration_deleted');
+    }
+    const retryable = result.kind !== 'status' || result.status === 429 || result.status >= 500;
+    if (!retryable) {
+      logger.warn({ ...log, status: result.status }, 'nip9a callback refused the delivery; not retried');
+      return finish(result.status >= 300 && result.status < 400 ? 'redirect_refused' : 'refused');
+    }
+    if (item.attempts >= settings.maxAttempts) {
+      logger.warn({ ...log, result: resultLabel(result) }, 'nip9a callback failed its last attempt');
+      return finish('failed');
+    }
+    const delays = settings.retryDelaysMs;
+    const afterMs = delays[Math.min(item.attempts - 1, delays.length - 1)] ?? 30_000;
+    return { kind: 'retry', afterMs, error: resultLabel(result) };
+  };
+}

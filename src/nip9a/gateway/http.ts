@@ -1,0 +1,104 @@
+/**
+ * The gateway's HTTP surface (role api):
+ *
+ * - `GET /nip9a` with `Accept: application/nostr+json`: the relay endpoint's NIP-11 document,
+ *   advertising `9a` (a string in the otherwise numeric list, as the draft requires) and the limits;
+ * - `PUT /v1/nip9a/registrations`: the HTTP bridge (seed 003). Body: a signed kind 30390, or a
+ *   kind 5 deleting registrations, by the NIP-98-authenticated author. 200 `{outcome, message, id}`
+ *   when stored, replaced, deleted or already current (`stale`: this or a newer version is stored,
+ *   so a repeated PUT is harmless); 4xx with a stable code otherwise;
+ * - `GET /v1/nip9a/registrations`: the authenticated author's registrations (and nobody else's).
+ */
+import { Hono, type Context } from 'hono';
+import { authenticateNip98, type Nip98Auth } from '../../api/nip98-auth.ts';
+import { HttpError, type HttpErrorCode } from '../../api/errors.ts';
+import { parseJsonBytes, readBodyBytes } from '../../api/json-body.ts';
+import { isEventRejection, parseEvent, type EventVerifier } from '../../nostr/event.ts';
+import { acceptGatewayEvent, type IntakeAnswer, type IntakeDeps } from './intake.ts';
+import { MAX_CLIENT_FRAME_BYTES, MAX_SUBSCRIPTIONS, NIP9A_RELAY_PATH } from './relay-endpoint.ts';
+
+export const NIP9A_REGISTRATIONS_PATH = '/v1/nip9a/registrations';
+
+export interface GatewayHttpDeps extends IntakeDeps {
+  verifier: EventVerifier;
+  auth: Nip98Auth;
+  /** The service's pubkey, published in the NIP-11 document. */
+  servicePubkey: string;
+}
+
+function errorCodeOf(result: IntakeAnswer): HttpErrorCode {
+  switch (result.outcome) {
+    case 'blocked':
+      return result.message.startsWith('blocked: callback') ? 'NIP9A_CALLBACK_BLOCKED' : 'NIP9A_INVALID_REGISTRATION';
+    case 'restricted':
+      return 'NIP9A_WRONG_AUTHOR';
+    case 'limit':
+      return 'NIP9A_LIMIT_REACHED';
+    case 'error':
+      return 'INTERNAL';
+    default:
+      return 'NIP9A_INVALID_REGISTRATION';
+  }
+}
+
+/** The NIP-11 document of the relay endpoint. */
+export function nip11Document(deps: GatewayHttpDeps): Record<string, unknown> {
+  const s = deps.settings;
+  return {
+    name: 'nostr-push NIP-9a gateway',
+    description: 'Registers NIP-9a (kind 30390) callbacks and delivers them for relays that do not implement NIP-9a.',
+    pubkey: deps.servicePubkey,
+    supported_nips: [1, 9, 11, 42, '9a'],
+    software: 'nostr-push',
+    limitation: {
+      auth_required: true,
+      restricted_writes: true,
+      max_message_length: MAX_CLIENT_FRAME_BYTES,
+      max_subscriptions: MAX_SUBSCRIPTIONS,
+      max_event_tags: 2 + 4 + s.limits.maxFilters + s.limits.maxIgnores + 1,
+    },
+    nip9a: {
+      max_registrations_per_author: s.perAuthor,
+      max_registrations_per_relay: s.perRelay,
+      max_registration_bytes: s.limits.maxBytes,
+      max_filters: s.limits.maxFilters,
+      max_ignore_filters: s.limits.maxIgnores,
+      max_relays: s.limits.maxRelays,
+      max_pending_deliveries_per_relay: s.maxPendingPerRelay,
+      request_timeout_secs: s.requestTimeoutMs / 1000,
+      max_attempts: s.maxAttempts,
+      retry_delays_secs: s.retryDelaysMs.map((ms) => ms / 1000),
+      callback_origins: [...s.policy.allowedOrigins],
+    },
+  };
+}
+
+export function gatewayHttpRoutes(deps: GatewayHttpDeps): Hono {
+  const app = new Hono();
+  app.get(NIP9A_RELAY_PATH, (c: Context) => {
+    if (!(c.req.header('accept') ?? '').includes('application/nostr+json')) {
+      return c.text('NIP-9a gateway relay endpoint: connect with a WebSocket, or ask for application/nostr+json.\n', 200);
+    }
+    c.header('Access-Control-Allow-Origin', '*');
+    c.header('Content-Type', 'application/nostr+json');
+    return c.body(JSON.stringify(nip11Document(deps)));
+  });
+
+  app.put(NIP9A_REGISTRATIONS_PATH, async (c: Context) => {
+    const bytes = await readBodyBytes(c, deps.settings.limits.maxBytes * 2);
+    const pubkey = await authenticateNip98(c, deps.auth, bytes);
+    const event = parseEvent(parseJsonBytes(bytes));
+    if (isEventRejection(event)) throw new HttpError('NIP9A_INVALID_REGISTRATION', `invalid: ${event.message}`);
+    if (!deps.verifier.verify(event)) throw new HttpError('NIP9A_INVALID_REGISTRATION', 'invalid: bad event id or signature');
+    const result = await acceptGatewayEvent(deps, event, pubkey, 'http');
+    if (!result.accepted) throw new HttpError(errorCodeOf(result), result.message);
+    return c.json({ outcome: result.outcome, message: result.message, id: event.id });
+  });
+
+  app.get(NIP9A_REGISTRATIONS_PATH, async (c: Context) => {
+    const pubkey = await authenticateNip98(c, deps.auth);
+    const mine = await deps.store.listNip9aRegistrations(pubkey);
+    return c.json({ registrations: mine.map((r) => JSON.parse(r.eventJson) as unknown) });
+  });
+  return app;
+}

@@ -1,0 +1,72 @@
+/**
+ * Role `gateway`: the NIP-9a watcher (relays → matched deliveries on the `nip9a` queue) and the
+ * callback worker of that queue, in one process so the per-relay pending bound is counted where
+ * both ends run. Run one gateway process per store: two would watch the same relays (their
+ * deliveries are deduplicated by queue id and outcome record, but the relay traffic doubles).
+ */
+import type { RoleContext } from '../../roles/roles.ts';
+import { runQueueWorker } from '../../roles/queue-worker.ts';
+import { gatewaySettings } from './config.ts';
+import { nip9aDeliveryHandler, type CallbackPoster } from './delivery.ts';
+import { Nip9aGateway, type Nip9aDelivery } from './gateway.ts';
+import { gatewayMetrics } from './metrics.ts';
+
+/** Supervisor task names (health flags). */
+export const TASK_NIP9A_DELIVERY = 'nip9a_delivery';
+
+/** Lease of one delivery: the request's timeout and a wide margin for the store round trips around it. */
+const LEASE_MARGIN_MS = 25_000;
+
+/** Start the role; returns its stopper and the gateway (the benchmark feeds it directly). */
+export async function startGatewayRole(
+  ctx: RoleContext,
+  options: { post?: CallbackPoster } = {},
+): Promise<{ stop(): Promise<void>; gateway: Nip9aGateway }> {
+  const settings = gatewaySettings(ctx.config.nip9a);
+  const log = ctx.logger.child({ role: 'gateway' });
+  const metrics = gatewayMetrics(ctx.metrics);
+  const gateway = new Nip9aGateway({
+    store: ctx.store,
+    settings,
+    verifier: ctx.verifier,
+    clock: ctx.store.clock,
+    logger: log,
+    metrics,
+    wake: ctx.wake,
+  });
+  await gateway.start();
+  if (settings.policy.allowLoopback)
+    log.warn('nip9a.allow_loopback_callbacks is on: loopback callbacks and relays bypass the SSRF allowlist');
+  if (settings.policy.allowedOrigins.size === 0 && !settings.policy.allowLoopback)
+    log.info('nip9a.callback_origins is empty: the gateway accepts no registration until the operator lists callback origins');
+  const handle = nip9aDeliveryHandler({
+    store: ctx.store,
+    settings,
+    metrics,
+    logger: log,
+    onSettled: (relay) => gateway.settled(relay),
+    ...(options.post ? { post: options.post } : {}),
+  });
+  ctx.supervisor.spawn(TASK_NIP9A_DELIVERY, 'critical', (signal) =>
+    runQueueWorker<Nip9aDelivery>({
+      store: ctx.store,
+      queue: 'nip9a',
+      leaseMs: settings.requestTimeoutMs + LEASE_MARGIN_MS,
+      maxAttempts: settings.maxAttempts,
+      pollMs: ctx.config.queue.poll_millis,
+      signal,
+      wake: ctx.wake,
+      logger: log,
+      metrics: ctx.metrics,
+      concurrency: settings.deliveryConcurrency,
+      batchSize: 2 * settings.deliveryConcurrency,
+      handle,
+    }),
+  );
+  return {
+    gateway,
+    stop: async () => {
+      gateway.stop();
+    },
+  };
+}

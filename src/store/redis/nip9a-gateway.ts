@@ -1,0 +1,119 @@
+/**
+ * The NIP-9a gateway's storage on Redis (port-nip9a-gateway.ts; keys in `keys.ts`). Writes that
+ * must check and change several keys at once are the scripts `nip9aPut-4`, `nip9aDelete-4` and
+ * `nip9aRecordOutcome-1`; reads are plain commands.
+ */
+import type { Nip9aRegistrationLimits, PutNip9aRegistrationResult, StoredNip9aRegistration } from '../port-nip9a-gateway.ts';
+import { StoreError, StoreStatus } from '../errors.ts';
+import { isRecord, parseJson, type RedisContext } from './context.ts';
+import {
+  nip9aAuthorKey,
+  nip9aOutcomesKey,
+  nip9aRegistrationField,
+  nip9aRegistrationsKey,
+  nip9aRelayCountsKey,
+  nip9aVersionKey,
+} from './keys.ts';
+
+function registrationKeys(pubkey: string): string[] {
+  return [nip9aRegistrationsKey, nip9aAuthorKey(pubkey), nip9aRelayCountsKey, nip9aVersionKey];
+}
+
+function decode(operation: string, raw: string): StoredNip9aRegistration {
+  const value = parseJson(raw);
+  if (
+    !isRecord(value) ||
+    typeof value.pubkey !== 'string' ||
+    typeof value.d !== 'string' ||
+    typeof value.eventId !== 'string' ||
+    typeof value.createdAt !== 'number' ||
+    !Array.isArray(value.relays) ||
+    typeof value.eventJson !== 'string'
+  )
+    throw new StoreError(StoreStatus.Corrupt, operation, 'a NIP-9a registration record is not the expected JSON');
+  return {
+    pubkey: value.pubkey,
+    d: value.d,
+    eventId: value.eventId,
+    createdAt: value.createdAt,
+    relays: (value.relays as string[]).slice().sort(),
+    eventJson: value.eventJson,
+  };
+}
+
+export async function putNip9aRegistration(
+  ctx: RedisContext,
+  registration: StoredNip9aRegistration,
+  limits: Nip9aRegistrationLimits,
+): Promise<PutNip9aRegistrationResult> {
+  const { pubkey, d } = registration;
+  const record = JSON.stringify({
+    pubkey,
+    d,
+    eventId: registration.eventId,
+    createdAt: registration.createdAt,
+    relays: registration.relays,
+    eventJson: registration.eventJson,
+  });
+  const reply = (await ctx.scripts.run('nip9aPut', registrationKeys(pubkey), [
+    nip9aRegistrationField(pubkey, d),
+    d,
+    registration.eventId,
+    registration.createdAt,
+    JSON.stringify(registration.relays),
+    record,
+    limits.perAuthor,
+    limits.perRelay,
+  ])) as [string, string?];
+  const [outcome, detail = ''] = reply;
+  switch (outcome) {
+    case 'stored':
+      return { outcome };
+    case 'replaced':
+      return { outcome, previousEventId: detail };
+    case 'stale':
+      return { outcome, currentEventId: detail };
+    case 'author_limit':
+      return { outcome };
+    case 'relay_limit':
+      return { outcome, relay: detail };
+    default:
+      throw new StoreError(StoreStatus.Corrupt, 'putNip9aRegistration', `unexpected script reply ${outcome}`);
+  }
+}
+
+export async function deleteNip9aRegistration(ctx: RedisContext, pubkey: string, d: string, eventId?: string): Promise<boolean> {
+  const reply = await ctx.scripts.run('nip9aDelete', registrationKeys(pubkey), [nip9aRegistrationField(pubkey, d), d, eventId ?? '']);
+  return reply === 1;
+}
+
+export async function getNip9aRegistration(ctx: RedisContext, pubkey: string, d: string): Promise<StoredNip9aRegistration | null> {
+  const raw = await ctx.redis.hget(nip9aRegistrationsKey, nip9aRegistrationField(pubkey, d));
+  return raw === null ? null : decode('getNip9aRegistration', raw);
+}
+
+export async function listNip9aRegistrations(ctx: RedisContext, pubkey: string): Promise<StoredNip9aRegistration[]> {
+  const ds = await ctx.redis.smembers(nip9aAuthorKey(pubkey));
+  if (ds.length === 0) return [];
+  const raws = await ctx.redis.hmget(nip9aRegistrationsKey, ...ds.map((d) => nip9aRegistrationField(pubkey, d)));
+  return raws.filter((raw): raw is string => raw !== null).map((raw) => decode('listNip9aRegistrations', raw));
+}
+
+export async function listAllNip9aRegistrations(ctx: RedisContext): Promise<StoredNip9aRegistration[]> {
+  const all = await ctx.redis.hvals(nip9aRegistrationsKey);
+  return all.map((raw) => decode('listAllNip9aRegistrations', raw));
+}
+
+export async function nip9aRegistrationsVersion(ctx: RedisContext): Promise<number> {
+  return Number((await ctx.redis.get(nip9aVersionKey)) ?? '0');
+}
+
+export async function recordNip9aOutcome(ctx: RedisContext, key: string, maxEntries: number, maxAgeMs: number): Promise<boolean> {
+  const reply = await ctx.scripts.run('nip9aRecordOutcome', [nip9aOutcomesKey], [key, ctx.clock.nowMs(), maxEntries, maxAgeMs]);
+  return reply === 1;
+}
+
+export async function hasNip9aOutcome(ctx: RedisContext, key: string, maxAgeMs: number): Promise<boolean> {
+  const score = await ctx.redis.zscore(nip9aOutcomesKey, key);
+  return score !== null && Number(score) > ctx.clock.nowMs() - maxAgeMs;
+}

@@ -1,0 +1,145 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import type { StoredNip9aRegistration } from '../../../src/store/port-nip9a-gateway.ts';
+import { DAY_MS, SECOND_MS, type ContractContext } from './context.ts';
+
+const ALICE = 'a'.repeat(64);
+const BOB = 'b'.repeat(64);
+const RELAY_1 = 'wss://one.example.com/';
+const RELAY_2 = 'wss://two.example.com/';
+const LIMITS = { perAuthor: 4, perRelay: 32 };
+
+function reg(pubkey: string, d: string, eventId: string, createdAt: number, relays: string[] = [RELAY_1]): StoredNip9aRegistration {
+  return { pubkey, d, eventId, createdAt, relays, eventJson: JSON.stringify({ id: eventId, d, createdAt }) };
+}
+
+const id = (c: string): string => c.repeat(64);
+
+/** The contract of port-nip9a-gateway.ts: registrations under NIP-01 addressable rules and limits, and the outcome record. */
+export function nip9aGatewayContract(ctx: ContractContext): void {
+  describe('NIP-9a gateway registrations', () => {
+    test('a new address is stored and read back exactly, by address, by author and in the full list', async () => {
+      const store = ctx.store();
+      const stored = reg(ALICE, 'inbox', id('1'), 100, [RELAY_2, RELAY_1]);
+      assert.deepEqual(await store.putNip9aRegistration(stored, LIMITS), { outcome: 'stored' });
+      const expected = { ...stored, relays: [RELAY_1, RELAY_2] };
+      assert.deepEqual(await store.getNip9aRegistration(ALICE, 'inbox'), expected);
+      assert.deepEqual(await store.listNip9aRegistrations(ALICE), [expected]);
+      assert.deepEqual(await store.listAllNip9aRegistrations(), [expected]);
+      assert.deepEqual(await store.listNip9aRegistrations(BOB), []);
+      assert.equal(await store.getNip9aRegistration(ALICE, 'other'), null);
+    });
+
+    test('a newer created_at replaces; an older one is stale; a tie goes to the lower id', async () => {
+      const store = ctx.store();
+      await store.putNip9aRegistration(reg(ALICE, 'x', id('5'), 100), LIMITS);
+      assert.deepEqual(await store.putNip9aRegistration(reg(ALICE, 'x', id('6'), 99), LIMITS), {
+        outcome: 'stale',
+        currentEventId: id('5'),
+      });
+      assert.deepEqual(await store.putNip9aRegistration(reg(ALICE, 'x', id('7'), 100), LIMITS), {
+        outcome: 'stale',
+        currentEventId: id('5'),
+      });
+      assert.deepEqual(await store.putNip9aRegistration(reg(ALICE, 'x', id('5'), 100), LIMITS), {
+        outcome: 'stale',
+        currentEventId: id('5'),
+      });
+      assert.deepEqual(await store.putNip9aRegistration(reg(ALICE, 'x', id('3'), 100), LIMITS), {
+        outcome: 'replaced',
+        previousEventId: id('5'),
+      });
+      assert.deepEqual(await store.putNip9aRegistration(reg(ALICE, 'x', id('9'), 101, [RELAY_2]), LIMITS), {
+        outcome: 'replaced',
+        previousEventId: id('3'),
+      });
+      const current = await store.getNip9aRegistration(ALICE, 'x');
+      assert.equal(current?.eventId, id('9'));
+      assert.deepEqual(current.relays, [RELAY_2]);
+      assert.equal((await store.listAllNip9aRegistrations()).length, 1);
+    });
+
+    test('an author may hold perAuthor registrations; replacing one of them is not a new one', async () => {
+      const store = ctx.store();
+      for (const d of ['a', 'b', 'c', 'd'])
+        assert.equal((await store.putNip9aRegistration(reg(ALICE, d, id('1'), 100), LIMITS)).outcome, 'stored');
+      assert.deepEqual(await store.putNip9aRegistration(reg(ALICE, 'e', id('1'), 100), LIMITS), { outcome: 'author_limit' });
+      assert.equal((await store.putNip9aRegistration(reg(ALICE, 'a', id('2'), 101), LIMITS)).outcome, 'replaced');
+      assert.equal((await store.putNip9aRegistration(reg(BOB, 'e', id('1'), 100), LIMITS)).outcome, 'stored');
+      assert.equal(await store.getNip9aRegistration(ALICE, 'e'), null);
+    });
+
+    test('a relay may be watched for perRelay registrations; moving one away frees its place', async () => {
+      const store = ctx.store();
+      const limits = { perAuthor: 4, perRelay: 2 };
+      assert.equal((await store.putNip9aRegistration(reg(ALICE, 'a', id('1'), 100, [RELAY_1]), limits)).outcome, 'stored');
+      assert.equal((await store.putNip9aRegistration(reg(BOB, 'a', id('1'), 100, [RELAY_1, RELAY_2]), limits)).outcome, 'stored');
+      assert.deepEqual(await store.putNip9aRegistration(reg(ALICE, 'b', id('1'), 100, [RELAY_2, RELAY_1]), limits), {
+        outcome: 'relay_limit',
+        relay: RELAY_1,
+      });
+      // Replacing a registration on the full relay keeps its own place.
+      assert.equal((await store.putNip9aRegistration(reg(ALICE, 'a', id('2'), 101, [RELAY_1]), limits)).outcome, 'replaced');
+      assert.equal((await store.putNip9aRegistration(reg(BOB, 'a', id('2'), 101, [RELAY_2]), limits)).outcome, 'replaced');
+      assert.equal((await store.putNip9aRegistration(reg(ALICE, 'b', id('1'), 100, [RELAY_1]), limits)).outcome, 'stored');
+      assert.equal(await store.deleteNip9aRegistration(ALICE, 'a'), true);
+      assert.equal((await store.putNip9aRegistration(reg(BOB, 'b', id('1'), 100, [RELAY_1]), limits)).outcome, 'stored');
+    });
+
+    test('delete removes; with an event id only that version (compare-and-delete)', async () => {
+      const store = ctx.store();
+      await store.putNip9aRegistration(reg(ALICE, 'x', id('1'), 100), LIMITS);
+      assert.equal(await store.deleteNip9aRegistration(ALICE, 'x', id('2')), false);
+      assert.notEqual(await store.getNip9aRegistration(ALICE, 'x'), null);
+      assert.equal(await store.deleteNip9aRegistration(ALICE, 'x', id('1')), true);
+      assert.equal(await store.getNip9aRegistration(ALICE, 'x'), null);
+      assert.equal(await store.deleteNip9aRegistration(ALICE, 'x'), false);
+      assert.deepEqual(await store.listNip9aRegistrations(ALICE), []);
+      // The author's place is free again.
+      for (const d of ['a', 'b', 'c', 'd'])
+        assert.equal((await store.putNip9aRegistration(reg(ALICE, d, id('1'), 100), LIMITS)).outcome, 'stored');
+    });
+
+    test('the version moves on every change and only then', async () => {
+      const store = ctx.store();
+      assert.equal(await store.nip9aRegistrationsVersion(), 0);
+      await store.putNip9aRegistration(reg(ALICE, 'x', id('1'), 100), LIMITS);
+      const v1 = await store.nip9aRegistrationsVersion();
+      assert.ok(v1 > 0);
+      await store.putNip9aRegistration(reg(ALICE, 'x', id('1'), 99), LIMITS);
+      await store.deleteNip9aRegistration(ALICE, 'nothing');
+      assert.equal(await store.nip9aRegistrationsVersion(), v1);
+      await store.deleteNip9aRegistration(ALICE, 'x');
+      assert.ok((await store.nip9aRegistrationsVersion()) > v1);
+    });
+  });
+
+  describe('NIP-9a delivery outcomes', () => {
+    test('an outcome is recorded once', async () => {
+      const store = ctx.store();
+      assert.equal(await store.hasNip9aOutcome('k1', 7 * DAY_MS), false);
+      assert.equal(await store.recordNip9aOutcome('k1', 2048, 7 * DAY_MS), true);
+      assert.equal(await store.recordNip9aOutcome('k1', 2048, 7 * DAY_MS), false);
+      assert.equal(await store.hasNip9aOutcome('k1', 7 * DAY_MS), true);
+    });
+
+    test('outcomes older than the age bound are gone', async () => {
+      const store = ctx.store();
+      await store.recordNip9aOutcome('old', 2048, 7 * DAY_MS);
+      ctx.clock().advance(7 * DAY_MS + SECOND_MS);
+      assert.equal(await store.hasNip9aOutcome('old', 7 * DAY_MS), false);
+      assert.equal(await store.recordNip9aOutcome('old', 2048, 7 * DAY_MS), true);
+    });
+
+    test('only the newest maxEntries outcomes are kept', async () => {
+      const store = ctx.store();
+      for (let i = 0; i < 10; i += 1) {
+        await store.recordNip9aOutcome(`k${i}`, 4, 7 * DAY_MS);
+        ctx.clock().advance(SECOND_MS);
+      }
+      const kept = [];
+      for (let i = 0; i < 10; i += 1) if (await store.hasNip9aOutcome(`k${i}`, 7 * DAY_MS)) kept.push(i);
+      assert.deepEqual(kept, [6, 7, 8, 9]);
+    });
+  });
+}
