@@ -21,6 +21,7 @@ import type { NtfyTopicStore } from './port-ntfy.ts';
 import type { CoalesceStore } from './port-coalesce.ts';
 import type { NotifyListStore } from './port-bells.ts';
 import type { VapidKeyStore } from './port-vapid.ts';
+import type { Nip9aCallbackStore } from './port-nip9a-callbacks.ts';
 
 /** Millisecond time source shared by a store and the stages that use it. */
 
@@ -190,7 +191,7 @@ export interface QueueStats {
  * The storage port. Every method is atomic on its own. Capabilities beyond the core declare their
  * operations in `port-*.ts` beside this file.
  */
-export interface StorePort extends NtfyTopicStore, CoalesceStore, NotifyListStore, VapidKeyStore {
+export interface StorePort extends NtfyTopicStore, CoalesceStore, NotifyListStore, VapidKeyStore, Nip9aCallbackStore {
   /** The clock this store's time-dependent operations use. */
   readonly clock: Clock;
 

@@ -59,6 +59,9 @@ export const SCRIPT_NAMES = [
   'readBellWatchers',
   'recordBellBatch',
   'claimVapidKeys',
+  'createNip9aCallback',
+  'findNip9aCallback',
+  'revokeNip9aCallback',
 ] as const;
 
 export type ScriptName = (typeof SCRIPT_NAMES)[number];

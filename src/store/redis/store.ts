@@ -58,6 +58,8 @@ import * as deliveries from './deliveries.ts';
 import * as tokens from './tokens.ts';
 import { RedisNtfyTopics } from './ntfy.ts';
 import { claimVapidKeys } from './vapid.ts';
+import * as nip9a from './nip9a-callbacks.ts';
+import type { Nip9aAcceptance, Nip9aCallback } from '../port-nip9a-callbacks.ts';
 import type { StoredVapidKeys } from '../port-vapid.ts';
 import type { NtfyAppendEvent, NtfyMessage, NtfyMessageContent, NtfyReadRequest, NtfyReadResult } from '../port-ntfy.ts';
 
@@ -226,6 +228,23 @@ export class RedisStore implements StorePort {
   }
   onNtfyAppend(listener: (event: NtfyAppendEvent) => void): () => void {
     return this.ntfy.addListener(listener);
+  }
+
+  // ---- NIP-9a callbacks (port-nip9a-callbacks.ts) --------------------------------------------
+  createNip9aCallback(callback: Nip9aCallback): Promise<void> {
+    return nip9a.createNip9aCallback(this.ctx, callback);
+  }
+  findNip9aCallback(secretHash: string): Promise<Nip9aCallback | null> {
+    return nip9a.findNip9aCallback(this.ctx, secretHash);
+  }
+  listNip9aCallbacks(owner: string): Promise<Nip9aCallback[]> {
+    return nip9a.listNip9aCallbacks(this.ctx, owner);
+  }
+  revokeNip9aCallback(owner: string, id: string): Promise<boolean> {
+    return nip9a.revokeNip9aCallback(this.ctx, owner, id);
+  }
+  acceptNip9aReceipts<T>(ttlSecs: number, entries: ReadonlyArray<Nip9aAcceptance<T>>): Promise<boolean[]> {
+    return nip9a.acceptNip9aReceipts(this.ctx, ttlSecs, entries);
   }
 
   // ---- VAPID key (port-vapid.ts) -------------------------------------------------------------

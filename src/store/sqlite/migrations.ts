@@ -4,6 +4,7 @@ import { CREATE_COALESCE_TABLES } from './coalesce-sql.ts';
 import { CREATE_BELL_TABLES } from './bells.ts';
 import { CREATE_NTFY_TABLES } from './ntfy.ts';
 import { CREATE_VAPID_TABLE } from './vapid.ts';
+import { CREATE_NIP9A_CALLBACK_TABLES } from './nip9a-callbacks.ts';
 
 /**
  * Schema migrations of the SQLite store.
@@ -129,6 +130,7 @@ export const migrations: readonly Migration[] = [
     apply: (db) => db.exec(CREATE_COALESCE_TABLES),
   },
   { description: 'create the shared VAPID key table', apply: (db) => db.exec(CREATE_VAPID_TABLE) },
+  { description: 'create NIP-9a callback URLs and relay-POST receipts', apply: (db) => db.exec(CREATE_NIP9A_CALLBACK_TABLES) },
 ];
 
 /** The version a file has after {@link migrate}. */

@@ -58,6 +58,8 @@ import { migrate } from './migrations.ts';
 import { QueueTable } from './queues.ts';
 import { RecordTables } from './records.ts';
 import { TokenTable } from './tokens.ts';
+import { Nip9aCallbackTables } from './nip9a-callbacks.ts';
+import type { Nip9aAcceptance, Nip9aCallback } from '../port-nip9a-callbacks.ts';
 
 /** Page cache of the connection, KiB (SQLite's default is 2,000 KiB). */
 export const SQLITE_PAGE_CACHE_KIB = 64 * 1024;
@@ -95,6 +97,7 @@ export class SqliteStore implements StorePort {
   private readonly bellPages: BellPageOps;
   private readonly ntfy: NtfyTable;
   private readonly deliveries: DeliveryOps;
+  private readonly nip9aCallbacks: Nip9aCallbackTables;
   private readonly selectOne: Statement<[], unknown>;
   /** Writes of one event-loop turn share one transaction (see group-commit.ts). */
   private readonly group: GroupCommit;
@@ -115,6 +118,7 @@ export class SqliteStore implements StorePort {
     this.bellPages = new BellPageOps(db, logger, { tokens: this.tokens, records: this.records, claims: this.claims, bells: this.bells });
     this.ntfy = new NtfyTable(db, clock, logger, this.group);
     this.deliveries = new DeliveryOps(db, logger, { tokens: this.tokens, records: this.records, claims: this.claims, queues: this.queues });
+    this.nip9aCallbacks = new Nip9aCallbackTables(db, clock, this.queues);
     this.selectOne = db.prepare(PING_SQL);
   }
 
@@ -252,6 +256,28 @@ export class SqliteStore implements StorePort {
 
   async queueStats(queue: QueueName): Promise<QueueStats> {
     return this.queues.stats(queue);
+  }
+
+  // ---- NIP-9a callbacks (port-nip9a-callbacks.ts) --------------------------------------------
+
+  async createNip9aCallback(callback: Nip9aCallback): Promise<void> {
+    return this.group.run(() => this.nip9aCallbacks.create(callback));
+  }
+
+  async findNip9aCallback(secretHash: string): Promise<Nip9aCallback | null> {
+    return this.nip9aCallbacks.find(secretHash);
+  }
+
+  async listNip9aCallbacks(owner: string): Promise<Nip9aCallback[]> {
+    return this.nip9aCallbacks.list(owner);
+  }
+
+  async revokeNip9aCallback(owner: string, id: string): Promise<boolean> {
+    return this.group.run(() => this.nip9aCallbacks.revoke(owner, id));
+  }
+
+  async acceptNip9aReceipts<T>(ttlSecs: number, entries: ReadonlyArray<Nip9aAcceptance<T>>): Promise<boolean[]> {
+    return entries.length === 0 ? [] : this.group.run(() => this.nip9aCallbacks.accept(ttlSecs, entries));
   }
 
   // ---- VAPID key (port-vapid.ts) -------------------------------------------------------------
