@@ -74,6 +74,16 @@ export interface Config {
     listen_addr: string;
     /** Bearer token of the internal hooks; unset disables them. */
     internal_api_token: string;
+    /**
+     * The URL clients and relays reach this server at (`https://push.example.com`, no trailing
+     * slash): NIP-9a callback URLs are made under it and NIP-98 `u` tags must name it. Unset:
+     * nothing is derived from the request's Host, and NIP-9a callbacks cannot be created.
+     */
+    public_url: string;
+  };
+  nip9a: {
+    /** The NIP-9a callback receiver (relays that push to our users' callback URLs). */
+    receiver: Nip9aReceiverConfig;
   };
   notification: {
     event_kinds: number[];
@@ -177,6 +187,29 @@ export interface NtfyConfig {
   auth_tokens: string[];
 }
 
+/** The NIP-9a callback receiver: what one callback URL may receive. */
+export interface Nip9aReceiverConfig {
+  /** Relay POSTs one callback URL may make per second, sustained; more get 429 (a NIP-9a relay retries those). */
+  rate_per_sec: number;
+  /** Relay POSTs one callback URL may make in a burst above the sustained rate. */
+  rate_burst: number;
+  /** How long a (relay, callback, event id) receipt is remembered, so a repeated POST pushes once. */
+  receipt_ttl_secs: number;
+  /** Callback URLs one user may hold at once. */
+  max_callbacks_per_owner: number;
+}
+
+/**
+ * A callback URL serves one user at one relay: 20 matching events a second, sustained, is far
+ * beyond what a person reads, and a burst of 100 absorbs a relay flushing its retry queue.
+ */
+export const NIP9A_RECEIVER_RATE_PER_SEC = 20;
+export const NIP9A_RECEIVER_RATE_BURST = 100;
+/** The seed's bound on a relay's own dedupe of terminal outcomes (7 days): a retry can come no later. */
+export const NIP9A_RECEIPT_TTL_SECS = 7 * 86_400;
+/** Callback URLs per user: one per relay they use, with room for several apps; bounds what a user can make us store. */
+export const NIP9A_MAX_CALLBACKS_PER_OWNER = 32;
+
 /** ntfy's default `cache-duration`. */
 export const DEFAULT_NTFY_CACHE_DURATION = '12h';
 /** The UnifiedPush (AND_3) and RFC 8030 message size: 4096 bytes must always be accepted. */
@@ -243,7 +276,15 @@ export function defaultConfig(): Config {
     },
     store: { url: '' },
     redis: { url: '', connection_pool_size: 10 },
-    server: { listen_addr: '0.0.0.0:8000', internal_api_token: '' },
+    server: { listen_addr: '0.0.0.0:8000', internal_api_token: '', public_url: '' },
+    nip9a: {
+      receiver: {
+        rate_per_sec: NIP9A_RECEIVER_RATE_PER_SEC,
+        rate_burst: NIP9A_RECEIVER_RATE_BURST,
+        receipt_ttl_secs: NIP9A_RECEIPT_TTL_SECS,
+        max_callbacks_per_owner: NIP9A_MAX_CALLBACKS_PER_OWNER,
+      },
+    },
     notification: {
       event_kinds: [...DEFAULT_EVENT_KINDS],
       default_preferences: { kinds: [...DEFAULT_PREFERENCE_KINDS] },

@@ -5,8 +5,12 @@
  */
 import type { DeviceRegistration } from '../store/port.ts';
 
-/** The notification types of seed 000, exactly as the `type` data field spells them. */
-export type NotificationType = 'like' | 'comment' | 'mention' | 'repost' | 'directMessage' | 'newPost';
+/**
+ * The notification types of seed 000, exactly as the `type` data field spells them, and
+ * `relayEvent`: an event a NIP-9a relay pushed to a user's callback URL that nostr-push does not
+ * render itself (id only, or a kind it has no copy for); the app fetches it from `relay`.
+ */
+export type NotificationType = 'like' | 'comment' | 'mention' | 'repost' | 'directMessage' | 'newPost' | 'relayEvent';
 
 export interface PushMessage {
   /**

@@ -16,15 +16,20 @@ import { isCoalescedType, type CoalesceIngester } from './coalesce/ingest.ts';
 import type { OutboundQueue } from './outbound-queue.ts';
 import { bellDelivery, bellRateLimited, watchesAuthor } from './bells/rules.ts';
 
-/** The preference category (kind 3083 `kinds`) that enables each notification type. */
-export const PREFERENCE_CATEGORY: Readonly<Record<NotificationType, number>> = {
+/**
+ * The preference category (kind 3083 `kinds`) that enables each notification type. `relayEvent`
+ * has none: the user asked for those pushes by creating the NIP-9a callback URL and registering
+ * it at a relay, and stops them by revoking it.
+ */
+export const PREFERENCE_CATEGORY = {
   comment: 1,
   mention: 1,
   like: 7,
   repost: 16,
   directMessage: 1059,
   newPost: 34236,
-};
+  relayEvent: null,
+} as const satisfies Readonly<Record<NotificationType, number | null>>;
 
 /**
  * The coordinate records a delivered push of `type` writes: naming someone in a video already
@@ -71,7 +76,8 @@ export interface ContentDeps {
 
 /** Whether `type` is enabled by a user's preference categories (or the defaults when they set none). */
 export function typeEnabledBy(preferenceKinds: readonly number[] | null, defaults: readonly number[], type: NotificationType): boolean {
-  return (preferenceKinds ?? defaults).includes(PREFERENCE_CATEGORY[type]);
+  const category = PREFERENCE_CATEGORY[type];
+  return category === null || (preferenceKinds ?? defaults).includes(category);
 }
 
 /** Whether the user's preferences (or the defaults) enable `type`. */
@@ -159,7 +165,9 @@ export async function handleContentEvent(deps: ContentDeps, envelope: InboundEnv
     deps.logger.debug({ eventId: event.id, ageSecs: nowSecs - event.created_at }, 'content event too old to push');
     return outcomes;
   }
-  const recipients = contentRecipients(event);
+  // A NIP-9a callback's event may notify its owner and nobody else (router.ts, `onlyRecipient`).
+  const only = envelope.onlyRecipient;
+  const recipients = only === undefined ? contentRecipients(event) : contentRecipients(event).filter((r) => r.pubkey === only);
   if (recipients.length === 0) return outcomes;
 
   const copy = new LazyEventCopy({ event, types: recipients.map((r) => r.type), profiles: deps.profiles, logger: deps.logger });

@@ -52,6 +52,9 @@ export function notificationCopy(type: NotificationType, senderName: string, con
       return { title: 'New vine', body: `${senderName} posted a new vine` };
     case 'directMessage':
       return { title: 'New message', body: 'You have a new message' };
+    case 'relayEvent':
+      // `content` is the relay's host; nothing of the event is known to quote.
+      return { title: 'New activity', body: content === '' ? 'New activity' : `New activity on ${content}` };
   }
 }
 

@@ -5,7 +5,15 @@ import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import type { EventVerifier } from '../nostr/event.ts';
 import { CONTROL_KINDS } from '../nostr/kinds.ts';
-import { inboundOrderingKey, prefetchInbound, routeInbound, type InboundEnvelope, type RouterDeps } from '../engine/router.ts';
+import {
+  inboundItemOrderingKey,
+  prefetchInbound,
+  routeInbound,
+  type InboundEnvelope,
+  type InboundItem,
+  type RouterDeps,
+} from '../engine/router.ts';
+import { handleRelayEventNotice } from '../nip9a/receiver/relay-event.ts';
 import { createNip44ControlDecryptor } from '../engine/nip44-decryptor.ts';
 import { handleContentEvent, type ContentDeps } from '../engine/content.ts';
 import { runNewPostFanout } from '../engine/bells/fanout-worker.ts';
@@ -170,6 +178,13 @@ function startEngine(ctx: RoleContext): void {
     bells: contentBellRules(config),
     coalesce: coalesceIngester({ config, store, logger: log, metrics }),
   };
+  const relayEventDeps = {
+    store: batched,
+    allowedPubkeys: contentDeps.allowedPubkeys,
+    processedEventTtlSecs: config.service.processed_event_ttl_secs,
+    outbound: contentDeps.outbound,
+    metrics,
+  };
   const listDeps = notifyListDeps({ config, store, logger: log, metrics });
   const fanoutDeps = videoFanoutDeps({ config, store, logger: log, metrics });
   const deps: RouterDeps = {
@@ -182,14 +197,15 @@ function startEngine(ctx: RoleContext): void {
     metrics,
     handleNotifyList: (event) => handleNotifyList(listDeps, event).then(() => undefined),
     handleContent: (envelope) => withNewPostFanout(fanoutDeps, envelope, () => handleContentEvent(contentDeps, envelope)),
+    handleRelayEvent: (notice) => handleRelayEventNotice(relayEventDeps, notice).then(() => undefined),
   };
   metrics.lastEventProcessed.set(Math.floor(store.clock.nowMs() / 1000));
   ctx.supervisor.spawn(TASK_EVENT_HANDLER, 'critical', (signal) =>
-    runQueueWorker<InboundEnvelope>({
+    runQueueWorker<InboundItem>({
       ...workerOptions(ctx, signal, log),
       queue: 'inbound',
       concurrency: INBOUND_CONCURRENCY,
-      orderingKey: (item) => inboundOrderingKey(item.payload.event),
+      orderingKey: (item) => inboundItemOrderingKey(item.payload),
       batchSize: INBOUND_BATCH_SIZE,
       prepare: (items) =>
         prefetchInbound(
