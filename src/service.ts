@@ -178,7 +178,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       await supervisor.join(SHUTDOWN_GRACE_MS);
       // Open subscription streams would hold server.close() forever.
       ntfy?.close();
-      if (server) await new Promise<void>((resolve) => (server as Server).close(() => resolve()));
+      if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
       await Promise.allSettled(transports.map((t) => t.close()));
       await cryptoPool?.close();
       await store.close();

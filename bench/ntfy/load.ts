@@ -224,11 +224,11 @@ export async function runPublishers(options: PublisherOptions, totals: PublishTo
       if (status >= 200 && status < 300) {
         totals.completed += 1;
         seq[t] = (seq[t] as number) + 1;
-        totals.sent.set(topic, seq[t] as number);
+        totals.sent.set(topic, seq[t]);
       } else {
         totals.errors += 1;
       }
-      if ((due[t] as number) > 0) send(t);
+      if (due[t] > 0) send(t);
       else if (pacingOver && outstanding === 0) finished();
     };
     pool.post(`/${topic}?up=1`, body, done);

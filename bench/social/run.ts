@@ -52,7 +52,7 @@ const { values } = parseArgs({
   },
 });
 /** Run the stages one after another, each drained before the next, to see what each costs. */
-const PHASED = values.phased === true;
+const PHASED = values.phased;
 const USERS = Number(values.users);
 const EVENTS = Number(values.events);
 const RATE = Number(values.rate);

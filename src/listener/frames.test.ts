@@ -74,5 +74,5 @@ test('machinePrefix reads the NIP-01 prefix of a CLOSED or OK message', () => {
 test('frameText decodes every ws payload form', () => {
   assert.equal(frameText(Buffer.from('ab')), 'ab');
   assert.equal(frameText([Buffer.from('a'), Buffer.from('b')]), 'ab');
-  assert.equal(frameText(new TextEncoder().encode('ab').buffer as ArrayBuffer), 'ab');
+  assert.equal(frameText(new TextEncoder().encode('ab').buffer), 'ab');
 });

@@ -81,7 +81,7 @@ export interface QueueWorkerOptions<T> {
 }
 
 /** The settlement of one handled item, as the worker records it. */
-function settlementOf(item: LeasedItem<unknown>, outcome: WorkOutcome, nowMs: number): Settlement {
+function settlementOf(item: LeasedItem, outcome: WorkOutcome, nowMs: number): Settlement {
   if (outcome.kind === 'done') return { id: item.id, leaseToken: item.leaseToken, outcome: 'ack' };
   if (outcome.kind === 'retry')
     return { id: item.id, leaseToken: item.leaseToken, outcome: 'retry', availableAtMs: nowMs + outcome.afterMs, error: outcome.error };

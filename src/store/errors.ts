@@ -27,6 +27,6 @@ export class StoreError extends Error {
 
 /** Raise the error for a negative status code; pass other values through. */
 export function checkStatus(operation: string, code: number, detail?: string): number {
-  if (code < 0) throw new StoreError(code as StoreStatus, operation, detail);
+  if (code < 0) throw new StoreError(code, operation, detail);
   return code;
 }

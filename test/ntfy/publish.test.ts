@@ -38,7 +38,7 @@ describe('ntfy publish', () => {
     const { id, time, expires, ...rest } = answer.body;
     assert.ok(typeof id === 'string' && isNtfyMessageId(id), String(id));
     assert.equal(time, Math.floor(server.clock.nowMs() / 1000));
-    assert.equal(expires, (time as number) + CACHE_SECS);
+    assert.equal(expires, time + CACHE_SECS);
     assert.deepEqual(rest, { event: 'message', topic: TOPIC, message: '  hi there  ' }, 'UTF-8 kept verbatim: untrimmed, no encoding');
   });
 

@@ -89,7 +89,7 @@ for (const adapter of ['sqlite', 'redis'] as const) {
       assert.deepEqual([open.event, open.topic], ['open', topic]);
       const published = await send(topic, 'over ws');
       assert.ok((await ws.frames.next('message')).endsWith('}\n'), 'frames end with a newline, as ntfy writes them');
-      void published;
+      published;
       const again = await send(topic, 'second');
       assert.deepEqual(await ws.nextJson('second message'), again);
       ws.close();

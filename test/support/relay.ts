@@ -88,7 +88,7 @@ export async function startTestRelay(options: TestRelayOptions = {}): Promise<Te
     relay.handleConnection(socket, hostname);
     socket.on('message', async (data: RawData) => {
       try {
-        const message = await validator.validateIncomingMessage(data as Buffer);
+        const message = await validator.validateIncomingMessage(data);
         if (message[0] === 'REQ') requests.push(message.slice(1));
         const result = await relay.handleMessage(socket, message);
         if (message[0] === 'AUTH' && result?.messageType === 'AUTH' && result.success) authenticated.add(message[1].pubkey);

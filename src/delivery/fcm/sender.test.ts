@@ -25,7 +25,7 @@ const like: PushMessage = {
 const fcmDevice = (token: string): DeviceRegistration => ({ token, transport: 'fcm' });
 const tokens = (count: number, prefix = 'tok'): string[] => Array.from({ length: count }, (_, i) => `${prefix}-${i}-${'x'.repeat(40)}`);
 
-async function counterValue(counter: Counter<string>, labels: Record<string, string> = {}): Promise<number> {
+async function counterValue(counter: Counter, labels: Record<string, string> = {}): Promise<number> {
   const { values } = await counter.get();
   const match = values.find((v) => Object.entries(labels).every(([k, val]) => v.labels[k] === val));
   return match?.value ?? 0;

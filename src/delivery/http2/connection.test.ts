@@ -274,7 +274,7 @@ describe('Http2ClientConnection against node:http2 (h2c)', () => {
     const [a, b] = await Promise.allSettled([first, second]);
     assert.equal(a.status, 'fulfilled');
     assert.equal(b.status, 'rejected');
-    assert.equal((b as PromiseRejectedResult).reason.reason, 'refused');
+    assert.equal(b.reason.reason, 'refused');
     assert.equal(unusable, 1);
     assert.equal(connection.hasFreeStream, false);
     await failsWith(send(connection, '/late'), 'refused');

@@ -381,7 +381,7 @@ describe('new-post fan-out worker rules', () => {
     h.clock.advance(5 * SECOND_MS);
     const again = await h.store.claimFanoutJob(LEASE_SECS * SECOND_MS);
     assert.equal(again?.member, claimed.member, 'the same member, attempt count unchanged');
-    assert.equal(await processFanoutJob(h.deps, again as ClaimedFanoutJob, new AbortController().signal), 'completed');
+    assert.equal(await processFanoutJob(h.deps, again, new AbortController().signal), 'completed');
     assert.equal(h.transport.sent.length, 1, 'the watcher already belled is not belled again');
   });
 

@@ -98,7 +98,7 @@ export class SqliteStore implements StorePort {
   private readonly ntfy: NtfyTable;
   private readonly deliveries: DeliveryOps;
   private readonly nip9aCallbacks: Nip9aCallbackTables;
-  private readonly selectOne: Statement<[], unknown>;
+  private readonly selectOne: Statement<[]>;
   /** Writes of one event-loop turn share one transaction (see group-commit.ts). */
   private readonly group: GroupCommit;
 

@@ -418,7 +418,7 @@ export function coalesceContract(ctx: ContractContext): void {
       assert.notEqual(recovered.claim?.leaseToken, crashed.leaseToken);
       assert.equal(recovered.expiredDropped, 0);
       assert.equal(await store.completeCoalesceGroup(crashed), 'not_owner');
-      assert.equal(await store.completeCoalesceGroup(recovered.claim as GroupClaim), 'completed');
+      assert.equal(await store.completeCoalesceGroup(recovered.claim), 'completed');
     });
 
     test('an expired lease past the logical lifetime drops the group and counts it', async () => {

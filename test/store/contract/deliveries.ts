@@ -13,7 +13,7 @@ const BOB = 'b1'.repeat(32);
 const CAROL = 'c1'.repeat(32);
 const CLAIM_TTL_SECS = 7 * 24 * 60 * 60;
 
-function delivery(recipient: string, payload: unknown = { to: recipient }): ClaimedDelivery<unknown> {
+function delivery(recipient: string, payload: unknown = { to: recipient }): ClaimedDelivery {
   const claim: RecipientClaim = { eventId: EVENT_ID, recipient, owner: randomUUID() };
   return { claim, item: { id: `${EVENT_ID}:${recipient}`, payload } };
 }
