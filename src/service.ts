@@ -22,6 +22,7 @@ import { createTransports } from './delivery/transports.ts';
 import { resolveSharedVapidKeys } from './delivery/webpush/vapid-key.ts';
 import { directMessageRoutes } from './api/direct-message.ts';
 import { webPushKeyRoutes } from './api/webpush-key.ts';
+import { nip9aCallbackRoutes } from './api/nip9a-callbacks.ts';
 import { WebPushTransport } from './delivery/webpush/transport.ts';
 import { createNtfyServer } from './ntfy/index.ts';
 import { createServer, type Server } from 'node:http';
@@ -69,7 +70,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
   // Which libsecp256k1 this process (and its crypto workers) use, said once; a forced backend that
   // is unavailable stops the start here. Without the native addon, the WASM build (about 8 MiB more
   // resident) is loaded on first use only, so processes of roles that never check a signature or
-  // derive a key (api, pusher, janitor) do not load it.
+  // derive a key (pusher, janitor) do not load it.
   const secp256k1 = defaultSecp256k1Selection();
   if (secp256k1.degraded) logger.warn({ secp256k1: secp256k1.backend.kind }, secp256k1.summary);
   else logger.info({ secp256k1: secp256k1.backend.kind }, secp256k1.summary);
@@ -84,7 +85,8 @@ export async function startService(config: Config, overrides: ServiceOverrides =
   const metrics = new Metrics({ defaultMetrics: true });
   const supervisor = new Supervisor(logger);
   const wake = new QueueSignal();
-  const needsVerifier = config.roles.some((role) => role === 'engine' || role === 'listener' || role === 'scheduler');
+  // The api role checks NIP-98 auth events and the events NIP-9a relays include in callbacks.
+  const needsVerifier = config.roles.some((role) => role === 'engine' || role === 'listener' || role === 'scheduler' || role === 'api');
   const verifier = needsVerifier ? await createEventVerifier() : unavailableVerifier(config.roles);
   const needsCrypto = config.roles.includes('engine') || config.roles.includes('listener');
   const cryptoPool =
@@ -149,6 +151,20 @@ export async function startService(config: Config, overrides: ServiceOverrides =
           processedEventTtlSecs: config.service.processed_event_ttl_secs,
           metrics,
           logger: logger.child({ route: 'direct-message' }),
+        }),
+      );
+    if (config.roles.includes('api'))
+      app.route(
+        '/',
+        nip9aCallbackRoutes({
+          store,
+          verifier,
+          publicUrl: config.server.public_url,
+          receiver: config.nip9a.receiver,
+          contentKinds: config.notification.event_kinds,
+          onQueued: () => wake.notify('inbound'),
+          metrics,
+          logger: logger.child({ route: 'nip9a-callbacks' }),
         }),
       );
     if (config.roles.includes('api')) {

@@ -17,6 +17,18 @@ export const HTTP_ERRORS = {
   INVALID_RECIPIENT_PUBKEY: { status: 400, message: 'Invalid recipientPubkey' },
   UNPROCESSABLE_BODY: { status: 422, message: 'Request body does not match the expected fields' },
   DELIVERY_RETRYABLE: { status: 503, message: 'Every device failed retryably; the claim was released' },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'Content-Type must be application/json' },
+  RATE_LIMITED: { status: 429, message: 'Too many requests; retry after the Retry-After header' },
+  PUBLIC_URL_NOT_CONFIGURED: {
+    status: 503,
+    message: 'server.public_url is not configured, so this server cannot make NIP-9a callback URLs (set it to the URL relays reach it at)',
+  },
+  NIP9A_INVALID_RELAY: { status: 400, message: '`relay` must be a ws:// or wss:// relay URL' },
+  NIP9A_TOO_MANY_CALLBACKS: { status: 409, message: 'Too many NIP-9a callback URLs; revoke one first' },
+  NIP9A_INVALID_ENVELOPE: { status: 400, message: 'A NIP-9a callback body must be {id, relay, event?}' },
+  NIP9A_RELAY_MISMATCH: { status: 403, message: 'This callback URL was made for another relay' },
+  NIP9A_INVALID_EVENT: { status: 400, message: 'The included event is malformed, expired, or its id or signature does not verify' },
+  NIP9A_EVENT_ID_MISMATCH: { status: 400, message: 'The included event’s id is not the envelope’s id' },
   INTERNAL: { status: 500, message: 'Internal server error' },
 } as const satisfies Record<string, { status: number; message: string }>;
 

@@ -75,7 +75,8 @@ export async function acceptNip9aReceipts<T>(
   const key = prefixed(ctx);
   const args: Array<string | number> = [ttl, ctx.clock.nowMs()];
   for (const { receipt, item } of entries) {
-    const payload = JSON.stringify(item.payload);
+    // Typed string, but undefined for a payload such as `undefined` or a function.
+    const payload = JSON.stringify(item.payload) as string | undefined;
     if (payload === undefined) throw new TypeError(`acceptNip9aReceipts: payload of ${item.id} is not JSON-serialisable`);
     args.push(key(nip9aReceiptKey(receipt.callbackId, receipt.eventId, receipt.relay)), randomUUID(), item.id, payload);
   }

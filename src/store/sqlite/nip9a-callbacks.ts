@@ -80,7 +80,7 @@ export class Nip9aCallbackTables {
   private readonly deleteOwned: Statement<[string, string]>;
   private readonly takeReceipt: Statement<[Nip9aReceipt & { expiresAtMs: number; nowMs: number }]>;
   private readonly sweeper: ExpiredRowSweeper;
-  readonly accept: (ttlSecs: number, entries: ReadonlyArray<Nip9aAcceptance<unknown>>) => boolean[];
+  readonly accept: (ttlSecs: number, entries: ReadonlyArray<Nip9aAcceptance>) => boolean[];
 
   constructor(
     db: Database,
@@ -94,7 +94,7 @@ export class Nip9aCallbackTables {
     this.takeReceipt = db.prepare(TAKE_RECEIPT);
     this.sweeper = new ExpiredRowSweeper(db, [DELETE_EXPIRED_RECEIPTS]);
     // Each entry's receipt and enqueue are one savepoint: both or neither.
-    const acceptOne = db.transaction((ttlSecs: number, entry: Nip9aAcceptance<unknown>): boolean => {
+    const acceptOne = db.transaction((ttlSecs: number, entry: Nip9aAcceptance): boolean => {
       const nowMs = this.clock.nowMs();
       const taken = this.takeReceipt.run({ ...entry.receipt, expiresAtMs: expiresAtMs(nowMs, ttlSecs), nowMs }).changes > 0;
       if (taken) queues.insert('inbound', entry.item);
@@ -102,7 +102,7 @@ export class Nip9aCallbackTables {
     });
     this.create = db.transaction((callback: Nip9aCallback) => this.insert(callback));
     this.revoke = db.transaction((owner: string, id: string): boolean => this.deleteOwned.run(id, owner).changes > 0);
-    this.accept = db.transaction((ttlSecs: number, entries: ReadonlyArray<Nip9aAcceptance<unknown>>): boolean[] => {
+    this.accept = db.transaction((ttlSecs: number, entries: ReadonlyArray<Nip9aAcceptance>): boolean[] => {
       this.sweeper.maybeSweep(this.clock.nowMs());
       return entries.map((entry) => acceptOne(ttlSecs, entry));
     });
