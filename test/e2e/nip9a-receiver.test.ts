@@ -47,7 +47,7 @@ for (const adapter of ['sqlite', 'redis'] as const) {
     const bob = makeUser();
     const carol = makeUser();
 
-    const pushesOf = (eventId: string) => fcm.messages.filter((m) => m.body.message.data?.eventId === eventId);
+    const pushesOf = (eventId: string) => fcm.messages.filter((m) => m.body.message.data.eventId === eventId);
     /** A like of a fresh post, so every like is a distinct event even within one second. */
     const like = (author: TestUser, target: TestUser): NostrEvent =>
       signEvent(
@@ -137,10 +137,10 @@ for (const adapter of ['sqlite', 'redis'] as const) {
     });
 
     after(async () => {
-      relaySide?.close();
-      await service?.stop();
-      await reader?.close();
-      await Promise.all([controlRelay?.stop(), communityRelay?.stop(), fcm?.stop()]);
+      relaySide.close();
+      await service.stop();
+      await reader.close();
+      await Promise.all([controlRelay.stop(), communityRelay.stop(), fcm.stop()]);
       await redis?.stop();
       rmSync(dataDir, { recursive: true, force: true });
     });
@@ -163,8 +163,8 @@ for (const adapter of ['sqlite', 'redis'] as const) {
       await publish(communityRelay.url, liked);
       const push = await eventually(() => pushesOf(liked.id)[0], 15_000, 'the push of the like');
       assert.equal(push.token, 'alice-phone');
-      assert.equal(push.body.message.data?.type, 'like');
-      assert.equal(push.body.message.data?.receiverPubkey, alice.pubkey);
+      assert.equal(push.body.message.data.type, 'like');
+      assert.equal(push.body.message.data.receiverPubkey, alice.pubkey);
       assert.deepEqual(
         relaySide.attempts.filter((a) => a.eventId === liked.id).map((a) => a.status),
         [202],
@@ -217,7 +217,7 @@ for (const adapter of ['sqlite', 'redis'] as const) {
       assert.equal(response.status, 202);
       const push = await eventually(() => pushesOf(eventId)[0], 15_000, 'the relayEvent push');
       assert.equal(push.token, 'alice-phone');
-      const data = push.body.message.data ?? {};
+      const data = push.body.message.data;
       assert.equal(data.type, 'relayEvent');
       assert.equal(data.relay, `${communityRelay.url}/`);
       assert.equal(data.title, 'New activity');
