@@ -44,6 +44,7 @@ test('a notice becomes one claimed relayEvent push with the event id and relay, 
   assert.equal(await handleRelayEventNotice(deps, notice()), 'claimed', 'the (event, recipient) claim stops a second push');
   assert.equal(queued.length, 1);
   const [pushed] = queued;
+  assert.ok(pushed);
   assert.equal(pushed.type, 'relayEvent');
   assert.deepEqual(pushed.message, {
     data: {
