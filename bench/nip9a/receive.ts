@@ -193,13 +193,45 @@ async function runOne(label: string, storeUrl: string, location: StoreLocation, 
       NOSTR_PUSH__LOG__LEVEL: 'warn',
       LOG_LEVEL: 'warn',
     },
+    // At warn the service never logs "http listening": wait for /health instead.
+    waitForHttp: false,
   });
+  try {
+    await healthy(port);
+    await measure(label, port, service.child.pid as number, fake, prepared);
+  } finally {
+    await service.stop();
+    await fake.stop();
+  }
+}
+
+/** Poll /health until the service answers (its start includes loading the TypeScript source). */
+async function healthy(port: number): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    try {
+      if ((await fetch(`http://127.0.0.1:${port}/health`)).ok) return;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error('the service did not answer /health within 60 s');
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+async function measure(
+  label: string,
+  port: number,
+  servicePid: number,
+  fake: Awaited<ReturnType<typeof startFcmFakeProcess>>,
+  prepared: Prepared,
+): Promise<void> {
   const agent = new Agent({ keepAlive: true, maxSockets: CONNECTIONS });
   const answers = new Map<string, Answer>();
   const warmup = prepared.posts.slice(0, WARMUP);
   const measured = prepared.posts.slice(WARMUP);
   if (warmup.length > 0) await offer(agent, port, warmup, answers);
-  const cpu0 = processCpuMs(service.child.pid as number);
+  const cpu0 = processCpuMs(servicePid);
   const started = Date.now();
   const offeredMs = await offer(agent, port, measured, answers);
 
@@ -215,11 +247,9 @@ async function runOne(label: string, storeUrl: string, location: StoreLocation, 
     else if (Date.now() - lastProgress > 30_000) break;
     await new Promise((r) => setTimeout(r, 500));
   }
-  const cpuMs = processCpuMs(service.child.pid as number) - cpu0;
+  const cpuMs = processCpuMs(servicePid) - cpu0;
   const { peakStreams } = await fake.report();
   agent.destroy();
-  await service.stop();
-  await fake.stop();
 
   const measuredIds = new Set(measured.map((p) => p.eventId));
   const seen = new Map<string, number>();
