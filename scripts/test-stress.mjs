@@ -45,12 +45,14 @@ function stopHogs() {
 }
 for (const signal of ['SIGINT', 'SIGTERM']) {
   process.on(signal, () => {
+    running?.kill(signal);
     stopHogs();
     process.exit(130);
   });
 }
 process.on('exit', stopHogs);
 
+let running = null;
 function runSuite(index) {
   const log = join(outDir, `run-${index}.log`);
   const outcomes = join(outDir, `run-${index}.jsonl`);
@@ -58,10 +60,14 @@ function runSuite(index) {
   if (condition.wasm) env.NOSTR_PUSH_SECP256K1 = 'wasm';
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [join(root, 'scripts/run-tests.mjs'), ...positionals], { cwd: root, env });
+    running = child;
     const sink = createWriteStream(log);
     child.stdout.pipe(sink);
     child.stderr.pipe(sink);
-    child.on('close', (code) => resolve({ code, log, outcomes }));
+    child.on('close', (code) => {
+      running = null;
+      resolve({ code, log, outcomes });
+    });
   });
 }
 

@@ -19,13 +19,14 @@ import { defaultSecp256k1Selection } from './nostr/secp256k1.ts';
 import { CryptoWorkerPool } from './nostr/crypto-worker-pool.ts';
 import { CONVERSATION_KEY_CACHE_ENTRIES } from './engine/nip44-decryptor.ts';
 import { createTransports } from './delivery/transports.ts';
+import { unwrapTransport } from './delivery/encrypted-payload.ts';
 import { resolveSharedVapidKeys } from './delivery/webpush/vapid-key.ts';
 import { directMessageRoutes } from './api/direct-message.ts';
 import { webPushKeyRoutes } from './api/webpush-key.ts';
 import { nip9aCallbackRoutes } from './api/nip9a-callbacks.ts';
 import { WebPushTransport } from './delivery/webpush/transport.ts';
 import { createNtfyServer } from './ntfy/index.ts';
-import { createServer, type Server } from 'node:http';
+import { createServer, type RequestListener, type Server } from 'node:http';
 
 /** The verifier of a process whose roles check no signatures: using it is a wiring bug, said plainly. */
 function unavailableVerifier(roles: readonly string[]): EventVerifier {
@@ -104,7 +105,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
   // A Redis fleet shares one VAPID key through the store; a SQLite service keeps it in its data directory.
   const vapidKeys =
     needsTransports && location.kind === 'redis' ? await resolveSharedVapidKeys(config.webpush, config.data_dir, store) : undefined;
-  const transports = needsTransports ? createTransports(config, logger, metrics, store, vapidKeys) : [];
+  const transports = needsTransports ? createTransports(config, logger, metrics, store, vapidKeys, key.secretHex) : [];
   // ntfy: publishing is part of the api role, subscriptions of the pusher role; either serves HTTP.
   const servesHttp = config.roles.includes('api') || config.roles.includes('pusher');
   const ntfy = servesHttp
@@ -168,14 +169,16 @@ export async function startService(config: Config, overrides: ServiceOverrides =
         }),
       );
     if (config.roles.includes('api')) {
-      const webPush = transports.find((t): t is WebPushTransport => t instanceof WebPushTransport);
+      const webPush = transports.map(unwrapTransport).find((t): t is WebPushTransport => t instanceof WebPushTransport);
       app.route('/', webPushKeyRoutes(webPush ? webPush.vapidPublicKey : null));
     }
     // Last: ntfy's single-segment routes (`/{topic}`) must not shadow the service's own paths.
     if (ntfy) app.route('/', ntfy.routes);
     const listen = parseListenAddr(config.server.listen_addr);
     if (!listen) throw new Error(`server.listen_addr "${config.server.listen_addr}" is not host:port`);
-    const honoListener = getRequestListener(app.fetch);
+    const handleWithHono = getRequestListener(app.fetch);
+    // Hono answers errors itself (500); node:http ignores a listener's result, so nothing awaits it.
+    const honoListener: RequestListener = (req, res) => void handleWithHono(req, res);
     const http = createServer(ntfy ? ntfy.frontListener(honoListener) : honoListener);
     httpAddress = await new Promise<AddressInfo>((resolve, reject) => {
       http.once('error', reject);

@@ -5,6 +5,7 @@
  */
 import { request } from 'node:http';
 import { WebSocket } from 'ws';
+import { frameText } from '../../src/listener/frames.ts';
 import { LatencyHistogram } from './histogram.ts';
 import { RawHttpPool } from './raw-http.ts';
 
@@ -152,7 +153,7 @@ export class BenchSubscriber {
         socket.terminate();
       };
       socket.on('message', (data) => {
-        for (const line of String(data).split('\n')) this.onFrame(line, resolve);
+        for (const line of frameText(data).split('\n')) this.onFrame(line, resolve);
       });
       socket.on('error', (err) => {
         if (closedByUs) return;

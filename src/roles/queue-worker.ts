@@ -203,8 +203,11 @@ export async function runQueueWorker<T>(options: QueueWorkerOptions<T>): Promise
           error: RELEASED_AT_SHUTDOWN,
         })),
       )
-      .catch((err: Error) =>
-        logger.warn({ queue, items: unstarted.length, err: err.message }, 'could not hand back unstarted items; their leases will expire'),
+      .catch((err: unknown) =>
+        logger.warn(
+          { queue, items: unstarted.length, err: err instanceof Error ? err.message : String(err) },
+          'could not hand back unstarted items; their leases will expire',
+        ),
       );
   }
   while (running > 0) await new Promise<void>((resolve) => (roomOrIdle = resolve));

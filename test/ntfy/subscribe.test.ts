@@ -88,8 +88,9 @@ for (const adapter of ['sqlite', 'redis'] as const) {
       const open = await ws.nextJson('open');
       assert.deepEqual([open.event, open.topic], ['open', topic]);
       const published = await send(topic, 'over ws');
-      assert.ok((await ws.frames.next('message')).endsWith('}\n'), 'frames end with a newline, as ntfy writes them');
-      published;
+      const frame = await ws.frames.next('message');
+      assert.ok(frame.endsWith('}\n'), 'frames end with a newline, as ntfy writes them');
+      assert.deepEqual(JSON.parse(frame), published);
       const again = await send(topic, 'second');
       assert.deepEqual(await ws.nextJson('second message'), again);
       ws.close();

@@ -5,7 +5,7 @@ import { ManualClock } from '../../src/util/clock.ts';
 import { bellContract } from './contract/bells.ts';
 import { claimContract } from './contract/claims.ts';
 import { coalesceContract } from './contract/coalesce.ts';
-import { DAY_MS, SECOND_MS, type ContractContext } from './contract/context.ts';
+import { DAY_MS, type ContractContext } from './contract/context.ts';
 import { deadLetterContract } from './contract/dead-letters.ts';
 import { ntfyContract } from './contract/ntfy.ts';
 import { LEASE, queueContract } from './contract/queues.ts';
@@ -13,6 +13,7 @@ import { deliveryContract } from './contract/deliveries.ts';
 import { recordContract } from './contract/records.ts';
 import { tokenContract } from './contract/tokens.ts';
 import { vapidContract } from './contract/vapid.ts';
+import { socialFilterContract } from './contract/social-filters.ts';
 import { nip9aCallbackContract } from './contract/nip9a-callbacks.ts';
 
 /**
@@ -80,6 +81,7 @@ export function runStoreContract(options: StoreContractOptions): void {
     ntfyContract(ctx);
     bellContract(ctx);
     vapidContract(ctx);
+    socialFilterContract(ctx);
     nip9aCallbackContract(ctx);
     for (const queue of QUEUES) {
       queueContract(ctx, queue);

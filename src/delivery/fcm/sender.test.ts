@@ -86,9 +86,9 @@ describe('FcmTransport against the loopback fake', () => {
     assert.deepEqual(message.data, like.data);
     assert.deepEqual(message.android, { priority: 'high' });
     assert.equal(message.apns?.headers['apns-push-type'], 'alert');
-    assert.equal(message.apns?.headers['apns-priority'], '10');
-    assert.equal(message.apns?.payload.aps['content-available'], undefined);
-    assert.equal(message.apns?.payload.aps['mutable-content'], 1);
+    assert.equal(message.apns.headers['apns-priority'], '10');
+    assert.equal(message.apns.payload.aps['content-available'], undefined);
+    assert.equal(message.apns.payload.aps['mutable-content'], 1);
   });
 
   test('silent data: no android block, apns push type background', async () => {

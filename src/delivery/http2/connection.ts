@@ -103,7 +103,7 @@ export class Http2ClientConnection extends Http2Endpoint<ClientStream> {
     }, options.connectTimeoutMs);
     if (origin.protocol === 'https:') {
       this.socket.once('secureConnect', () => {
-        if ((this.socket as tls.TLSSocket).alpnProtocol !== 'h2') {
+        if (!(this.socket instanceof tls.TLSSocket) || this.socket.alpnProtocol !== 'h2') {
           this.fail(new Http2RequestError('connect_failed', `${origin.origin} did not negotiate HTTP/2 (ALPN)`));
         }
       });

@@ -175,9 +175,9 @@ for (const adapter of ['sqlite', 'redis'] as const) {
       assert.ok(h.transport.maxInFlight > 1, 'sends of a page overlap');
       const data = h.transport.sent[0]?.message.data;
       assert.equal(data?.type, 'newPost');
-      assert.equal(data?.title, 'New vine');
-      assert.equal(data?.body, 'Alice posted a new vine');
-      assert.equal(data?.referencedAddress, `${VIDEO}:${h.creator.pubkey}:${video.tags[0]?.[1]}`);
+      assert.equal(data.title, 'New vine');
+      assert.equal(data.body, 'Alice posted a new vine');
+      assert.equal(data.referencedAddress, `${VIDEO}:${h.creator.pubkey}:${video.tags[0]?.[1]}`);
       assert.deepEqual(await h.store.fanoutJobStats(), { due: 0, waiting: 0 });
 
       await h.enqueue(video);

@@ -100,7 +100,6 @@ describe('coalescing at ingest', () => {
     const event = like();
     const decision = await ingester.decide(event, alice.pubkey, 'like');
     assert.equal(decision.kind, 'immediate');
-    if (decision.kind !== 'immediate') return;
     assert.equal(decision.groupId, `like:${alice.pubkey}:e:${POST}:${Math.floor(nowSecs() / POLICY.windowSecs)}`);
     assert.equal(decision.collapseKey, collapseKeyForGroup(decision.groupId));
   });

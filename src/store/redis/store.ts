@@ -61,6 +61,8 @@ import { claimVapidKeys } from './vapid.ts';
 import * as nip9a from './nip9a-callbacks.ts';
 import type { Nip9aAcceptance, Nip9aCallback } from '../port-nip9a-callbacks.ts';
 import type { StoredVapidKeys } from '../port-vapid.ts';
+import type { SocialFilters } from '../port-social-filters.ts';
+import { getSocialFilters, setSocialFilters } from './social-filters.ts';
 import type { NtfyAppendEvent, NtfyMessage, NtfyMessageContent, NtfyReadRequest, NtfyReadResult } from '../port-ntfy.ts';
 
 export interface RedisStoreOptions {
@@ -228,6 +230,14 @@ export class RedisStore implements StorePort {
   }
   onNtfyAppend(listener: (event: NtfyAppendEvent) => void): () => void {
     return this.ntfy.addListener(listener);
+  }
+
+  // ---- social filters (port-social-filters.ts) ---------------------------------------------
+  setSocialFilters(pubkey: string, filters: SocialFilters | null): Promise<void> {
+    return setSocialFilters(this.ctx, pubkey, filters);
+  }
+  getSocialFilters(pubkeys: readonly string[]): Promise<Array<SocialFilters | null>> {
+    return getSocialFilters(this.ctx, pubkeys);
   }
 
   // ---- NIP-9a callbacks (port-nip9a-callbacks.ts) --------------------------------------------

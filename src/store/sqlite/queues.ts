@@ -96,7 +96,8 @@ interface ItemKey {
 }
 
 function serialisePayload(id: string, payload: unknown): string {
-  const json = JSON.stringify(payload);
+  // undefined for an undefined, function or symbol payload, whatever the lib type says.
+  const json = JSON.stringify(payload) as string | undefined;
   if (json === undefined) throw new TypeError(`enqueue ${id}: payload is not JSON-serialisable`);
   return json;
 }

@@ -38,6 +38,8 @@ import { BellTables } from './bells.ts';
 import { NtfyTable } from './ntfy.ts';
 import { claimSqliteVapidKeys } from './vapid.ts';
 import type { StoredVapidKeys } from '../port-vapid.ts';
+import type { SocialFilters } from '../port-social-filters.ts';
+import { SocialFilterTable } from './social-filters.ts';
 import type { NtfyAppendEvent, NtfyMessage, NtfyMessageContent, NtfyReadRequest, NtfyReadResult } from '../port-ntfy.ts';
 import { ClaimTable } from './claims.ts';
 import { CoalesceTables } from './coalesce.ts';
@@ -97,6 +99,7 @@ export class SqliteStore implements StorePort {
   private readonly bellPages: BellPageOps;
   private readonly ntfy: NtfyTable;
   private readonly deliveries: DeliveryOps;
+  private readonly socialFilters: SocialFilterTable;
   private readonly nip9aCallbacks: Nip9aCallbackTables;
   private readonly selectOne: Statement<[]>;
   /** Writes of one event-loop turn share one transaction (see group-commit.ts). */
@@ -118,6 +121,7 @@ export class SqliteStore implements StorePort {
     this.bellPages = new BellPageOps(db, logger, { tokens: this.tokens, records: this.records, claims: this.claims, bells: this.bells });
     this.ntfy = new NtfyTable(db, clock, logger, this.group);
     this.deliveries = new DeliveryOps(db, logger, { tokens: this.tokens, records: this.records, claims: this.claims, queues: this.queues });
+    this.socialFilters = new SocialFilterTable(db, logger);
     this.nip9aCallbacks = new Nip9aCallbackTables(db, clock, this.queues);
     this.selectOne = db.prepare(PING_SQL);
   }
@@ -256,6 +260,16 @@ export class SqliteStore implements StorePort {
 
   async queueStats(queue: QueueName): Promise<QueueStats> {
     return this.queues.stats(queue);
+  }
+
+  // ---- social filters (port-social-filters.ts) ---------------------------------------------
+
+  async setSocialFilters(pubkey: string, filters: SocialFilters | null): Promise<void> {
+    return this.group.run(() => this.socialFilters.set(pubkey, filters));
+  }
+
+  async getSocialFilters(pubkeys: readonly string[]): Promise<Array<SocialFilters | null>> {
+    return this.socialFilters.getMany(pubkeys);
   }
 
   // ---- NIP-9a callbacks (port-nip9a-callbacks.ts) --------------------------------------------
@@ -436,6 +450,7 @@ export class SqliteStore implements StorePort {
     // The checkpoint thread's connection closes first, so this one is the last and its close
     // checkpoints the whole WAL and removes it, as a lone connection's does.
     await this.checkpointer?.close();
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- the connection can be closed during the await; tsc keeps the narrowing from before it.
     if (this.db.open) this.db.close();
   }
 }

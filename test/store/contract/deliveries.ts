@@ -37,7 +37,7 @@ export function deliveryContract(ctx: ContractContext): void {
       assert.deepEqual(carol, { devices: [], preferenceKinds: null }, 'an unknown user has no devices and the defaults');
       assert.deepEqual(alice?.preferenceKinds, [7, 16]);
       assert.deepEqual(
-        alice?.devices.map((d) => d.token).sort(),
+        alice.devices.map((d) => d.token).sort(),
         (await store.listDevices(ALICE)).map((d) => d.token).sort(),
         'the same devices listDevices reads',
       );
