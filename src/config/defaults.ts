@@ -85,9 +85,11 @@ export interface Config {
     /** Bearer token of the internal hooks; unset disables them. */
     internal_api_token: string;
     /**
-     * The URL clients and relays reach this server at (`https://push.example.com`, no trailing
-     * slash): NIP-9a callback URLs are made under it and NIP-98 `u` tags must name it. Unset:
-     * nothing is derived from the request's Host, and NIP-9a callbacks cannot be created.
+     * The public base URL clients and relays reach the service at (`https://push.example.com`,
+     * no trailing slash): NIP-98 `u` tags are checked against it, and NIP-9a callback URLs are made
+     * under it. Unset: NIP-98 checks the URL as this process receives it (right unless a proxy
+     * rewrites the scheme or host), and NIP-9a callback URLs cannot be created (nothing is derived
+     * from the request's Host).
      */
     public_url: string;
   };
@@ -168,6 +170,21 @@ export interface Config {
   };
   /** The built-in ntfy-compatible UnifiedPush server (`src/ntfy/`). */
   ntfy: NtfyConfig;
+  /** The user's inbox (issue 13): unread counters, badges, alert words, announcements, the user API. */
+  inbox: {
+    /**
+     * Count routed notifications, match alert words and stamp badges. Off, pushes carry no badge and
+     * the counters stay as they are (a switch for measuring the counters' cost, and for deployments
+     * that want pushes only).
+     */
+    enabled: boolean;
+    /**
+     * How long the engine believes "nobody watches any alert word" before asking the store again
+     * (0: ask for every event). While none is watched an event costs no tokenising and no lookup;
+     * a word set anywhere is matched from at most this long after.
+     */
+    alert_word_refresh_millis: number;
+  };
   log: {
     level: string;
   };
@@ -258,6 +275,9 @@ export const DEFAULT_PREFERENCE_KINDS = [1, 7, 16, 1059, 30023, 34236];
 
 /** Kinds watched for pushes; kind 1 and kind 3 are deliberately absent (divine does not surface them). */
 export const DEFAULT_EVENT_KINDS = [7, 16, 1111, 30023, 34236];
+
+/** `inbox.alert_word_refresh_millis`: 5 s, a word set is matched within seconds, and an idle index costs one read per 5 s. */
+export const ALERT_WORD_REFRESH_MILLIS = 5_000;
 
 export function defaultConfig(): Config {
   return {
@@ -356,6 +376,7 @@ export function defaultConfig(): Config {
     // main thread then mostly waits on them: bench/registrations); raise it on bigger machines.
     engine: { crypto_workers: 2 },
     queue: { lease_secs: 60, max_attempts: 10, poll_millis: 250 },
+    inbox: { enabled: true, alert_word_refresh_millis: ALERT_WORD_REFRESH_MILLIS },
     ntfy: {
       base_url: '',
       cache_duration: DEFAULT_NTFY_CACHE_DURATION,

@@ -16,6 +16,7 @@ import {
 import { handleRelayEventNotice } from '../nip9a/receiver/relay-event.ts';
 import { createNip44ControlDecryptor } from '../engine/nip44-decryptor.ts';
 import { handleContentEvent, type ContentDeps } from '../engine/content.ts';
+import { AlertWordPresence, handleAlertWords, type AlertWordDeps } from '../engine/inbox/alert-words.ts';
 import { runNewPostFanout } from '../engine/bells/fanout-worker.ts';
 import { handleNotifyList } from '../engine/bells/notify-list.ts';
 import { withNewPostFanout } from '../engine/bells/video.ts';
@@ -26,7 +27,7 @@ import { SocialListCache, socialListQueryCap } from '../engine/social-lists.ts';
 import { storeOutboundQueue } from '../engine/outbound-queue.ts';
 import { coalesceFlushDeps, coalesceIngester } from '../engine/coalesce/wiring.ts';
 import { COALESCE_FLUSH_TASK, runCoalesceFlush } from '../engine/coalesce/worker.ts';
-import { batchedTokenActivity, type OutboundNotification } from '../delivery/deliver.ts';
+import { batchedBadgeReader, batchedTokenActivity, type OutboundNotification } from '../delivery/deliver.ts';
 import { handleOutbound } from '../delivery/outbound.ts';
 import type { PushTransport } from '../delivery/types.ts';
 import { createListener } from '../listener/index.ts';
@@ -198,6 +199,17 @@ function startEngine(ctx: RoleContext): void {
     bells: contentBellRules(config),
     coalesce: coalesceIngester({ config, store, logger: log, metrics }),
     social: { lists: socialListCache(config, ctx.verifier, log, metrics) },
+    countInbox: config.inbox.enabled,
+  };
+  const alertWordDeps: AlertWordDeps = { ...contentDeps };
+  const alertWordPresence = new AlertWordPresence(contentDeps, config.inbox.alert_word_refresh_millis);
+  const handleContent = async (envelope: InboundEnvelope): Promise<void> => {
+    await withNewPostFanout(fanoutDeps, envelope, () => handleContentEvent(contentDeps, envelope));
+    // After the content pushes: a watcher tagged in the event keeps the push of its own type, and
+    // the alert word's push finds that (event, recipient) claim taken.
+    // An event restricted to one recipient (a NIP-9a callback's owner) reaches no word watcher.
+    if (config.inbox.enabled && envelope.onlyRecipient === undefined)
+      await handleAlertWords(alertWordDeps, envelope.event, alertWordPresence);
   };
   const relayEventDeps = {
     store: batched,
@@ -217,7 +229,7 @@ function startEngine(ctx: RoleContext): void {
     logger: log,
     metrics,
     handleNotifyList: (event) => handleNotifyList(listDeps, event).then(() => undefined),
-    handleContent: (envelope) => withNewPostFanout(fanoutDeps, envelope, () => handleContentEvent(contentDeps, envelope)),
+    handleContent,
     handleRelayEvent: (notice) => handleRelayEventNotice(relayEventDeps, notice).then(() => undefined),
   };
   metrics.lastEventProcessed.set(Math.floor(store.clock.nowMs() / 1000));
@@ -255,6 +267,7 @@ function startDelivery(ctx: RoleContext): void {
     logger: log,
     metrics: ctx.metrics,
     refreshTokenActivity: batchedTokenActivity(store),
+    ...(config.inbox.enabled ? { readBadge: batchedBadgeReader(store) } : { readBadge: null }),
   };
   ctx.supervisor.spawn(TASK_DELIVERY, 'critical', (signal) =>
     runQueueWorker<OutboundNotification>({

@@ -22,6 +22,7 @@ import type { CoalesceStore } from './port-coalesce.ts';
 import type { NotifyListStore } from './port-bells.ts';
 import type { VapidKeyStore } from './port-vapid.ts';
 import type { SocialFilterStore } from './port-social-filters.ts';
+import type { InboxStore } from './port-inbox.ts';
 import type { Nip9aCallbackStore } from './port-nip9a-callbacks.ts';
 
 /** Millisecond time source shared by a store and the stages that use it. */
@@ -199,7 +200,8 @@ export interface QueueStats {
  * The storage port. Every method is atomic on its own. Capabilities beyond the core declare their
  * operations in `port-*.ts` beside this file.
  */
-export interface StorePort extends NtfyTopicStore, CoalesceStore, NotifyListStore, VapidKeyStore, SocialFilterStore, Nip9aCallbackStore {
+export interface StorePort
+  extends NtfyTopicStore, CoalesceStore, NotifyListStore, VapidKeyStore, SocialFilterStore, InboxStore, Nip9aCallbackStore {
   /** The clock this store's time-dependent operations use. */
   readonly clock: Clock;
 

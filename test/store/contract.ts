@@ -14,6 +14,7 @@ import { recordContract } from './contract/records.ts';
 import { tokenContract } from './contract/tokens.ts';
 import { vapidContract } from './contract/vapid.ts';
 import { socialFilterContract } from './contract/social-filters.ts';
+import { inboxContract } from './contract/inbox.ts';
 import { nip9aCallbackContract } from './contract/nip9a-callbacks.ts';
 
 /**
@@ -82,6 +83,7 @@ export function runStoreContract(options: StoreContractOptions): void {
     bellContract(ctx);
     vapidContract(ctx);
     socialFilterContract(ctx);
+    inboxContract(ctx);
     nip9aCallbackContract(ctx);
     for (const queue of QUEUES) {
       queueContract(ctx, queue);
