@@ -33,6 +33,10 @@ export const HTTP_ERRORS = {
   NIP9A_RELAY_MISMATCH: { status: 403, message: 'This callback URL was made for another relay' },
   NIP9A_INVALID_EVENT: { status: 400, message: 'The included event is malformed, expired, or its id or signature does not verify' },
   NIP9A_EVENT_ID_MISMATCH: { status: 400, message: 'The included event’s id is not the envelope’s id' },
+  INVALID_QUERY: { status: 400, message: 'Invalid query parameter' },
+  INVALID_CURSOR: { status: 400, message: 'Invalid cursor' },
+  DEAD_LETTER_NOT_FOUND: { status: 404, message: 'No dead letter with this id' },
+  DEAD_LETTER_AMBIGUOUS: { status: 409, message: 'Dead letters with this id exist in several queues; name one with ?queue=' },
   INTERNAL: { status: 500, message: 'Internal server error' },
 } as const satisfies Record<string, { status: number; message: string }>;
 

@@ -188,6 +188,12 @@ export class Metrics {
     labelNames: ['type'] as const,
     registers: [this.registry],
   });
+  readonly deadLetterOperations = new Counter({
+    name: 'push_dead_letter_operations_total',
+    help: 'Operator actions on dead letters (HTTP admin routes and the CLI) by operation, queue and outcome',
+    labelNames: ['operation', 'queue', 'outcome'] as const,
+    registers: [this.registry],
+  });
   readonly nip9aCallbackRequests = new Counter({
     name: 'push_nip9a_callback_requests_total',
     help: 'Relay POSTs to NIP-9a callback URLs by outcome (queued, duplicate, not_found, rate_limited, and each refusal reason)',

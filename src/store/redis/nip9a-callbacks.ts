@@ -2,11 +2,12 @@
  * NIP-9a callback URLs and relay-POST receipts on Redis (port-nip9a-callbacks.ts; keys in
  * `keys.ts`). A callback is one JSON field of `nip9a:callbacks`, indexed by its secret's hash
  * and by its owner; a receipt is a `SET NX EX` key taken together with the inbound enqueue by the
- * same script that claims and queues deliveries (`claimAndEnqueue-3.lua`), so a receipt is never
+ * same script that claims and queues deliveries (`claimAndEnqueue-5.lua`), so a receipt is never
  * recorded without its item queued.
  */
 import { randomUUID } from 'node:crypto';
 import type { Nip9aAcceptance, Nip9aCallback } from '../port-nip9a-callbacks.ts';
+import { DEFAULT_LANE } from '../lanes.ts';
 import { expirySeconds, isRecord, parseJson, prefixed, type RedisContext } from './context.ts';
 import { nip9aCallbackSecretsKey, nip9aCallbacksKey, nip9aCallbacksOfKey, nip9aReceiptKey, queueKeys } from './keys.ts';
 
@@ -78,9 +79,15 @@ export async function acceptNip9aReceipts<T>(
     // Typed string, but undefined for a payload such as `undefined` or a function.
     const payload = JSON.stringify(item.payload) as string | undefined;
     if (payload === undefined) throw new TypeError(`acceptNip9aReceipts: payload of ${item.id} is not JSON-serialisable`);
-    args.push(key(nip9aReceiptKey(receipt.callbackId, receipt.eventId, receipt.relay)), randomUUID(), item.id, payload);
+    args.push(
+      key(nip9aReceiptKey(receipt.callbackId, receipt.eventId, receipt.relay)),
+      randomUUID(),
+      item.id,
+      payload,
+      item.lane ?? DEFAULT_LANE,
+    );
   }
   const keys = queueKeys('inbound');
-  const replies = (await ctx.scripts.run('claimAndEnqueue', [keys.ready, keys.items, keys.meta], args)) as number[];
+  const replies = (await ctx.scripts.run('claimAndEnqueue', [...keys.readyKeys, keys.items, keys.meta], args)) as number[];
   return entries.map((_, i) => replies[i] === 1);
 }
