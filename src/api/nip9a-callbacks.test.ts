@@ -60,7 +60,8 @@ function user(): User {
 /**
  * A management request as an app makes it: nostr-tools' NIP-98 token over the exact body. An
  * identical request in the same second would carry the same auth event (refused as a replay), so
- * a test repeating one signs it `secondsEarlier`.
+ * a test repeating one signs it `secondsEarlier` (well inside the 60 s window, and far enough back
+ * that the first one, signed a second or two before, cannot have the same `created_at`).
  */
 async function manage(
   h: Harness,
@@ -156,7 +157,7 @@ describe('NIP-9a callback management (NIP-98)', () => {
     assert.equal(((await bad.json()) as { code: string }).code, 'NIP9A_INVALID_RELAY');
     const small = await harness({ receiver: { max_callbacks_per_owner: 1 } });
     await createCallback(small, alice);
-    const over = await manage(small, alice, 'POST', '/v1/nip9a/callbacks', { relay: RELAY }, 1);
+    const over = await manage(small, alice, 'POST', '/v1/nip9a/callbacks', { relay: 'wss://other.example/' });
     assert.equal(over.status, 409);
     await small.store.close();
   });
@@ -179,7 +180,7 @@ describe('NIP-9a callback management (NIP-98)', () => {
     const res = await relayPost(h, created.url, { id: 'ab'.repeat(32), relay: RELAY });
     assert.equal(res.status, 404);
     assert.equal(((await res.json()) as { code: string }).code, 'NOT_FOUND');
-    assert.equal((await manage(h, alice, 'DELETE', `/v1/nip9a/callbacks/${created.id}`, undefined, 1)).status, 404);
+    assert.equal((await manage(h, alice, 'DELETE', `/v1/nip9a/callbacks/${created.id}`, undefined, 30)).status, 404);
   });
 });
 
