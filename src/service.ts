@@ -30,6 +30,7 @@ import { adminAnnouncementRoutes, bearerTokenAuth } from './api/admin-announceme
 import type { Nip98Auth } from './api/nip98-auth.ts';
 import { nip98ReplayGuard } from './nostr/nip98.ts';
 import { webPushKeyRoutes } from './api/webpush-key.ts';
+import { nip9aCallbackRoutes } from './api/nip9a-callbacks.ts';
 import { WebPushTransport } from './delivery/webpush/transport.ts';
 import { createNtfyServer } from './ntfy/index.ts';
 import { createServer, type RequestListener, type Server } from 'node:http';
@@ -83,7 +84,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
   // Which libsecp256k1 this process (and its crypto workers) use, said once; a forced backend that
   // is unavailable stops the start here. Without the native addon, the WASM build (about 8 MiB more
   // resident) is loaded on first use only, so processes of roles that never check a signature or
-  // derive a key (api, pusher, janitor) do not load it.
+  // derive a key (pusher, janitor) do not load it.
   const secp256k1 = defaultSecp256k1Selection();
   if (secp256k1.degraded) logger.warn({ secp256k1: secp256k1.backend.kind }, secp256k1.summary);
   else logger.info({ secp256k1: secp256k1.backend.kind }, secp256k1.summary);
@@ -98,8 +99,9 @@ export async function startService(config: Config, overrides: ServiceOverrides =
   const metrics = new Metrics({ defaultMetrics: true });
   const supervisor = new Supervisor(logger);
   const wake = new QueueSignal();
-  // The NIP-9a gateway checks relay events (role gateway) and registrations and NIP-42 AUTH on its
-  // relay endpoint (role api).
+  // The NIP-9a gateway checks relay events (role gateway); the api role checks NIP-98 signatures of the
+  // user API, registrations and NIP-42 AUTH on the gateway's relay endpoint, and the events NIP-9a relays
+  // include in callbacks.
   const needsVerifier = config.roles.some(
     (role) => role === 'engine' || role === 'listener' || role === 'scheduler' || role === 'gateway' || role === 'api',
   );
@@ -197,6 +199,20 @@ export async function startService(config: Config, overrides: ServiceOverrides =
           verifier,
           servicePubkey: key.pubkey,
           auth: { ...nip98Auth, logger: nip9aIntake.logger },
+        }),
+      );
+    if (config.roles.includes('api'))
+      app.route(
+        '/',
+        nip9aCallbackRoutes({
+          store,
+          verifier,
+          publicUrl: config.server.public_url,
+          receiver: config.nip9a.receiver,
+          contentKinds: config.notification.event_kinds,
+          onQueued: () => wake.notify('inbound'),
+          metrics,
+          logger: logger.child({ route: 'nip9a-callbacks' }),
         }),
       );
     if (config.roles.includes('api')) {

@@ -85,9 +85,11 @@ export interface Config {
     /** Bearer token of the internal hooks; unset disables them. */
     internal_api_token: string;
     /**
-     * The public base URL clients reach the service at (`https://push.example.com`): NIP-98 `u`
-     * tags are checked against it. Unset, against the URL as this process receives it (right
-     * unless a proxy rewrites the scheme or host).
+     * The public base URL clients and relays reach the service at (`https://push.example.com`,
+     * no trailing slash): NIP-98 `u` tags are checked against it, and NIP-9a callback URLs are made
+     * under it. Unset: NIP-98 checks the URL as this process receives it (right unless a proxy
+     * rewrites the scheme or host), and NIP-9a callback URLs cannot be created (nothing is derived
+     * from the request's Host).
      */
     public_url: string;
   };
@@ -179,7 +181,11 @@ export interface Config {
      */
     alert_word_refresh_millis: number;
   };
-  /** The NIP-9a gateway (`src/nip9a/gateway/`): NIP-9a for relays that do not implement it. */
+  /**
+   * NIP-9a both ways: `receiver`, the callback URLs relays that push call for our users
+   * (`src/nip9a/receiver/`), and the rest, the gateway that gives NIP-9a to relays without it
+   * (`src/nip9a/gateway/`).
+   */
   nip9a: Nip9aConfig;
   log: {
     level: string;
@@ -234,6 +240,8 @@ export interface NtfyConfig {
  * which the issue makes normative.
  */
 export interface Nip9aConfig {
+  /** The NIP-9a callback receiver (relays that push to our users' callback URLs). */
+  receiver: Nip9aReceiverConfig;
   /**
    * Exact `https://` origins (public DNS names, port 443, no path) callbacks may be POSTed to. The
    * SSRF boundary: empty by default, so nothing is called until the operator opts in.
@@ -273,6 +281,29 @@ export interface Nip9aConfig {
   /** How often the gateway checks the store for registrations changed by another process. */
   reload_poll_millis: number;
 }
+
+/** The NIP-9a callback receiver: what one callback URL may receive. */
+export interface Nip9aReceiverConfig {
+  /** Relay POSTs one callback URL may make per second, sustained; more get 429 (a NIP-9a relay retries those). */
+  rate_per_sec: number;
+  /** Relay POSTs one callback URL may make in a burst above the sustained rate. */
+  rate_burst: number;
+  /** How long a (relay, callback, event id) receipt is remembered, so a repeated POST pushes once. */
+  receipt_ttl_secs: number;
+  /** Callback URLs one user may hold at once. */
+  max_callbacks_per_owner: number;
+}
+
+/**
+ * A callback URL serves one user at one relay: 20 matching events a second, sustained, is far
+ * beyond what a person reads, and a burst of 100 absorbs a relay flushing its retry queue.
+ */
+export const NIP9A_RECEIVER_RATE_PER_SEC = 20;
+export const NIP9A_RECEIVER_RATE_BURST = 100;
+/** The seed's bound on a relay's own dedupe of terminal outcomes (7 days): a retry can come no later. */
+export const NIP9A_RECEIPT_TTL_SECS = 7 * 86_400;
+/** Callback URLs per user: one per relay they use, with room for several apps; bounds what a user can make us store. */
+export const NIP9A_MAX_CALLBACKS_PER_OWNER = 32;
 
 /** ntfy's default `cache-duration`. */
 export const DEFAULT_NTFY_CACHE_DURATION = '12h';
@@ -408,6 +439,12 @@ export function defaultConfig(): Config {
       auth_tokens: [],
     },
     nip9a: {
+      receiver: {
+        rate_per_sec: NIP9A_RECEIVER_RATE_PER_SEC,
+        rate_burst: NIP9A_RECEIVER_RATE_BURST,
+        receipt_ttl_secs: NIP9A_RECEIPT_TTL_SECS,
+        max_callbacks_per_owner: NIP9A_MAX_CALLBACKS_PER_OWNER,
+      },
       callback_origins: [],
       allow_loopback_callbacks: 'false',
       max_registrations_per_author: 4,

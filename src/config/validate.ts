@@ -57,6 +57,10 @@ export const POSITIVE_FIELDS: ReadonlyArray<readonly [NumericPath, string]> = [
   ['nip9a.outcome_dedup_max_age_secs', 'NIP-9a deliveries would never be deduplicated'],
   ['nip9a.delivery_concurrency', 'no NIP-9a callback would ever be sent'],
   ['nip9a.reload_poll_millis', 'the NIP-9a gateway would poll the store in a tight loop'],
+  ['nip9a.receiver.rate_per_sec', 'every NIP-9a callback past its burst would be refused'],
+  ['nip9a.receiver.rate_burst', 'every NIP-9a callback would be refused'],
+  ['nip9a.receiver.receipt_ttl_secs', 'repeated NIP-9a callbacks would be pushed again'],
+  ['nip9a.receiver.max_callbacks_per_owner', 'no user could create a NIP-9a callback URL'],
 ];
 
 const HEX64 = /^[0-9a-f]{64}$/;
@@ -74,6 +78,24 @@ export function parseListenAddr(addr: string): { host: string; port: number } | 
   const port = Number(m[3]);
   if (port > 65535) return null;
   return { host: m[1] ?? (m[2] === '' ? '0.0.0.0' : (m[2] as string)), port };
+}
+
+/**
+ * Why `url` cannot be `server.public_url`, or null: an absolute http(s) URL without credentials,
+ * query, fragment or trailing slash, since paths are appended to it as they are.
+ */
+export function publicUrlProblem(url: string): string | null {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return `"${url}" is not an absolute URL`;
+  }
+  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') return `"${url}" must be an http:// or https:// URL`;
+  if (parsed.username !== '' || parsed.password !== '') return 'must not hold credentials';
+  if (parsed.search !== '' || parsed.hash !== '' || url.includes('?') || url.includes('#')) return 'must not have a query or fragment';
+  if (url.endsWith('/')) return `"${url}" must not end with "/"`;
+  return null;
 }
 
 /** Every problem with a merged configuration, one line per wrong key. */
@@ -116,6 +138,8 @@ export function validateConfig(config: Config, explicitKeys: ReadonlySet<string>
   if (explicitKeys.has('server.internal_api_token') && config.server.internal_api_token.trim() === '') {
     problems.push('server.internal_api_token must not be empty when configured');
   }
+  const publicUrl = config.server.public_url;
+  if (publicUrl !== '' && publicUrlProblem(publicUrl)) problems.push(`server.public_url: ${publicUrlProblem(publicUrl)}`);
   if (!parseListenAddr(config.server.listen_addr)) problems.push(`server.listen_addr: "${config.server.listen_addr}" is not host:port`);
 
   if (config.nostr.relays.length === 0) problems.push('nostr.relays must list at least one relay');

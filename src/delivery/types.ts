@@ -7,9 +7,11 @@ import type { DeviceRegistration } from '../store/port.ts';
 
 /**
  * The notification types of seed 000, exactly as the `type` data field spells them, and
+ * `relayEvent`: an event a NIP-9a relay pushed to a user's callback URL that nostr-push does not
+ * render itself (id only, or a kind it has no copy for); the app fetches it from `relay`.
  * `keyword` (an alert word of the recipient's in someone's post, issue 13).
  */
-export type NotificationType = 'like' | 'comment' | 'mention' | 'repost' | 'directMessage' | 'newPost' | 'keyword';
+export type NotificationType = 'like' | 'comment' | 'mention' | 'repost' | 'directMessage' | 'newPost' | 'keyword' | 'relayEvent';
 
 export interface PushMessage {
   /**

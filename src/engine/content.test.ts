@@ -150,4 +150,24 @@ describe('content routing', () => {
     await assert.rejects(handleContentEvent({ ...deps, outbound: failingOutboundQueue('queue down') }, live(event)), /queue down/);
     assert.deepEqual([...(await handleContentEvent(deps, live(event))).values()], ['queued']);
   });
+
+  test('an event restricted to one recipient (a NIP-9a callback) notifies that recipient only, through the same gates', async () => {
+    const carol = makeUser();
+    await store.registerToken(carol.pubkey, { token: 'fcm-carol', transport: 'fcm' });
+    const event = like(bob, alice.pubkey, now(), [['p', carol.pubkey]]);
+    const outcomes = await handleContentEvent(deps, { ...live(event), onlyRecipient: carol.pubkey });
+    assert.deepEqual([...outcomes.entries()], [[carol.pubkey, 'queued']]);
+    assert.deepEqual(
+      queued.map((n) => n.recipient),
+      [carol.pubkey],
+    );
+    await store.setPreferences(alice.pubkey, { kinds: [1], campaignsEnabled: false });
+    const muted = like(bob, alice.pubkey, now(), [['e', 'ab'.repeat(32)]]);
+    assert.deepEqual(
+      [...(await handleContentEvent(deps, { ...live(muted), onlyRecipient: alice.pubkey })).values()],
+      ['preference_disabled'],
+    );
+    const untagged = like(bob, carol.pubkey, now(), [['e', 'cd'.repeat(32)]]);
+    assert.equal((await handleContentEvent(deps, { ...live(untagged), onlyRecipient: alice.pubkey })).size, 0, 'the owner is not tagged');
+  });
 });

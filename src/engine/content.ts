@@ -27,8 +27,12 @@ import { countRouted } from './inbox/count.ts';
  */
 export const KEYWORD_PREFERENCE_CATEGORY = 65_001;
 
-/** The preference category (kind 3083 `kinds`) that enables each notification type. */
-export const PREFERENCE_CATEGORY: Readonly<Record<NotificationType, number>> = {
+/**
+ * The preference category (kind 3083 `kinds`) that enables each notification type. `relayEvent`
+ * has none: the user asked for those pushes by creating the NIP-9a callback URL and registering
+ * it at a relay, and stops them by revoking it.
+ */
+export const PREFERENCE_CATEGORY = {
   comment: 1,
   mention: 1,
   like: 7,
@@ -36,7 +40,8 @@ export const PREFERENCE_CATEGORY: Readonly<Record<NotificationType, number>> = {
   directMessage: 1059,
   newPost: 34236,
   keyword: KEYWORD_PREFERENCE_CATEGORY,
-};
+  relayEvent: null,
+} as const satisfies Readonly<Record<NotificationType, number | null>>;
 
 /**
  * The coordinate records a delivered push of `type` writes: naming someone in a video already
@@ -93,7 +98,8 @@ export interface ContentDeps {
 
 /** Whether `type` is enabled by a user's preference categories (or the defaults when they set none). */
 export function typeEnabledBy(preferenceKinds: readonly number[] | null, defaults: readonly number[], type: NotificationType): boolean {
-  return (preferenceKinds ?? defaults).includes(PREFERENCE_CATEGORY[type]);
+  const category = PREFERENCE_CATEGORY[type];
+  return category === null || (preferenceKinds ?? defaults).includes(category);
 }
 
 /** Whether the user's preferences (or the defaults) enable `type`. */
@@ -187,7 +193,9 @@ export async function handleContentEvent(deps: ContentDeps, envelope: InboundEnv
     deps.logger.debug({ eventId: event.id, ageSecs: nowSecs - event.created_at }, 'content event too old to push');
     return outcomes;
   }
-  const recipients = contentRecipients(event);
+  // A NIP-9a callback's event may notify its owner and nobody else (router.ts, `onlyRecipient`).
+  const only = envelope.onlyRecipient;
+  const recipients = only === undefined ? contentRecipients(event) : contentRecipients(event).filter((r) => r.pubkey === only);
   if (recipients.length === 0) return outcomes;
 
   const copy = new LazyEventCopy({ event, types: recipients.map((r) => r.type), profiles: deps.profiles, logger: deps.logger });

@@ -55,6 +55,9 @@ export function notificationCopy(type: NotificationType, senderName: string, con
     case 'keyword':
       // `content` is the alert word (issue 13's copy).
       return { title: 'Alert word', body: `${senderName} mentioned “${content}”` };
+    case 'relayEvent':
+      // `content` is the relay's host; nothing of the event is known to quote.
+      return { title: 'New activity', body: content === '' ? 'New activity' : `New activity on ${content}` };
   }
 }
 

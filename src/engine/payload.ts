@@ -15,7 +15,7 @@ import { notificationCopy, type NotificationCopy } from './copy.ts';
 import { referenceFields, type ReferenceFields } from './references.ts';
 
 /** The types that carry a sender, a timestamp and reference fields. */
-export type SocialNotificationType = Exclude<NotificationType, 'directMessage'>;
+export type SocialNotificationType = Exclude<NotificationType, 'directMessage' | 'relayEvent'>;
 
 export interface SocialPayloadInput {
   type: SocialNotificationType;
@@ -122,4 +122,35 @@ export function withBadge(message: PushMessage, badge: number): PushMessage {
   const { badge: _previous, ...rest } = message.data;
   const data: Record<string, string> = { ...rest, badge: String(badge) };
   return message.collapseKey === undefined ? { data } : { data, collapseKey: message.collapseKey };
+}
+
+/**
+ * The generic push for an event a NIP-9a relay pushed to `recipient`'s callback URL without a
+ * kind nostr-push renders: its id and relay, for the app to fetch it (NIP-9a's id-only delivery).
+ * `eventKind` only when the relay included the event.
+ *
+ * @throws RangeError when `recipient` is not a 64-hex pubkey.
+ */
+export function buildRelayEventPayload(input: { eventId: string; relay: string; recipient: string; eventKind?: number }): PushMessage {
+  const copy = notificationCopy('relayEvent', '', relayHost(input.relay));
+  const data: Record<string, string> = {
+    type: 'relayEvent',
+    eventId: input.eventId,
+    relay: input.relay,
+    title: copy.title,
+    body: copy.body,
+    receiverPubkey: input.recipient,
+    receiverNpub: npubEncode(input.recipient),
+  };
+  if (input.eventKind !== undefined) data.eventKind = String(input.eventKind);
+  return { data };
+}
+
+/** The host a relay URL names (what a person recognises), or '' when it does not parse. */
+function relayHost(relay: string): string {
+  try {
+    return new URL(relay).host;
+  } catch {
+    return '';
+  }
 }

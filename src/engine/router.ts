@@ -12,6 +12,39 @@ export interface InboundEnvelope {
   context: 'historical' | 'live';
   relay: string;
   receivedAtMs: number;
+  /**
+   * The only user this event may notify: the owner of the NIP-9a callback URL a relay pushed it
+   * to (what arrives on one user's callback is that user's business alone). Preferences, claims,
+   * coalescing and mutes apply as to any event; a restricted event changes no state (control
+   * events and notify lists are ignored) and starts no new-post fan-out. Absent: everyone the
+   * event tags.
+   */
+  onlyRecipient?: string;
+}
+
+/**
+ * An event a NIP-9a relay pushed to `recipient`'s callback URL that nostr-push cannot render: the
+ * relay sent its id only, or a kind without notification copy. It becomes one generic
+ * `relayEvent` push for the app to fetch the event from `relay`.
+ */
+export interface RelayEventNotice {
+  notice: 'relayEvent';
+  eventId: string;
+  /** The relay that pushed it, normalised. */
+  relay: string;
+  recipient: string;
+  /** Present when the relay included the (verified) event. */
+  eventKind?: number;
+  /** Unix seconds: the event's `created_at` when included, else when the callback arrived. */
+  createdAt: number;
+  receivedAtMs: number;
+}
+
+/** What the inbound queue carries: events (from relays, or from NIP-9a callbacks) and relay-event notices. */
+export type InboundItem = InboundEnvelope | RelayEventNotice;
+
+export function isRelayEventNotice(item: InboundItem): item is RelayEventNotice {
+  return 'notice' in item;
 }
 
 /**
@@ -28,6 +61,7 @@ export type RouteOutcome =
   | { route: 'notify_list' }
   | { route: 'historical_content' }
   | { route: 'content' }
+  | { route: 'relay_event' }
   | { route: 'ignored' };
 
 export interface RouterDeps {
@@ -42,6 +76,8 @@ export interface RouterDeps {
   handleContent?: (envelope: InboundEnvelope) => Promise<void>;
   /** Notify-list replacement; absent until bells are wired. */
   handleNotifyList?: (event: NostrEvent) => Promise<void>;
+  /** The generic push of a NIP-9a relay-event notice; absent, notices are ignored. */
+  handleRelayEvent?: (notice: RelayEventNotice) => Promise<void>;
 }
 
 /**
@@ -61,6 +97,11 @@ const AUTHOR_INDEPENDENT_KINDS: ReadonlySet<number> = new Set([REACTION, GENERIC
  */
 export function inboundOrderingKey(event: NostrEvent): string {
   return AUTHOR_INDEPENDENT_KINDS.has(event.kind) ? event.id : event.pubkey;
+}
+
+/** {@link inboundOrderingKey} of any inbound item: a notice touches only its own claim, so it is keyed by itself. */
+export function inboundItemOrderingKey(item: InboundItem): string {
+  return isRelayEventNotice(item) ? `${item.eventId}:${item.recipient}` : inboundOrderingKey(item.event);
 }
 
 export function isNotifyList(event: NostrEvent): boolean {
@@ -84,10 +125,12 @@ export function isAddressedTo(event: NostrEvent, pubkey: string): boolean {
  * Let the decryptor start on every control event of a leased batch that will need decrypting,
  * so worker threads decrypt in parallel while the engine still handles events one at a time.
  */
-export function prefetchInbound(deps: RouterDeps, envelopes: readonly InboundEnvelope[]): void {
+export function prefetchInbound(deps: RouterDeps, items: readonly InboundItem[]): void {
   if (!deps.decryptor.prefetch) return;
   const nowSecs = Math.floor(deps.clock.nowMs() / 1000);
-  for (const { event } of envelopes) {
+  for (const item of items) {
+    if (isRelayEventNotice(item) || item.onlyRecipient !== undefined) continue;
+    const { event } = item;
     if (CONTROL_KINDS.includes(event.kind) && !isBeyondReplayHorizon(event, nowSecs) && isAddressedTo(event, deps.servicePubkey)) {
       deps.decryptor.prefetch(event);
     }
@@ -98,8 +141,18 @@ export function prefetchInbound(deps: RouterDeps, envelopes: readonly InboundEnv
  * The engine's entry point for one inbound event (reference §4.1–§4.2): replay horizon, the p-tag
  * gate and the coarse per-event claim for control events, then the handler for its kind.
  */
-export async function routeInbound(deps: RouterDeps, envelope: InboundEnvelope): Promise<RouteOutcome> {
+export async function routeInbound(deps: RouterDeps, item: InboundItem): Promise<RouteOutcome> {
+  if (isRelayEventNotice(item)) {
+    if (!deps.handleRelayEvent) return { route: 'ignored' };
+    await deps.handleRelayEvent(item);
+    return { route: 'relay_event' };
+  }
+  const envelope = item;
   const { event } = envelope;
+  // Restricted events (NIP-9a callbacks) only ever notify; the receiver queues content kinds only.
+  if (envelope.onlyRecipient !== undefined && (event.kind === PEOPLE_LIST || CONTROL_KINDS.includes(event.kind))) {
+    return { route: 'ignored' };
+  }
   const nowSecs = Math.floor(deps.clock.nowMs() / 1000);
   if (isBeyondReplayHorizon(event, nowSecs)) {
     deps.logger.debug({ eventId: event.id, kind: event.kind }, 'event beyond the replay horizon');

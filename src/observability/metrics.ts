@@ -194,6 +194,18 @@ export class Metrics {
     labelNames: ['operation', 'queue', 'outcome'] as const,
     registers: [this.registry],
   });
+  readonly nip9aCallbackRequests = new Counter({
+    name: 'push_nip9a_callback_requests_total',
+    help: 'Relay POSTs to NIP-9a callback URLs by outcome (queued, duplicate, not_found, rate_limited, and each refusal reason)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly nip9aCallbackManagement = new Counter({
+    name: 'push_nip9a_callback_management_total',
+    help: 'NIP-9a callback URL management requests (create, list, revoke) by operation and outcome',
+    labelNames: ['operation', 'outcome'] as const,
+    registers: [this.registry],
+  });
   readonly internalDmRequests = new Counter({
     name: 'push_internal_dm_requests_total',
     help: 'POST /internal/v1/direct-message requests by outcome',

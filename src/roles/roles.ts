@@ -5,7 +5,15 @@ import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import type { EventVerifier } from '../nostr/event.ts';
 import { CONTROL_KINDS } from '../nostr/kinds.ts';
-import { inboundOrderingKey, prefetchInbound, routeInbound, type InboundEnvelope, type RouterDeps } from '../engine/router.ts';
+import {
+  inboundItemOrderingKey,
+  prefetchInbound,
+  routeInbound,
+  type InboundEnvelope,
+  type InboundItem,
+  type RouterDeps,
+} from '../engine/router.ts';
+import { handleRelayEventNotice } from '../nip9a/receiver/relay-event.ts';
 import { createNip44ControlDecryptor } from '../engine/nip44-decryptor.ts';
 import { handleContentEvent, type ContentDeps } from '../engine/content.ts';
 import { AlertWordPresence, handleAlertWords, type AlertWordDeps } from '../engine/inbox/alert-words.ts';
@@ -210,7 +218,16 @@ function startEngine(ctx: RoleContext): void {
     await withNewPostFanout(fanoutDeps, envelope, () => handleContentEvent(contentDeps, envelope));
     // After the content pushes: a watcher tagged in the event keeps the push of its own type, and
     // the alert word's push finds that (event, recipient) claim taken.
-    if (config.inbox.enabled) await handleAlertWords(alertWordDeps, envelope.event, alertWordPresence);
+    // An event restricted to one recipient (a NIP-9a callback's owner) reaches no word watcher.
+    if (config.inbox.enabled && envelope.onlyRecipient === undefined)
+      await handleAlertWords(alertWordDeps, envelope.event, alertWordPresence);
+  };
+  const relayEventDeps = {
+    store: batched,
+    allowedPubkeys: contentDeps.allowedPubkeys,
+    processedEventTtlSecs: config.service.processed_event_ttl_secs,
+    outbound: contentDeps.outbound,
+    metrics,
   };
   const listDeps = notifyListDeps({ config, store, logger: log, metrics });
   const fanoutDeps = videoFanoutDeps({ config, store, logger: log, metrics });
@@ -224,14 +241,15 @@ function startEngine(ctx: RoleContext): void {
     metrics,
     handleNotifyList: (event) => handleNotifyList(listDeps, event).then(() => undefined),
     handleContent,
+    handleRelayEvent: (notice) => handleRelayEventNotice(relayEventDeps, notice).then(() => undefined),
   };
   metrics.lastEventProcessed.set(Math.floor(store.clock.nowMs() / 1000));
   ctx.supervisor.spawn(TASK_EVENT_HANDLER, 'critical', (signal) =>
-    runQueueWorker<InboundEnvelope>({
+    runQueueWorker<InboundItem>({
       ...workerOptions(ctx, signal, log),
       queue: 'inbound',
       concurrency: INBOUND_CONCURRENCY,
-      orderingKey: (item) => inboundOrderingKey(item.payload.event),
+      orderingKey: (item) => inboundItemOrderingKey(item.payload),
       batchSize: INBOUND_BATCH_SIZE,
       prepare: (items) =>
         prefetchInbound(

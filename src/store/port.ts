@@ -25,6 +25,7 @@ import type { DeadLetterStore } from './port-dlq.ts';
 import type { SocialFilterStore } from './port-social-filters.ts';
 import type { InboxStore } from './port-inbox.ts';
 import type { Nip9aGatewayStore } from './port-nip9a-gateway.ts';
+import type { Nip9aCallbackStore } from './port-nip9a-callbacks.ts';
 
 /** Millisecond time source shared by a store and the stages that use it. */
 
@@ -220,7 +221,16 @@ export interface QueueStats {
  * operations in `port-*.ts` beside this file.
  */
 export interface StorePort
-  extends NtfyTopicStore, CoalesceStore, NotifyListStore, VapidKeyStore, SocialFilterStore, InboxStore, DeadLetterStore, Nip9aGatewayStore {
+  extends
+    NtfyTopicStore,
+    CoalesceStore,
+    NotifyListStore,
+    VapidKeyStore,
+    SocialFilterStore,
+    InboxStore,
+    DeadLetterStore,
+    Nip9aGatewayStore,
+    Nip9aCallbackStore {
   /** The clock this store's time-dependent operations use. */
   readonly clock: Clock;
 

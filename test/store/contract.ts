@@ -18,6 +18,7 @@ import { vapidContract } from './contract/vapid.ts';
 import { socialFilterContract } from './contract/social-filters.ts';
 import { inboxContract } from './contract/inbox.ts';
 import { nip9aGatewayContract } from './contract/nip9a-gateway.ts';
+import { nip9aCallbackContract } from './contract/nip9a-callbacks.ts';
 
 /**
  * The store contract: the definition of correct {@link StorePort} behaviour, run against every
@@ -87,6 +88,7 @@ export function runStoreContract(options: StoreContractOptions): void {
     socialFilterContract(ctx);
     inboxContract(ctx);
     nip9aGatewayContract(ctx);
+    nip9aCallbackContract(ctx);
     for (const queue of QUEUES) {
       queueContract(ctx, queue);
       deadLetterContract(ctx, queue);

@@ -70,6 +70,8 @@ export async function withNewPostFanout(deps: VideoFanoutDeps, envelope: Inbound
     mentionsFailed = true;
     mentionError = err;
   }
-  if (envelope.context === 'live' && envelope.event.kind === VIDEO) await enqueueNewPostFanout(deps, envelope.event);
+  // An event restricted to one recipient (a NIP-9a callback's) never reaches the author's watchers.
+  if (envelope.context === 'live' && envelope.onlyRecipient === undefined && envelope.event.kind === VIDEO)
+    await enqueueNewPostFanout(deps, envelope.event);
   if (mentionsFailed) throw mentionError;
 }

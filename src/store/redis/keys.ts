@@ -240,3 +240,22 @@ export const nip9aVersionKey = 'nip9a:version';
 export const nip9aOutcomesKey = 'nip9a:outcomes';
 /** The field of a registration in {@link nip9aRegistrationsKey}; the pubkey is 64 hex, so the first `:` ends it. */
 export const nip9aRegistrationField = (pubkey: string, d: string): string => `${pubkey}:${d}`;
+
+// ---- NIP-9a callback receiver (port-nip9a-callbacks.ts) --------------------------------------
+
+/*
+ * | key                                      | type   | value                                                  |
+ * |------------------------------------------|--------|--------------------------------------------------------|
+ * | `nip9a:callbacks`                        | HASH   | callback id → JSON `{id, secretHash, secretHint, owner, relay, createdAtMs}` |
+ * | `nip9a:callback_secrets`                 | HASH   | SHA-256 of a callback URL's secret (hex) → callback id  |
+ * | `nip9a:callbacks_of:{owner}`             | ZSET   | callback id → created-at ms                            |
+ * | `nip9a:receipt:{callbackId}:{eventId}:{relay}` | STRING | owner uuid; one relay POST queued, `SET NX EX` in `claimAndEnqueue-5.lua` |
+ *
+ * The receipt key ends with the relay URL (it may hold any character but a space), so the
+ * fixed-format parts before it cannot be confused.
+ */
+export const nip9aCallbacksKey = 'nip9a:callbacks';
+export const nip9aCallbackSecretsKey = 'nip9a:callback_secrets';
+export const nip9aCallbacksOfKey = (owner: string): string => `nip9a:callbacks_of:${owner}`;
+export const nip9aReceiptKey = (callbackId: string, eventId: string, relay: string): string =>
+  `nip9a:receipt:${callbackId}:${eventId}:${relay}`;

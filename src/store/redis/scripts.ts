@@ -68,6 +68,9 @@ export const SCRIPT_NAMES = [
   'nip9aPut',
   'nip9aDelete',
   'nip9aRecordOutcome',
+  'createNip9aCallback',
+  'findNip9aCallback',
+  'revokeNip9aCallback',
 ] as const;
 
 export type ScriptName = (typeof SCRIPT_NAMES)[number];

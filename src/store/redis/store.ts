@@ -61,6 +61,8 @@ import { RedisNtfyTopics } from './ntfy.ts';
 import { claimVapidKeys } from './vapid.ts';
 import * as inbox from './inbox.ts';
 import type { Announcement, InboxCountEntry, InboxCounts, InboxHint, InboxType } from '../port-inbox.ts';
+import * as nip9aCallbacks from './nip9a-callbacks.ts';
+import type { Nip9aAcceptance, Nip9aCallback } from '../port-nip9a-callbacks.ts';
 import type { StoredVapidKeys } from '../port-vapid.ts';
 import type { SocialFilters } from '../port-social-filters.ts';
 import { getSocialFilters, setSocialFilters } from './social-filters.ts';
@@ -281,6 +283,22 @@ export class RedisStore implements StorePort {
   }
   hasNip9aOutcome(key: string, maxAgeMs: number): Promise<boolean> {
     return nip9a.hasNip9aOutcome(this.ctx, key, maxAgeMs);
+  }
+  // ---- NIP-9a callbacks (port-nip9a-callbacks.ts) --------------------------------------------
+  createNip9aCallback(callback: Nip9aCallback): Promise<void> {
+    return nip9aCallbacks.createNip9aCallback(this.ctx, callback);
+  }
+  findNip9aCallback(secretHash: string): Promise<Nip9aCallback | null> {
+    return nip9aCallbacks.findNip9aCallback(this.ctx, secretHash);
+  }
+  listNip9aCallbacks(owner: string): Promise<Nip9aCallback[]> {
+    return nip9aCallbacks.listNip9aCallbacks(this.ctx, owner);
+  }
+  revokeNip9aCallback(owner: string, id: string): Promise<boolean> {
+    return nip9aCallbacks.revokeNip9aCallback(this.ctx, owner, id);
+  }
+  acceptNip9aReceipts<T>(ttlSecs: number, entries: ReadonlyArray<Nip9aAcceptance<T>>): Promise<boolean[]> {
+    return nip9aCallbacks.acceptNip9aReceipts(this.ctx, ttlSecs, entries);
   }
 
   // ---- VAPID key (port-vapid.ts) -------------------------------------------------------------

@@ -7,6 +7,7 @@ import { CREATE_VAPID_TABLE } from './vapid.ts';
 import { CREATE_SOCIAL_FILTERS_TABLE } from './social-filters.ts';
 import { CREATE_INBOX_TABLES } from './inbox.ts';
 import { CREATE_NIP9A_GATEWAY_TABLES } from './nip9a-gateway.ts';
+import { CREATE_NIP9A_CALLBACK_TABLES } from './nip9a-callbacks.ts';
 
 /**
  * Schema migrations of the SQLite store.
@@ -167,6 +168,7 @@ export const migrations: readonly Migration[] = [
   },
   { description: 'queue lanes and failure times of queue items', apply: (db) => db.exec(ADD_QUEUE_LANES) },
   { description: 'create the NIP-9a gateway registrations and outcome record', apply: (db) => db.exec(CREATE_NIP9A_GATEWAY_TABLES) },
+  { description: 'create NIP-9a callback URLs and relay-POST receipts', apply: (db) => db.exec(CREATE_NIP9A_CALLBACK_TABLES) },
 ];
 
 /** The version a file has after {@link migrate}. */

@@ -65,6 +65,8 @@ import { migrate } from './migrations.ts';
 import { QueueTable } from './queues.ts';
 import { RecordTables } from './records.ts';
 import { TokenTable } from './tokens.ts';
+import { Nip9aCallbackTables } from './nip9a-callbacks.ts';
+import type { Nip9aAcceptance, Nip9aCallback } from '../port-nip9a-callbacks.ts';
 
 /** Page cache of the connection, KiB (SQLite's default is 2,000 KiB). */
 export const SQLITE_PAGE_CACHE_KIB = 64 * 1024;
@@ -108,6 +110,7 @@ export class SqliteStore implements StorePort {
   private readonly socialFilters: SocialFilterTable;
   private readonly inbox: InboxTables;
   private readonly nip9a: Nip9aGatewayTables;
+  private readonly nip9aCallbacks: Nip9aCallbackTables;
   private readonly selectOne: Statement<[]>;
   /** Writes of one event-loop turn share one transaction (see group-commit.ts). */
   private readonly group: GroupCommit;
@@ -131,6 +134,7 @@ export class SqliteStore implements StorePort {
     this.deliveries = new DeliveryOps(db, logger, { tokens: this.tokens, records: this.records, claims: this.claims, queues: this.queues });
     this.socialFilters = new SocialFilterTable(db, logger);
     this.nip9a = new Nip9aGatewayTables(db, clock);
+    this.nip9aCallbacks = new Nip9aCallbackTables(db, clock, this.queues);
     this.selectOne = db.prepare(PING_SQL);
   }
 
@@ -335,6 +339,28 @@ export class SqliteStore implements StorePort {
 
   async hasNip9aOutcome(key: string, maxAgeMs: number): Promise<boolean> {
     return this.nip9a.hasOutcome(key, maxAgeMs);
+  }
+
+  // ---- NIP-9a callbacks (port-nip9a-callbacks.ts) --------------------------------------------
+
+  async createNip9aCallback(callback: Nip9aCallback): Promise<void> {
+    return this.group.run(() => this.nip9aCallbacks.create(callback));
+  }
+
+  async findNip9aCallback(secretHash: string): Promise<Nip9aCallback | null> {
+    return this.nip9aCallbacks.find(secretHash);
+  }
+
+  async listNip9aCallbacks(owner: string): Promise<Nip9aCallback[]> {
+    return this.nip9aCallbacks.list(owner);
+  }
+
+  async revokeNip9aCallback(owner: string, id: string): Promise<boolean> {
+    return this.group.run(() => this.nip9aCallbacks.revoke(owner, id));
+  }
+
+  async acceptNip9aReceipts<T>(ttlSecs: number, entries: ReadonlyArray<Nip9aAcceptance<T>>): Promise<boolean[]> {
+    return entries.length === 0 ? [] : this.group.run(() => this.nip9aCallbacks.accept(ttlSecs, entries));
   }
 
   // ---- VAPID key (port-vapid.ts) -------------------------------------------------------------

@@ -4,6 +4,10 @@
   taken, enqueue the delivery in its lane exactly as enqueue-5.lua does. A claim is therefore
   never held without its delivery queued, whatever instant the caller dies at.
 
+  The NIP-9a receiver takes its relay-POST receipts with this script too (a receipt key
+  `nip9a:receipt:…` in place of the claim key, its items on the inbound queue): the same
+  take-then-queue step, so a receipt is never held without its item queued either.
+
   The claim keys cannot be declared in KEYS (their number varies), so the caller passes them,
   fully built and with its client key prefix, in ARGV. Not Redis Cluster safe.
 

@@ -1,0 +1,304 @@
+/**
+ * bench/nip9a receiving mode: NIP-9a relays POSTing to our users' callback URLs, sustained, into
+ * FCM pushes (issue 12: 2,000 callbacks/s). The real binary (`nostr-push serve`, roles
+ * `api,engine,delivery,scheduler`) in its own process, the FCM fake in another (20 ms answer
+ * latency), and this process playing the relays over keep-alive HTTP/1.1: pre-signed likes with the
+ * event included (3 in 4) and id-only callbacks (1 in 4), each for a user of its own callback URL.
+ *
+ * Prints callbacks/s answered and pushes/s at FCM, p50/p99 of the callback's answer and from the
+ * POST to the FCM request, the CPU the service spent per callback, and a verdict: every callback
+ * answered 202, every expected (event, token) pushed exactly once, nothing else pushed.
+ *
+ *   node --import tsx bench/nip9a/receive.ts [--users 10000] [--callbacks 6000] [--rate 2000] [--warmup 2] [--store sqlite|redis|both] [--latency 20] [--connections 64]
+ *
+ * The seeding (tokens, callback URLs) writes straight into the store: creating URLs over NIP-98 is
+ * not what is measured.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { readFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { Agent, request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { finalizeEvent, generateSecretKey, getPublicKey } from 'nostr-tools/wasm';
+import { openStore } from '../../src/store/open.ts';
+import type { StoreLocation } from '../../src/config/load.ts';
+import { REACTION } from '../../src/nostr/kinds.ts';
+import { createLogger } from '../../src/observability/logger.ts';
+import { startRedisServer } from '../../test/support/redis-server.ts';
+import { freePort, startServiceProcess } from '../../test/support/service-process.ts';
+import { startFcmFakeProcess } from '../support/fcm-fake-client.ts';
+import { useWasmSigning } from '../support/wasm-signing.ts';
+
+const { values } = parseArgs({
+  options: {
+    users: { type: 'string', default: '10000' },
+    callbacks: { type: 'string', default: '6000' },
+    rate: { type: 'string', default: '2000' },
+    warmup: { type: 'string', default: '2' },
+    store: { type: 'string', default: 'both' },
+    latency: { type: 'string', default: '20' },
+    connections: { type: 'string', default: '64' },
+  },
+});
+const USERS = Number(values.users);
+const CALLBACKS = Number(values.callbacks);
+const RATE = Number(values.rate);
+const WARMUP = Math.round(RATE * Number(values.warmup));
+const CONNECTIONS = Number(values.connections);
+const RELAY = 'wss://community.bench/';
+const ACTORS = 100;
+const TICK_MS = 10;
+const SERVICE_KEY_HEX = randomBytes(32).toString('hex');
+
+interface Post {
+  /** Path of the user's callback URL. */
+  path: string;
+  body: string;
+  eventId: string;
+  token: string;
+}
+
+interface Prepared {
+  users: Array<{ pubkey: string; secret: string }>;
+  posts: Post[];
+}
+
+function prepare(): Prepared {
+  const users = Array.from({ length: USERS }, () => ({
+    pubkey: getPublicKey(generateSecretKey()),
+    secret: randomBytes(32).toString('base64url'),
+  }));
+  const actors = Array.from({ length: ACTORS }, () => generateSecretKey());
+  const now = Math.floor(Date.now() / 1000);
+  const posts: Post[] = [];
+  for (let i = 0; i < WARMUP + CALLBACKS; i++) {
+    const user = users[(i * 7919) % USERS] as Prepared['users'][number];
+    let envelope: { id: string; relay: string; event?: unknown };
+    if (i % 4 === 3) {
+      envelope = { id: randomBytes(32).toString('hex'), relay: RELAY };
+    } else {
+      // Every like is on a post of its own, so coalescing sends each at once (its group's first).
+      const event = finalizeEvent(
+        {
+          kind: REACTION,
+          created_at: now,
+          content: '+',
+          tags: [
+            ['e', randomBytes(32).toString('hex')],
+            ['p', user.pubkey],
+          ],
+        },
+        actors[i % ACTORS] as Uint8Array,
+      );
+      envelope = { id: event.id, relay: RELAY, event };
+    }
+    posts.push({ path: `/nip9a/cb/${user.secret}`, body: JSON.stringify(envelope), eventId: envelope.id, token: `t-${user.pubkey}` });
+  }
+  return { users, posts };
+}
+
+async function seed(location: StoreLocation, prepared: Prepared): Promise<void> {
+  const store = await openStore(location, { logger: createLogger({ level: 'warn' }) });
+  const createdAtMs = Date.now();
+  for (let i = 0; i < prepared.users.length; i += 500) {
+    await Promise.all(
+      prepared.users.slice(i, i + 500).flatMap(({ pubkey, secret }, j) => [
+        store.registerToken(pubkey, { token: `t-${pubkey}`, transport: 'fcm' }),
+        store.createNip9aCallback({
+          id: `cb-${i + j}`,
+          secretHash: createHash('sha256').update(secret).digest('hex'),
+          secretHint: secret.slice(0, 4),
+          owner: pubkey,
+          relay: RELAY,
+          createdAtMs,
+        }),
+      ]),
+    );
+  }
+  await store.close();
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+}
+
+function summary(sorted: number[]): string {
+  return `p50 ${percentile(sorted, 50)} ms, p99 ${percentile(sorted, 99)} ms, max ${sorted.at(-1)} ms`;
+}
+
+/** CPU time of a process so far (ms), from /proc (Linux). */
+function processCpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  return (Number(fields[11] ?? 0) + Number(fields[12] ?? 0)) * 10;
+}
+
+interface Answer {
+  status: number;
+  sentAt: number;
+  answeredAt: number;
+}
+
+function post(agent: Agent, port: number, p: Post): Promise<Answer> {
+  const sentAt = Date.now();
+  return new Promise((resolve, reject) => {
+    const req = request(
+      { agent, host: '127.0.0.1', port, path: p.path, method: 'POST', headers: { 'content-type': 'application/json' } },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, sentAt, answeredAt: Date.now() }));
+      },
+    );
+    req.on('error', reject);
+    req.end(p.body);
+  });
+}
+
+/** Offer `posts` at RATE per second; resolves with every answer once all are answered. */
+async function offer(agent: Agent, port: number, posts: Post[], answers: Map<string, Answer>): Promise<number> {
+  const started = Date.now();
+  const inFlight: Array<Promise<void>> = [];
+  const perTick = Math.max(1, Math.round((RATE * TICK_MS) / 1000));
+  let next = 0;
+  while (next < posts.length) {
+    const due = Math.min(posts.length, Math.floor(((Date.now() - started) / 1000) * RATE) + perTick);
+    for (; next < due; next++) {
+      const p = posts[next] as Post;
+      inFlight.push(post(agent, port, p).then((a) => void answers.set(p.eventId, a)));
+    }
+    await new Promise((r) => setTimeout(r, TICK_MS));
+  }
+  const offeredMs = Date.now() - started;
+  await Promise.all(inFlight);
+  return offeredMs;
+}
+
+async function runOne(label: string, storeUrl: string, location: StoreLocation, prepared: Prepared, dir: string): Promise<void> {
+  const fake = await startFcmFakeProcess(Number(values.latency), dir);
+  await seed(location, prepared);
+  const port = await freePort();
+  const service = await startServiceProcess({
+    env: {
+      NOSTR_PUSH__ROLES: 'api,engine,delivery,scheduler',
+      NOSTR_PUSH__DATA_DIR: join(dir, `data-${label}`),
+      NOSTR_PUSH__STORE__URL: storeUrl,
+      NOSTR_PUSH__SERVICE__PRIVATE_KEY_HEX: SERVICE_KEY_HEX,
+      NOSTR_PUSH__NOSTR__RELAYS: 'ws://127.0.0.1:9',
+      NOSTR_PUSH__SERVER__LISTEN_ADDR: `127.0.0.1:${port}`,
+      NOSTR_PUSH__SERVER__PUBLIC_URL: `http://127.0.0.1:${port}`,
+      NOSTR_PUSH__FIREBASE__CREDENTIALS_PATH: fake.credentialsPath,
+      NOSTR_PUSH__FIREBASE__API_BASE_URL: fake.baseUrl,
+      NOSTR_PUSH__FIREBASE__PROJECT_ID: 'fake-project',
+      NOSTR_PUSH__CLEANUP__ENABLED: 'false',
+      NOSTR_PUSH__LOG__LEVEL: 'warn',
+      LOG_LEVEL: 'warn',
+    },
+    // At warn the service never logs "http listening": wait for /health instead.
+    waitForHttp: false,
+  });
+  try {
+    await healthy(port);
+    await measure(label, port, service.child.pid as number, fake, prepared);
+  } finally {
+    await service.stop();
+    await fake.stop();
+  }
+}
+
+/** Poll /health until the service answers (its start includes loading the TypeScript source). */
+async function healthy(port: number): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    try {
+      if ((await fetch(`http://127.0.0.1:${port}/health`)).ok) return;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error('the service did not answer /health within 60 s');
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+async function measure(
+  label: string,
+  port: number,
+  servicePid: number,
+  fake: Awaited<ReturnType<typeof startFcmFakeProcess>>,
+  prepared: Prepared,
+): Promise<void> {
+  const agent = new Agent({ keepAlive: true, maxSockets: CONNECTIONS });
+  const answers = new Map<string, Answer>();
+  const warmup = prepared.posts.slice(0, WARMUP);
+  const measured = prepared.posts.slice(WARMUP);
+  if (warmup.length > 0) await offer(agent, port, warmup, answers);
+  const cpu0 = processCpuMs(servicePid);
+  const started = Date.now();
+  const offeredMs = await offer(agent, port, measured, answers);
+
+  // Drained once FCM has every expected push, or nothing new arrived for 30 s.
+  const expected = new Set(prepared.posts.map((p) => `${p.eventId}:${p.token}`));
+  let received: Array<[string, string, number]> = [];
+  let lastCount = -1;
+  let lastProgress = Date.now();
+  for (;;) {
+    received = (await fake.report()).received;
+    if (received.length >= expected.size) break;
+    if (received.length !== lastCount) [lastCount, lastProgress] = [received.length, Date.now()];
+    else if (Date.now() - lastProgress > 30_000) break;
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  const cpuMs = processCpuMs(servicePid) - cpu0;
+  const { peakStreams } = await fake.report();
+  agent.destroy();
+
+  const measuredIds = new Set(measured.map((p) => p.eventId));
+  const seen = new Map<string, number>();
+  const toPush: number[] = [];
+  let lastPushAt = started;
+  for (const [eventId, token, at] of received) {
+    const key = `${eventId}:${token}`;
+    seen.set(key, (seen.get(key) ?? 0) + 1);
+    const answer = answers.get(eventId);
+    if (!answer || !measuredIds.has(eventId)) continue;
+    toPush.push(at - answer.sentAt);
+    lastPushAt = Math.max(lastPushAt, at);
+  }
+  const answerMs = measured.map((p) => answers.get(p.eventId)).map((a) => (a ? a.answeredAt - a.sentAt : NaN));
+  const notAccepted = [...answers.values()].filter((a) => a.status !== 202).length;
+  const missing = [...expected].filter((k) => !seen.has(k)).length;
+  const duplicates = [...seen.values()].filter((n) => n > 1).length;
+  const unexpected = [...seen.keys()].filter((k) => !expected.has(k)).length;
+  toPush.sort((a, b) => a - b);
+  answerMs.sort((a, b) => a - b);
+  const lastAnswerAt = Math.max(...measured.map((p) => answers.get(p.eventId)?.answeredAt ?? 0));
+  const answeredSecs = (lastAnswerAt - started) / 1000;
+  const pushedSecs = (lastPushAt - started) / 1000;
+  console.log(
+    `nip9a receive ${label}: offered ${measured.length} callbacks at ${RATE}/s (${(measured.length / (offeredMs / 1000)).toFixed(0)}/s over ${(offeredMs / 1000).toFixed(1)} s); ` +
+      `answered ${(measured.length / answeredSecs).toFixed(0)}/s, pushed ${(toPush.length / pushedSecs).toFixed(0)}/s; ` +
+      `answer ${summary(answerMs)}; POST→FCM ${summary(toPush)}; peak HTTP/2 streams ${peakStreams}`,
+  );
+  console.log(
+    `  service CPU per callback: ${((cpuMs * 1000) / measured.length).toFixed(0)} µs (warm-up before it: ${warmup.length} callbacks)`,
+  );
+  const ok = missing === 0 && duplicates === 0 && unexpected === 0 && notAccepted === 0;
+  console.log(
+    `  verdict: ${ok ? 'OK' : 'FAIL'} (${expected.size} expected pushes, ${missing} missing, ${duplicates} duplicated, ${unexpected} unexpected; ${notAccepted} callbacks not answered 202)`,
+  );
+  if (!ok) process.exitCode = 1;
+}
+
+await useWasmSigning();
+console.log(`preparing ${USERS} users with a callback URL each, ${WARMUP + CALLBACKS} callbacks (${WARMUP} of them warm-up)…`);
+const prepared = prepare();
+const dir = mkdtempSync(join(tmpdir(), 'np-bench-nip9a-rx-'));
+if (values.store === 'sqlite' || values.store === 'both') {
+  const path = join(dir, 'bench.sqlite');
+  await runOne('sqlite', `sqlite:${path}`, { kind: 'sqlite', path }, prepared, dir);
+}
+if (values.store === 'redis' || values.store === 'both') {
+  const redis = await startRedisServer();
+  await runOne('redis', redis.url, { kind: 'redis', url: redis.url }, prepared, dir);
+  await redis.stop();
+}
+rmSync(dir, { recursive: true, force: true });

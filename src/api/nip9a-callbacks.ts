@@ -1,0 +1,219 @@
+/**
+ * The NIP-9a callback receiver's HTTP surface (issue 12, half 1).
+ *
+ * Users manage their callback URLs with NIP-98:
+ * - `POST /v1/nip9a/callbacks` `{relay}` → 201 `{id, url, relay, createdAt}`: a new URL
+ *   `{server.public_url}/nip9a/cb/{secret}`, bound to the caller and that relay; the secret is
+ *   shown this once and stored only as a hash;
+ * - `GET /v1/nip9a/callbacks` → `{callbacks: [{id, url (secret redacted), relay, createdAt}]}`;
+ * - `DELETE /v1/nip9a/callbacks/{id}` → 204, or 404 when it is not the caller's.
+ *
+ * Relays POST `{id, relay, event?}` to `POST /nip9a/cb/{secret}`, answered as soon as the work is
+ * durably on the inbound queue (202 `queued`, or 200 `duplicate` for a (relay, callback, event id)
+ * already received), never after the push. An unknown or revoked secret is a 404, which makes a
+ * NIP-9a relay delete its registration.
+ */
+import { randomBytes } from 'node:crypto';
+import { Hono, type Context } from 'hono';
+import type { Logger } from '../observability/logger.ts';
+import { redact } from '../observability/logger.ts';
+import type { Metrics } from '../observability/metrics.ts';
+import type { EventVerifier } from '../nostr/event.ts';
+import { nip98ReplayGuard } from '../nostr/nip98.ts';
+import type { StorePort } from '../store/port.ts';
+import type { Nip9aAcceptance, Nip9aCallback } from '../store/port-nip9a-callbacks.ts';
+import type { Nip9aReceiverConfig } from '../config/defaults.ts';
+import { TurnBatcher } from '../util/turn-batcher.ts';
+import {
+  CALLBACK_PATH_PREFIX,
+  SECRET_HINT_CHARS,
+  callbackUrl,
+  hashSecret,
+  isSecretShaped,
+  newSecret,
+  normalizeRelayUrl,
+  redactedCallbackUrl,
+} from '../nip9a/receiver/callback-url.ts';
+import { CALLBACK_MAX_BODY_BYTES, acceptEnvelope, callbackItemId } from '../nip9a/receiver/envelope.ts';
+import { CallbackRateLimiter } from '../nip9a/receiver/rate-limit.ts';
+import { HttpError } from './errors.ts';
+import { parseJsonBytes, readBodyBytes } from './json-body.ts';
+import { authenticateNip98, type Nip98Auth } from './nip98-auth.ts';
+
+/** A management request is `{relay}`: a few hundred bytes; anything much larger is not a real client. */
+export const MANAGEMENT_MAX_BODY_BYTES = 4 * 1024;
+/** Random bytes of a callback's public id. */
+const CALLBACK_ID_BYTES = 12;
+
+export interface Nip9aCallbackDeps {
+  store: StorePort;
+  verifier: EventVerifier;
+  /** `server.public_url`; empty means callback URLs cannot be made (every management route answers 503). */
+  publicUrl: string;
+  receiver: Nip9aReceiverConfig;
+  /** `notification.event_kinds`: included events of these kinds take the engine's content path. */
+  contentKinds: readonly number[];
+  /** Wakes this process's inbound consumers once work is queued. */
+  onQueued: () => void;
+  metrics: Metrics;
+  logger: Logger;
+}
+
+interface CallbackView {
+  id: string;
+  url: string;
+  relay: string;
+  createdAt: number;
+}
+
+function view(publicUrl: string, callback: Nip9aCallback, url?: string): CallbackView {
+  return {
+    id: callback.id,
+    url: url ?? redactedCallbackUrl(publicUrl, callback.secretHint),
+    relay: callback.relay,
+    createdAt: Math.floor(callback.createdAtMs / 1000),
+  };
+}
+
+/** `application/json`, with or without parameters (`; charset=utf-8`). */
+function isJsonContentType(header: string | undefined): boolean {
+  return (header ?? '').split(';')[0]?.trim().toLowerCase() === 'application/json';
+}
+
+export function nip9aCallbackRoutes(deps: Nip9aCallbackDeps): Hono {
+  const app = new Hono();
+  const { store, metrics, logger } = deps;
+  const auth: Nip98Auth = {
+    verifier: deps.verifier,
+    replay: nip98ReplayGuard(store),
+    clock: store.clock,
+    publicUrl: deps.publicUrl,
+    logger,
+  };
+  const manage = (operation: string, outcome: string) => metrics.nip9aCallbackManagement.inc({ operation, outcome });
+
+  /** The caller's pubkey, after the configuration check and NIP-98 (which needs the exact body). */
+  const caller = async (c: Context, operation: string, body?: Uint8Array): Promise<string> => {
+    if (deps.publicUrl === '') {
+      manage(operation, 'not_configured');
+      throw new HttpError('PUBLIC_URL_NOT_CONFIGURED');
+    }
+    try {
+      return await authenticateNip98(c, auth, body);
+    } catch (err) {
+      manage(operation, 'unauthorized');
+      throw err;
+    }
+  };
+
+  app.post('/v1/nip9a/callbacks', async (c) => {
+    const body = await readBodyBytes(c, MANAGEMENT_MAX_BODY_BYTES);
+    const owner = await caller(c, 'create', body);
+    const parsed = parseJsonBytes(body);
+    const named =
+      typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>).relay : undefined;
+    const relay = typeof named === 'string' ? normalizeRelayUrl(named) : null;
+    if (relay === null) {
+      manage('create', 'invalid');
+      throw new HttpError('NIP9A_INVALID_RELAY');
+    }
+    if ((await store.listNip9aCallbacks(owner)).length >= deps.receiver.max_callbacks_per_owner) {
+      manage('create', 'too_many');
+      throw new HttpError('NIP9A_TOO_MANY_CALLBACKS');
+    }
+    const secret = newSecret();
+    const callback: Nip9aCallback = {
+      id: randomBytes(CALLBACK_ID_BYTES).toString('hex'),
+      secretHash: hashSecret(secret),
+      secretHint: secret.slice(0, SECRET_HINT_CHARS),
+      owner,
+      relay,
+      createdAtMs: store.clock.nowMs(),
+    };
+    await store.createNip9aCallback(callback);
+    manage('create', 'created');
+    logger.info({ owner, callbackId: callback.id, relay }, 'NIP-9a callback URL created');
+    return c.json(view(deps.publicUrl, callback, callbackUrl(deps.publicUrl, secret)), 201);
+  });
+
+  app.get('/v1/nip9a/callbacks', async (c) => {
+    const owner = await caller(c, 'list');
+    const callbacks = await store.listNip9aCallbacks(owner);
+    manage('list', 'listed');
+    return c.json({ callbacks: callbacks.map((callback) => view(deps.publicUrl, callback)) });
+  });
+
+  app.delete('/v1/nip9a/callbacks/:id', async (c) => {
+    const owner = await caller(c, 'revoke');
+    const id = c.req.param('id');
+    if (!(await store.revokeNip9aCallback(owner, id))) {
+      manage('revoke', 'not_found');
+      throw new HttpError('NOT_FOUND', 'No callback URL of yours has that id');
+    }
+    manage('revoke', 'revoked');
+    logger.info({ owner, callbackId: id }, 'NIP-9a callback URL revoked');
+    return c.body(null, 204);
+  });
+
+  app.post(`${CALLBACK_PATH_PREFIX}:secret`, receiveCallback(deps));
+  return app;
+}
+
+/** `POST /nip9a/cb/{secret}`: a relay's push, queued durably before the answer. */
+function receiveCallback(deps: Nip9aCallbackDeps): (c: Context) => Promise<Response> {
+  const { store, metrics } = deps;
+  const log = deps.logger;
+  const limiter = new CallbackRateLimiter(deps.receiver.rate_per_sec, deps.receiver.rate_burst, store.clock);
+  const contentKinds = new Set(deps.contentKinds);
+  // Relays POST many callbacks at once: the receipts of one turn reach the store as one call.
+  const receipts = new TurnBatcher<Nip9aAcceptance, boolean>((entries) =>
+    store.acceptNip9aReceipts(deps.receiver.receipt_ttl_secs, entries),
+  );
+  const count = (outcome: string) => metrics.nip9aCallbackRequests.inc({ outcome });
+
+  return async (c) => {
+    const secret = c.req.param('secret') ?? '';
+    if (!isJsonContentType(c.req.header('content-type'))) {
+      count('unsupported_media_type');
+      log.warn({ secret: redact(secret) }, 'NIP-9a callback refused: Content-Type is not application/json');
+      throw new HttpError('UNSUPPORTED_MEDIA_TYPE');
+    }
+    const callback = isSecretShaped(secret) ? await store.findNip9aCallback(hashSecret(secret)) : null;
+    if (!callback) {
+      count('not_found');
+      log.warn({ secret: redact(secret) }, 'NIP-9a callback to an unknown or revoked URL');
+      throw new HttpError('NOT_FOUND');
+    }
+    const rate = limiter.take(callback.id);
+    if (!rate.allowed) {
+      count('rate_limited');
+      log.warn({ callbackId: callback.id, retryAfterSecs: rate.retryAfterSecs }, 'NIP-9a callback rate-limited');
+      return c.json(new HttpError('RATE_LIMITED').toJSON(), 429, { 'Retry-After': String(rate.retryAfterSecs) });
+    }
+    let body: unknown;
+    try {
+      body = parseJsonBytes(await readBodyBytes(c, CALLBACK_MAX_BODY_BYTES));
+    } catch (err) {
+      count(err instanceof HttpError && err.code === 'BODY_TOO_LARGE' ? 'too_large' : 'invalid_json');
+      log.warn({ callbackId: callback.id, err: (err as Error).message }, 'NIP-9a callback body refused');
+      throw err;
+    }
+    const accepted = acceptEnvelope(body, { callback, verifier: deps.verifier, contentKinds, nowMs: store.clock.nowMs() });
+    if ('code' in accepted) {
+      count(accepted.code.toLowerCase());
+      log.warn({ callbackId: callback.id, code: accepted.code, reason: accepted.reason }, 'NIP-9a callback refused');
+      throw new HttpError(accepted.code, accepted.reason);
+    }
+    const fresh = await receipts.add({
+      receipt: { callbackId: callback.id, relay: accepted.relay, eventId: accepted.eventId },
+      item: { id: callbackItemId(callback.id, accepted.eventId), payload: accepted.item },
+    });
+    if (!fresh) {
+      count('duplicate');
+      return c.json({ status: 'duplicate' }, 200);
+    }
+    deps.onQueued();
+    count('queued');
+    return c.json({ status: 'queued' }, 202);
+  };
+}

@@ -1,0 +1,93 @@
+/**
+ * NIP-9a callback URLs and relay-POST receipts on Redis (port-nip9a-callbacks.ts; keys in
+ * `keys.ts`). A callback is one JSON field of `nip9a:callbacks`, indexed by its secret's hash
+ * and by its owner; a receipt is a `SET NX EX` key taken together with the inbound enqueue by the
+ * same script that claims and queues deliveries (`claimAndEnqueue-5.lua`), so a receipt is never
+ * recorded without its item queued.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Nip9aAcceptance, Nip9aCallback } from '../port-nip9a-callbacks.ts';
+import { DEFAULT_LANE } from '../lanes.ts';
+import { expirySeconds, isRecord, parseJson, prefixed, type RedisContext } from './context.ts';
+import { nip9aCallbackSecretsKey, nip9aCallbacksKey, nip9aCallbacksOfKey, nip9aReceiptKey, queueKeys } from './keys.ts';
+
+function toJson(callback: Nip9aCallback): string {
+  const { id, secretHash, secretHint, owner, relay, createdAtMs } = callback;
+  return JSON.stringify({ id, secretHash, secretHint, owner, relay, createdAtMs });
+}
+
+/** A stored record, or null (with a warning) when something else wrote that field. */
+function fromJson(ctx: RedisContext, raw: string | null): Nip9aCallback | null {
+  if (raw === null) return null;
+  const value = parseJson(raw);
+  if (
+    !isRecord(value) ||
+    typeof value.id !== 'string' ||
+    typeof value.secretHash !== 'string' ||
+    typeof value.secretHint !== 'string' ||
+    typeof value.owner !== 'string' ||
+    typeof value.relay !== 'string' ||
+    typeof value.createdAtMs !== 'number'
+  ) {
+    ctx.logger.warn({ key: nip9aCallbacksKey }, 'unreadable NIP-9a callback record; treated as absent');
+    return null;
+  }
+  const { id, secretHash, secretHint, owner, relay, createdAtMs } = value;
+  return { id, secretHash, secretHint, owner, relay, createdAtMs };
+}
+
+export async function createNip9aCallback(ctx: RedisContext, callback: Nip9aCallback): Promise<void> {
+  const stored = await ctx.scripts.run(
+    'createNip9aCallback',
+    [nip9aCallbacksKey, nip9aCallbackSecretsKey, nip9aCallbacksOfKey(callback.owner)],
+    [callback.id, callback.secretHash, callback.createdAtMs, toJson(callback)],
+  );
+  if (stored !== 1) throw new Error(`createNip9aCallback: id ${callback.id} or its secret hash is already stored`);
+}
+
+export async function findNip9aCallback(ctx: RedisContext, secretHash: string): Promise<Nip9aCallback | null> {
+  const raw = await ctx.scripts.run('findNip9aCallback', [nip9aCallbacksKey, nip9aCallbackSecretsKey], [secretHash]);
+  return fromJson(ctx, typeof raw === 'string' ? raw : null);
+}
+
+export async function listNip9aCallbacks(ctx: RedisContext, owner: string): Promise<Nip9aCallback[]> {
+  const ids = await ctx.redis.zrange(nip9aCallbacksOfKey(owner), 0, -1);
+  if (ids.length === 0) return [];
+  const raws = await ctx.redis.hmget(nip9aCallbacksKey, ...ids);
+  return raws.map((raw) => fromJson(ctx, raw)).filter((c): c is Nip9aCallback => c !== null && c.owner === owner);
+}
+
+export async function revokeNip9aCallback(ctx: RedisContext, owner: string, id: string): Promise<boolean> {
+  const deleted = await ctx.scripts.run(
+    'revokeNip9aCallback',
+    [nip9aCallbacksKey, nip9aCallbackSecretsKey, nip9aCallbacksOfKey(owner)],
+    [owner, id],
+  );
+  return deleted === 1;
+}
+
+export async function acceptNip9aReceipts<T>(
+  ctx: RedisContext,
+  ttlSecs: number,
+  entries: ReadonlyArray<Nip9aAcceptance<T>>,
+): Promise<boolean[]> {
+  if (entries.length === 0) return [];
+  const ttl = expirySeconds('acceptNip9aReceipts', ttlSecs);
+  const key = prefixed(ctx);
+  const args: Array<string | number> = [ttl, ctx.clock.nowMs()];
+  for (const { receipt, item } of entries) {
+    // Typed string, but undefined for a payload such as `undefined` or a function.
+    const payload = JSON.stringify(item.payload) as string | undefined;
+    if (payload === undefined) throw new TypeError(`acceptNip9aReceipts: payload of ${item.id} is not JSON-serialisable`);
+    args.push(
+      key(nip9aReceiptKey(receipt.callbackId, receipt.eventId, receipt.relay)),
+      randomUUID(),
+      item.id,
+      payload,
+      item.lane ?? DEFAULT_LANE,
+    );
+  }
+  const keys = queueKeys('inbound');
+  const replies = (await ctx.scripts.run('claimAndEnqueue', [...keys.readyKeys, keys.items, keys.meta], args)) as number[];
+  return entries.map((_, i) => replies[i] === 1);
+}
