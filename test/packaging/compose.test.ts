@@ -93,7 +93,7 @@ describe('compose.yaml', () => {
     );
   });
 
-  test("splits the roles as a fleet does: one listener, engine and delivery twice, api with pusher", () => {
+  test('splits the roles as a fleet does: one listener, engine and delivery twice, api with pusher', () => {
     const services = nostrPushServices(readCompose()).map(([name, service, env]) => ({
       name,
       roles: rolesOf(env).sort(),

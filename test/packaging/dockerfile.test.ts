@@ -120,18 +120,21 @@ describe('Dockerfile', () => {
   test('keeps its data in a volume at the data directory', () => {
     const env = Object.assign({}, ...all(runtime, 'ENV').map(envPairs)) as Record<string, string>;
     const dataDir = env.NOSTR_PUSH__DATA_DIR ?? assert.fail('NOSTR_PUSH__DATA_DIR set');
-    const volumes = all(runtime, 'VOLUME').flatMap((args) => (JSON.parse(args) as string[]));
+    const volumes = all(runtime, 'VOLUME').flatMap((args) => JSON.parse(args) as string[]);
     assert.ok(volumes.includes(dataDir), `a VOLUME at ${dataDir}`);
   });
 
   test('exposes the default port, and checks health on /health at that port', () => {
-    const port = (defaultConfig().server.listen_addr.split(':').pop() ?? '');
+    const port = defaultConfig().server.listen_addr.split(':').pop() ?? '';
     assert.deepEqual(all(runtime, 'EXPOSE'), [port]);
     const healthchecks = all(runtime, 'HEALTHCHECK');
     assert.equal(healthchecks.length, 1);
     assert.ok(healthchecks[0]?.includes(`127.0.0.1:${port}/health`), healthchecks[0]);
     assert.match(all(runtime, 'ENTRYPOINT').join(' '), /bin\/nostr-push\.js/);
-    assert.deepEqual(all(runtime, 'CMD').map((args) => JSON.parse(args) as string[]), [['serve']]);
+    assert.deepEqual(
+      all(runtime, 'CMD').map((args) => JSON.parse(args) as string[]),
+      [['serve']],
+    );
   });
 
   test('.dockerignore keeps local builds, dependencies and data out of the context', () => {

@@ -42,7 +42,10 @@ const service = unit.get('Service') ?? new Map<string, string[]>();
 const last = (key: string) => service.get(key)?.at(-1);
 /** `Environment=NAME=value` lines as a map. */
 const environment = new Map(
-  (service.get('Environment') ?? []).map((assignment) => [assignment.slice(0, assignment.indexOf('=')), assignment.slice(assignment.indexOf('=') + 1)]),
+  (service.get('Environment') ?? []).map((assignment) => [
+    assignment.slice(0, assignment.indexOf('=')),
+    assignment.slice(assignment.indexOf('=') + 1),
+  ]),
 );
 
 describe('systemd unit (deploy/nostr-push.service)', () => {
