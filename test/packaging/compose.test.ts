@@ -4,67 +4,12 @@
  * loads without a problem, pointed at the compose file's own Redis.
  */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
-import { parse } from 'yaml';
 import { ROLE_NAMES, type RoleName } from '../../src/config/defaults.ts';
 import { loadConfig } from '../../src/config/load.ts';
 import { generateSecretKey } from '../../src/nostr/keys.ts';
 import { unknownConfigEnvNames } from './config-keys.ts';
-
-const COMPOSE_FILE = new URL('../../compose.yaml', import.meta.url);
-
-interface ComposeService {
-  image?: string;
-  build?: unknown;
-  environment?: Record<string, string | number | boolean | null> | string[];
-  depends_on?: Record<string, { condition?: string }> | string[];
-  deploy?: { replicas?: number };
-  healthcheck?: { disable?: boolean; test?: unknown };
-  ports?: string[];
-}
-
-interface ComposeFile {
-  services: Record<string, ComposeService>;
-}
-
-/** Compose merges `<<:` keys (YAML 1.1 merge), so the parse must too. */
-function readCompose(): ComposeFile {
-  const parsed = parse(readFileSync(COMPOSE_FILE, 'utf8'), { merge: true }) as unknown;
-  assert.ok(parsed !== null && typeof parsed === 'object' && 'services' in parsed, 'compose.yaml has a services mapping');
-  return parsed as ComposeFile;
-}
-
-function environmentOf(service: ComposeService): Record<string, string> {
-  const env = service.environment ?? {};
-  if (Array.isArray(env))
-    return Object.fromEntries(env.map((entry) => [entry.split('=')[0] ?? '', entry.split('=').slice(1).join('=')] as const));
-  return Object.fromEntries(Object.entries(env).map(([name, value]) => [name, value === null ? '' : String(value)]));
-}
-
-/**
- * Compose's variable interpolation (`${NAME}`, `${NAME:-default}`, `${NAME:?error}`) with `vars`:
- * a required variable missing from `vars` is an error, as it is for `docker compose`.
- */
-function interpolate(value: string, vars: Record<string, string>): string {
-  return value.replace(/\$\{(\w+)(?::([-?])([^}]*))?\}/g, (_whole, name: string, op: string | undefined, arg: string | undefined) => {
-    const given = vars[name];
-    if (given !== undefined && given !== '') return given;
-    if (op === '?') throw new Error(`compose needs ${name}: ${arg ?? ''}`);
-    return op === '-' ? (arg ?? '') : '';
-  });
-}
-
-/** The services that run nostr-push (they name their roles). */
-function nostrPushServices(compose: ComposeFile): Array<[string, ComposeService, Record<string, string>]> {
-  return Object.entries(compose.services)
-    .map(([name, service]) => [name, service, environmentOf(service)] as [string, ComposeService, Record<string, string>])
-    .filter(([, , env]) => env.NOSTR_PUSH__ROLES !== undefined);
-}
-
-function rolesOf(env: Record<string, string>): string[] {
-  return (env.NOSTR_PUSH__ROLES ?? '').split(',').map((role) => role.trim());
-}
+import { interpolate, nostrPushServices, readCompose, rolesOf } from './compose-file.ts';
 
 describe('compose.yaml', () => {
   test('parses, and runs nostr-push in several services beside a Redis service', () => {
