@@ -1,42 +1,103 @@
 /**
- * bench/fcm: the FCM transport alone against the FCM fake in its own process: how many sends per
+ * bench/fcm: one push transport alone against its fake in its own process: how many sends per
  * second one process pushes over HTTP/2 at a given concurrency, and what each costs this process
- * in CPU. Verdict: the fake accepted exactly the messages sent.
+ * in CPU. `--provider fcm` (default) is the FCM transport and the FCM fake; `--provider apns` the
+ * direct APNs transport and the APNs fake (which checks every ES256 provider token). Verdict: the
+ * fake accepted exactly the messages sent (and, for APNs, saw one provider token).
  *
- *   node --import tsx bench/fcm/run.ts [--messages 30000] [--concurrency 300] [--latency 20]
+ *   node --import tsx bench/fcm/run.ts [--provider fcm|apns] [--messages 30000] [--concurrency 300] [--latency 20]
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createFcmTransport } from '../../src/delivery/fcm/sender.ts';
-import type { PushMessage } from '../../src/delivery/types.ts';
+import { createApnsTransport } from '../../src/delivery/apns/sender.ts';
+import type { PushMessage, PushTransport } from '../../src/delivery/types.ts';
+import type { DeviceRegistration } from '../../src/store/port.ts';
 import { createLogger } from '../../src/observability/logger.ts';
 import { Metrics } from '../../src/observability/metrics.ts';
 import { printProfile, profile } from '../support/cpu-profile.ts';
 import { startFcmFakeProcess } from '../support/fcm-fake-client.ts';
+import { startApnsFakeProcess } from '../support/apns-fake-client.ts';
 
 const { values } = parseArgs({
   options: {
     messages: { type: 'string', default: '30000' },
     concurrency: { type: 'string', default: '300' },
     latency: { type: 'string', default: '20' },
+    provider: { type: 'string', default: 'fcm' },
   },
 });
+const PROVIDER = values.provider;
+if (PROVIDER !== 'fcm' && PROVIDER !== 'apns') throw new Error('--provider is fcm or apns');
 const MESSAGES = Number(values.messages);
 const CONCURRENCY = Number(values.concurrency);
 
-const dir = mkdtempSync(join(tmpdir(), 'np-bench-fcm-'));
-const fake = await startFcmFakeProcess(Number(values.latency), dir);
+const dir = mkdtempSync(join(tmpdir(), `np-bench-${PROVIDER}-`));
 const logger = createLogger({ level: 'silent' });
-const transport = createFcmTransport({
-  projectId: 'fake-project',
-  credentialsPath: fake.credentialsPath,
-  apiBaseUrl: fake.baseUrl,
-  logger,
-  metrics: new Metrics(),
-});
-if (!transport) throw new Error('no FCM transport');
+
+interface Rig {
+  transport: PushTransport;
+  pid: number;
+  device(i: number): DeviceRegistration;
+  /** Accepted sends other than the warm-up, and a provider-specific verdict line. */
+  report(): Promise<{ accepted: number; extra: string; ok: boolean }>;
+  stop(): Promise<void>;
+}
+
+async function fcmRig(): Promise<Rig> {
+  const fake = await startFcmFakeProcess(Number(values.latency), dir);
+  const transport = createFcmTransport({
+    projectId: 'fake-project',
+    credentialsPath: fake.credentialsPath,
+    apiBaseUrl: fake.baseUrl,
+    logger,
+    metrics: new Metrics(),
+  });
+  if (!transport) throw new Error('no FCM transport');
+  return {
+    transport,
+    pid: fake.pid,
+    device: (i) => ({ token: `t-${i}`, transport: 'fcm' }),
+    report: async () => {
+      const { received } = await fake.report();
+      return { accepted: received.filter(([eventId]) => eventId !== 'e-1').length, extra: '', ok: true };
+    },
+    stop: () => fake.stop(),
+  };
+}
+
+async function apnsRig(): Promise<Rig> {
+  const fake = await startApnsFakeProcess(Number(values.latency), dir);
+  const transport = createApnsTransport({
+    keyPath: fake.keyPath,
+    keyId: fake.keyId,
+    teamId: fake.teamId,
+    bundleId: fake.bundleId,
+    apiBaseUrl: fake.baseUrl,
+    sandboxApiBaseUrl: fake.baseUrl,
+    sandbox: false,
+    expirationSecs: 86_400,
+    logger,
+    metrics: new Metrics(),
+  });
+  if (!transport) throw new Error('no APNs transport');
+  return {
+    transport,
+    pid: fake.pid,
+    // APNs device tokens are 64 hex digits; the fake refuses anything else.
+    device: (i) => ({ token: (i + 1).toString(16).padStart(64, '0'), transport: 'apns' }),
+    report: async () => {
+      const { accepted, providerTokensSeen } = await fake.report();
+      return { accepted: accepted - 1, extra: `, ${providerTokensSeen} provider token(s) seen`, ok: providerTokensSeen === 1 };
+    },
+    stop: () => fake.stop(),
+  };
+}
+
+const rig = PROVIDER === 'apns' ? await apnsRig() : await fcmRig();
+const { transport } = rig;
 const message = (i: number): PushMessage => ({
   data: {
     type: 'like',
@@ -48,8 +109,8 @@ const message = (i: number): PushMessage => ({
     receiverPubkey: 'b'.repeat(64),
   },
 });
-// Warm up: the OAuth token and the first session.
-await transport.sendBatch([{ token: 'warm-up', transport: 'fcm' }], message(-1));
+// Warm up: the OAuth token (FCM) or the provider token (APNs), and the first session.
+await transport.sendBatch([rig.device(-1)], message(-1));
 
 /** CPU time of a process so far (ms), from /proc (Linux). */
 function processCpuMs(pid: number): number {
@@ -58,7 +119,7 @@ function processCpuMs(pid: number): number {
 }
 
 let next = 0;
-const fakeCpuBefore = processCpuMs(fake.pid);
+const fakeCpuBefore = processCpuMs(rig.pid);
 let failed = 0;
 const cpuBefore = process.cpuUsage();
 const { result: elapsedMs, top } = await profile(async () => {
@@ -67,25 +128,26 @@ const { result: elapsedMs, top } = await profile(async () => {
     Array.from({ length: CONCURRENCY }, async () => {
       while (next < MESSAGES) {
         const i = next++;
-        const outcomes = await transport.sendBatch([{ token: `t-${i}`, transport: 'fcm' }], message(i));
-        if (!outcomes.get(`t-${i}`)?.ok) failed++;
+        const device = rig.device(i);
+        const outcomes = await transport.sendBatch([device], message(i));
+        if (!outcomes.get(device.token)?.ok) failed++;
       }
     }),
   );
   return performance.now() - started;
 });
 const cpu = process.cpuUsage(cpuBefore);
-const fakeCpuMs = processCpuMs(fake.pid) - fakeCpuBefore;
-const { received } = await fake.report();
+const fakeCpuMs = processCpuMs(rig.pid) - fakeCpuBefore;
+const report = await rig.report();
 await transport.close();
-await fake.stop();
+await rig.stop();
 rmSync(dir, { recursive: true, force: true });
-const accepted = received.filter(([eventId]) => eventId !== 'e-1').length;
+const accepted = report.accepted;
 console.log(
-  `fcm: ${MESSAGES} sends at concurrency ${CONCURRENCY}: ${(MESSAGES / (elapsedMs / 1000)).toFixed(0)} sends/s; ` +
+  `${PROVIDER}: ${MESSAGES} sends at concurrency ${CONCURRENCY}: ${(MESSAGES / (elapsedMs / 1000)).toFixed(0)} sends/s; ` +
     `this process ${((cpu.user + cpu.system) / MESSAGES).toFixed(0)} µs CPU per send, the fake ${((fakeCpuMs * 1000) / MESSAGES).toFixed(0)} µs`,
 );
-const ok = failed === 0 && accepted === MESSAGES;
-console.log(`  verdict: ${ok ? 'OK' : 'FAIL'} (${accepted} accepted by the fake, ${failed} failed)`);
-if (process.env.BENCH_PROFILE) printProfile('fcm', top);
+const ok = failed === 0 && accepted === MESSAGES && report.ok;
+console.log(`  verdict: ${ok ? 'OK' : 'FAIL'} (${accepted} accepted by the fake, ${failed} failed${report.extra})`);
+if (process.env.BENCH_PROFILE) printProfile(PROVIDER, top);
 if (!ok) process.exitCode = 1;
