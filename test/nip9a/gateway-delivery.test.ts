@@ -210,7 +210,8 @@ for (const [storeName, makeStore] of stores) {
       await publishMatching();
       assert.deepEqual(await runDue(), [{ kind: 'done' }]);
       assert.equal(await store.getNip9aRegistration(author.pubkey, 'inbox'), null);
-      assert.deepEqual(await store.queueStats('nip9a'), { ready: 0, leased: 0, dead: 0 });
+      const { ready, leased, dead } = await store.queueStats('nip9a');
+      assert.deepEqual({ ready, leased, dead }, { ready: 0, leased: 0, dead: 0 });
     });
 
     test('a redirect (here to a private address) is never followed and ends the delivery', async () => {
