@@ -1,4 +1,4 @@
-import type { Config } from './defaults.ts';
+import { HTTP2_CLIENT_KINDS, type Config } from './defaults.ts';
 import { ntfyConfigProblems } from '../ntfy/config.ts';
 
 type NumericPath = { [S in keyof Config]: Config[S] extends object ? `${S & string}.${string}` : never }[keyof Config];
@@ -111,6 +111,8 @@ export function validateConfig(config: Config, explicitKeys: ReadonlySet<string>
   } else if (url === 'sqlite:') {
     problems.push('store.url: sqlite: needs a path (or :memory:)');
   }
+  if (!(HTTP2_CLIENT_KINDS as readonly string[]).includes(config.delivery.http2_client))
+    problems.push(`delivery.http2_client: "${config.delivery.http2_client}" must be one of ${HTTP2_CLIENT_KINDS.join(', ')}`);
   if (!/^https?:\/\/[^\s/]+/.test(config.firebase.api_base_url)) problems.push('firebase.api_base_url must be an http:// or https:// URL');
   const webpush = config.webpush;
   if (webpush.ttl_secs < 0 || !Number.isInteger(webpush.ttl_secs))
