@@ -97,17 +97,24 @@ export class WsFrameReader {
 
   constructor(private readonly maxPayload: number) {}
 
+  /** Bytes of an incomplete frame held: at most a header, a mask and one bounded payload (the fuzz tests check it). */
+  get bufferedBytes(): number {
+    return this.pending?.length ?? 0;
+  }
+
   push(chunk: Buffer, handler: WsFrameHandler): void {
     if (this.done) return;
     const data = this.pending === null ? chunk : Buffer.concat([this.pending, chunk]);
     this.pending = null;
     let offset = 0;
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- frameAt() sets `done` on a close or a failure, which narrowing cannot see
     while (!this.done) {
       const used = this.frameAt(data, offset, handler);
       if (used === 0) break;
       offset += used;
     }
     // A copy, so the rest of a large chunk is not kept alive by a few bytes of it.
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- as above: frameAt() may have set `done`
     if (!this.done && offset < data.length) this.pending = Buffer.from(data.subarray(offset));
   }
 
