@@ -9,7 +9,8 @@
  * verdict: every expected (event, token) pushed exactly once. BENCH_TRACE=1 prints the queues and
  * the worst event-loop delay every half second.
  *
- *   node --import tsx bench/social/run.ts [--users 10000] [--events 10000] [--rate 2000] [--warmup 5] [--store sqlite|redis|both] [--latency 20] [--phased]
+ *   node --import tsx bench/social/run.ts [--users 10000] [--events 10000] [--rate 2000] [--warmup 5] [--store sqlite|redis|both] [--latency 20] [--phased] [--http2-client builtin|node|both]
+ *   --http2-client runs the whole benchmark on each HTTP/2 client named (delivery.http2_client).
  *   --rate 0 offers everything at once (peak throughput).
  *   --warmup offers events at the same rate for that many seconds first (paced runs only): a fresh
  *   process is still compiling its hot paths. Warm-up events are checked like every other, their
@@ -17,6 +18,7 @@
  *   --phased runs the listener part, the engine and the delivery one after another, each drained
  *   before the next starts, and prints the CPU each stage spent per event (no latency figures).
  */
+import { HTTP2_CLIENT_KINDS, type Http2ClientKind } from '../../src/config/defaults.ts';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -49,10 +51,16 @@ const { values } = parseArgs({
     latency: { type: 'string', default: '20' },
     phased: { type: 'boolean', default: false },
     warmup: { type: 'string', default: '5' },
+    'http2-client': { type: 'string', default: 'builtin' },
   },
 });
+const HTTP2_CLIENTS: Http2ClientKind[] =
+  values['http2-client'] === 'both' ? [...HTTP2_CLIENT_KINDS] : HTTP2_CLIENT_KINDS.filter((kind) => kind === values['http2-client']);
+if (HTTP2_CLIENTS.length === 0) throw new Error(`--http2-client must be builtin, node or both, not ${values['http2-client']}`);
+/** The HTTP/2 client of the run in progress. */
+let http2Client: Http2ClientKind = 'builtin';
 /** Run the stages one after another, each drained before the next, to see what each costs. */
-const PHASED = values.phased === true;
+const PHASED = values.phased;
 const USERS = Number(values.users);
 const EVENTS = Number(values.events);
 const RATE = Number(values.rate);
@@ -185,7 +193,7 @@ function serviceConfig(roles: string, storeUrl: string, dir: string, fake: { cre
   return loadConfig({
     env: {
       NOSTR_PUSH__ROLES: roles,
-      NOSTR_PUSH__DATA_DIR: join(dir, `data-${label}`),
+      NOSTR_PUSH__DATA_DIR: join(dir, `data-${label}-${http2Client}`),
       NOSTR_PUSH__STORE__URL: storeUrl,
       NOSTR_PUSH__SERVICE__PRIVATE_KEY_HEX: SERVICE_KEY_HEX,
       NOSTR_PUSH__NOSTR__RELAYS: 'ws://127.0.0.1:9',
@@ -194,6 +202,7 @@ function serviceConfig(roles: string, storeUrl: string, dir: string, fake: { cre
       NOSTR_PUSH__FIREBASE__PROJECT_ID: 'fake-project',
       NOSTR_PUSH__CLEANUP__ENABLED: 'false',
       NOSTR_PUSH__LOG__LEVEL: 'warn',
+      NOSTR_PUSH__DELIVERY__HTTP2_CLIENT: http2Client,
     },
   }).config;
 }
@@ -314,12 +323,13 @@ async function runOne(label: string, storeUrl: string, prepared: Prepared, dir: 
     const loopDelay = monitorEventLoopDelay({ resolution: 5 });
     loopDelay.enable();
     const trace = process.env.BENCH_TRACE
-      ? setInterval(async () => {
-          const [i, o] = await Promise.all([service.store.queueStats('inbound'), service.store.queueStats('outbound')]);
-          console.log(
-            `  t=${Date.now() - started} ms inbound ready ${i.ready} leased ${i.leased}; outbound ready ${o.ready} leased ${o.leased}; event-loop delay max ${(loopDelay.max / 1e6).toFixed(0)} ms`,
-          );
-          loopDelay.reset();
+      ? setInterval(() => {
+          void Promise.all([service.store.queueStats('inbound'), service.store.queueStats('outbound')]).then(([i, o]) => {
+            console.log(
+              `  t=${Date.now() - started} ms inbound ready ${i.ready} leased ${i.leased}; outbound ready ${o.ready} leased ${o.leased}; event-loop delay max ${(loopDelay.max / 1e6).toFixed(0)} ms`,
+            );
+            loopDelay.reset();
+          });
         }, 500)
       : undefined;
     offeredMs = await offer(prepared.frames.slice(WARMUP_EVENTS), ingest, wake);
@@ -410,12 +420,16 @@ async function profiled(label: string, run: () => Promise<void>): Promise<void> 
   const { top } = await profile(run);
   if (process.env.BENCH_PROFILE) printProfile(label, top);
 }
-if (values.store === 'sqlite' || values.store === 'both') {
-  await profiled('sqlite', () => runOne('sqlite', `sqlite:${join(dir, 'bench.sqlite')}`, prepared, dir));
-}
-if (values.store === 'redis' || values.store === 'both') {
-  const redis = await startRedisServer();
-  await profiled('redis', () => runOne('redis', redis.url, prepared, dir, redis.pid));
-  await redis.stop();
+for (const client of HTTP2_CLIENTS) {
+  http2Client = client;
+  console.log(`delivery.http2_client: ${client}`);
+  if (values.store === 'sqlite' || values.store === 'both') {
+    await profiled('sqlite', () => runOne('sqlite', `sqlite:${join(dir, `bench-${client}.sqlite`)}`, prepared, dir));
+  }
+  if (values.store === 'redis' || values.store === 'both') {
+    const redis = await startRedisServer();
+    await profiled('redis', () => runOne('redis', redis.url, prepared, dir, redis.pid));
+    await redis.stop();
+  }
 }
 rmSync(dir, { recursive: true, force: true });
