@@ -52,8 +52,8 @@ export class NodeHttp2Connection implements PoolConnection {
     this.ready.catch(() => undefined);
     this.session = http2.connect(origin.origin, {
       ...(origin.protocol === 'https:' ? options.tls : {}),
+      // Our client's SETTINGS: no push, the same stream window and header list bound.
       settings: { enablePush: false, initialWindowSize: STREAM_RECEIVE_WINDOW, maxHeaderListSize: MAX_HEADER_LIST_OCTETS },
-      maxHeaderListPairs: 1024,
     });
     this.connectTimer = setTimeout(() => {
       this.fail(new Http2RequestError('connect_timeout', `HTTP/2 connect to ${origin.origin} exceeded ${options.connectTimeoutMs}ms`));
