@@ -2,7 +2,8 @@
 // Node 20's test runner cannot glob .ts files itself (globs arrived in Node 21), so this script
 // finds every *.test.ts under src/ and test/ and hands them to `node --test` with tsx loaded.
 // Extra arguments are treated as path filters: `npm run test:only -- store` runs matching files.
-import { readdirSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { spawnSync } from 'node:child_process';
 
@@ -32,11 +33,45 @@ if (files.length === 0) {
 }
 
 const concurrency = process.env.TEST_CONCURRENCY ?? '2';
-// A hung test fails after this long instead of holding CI until its own deadline.
-const TEST_TIMEOUT_MS = 120_000;
+// A hung test fails after this long instead of holding CI until its own deadline. Node 20 applies
+// it to each file as a whole too, and an end-to-end file takes minutes on a loaded 2-core machine
+// (test/e2e/bells.test.ts: 100 s beside other work), so it is a hang guard, not a speed bet.
+const TEST_TIMEOUT_MS = 900_000;
+// Each test's outcome also goes to a JSON-lines file, so the last lines of a run can name the
+// failing tests and their files however long the spec output above them is.
+const outcomesFile = process.env.TEST_OUTCOMES_FILE ?? join(mkdtempSync(join(tmpdir(), 'nostr-push-tests-')), 'outcomes.jsonl');
 const result = spawnSync(
   process.execPath,
-  ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, `--test-timeout=${TEST_TIMEOUT_MS}`, '--test-reporter=spec', ...files],
+  [
+    '--import',
+    'tsx',
+    '--test',
+    `--test-concurrency=${concurrency}`,
+    `--test-timeout=${TEST_TIMEOUT_MS}`,
+    '--test-reporter=spec',
+    '--test-reporter-destination=stdout',
+    `--test-reporter=${join(root, 'scripts/test-outcomes-reporter.mjs')}`,
+    `--test-reporter-destination=${outcomesFile}`,
+    ...files,
+  ],
   { cwd: root, stdio: 'inherit', env: { ...process.env, NODE_ENV: 'test' } },
 );
+
+const outcomes = readOutcomes(outcomesFile);
+const failed = outcomes.filter((o) => o.outcome === 'fail');
+if (failed.length > 0) {
+  console.log(`\nfailing tests (${failed.length}):`);
+  for (const f of failed) console.log(`  ${f.file ? relative(root, f.file) : '?'}:${f.line ?? '?'}  ${f.name}  -- ${f.error}`);
+}
+const passed = outcomes.filter((o) => o.outcome === 'pass').length;
+const skipped = outcomes.filter((o) => o.outcome === 'skip').length;
+console.log(`\ntests: ${passed} passed, ${failed.length} failed${skipped > 0 ? `, ${skipped} skipped` : ''}`);
 process.exit(result.status ?? 1);
+
+function readOutcomes(path) {
+  if (!existsSync(path)) return [];
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => JSON.parse(line));
+}

@@ -1,5 +1,6 @@
 import { ConfigError, loadConfig } from './config/load.ts';
 import { startService } from './service.ts';
+import { testClockFromEnvironment } from './util/file-clock.ts';
 import { createLogger } from './observability/logger.ts';
 import { generateSecretKey, publicKeyOf } from './nostr/keys.ts';
 import { npubEncode, nsecEncode } from './nostr/nip19.ts';
@@ -69,7 +70,8 @@ async function serveCommand(args: string[]): Promise<void> {
   const loaded = loadConfig({ configPath: configPathFrom(args) });
   const logger = createLogger({ level: loaded.config.log.level });
   logger.info({ sources: loaded.sources, roles: loaded.config.roles }, 'configuration loaded');
-  const service = await startService(loaded.config, { logger });
+  const clock = testClockFromEnvironment(process.env, logger);
+  const service = await startService(loaded.config, { logger, clock });
   // The npub is what app developers need; print it plainly as well as in the log.
   process.stderr.write(`nostr-push service npub: ${service.key.npub}\n`);
 

@@ -24,7 +24,7 @@ import { directMessageRoutes } from './api/direct-message.ts';
 import { webPushKeyRoutes } from './api/webpush-key.ts';
 import { WebPushTransport } from './delivery/webpush/transport.ts';
 import { createNtfyServer } from './ntfy/index.ts';
-import { createServer, type Server } from 'node:http';
+import { createServer, type RequestListener, type Server } from 'node:http';
 
 /** The verifier of a process whose roles check no signatures: using it is a wiring bug, said plainly. */
 function unavailableVerifier(roles: readonly string[]): EventVerifier {
@@ -159,7 +159,9 @@ export async function startService(config: Config, overrides: ServiceOverrides =
     if (ntfy) app.route('/', ntfy.routes);
     const listen = parseListenAddr(config.server.listen_addr);
     if (!listen) throw new Error(`server.listen_addr "${config.server.listen_addr}" is not host:port`);
-    const honoListener = getRequestListener(app.fetch);
+    const handleWithHono = getRequestListener(app.fetch);
+    // Hono answers errors itself (500); node:http ignores a listener's result, so nothing awaits it.
+    const honoListener: RequestListener = (req, res) => void handleWithHono(req, res);
     const http = createServer(ntfy ? ntfy.frontListener(honoListener) : honoListener);
     httpAddress = await new Promise<AddressInfo>((resolve, reject) => {
       http.once('error', reject);
@@ -178,7 +180,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       await supervisor.join(SHUTDOWN_GRACE_MS);
       // Open subscription streams would hold server.close() forever.
       ntfy?.close();
-      if (server) await new Promise<void>((resolve) => (server as Server).close(() => resolve()));
+      if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
       await Promise.allSettled(transports.map((t) => t.close()));
       await cryptoPool?.close();
       await store.close();

@@ -85,7 +85,7 @@ interface Verdict {
 }
 
 async function runOne(label: string, store: StorePort, clock: ManualClock, likes: CoalesceEvent[], exactCounts: boolean): Promise<void> {
-  const results: IngestResult[] = new Array(likes.length);
+  const results = new Array<IngestResult>(likes.length);
   const started = performance.now();
   let next = 0;
   await Promise.all(

@@ -19,6 +19,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import { WebSocket } from 'ws';
+import { frameText } from '../../src/listener/frames.ts';
 import { startRedisServer } from '../../test/support/redis-server.ts';
 import { freePort, ntfyServiceEnv, startServiceProcess } from '../../test/support/service-process.ts';
 import { BenchSubscriber, Tally, withConcurrency } from './load.ts';
@@ -46,7 +47,7 @@ class Inspector {
 
   private constructor(private readonly socket: WebSocket) {
     socket.on('message', (data) => {
-      const message = JSON.parse(String(data)) as {
+      const message = JSON.parse(frameText(data)) as {
         id?: number;
         result?: unknown;
         error?: { message: string };

@@ -5,6 +5,7 @@
  */
 import { request } from 'node:http';
 import { WebSocket } from 'ws';
+import { frameText } from '../../src/listener/frames.ts';
 import { LatencyHistogram } from './histogram.ts';
 import { RawHttpPool } from './raw-http.ts';
 
@@ -152,7 +153,7 @@ export class BenchSubscriber {
         socket.terminate();
       };
       socket.on('message', (data) => {
-        for (const line of String(data).split('\n')) this.onFrame(line, resolve);
+        for (const line of frameText(data).split('\n')) this.onFrame(line, resolve);
       });
       socket.on('error', (err) => {
         if (closedByUs) return;
@@ -224,11 +225,11 @@ export async function runPublishers(options: PublisherOptions, totals: PublishTo
       if (status >= 200 && status < 300) {
         totals.completed += 1;
         seq[t] = (seq[t] as number) + 1;
-        totals.sent.set(topic, seq[t] as number);
+        totals.sent.set(topic, seq[t]);
       } else {
         totals.errors += 1;
       }
-      if ((due[t] as number) > 0) send(t);
+      if (due[t] > 0) send(t);
       else if (pacingOver && outstanding === 0) finished();
     };
     pool.post(`/${topic}?up=1`, body, done);

@@ -322,16 +322,14 @@ async function runOne(label: string, storeUrl: string, prepared: Prepared, dir: 
     started = Date.now();
     const loopDelay = monitorEventLoopDelay({ resolution: 5 });
     loopDelay.enable();
-    const trace = process.env.BENCH_TRACE
-      ? setInterval(() => {
-          void Promise.all([service.store.queueStats('inbound'), service.store.queueStats('outbound')]).then(([i, o]) => {
-            console.log(
-              `  t=${Date.now() - started} ms inbound ready ${i.ready} leased ${i.leased}; outbound ready ${o.ready} leased ${o.leased}; event-loop delay max ${(loopDelay.max / 1e6).toFixed(0)} ms`,
-            );
-            loopDelay.reset();
-          });
-        }, 500)
-      : undefined;
+    const printTrace = async (): Promise<void> => {
+      const [i, o] = await Promise.all([service.store.queueStats('inbound'), service.store.queueStats('outbound')]);
+      console.log(
+        `  t=${Date.now() - started} ms inbound ready ${i.ready} leased ${i.leased}; outbound ready ${o.ready} leased ${o.leased}; event-loop delay max ${(loopDelay.max / 1e6).toFixed(0)} ms`,
+      );
+      loopDelay.reset();
+    };
+    const trace = process.env.BENCH_TRACE ? setInterval(() => void printTrace(), 500) : undefined;
     offeredMs = await offer(prepared.frames.slice(WARMUP_EVENTS), ingest, wake);
     await drained(service.store, ['inbound', 'outbound'], started);
     clearInterval(trace);

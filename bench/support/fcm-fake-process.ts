@@ -13,7 +13,7 @@ const fake = await startFcmFake({ latencyMs: Number(latency), record: 'summary' 
 const credentialsPath = fake.writeCredentials(dir);
 process.send?.({ ready: { baseUrl: fake.baseUrl, credentialsPath } });
 
-process.on('message', async (message: { report?: boolean; stop?: boolean }) => {
+async function onMessage(message: { report?: boolean; stop?: boolean }): Promise<void> {
   if (message.report) {
     process.send?.({ received: fake.summaries, peakStreams: fake.stats.peakConcurrentSendStreams });
   }
@@ -21,4 +21,6 @@ process.on('message', async (message: { report?: boolean; stop?: boolean }) => {
     await fake.stop();
     process.exit(0);
   }
-});
+}
+
+process.on('message', (message: { report?: boolean; stop?: boolean }) => void onMessage(message));

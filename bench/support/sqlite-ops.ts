@@ -35,6 +35,10 @@ await time('claimRecipientDelivery', (i) => store.claimRecipientDelivery(`e${i}`
 await time('enqueue', (i) => store.enqueue('inbound', { id: `e${i}`, payload }));
 const leased: Array<{ id: string; leaseToken: string }> = [];
 await time('lease (1 of N)', async () => leased.push(...(await store.lease('inbound', { max: 1, leaseMs: 60_000, maxAttempts: 5 }))));
-await time('ack', (i) => store.ack('inbound', leased[i]!.id, leased[i]!.leaseToken));
+await time('ack', (i) => {
+  const item = leased[i];
+  if (!item) throw new Error(`ack: item ${i} was never leased`);
+  return store.ack('inbound', item.id, item.leaseToken);
+});
 await time('refreshTokenActivity', (i) => store.refreshTokenActivity([`t${i}`]));
 await store.close();

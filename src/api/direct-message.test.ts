@@ -55,14 +55,14 @@ describe('POST /internal/v1/direct-message', () => {
   test('503 when no internal token is configured', async () => {
     const res = await post(valid, {}, app(''));
     assert.equal(res.status, 503);
-    assert.equal((await res.json()).error, 'Internal push endpoint is not configured');
+    assert.equal(((await res.json()) as { error?: string }).error, 'Internal push endpoint is not configured');
   });
 
   test('401 for a missing or wrong bearer, even with an invalid body', async () => {
     assert.equal((await post(valid, {})).status, 401);
     const wrong = await post('{not json', { authorization: 'Bearer nope' });
     assert.equal(wrong.status, 401);
-    assert.equal((await wrong.json()).error, 'Unauthorized');
+    assert.equal(((await wrong.json()) as { error?: string }).error, 'Unauthorized');
     assert.equal((await post(valid, { authorization: TOKEN })).status, 401, 'the Bearer scheme is required');
     assert.equal(transport.sent.length, 0);
   });
@@ -77,10 +77,10 @@ describe('POST /internal/v1/direct-message', () => {
   test('400 with the exact texts for a bad eventId or recipientPubkey, and for non-JSON', async () => {
     const badId = await post({ ...valid, eventId: 'xyz' });
     assert.equal(badId.status, 400);
-    assert.equal((await badId.json()).error, 'Invalid eventId');
+    assert.equal(((await badId.json()) as { error?: string }).error, 'Invalid eventId');
     const badPk = await post({ ...valid, recipientPubkey: 'npub1nope' });
     assert.equal(badPk.status, 400);
-    assert.equal((await badPk.json()).error, 'Invalid recipientPubkey');
+    assert.equal(((await badPk.json()) as { error?: string }).error, 'Invalid recipientPubkey');
     assert.equal((await post('{"eventId":')).status, 400);
   });
 
@@ -119,7 +119,7 @@ describe('POST /internal/v1/direct-message', () => {
     transport.script.set('fcm-alice', retryable(30));
     const res = await post(valid);
     assert.equal(res.status, 503);
-    assert.ok((await res.json()).error);
+    assert.ok(((await res.json()) as { error?: string }).error);
     transport.script.delete('fcm-alice');
     assert.equal((await post(valid)).status, 204);
     assert.equal(transport.sent.length, 1);

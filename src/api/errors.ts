@@ -12,6 +12,7 @@ export const HTTP_ERRORS = {
   INVALID_JSON: { status: 400, message: 'Request body is not valid JSON' },
   INTERNAL_NOT_CONFIGURED: { status: 503, message: 'Internal push endpoint is not configured' },
   UNAUTHORIZED: { status: 401, message: 'Unauthorized' },
+  NIP98_UNAUTHORIZED: { status: 401, message: 'NIP-98 authorization failed' },
   INVALID_EVENT_ID: { status: 400, message: 'Invalid eventId' },
   INVALID_RECIPIENT_PUBKEY: { status: 400, message: 'Invalid recipientPubkey' },
   UNPROCESSABLE_BODY: { status: 422, message: 'Request body does not match the expected fields' },

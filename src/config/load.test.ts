@@ -41,6 +41,9 @@ describe('config defaults', () => {
   test('divine defaults carry over (reference §1.5)', () => {
     const { config } = loadConfig({ env: {} });
     const s = config.service;
+    // The relations first: the exact values asserted below would make them constant to the linter.
+    assert.ok(s.video_coordinate_dedup_ttl_secs > s.processed_event_ttl_secs);
+    assert.ok(s.new_post_delivery_concurrency <= s.new_post_fanout_page_size);
     assert.equal(s.process_window_days, 7);
     assert.equal(s.processed_event_ttl_secs, 604800);
     assert.equal(s.video_coordinate_dedup_ttl_secs, 31536000);

@@ -33,6 +33,11 @@ export interface LoadedConfig {
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type JsonObject = { [key: string]: Json };
 
+/** A raw value as text for a list item or a problem message: scalars as themselves, sections and lists as JSON. */
+function asText(value: Json): string {
+  return typeof value === 'object' && value !== null ? JSON.stringify(value) : String(value);
+}
+
 function isObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
@@ -53,12 +58,12 @@ function coerce(path: string, raw: Json, template: Json, problems: string[]): Js
           ? raw
           : [raw];
     const numeric = template.length > 0 ? typeof template[0] === 'number' : path.endsWith('kinds');
-    if (!numeric) return items.map((i) => String(i));
+    if (!numeric) return items.map(asText);
     const out: number[] = [];
     for (const item of items) {
       const n = typeof item === 'number' ? item : Number(item);
       if (!Number.isInteger(n)) {
-        problems.push(`${path}: "${String(item)}" is not an integer`);
+        problems.push(`${path}: "${asText(item)}" is not an integer`);
         return undefined;
       }
       out.push(n);
@@ -68,28 +73,28 @@ function coerce(path: string, raw: Json, template: Json, problems: string[]): Js
   if (typeof template === 'number') {
     const n = typeof raw === 'number' ? raw : typeof raw === 'string' && raw.trim() !== '' ? Number(raw) : Number.NaN;
     if (!Number.isFinite(n)) {
-      problems.push(`${path}: "${String(raw)}" is not a number`);
+      problems.push(`${path}: "${asText(raw)}" is not a number`);
       return undefined;
     }
     return n;
   }
   if (typeof template === 'boolean') {
     if (typeof raw === 'boolean') return raw;
-    const s = String(raw).trim().toLowerCase();
+    const s = asText(raw).trim().toLowerCase();
     if (['true', '1', 'yes', 'on'].includes(s)) return true;
     if (['false', '0', 'no', 'off'].includes(s)) return false;
-    problems.push(`${path}: "${String(raw)}" is not a boolean`);
+    problems.push(`${path}: "${asText(raw)}" is not a boolean`);
     return undefined;
   }
   if (typeof raw === 'object' && raw !== null) {
     problems.push(`${path}: expected a single value`);
     return undefined;
   }
-  return raw === null ? '' : String(raw);
+  return raw === null ? '' : asText(raw);
 }
 
 function parseRoles(raw: Json, problems: string[]): RoleName[] | undefined {
-  const items = (Array.isArray(raw) ? raw.map(String) : String(raw).split(',')).map((s) => s.trim()).filter(Boolean);
+  const items = (Array.isArray(raw) ? raw.map(asText) : asText(raw).split(',')).map((s) => s.trim()).filter(Boolean);
   if (items.length === 0) {
     problems.push('roles: must name at least one role, or "all"');
     return undefined;
@@ -122,7 +127,7 @@ function overlay(target: JsonObject, source: JsonObject, prefix: string, origin:
     const template = target[key] as Json;
     if (isObject(template)) {
       if (!isObject(raw)) {
-        problems.push(`${path}: expected a section, got "${String(raw)}"`);
+        problems.push(`${path}: expected a section, got "${asText(raw)}"`);
         continue;
       }
       overlay(template, raw, path, origin, problems, explicit);

@@ -120,7 +120,7 @@ describe('content routing', () => {
       [alice.pubkey, carol.pubkey],
     );
     assert.equal(queued[0]?.message.data.body, 'Bob: nice one');
-    assert.equal(queued[0]?.message.data.referencedEventId, 'aa'.repeat(32));
+    assert.equal(queued[0].message.data.referencedEventId, 'aa'.repeat(32));
     assert.equal(lookups, 1);
   });
 

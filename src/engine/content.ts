@@ -171,7 +171,8 @@ export async function handleContentEvent(deps: ContentDeps, envelope: InboundEnv
   };
 
   const states = await deps.store.readRecipients(recipients.map((r) => r.pubkey));
-  let firstError: unknown = null;
+  // Boxed, so that whatever was thrown is told apart from no failure at all.
+  let firstError: { error: unknown } | null = null;
   const claimTogether: PassedRecipient[] = [];
   for (const [i, recipient] of recipients.entries()) {
     try {
@@ -184,7 +185,7 @@ export async function handleContentEvent(deps: ContentDeps, envelope: InboundEnv
     } catch (err) {
       // Every recipient is attempted; the first error fails the event so the queue retries it,
       // and the claims taken make the retry skip the recipients already queued.
-      firstError ??= err;
+      firstError ??= { error: err };
     }
   }
   if (claimTogether.length > 0) {
@@ -197,10 +198,10 @@ export async function handleContentEvent(deps: ContentDeps, envelope: InboundEnv
       const taken = await deps.outbound.claimAndEnqueue(notifications, deps.processedEventTtlSecs);
       claimTogether.forEach(({ recipient }, i) => record(recipient, taken[i] ? 'queued' : 'claimed'));
     } catch (err) {
-      firstError ??= err;
+      firstError ??= { error: err };
     }
   }
-  if (firstError) throw firstError;
+  if (firstError) throw firstError.error;
   return outcomes;
 }
 

@@ -17,7 +17,7 @@ for (const workers of [0, 2]) {
         for (const e of events.slice(0, 10)) decryptor.prefetch?.(e);
         const plaintexts = await Promise.all(events.map((e) => decryptor.decrypt(e)));
         assert.deepEqual(
-          plaintexts.map((p) => JSON.parse(p).token),
+          plaintexts.map((p) => (JSON.parse(p) as { token?: unknown }).token),
           events.map((_, i) => `t${i}`),
         );
 

@@ -76,7 +76,7 @@ describe('createRelayQuery', () => {
     const socket = FakeSocket.opened[0];
     assert.ok(socket);
     assert.deepEqual(socket.sent[0]?.slice(2), [FILTER]);
-    assert.deepEqual(socket.sent[1], ['CLOSE', socket.sent[0]?.[1]]);
+    assert.deepEqual(socket.sent[1], ['CLOSE', socket.sent[0][1]]);
     assert.equal(socket.closedWith, 'close');
     assert.equal(socket.options.handshakeTimeout, 5_000);
   });

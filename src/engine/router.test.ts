@@ -178,7 +178,12 @@ describe('engine router: control events', () => {
   test('historical content never reaches content routing', async () => {
     let called = 0;
     const like = signEvent({ kind: REACTION, created_at: nowSecs(), tags: [['p', makeUser().pubkey]], content: '+' }, makeUser().secret);
-    const withContent = { ...deps, handleContent: async () => void called++ };
+    const withContent = {
+      ...deps,
+      handleContent: async () => {
+        called++;
+      },
+    };
     assert.deepEqual(await routeInbound(withContent, { ...live(like), context: 'historical' }), { route: 'historical_content' });
     assert.deepEqual(await routeInbound(withContent, live(like)), { route: 'content' });
     assert.equal(called, 1);
@@ -187,9 +192,9 @@ describe('engine router: control events', () => {
   test('a store failure while handling gives the claim back, so the retry applies the event', async () => {
     const alice = makeUser();
     const event = register(alice, 'fcm-retry');
-    const failing: StorePort = Object.create(store, {
+    const failing = Object.create(store, {
       registerToken: { value: async () => Promise.reject(new Error('store unavailable')) },
-    });
+    }) as StorePort;
     await assert.rejects(routeInbound({ ...deps, store: failing }, live(event)), /store unavailable/);
     assert.deepEqual(await routeInbound(deps, live(event)), { route: 'control', outcome: 'registered' });
   });

@@ -52,5 +52,5 @@ test('a listener stopped before it started settles done', async () => {
   await listener.done;
   const [status] = listener.status();
   assert.equal(status?.connected, false);
-  assert.equal(status?.reconnects, 0);
+  assert.equal(status.reconnects, 0);
 });

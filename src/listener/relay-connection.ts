@@ -129,12 +129,14 @@ export class RelayConnection {
       const startedAt = this.options.clock.nowMs();
       const opened = await this.connectAndServe();
       this.firstAttempt();
+      // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- stop() can run during the await; tsc keeps the loop condition's narrowing.
       if (this.stopping) break;
       if (opened && this.options.clock.nowMs() - startedAt >= STABLE_SESSION_MS) failures = 0;
       const delay = reconnectDelayMs(failures, this.options.backoff);
       failures++;
       logger.info({ relay: url, delayMs: delay, reason: this.lastError }, 'reconnecting to relay');
       await this.sleep(delay);
+      // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- stop() can run during the sleep; tsc keeps the earlier narrowing.
       if (this.stopping) break;
       this.reconnects++;
       metrics.relayReconnects.inc({ relay: url });

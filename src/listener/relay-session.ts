@@ -199,6 +199,7 @@ export class RelaySession implements HistoryChannel {
           this.options.metrics.relayProtocolErrors.inc({ reason: 'handler_error' });
           this.options.logger.error({ relay: this.options.relay, err: error }, 'relay frame handler failed');
         }
+        // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- the socket can end while the handler awaits; tsc keeps the loop condition narrowing.
         if (this.paused && this.queue.length === 0 && !this.ended) {
           this.paused = false;
           this.options.socket.resume();

@@ -54,8 +54,11 @@ export interface RelayStatus {
   lastError: string | null;
 }
 
-/** An opaque timer handle, as returned by {@link Timers.setTimeout}. */
-export type TimerHandle = unknown;
+/**
+ * An opaque timer handle, as returned by {@link Timers.setTimeout}: Node's Timeout object, or a
+ * fake's number. Never null, so that `TimerHandle | null` can mean "no timer armed".
+ */
+export type TimerHandle = object | number;
 
 /** Timer functions; injected so tests can control them. */
 export interface Timers {

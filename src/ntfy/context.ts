@@ -35,6 +35,15 @@ export interface NtfyContext {
 export type NtfyEnv = { Bindings: HttpBindings };
 export type NtfyHonoContext = Context<NtfyEnv>;
 
+/**
+ * Node's request and response behind a Hono request. Hono types `c.env` as always present, but it
+ * is undefined when the app is called without @hono/node-server (`app.request`, `app.fetch`).
+ */
+export function nodeBindings(c: NtfyHonoContext): Partial<HttpBindings> {
+  // Spreading undefined gives {}: the two fields, or neither.
+  return { ...c.env };
+}
+
 /** Headers and query of a Hono request as a {@link ParamSource}. */
 export function honoParamSource(c: NtfyHonoContext): ParamSource {
   return { header: (name) => c.req.header(name), query: (name) => c.req.query(name) };
@@ -69,9 +78,11 @@ function headerOf(request: IncomingMessage, name: string): string | undefined {
 }
 
 export function honoVisitorAddress(c: NtfyHonoContext, behindProxy: boolean): string {
-  const incoming = c.env?.incoming;
+  const { incoming } = nodeBindings(c);
   const forwarded = incoming ? headerOf(incoming, 'x-forwarded-for') : c.req.header('x-forwarded-for');
-  return visitorAddress(incoming?.socket?.remoteAddress, forwarded, behindProxy);
+  // Node nulls a request's socket once it is detached (its type does not say so).
+  const socket = incoming?.socket as IncomingMessage['socket'] | null | undefined;
+  return visitorAddress(socket?.remoteAddress, forwarded, behindProxy);
 }
 
 /**
@@ -80,7 +91,7 @@ export function honoVisitorAddress(c: NtfyHonoContext, behindProxy: boolean): st
  * subscription would then keep alive (about 8 KiB) for as long as it is open.
  */
 export function lightParamSource(c: NtfyHonoContext): ParamSource {
-  const incoming = c.env?.incoming;
+  const { incoming } = nodeBindings(c);
   if (!incoming) return honoParamSource(c);
   return nodeParamSource(incoming, new URL(incoming.url ?? '/', 'http://request.invalid'));
 }

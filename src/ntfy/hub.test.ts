@@ -53,7 +53,7 @@ class RecordingSink implements FrameSink {
     this.closeListeners.push(listener);
   }
   messages(): string[] {
-    return this.frames.map((f) => String((JSON.parse(f) as { message: string }).message));
+    return this.frames.map((f) => String((JSON.parse(f) as { message: unknown }).message));
   }
   private notify(): void {
     const waiters = this.waiters;
@@ -90,8 +90,8 @@ function instrumented(store: StorePort) {
     dropEvent: (_event: NtfyAppendEvent): boolean => false,
     /** While set, events are kept until {@link flushEvents} (a slow pub/sub). */
     delayEvents: false,
-    flushEvents: () => undefined as void,
-    release: () => undefined as void,
+    flushEvents: (): void => undefined,
+    release: (): void => undefined,
   };
   const wrapped = new Proxy(store, {
     get(target, property, receiver) {

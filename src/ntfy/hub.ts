@@ -182,6 +182,7 @@ export class NtfyHub implements SubscriberHost {
   async safetyCheck(): Promise<boolean> {
     if (this.syncing) return false;
     const head = await this.deps.store.ntfyHeadId();
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- a bridge can start during the await; tsc keeps the narrowing from before it.
     if (head === null || this.syncing || (this.position !== null && head <= this.position)) return false;
     this.bridge();
     return true;
@@ -323,6 +324,7 @@ export class NtfyHub implements SubscriberHost {
         // Dropped events: bridge what came after the read.
         if (queued === null) this.bridge();
         // A gap in the queue starts another bridge, which covers the rest of the queue too.
+        // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- follow() can start a bridge; tsc keeps the narrowing from before the loop.
         else for (let i = 0; i < queued.length && !this.syncing; i++) this.follow(queued[i] as NtfyAppendEvent);
       },
       (err: unknown) => {

@@ -12,7 +12,7 @@ import type { NtfyMessage } from '../store/port-ntfy.ts';
 import type { StorePort } from '../store/port.ts';
 import { NTFY_MESSAGE_SIZE_LIMIT_BYTES } from '../config/defaults.ts';
 import type { Metrics } from '../observability/metrics.ts';
-import { honoVisitorAddress, lightParamSource, type NtfyContext, type NtfyHonoContext } from './context.ts';
+import { honoVisitorAddress, lightParamSource, nodeBindings, type NtfyContext, type NtfyHonoContext } from './context.ts';
 import { NtfyError } from './errors.ts';
 import { contentFromBody, parsePriority, readPublishOptions, type ParamSource, type PublishOptions } from './publish-params.ts';
 import { checkTopic } from './topics.ts';
@@ -93,7 +93,7 @@ export function readIncomingCapped(incoming: IncomingMessage, maxBytes: number):
 async function readBodyCapped(c: NtfyHonoContext, params: ParamSource, maxBytes: number): Promise<Buffer | null> {
   const declared = Number(params.header('content-length') ?? '0');
   if (declared > maxBytes) return null;
-  const incoming = c.env?.incoming;
+  const { incoming } = nodeBindings(c);
   const chunks: Uint8Array[] = [];
   let size = 0;
   if (incoming) return readIncomingCapped(incoming, maxBytes);

@@ -47,6 +47,7 @@ export const STREAM_REQUEST_MAX_BYTES = 8 * 1024;
 const REQUEST_LINE = /^GET (\/[^ ]*) HTTP\/1\.1$/;
 const STREAM_PATH = /^\/([^/%]+)\/(json|sse|raw)$/;
 /** RFC 9110 token characters, a colon, optional whitespace, then a value without control characters. */
+// eslint-disable-next-line no-control-regex -- excluding control characters from header values is the point.
 const HEADER_LINE = /^([!#$%&'*+.^_`|~0-9A-Za-z-]+):[ \t]*([^\x00-\x08\x0a-\x1f\x7f]*?)[ \t]*$/;
 /** Headers that mean the request is not a plain stream start: Node's parser handles those. */
 const NOT_A_PLAIN_STREAM = new Set(['content-length', 'transfer-encoding', 'upgrade', 'expect']);

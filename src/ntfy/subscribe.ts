@@ -11,7 +11,7 @@
 import type { ServerResponse } from 'node:http';
 import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import type { NtfyContext, NtfyHonoContext } from './context.ts';
-import { honoVisitorAddress, lightParamSource } from './context.ts';
+import { honoVisitorAddress, lightParamSource, nodeBindings } from './context.ts';
 import { NtfyError } from './errors.ts';
 import { readBoolParam, readParam, type ParamSource } from './publish-params.ts';
 import { parseSince } from './since.ts';
@@ -91,7 +91,7 @@ async function servePoll(
 /** `GET /{topics}/json|sse|raw`. */
 export async function handleHttpSubscribe(ctx: NtfyContext, c: NtfyHonoContext, transport: Exclude<Transport, 'ws'>): Promise<Response> {
   const hub = ctx.hub;
-  const outgoing = c.env?.outgoing;
+  const { outgoing } = nodeBindings(c);
   if (!hub || !outgoing) throw new NtfyError('SUBSCRIBE_NOT_SERVED');
   const params = lightParamSource(c);
   const prepared = await prepareSubscription(ctx, {

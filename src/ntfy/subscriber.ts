@@ -179,6 +179,7 @@ export class Subscriber {
         if (this.closed) return;
         if (this.sink.bufferedBytes > SUBSCRIBER_HIGH_WATER_BYTES && !(await this.waitForSocket())) return;
         const result = await this.host.read(this.topics, this.cursor, this.host.batchSize);
+        // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- close() can run during the read; tsc keeps the narrowing from before it.
         if (this.closed) return;
         this.write(result.messages);
         if (result.position !== null && (this.cursor === null || result.position > this.cursor)) this.cursor = result.position;

@@ -63,7 +63,7 @@ export function visitorKey(address: string): string {
   const headGroups = head === '' ? [] : head.split(':');
   const tailGroups = tail === '' ? [] : tail.split(':');
   const groups = normalised.includes('::')
-    ? [...headGroups, ...Array(8 - headGroups.length - tailGroups.length).fill('0'), ...tailGroups]
+    ? [...headGroups, ...new Array<string>(8 - headGroups.length - tailGroups.length).fill('0'), ...tailGroups]
     : headGroups;
   return `${groups
     .slice(0, 4)

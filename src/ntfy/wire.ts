@@ -67,7 +67,7 @@ export function toWireMessage(message: NtfyMessage): WireMessage {
 /** A random 12-character id for `open`/`keepalive` events (they are never stored or resumed from). */
 export function randomEventId(): string {
   let id = '';
-  for (let i = 0; i < NTFY_ID_LENGTH; i++) id += NTFY_ID_ALPHABET[randomInt(NTFY_ID_ALPHABET.length)];
+  for (let i = 0; i < NTFY_ID_LENGTH; i++) id += NTFY_ID_ALPHABET.charAt(randomInt(NTFY_ID_ALPHABET.length));
   return id;
 }
 

@@ -204,13 +204,11 @@ const violationArbitrary: fc.Arbitrary<{ name: string; frames: readonly RawFrame
       : [{ opcode: WS_OPCODE.text, payload: Uint8Array.from(bytes) }],
     code: 1007,
   })),
-  fc
-    .integer({ min: 0, max: 255 })
-    .map((byte) => ({
-      name: 'a close with a one-byte body',
-      frames: [{ opcode: WS_OPCODE.close, payload: Uint8Array.from([byte]) }],
-      code: 1002,
-    })),
+  fc.integer({ min: 0, max: 255 }).map((byte) => ({
+    name: 'a close with a one-byte body',
+    frames: [{ opcode: WS_OPCODE.close, payload: Uint8Array.from([byte]) }],
+    code: 1002,
+  })),
   fc.constantFrom(0, 999, 1004, 1005, 1006, 1015, 1016, 2999, 5000, 65535).map((code) => ({
     name: `a close with code ${code}`,
     frames: [{ opcode: WS_OPCODE.close, payload: Uint8Array.from([code >> 8, code & 0xff]) }],

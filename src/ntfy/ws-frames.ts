@@ -107,14 +107,14 @@ export class WsFrameReader {
     const data = this.pending === null ? chunk : Buffer.concat([this.pending, chunk]);
     this.pending = null;
     let offset = 0;
-    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- frameAt() sets `done` on a close or a failure, which narrowing cannot see
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- frameAt() sets done on a protocol error; tsc keeps the field's earlier narrowing.
     while (!this.done) {
       const used = this.frameAt(data, offset, handler);
       if (used === 0) break;
       offset += used;
     }
     // A copy, so the rest of a large chunk is not kept alive by a few bytes of it.
-    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- as above: frameAt() may have set `done`
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- frameAt() sets done on a protocol error; tsc keeps the field's earlier narrowing.
     if (!this.done && offset < data.length) this.pending = Buffer.from(data.subarray(offset));
   }
 

@@ -81,7 +81,7 @@ export interface QueueWorkerOptions<T> {
 }
 
 /** The settlement of one handled item, as the worker records it. */
-function settlementOf(item: LeasedItem<unknown>, outcome: WorkOutcome, nowMs: number): Settlement {
+function settlementOf(item: LeasedItem, outcome: WorkOutcome, nowMs: number): Settlement {
   if (outcome.kind === 'done') return { id: item.id, leaseToken: item.leaseToken, outcome: 'ack' };
   if (outcome.kind === 'retry')
     return { id: item.id, leaseToken: item.leaseToken, outcome: 'retry', availableAtMs: nowMs + outcome.afterMs, error: outcome.error };
@@ -203,8 +203,11 @@ export async function runQueueWorker<T>(options: QueueWorkerOptions<T>): Promise
           error: RELEASED_AT_SHUTDOWN,
         })),
       )
-      .catch((err: Error) =>
-        logger.warn({ queue, items: unstarted.length, err: err.message }, 'could not hand back unstarted items; their leases will expire'),
+      .catch((err: unknown) =>
+        logger.warn(
+          { queue, items: unstarted.length, err: err instanceof Error ? err.message : String(err) },
+          'could not hand back unstarted items; their leases will expire',
+        ),
       );
   }
   while (running > 0) await new Promise<void>((resolve) => (roomOrIdle = resolve));

@@ -14,19 +14,26 @@ export enum StoreStatus {
   Corrupt = -3,
 }
 
+/** The enum name of a status, or undefined for a code no script is documented to return. */
+function statusName(status: number): string | undefined {
+  return (StoreStatus as unknown as Partial<Record<number, string>>)[status];
+}
+
 export class StoreError extends Error {
   constructor(
-    readonly status: StoreStatus,
+    /** A {@link StoreStatus}, or a negative code no script is documented to return. */
+    readonly status: number,
     readonly operation: string,
     detail?: string,
   ) {
-    super(`${operation}: ${StoreStatus[status] ?? `status ${status}`}${detail ? ` (${detail})` : ''}`);
+    super(`${operation}: ${statusName(status) ?? `status ${status}`}${detail ? ` (${detail})` : ''}`);
     this.name = 'StoreError';
   }
 }
 
 /** Raise the error for a negative status code; pass other values through. */
 export function checkStatus(operation: string, code: number, detail?: string): number {
-  if (code < 0) throw new StoreError(code as StoreStatus, operation, detail);
+  // A code from a script reply: an unknown negative one still fails, its message giving the number.
+  if (code < 0) throw new StoreError(code, operation, detail);
   return code;
 }

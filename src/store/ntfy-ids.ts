@@ -41,7 +41,7 @@ function encodeDigits(value: number, width: number): string {
   let out = '';
   let rest = value;
   for (let i = 0; i < width; i++) {
-    out = NTFY_ID_ALPHABET[rest % BASE] + out;
+    out = NTFY_ID_ALPHABET.charAt(rest % BASE) + out;
     rest = Math.floor(rest / BASE);
   }
   return out;

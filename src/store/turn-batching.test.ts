@@ -48,11 +48,11 @@ describe('withTurnBatching', () => {
     await base.registerToken(carol, { token: 'carol-phone', transport: 'fcm' });
     const [first, second] = await Promise.all([batched.readRecipients([alice, bob]), batched.readRecipients([carol])]);
     assert.deepEqual(
-      first?.map((s) => s.devices.map((d) => d.token)),
+      first.map((s) => s.devices.map((d) => d.token)),
       [['alice-phone'], []],
     );
     assert.deepEqual(
-      second?.map((s) => s.devices.map((d) => d.token)),
+      second.map((s) => s.devices.map((d) => d.token)),
       [['carol-phone']],
     );
     assert.equal(calls.get('readRecipients'), 1);
@@ -93,12 +93,12 @@ describe('withTurnBatching', () => {
     assert.equal(calls.get('ntfyHeadId'), 1);
     assert.deepEqual(first, await base.readNtfyMessages(['a'], null, 10));
     assert.deepEqual(
-      second?.messages.map((m) => m.id),
+      second.messages.map((m) => m.id),
       [b1.id],
     );
     assert.equal(bad, 'refused');
     assert.deepEqual(
-      third?.messages.map((m) => m.id),
+      third.messages.map((m) => m.id),
       [b1.id],
     );
     assert.equal(calls.get('readNtfyMessagesMany'), 1);
@@ -112,6 +112,7 @@ describe('withTurnBatching', () => {
     assert.equal(batched.clock, base.clock);
     await batched.registerToken('d1'.repeat(32), { token: 't', transport: 'fcm' });
     assert.equal(await base.tokenOwner('t'), 'd1'.repeat(32));
+    // eslint-disable-next-line @typescript-eslint/unbound-method -- compared, not called: the same bound function on every read.
     assert.equal(batched.registerToken, batched.registerToken, 'bound once');
     await base.close();
   });

@@ -37,8 +37,8 @@ function listCallsMerged<Entry, Result>(call: (entries: Entry[]) => Promise<Resu
 
 /** `store` with its hot calls merged per turn; every other operation is the store's own. */
 export function withTurnBatching(store: StorePort): StorePort {
-  const enqueues = new Map<QueueName, TurnBatcher<EnqueueItem<unknown>, boolean>>();
-  const enqueuerFor = (queue: QueueName): TurnBatcher<EnqueueItem<unknown>, boolean> => {
+  const enqueues = new Map<QueueName, TurnBatcher<EnqueueItem, boolean>>();
+  const enqueuerFor = (queue: QueueName): TurnBatcher<EnqueueItem, boolean> => {
     let batcher = enqueues.get(queue);
     if (!batcher) {
       batcher = new TurnBatcher((items) => store.enqueueMany(queue, items));
@@ -49,12 +49,12 @@ export function withTurnBatching(store: StorePort): StorePort {
 
   const reads = listCallsMerged((pubkeys: string[]) => store.readRecipients(pubkeys));
 
-  const claims = new Map<string, TurnBatcher<ReadonlyArray<ClaimedDelivery<unknown>>, boolean[]>>();
-  const claimerFor = (queue: QueueName, ttlSecs: number): TurnBatcher<ReadonlyArray<ClaimedDelivery<unknown>>, boolean[]> => {
+  const claims = new Map<string, TurnBatcher<ReadonlyArray<ClaimedDelivery>, boolean[]>>();
+  const claimerFor = (queue: QueueName, ttlSecs: number): TurnBatcher<ReadonlyArray<ClaimedDelivery>, boolean[]> => {
     const key = `${queue}:${ttlSecs}`;
     let batcher = claims.get(key);
     if (!batcher) {
-      batcher = listCallsMerged((entries: Array<ClaimedDelivery<unknown>>) => store.claimAndEnqueueDeliveries(queue, ttlSecs, entries));
+      batcher = listCallsMerged((entries: Array<ClaimedDelivery>) => store.claimAndEnqueueDeliveries(queue, ttlSecs, entries));
       claims.set(key, batcher);
     }
     return batcher;

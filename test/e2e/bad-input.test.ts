@@ -91,11 +91,13 @@ describe('bad input from a hostile relay', () => {
   });
 
   after(async () => {
+    /* eslint-disable @typescript-eslint/no-unnecessary-condition -- before() can fail before it assigns these. */
     await service?.stop();
     await reader?.close();
     await good?.stop();
     await hostile?.stop();
     rmSync(dataDir, { recursive: true, force: true });
+    /* eslint-enable @typescript-eslint/no-unnecessary-condition */
   });
 
   test('the service logs, counts and carries on; nothing stored is lost', async () => {

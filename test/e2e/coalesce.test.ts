@@ -8,9 +8,10 @@
  * - a process killed with SIGKILL while a summary is in flight (the fake holds its answer) and
  *   restarted still sends the summary: the lease returns the group.
  *
- * A burst must land in one bucket, and buckets are fixed slices of wall-clock time, so each burst
- * is published just after a bucket boundary (a wait of at most one window for the boundary, not
- * for a deadline).
+ * Time is the service's test clock (a file it reads, test/support/test-clock.ts): a burst is
+ * published while time stands still, so it lands in one bucket however slow the machine, the test
+ * waits until the service has buffered every like (the group's pending count, read from the store),
+ * and only then moves time past the bucket's end to let the flush run. Nothing waits out a window.
  */
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -29,30 +30,29 @@ import { startTestRelay, type TestRelay } from '../support/relay.ts';
 import { startRedisServer, type PrivateRedisServer } from '../support/redis-server.ts';
 import { startFcmFake, type FcmFake, type ReceivedMessage } from '../support/fcm-fake.ts';
 import { eventually, startServiceProcess, type ServiceProcess } from '../support/service-process.ts';
+import { TestClockFile } from '../support/test-clock.ts';
+import { coalesceBucket, coalesceGroupId } from '../../src/store/port-coalesce.ts';
 
-/**
- * Bucket length. A burst must be ingested within one bucket: published just after a boundary, it
- * has almost the whole window, and 10 s leaves room for a loaded CI machine (5 s once proved too
- * little, when 30 likes took longer than 4.7 s to reach the engine).
- */
+/** Bucket length; time only moves when the test moves it, so its size is no bet on speed. */
 const WINDOW_SECS = 10;
 const IMMEDIATE_LIMIT = 3;
-/** Held answer of the FCM fake while the kill lands; below the flush timeout so the flush is still waiting. */
-const SLOW_FCM_MS = 1500;
-const SUMMARY_TIMEOUT_MS = 30_000;
+/**
+ * How long the FCM fake holds its answer while the kill lands, and the flush's own timeout above
+ * it: the service is certainly still waiting for FCM when it dies. Only a hang reaches either.
+ */
+const HELD_FCM_MS = 20_000;
+const FLUSH_TIMEOUT_SECS = 30;
+/**
+ * Group lease of a flush (the service requires more than twice the flush timeout); the restarted
+ * process takes the group again once the test moves time past it.
+ */
+const LEASE_SECS = 2 * FLUSH_TIMEOUT_SECS + 1;
+const SUMMARY_TIMEOUT_MS = 60_000;
 
 const now = () => Math.floor(Date.now() / 1000);
 
-/** Resolve just after the next bucket boundary, so a burst published now fits in one bucket. */
-async function nextBucketStart(): Promise<void> {
-  const windowMs = WINDOW_SECS * 1000;
-  const intoBucket = Date.now() % windowMs;
-  if (intoBucket < 300) return;
-  await new Promise((resolve) => setTimeout(resolve, windowMs - intoBucket + 100));
-}
-
 const collapseKeyOf = (m: ReceivedMessage): string | undefined => m.body.message.android?.collapse_key;
-const isSummary = (m: ReceivedMessage): boolean => m.body.message.data?.title === 'New likes';
+const isSummary = (m: ReceivedMessage): boolean => m.body.message.data.title === 'New likes';
 
 for (const adapter of ['sqlite', 'redis'] as const) {
   describe(`like coalescing end to end (${adapter})`, () => {
@@ -63,7 +63,24 @@ for (const adapter of ['sqlite', 'redis'] as const) {
     let reader: StorePort;
     let service: ServiceProcess;
     let env: Record<string, string>;
+    let clock: TestClockFile;
     const serviceKey = makeUser();
+
+    /** Resolves once the service has buffered `pending` likes of `owner` on `dTag` in the current test bucket. */
+    const buffered = (owner: TestUser, dTag: string, pending: number) => {
+      const bucket = coalesceBucket(clock.nowSecs(), WINDOW_SECS);
+      const groupId = coalesceGroupId('like', owner.pubkey, `a:${VIDEO}:${owner.pubkey}:${dTag}`, bucket);
+      return eventually(
+        async () => ((await reader.readCoalesceGroup(groupId))?.pending === pending ? true : undefined),
+        SUMMARY_TIMEOUT_MS,
+        `${pending} likes buffered in ${groupId}`,
+      );
+    };
+    /** Move test time to just past the end of the current bucket, where its groups are due. */
+    const pastBucketEnd = async () => {
+      const bucketEndMs = (coalesceBucket(clock.nowSecs(), WINDOW_SECS) + 1) * WINDOW_SECS * 1000;
+      await clock.advance(bucketEndMs - clock.nowMs() + 1000, [service]);
+    };
 
     const messagesTo = (token: string): ReceivedMessage[] => fcm.messages.filter((m) => m.token === token);
     const likeOn = (liker: TestUser, owner: TestUser, videoId: string, dTag: string): NostrEvent =>
@@ -94,12 +111,15 @@ for (const adapter of ['sqlite', 'redis'] as const) {
       relay = await startTestRelay();
       fcm = await startFcmFake();
       dataDir = mkdtempSync(join(tmpdir(), `np-coalesce-${adapter}-`));
+      // One second into a bucket, so "the current bucket" is unambiguous.
+      clock = new TestClockFile(Math.floor(Date.now() / (WINDOW_SECS * 1000)) * WINDOW_SECS * 1000 + 1000);
       let storeUrl = `sqlite:${join(dataDir, 'nostr-push.sqlite')}`;
       if (adapter === 'redis') {
         redis = await startRedisServer();
         storeUrl = redis.url;
       }
       env = {
+        ...clock.env(),
         NOSTR_PUSH__SERVICE__PRIVATE_KEY_HEX: serviceKey.secret,
         NOSTR_PUSH__NOSTR__RELAYS: relay.url,
         NOSTR_PUSH__NOSTR__QUERY_TIMEOUT_SECS: '2',
@@ -112,8 +132,8 @@ for (const adapter of ['sqlite', 'redis'] as const) {
         NOSTR_PUSH__SERVICE__COALESCE_WINDOW_SECS: String(WINDOW_SECS),
         NOSTR_PUSH__SERVICE__COALESCE_IMMEDIATE_LIMIT: String(IMMEDIATE_LIMIT),
         NOSTR_PUSH__SERVICE__COALESCE_POLL_MILLIS: '50',
-        NOSTR_PUSH__SERVICE__COALESCE_FLUSH_TIMEOUT_SECS: '3',
-        NOSTR_PUSH__SERVICE__COALESCE_LEASE_SECS: '7',
+        NOSTR_PUSH__SERVICE__COALESCE_FLUSH_TIMEOUT_SECS: String(FLUSH_TIMEOUT_SECS),
+        NOSTR_PUSH__SERVICE__COALESCE_LEASE_SECS: String(LEASE_SECS),
         NOSTR_PUSH__SERVICE__COALESCE_GROUP_TTL_SECS: '120',
         // The recipient budget (capacity 20, cap 20 a day by default) is not what is tested here.
         NOSTR_PUSH__SERVICE__RECIPIENT_THROTTLE_CAPACITY: '1000',
@@ -125,11 +145,14 @@ for (const adapter of ['sqlite', 'redis'] as const) {
     });
 
     after(async () => {
+      /* eslint-disable @typescript-eslint/no-unnecessary-condition -- before() can fail before it assigns these. */
       await service?.stop();
       await reader?.close();
       await Promise.all([relay?.stop(), fcm?.stop()]);
       await redis?.stop();
       rmSync(dataDir, { recursive: true, force: true });
+      clock.remove();
+      /* eslint-enable @typescript-eslint/no-unnecessary-condition */
     });
 
     describe('one burst', () => {
@@ -144,12 +167,13 @@ for (const adapter of ['sqlite', 'redis'] as const) {
       before(async () => {
         await register(alice, 'alice-phone');
         await register(carol, 'carol-phone');
-        await nextBucketStart();
         const aliceLikes = aliceLikers.map((liker) => likeOn(liker, alice, videoA, 'popular'));
         const carolLikes = carolLikers.map((liker, i) =>
           i < 5 ? likeOn(liker, carol, videoB, 'first') : likeOn(liker, carol, videoC, 'second'),
         );
         await publish(relay.url, ...aliceLikes, ...carolLikes);
+        await Promise.all([buffered(alice, 'popular', 17), buffered(carol, 'first', 2), buffered(carol, 'second', 2)]);
+        await pastBucketEnd();
         await eventually(() => (messagesTo('alice-phone').some(isSummary) ? true : undefined), SUMMARY_TIMEOUT_MS, "alice's summary");
         await eventually(
           () => (messagesTo('carol-phone').filter(isSummary).length >= 2 ? true : undefined),
@@ -164,16 +188,16 @@ for (const adapter of ['sqlite', 'redis'] as const) {
         const immediates = received.filter((m) => !isSummary(m));
         assert.equal(immediates.length, IMMEDIATE_LIMIT);
         assert.equal(summaries.length, 1);
-        for (const m of immediates) assert.match(m.body.message.data?.body ?? '', /^\S+ liked your post$/);
+        for (const m of immediates) assert.match(m.body.message.data.body ?? '', /^\S+ liked your post$/);
         const summary = summaries[0] as ReceivedMessage;
-        const data = summary.body.message.data ?? {};
+        const data = summary.body.message.data;
         assert.match(data.body ?? '', /^\S+ and 16 others liked your post$/);
         assert.equal(data.type, 'like');
         assert.equal(data.receiverPubkey, alice.pubkey);
         assert.equal(data.referencedEventId, videoA);
         assert.equal(data.referencedAddress, `${VIDEO}:${alice.pubkey}:popular`);
         const likers = new Set(aliceLikers.map((u) => u.pubkey));
-        const immediateSenders = new Set(immediates.map((m) => m.body.message.data?.senderPubkey));
+        const immediateSenders = new Set(immediates.map((m) => m.body.message.data.senderPubkey));
         assert.ok(likers.has(data.senderPubkey ?? ''), 'the named actor is one of the likers');
         assert.ok(!immediateSenders.has(data.senderPubkey), 'the named actor is the first buffered one, not an immediate');
         const keys = new Set(received.map(collapseKeyOf));
@@ -191,14 +215,14 @@ for (const adapter of ['sqlite', 'redis'] as const) {
         assert.equal(received.length, 2 * IMMEDIATE_LIMIT + 2);
         const byVideo = new Map<string, ReceivedMessage[]>();
         for (const m of received) {
-          const video = m.body.message.data?.referencedEventId ?? '';
+          const video = m.body.message.data.referencedEventId ?? '';
           byVideo.set(video, [...(byVideo.get(video) ?? []), m]);
         }
         assert.deepEqual([...byVideo.keys()].sort(), [videoB, videoC].sort());
         const keys = [...byVideo.values()].map((messages) => {
           assert.equal(messages.length, IMMEDIATE_LIMIT + 1);
           assert.equal(messages.filter(isSummary).length, 1);
-          assert.match(messages.find(isSummary)?.body.message.data?.body ?? '', /^\S+ and 1 other liked your post$/);
+          assert.match(messages.find(isSummary)?.body.message.data.body ?? '', /^\S+ and 1 other liked your post$/);
           const own = new Set(messages.map(collapseKeyOf));
           assert.equal(own.size, 1, 'one collapse key per video');
           return [...own][0];
@@ -211,25 +235,28 @@ for (const adapter of ['sqlite', 'redis'] as const) {
       const dave = makeUser();
       const likers = Array.from({ length: IMMEDIATE_LIMIT + 2 }, () => makeUser());
       await register(dave, 'dave-phone');
-      await nextBucketStart();
       await publish(relay.url, ...likers.map((liker) => likeOn(liker, dave, 'd1'.repeat(32), 'killed')));
       await eventually(() => (messagesTo('dave-phone').length >= IMMEDIATE_LIMIT ? true : undefined), SUMMARY_TIMEOUT_MS, 'the immediates');
-      fcm.setLatency(SLOW_FCM_MS);
+      await buffered(dave, 'killed', 2);
+      fcm.setLatency(HELD_FCM_MS);
+      await pastBucketEnd();
       // The fake records a message when it arrives and answers only after the latency: the
       // service is inside the flush, waiting for FCM, when it dies.
       const inFlight = await eventually(() => messagesTo('dave-phone').find(isSummary), SUMMARY_TIMEOUT_MS, 'the summary in flight');
       await service.kill();
-      assert.ok(Date.now() - inFlight.receivedAtMs < SLOW_FCM_MS, 'killed before FCM answered');
+      assert.ok(Date.now() - inFlight.receivedAtMs < HELD_FCM_MS, 'killed before FCM answered');
       fcm.setLatency(0);
 
       await start();
+      // The dead process's lease on the group runs out in test time; then the new one flushes it.
+      await clock.advance((LEASE_SECS + 1) * 1000, [service]);
       const resent = await eventually(
         () => messagesTo('dave-phone').filter((m) => isSummary(m) && m.receivedAtMs > inFlight.receivedAtMs)[0],
         SUMMARY_TIMEOUT_MS,
         'the summary from the restarted process',
       );
-      assert.equal(resent.body.message.data?.body, inFlight.body.message.data?.body);
-      assert.match(resent.body.message.data?.body ?? '', /^\S+ and 1 other liked your post$/);
+      assert.equal(resent.body.message.data.body, inFlight.body.message.data.body);
+      assert.match(resent.body.message.data.body ?? '', /^\S+ and 1 other liked your post$/);
       assert.equal(collapseKeyOf(resent), collapseKeyOf(inFlight));
       const health = (await (await fetch(`${service.baseUrl}/health`)).json()) as { tasks: Record<string, boolean> };
       assert.equal(health.tasks.coalesce_flush, true, '/health reports the flush task');

@@ -63,11 +63,13 @@ for (const adapter of ['sqlite', 'redis'] as const) {
     });
 
     after(async () => {
+      /* eslint-disable @typescript-eslint/no-unnecessary-condition -- before() can fail before it assigns these. */
       await service?.stop();
       await reader?.close();
       await relay?.stop();
       await redis?.stop();
       rmSync(dataDir, { recursive: true, force: true });
+      /* eslint-enable @typescript-eslint/no-unnecessary-condition */
     });
 
     test('/health answers ok with the service pubkey and the npub is printed', async () => {

@@ -40,7 +40,7 @@ for (const adapter of ['sqlite', 'redis'] as const) {
     const videoId = 'ab'.repeat(32);
 
     const messagesFor = (token: string, eventId?: string): ReceivedMessage[] =>
-      fcm.messages.filter((m) => m.token === token && (eventId === undefined || m.body.message.data?.eventId === eventId));
+      fcm.messages.filter((m) => m.token === token && (eventId === undefined || m.body.message.data.eventId === eventId));
     const oneMessage = (token: string, eventId: string) =>
       eventually(
         () => (messagesFor(token, eventId).length > 0 ? messagesFor(token, eventId)[0] : undefined),
@@ -88,11 +88,13 @@ for (const adapter of ['sqlite', 'redis'] as const) {
     });
 
     after(async () => {
+      /* eslint-disable @typescript-eslint/no-unnecessary-condition -- before() can fail before it assigns these. */
       await service?.stop();
       await reader?.close();
       await Promise.all([relayA?.stop(), relayB?.stop(), fcm?.stop()]);
       await redis?.stop();
       rmSync(dataDir, { recursive: true, force: true });
+      /* eslint-enable @typescript-eslint/no-unnecessary-condition */
     });
 
     test('a like on a video: one data-only push with the authoritative coordinate; the same like on two relays pushes once', async () => {
@@ -117,17 +119,17 @@ for (const adapter of ['sqlite', 'redis'] as const) {
       assert.match(collapseKey, /^[0-9a-f]{32}$/);
       assert.deepEqual(m.android, { priority: 'high', collapse_key: collapseKey });
       assert.equal(m.apns?.headers['apns-collapse-id'], collapseKey);
-      assert.equal(m.apns?.headers['apns-push-type'], 'alert');
-      assert.equal(m.apns?.headers['apns-priority'], '10');
-      assert.equal((m.apns?.payload.aps as Record<string, unknown>)['content-available'], undefined);
-      assert.deepEqual(m.apns?.payload.aps.alert, { title: 'New like', body: 'Bob liked your post' });
-      assert.equal(m.data?.type, 'like');
-      assert.equal(m.data?.senderName, 'Bob');
-      assert.equal(m.data?.referencedAddress, video);
-      assert.equal(m.data?.referencedAuthorPubkey, alice.pubkey);
-      assert.equal(m.data?.referencedDTag, 'my-vine');
-      assert.equal(m.data?.receiverPubkey, alice.pubkey);
-      for (const value of Object.values(m.data ?? {})) assert.equal(typeof value, 'string');
+      assert.equal(m.apns.headers['apns-push-type'], 'alert');
+      assert.equal(m.apns.headers['apns-priority'], '10');
+      assert.equal((m.apns.payload.aps as Record<string, unknown>)['content-available'], undefined);
+      assert.deepEqual(m.apns.payload.aps.alert, { title: 'New like', body: 'Bob liked your post' });
+      assert.equal(m.data.type, 'like');
+      assert.equal(m.data.senderName, 'Bob');
+      assert.equal(m.data.referencedAddress, video);
+      assert.equal(m.data.referencedAuthorPubkey, alice.pubkey);
+      assert.equal(m.data.referencedDTag, 'my-vine');
+      assert.equal(m.data.receiverPubkey, alice.pubkey);
+      for (const value of Object.values(m.data)) assert.equal(typeof value, 'string');
     });
 
     test('a comment reply notifies the root author and the parent author, anchored to the root video', async () => {
@@ -150,10 +152,10 @@ for (const adapter of ['sqlite', 'redis'] as const) {
       const toAlice = await oneMessage('alice-phone', reply.id);
       const toCarol = await oneMessage('carol-phone', reply.id);
       for (const m of [toAlice, toCarol]) {
-        assert.equal(m.body.message.data?.type, 'comment');
-        assert.equal(m.body.message.data?.body, 'Bob: great vine');
-        assert.equal(m.body.message.data?.referencedEventId, videoId);
-        assert.equal(m.body.message.data?.referencedAddress, video);
+        assert.equal(m.body.message.data.type, 'comment');
+        assert.equal(m.body.message.data.body, 'Bob: great vine');
+        assert.equal(m.body.message.data.referencedEventId, videoId);
+        assert.equal(m.body.message.data.referencedAddress, video);
       }
     });
 
@@ -173,10 +175,10 @@ for (const adapter of ['sqlite', 'redis'] as const) {
         ['k', '1'],
       ]);
       await publish(relayA.url, article, repost);
-      assert.equal((await oneMessage('alice-phone', article.id)).body.message.data?.type, 'mention');
+      assert.equal((await oneMessage('alice-phone', article.id)).body.message.data.type, 'mention');
       const r = await oneMessage('alice-phone', repost.id);
-      assert.equal(r.body.message.data?.body, 'Bob reposted your post');
-      assert.equal(r.body.message.data?.referencedAddress, undefined, 'a repost of a plain note carries no video fields');
+      assert.equal(r.body.message.data.body, 'Bob reposted your post');
+      assert.equal(r.body.message.data.referencedAddress, undefined, 'a repost of a plain note carries no video fields');
     });
 
     test('a self-like and a like on a user who disabled likes push nothing', async () => {
@@ -256,7 +258,7 @@ for (const adapter of ['sqlite', 'redis'] as const) {
     test('exactly one message per (event, recipient, token) over the whole run', () => {
       const counts = new Map<string, number>();
       for (const m of fcm.messages) {
-        const key = `${m.body.message.data?.eventId}:${m.token}`;
+        const key = `${m.body.message.data.eventId}:${m.token}`;
         counts.set(key, (counts.get(key) ?? 0) + 1);
       }
       const duplicates = [...counts].filter(([, n]) => n > 1);

@@ -181,11 +181,13 @@ for (const adapter of ['sqlite', 'redis'] as const) {
     });
 
     after(async () => {
+      /* eslint-disable @typescript-eslint/no-unnecessary-condition -- before() can fail before it assigns these. */
       await service?.stop();
       await reader?.close();
       await Promise.all([relay?.stop(), pushService?.stop()]);
       await redis?.stop();
       rmSync(dataDir, { recursive: true, force: true });
+      /* eslint-enable @typescript-eslint/no-unnecessary-condition */
     });
 
     test('a like reaches a unifiedpush device: aes128gcm that decrypts to the data map, TTL, Urgency high, VAPID signed with the kept key', async () => {

@@ -80,7 +80,7 @@ export async function publish(url: string, ...events: NostrEvent[]): Promise<voi
 }
 
 /** The value of a counter for the given labels (0 when never incremented). */
-export async function counterValue(metric: Counter<string>, labels: Record<string, string> = {}): Promise<number> {
+export async function counterValue(metric: Counter, labels: Record<string, string> = {}): Promise<number> {
   const { values } = await metric.get();
   return values.filter((v) => Object.entries(labels).every(([k, want]) => v.labels[k] === want)).reduce((sum, v) => sum + v.value, 0);
 }

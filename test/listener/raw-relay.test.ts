@@ -12,7 +12,6 @@ import {
   LIVE_RESUME_OVERLAP_SECS,
 } from '../../src/listener/subscriptions.ts';
 import { isReqFor, startRawRelay, type RawRelay, type RawRelayConnection, type RawRelayHandler } from '../support/relay.ts';
-import { waitUntil } from './fakes.ts';
 import { counterValue, note, nowSecs, startListener } from './harness.ts';
 
 const cleanups: Array<() => Promise<void>> = [];

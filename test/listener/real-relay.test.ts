@@ -38,7 +38,7 @@ describe('listener against a real relay', () => {
     await sink.waitForId(event.id);
     const accepted = sink.accepted.find((a) => a.event.id === event.id);
     assert.equal(accepted?.context, 'live');
-    assert.equal(accepted?.relay, r.url);
+    assert.equal(accepted.relay, r.url);
     assert.deepEqual(listener.status()[0]?.connected, true);
   });
 

@@ -5,6 +5,7 @@
  */
 import { request, type IncomingMessage } from 'node:http';
 import { WebSocket } from 'ws';
+import { frameText } from '../../src/listener/frames.ts';
 
 /** How long a test waits for a frame before it fails. */
 export const FRAME_TIMEOUT_MS = 5_000;
@@ -209,7 +210,7 @@ export function openWs(url: string, options: { autoPong?: boolean; headers?: Rec
         resolveClosed(code);
       }),
     );
-    socket.on('message', (data) => frames.push(String(data)));
+    socket.on('message', (data) => frames.push(frameText(data)));
     socket.on('ping', (data) => pings.push(data));
     socket.on('pong', (data) => pongs.push(data));
     socket.once('unexpected-response', (_req, res) => reject(new Error(`websocket refused with ${res.statusCode}`)));

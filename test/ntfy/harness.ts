@@ -69,7 +69,8 @@ export async function startNtfyTestServer(options: NtfyTestServerOptions = {}): 
   const app = new Hono<NtfyEnv>();
   app.route('/', ntfy.routes);
   // Served as the service serves it: publishes answered by the front listener, the rest by Hono.
-  const server = createServer(ntfy.frontListener(getRequestListener(app.fetch)));
+  const handleWithHono = getRequestListener(app.fetch);
+  const server = createServer(ntfy.frontListener((req, res) => void handleWithHono(req, res)));
   const address = await new Promise<AddressInfo>((resolve) =>
     server.listen(0, '127.0.0.1', () => resolve(server.address() as AddressInfo)),
   );

@@ -104,7 +104,7 @@ describe('ntfy streams on the bare socket', () => {
     client.socket.write(request.slice(20));
     const { status } = await client.head();
     assert.equal(status, 200);
-    assert.equal(JSON.parse(await client.chunk()).event, 'open');
+    assert.equal((JSON.parse(await client.chunk()) as { event?: unknown }).event, 'open');
     const published = await publish(server.baseUrl, '/upRawStream0005?up=1', 'via node');
     assert.equal(await client.chunk(), `${JSON.stringify(published.body)}\n`);
     client.socket.destroy();
@@ -118,7 +118,7 @@ describe('ntfy streams on the bare socket', () => {
     const first = JSON.parse(await client.body(Number(answer.headers['content-length']))) as Record<string, unknown>;
     client.socket.write(get('/upRawStream0006/json?since=all'));
     assert.equal((await client.head()).status, 200);
-    assert.equal(JSON.parse(await client.chunk()).event, 'open');
+    assert.equal((JSON.parse(await client.chunk()) as { event?: unknown }).event, 'open');
     assert.deepEqual(JSON.parse(await client.chunk()), first);
     client.socket.destroy();
   });
@@ -147,7 +147,7 @@ describe('ntfy streams on the bare socket', () => {
     const { status, headers } = await pollClient.head();
     assert.equal(status, 200);
     assert.notEqual(headers['connection'], 'close');
-    assert.equal(JSON.parse(await pollClient.chunk()).message, 'cached');
+    assert.equal((JSON.parse(await pollClient.chunk()) as { message?: unknown }).message, 'cached');
     assert.equal(await pollClient.chunk(), '');
     pollClient.socket.destroy();
 

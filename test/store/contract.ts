@@ -5,7 +5,7 @@ import { ManualClock } from '../../src/util/clock.ts';
 import { bellContract } from './contract/bells.ts';
 import { claimContract } from './contract/claims.ts';
 import { coalesceContract } from './contract/coalesce.ts';
-import { DAY_MS, SECOND_MS, type ContractContext } from './contract/context.ts';
+import { DAY_MS, type ContractContext } from './contract/context.ts';
 import { deadLetterContract } from './contract/dead-letters.ts';
 import { ntfyContract } from './contract/ntfy.ts';
 import { LEASE, queueContract } from './contract/queues.ts';

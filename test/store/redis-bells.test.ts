@@ -40,8 +40,10 @@ before(async () => {
 });
 
 after(async () => {
+  /* eslint-disable @typescript-eslint/no-unnecessary-condition -- before() can fail before it assigns these. */
   await raw?.quit();
   await server?.stop();
+  /* eslint-enable @typescript-eslint/no-unnecessary-condition */
 });
 
 beforeEach(async () => {
@@ -210,7 +212,7 @@ describe('fan-out jobs on Redis', () => {
 
     const claimed = await store.claimFanoutJob(LEASE_MS);
     assert.equal(claimed?.member, member);
-    assert.equal(Number(await raw.zscore('new_post_fanout_jobs', member ?? '')), now + LEASE_MS, 'the lease is a score in ms');
+    assert.equal(Number(await raw.zscore('new_post_fanout_jobs', member)), now + LEASE_MS, 'the lease is a score in ms');
   });
 
   test('a job written by divine is claimed and continued; a damaged member is handed out undecoded', async () => {

@@ -68,8 +68,10 @@ before(async () => {
 });
 
 after(async () => {
+  /* eslint-disable @typescript-eslint/no-unnecessary-condition -- before() can fail before it assigns these. */
   await raw?.quit();
   await server?.stop();
+  /* eslint-enable @typescript-eslint/no-unnecessary-condition */
 });
 
 beforeEach(async () => {
@@ -293,7 +295,7 @@ describe('damaged records read as absent', () => {
     );
     const [dead] = await store.listDead('outbound', 10);
     assert.equal(dead?.id, 'bad');
-    assert.equal(dead?.reason, CORRUPT_PAYLOAD_REASON);
+    assert.equal(dead.reason, CORRUPT_PAYLOAD_REASON);
   });
 });
 
@@ -394,11 +396,11 @@ describe('two store instances on one Redis', () => {
     shared.advance(LEASE.leaseMs);
     const [recovered] = await second.lease('inbound', LEASE);
     assert.equal(recovered?.id, 'event');
-    assert.equal(recovered?.attempts, 2);
-    assert.deepEqual(recovered?.payload, { kind: 1 });
-    assert.notEqual(recovered?.leaseToken, held.leaseToken);
+    assert.equal(recovered.attempts, 2);
+    assert.deepEqual(recovered.payload, { kind: 1 });
+    assert.notEqual(recovered.leaseToken, held.leaseToken);
     assert.equal(await second.ack('inbound', 'event', held.leaseToken), false, "the crashed instance's token is void");
-    assert.equal(await second.ack('inbound', 'event', recovered?.leaseToken ?? ''), true);
+    assert.equal(await second.ack('inbound', 'event', recovered.leaseToken), true);
   });
 });
 

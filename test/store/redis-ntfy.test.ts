@@ -112,7 +112,7 @@ describe('Redis ntfy topics', () => {
       c?.messages.map((m) => m.id),
       [first.id],
     );
-    assert.equal(c?.complete, false);
+    assert.equal(c.complete, false);
   });
 
   test('the janitor trims a topic from its oldest entry, re-indexes it, and drops it when empty', async () => {
@@ -158,7 +158,7 @@ describe('Redis ntfy topics', () => {
     // Subscribing happens in the background: wait until Redis counts both p1 subscribers.
     await until(async () => {
       const [, count] = (await raw.pubsub('NUMSUB', 'p1:ntfy:wake')) as [string, number];
-      return Number(count) === 2;
+      return count === 2;
     }, 'both subscriptions');
     const one = await writer.appendNtfyMessage(TOPIC, { message: 'one', tags: ['a'] }, TTL_MS);
     const two = await sameStore.appendNtfyMessage('second topic', { message: 'two' }, TTL_MS);
@@ -179,7 +179,7 @@ describe('Redis ntfy topics', () => {
     store.onNtfyAppend((e) => heard.push(e));
     await until(async () => {
       const [, count] = (await raw.pubsub('NUMSUB', 'p3:ntfy:wake')) as [string, number];
-      return Number(count) === 1;
+      return count === 1;
     }, 'the subscription');
     const first = await store.appendNtfyMessage(TOPIC, { message: 'first' }, TTL_MS);
     await raw.publish('p3:ntfy:wake', `f00dcafe ${TOPIC}`);

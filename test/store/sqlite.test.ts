@@ -326,8 +326,8 @@ describe('SqliteStore damaged rows', () => {
       );
       const [dead] = await store.listDead('inbound', 10);
       assert.equal(dead?.id, 'broken');
-      assert.equal(dead?.reason, CORRUPT_PAYLOAD_REASON);
-      assert.equal(dead?.payload, '{not json', 'listed as the stored text');
+      assert.equal(dead.reason, CORRUPT_PAYLOAD_REASON);
+      assert.equal(dead.payload, '{not json', 'listed as the stored text');
       assert.ok(
         lines().some((line) => line.level === 40 && line.id === 'broken'),
         'logged at warn',

@@ -36,18 +36,18 @@ describe('FCM fake: the contract it enforces', () => {
   test('a valid message is accepted, recorded and answered with a message name', async () => {
     const response = await send({ message: { token: 'fake-ok', data: { a: '1' } } });
     assert.equal(response.status, 200);
-    assert.match(JSON.parse(response.bodyText).name, /^projects\/fake-project\/messages\/\d+$/);
+    assert.match((JSON.parse(response.bodyText) as { name: string }).name, /^projects\/fake-project\/messages\/\d+$/);
     await fake.waitForMessages(1, 1000);
     const received = fake.messages.at(-1);
     assert.equal(received?.token, 'fake-ok');
-    assert.equal(received?.headers.authorization, `Bearer ${bearer}`);
-    assert.equal(received?.receivedAtMs, clock.nowMs());
+    assert.equal(received.headers.authorization, `Bearer ${bearer}`);
+    assert.equal(received.receivedAtMs, clock.nowMs());
   });
 
   test('bearer tokens it did not issue are 401 UNAUTHENTICATED', async () => {
     const response = await send({ message: { token: 't' } }, { authorization: 'Bearer forged' });
     assert.equal(response.status, 401);
-    assert.equal(JSON.parse(response.bodyText).error.status, 'UNAUTHENTICATED');
+    assert.equal((JSON.parse(response.bodyText) as { error: { status: string } }).error.status, 'UNAUTHENTICATED');
   });
 
   test('bodies breaking the data-only contract are 400 INVALID_ARGUMENT and not recorded', async () => {
@@ -61,7 +61,7 @@ describe('FCM fake: the contract it enforces', () => {
     for (const body of cases) {
       const response = await send(body);
       assert.equal(response.status, 400, JSON.stringify(body));
-      assert.equal(JSON.parse(response.bodyText).error.status, 'INVALID_ARGUMENT');
+      assert.equal((JSON.parse(response.bodyText) as { error: { status: string } }).error.status, 'INVALID_ARGUMENT');
     }
     assert.equal(fake.messages.length, before);
   });
@@ -79,10 +79,10 @@ describe('FCM fake: the contract it enforces', () => {
       new URLSearchParams({ grant_type: JWT_BEARER_GRANT_TYPE, assertion: signServiceAccountJwt(account, nowMs) }).toString();
     const fresh = await pool.request({ method: 'POST', path: '/token', body: form(clock.nowMs()) });
     assert.equal(fresh.status, 200);
-    assert.equal(JSON.parse(fresh.bodyText).token_type, 'Bearer');
+    assert.equal((JSON.parse(fresh.bodyText) as { token_type?: string }).token_type, 'Bearer');
     const expired = await pool.request({ method: 'POST', path: '/token', body: form(clock.nowMs() - 2 * 3600 * 1000) });
     assert.equal(expired.status, 400);
-    assert.equal(JSON.parse(expired.bodyText).error, 'invalid_grant');
+    assert.equal((JSON.parse(expired.bodyText) as { error?: string }).error, 'invalid_grant');
   });
 
   test('scripted rules apply per token, skip and count, then expire', async () => {

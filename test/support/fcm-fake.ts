@@ -291,6 +291,7 @@ export async function startFcmFake(options: FcmFakeOptions = {}): Promise<FcmFak
 
   function record(received: ReceivedMessage): void {
     if (keepWhole) messages.push(received);
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- validateSend accepts a message without data, as FCM does; the body type is our sender's.
     else summaries.push([received.body.message.data?.eventId ?? '', received.token, received.receivedAtMs]);
     const accepted = keepWhole ? messages.length : summaries.length;
     for (let i = waits.length - 1; i >= 0; i--) {

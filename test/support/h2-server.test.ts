@@ -144,7 +144,7 @@ describe('the fake HTTP/2 server with node:http2 as the client', () => {
     const closed = new Promise<void>((resolve) => session.once('close', () => resolve()));
     const [first, second] = await Promise.allSettled([request(session, '/g1'), request(session, '/g2')]);
     assert.equal(first.status, 'fulfilled');
-    assert.equal((first as PromiseFulfilledResult<Answer>).value.body.toString(), 'served');
+    assert.equal(first.value.body.toString(), 'served');
     assert.equal(second.status, 'rejected', 'the stream above the GOAWAY was refused');
     await closed;
   });

@@ -15,6 +15,7 @@
  */
 import { request, type ClientRequest, type IncomingMessage } from 'node:http';
 import { WebSocket } from 'ws';
+import { frameText } from '../../src/listener/frames.ts';
 
 /** The ntfy app's reconnect backoff, in ms. */
 export const ANDROID_BACKOFF_MS = [5_000, 10_000, 15_000, 20_000, 30_000, 45_000, 60_000, 120_000];
@@ -160,7 +161,7 @@ export class FakeDistributor {
     });
     req.on('error', () => finish(true));
     req.end();
-    this.current = { close: () => ((ended = true), idle && clearTimeout(idle), req?.destroy()) };
+    this.current = { close: () => ((ended = true), idle && clearTimeout(idle), req.destroy()) };
   }
 
   private connectWs(): void {
@@ -175,7 +176,7 @@ export class FakeDistributor {
     };
     socket.on('open', () => this.connected());
     socket.on('message', (data) => {
-      for (const line of String(data).split('\n')) if (line.trim() !== '') this.onFrame(line);
+      for (const line of frameText(data).split('\n')) if (line.trim() !== '') this.onFrame(line);
     });
     socket.on('unexpected-response', () => finish(true));
     socket.on('error', () => finish(true));

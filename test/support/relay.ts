@@ -86,9 +86,9 @@ export async function startTestRelay(options: TestRelayOptions = {}): Promise<Te
   const server = new WebSocketServer({ host: hostname, port: options.port ?? 0 });
   server.on('connection', (socket: WebSocket) => {
     relay.handleConnection(socket, hostname);
-    socket.on('message', async (data: RawData) => {
+    const onMessage = async (data: RawData): Promise<void> => {
       try {
-        const message = await validator.validateIncomingMessage(data as Buffer);
+        const message = await validator.validateIncomingMessage(data);
         if (message[0] === 'REQ') requests.push(message.slice(1));
         const result = await relay.handleMessage(socket, message);
         if (message[0] === 'AUTH' && result?.messageType === 'AUTH' && result.success) authenticated.add(message[1].pubkey);
@@ -96,7 +96,8 @@ export async function startTestRelay(options: TestRelayOptions = {}): Promise<Te
         const text = error instanceof Error ? error.message : String(error);
         if (socket.readyState === socket.OPEN) socket.send(JSON.stringify(createOutgoingNoticeMessage(text)));
       }
-    });
+    };
+    socket.on('message', (data: RawData) => void onMessage(data));
     socket.on('close', () => relay.handleDisconnect(socket));
     socket.on('error', () => {});
   });

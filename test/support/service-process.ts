@@ -10,6 +10,13 @@ import { fileURLToPath } from 'node:url';
 
 const BIN = fileURLToPath(new URL('../../bin/nostr-push.js', import.meta.url));
 
+/**
+ * The least time any wait here allows, whatever a test asks: waits are for the service's own
+ * signals, so their deadlines only exist to turn a hang into a failure, and a loaded 2-core
+ * machine (or the WASM secp256k1 build) can take many times longer than a quiet one.
+ */
+export const HANG_DEADLINE_FLOOR_MS = 60_000;
+
 export interface LogLine {
   level: number;
   msg: string;
@@ -73,6 +80,10 @@ export async function startServiceProcess(options: StartServiceProcessOptions): 
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? '',
     HOME: process.env.HOME ?? '/tmp',
+    // A test binary is a test process (it may honour test-only settings such as the clock file).
+    NODE_ENV: 'test',
+    // The secp256k1 backend a stress run forces (npm run test:stress) applies to the binary too.
+    ...(process.env.NOSTR_PUSH_SECP256K1 ? { NOSTR_PUSH_SECP256K1: process.env.NOSTR_PUSH_SECP256K1 } : {}),
     LOG_LEVEL: 'debug',
     NOSTR_PUSH__LOG__LEVEL: 'debug',
     NOSTR_PUSH__SERVER__LISTEN_ADDR: `127.0.0.1:${port}`,
@@ -84,8 +95,8 @@ export async function startServiceProcess(options: StartServiceProcessOptions): 
   const waiters = new Set<{ predicate: (l: LogLine) => boolean; resolve: (l: LogLine) => void }>();
 
   let buffered = '';
-  child.stdout?.setEncoding('utf8');
-  child.stdout?.on('data', (chunk: string) => {
+  child.stdout.setEncoding('utf8');
+  child.stdout.on('data', (chunk: string) => {
     buffered += chunk;
     let nl: number;
     while ((nl = buffered.indexOf('\n')) !== -1) {
@@ -106,12 +117,13 @@ export async function startServiceProcess(options: StartServiceProcessOptions): 
       }
     }
   });
-  child.stderr?.setEncoding('utf8');
-  child.stderr?.on('data', (chunk: string) => stderr.push(chunk));
+  child.stderr.setEncoding('utf8');
+  child.stderr.on('data', (chunk: string) => stderr.push(chunk));
 
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
 
-  const waitForLog = (predicate: (line: LogLine) => boolean, timeoutMs = 15_000, what = 'a log line'): Promise<LogLine> => {
+  const waitForLog = (predicate: (line: LogLine) => boolean, requestedMs = 15_000, what = 'a log line'): Promise<LogLine> => {
+    const timeoutMs = Math.max(requestedMs, HANG_DEADLINE_FLOOR_MS);
     const found = logs.find(predicate);
     if (found) return Promise.resolve(found);
     return new Promise((resolve, reject) => {
@@ -161,19 +173,21 @@ export async function startServiceProcess(options: StartServiceProcessOptions): 
 /** Poll `check` until it returns a value (not undefined), without fixed sleeps past a window. */
 export async function eventually<T>(
   check: () => Promise<T | undefined> | T | undefined,
-  timeoutMs = 10_000,
+  requestedMs = 10_000,
   what = 'a condition',
 ): Promise<T> {
+  const timeoutMs = Math.max(requestedMs, HANG_DEADLINE_FLOOR_MS);
   const deadline = Date.now() + timeoutMs;
-  let lastError: unknown;
+  // Boxed, so that whatever was thrown is told apart from no failure at all.
+  let lastError: { error: unknown } | undefined;
   while (Date.now() < deadline) {
     try {
       const value = await check();
       if (value !== undefined) return value;
     } catch (err) {
-      lastError = err;
+      lastError = { error: err };
     }
     await new Promise((r) => setTimeout(r, 25));
   }
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastError ? `: ${String(lastError)}` : ''}`);
+  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastError ? `: ${String(lastError.error)}` : ''}`);
 }

@@ -39,7 +39,7 @@ describe('toFcmMessage', () => {
     assert.deepEqual(body.message.android, { priority: 'high', collapse_key: 'like:abc123' });
     assert.deepEqual(body.message.apns?.headers, { 'apns-push-type': 'alert', 'apns-priority': '10', 'apns-collapse-id': 'like:abc123' });
     assert.deepEqual(body.message.data, likeData);
-    assert.equal(JSON.stringify(body.message.apns?.payload).includes('like:abc123'), false);
+    assert.equal(JSON.stringify(body.message.apns.payload).includes('like:abc123'), false);
   });
 
   test('silent data without a collapse key has no android block; with one it has only collapse_key', () => {

@@ -90,8 +90,8 @@ describe('service-account OAuth', () => {
     fake.script({ route: 'token', status: 400, body: { error: 'invalid_grant', error_description: 'Invalid JWT Signature.' } });
     const rejected = await source.get();
     assert.equal(rejected.ok, false);
-    assert.ok(!rejected.ok && rejected.error.kind === 'unauthorized' && rejected.error.status === 400);
-    assert.ok(!rejected.ok && rejected.error.message.includes('invalid_grant'));
+    assert.ok(rejected.error.kind === 'unauthorized' && rejected.error.status === 400);
+    assert.ok(rejected.error.message.includes('invalid_grant'));
     const retried = await source.get();
     assert.ok(retried.ok);
   });

@@ -174,7 +174,8 @@ export class AccessTokenSource {
     const body = new URLSearchParams({ grant_type: JWT_BEARER_GRANT_TYPE, assertion }).toString();
     const abort = new AbortController();
     this.refreshAbort = abort;
-    let timedOut = false;
+    // Set by the timer: the assertion keeps tsc from narrowing it to its initial false.
+    let timedOut = false as boolean;
     const timer = setTimeout(() => {
       timedOut = true;
       abort.abort();

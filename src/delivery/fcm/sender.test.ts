@@ -37,8 +37,8 @@ function errorOf(outcome: SendOutcome | undefined) {
   return outcome.error;
 }
 
+// One suite over both HTTP/2 clients (delivery.http2_client), as the store contract runs over both stores.
 for (const http2Client of HTTP2_CLIENT_KINDS) {
-  // One suite over both HTTP/2 clients (delivery.http2_client), as the store contract runs over both stores.
   describe(`FcmTransport against the loopback fake (delivery.http2_client: ${http2Client})`, () => {
     let fake: FcmFake;
     let dir: string;

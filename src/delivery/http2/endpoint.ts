@@ -169,6 +169,7 @@ export abstract class Http2Endpoint<S extends EndpointStream> {
   protected queueBody(stream: S, body: Buffer): void {
     stream.unsent = body;
     this.sendData(stream);
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- sendData() clears unsent when the windows let the whole body out; tsc keeps the assignment above.
     if (stream.unsent) this.blocked.push(stream);
     else this.onBodyQueued(stream);
   }

@@ -31,7 +31,7 @@ describe('local ntfy endpoints', () => {
   test('a base URL with a path prefix', () => {
     const matcher = localNtfyMatcher('http://127.0.0.1:8080/ntfy');
     assert.equal(matcher?.topicOf(new URL('http://127.0.0.1:8080/ntfy/up1?up=1')), 'up1');
-    assert.equal(matcher?.topicOf(new URL('http://127.0.0.1:8080/up1')), null);
+    assert.equal(matcher.topicOf(new URL('http://127.0.0.1:8080/up1')), null);
   });
 
   test('no base URL, or an unusable one, means no local shortcut', () => {

@@ -175,9 +175,9 @@ for (const adapter of ['sqlite', 'redis'] as const) {
       assert.ok(h.transport.maxInFlight > 1, 'sends of a page overlap');
       const data = h.transport.sent[0]?.message.data;
       assert.equal(data?.type, 'newPost');
-      assert.equal(data?.title, 'New vine');
-      assert.equal(data?.body, 'Alice posted a new vine');
-      assert.equal(data?.referencedAddress, `${VIDEO}:${h.creator.pubkey}:${video.tags[0]?.[1]}`);
+      assert.equal(data.title, 'New vine');
+      assert.equal(data.body, 'Alice posted a new vine');
+      assert.equal(data.referencedAddress, `${VIDEO}:${h.creator.pubkey}:${video.tags[0]?.[1]}`);
       assert.deepEqual(await h.store.fanoutJobStats(), { due: 0, waiting: 0 });
 
       await h.enqueue(video);
@@ -381,7 +381,7 @@ describe('new-post fan-out worker rules', () => {
     h.clock.advance(5 * SECOND_MS);
     const again = await h.store.claimFanoutJob(LEASE_SECS * SECOND_MS);
     assert.equal(again?.member, claimed.member, 'the same member, attempt count unchanged');
-    assert.equal(await processFanoutJob(h.deps, again as ClaimedFanoutJob, new AbortController().signal), 'completed');
+    assert.equal(await processFanoutJob(h.deps, again, new AbortController().signal), 'completed');
     assert.equal(h.transport.sent.length, 1, 'the watcher already belled is not belled again');
   });
 

@@ -142,7 +142,8 @@ export async function processFanoutJob(
   const excluded = new Set<string>([event.pubkey, ...pTagPubkeys(event)]);
   const targets = page.watchers.filter((watcher) => !excluded.has(watcher));
   const video: BellVideo = { owner: event.pubkey, dTag: dTag(event) };
-  let resolvedName: Promise<string> | null = null;
+  // Assigned inside senderName(): the assertion keeps tsc from narrowing it to its initial null.
+  let resolvedName = null as Promise<string> | null;
   const senderName = (): Promise<string> =>
     job.senderName !== null ? Promise.resolve(job.senderName) : (resolvedName ??= senderNameOrFallback(deps.profiles, event.pubkey));
   const copy: BellCopy = async () => {

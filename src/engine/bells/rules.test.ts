@@ -83,11 +83,11 @@ describe('the bell fallback of a muted video mention', () => {
     assert.deepEqual([...outcomes.values()], ['queued']);
     const n = queued[0];
     assert.equal(n?.type, 'newPost');
-    assert.equal(n?.message.data.type, 'newPost');
-    assert.equal(n?.message.data.title, 'New vine');
-    assert.equal(n?.message.data.body, 'Alice posted a new vine');
-    assert.deepEqual(n?.video, { owner: creator.pubkey, dTag: 'vine', recordTypes: ['newPost'] });
-    assert.deepEqual(n?.rateWindow, { subscriber: watcher.pubkey, creator: creator.pubkey, ttlSecs: RATE_LIMIT_SECS });
+    assert.equal(n.message.data.type, 'newPost');
+    assert.equal(n.message.data.title, 'New vine');
+    assert.equal(n.message.data.body, 'Alice posted a new vine');
+    assert.deepEqual(n.video, { owner: creator.pubkey, dTag: 'vine', recordTypes: ['newPost'] });
+    assert.deepEqual(n.rateWindow, { subscriber: watcher.pubkey, creator: creator.pubkey, ttlSecs: RATE_LIMIT_SECS });
   });
 
   test('no fallback without a bell on the author, with bells off too, or without bell rules', async () => {
@@ -115,8 +115,8 @@ describe('the bell fallback of a muted video mention', () => {
     await bell();
     await handleContentEvent(deps, live(video('m')));
     assert.equal(queued[0]?.type, 'mention');
-    assert.deepEqual(queued[0]?.video?.recordTypes, ['mention', 'newPost']);
-    assert.equal(queued[0]?.rateWindow, undefined);
+    assert.deepEqual(queued[0].video?.recordTypes, ['mention', 'newPost']);
+    assert.equal(queued[0].rateWindow, undefined);
   });
 });
 

@@ -128,7 +128,7 @@ describe('summary flush', () => {
     const claim = await dueGroup([carol]);
     await flushGroup(deps, claim, new AbortController().signal);
     assert.equal(transport.sent[0]?.message.data.body, `${shortNpub(carol.pubkey)} liked your post`);
-    assert.equal(transport.sent[0]?.message.data.title, 'New like');
+    assert.equal(transport.sent[0].message.data.title, 'New like');
   });
 
   test('a repost summary', async () => {

@@ -149,7 +149,7 @@ describe('coalescing flush worker', () => {
     await new Promise((resolve) => setImmediate(resolve));
     const group = await store.readCoalesceGroup(claimed.groupId);
     assert.equal(group?.leaseToken, claimed.leaseToken, 'still held by the timed-out flush');
-    assert.equal(group?.pending, 2);
+    assert.equal(group.pending, 2);
     assert.equal((await store.claimDueCoalesceGroup(300)).claim, null);
     clock.advance(300 * SECOND_MS);
     assert.equal((await store.claimDueCoalesceGroup(300)).claim?.groupId, claimed.groupId, 'recovered after the lease');

@@ -132,7 +132,7 @@ export async function rescoreFanoutJob(ctx: RedisContext, current: ClaimedFanout
   requireDelay('rescoreFanoutJob', delayMs);
   // ZADD XX CH: only an existing member, and CH makes a changed score count, so "still queued" is visible.
   const changed = await ctx.redis.zadd(newPostFanoutJobsKey, 'XX', 'CH', ctx.clock.nowMs() + Math.ceil(delayMs), current.member);
-  if (Number(changed) === 1) return true;
+  if (changed === 1) return true;
   return (await ctx.redis.zscore(newPostFanoutJobsKey, current.member)) !== null;
 }
 

@@ -100,7 +100,8 @@ export async function ingestCoalesceEvent(ctx: RedisContext, event: CoalesceEven
       address === '' ? '' : (refs.referencedDTag ?? ''),
     ],
   );
-  const [code, gid, replayed] = Array.isArray(reply) ? reply : [];
+  const fields: unknown[] = Array.isArray(reply) ? reply : [];
+  const [code, gid, replayed] = fields;
   const disposition = typeof code === 'number' ? DISPOSITION_BY_CODE[code] : undefined;
   if (disposition === undefined || typeof gid !== 'string') throw corrupt('ingestCoalesceEvent', reply);
   return { disposition, groupId: gid, replayed: replayed === 1 };
@@ -125,7 +126,8 @@ export async function consumeRecipientToken(
     ttls.emittedSecs,
     member,
   ]);
-  const [code, wait] = Array.isArray(reply) ? reply : [];
+  const fields: unknown[] = Array.isArray(reply) ? reply : [];
+  const [code, wait] = fields;
   if (code === 1) return { status: 'spent' };
   if (typeof wait !== 'number') throw corrupt('consumeRecipientToken', reply);
   if (code === 2) return { status: 'bucket_empty', retryAfterSecs: wait };
@@ -165,7 +167,8 @@ export async function claimDueCoalesceGroup(ctx: RedisContext, leaseSecs: number
       CLAIM_MAX_EXAMINED_DUE,
     ],
   );
-  const [gid, expired, dangling] = Array.isArray(reply) ? reply : [];
+  const fields: unknown[] = Array.isArray(reply) ? reply : [];
+  const [gid, expired, dangling] = fields;
   if (typeof gid !== 'string' || typeof expired !== 'number' || typeof dangling !== 'number') throw corrupt('claimDueCoalesceGroup', reply);
   return {
     claim: gid === '' ? null : { groupId: gid, leaseToken, claimedAtSecs: nowSecs },

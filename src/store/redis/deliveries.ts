@@ -38,7 +38,8 @@ export async function claimAndEnqueueDeliveries<T>(
   const key = prefixed(ctx);
   const args: Array<string | number> = [ttl, ctx.clock.nowMs()];
   for (const { claim, item } of entries) {
-    const payload = JSON.stringify(item.payload);
+    // undefined for an undefined, function or symbol payload, whatever the lib type says.
+    const payload = JSON.stringify(item.payload) as string | undefined;
     if (payload === undefined) throw new TypeError(`claimAndEnqueueDeliveries: payload of ${item.id} is not JSON-serialisable`);
     args.push(key(recipientClaimKey(claim.eventId, claim.recipient)), claim.owner, item.id, payload);
   }

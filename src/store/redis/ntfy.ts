@@ -290,7 +290,7 @@ export class RedisNtfyTopics {
         [ntfyTopicKey(topic), ntfyExpiryKey, ntfyIdsKey],
         [nowMs, topic, limit - deleted],
       )) as [number, number];
-      deleted += Number(count);
+      deleted += count;
     }
     return deleted;
   }

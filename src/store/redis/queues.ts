@@ -62,7 +62,7 @@ function requireTime(operation: string, name: string, value: number): void {
 /** NotOwner and NotFound mean "not yours to change" (false); anything else negative throws. */
 function ownedResult(operation: string, code: unknown): boolean {
   const status = Number(code);
-  if (status === StoreStatus.NotOwner || status === StoreStatus.NotFound) return false;
+  if (status === (StoreStatus.NotOwner as number) || status === (StoreStatus.NotFound as number)) return false;
   return checkStatus(operation, status) === 1;
 }
 
@@ -77,7 +77,8 @@ export async function enqueueMany<T>(ctx: RedisContext, queue: QueueName, items:
   const nowMs = ctx.clock.nowMs();
   const args: ScriptArg[] = [];
   for (const item of items) {
-    const payload = JSON.stringify(item.payload);
+    // undefined for an undefined, function or symbol payload, whatever the lib type says.
+    const payload = JSON.stringify(item.payload) as string | undefined;
     if (payload === undefined) throw new TypeError(`enqueue: payload of ${item.id} is not JSON-serialisable`);
     const availableAtMs = item.availableAtMs ?? nowMs;
     requireTime('enqueue', 'availableAtMs', availableAtMs);
@@ -112,7 +113,7 @@ export async function lease<T>(ctx: RedisContext, queue: QueueName, options: Lea
       await deadLetter(ctx, queue, id, leaseToken, CORRUPT_PAYLOAD_REASON);
       continue;
     }
-    leased.push({ id, payload: payload as T, attempts: Number(attempts), leaseToken, leaseExpiresAtMs, lastError: lastError ?? null });
+    leased.push({ id, payload: payload as T, attempts, leaseToken, leaseExpiresAtMs, lastError: lastError ?? null });
   }
   return leased;
 }

@@ -26,7 +26,7 @@ export interface BellPageTables {
 export class BellPageOps {
   readonly readWatchers: (video: VideoCoordinate, watchers: readonly string[]) => BellWatcherState[];
   readonly claimMany: (eventId: string, recipients: readonly string[], ttlSecs: number) => Array<RecipientClaim | null>;
-  private readonly recordInTransaction: (batch: BellBatch) => unknown;
+  private readonly recordInTransaction: (batch: BellBatch) => { error: unknown } | null;
 
   constructor(
     db: Database,
@@ -61,13 +61,14 @@ export class BellPageOps {
 
     // Each part is its own savepoint (the table operations are transactions themselves), so a part
     // that fails rolls back alone and the others still commit.
-    const record = db.transaction((batch: BellBatch): unknown => {
-      let firstError: unknown = null;
+    // The first failure is boxed, so that whatever was thrown (even a falsy value) is told apart from none.
+    const record = db.transaction((batch: BellBatch): { error: unknown } | null => {
+      let firstError: { error: unknown } | null = null;
       const attempt = (work: () => unknown) => {
         try {
           work();
         } catch (err) {
-          firstError ??= err;
+          firstError ??= { error: err };
         }
       };
       const { video } = batch;
@@ -99,7 +100,7 @@ export class BellPageOps {
   /** Throws the first part that failed, after the rest was committed. */
   recordBatch(batch: BellBatch): void {
     const firstError = this.recordInTransaction(batch);
-    if (firstError !== null) throw firstError;
+    if (firstError !== null) throw firstError.error;
   }
 
   private unreadablePreferences(pubkey: string, err: Error): void {

@@ -135,15 +135,15 @@ export class BellTables {
   private readonly deleteSubscription: Statement<[string, string]>;
   private readonly insertWatcher: Statement<[string, string]>;
   private readonly deleteWatcher: Statement<[string, string]>;
-  private readonly selectWatcher: Statement<[string, string], unknown>;
+  private readonly selectWatcher: Statement<[string, string]>;
   private readonly selectWatchersPage: Statement<[string, string, number], { subscriber: string }>;
   private readonly extendRecipientClaim: Statement<
     [{ eventId: string; recipient: string; owner: string; expiresAtMs: number; nowMs: number }]
   >;
-  private readonly selectRateWindow: Statement<[string, string, number], unknown>;
+  private readonly selectRateWindow: Statement<[string, string, number]>;
   private readonly selectRateLimited: Statement<[{ creator: string; nowMs: number; subscribers: string }], { subscriber: string }>;
   private readonly upsertRateWindow: Statement<[string, string, number]>;
-  private readonly selectMarker: Statement<[string, number], unknown>;
+  private readonly selectMarker: Statement<[string, number]>;
   private readonly upsertMarker: Statement<[string, number]>;
   private readonly upsertJob: Statement<[string, number]>;
   private readonly insertJobIfAbsent: Statement<[string, number]>;

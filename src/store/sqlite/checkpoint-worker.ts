@@ -14,7 +14,8 @@ export interface CheckpointReport {
 }
 
 const port = parentPort;
-const path: unknown = workerData?.path;
+const data = workerData as { path?: unknown } | null | undefined;
+const path = data?.path;
 if (port === null || typeof path !== 'string') throw new Error('checkpoint-worker: run as a worker thread with workerData.path');
 
 const db = new BetterSqlite3(path, { fileMustExist: true });

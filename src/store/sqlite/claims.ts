@@ -103,7 +103,7 @@ export class ClaimTable {
     this.releaseRecipientClaim = db.prepare(RELEASE_RECIPIENT_CLAIM);
     this.sweeper = new ExpiredRowSweeper(db, [DELETE_EXPIRED_EVENT_CLAIMS, DELETE_EXPIRED_RECIPIENT_CLAIMS, DELETE_EXPIRED_VIDEO_RECORDS]);
     const releaseEventClaim = db.prepare<[string]>(RELEASE_EVENT_CLAIM);
-    const hasVideoRecord = db.prepare<[VideoRecord & { nowMs: number }], unknown>(HAS_VIDEO_RECORD);
+    const hasVideoRecord = db.prepare<[VideoRecord & { nowMs: number }]>(HAS_VIDEO_RECORD);
     const writeVideoRecord = db.prepare<[VideoRecord & { expiresAtMs: number }]>(WRITE_VIDEO_RECORD);
     this.releaseEvent = (eventId) => void releaseEventClaim.run(eventId);
     this.hasVideoRecord = (record) => hasVideoRecord.get({ ...record, nowMs: this.clock.nowMs() }) !== undefined;

@@ -20,7 +20,7 @@ export interface DeliveryTables {
 
 export class DeliveryOps {
   readonly readRecipients: (pubkeys: readonly string[]) => RecipientGateState[];
-  readonly claimAndEnqueue: (queue: QueueName, ttlSecs: number, entries: ReadonlyArray<ClaimedDelivery<unknown>>) => boolean[];
+  readonly claimAndEnqueue: (queue: QueueName, ttlSecs: number, entries: ReadonlyArray<ClaimedDelivery>) => boolean[];
 
   constructor(
     db: Database,
@@ -37,14 +37,13 @@ export class DeliveryOps {
       return pubkeys.map((pubkey) => ({ devices: devices.get(pubkey) ?? [], preferenceKinds: kinds.get(pubkey) ?? null }));
     });
     // Each entry's claim and enqueue are one savepoint: both or neither.
-    const claimAndEnqueueOne = db.transaction((queue: QueueName, ttlSecs: number, entry: ClaimedDelivery<unknown>): boolean => {
+    const claimAndEnqueueOne = db.transaction((queue: QueueName, ttlSecs: number, entry: ClaimedDelivery): boolean => {
       if (!claims.insertClaim(entry.claim, ttlSecs)) return false;
       queues.insert(queue, entry.item);
       return true;
     });
-    this.claimAndEnqueue = db.transaction(
-      (queue: QueueName, ttlSecs: number, entries: ReadonlyArray<ClaimedDelivery<unknown>>): boolean[] =>
-        entries.map((entry) => claimAndEnqueueOne(queue, ttlSecs, entry)),
+    this.claimAndEnqueue = db.transaction((queue: QueueName, ttlSecs: number, entries: ReadonlyArray<ClaimedDelivery>): boolean[] =>
+      entries.map((entry) => claimAndEnqueueOne(queue, ttlSecs, entry)),
     );
   }
 }

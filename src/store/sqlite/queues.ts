@@ -96,7 +96,8 @@ interface ItemKey {
 }
 
 function serialisePayload(id: string, payload: unknown): string {
-  const json = JSON.stringify(payload);
+  // undefined for an undefined, function or symbol payload, whatever the lib type says.
+  const json = JSON.stringify(payload) as string | undefined;
   if (json === undefined) throw new TypeError(`enqueue ${id}: payload is not JSON-serialisable`);
   return json;
 }
@@ -140,9 +141,9 @@ export class QueueTable {
   private readonly deleteDeadItem: Statement<[QueueName, string]>;
   private readonly selectStats: Statement<[{ queue: QueueName; nowMs: number }], QueueStats>;
 
-  readonly enqueue: (queue: QueueName, item: EnqueueItem<unknown>) => boolean;
-  readonly enqueueMany: (queue: QueueName, items: ReadonlyArray<EnqueueItem<unknown>>) => boolean[];
-  readonly lease: (queue: QueueName, options: LeaseOptions) => LeasedItem<unknown>[];
+  readonly enqueue: (queue: QueueName, item: EnqueueItem) => boolean;
+  readonly enqueueMany: (queue: QueueName, items: ReadonlyArray<EnqueueItem>) => boolean[];
+  readonly lease: (queue: QueueName, options: LeaseOptions) => LeasedItem[];
   readonly ack: (queue: QueueName, id: string, leaseToken: string) => boolean;
   readonly retry: (queue: QueueName, id: string, leaseToken: string, availableAtMs: number, error: string) => boolean;
   readonly deadLetter: (queue: QueueName, id: string, leaseToken: string, reason: string) => boolean;
@@ -167,9 +168,9 @@ export class QueueTable {
     this.deleteDeadItem = db.prepare(DELETE_DEAD);
     this.selectStats = db.prepare(SELECT_STATS);
 
-    this.enqueue = db.transaction((queue: QueueName, item: EnqueueItem<unknown>): boolean => this.insert(queue, item));
+    this.enqueue = db.transaction((queue: QueueName, item: EnqueueItem): boolean => this.insert(queue, item));
 
-    this.enqueueMany = db.transaction((queue: QueueName, items: ReadonlyArray<EnqueueItem<unknown>>): boolean[] =>
+    this.enqueueMany = db.transaction((queue: QueueName, items: ReadonlyArray<EnqueueItem>): boolean[] =>
       items.map((item) => this.insert(queue, item)),
     );
 
@@ -210,17 +211,17 @@ export class QueueTable {
    * {@link enqueue} without a transaction of its own (one statement, atomic by itself), for a
    * caller's transaction that does more in the same atomic step.
    */
-  insert(queue: QueueName, item: EnqueueItem<unknown>): boolean {
+  insert(queue: QueueName, item: EnqueueItem): boolean {
     const payloadJson = serialisePayload(item.id, item.payload);
     const dueAtMs = item.availableAtMs ?? this.clock.nowMs();
     return this.insertItem.run({ queue, id: item.id, payloadJson, dueAtMs }).changes > 0;
   }
 
   /** Runs inside the `lease` transaction. */
-  private leaseDue(queue: QueueName, options: LeaseOptions): LeasedItem<unknown>[] {
+  private leaseDue(queue: QueueName, options: LeaseOptions): LeasedItem[] {
     checkLeaseOptions(options);
     const max = Math.floor(options.max);
-    const leased: LeasedItem<unknown>[] = [];
+    const leased: LeasedItem[] = [];
     if (!(max >= 1)) return leased;
     const nowMs = this.clock.nowMs();
     const leaseExpiresAtMs = nowMs + options.leaseMs;
@@ -260,7 +261,7 @@ export class QueueTable {
   }
 
   /** A payload that no longer parses is listed as its stored text, so one bad row cannot hide the rest. */
-  listDead(queue: QueueName, limit: number): DeadItem<unknown>[] {
+  listDead(queue: QueueName, limit: number): DeadItem[] {
     const rows = limit >= 1 ? this.selectDead.all(queue, Math.floor(limit)) : [];
     return rows.map((row) => {
       const payload = tryParsePayload(row.payload_json);

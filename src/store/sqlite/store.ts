@@ -95,7 +95,7 @@ export class SqliteStore implements StorePort {
   private readonly bellPages: BellPageOps;
   private readonly ntfy: NtfyTable;
   private readonly deliveries: DeliveryOps;
-  private readonly selectOne: Statement<[], unknown>;
+  private readonly selectOne: Statement<[]>;
   /** Writes of one event-loop turn share one transaction (see group-commit.ts). */
   private readonly group: GroupCommit;
 
@@ -410,6 +410,7 @@ export class SqliteStore implements StorePort {
     // The checkpoint thread's connection closes first, so this one is the last and its close
     // checkpoints the whole WAL and removes it, as a lone connection's does.
     await this.checkpointer?.close();
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- the connection can be closed during the await; tsc keeps the narrowing from before it.
     if (this.db.open) this.db.close();
   }
 }

@@ -201,7 +201,7 @@ export function bellContract(ctx: ContractContext): void {
         claims.map((c) => c?.recipient ?? null),
         [ready, null, tokenless],
       );
-      assert.equal(new Set(claims.filter((c) => c !== null).map((c) => c?.owner)).size, 2, 'each claim has its own owner');
+      assert.equal(new Set(claims.filter((c) => c !== null).map((c) => c.owner)).size, 2, 'each claim has its own owner');
       assert.deepEqual(await store.claimRecipientDeliveries(EVENT, [ready] as string[], 60), [null]);
       assert.deepEqual(await store.claimRecipientDeliveries(EVENT, [], 60), []);
     });

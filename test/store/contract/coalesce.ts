@@ -140,8 +140,8 @@ export function coalesceContract(ctx: ContractContext): void {
       }
       const group = await store.readCoalesceGroup(original[0]?.groupId ?? '');
       assert.equal(group?.immediate, 3);
-      assert.equal(group?.pending, 1);
-      assert.equal(group?.distinctActors, 1);
+      assert.equal(group.pending, 1);
+      assert.equal(group.distinctActors, 1);
     });
 
     test('the same event for another recipient is decided on its own', async () => {
@@ -203,7 +203,7 @@ export function coalesceContract(ctx: ContractContext): void {
       assert.equal(second.disposition, 'throttled');
       const group = await store.readCoalesceGroup(second.groupId);
       assert.equal(group?.immediate, 1, 'a demoted event takes no immediate slot');
-      assert.equal(group?.pending, 1);
+      assert.equal(group.pending, 1);
       assert.deepEqual(await store.ingestCoalesceEvent(demoted, policy), {
         disposition: 'buffered',
         groupId: second.groupId,
@@ -233,7 +233,7 @@ export function coalesceContract(ctx: ContractContext): void {
       );
       const group = await store.readCoalesceGroup(results[2]?.groupId ?? '');
       assert.equal(group?.immediate, 2);
-      assert.equal(group?.pending, 1);
+      assert.equal(group.pending, 1);
       ctx.clock().advance(3601 * SECOND_MS);
       assert.equal((await store.ingestCoalesceEvent(like(), policy)).disposition, 'immediate');
     });
@@ -332,7 +332,7 @@ export function coalesceContract(ctx: ContractContext): void {
       assert.deepEqual({ ...result, claim: null }, { claim: null, expiredDropped: 0, danglingDropped: 0 });
       assert.equal(result.claim?.groupId, buffered?.groupId);
       assert.equal(result.claim?.claimedAtSecs, start + WINDOW_SECS + 100);
-      assert.equal((await store.readCoalesceGroup(buffered?.groupId ?? ''))?.leaseToken, result.claim?.leaseToken);
+      assert.equal((await store.readCoalesceGroup(buffered?.groupId ?? ''))?.leaseToken, result.claim.leaseToken);
       assert.equal((await store.claimDueCoalesceGroup(LEASE_SECS)).claim, null, 'a leased group is not claimed twice');
       assert.equal(await store.oldestCoalesceDueAgeSecs(), 0, 'nothing left due');
     });
@@ -415,10 +415,10 @@ export function coalesceContract(ctx: ContractContext): void {
       ctx.clock().advance(SECOND_MS);
       const recovered = await store.claimDueCoalesceGroup(LEASE_SECS);
       assert.equal(recovered.claim?.groupId, crashed.groupId);
-      assert.notEqual(recovered.claim?.leaseToken, crashed.leaseToken);
+      assert.notEqual(recovered.claim.leaseToken, crashed.leaseToken);
       assert.equal(recovered.expiredDropped, 0);
       assert.equal(await store.completeCoalesceGroup(crashed), 'not_owner');
-      assert.equal(await store.completeCoalesceGroup(recovered.claim as GroupClaim), 'completed');
+      assert.equal(await store.completeCoalesceGroup(recovered.claim), 'completed');
     });
 
     test('an expired lease past the logical lifetime drops the group and counts it', async () => {

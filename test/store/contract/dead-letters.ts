@@ -36,7 +36,7 @@ export function deadLetterContract(ctx: ContractContext, queue: QueueName): void
       assert.deepEqual(await store.lease(queue, options), []);
       const [dead] = await store.listDead(queue, 10);
       assert.equal(dead?.reason, MAX_ATTEMPTS_REASON);
-      assert.equal(dead?.attempts, 1);
+      assert.equal(dead.attempts, 1);
     });
 
     test('an exhausted item does not take the place of a leasable one', async () => {
@@ -145,7 +145,7 @@ export function deadLetterContract(ctx: ContractContext, queue: QueueName): void
       const [leased, doomed] = await store.lease(queue, { ...LEASE, max: 2 });
       assert.equal(leased?.id, 'to-lease');
       assert.equal(doomed?.id, 'to-kill');
-      await store.deadLetter(queue, 'to-kill', doomed?.leaseToken ?? '', 'poison');
+      await store.deadLetter(queue, 'to-kill', doomed.leaseToken, 'poison');
       assert.deepEqual(await store.queueStats(queue), { ready: 2, leased: 1, dead: 1 });
 
       clock.advance(LEASE_MS + SECOND_MS);

@@ -13,7 +13,7 @@ const BOB = 'b1'.repeat(32);
 const CAROL = 'c1'.repeat(32);
 const CLAIM_TTL_SECS = 7 * 24 * 60 * 60;
 
-function delivery(recipient: string, payload: unknown = { to: recipient }): ClaimedDelivery<unknown> {
+function delivery(recipient: string, payload: unknown = { to: recipient }): ClaimedDelivery {
   const claim: RecipientClaim = { eventId: EVENT_ID, recipient, owner: randomUUID() };
   return { claim, item: { id: `${EVENT_ID}:${recipient}`, payload } };
 }
@@ -37,7 +37,7 @@ export function deliveryContract(ctx: ContractContext): void {
       assert.deepEqual(carol, { devices: [], preferenceKinds: null }, 'an unknown user has no devices and the defaults');
       assert.deepEqual(alice?.preferenceKinds, [7, 16]);
       assert.deepEqual(
-        alice?.devices.map((d) => d.token).sort(),
+        alice.devices.map((d) => d.token).sort(),
         (await store.listDevices(ALICE)).map((d) => d.token).sort(),
         'the same devices listDevices reads',
       );
