@@ -19,6 +19,7 @@ import { defaultSecp256k1Selection } from './nostr/secp256k1.ts';
 import { CryptoWorkerPool } from './nostr/crypto-worker-pool.ts';
 import { CONVERSATION_KEY_CACHE_ENTRIES } from './engine/nip44-decryptor.ts';
 import { createTransports } from './delivery/transports.ts';
+import { unwrapTransport } from './delivery/encrypted-payload.ts';
 import { resolveSharedVapidKeys } from './delivery/webpush/vapid-key.ts';
 import { directMessageRoutes } from './api/direct-message.ts';
 import { webPushKeyRoutes } from './api/webpush-key.ts';
@@ -102,7 +103,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
   // A Redis fleet shares one VAPID key through the store; a SQLite service keeps it in its data directory.
   const vapidKeys =
     needsTransports && location.kind === 'redis' ? await resolveSharedVapidKeys(config.webpush, config.data_dir, store) : undefined;
-  const transports = needsTransports ? createTransports(config, logger, metrics, store, vapidKeys) : [];
+  const transports = needsTransports ? createTransports(config, logger, metrics, store, vapidKeys, key.secretHex) : [];
   // ntfy: publishing is part of the api role, subscriptions of the pusher role; either serves HTTP.
   const servesHttp = config.roles.includes('api') || config.roles.includes('pusher');
   const ntfy = servesHttp
@@ -152,7 +153,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
         }),
       );
     if (config.roles.includes('api')) {
-      const webPush = transports.find((t): t is WebPushTransport => t instanceof WebPushTransport);
+      const webPush = transports.map(unwrapTransport).find((t): t is WebPushTransport => t instanceof WebPushTransport);
       app.route('/', webPushKeyRoutes(webPush ? webPush.vapidPublicKey : null));
     }
     // Last: ntfy's single-segment routes (`/{topic}`) must not shadow the service's own paths.

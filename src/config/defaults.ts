@@ -68,6 +68,16 @@ export interface NostrConfig {
   profile_cache_ttl_secs: number;
   /** Timeout of one profile lookup. */
   query_timeout_secs: number;
+  /**
+   * Honour recipients' own kind 10000 mute lists and, for `onlyFollowing`, kind 3 contact lists,
+   * fetched from the main relays (or the user's kind 10002 write relays). Off, only the mutes a
+   * user shares in kind 3083 `mutedPubkeys` apply and `onlyFollowing` lets everyone through.
+   */
+  honour_user_lists: boolean;
+  /** How long a recipient's fetched mute and contact lists are believed. */
+  list_cache_ttl_secs: number;
+  /** Recipients whose lists are kept in memory at once (per engine process). */
+  list_cache_entries: number;
 }
 
 export interface Config {
@@ -112,6 +122,25 @@ export interface Config {
     credentials_path: string;
     /** `http://` means HTTP/2 without TLS (h2c), for loopback fakes. */
     api_base_url: string;
+  };
+  /** Direct APNs (Apple's provider API, token-based auth): on when key_path, key_id, team_id and bundle_id are all set. */
+  apns: {
+    /** The `.p8` signing key (EC P-256, PKCS#8 PEM) downloaded from the Apple developer account; unset leaves APNs off. */
+    key_path: string;
+    /** The key's 10-character Key ID (the JWT's `kid`). */
+    key_id: string;
+    /** The 10-character Team ID (the JWT's `iss`). */
+    team_id: string;
+    /** The app's bundle id, sent as `apns-topic`. */
+    bundle_id: string;
+    /** Production endpoint; `http://` means h2c (loopback fakes). */
+    api_base_url: string;
+    /** Development (sandbox) endpoint, for devices registered with `"sandbox": true` or every device when `sandbox` is on. */
+    sandbox_api_base_url: string;
+    /** Send every APNs device to the sandbox (a development build of the app). */
+    sandbox: boolean;
+    /** `apns-expiration`: how long Apple keeps a push for an offline device. */
+    expiration_secs: number;
   };
   webpush: {
     /** VAPID private key, base64url (32 bytes). Unset: a key pair is generated on first start and kept in `data_dir` (SQLite) or in the shared store (Redis, one pair for the fleet). */
@@ -206,6 +235,10 @@ export const NTFY_MESSAGE_SIZE_LIMIT_BYTES = 4096;
 
 const DAY_SECS = 86_400;
 
+/** Apple's provider API hosts (port 443). */
+export const APNS_PRODUCTION_URL = 'https://api.push.apple.com';
+export const APNS_SANDBOX_URL = 'https://api.sandbox.push.apple.com';
+
 /** Public relays a fresh install watches until told otherwise. */
 export const DEFAULT_RELAYS = ['wss://relay.damus.io', 'wss://nos.lol', 'wss://relay.primal.net'];
 
@@ -262,6 +295,12 @@ export function defaultConfig(): Config {
       profile_relays: [],
       profile_cache_ttl_secs: 300,
       query_timeout_secs: 5,
+      honour_user_lists: true,
+      // Like the profile cache: a new mute takes effect within five minutes, and a busy
+      // recipient costs one relay query per five minutes.
+      list_cache_ttl_secs: 300,
+      // ~50,000 × a few hundred bytes of sets: tens of MiB at most, for the recipients active now.
+      list_cache_entries: 50_000,
     },
     store: { url: '' },
     redis: { url: '', connection_pool_size: 10 },
@@ -275,6 +314,17 @@ export function defaultConfig(): Config {
     // Our own client: a third of node:http2's CPU per FCM send (docs/benchmarks.md, issue 19).
     delivery: { http2_client: 'builtin' },
     firebase: { project_id: 'openvine-co', credentials_path: '', api_base_url: 'https://fcm.googleapis.com' },
+    apns: {
+      key_path: '',
+      key_id: '',
+      team_id: '',
+      bundle_id: '',
+      api_base_url: APNS_PRODUCTION_URL,
+      sandbox_api_base_url: APNS_SANDBOX_URL,
+      sandbox: false,
+      // A day, like webpush.ttl_secs: a like pushed later than that is stale news.
+      expiration_secs: DAY_SECS,
+    },
     webpush: {
       vapid_private_key: '',
       vapid_public_key: '',

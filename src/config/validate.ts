@@ -114,6 +114,11 @@ export function validateConfig(config: Config, explicitKeys: ReadonlySet<string>
   if (!(HTTP2_CLIENT_KINDS as readonly string[]).includes(config.delivery.http2_client))
     problems.push(`delivery.http2_client: "${config.delivery.http2_client}" must be one of ${HTTP2_CLIENT_KINDS.join(', ')}`);
   if (!/^https?:\/\/[^\s/]+/.test(config.firebase.api_base_url)) problems.push('firebase.api_base_url must be an http:// or https:// URL');
+  problems.push(...apnsConfigProblems(config.apns));
+  if (!Number.isInteger(config.nostr.list_cache_ttl_secs) || config.nostr.list_cache_ttl_secs < 0)
+    problems.push('nostr.list_cache_ttl_secs must be a whole number of seconds, 0 or more');
+  if (!Number.isInteger(config.nostr.list_cache_entries) || config.nostr.list_cache_entries < 1)
+    problems.push('nostr.list_cache_entries must be a whole number, 1 or more');
   const webpush = config.webpush;
   if (webpush.ttl_secs < 0 || !Number.isInteger(webpush.ttl_secs))
     problems.push('webpush.ttl_secs must be a whole number of seconds, 0 or more');
@@ -126,5 +131,25 @@ export function validateConfig(config: Config, explicitKeys: ReadonlySet<string>
     if (kind < 0 || kind > 65535) problems.push(`notification kinds: ${kind} is not a Nostr kind`);
   }
   problems.push(...ntfyConfigProblems(config.ntfy));
+  return problems;
+}
+
+/** APNs is all or nothing: a key without its ids (or the reverse) is a mistake, not "off". */
+function apnsConfigProblems(apns: Config['apns']): string[] {
+  const problems: string[] = [];
+  for (const key of ['api_base_url', 'sandbox_api_base_url'] as const) {
+    if (!/^https?:\/\/[^\s/]+/.test(apns[key])) problems.push(`apns.${key} must be an http:// or https:// URL`);
+  }
+  const given = (['key_path', 'key_id', 'team_id', 'bundle_id'] as const).filter((key) => apns[key] !== '');
+  if (given.length > 0 && given.length < 4) {
+    const missing = (['key_path', 'key_id', 'team_id', 'bundle_id'] as const).filter((key) => apns[key] === '');
+    problems.push(
+      `apns: ${missing.map((key) => `apns.${key}`).join(', ')} must be set too (APNs needs the key, its key id, the team id and the bundle id)`,
+    );
+  }
+  if (apns.key_id !== '' && !/^[A-Z0-9]{10}$/.test(apns.key_id)) problems.push('apns.key_id must be the 10-character Key ID');
+  if (apns.team_id !== '' && !/^[A-Z0-9]{10}$/.test(apns.team_id)) problems.push('apns.team_id must be the 10-character Team ID');
+  if (!Number.isInteger(apns.expiration_secs) || apns.expiration_secs < 0)
+    problems.push('apns.expiration_secs must be a whole number of seconds, 0 or more (0: try once, never stored)');
   return problems;
 }

@@ -117,6 +117,8 @@ export interface DeviceOutcomes {
   delivered: string[];
   /** Tokens the provider no longer knows (the only answer that prunes a token). */
   dead: string[];
+  /** For dead tokens whose provider said since when (APNs 410 `timestamp`, ms): prune only if not registered after it. */
+  deadSinceMs: Map<string, number>;
   failed: number;
   /** Set only when nothing was delivered and some device failed retryably: the longest Retry-After asked. */
   retryAfterSecs: number | null;
@@ -126,6 +128,7 @@ export interface DeviceOutcomes {
 export function classifyOutcomes(outcomes: ReadonlyMap<string, SendOutcome>, log: LineLogger): DeviceOutcomes {
   const delivered: string[] = [];
   const dead: string[] = [];
+  const deadSinceMs = new Map<string, number>();
   let failed = 0;
   let retryable = false;
   let retryAfterSecs: number | null = null;
@@ -135,14 +138,29 @@ export function classifyOutcomes(outcomes: ReadonlyMap<string, SendOutcome>, log
       continue;
     }
     failed++;
-    if (outcome.error.kind === 'token_not_registered') dead.push(token);
-    else if (outcome.error.kind === 'retryable_internal') {
+    if (outcome.error.kind === 'token_not_registered') {
+      dead.push(token);
+      if (outcome.error.unregisteredAtMs !== undefined) deadSinceMs.set(token, outcome.error.unregisteredAtMs);
+    } else if (outcome.error.kind === 'retryable_internal') {
       retryable = true;
       retryAfterSecs = Math.max(retryAfterSecs ?? 0, outcome.error.retryAfterSecs ?? 1);
     } else log.warn({ token: redact(token), kind: outcome.error.kind, err: outcome.error.message }, 'push failed');
   }
   if (delivered.length > 0 || !retryable) retryAfterSecs = null;
-  return { delivered, dead, failed, retryAfterSecs };
+  return { delivered, dead, deadSinceMs, failed, retryAfterSecs };
+}
+
+/**
+ * Whether a token the provider called dead `sinceMs` may still be pruned: not when it was
+ * registered again after that moment (APNs 410: "delete the token if it was not re-registered
+ * after `timestamp`"). The token's activity time stands in for its registration time: a
+ * registration sets it, and no delivery can have raised it past Apple's timestamp, since Apple
+ * refuses the token from then on.
+ */
+export async function stillDeadAfterRegistration(store: StorePort, token: string, sinceMs: number | undefined): Promise<boolean> {
+  if (sinceMs === undefined) return true;
+  const activityMs = await store.tokenActivityMs(token);
+  return activityMs === null || activityMs <= sinceMs;
 }
 
 /**
@@ -164,12 +182,12 @@ export async function deliverNotification(
   if (devices.length === 0) return report;
 
   const outcomes = await sendToDevices(deps.transports, devices, notification.message, signal);
-  const { delivered, dead, failed, retryAfterSecs } = classifyOutcomes(outcomes, log);
+  const { delivered, dead, deadSinceMs, failed, retryAfterSecs } = classifyOutcomes(outcomes, log);
   report.delivered = delivered.length;
   report.failed = failed;
   report.retryAfterSecs = retryAfterSecs;
 
-  await bookkeeping(deps, notification, delivered, dead, report, log);
+  await bookkeeping(deps, notification, delivered, dead, deadSinceMs, report, log);
   return report;
 }
 
@@ -178,6 +196,7 @@ async function bookkeeping(
   n: OutboundNotification,
   delivered: string[],
   dead: string[],
+  deadSinceMs: ReadonlyMap<string, number>,
   report: DeliveryReport,
   log: LineLogger,
 ): Promise<void> {
@@ -204,6 +223,10 @@ async function bookkeeping(
   }
   for (const token of dead) {
     await step('prune token', async () => {
+      if (!(await stillDeadAfterRegistration(store, token, deadSinceMs.get(token)))) {
+        log.info({ token: redact(token) }, 'provider says the token is gone, but it was registered again since: kept');
+        return;
+      }
       if (await store.removeToken(n.recipient, token)) {
         report.pruned++;
         deps.metrics.tokensPruned.inc({ reason: 'invalid' });

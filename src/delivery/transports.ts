@@ -4,15 +4,18 @@ import type { Metrics } from '../observability/metrics.ts';
 import type { StorePort } from '../store/port.ts';
 import type { PushTransport } from './types.ts';
 import { createFcmTransport } from './fcm/sender.ts';
+import { apnsOptionsFromConfig, createApnsTransport } from './apns/sender.ts';
 import { createWebPushTransport } from './webpush/index.ts';
 import type { ResolvedVapidKeys } from './webpush/vapid-key.ts';
 import { ntfySettings } from '../ntfy/config.ts';
+import { withPayloadEncryption } from './encrypted-payload.ts';
 
 /**
  * The transports the configuration enables. A provider without credentials is off, and the
  * service says so loudly at start: devices on it are kept, but nothing reaches them. Web Push /
  * UnifiedPush needs no credentials (its VAPID key is generated) and is always on; `store` carries
- * its pushes to endpoints on our own ntfy topics; `vapidKeys` are the fleet's shared ones (Redis).
+ * its pushes to endpoints on our own ntfy topics; `vapidKeys` are the fleet's shared ones (Redis);
+ * `serviceSecretHex` (the service key) encrypts payloads for devices registered with `encryptTo`.
  */
 export function createTransports(
   config: Config,
@@ -20,6 +23,7 @@ export function createTransports(
   metrics: Metrics,
   store: StorePort,
   vapidKeys?: ResolvedVapidKeys,
+  serviceSecretHex?: string,
 ): PushTransport[] {
   const transports: PushTransport[] = [];
   const fcm = createFcmTransport({
@@ -39,6 +43,18 @@ export function createTransports(
   } else {
     logger.warn('FCM is off: set firebase.credentials_path (NOSTR_PUSH__FIREBASE__CREDENTIALS_PATH) to a service-account JSON');
   }
+  const apns = createApnsTransport(apnsOptionsFromConfig(config, logger.child({ transport: 'apns' }), metrics));
+  if (apns) {
+    transports.push(apns);
+    logger.info(
+      { bundleId: config.apns.bundle_id, apiBaseUrl: config.apns.api_base_url, sandbox: config.apns.sandbox },
+      'APNs transport on',
+    );
+  } else {
+    logger.warn(
+      'APNs is off: devices registered with transport "apns" get nothing until apns.key_path, key_id, team_id and bundle_id are set',
+    );
+  }
   transports.push(
     createWebPushTransport({
       config,
@@ -49,5 +65,6 @@ export function createTransports(
       metrics,
     }),
   );
-  return transports;
+  // Devices registered with `encryptTo` get their data map NIP-44 encrypted from the service key.
+  return serviceSecretHex === undefined ? transports : transports.map((t) => withPayloadEncryption(t, serviceSecretHex));
 }

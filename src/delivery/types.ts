@@ -16,6 +16,11 @@ export interface PushMessage {
   data: Record<string, string>;
   /** Collapse key (coalescing); sent as `android.collapse_key`, `apns-collapse-id`, Web Push `Topic`. Never a data field. */
   collapseKey?: string;
+  /**
+   * iOS banner for a message whose data carries no `title`/`body` (an encrypted payload): APNs
+   * shows it, or the app's Notification Service Extension replaces it (`mutable-content: 1`).
+   */
+  apnsAlert?: { title: string; body?: string };
 }
 
 /**
@@ -43,6 +48,11 @@ export interface DeliveryError {
   retryAfterSecs?: number;
   /** HTTP status, when there was one. */
   status?: number;
+  /**
+   * For `token_not_registered` from APNs 410: since when Apple says the token is gone (ms). A
+   * token registered (or re-registered) after that is kept.
+   */
+  unregisteredAtMs?: number;
 }
 
 export type SendOutcome = { ok: true } | { ok: false; error: DeliveryError };

@@ -15,6 +15,9 @@ import type { InboundEnvelope } from './router.ts';
 import { isCoalescedType, type CoalesceIngester } from './coalesce/ingest.ts';
 import type { OutboundQueue } from './outbound-queue.ts';
 import { bellDelivery, bellRateLimited, watchesAuthor } from './bells/rules.ts';
+import type { SocialFilters } from '../store/port-social-filters.ts';
+import { checkSocialGate } from './social-gate.ts';
+import type { SocialListCache } from './social-lists.ts';
 
 /** The preference category (kind 3083 `kinds`) that enables each notification type. */
 export const PREFERENCE_CATEGORY: Readonly<Record<NotificationType, number>> = {
@@ -39,6 +42,8 @@ export type GateOutcome =
   | 'not_allowlisted'
   | 'no_tokens'
   | 'preference_disabled'
+  | 'muted'
+  | 'not_followed'
   | 'already_notified'
   | 'video_without_d'
   | 'rate_limited'
@@ -67,6 +72,12 @@ export interface ContentDeps {
    * scheduler's summary flush. Absent, every like and repost is sent at once.
    */
   coalesce?: CoalesceIngester;
+  /**
+   * The mute and "only people I follow" gate: the recipients' kind 3083 filters are read with
+   * their devices, and `lists` (null when `nostr.honour_user_lists` is off) gives their kind
+   * 10000 and kind 3 lists. Absent, nobody is filtered.
+   */
+  social?: { lists: SocialListCache | null };
 }
 
 /** Whether `type` is enabled by a user's preference categories (or the defaults when they set none). */
@@ -87,7 +98,8 @@ interface VideoTarget {
 
 /**
  * The per-recipient gates before the claim, in divine's order (reference §4.5): allowlist,
- * tokens, preferences (with the bell fallback), the video coordinate record, the bell rate limit.
+ * tokens, preferences (with the bell fallback), then nostr-push's mute and "only people I
+ * follow" gate (`social-gate.ts`), the video coordinate record, the bell rate limit.
  * `state` is the recipient's devices and preferences, read for the whole event at once. Null when
  * the recipient passes; the claim is taken afterwards, for everyone who passed together.
  */
@@ -97,6 +109,7 @@ async function gateBeforeClaim(
   recipient: ContentRecipient,
   state: RecipientGateState,
   video: VideoTarget | null,
+  filters: SocialFilters | null,
 ): Promise<GateOutcome | null> {
   const { store } = deps;
   if (deps.allowedPubkeys.size > 0 && !deps.allowedPubkeys.has(recipient.pubkey)) return 'not_allowlisted';
@@ -106,6 +119,10 @@ async function gateBeforeClaim(
     // The bell fallback (reference §4.5 step 3): from here on the recipient is a bell, with the
     // bell's coordinate record, rate limit, copy and payload type.
     recipient.type = 'newPost';
+  }
+  if (deps.social) {
+    const stopped = await checkSocialGate(deps.social.lists, filters, recipient.pubkey, event.pubkey, recipient.type);
+    if (stopped) return stopped;
   }
   if (video) {
     if (video.dTag === '') return 'video_without_d';
@@ -167,17 +184,26 @@ export async function handleContentEvent(deps: ContentDeps, envelope: InboundEnv
   if (video?.dTag === '') deps.logger.warn({ eventId: event.id }, 'video without a d tag: treated as already notified');
   const record = (recipient: ContentRecipient, outcome: GateOutcome): void => {
     outcomes.set(recipient.pubkey, outcome);
+    if (outcome === 'muted' || outcome === 'not_followed')
+      deps.logger.info(
+        { eventId: event.id, recipient: recipient.pubkey, sender: event.pubkey, outcome },
+        "push withheld by the recipient's own lists",
+      );
     deps.metrics.contentRecipients.inc({ type: recipient.type, outcome });
   };
 
-  const states = await deps.store.readRecipients(recipients.map((r) => r.pubkey));
+  const pubkeys = recipients.map((r) => r.pubkey);
+  const [states, filters] = await Promise.all([
+    deps.store.readRecipients(pubkeys),
+    deps.social ? deps.store.getSocialFilters(pubkeys) : Promise.resolve([]),
+  ]);
   // Boxed, so that whatever was thrown is told apart from no failure at all.
   let firstError: { error: unknown } | null = null;
   const claimTogether: PassedRecipient[] = [];
   for (const [i, recipient] of recipients.entries()) {
     try {
       const state = states[i] ?? { devices: [], preferenceKinds: null };
-      const stopped = await gateBeforeClaim(deps, event, recipient, state, video);
+      const stopped = await gateBeforeClaim(deps, event, recipient, state, video, filters[i] ?? null);
       if (stopped) record(recipient, stopped);
       else if (deps.coalesce && isCoalescedType(recipient.type))
         record(recipient, await deliverCoalescible(deps, event, recipient, state.devices, copy, video));

@@ -4,7 +4,7 @@ import type { StorePort } from '../store/port.ts';
 import type { Logger } from '../observability/logger.ts';
 import { redact } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
-import { parsePreferencesPayload, parseTokenPayload } from './control-payloads.ts';
+import { parsePreferencesPayload, parseSocialFiltersPayload, parseTokenPayload } from './control-payloads.ts';
 
 /**
  * Decrypts the NIP-44 content of a control event addressed to the service. Rejects with
@@ -75,12 +75,23 @@ async function decideControlEvent(deps: ControlHandlerDeps, event: NostrEvent): 
 
   if (event.kind === PREFERENCES) {
     const parsed = parsePreferencesPayload(plaintext);
-    if (!parsed.ok) {
-      log.warn({ reason: parsed.reason }, 'invalid preferences payload');
+    const filters = parseSocialFiltersPayload(plaintext);
+    if (!parsed.ok || !filters.ok) {
+      log.warn({ reason: parsed.ok ? (filters.ok ? '' : filters.reason) : parsed.reason }, 'invalid preferences payload');
       return 'invalid_payload';
     }
     await store.setPreferences(event.pubkey, parsed.value);
-    log.info({ kinds: parsed.value.kinds, campaignsEnabled: parsed.value.campaignsEnabled }, 'preferences updated');
+    // A 3083 is the whole description: one without mutes or onlyFollowing clears them.
+    await store.setSocialFilters(event.pubkey, filters.value);
+    log.info(
+      {
+        kinds: parsed.value.kinds,
+        campaignsEnabled: parsed.value.campaignsEnabled,
+        mutedPubkeys: filters.value.mutedPubkeys.length,
+        onlyFollowing: filters.value.onlyFollowing,
+      },
+      'preferences updated',
+    );
     return 'preferences_set';
   }
 

@@ -1,6 +1,6 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { parsePreferencesPayload, parseTokenPayload } from './control-payloads.ts';
+import { parsePreferencesPayload, parseSocialFiltersPayload, parseTokenPayload } from './control-payloads.ts';
 
 describe('token payload (3079/3080)', () => {
   test("divine's shape: token and optional offset, fcm by default", () => {
@@ -30,6 +30,27 @@ describe('token payload (3079/3080)', () => {
     });
     assert.equal(parseTokenPayload(JSON.stringify({ ...body, p256dh: undefined })).ok, false);
     assert.equal(parseTokenPayload(JSON.stringify({ ...body, endpoint: 'ftp://x' })).ok, false);
+  });
+
+  test('an apns device may ask for the sandbox; any device may name an encryptTo key', () => {
+    const key = 'AB'.repeat(32);
+    assert.deepEqual(parseTokenPayload(JSON.stringify({ token: 'd'.repeat(64), transport: 'apns', sandbox: true, encryptTo: key })), {
+      ok: true,
+      value: { token: 'd'.repeat(64), transport: 'apns', sandbox: true, encryptTo: key.toLowerCase() },
+    });
+    assert.deepEqual(parseTokenPayload(JSON.stringify({ token: 't', transport: 'apns', sandbox: false })), {
+      ok: true,
+      value: { token: 't', transport: 'apns' },
+    });
+    assert.deepEqual(parseTokenPayload(JSON.stringify({ token: 't', sandbox: true })), {
+      ok: false,
+      reason: 'sandbox applies to apns devices only',
+    });
+    assert.deepEqual(parseTokenPayload(JSON.stringify({ token: 't', sandbox: 'yes' })), { ok: false, reason: 'sandbox must be a boolean' });
+    assert.deepEqual(parseTokenPayload(JSON.stringify({ token: 't', encryptTo: 'npub1xyz' })), {
+      ok: false,
+      reason: 'encryptTo must be a 64-character hex public key',
+    });
   });
 
   test('bad shapes are reasons, never throws', () => {
@@ -63,5 +84,37 @@ describe('preferences payload (3083)', () => {
     for (const text of ['{}', '{"kinds":"7"}', '{"kinds":[1.5]}', '{"kinds":[-1]}', '{"kinds":[1],"campaignsEnabled":"yes"}', 'nope']) {
       assert.equal(parsePreferencesPayload(text).ok, false, text);
     }
+  });
+});
+
+describe('social filters of a preferences payload (3083)', () => {
+  const muted = 'AB'.repeat(32);
+  test('absent fields filter nothing', () => {
+    assert.deepEqual(parseSocialFiltersPayload('{"kinds":[7]}'), { ok: true, value: { mutedPubkeys: [], onlyFollowing: null } });
+  });
+
+  test('mutedPubkeys are lowercased and deduplicated; onlyFollowing true is every type, a list is those types', () => {
+    assert.deepEqual(
+      parseSocialFiltersPayload(JSON.stringify({ kinds: [], mutedPubkeys: [muted, muted.toLowerCase()], onlyFollowing: true })),
+      {
+        ok: true,
+        value: { mutedPubkeys: [muted.toLowerCase()], onlyFollowing: 'all' },
+      },
+    );
+    assert.deepEqual(parseSocialFiltersPayload(JSON.stringify({ onlyFollowing: ['like', 'comment', 'like'] })), {
+      ok: true,
+      value: { mutedPubkeys: [], onlyFollowing: ['like', 'comment'] },
+    });
+    assert.deepEqual(parseSocialFiltersPayload(JSON.stringify({ onlyFollowing: false })), {
+      ok: true,
+      value: { mutedPubkeys: [], onlyFollowing: null },
+    });
+  });
+
+  test('bad shapes are reasons', () => {
+    assert.equal(parseSocialFiltersPayload(JSON.stringify({ mutedPubkeys: 'x' })).ok, false);
+    assert.equal(parseSocialFiltersPayload(JSON.stringify({ mutedPubkeys: ['npub1abc'] })).ok, false);
+    assert.equal(parseSocialFiltersPayload(JSON.stringify({ onlyFollowing: ['zap'] })).ok, false);
+    assert.equal(parseSocialFiltersPayload(JSON.stringify({ onlyFollowing: 'yes' })).ok, false);
   });
 });

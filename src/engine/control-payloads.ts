@@ -1,12 +1,19 @@
 import type { DeviceRegistration, Preferences, Transport } from '../store/port.ts';
+import type { SocialFilters } from '../store/port-social-filters.ts';
+import type { NotificationType } from '../delivery/types.ts';
 
 /**
  * The decrypted JSON bodies of the control events (NIP-XX push notifications, reference §2.2):
  *
  * - 3079/3080: `{"token": "...", "timezoneOffsetMinutes"?: int}` as divine-push-service reads it,
  *   plus nostr-push's optional `"transport"` (`fcm` default, `apns`, `webpush`, `unifiedpush`) with
- *   `"endpoint"`, `"p256dh"` and `"auth"` for the last two, so later transports need no protocol change.
- * - 3083: `{"kinds": [int...], "campaignsEnabled"?: bool}`.
+ *   `"endpoint"`, `"p256dh"` and `"auth"` for the last two, so later transports need no protocol change;
+ *   `"sandbox": true` (apns only: a development build, pushed through Apple's sandbox) and
+ *   `"encryptTo": "<device pubkey hex>"` (any transport: the data map travels NIP-44 encrypted to it).
+ * - 3083: `{"kinds": [int...], "campaignsEnabled"?: bool}`, plus nostr-push's optional
+ *   `"mutedPubkeys": [hex...]` (the private part of the user's kind 10000 mute list, shared with
+ *   the service) and `"onlyFollowing": true | [type...]` (limit those notification types to
+ *   senders in the user's kind 3 contact list).
  *
  * Parsers return a value or a reason string; they never throw.
  */
@@ -18,6 +25,8 @@ export const MAX_TOKEN_CHARS = 4096;
 /** Timezone offsets run from UTC−12 to UTC+14. */
 const MAX_OFFSET_MINUTES = 14 * 60;
 const BASE64URL = /^[A-Za-z0-9_-]+={0,2}$/;
+/** An x-only secp256k1 public key as Nostr writes it. */
+const HEX_PUBKEY = /^[0-9a-f]{64}$/;
 
 export type Parsed<T> = { ok: true; value: T } | { ok: false; reason: string };
 
@@ -55,6 +64,17 @@ export function parseTokenPayload(plaintext: string): Parsed<DeviceRegistration>
     device.timezoneOffsetMinutes = offset;
   }
 
+  if (body.sandbox !== undefined && body.sandbox !== null) {
+    if (typeof body.sandbox !== 'boolean') return { ok: false, reason: 'sandbox must be a boolean' };
+    if (body.sandbox && device.transport !== 'apns') return { ok: false, reason: 'sandbox applies to apns devices only' };
+    if (body.sandbox) device.sandbox = true;
+  }
+  if (body.encryptTo !== undefined && body.encryptTo !== null) {
+    if (typeof body.encryptTo !== 'string' || !HEX_PUBKEY.test(body.encryptTo.toLowerCase()))
+      return { ok: false, reason: 'encryptTo must be a 64-character hex public key' };
+    device.encryptTo = body.encryptTo.toLowerCase();
+  }
+
   if (device.transport === 'webpush' || device.transport === 'unifiedpush') {
     const endpoint = typeof body.endpoint === 'string' ? body.endpoint.trim() : token;
     let url: URL;
@@ -89,4 +109,42 @@ export function parsePreferencesPayload(plaintext: string): Parsed<Preferences> 
   const consent = body.campaignsEnabled;
   if (consent !== undefined && typeof consent !== 'boolean') return { ok: false, reason: 'campaignsEnabled must be a boolean' };
   return { ok: true, value: { kinds: clean, campaignsEnabled: consent === true } };
+}
+
+/** Most privately muted pubkeys kept from one 3083 (a mute list of thousands is already unusual). */
+export const MAX_MUTED_PUBKEYS = 10_000;
+/** The notification types `onlyFollowing` may name. */
+export const FILTERABLE_TYPES: readonly NotificationType[] = ['like', 'comment', 'mention', 'repost', 'directMessage', 'newPost'];
+
+/** The social filters of a 3083 payload (absent fields filter nothing). */
+export function parseSocialFiltersPayload(plaintext: string): Parsed<SocialFilters> {
+  const body = parseJsonObject(plaintext);
+  if (typeof body === 'string') return { ok: false, reason: body };
+  const filters: SocialFilters = { mutedPubkeys: [], onlyFollowing: null };
+  const muted = body.mutedPubkeys;
+  if (muted !== undefined && muted !== null) {
+    if (!Array.isArray(muted)) return { ok: false, reason: 'mutedPubkeys must be an array' };
+    if (muted.length > MAX_MUTED_PUBKEYS) return { ok: false, reason: `mutedPubkeys lists at most ${MAX_MUTED_PUBKEYS} entries` };
+    const seen = new Set<string>();
+    for (const entry of muted) {
+      const pubkey = typeof entry === 'string' ? entry.toLowerCase() : '';
+      if (!HEX_PUBKEY.test(pubkey)) return { ok: false, reason: `mutedPubkeys holds ${JSON.stringify(entry)}, not a hex pubkey` };
+      seen.add(pubkey);
+    }
+    filters.mutedPubkeys = [...seen];
+  }
+  const only = body.onlyFollowing;
+  if (only === true) filters.onlyFollowing = 'all';
+  else if (Array.isArray(only)) {
+    const types: string[] = [];
+    for (const type of only) {
+      if (typeof type !== 'string' || !(FILTERABLE_TYPES as readonly string[]).includes(type))
+        return { ok: false, reason: `onlyFollowing holds ${JSON.stringify(type)}, not a notification type` };
+      if (!types.includes(type)) types.push(type);
+    }
+    if (types.length > 0) filters.onlyFollowing = types;
+  } else if (only !== undefined && only !== null && only !== false) {
+    return { ok: false, reason: 'onlyFollowing must be true, false or a list of notification types' };
+  }
+  return { ok: true, value: filters };
 }

@@ -5,10 +5,16 @@
 
 /** NIP-01 profile metadata; display names for notification text. */
 export const METADATA = 0;
+/** NIP-02 contact list ("follows"): replaceable, `p` tags. */
+export const CONTACTS = 3;
 /** NIP-25 reaction (a like, or any emoji). */
 export const REACTION = 7;
 /** NIP-18 generic repost (of any kind but 1). */
 export const GENERIC_REPOST = 16;
+/** NIP-51 mute list: replaceable, public `p` tags (a private part is encrypted to its author). */
+export const MUTE_LIST = 10_000;
+/** NIP-65 relay list: replaceable, `r` tags with an optional `read`/`write` marker. */
+export const RELAY_LIST = 10_002;
 /** NIP-59 gift wrap; a direct message we can only announce, never read. */
 export const GIFT_WRAP = 1059;
 /** NIP-22 comment. */

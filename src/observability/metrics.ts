@@ -100,6 +100,23 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly apnsSendsAttempted = new Counter({
+    name: 'push_apns_sends_attempted_total',
+    help: 'APNs sends attempted, one per device token',
+    registers: [this.registry],
+  });
+  readonly apnsSendsSucceeded = new Counter({
+    name: 'push_apns_sends_succeeded_total',
+    help: 'APNs sends answered with 200',
+    registers: [this.registry],
+  });
+  readonly apnsSendsFailed = new Counter({
+    name: 'push_apns_sends_failed_total',
+    help: 'APNs sends that failed, by DeliveryErrorKind',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+
   // ---- relay listener ----
   readonly relayRecoveries = new Counter({
     name: 'push_relay_recoveries_total',
@@ -117,6 +134,12 @@ export class Metrics {
     name: 'push_relay_sink_failures_total',
     help: 'Events the inbound queue did not take (the relay connection is rebuilt to fetch them again)',
     labelNames: ['relay'] as const,
+    registers: [this.registry],
+  });
+  readonly socialListLookups = new Counter({
+    name: 'push_social_list_lookups_total',
+    help: 'Mute/contact list lookups of recipients by outcome (cache_hit, found, not_found, outbox, error)',
+    labelNames: ['outcome'] as const,
     registers: [this.registry],
   });
   readonly profileLookups = new Counter({

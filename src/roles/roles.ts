@@ -13,6 +13,8 @@ import { handleNotifyList } from '../engine/bells/notify-list.ts';
 import { withNewPostFanout } from '../engine/bells/video.ts';
 import { TASK_NEW_POST_FANOUT, contentBellRules, newPostFanoutDeps, notifyListDeps, videoFanoutDeps } from '../engine/bells/wiring.ts';
 import { createProfileResolver } from '../engine/profiles.ts';
+import { createRelayQuery } from '../engine/relay-query.ts';
+import { SocialListCache, socialListQueryCap } from '../engine/social-lists.ts';
 import { storeOutboundQueue } from '../engine/outbound-queue.ts';
 import { coalesceFlushDeps, coalesceIngester } from '../engine/coalesce/wiring.ts';
 import { COALESCE_FLUSH_TASK, runCoalesceFlush } from '../engine/coalesce/worker.ts';
@@ -90,14 +92,17 @@ export async function startRoles(ctx: RoleContext): Promise<StartedRoles> {
   if (config.roles.includes('listener')) stoppers.push(startListener(ctx));
   if (config.roles.includes('scheduler')) {
     // scheduler tasks: coalesce flush (coalesce_flush), new-post fan-out (new_post_fanout)
-    const flushDeps = coalesceFlushDeps({
-      config,
-      store: ctx.store,
-      logger: ctx.logger,
-      metrics: ctx.metrics,
-      transports: ctx.transports,
-      verifier: ctx.verifier,
-    });
+    const flushDeps = {
+      ...coalesceFlushDeps({
+        config,
+        store: ctx.store,
+        logger: ctx.logger,
+        metrics: ctx.metrics,
+        transports: ctx.transports,
+        verifier: ctx.verifier,
+      }),
+      social: { lists: socialListCache(config, ctx.verifier, ctx.logger.child({ role: 'scheduler' }), ctx.metrics) },
+    };
     ctx.supervisor.spawn(COALESCE_FLUSH_TASK, 'critical', (signal) => runCoalesceFlush(flushDeps, signal));
     const fanoutDeps = newPostFanoutDeps({
       config,
@@ -147,6 +152,21 @@ function workerOptions(ctx: RoleContext, signal: AbortSignal, log: Logger) {
 }
 
 /** engine: inbound events → control handlers, content routing → the outbound queue. */
+/** Recipients' mute and contact lists from the relays, or null when `nostr.honour_user_lists` is off. */
+function socialListCache(config: Config, verifier: EventVerifier, logger: Logger, metrics: Metrics): SocialListCache | null {
+  if (!config.nostr.honour_user_lists) return null;
+  return new SocialListCache({
+    relays: config.nostr.relays,
+    queryRelays: createRelayQuery({ logger, maxEventsPerRelay: socialListQueryCap() }),
+    verifier,
+    queryTimeoutMs: config.nostr.query_timeout_secs * 1000,
+    ttlMs: config.nostr.list_cache_ttl_secs * 1000,
+    maxEntries: config.nostr.list_cache_entries,
+    logger,
+    metrics,
+  });
+}
+
 function startEngine(ctx: RoleContext): void {
   const { config, store, metrics } = ctx;
   const log = ctx.logger.child({ role: 'engine' });
@@ -169,6 +189,7 @@ function startEngine(ctx: RoleContext): void {
     outbound: storeOutboundQueue(batched, () => ctx.wake.notify('outbound')),
     bells: contentBellRules(config),
     coalesce: coalesceIngester({ config, store, logger: log, metrics }),
+    social: { lists: socialListCache(config, ctx.verifier, log, metrics) },
   };
   const listDeps = notifyListDeps({ config, store, logger: log, metrics });
   const fanoutDeps = videoFanoutDeps({ config, store, logger: log, metrics });

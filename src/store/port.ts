@@ -21,6 +21,7 @@ import type { NtfyTopicStore } from './port-ntfy.ts';
 import type { CoalesceStore } from './port-coalesce.ts';
 import type { NotifyListStore } from './port-bells.ts';
 import type { VapidKeyStore } from './port-vapid.ts';
+import type { SocialFilterStore } from './port-social-filters.ts';
 
 /** Millisecond time source shared by a store and the stages that use it. */
 
@@ -61,6 +62,13 @@ export interface DeviceRegistration {
   auth?: string;
   /** UTC offset in minutes, east positive (+600 is UTC+10); used for campaign quiet hours. */
   timezoneOffsetMinutes?: number;
+  /** APNs only: a development build of the app, pushed through Apple's sandbox endpoint. Absent when false. */
+  sandbox?: boolean;
+  /**
+   * The device's own Nostr public key (x-only hex): the push's data map travels NIP-44 v2
+   * encrypted from the service key to it, with only `type` and `eventId` in clear.
+   */
+  encryptTo?: string;
 }
 
 /** Result of {@link StorePort.registerToken}. */
@@ -190,7 +198,7 @@ export interface QueueStats {
  * The storage port. Every method is atomic on its own. Capabilities beyond the core declare their
  * operations in `port-*.ts` beside this file.
  */
-export interface StorePort extends NtfyTopicStore, CoalesceStore, NotifyListStore, VapidKeyStore {
+export interface StorePort extends NtfyTopicStore, CoalesceStore, NotifyListStore, VapidKeyStore, SocialFilterStore {
   /** The clock this store's time-dependent operations use. */
   readonly clock: Clock;
 

@@ -1,7 +1,7 @@
 /**
  * A store whose hot calls, made by many concurrent handlers in one turn of the event loop, reach
  * the adapter as one call each: every `enqueue` of a turn becomes one `enqueueMany` per queue,
- * every `readRecipients` one read, every `claimAndEnqueueDeliveries` one claim step per queue and
+ * every `readRecipients` (and `getSocialFilters`) one read, every `claimAndEnqueueDeliveries` one claim step per queue and
  * claim lifetime, every `readNtfyMessages` one `readNtfyMessagesMany`, and every `ntfyHeadId` of
  * the turn shares one read of the head (these two also wait for the call out before them).
  *
@@ -21,6 +21,7 @@
 import { TurnBatcher } from '../util/turn-batcher.ts';
 import type { ClaimedDelivery, EnqueueItem, QueueName, RecipientGateState, StorePort } from './port.ts';
 import type { NtfyReadRequest, NtfyReadResult } from './port-ntfy.ts';
+import type { SocialFilters } from './port-social-filters.ts';
 import { requireNtfyReadRequest } from './ntfy-shared.ts';
 
 /**
@@ -48,6 +49,7 @@ export function withTurnBatching(store: StorePort): StorePort {
   };
 
   const reads = listCallsMerged((pubkeys: string[]) => store.readRecipients(pubkeys));
+  const filterReads = listCallsMerged((pubkeys: string[]) => store.getSocialFilters(pubkeys));
 
   const claims = new Map<string, TurnBatcher<ReadonlyArray<ClaimedDelivery>, boolean[]>>();
   const claimerFor = (queue: QueueName, ttlSecs: number): TurnBatcher<ReadonlyArray<ClaimedDelivery>, boolean[]> => {
@@ -76,6 +78,8 @@ export function withTurnBatching(store: StorePort): StorePort {
     enqueue: <T>(queue: QueueName, item: EnqueueItem<T>): Promise<boolean> => enqueuerFor(queue).add(item),
     readRecipients: (pubkeys: readonly string[]): Promise<RecipientGateState[]> =>
       pubkeys.length === 0 ? Promise.resolve([]) : reads.add(pubkeys),
+    getSocialFilters: (pubkeys: readonly string[]): Promise<Array<SocialFilters | null>> =>
+      pubkeys.length === 0 ? Promise.resolve([]) : filterReads.add(pubkeys),
     claimAndEnqueueDeliveries: <T>(queue: QueueName, ttlSecs: number, entries: ReadonlyArray<ClaimedDelivery<T>>): Promise<boolean[]> =>
       entries.length === 0 ? Promise.resolve([]) : claimerFor(queue, ttlSecs).add(entries),
     readNtfyMessages: (topics: readonly string[], afterId: string | null, limit: number): Promise<NtfyReadResult> => {

@@ -13,6 +13,7 @@ import { deliveryContract } from './contract/deliveries.ts';
 import { recordContract } from './contract/records.ts';
 import { tokenContract } from './contract/tokens.ts';
 import { vapidContract } from './contract/vapid.ts';
+import { socialFilterContract } from './contract/social-filters.ts';
 
 /**
  * The store contract: the definition of correct {@link StorePort} behaviour, run against every
@@ -79,6 +80,7 @@ export function runStoreContract(options: StoreContractOptions): void {
     ntfyContract(ctx);
     bellContract(ctx);
     vapidContract(ctx);
+    socialFilterContract(ctx);
     for (const queue of QUEUES) {
       queueContract(ctx, queue);
       deadLetterContract(ctx, queue);

@@ -57,9 +57,9 @@ export function toFcmMessage(token: string, message: PushMessage): FcmSendReques
   return { message: fcmMessage };
 }
 
-/** True when the message carries user-visible text (a `title` or `body` data key). */
+/** True when the message carries user-visible text (a `title` or `body` data key, or an encrypted payload's placeholder banner). */
 export function isAlert(message: PushMessage): boolean {
-  return message.data.title !== undefined || message.data.body !== undefined;
+  return message.data.title !== undefined || message.data.body !== undefined || message.apnsAlert !== undefined;
 }
 
 /**
@@ -81,11 +81,16 @@ export function buildAndroidConfig(message: PushMessage): FcmAndroidConfig | und
  */
 export function buildApnsConfig(message: PushMessage): FcmApnsConfig | undefined {
   // A data field named `aps` must not replace the APNs dictionary; it still travels in `data`.
-  const { title, body, aps: _shadowedAps, ...rest } = message.data;
-  if (title !== undefined || body !== undefined) {
+  const { aps: _shadowedAps, ...withoutAps } = message.data;
+  const { title, body, ...rest } = withoutAps;
+  // A message without text of its own (an encrypted payload) may name a placeholder banner; its
+  // data then travels whole, since title and body were never in it.
+  const shownTitle = title ?? message.apnsAlert?.title;
+  const shownBody = body ?? (title === undefined ? message.apnsAlert?.body : undefined);
+  if (shownTitle !== undefined || shownBody !== undefined) {
     const alert: { title?: string; body?: string } = {};
-    if (title !== undefined) alert.title = title;
-    if (body !== undefined) alert.body = body;
+    if (shownTitle !== undefined) alert.title = shownTitle;
+    if (shownBody !== undefined) alert.body = shownBody;
     return {
       payload: { aps: { alert, 'mutable-content': 1 }, ...rest },
       headers: withCollapseId({ 'apns-push-type': 'alert', 'apns-priority': '10' }, message.collapseKey),

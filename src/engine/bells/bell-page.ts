@@ -16,7 +16,7 @@
  * page returns, so those watchers are belled on the retry instead of being skipped as claimed:
  * nobody is lost, and only bells sent but not yet recorded can go out twice.
  */
-import { classifyOutcomes, sendToDevices } from '../../delivery/deliver.ts';
+import { classifyOutcomes, sendToDevices, stillDeadAfterRegistration } from '../../delivery/deliver.ts';
 import type { PushTransport } from '../../delivery/types.ts';
 import { redact, type Logger } from '../../observability/logger.ts';
 import type { Metrics } from '../../observability/metrics.ts';
@@ -111,7 +111,7 @@ class BellBookkeeper {
   private pending: BellBatch;
   private writing: Promise<void> | null = null;
   private timer: NodeJS.Timeout | null = null;
-  private readonly dead: Array<{ recipient: string; token: string }> = [];
+  private readonly dead: Array<{ recipient: string; token: string; sinceMs: number | undefined }> = [];
 
   constructor(
     private readonly deps: BellRecipientDeps,
@@ -150,8 +150,8 @@ class BellBookkeeper {
   rateLimited(recipient: string): void {
     this.pending.rateLimited.push(recipient);
   }
-  deadToken(recipient: string, token: string): void {
-    this.dead.push({ recipient, token });
+  deadToken(recipient: string, token: string, sinceMs?: number): void {
+    this.dead.push({ recipient, token, sinceMs });
   }
 
   private kick(): void {
@@ -190,8 +190,9 @@ class BellBookkeeper {
     this.timer = null;
     await this.writing;
     await this.drain();
-    for (const { recipient, token } of this.dead) {
+    for (const { recipient, token, sinceMs } of this.dead) {
       try {
+        if (!(await stillDeadAfterRegistration(this.deps.store, token, sinceMs))) continue;
         if (await this.deps.store.removeToken(recipient, token)) {
           this.deps.metrics.tokensPruned.inc({ reason: 'invalid' });
           this.log.info({ token: redact(token) }, 'pruned a token the provider no longer knows');
@@ -262,8 +263,8 @@ export async function deliverBellPage(
         copy: { title: text.title, body: text.body },
       });
       const outcomes = await sendToDevices(deps.transports, state.devices, message);
-      const { delivered, dead, retryAfterSecs } = classifyOutcomes(outcomes, log);
-      for (const token of dead) bookkeeper.deadToken(state.watcher, token);
+      const { delivered, dead, deadSinceMs, retryAfterSecs } = classifyOutcomes(outcomes, log);
+      for (const token of dead) bookkeeper.deadToken(state.watcher, token, deadSinceMs.get(token));
       if (delivered.length > 0) {
         bookkeeper.delivered(claim, delivered);
         count('delivered');

@@ -310,4 +310,16 @@ describe('summary flush', () => {
     assert.equal((await store.readCoalesceGroup(claim.groupId))?.leaseToken, claim.leaseToken);
     assert.equal(transport.sent.length, 0);
   });
+
+  test('an actor the recipient muted while the group waited is not named: the summary reads "Someone"', async () => {
+    const dave = makeUser();
+    const claim = await dueGroup([bob, dave]);
+    await store.setSocialFilters(alice.pubkey, { mutedPubkeys: [bob.pubkey], onlyFollowing: null });
+    await flushGroup({ ...deps, social: { lists: null } }, claim, new AbortController().signal);
+    const { message } = transport.sent[0] as (typeof transport.sent)[number];
+    assert.equal(message.data.senderPubkey, '');
+    assert.equal(message.data.senderName, 'Someone');
+    assert.match(message.data.body ?? '', /^Someone and 1 other liked your post$/);
+    assert.ok(!JSON.stringify(message).includes(bob.pubkey), 'the muted actor appears nowhere');
+  });
 });

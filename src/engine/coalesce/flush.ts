@@ -16,6 +16,8 @@ import { senderNameOrFallback, type ProfileResolver } from '../profiles.ts';
 import { isCoalescedType } from './ingest.ts';
 import { collapseKeyForGroup, type FlushSettings } from './policy.ts';
 import { buildSummaryMessage } from './summary.ts';
+import { checkSocialGate } from '../social-gate.ts';
+import type { SocialListCache } from '../social-lists.ts';
 
 /** `push_coalesce_skipped_total` reasons of a group that is not worth a summary. */
 export type EmptyReason = 'missing_group' | 'unknown_type' | 'no_pending' | 'missing_actor_count' | 'unparseable_owner';
@@ -51,6 +53,12 @@ export interface FlushDeps {
   videoRecordTtlSecs: number;
   logger: Logger;
   metrics: Metrics;
+  /**
+   * The recipient's mute and follow gate (`social-gate.ts`), checked again at flush time for the
+   * actor a summary names: muted actors never enter a group, but a mute added while the group
+   * waited must not see them named. Absent, nothing is checked.
+   */
+  social?: { lists: SocialListCache | null };
 }
 
 /**
@@ -110,9 +118,16 @@ export async function flushGroup(deps: FlushDeps, claim: GroupClaim, signal: Abo
     return { kind: 'throttled', afterSecs: budget.retryAfterSecs };
   }
 
-  const firstActorName =
-    group.firstActor !== null && isHexPubkey(group.firstActor) ? await senderNameOrFallback(deps.profiles, group.firstActor) : '';
-  const message = buildSummaryMessage({ group, type, firstActorName, collapseKey: collapseKeyForGroup(claim.groupId) });
+  // The named actor, unless the recipient has muted (or, with onlyFollowing, unfollowed) them
+  // since the group began: then the summary names nobody ("Someone and 6 others").
+  const named = group.firstActor !== null && (await mayBeNamed(deps, group.owner, group.firstActor, type)) ? group.firstActor : null;
+  const firstActorName = named !== null && isHexPubkey(named) ? await senderNameOrFallback(deps.profiles, named) : '';
+  const message = buildSummaryMessage({
+    group: named === group.firstActor ? group : { ...group, firstActor: null },
+    type,
+    firstActorName,
+    collapseKey: collapseKeyForGroup(claim.groupId),
+  });
   const notification: OutboundNotification = {
     eventId: group.firstEvent ?? group.target,
     recipient: group.owner,
@@ -165,4 +180,11 @@ async function refusedByGates(deps: FlushDeps, owner: string, type: CoalesceType
   if ((await deps.store.listDevices(owner)).length === 0) return 'no_tokens';
   if (!(await typeEnabled(deps.store, deps.defaultPreferenceKinds, owner, type))) return 'preference_disabled';
   return null;
+}
+
+/** Whether the summary of `owner` may name `actor`: not when the recipient's lists now filter them out. */
+async function mayBeNamed(deps: FlushDeps, owner: string, actor: string, type: CoalesceType): Promise<boolean> {
+  if (!deps.social) return true;
+  const [filters] = await deps.store.getSocialFilters([owner]);
+  return (await checkSocialGate(deps.social.lists, filters ?? null, owner, actor, type)) === null;
 }

@@ -22,7 +22,8 @@
  *
  * | key                              | type   | value                                                        |
  * |----------------------------------|--------|--------------------------------------------------------------|
- * | `token_devices`                  | HASH   | token → JSON `{transport, endpoint?, p256dh?, auth?}`, only for devices that are not a plain FCM token. A token absent here is transport `fcm`, so a divine Redis reads as FCM devices |
+ * | `token_devices`                  | HASH   | token → JSON `{transport, endpoint?, p256dh?, auth?, sandbox?, encryptTo?}`, only for devices that are not a plain FCM token. A token absent here is transport `fcm`, so a divine Redis reads as FCM devices |
+ * | `social_filters:{pubkey}`        | STRING | JSON `{mutedPubkeys:[hex…], onlyFollowing: "all"\|[types]\|null}` (kind 3083), absent when nothing is filtered |
  * | `relay_cursors`                  | HASH   | relay URL → newest `created_at` seen (unix seconds), only ever raised |
  * | `queue:{name}:ready`             | ZSET   | item id → available-at (ms)                                  |
  * | `queue:{name}:leased`            | ZSET   | item id → lease expiry (ms)                                  |
@@ -57,6 +58,7 @@ export const legacyVideoRecordKey = (owner: string, dTag: string, recipient: str
 export const userPreferencesKey = (pubkey: string): string => `user_preferences:${pubkey}`;
 export const campaignConsentKey = (pubkey: string): string => `campaign_consent:${pubkey}`;
 export const profileCacheKey = (pubkey: string): string => `profile_cache:${pubkey}`;
+export const socialFiltersKey = (pubkey: string): string => `social_filters:${pubkey}`;
 
 /** The five keys of one durable queue. */
 export interface QueueKeys {

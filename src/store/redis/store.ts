@@ -59,6 +59,8 @@ import * as tokens from './tokens.ts';
 import { RedisNtfyTopics } from './ntfy.ts';
 import { claimVapidKeys } from './vapid.ts';
 import type { StoredVapidKeys } from '../port-vapid.ts';
+import type { SocialFilters } from '../port-social-filters.ts';
+import { getSocialFilters, setSocialFilters } from './social-filters.ts';
 import type { NtfyAppendEvent, NtfyMessage, NtfyMessageContent, NtfyReadRequest, NtfyReadResult } from '../port-ntfy.ts';
 
 export interface RedisStoreOptions {
@@ -226,6 +228,14 @@ export class RedisStore implements StorePort {
   }
   onNtfyAppend(listener: (event: NtfyAppendEvent) => void): () => void {
     return this.ntfy.addListener(listener);
+  }
+
+  // ---- social filters (port-social-filters.ts) ---------------------------------------------
+  setSocialFilters(pubkey: string, filters: SocialFilters | null): Promise<void> {
+    return setSocialFilters(this.ctx, pubkey, filters);
+  }
+  getSocialFilters(pubkeys: readonly string[]): Promise<Array<SocialFilters | null>> {
+    return getSocialFilters(this.ctx, pubkeys);
   }
 
   // ---- VAPID key (port-vapid.ts) -------------------------------------------------------------

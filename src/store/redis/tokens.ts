@@ -21,9 +21,11 @@ const TRANSPORTS: readonly Transport[] = ['fcm', 'apns', 'webpush', 'unifiedpush
 
 /** The `token_devices` JSON; '' for a plain FCM token, which divine's layout already describes. */
 function deviceRecord(device: DeviceRegistration): string {
-  const { transport, endpoint, p256dh, auth } = device;
-  if (transport === 'fcm' && endpoint === undefined && p256dh === undefined && auth === undefined) return '';
-  return JSON.stringify({ transport, endpoint, p256dh, auth });
+  const { transport, endpoint, p256dh, auth, encryptTo } = device;
+  const sandbox = device.sandbox === true ? true : undefined;
+  const plainFcm = endpoint === undefined && p256dh === undefined && auth === undefined && encryptTo === undefined;
+  if (transport === 'fcm' && plainFcm) return '';
+  return JSON.stringify({ transport, endpoint, p256dh, auth, sandbox, encryptTo });
 }
 
 function nowSeconds(ctx: RedisContext): number {
@@ -99,6 +101,9 @@ function readDevice(ctx: RedisContext, token: string, rawOffset: string | null, 
     if (endpoint !== undefined) device.endpoint = endpoint;
     if (p256dh !== undefined) device.p256dh = p256dh;
     if (auth !== undefined) device.auth = auth;
+    if (record.sandbox === true) device.sandbox = true;
+    const encryptTo = optionalString(record.encryptTo);
+    if (encryptTo !== undefined) device.encryptTo = encryptTo;
   }
   const offset = parseOffset(ctx, token, rawOffset);
   if (offset !== undefined) device.timezoneOffsetMinutes = offset;

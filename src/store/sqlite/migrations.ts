@@ -4,6 +4,7 @@ import { CREATE_COALESCE_TABLES } from './coalesce-sql.ts';
 import { CREATE_BELL_TABLES } from './bells.ts';
 import { CREATE_NTFY_TABLES } from './ntfy.ts';
 import { CREATE_VAPID_TABLE } from './vapid.ts';
+import { CREATE_SOCIAL_FILTERS_TABLE } from './social-filters.ts';
 
 /**
  * Schema migrations of the SQLite store.
@@ -118,6 +119,12 @@ function migrateFrom1(db: Database): void {
   db.exec(CREATE_VIDEO_RECORDS);
 }
 
+/** Version 6 → 7: a device's APNs environment (1 = sandbox) and the key its payloads are encrypted to. */
+const ADD_DEVICE_APNS_AND_ENCRYPTION = `
+  ALTER TABLE devices ADD COLUMN apns_sandbox INTEGER;
+  ALTER TABLE devices ADD COLUMN encrypt_to TEXT;
+`;
+
 /** `migrations[n]` upgrades a file from version n to n + 1. */
 export const migrations: readonly Migration[] = [
   { description: 'create devices, claims, preferences, relay cursors, profile cache and queues', apply: migrateFrom0 },
@@ -129,6 +136,14 @@ export const migrations: readonly Migration[] = [
     apply: (db) => db.exec(CREATE_COALESCE_TABLES),
   },
   { description: 'create the shared VAPID key table', apply: (db) => db.exec(CREATE_VAPID_TABLE) },
+  {
+    description: 'add the APNs sandbox flag and the encryptTo device key to devices',
+    apply: (db) => db.exec(ADD_DEVICE_APNS_AND_ENCRYPTION),
+  },
+  {
+    description: 'create the social filter table (kind 3083 mutes and onlyFollowing)',
+    apply: (db) => db.exec(CREATE_SOCIAL_FILTERS_TABLE),
+  },
 ];
 
 /** The version a file has after {@link migrate}. */

@@ -38,6 +38,8 @@ import { BellTables } from './bells.ts';
 import { NtfyTable } from './ntfy.ts';
 import { claimSqliteVapidKeys } from './vapid.ts';
 import type { StoredVapidKeys } from '../port-vapid.ts';
+import type { SocialFilters } from '../port-social-filters.ts';
+import { SocialFilterTable } from './social-filters.ts';
 import type { NtfyAppendEvent, NtfyMessage, NtfyMessageContent, NtfyReadRequest, NtfyReadResult } from '../port-ntfy.ts';
 import { ClaimTable } from './claims.ts';
 import { CoalesceTables } from './coalesce.ts';
@@ -95,6 +97,7 @@ export class SqliteStore implements StorePort {
   private readonly bellPages: BellPageOps;
   private readonly ntfy: NtfyTable;
   private readonly deliveries: DeliveryOps;
+  private readonly socialFilters: SocialFilterTable;
   private readonly selectOne: Statement<[]>;
   /** Writes of one event-loop turn share one transaction (see group-commit.ts). */
   private readonly group: GroupCommit;
@@ -115,6 +118,7 @@ export class SqliteStore implements StorePort {
     this.bellPages = new BellPageOps(db, logger, { tokens: this.tokens, records: this.records, claims: this.claims, bells: this.bells });
     this.ntfy = new NtfyTable(db, clock, logger, this.group);
     this.deliveries = new DeliveryOps(db, logger, { tokens: this.tokens, records: this.records, claims: this.claims, queues: this.queues });
+    this.socialFilters = new SocialFilterTable(db, logger);
     this.selectOne = db.prepare(PING_SQL);
   }
 
@@ -252,6 +256,16 @@ export class SqliteStore implements StorePort {
 
   async queueStats(queue: QueueName): Promise<QueueStats> {
     return this.queues.stats(queue);
+  }
+
+  // ---- social filters (port-social-filters.ts) ---------------------------------------------
+
+  async setSocialFilters(pubkey: string, filters: SocialFilters | null): Promise<void> {
+    return this.group.run(() => this.socialFilters.set(pubkey, filters));
+  }
+
+  async getSocialFilters(pubkeys: readonly string[]): Promise<Array<SocialFilters | null>> {
+    return this.socialFilters.getMany(pubkeys);
   }
 
   // ---- VAPID key (port-vapid.ts) -------------------------------------------------------------

@@ -7,8 +7,8 @@ const SELECT_OWNER = `SELECT pubkey FROM devices WHERE token = ?`;
 
 /** A re-registration replaces the whole device description and takes the token over. */
 const UPSERT_DEVICE = `
-  INSERT INTO devices (token, pubkey, transport, endpoint, p256dh, auth, timezone_offset_minutes, activity_ms)
-  VALUES (@token, @pubkey, @transport, @endpoint, @p256dh, @auth, @timezoneOffsetMinutes, @nowMs)
+  INSERT INTO devices (token, pubkey, transport, endpoint, p256dh, auth, timezone_offset_minutes, apns_sandbox, encrypt_to, activity_ms)
+  VALUES (@token, @pubkey, @transport, @endpoint, @p256dh, @auth, @timezoneOffsetMinutes, @sandbox, @encryptTo, @nowMs)
   ON CONFLICT (token) DO UPDATE SET
     pubkey = excluded.pubkey,
     transport = excluded.transport,
@@ -16,17 +16,19 @@ const UPSERT_DEVICE = `
     p256dh = excluded.p256dh,
     auth = excluded.auth,
     timezone_offset_minutes = excluded.timezone_offset_minutes,
+    apns_sandbox = excluded.apns_sandbox,
+    encrypt_to = excluded.encrypt_to,
     activity_ms = excluded.activity_ms`;
 
 const DELETE_OWNED = `DELETE FROM devices WHERE token = ? AND pubkey = ?`;
 
 const SELECT_DEVICES_OF = `
-  SELECT token, transport, endpoint, p256dh, auth, timezone_offset_minutes
+  SELECT token, transport, endpoint, p256dh, auth, timezone_offset_minutes, apns_sandbox, encrypt_to
   FROM devices WHERE pubkey = ?`;
 
 /** Every device of many pubkeys in one statement (`?` is a JSON array of pubkeys). */
 const SELECT_DEVICES_OF_MANY = `
-  SELECT pubkey, token, transport, endpoint, p256dh, auth, timezone_offset_minutes
+  SELECT pubkey, token, transport, endpoint, p256dh, auth, timezone_offset_minutes, apns_sandbox, encrypt_to
   FROM devices WHERE pubkey IN (SELECT value FROM json_each(?))`;
 
 const SELECT_ACTIVITY = `SELECT activity_ms FROM devices WHERE token = ?`;
@@ -43,6 +45,8 @@ interface DeviceRow {
   p256dh: string | null;
   auth: string | null;
   timezone_offset_minutes: number | null;
+  apns_sandbox: number | null;
+  encrypt_to: string | null;
 }
 
 interface DeviceParams {
@@ -53,6 +57,8 @@ interface DeviceParams {
   p256dh: string | null;
   auth: string | null;
   timezoneOffsetMinutes: number | null;
+  sandbox: number | null;
+  encryptTo: string | null;
   nowMs: number;
 }
 
@@ -63,6 +69,8 @@ function toDevice(row: DeviceRow): DeviceRegistration {
   if (row.p256dh !== null) device.p256dh = row.p256dh;
   if (row.auth !== null) device.auth = row.auth;
   if (row.timezone_offset_minutes !== null) device.timezoneOffsetMinutes = row.timezone_offset_minutes;
+  if (row.apns_sandbox === 1) device.sandbox = true;
+  if (row.encrypt_to !== null) device.encryptTo = row.encrypt_to;
   return device;
 }
 
@@ -104,6 +112,8 @@ export class TokenTable {
         p256dh: device.p256dh ?? null,
         auth: device.auth ?? null,
         timezoneOffsetMinutes: device.timezoneOffsetMinutes ?? null,
+        sandbox: device.sandbox === true ? 1 : null,
+        encryptTo: device.encryptTo ?? null,
         nowMs: this.clock.nowMs(),
       });
       return { previousOwner: owner !== null && owner !== pubkey ? owner : null };

@@ -17,6 +17,10 @@ const WEBPUSH_DEVICE: DeviceRegistration = {
   timezoneOffsetMinutes: 600,
 };
 
+function apnsDevice(token: string): DeviceRegistration {
+  return { token, transport: 'apns' };
+}
+
 function byToken(devices: DeviceRegistration[]): DeviceRegistration[] {
   return [...devices].sort((a, b) => (a.token < b.token ? -1 : a.token > b.token ? 1 : 0));
 }
@@ -29,6 +33,22 @@ async function assertGone(store: StorePort, pubkey: string, token: string): Prom
 
 export function tokenContract(ctx: ContractContext): void {
   describe('device tokens', () => {
+    test('the APNs sandbox flag and the encryptTo key round-trip, on APNs and FCM devices alike', async () => {
+      const store = ctx.store();
+      const sandboxed: DeviceRegistration = { token: 'apns-sandbox-1', transport: 'apns', sandbox: true, encryptTo: 'e1'.repeat(32) };
+      const encryptedFcm: DeviceRegistration = { token: 'fcm-encrypted-1', transport: 'fcm', encryptTo: 'e2'.repeat(32) };
+      await store.registerToken(ALICE, sandboxed);
+      await store.registerToken(ALICE, encryptedFcm);
+      assert.deepEqual(byToken(await store.listDevices(ALICE)), byToken([sandboxed, encryptedFcm]));
+      // A re-registration without them clears them: the registration is the whole description.
+      await store.registerToken(ALICE, { token: 'apns-sandbox-1', transport: 'apns' });
+      await store.registerToken(ALICE, { token: 'fcm-encrypted-1', transport: 'fcm' });
+      assert.deepEqual(
+        byToken(await store.listDevices(ALICE)),
+        byToken([apnsDevice('apns-sandbox-1'), { token: 'fcm-encrypted-1', transport: 'fcm' }]),
+      );
+    });
+
     test('registerToken then listDevices round-trips every field, absent optional fields stay absent', async () => {
       const store = ctx.store();
       for (const device of [FCM_DEVICE, APNS_DEVICE, WEBPUSH_DEVICE]) {

@@ -1,0 +1,169 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createLogger } from '../observability/logger.ts';
+import { createEventVerifier, type EventVerifier, type NostrEvent } from '../nostr/event.ts';
+import { generateSecretKey, publicKeyOf, signEvent } from '../nostr/keys.ts';
+import { CONTACTS, MUTE_LIST, RELAY_LIST } from '../nostr/kinds.ts';
+import { ManualClock } from '../util/clock.ts';
+import { startTestRelay, type TestRelay } from '../../test/support/relay.ts';
+import { publish } from '../../test/support/publisher.ts';
+import { createRelayQuery, type RelayQueryFunction } from './relay-query.ts';
+import { SocialListCache, socialListQueryCap, writeRelays, type SocialListCacheOptions } from './social-lists.ts';
+import { onlyFollowingCovers, socialGateOutcome } from './social-gate.ts';
+
+const user = () => {
+  const secret = generateSecretKey();
+  return { secret, pubkey: publicKeyOf(secret) };
+};
+const sign = (secret: string, kind: number, tags: string[][], createdAt: number): NostrEvent =>
+  signEvent({ kind, created_at: createdAt, tags, content: '' }, secret);
+const pTags = (...pubkeys: string[]) => pubkeys.map((p) => ['p', p]);
+
+describe('SocialListCache against real relays', () => {
+  let main: TestRelay;
+  let outbox: TestRelay;
+  let verifier: EventVerifier;
+  let queries = 0;
+  let query: RelayQueryFunction;
+  const clock = new ManualClock(Date.UTC(2026, 0, 1));
+  const [alice, bob, carol, dave] = [user(), user(), user(), user()];
+
+  const cache = (overrides: Partial<SocialListCacheOptions> = {}) =>
+    new SocialListCache({
+      relays: [main.url],
+      queryRelays: query,
+      verifier,
+      queryTimeoutMs: 5_000,
+      ttlMs: 60_000,
+      maxEntries: 100,
+      logger: createLogger({ level: 'silent' }),
+      clock,
+      ...overrides,
+    });
+
+  before(async () => {
+    [main, outbox] = await Promise.all([startTestRelay(), startTestRelay()]);
+    verifier = await createEventVerifier();
+    const real = createRelayQuery({ maxEventsPerRelay: socialListQueryCap() });
+    query = (relays, filter, timeoutMs) => {
+      queries++;
+      return real(relays, filter, timeoutMs);
+    };
+  });
+  after(async () => {
+    await Promise.all([main.stop(), outbox.stop()]);
+  });
+
+  test('the newest mute and contact lists win; a forged newer one is ignored', async () => {
+    const owner = user();
+    await publish(main.url, sign(owner.secret, MUTE_LIST, pTags(bob.pubkey), 1000));
+    await publish(main.url, sign(owner.secret, CONTACTS, pTags(carol.pubkey, dave.pubkey), 1000));
+    await publish(main.url, sign(owner.secret, MUTE_LIST, pTags(carol.pubkey), 2000));
+    const forged = { ...sign(owner.secret, MUTE_LIST, pTags(dave.pubkey), 3000), sig: 'f'.repeat(128) };
+    const lists = await cache({ queryRelays: async (relays, filter, ms) => [...(await query(relays, filter, ms)), forged] }).lists(
+      owner.pubkey,
+    );
+    assert.deepEqual([...lists.muted], [carol.pubkey]);
+    assert.deepEqual([...(lists.follows ?? [])].sort(), [carol.pubkey, dave.pubkey].sort());
+  });
+
+  test('lists the main relays lack are fetched from the kind 10002 write relays', async () => {
+    const owner = user();
+    await publish(
+      main.url,
+      sign(
+        owner.secret,
+        RELAY_LIST,
+        [
+          ['r', outbox.url, 'write'],
+          ['r', 'wss://read.example', 'read'],
+        ],
+        1000,
+      ),
+    );
+    await publish(outbox.url, sign(owner.secret, MUTE_LIST, pTags(alice.pubkey), 1000));
+    const lists = await cache().lists(owner.pubkey);
+    assert.deepEqual([...lists.muted], [alice.pubkey]);
+    assert.equal(lists.follows, null, 'no contact list anywhere');
+  });
+
+  test('users looked up in one turn share one query, each getting their own lists', async () => {
+    const [first, second] = [user(), user()];
+    await publish(main.url, sign(first.secret, MUTE_LIST, pTags(bob.pubkey), 1000));
+    await publish(main.url, sign(second.secret, CONTACTS, pTags(carol.pubkey), 1000));
+    const before = queries;
+    const [a, b] = await Promise.all([cache().lists(first.pubkey), cache().lists(second.pubkey)]);
+    assert.equal(queries - before, 2, 'two caches, one query each');
+    const shared = cache();
+    const before2 = queries;
+    const [c, d] = await Promise.all([shared.lists(first.pubkey), shared.lists(second.pubkey)]);
+    assert.equal(queries - before2, 1, 'one cache: both users in one REQ');
+    for (const lists of [a, c]) assert.deepEqual([...lists.muted], [bob.pubkey]);
+    for (const lists of [b, d]) {
+      assert.deepEqual(lists.muted, new Set());
+      assert.deepEqual([...(lists.follows ?? [])], [carol.pubkey]);
+    }
+  });
+
+  test('a user without lists mutes nobody and has no follows; the miss is cached too', async () => {
+    const lists = cache();
+    const stranger = user();
+    const before = queries;
+    assert.deepEqual(await lists.lists(stranger.pubkey), { muted: new Set(), follows: null });
+    await lists.lists(stranger.pubkey);
+    assert.equal(queries - before, 1);
+  });
+
+  test('cached for the TTL, fetched again after it; concurrent lookups share one query; bounded size', async () => {
+    const owner = user();
+    await publish(main.url, sign(owner.secret, MUTE_LIST, pTags(bob.pubkey), 1000));
+    const lists = cache({ maxEntries: 2 });
+    const before = queries;
+    await Promise.all([lists.lists(owner.pubkey), lists.lists(owner.pubkey), lists.lists(owner.pubkey)]);
+    assert.equal(queries - before, 1);
+    assert.deepEqual([...(await lists.lists(owner.pubkey)).muted], [bob.pubkey]);
+    assert.equal(queries - before, 1, 'still the cached list: no query');
+    clock.advance(60_000);
+    assert.deepEqual([...(await lists.lists(owner.pubkey)).muted], [bob.pubkey]);
+    assert.equal(queries - before, 2, 'asked again once the TTL is over');
+    await lists.lists(user().pubkey);
+    await lists.lists(user().pubkey);
+    assert.equal(lists.size, 2);
+  });
+});
+
+describe('social gate decisions', () => {
+  const sender = 'a'.repeat(64);
+  const other = 'b'.repeat(64);
+  test('muted by the public list or the shared private mutes, whatever the type', () => {
+    assert.equal(socialGateOutcome({ muted: new Set([sender]), follows: null }, null, sender, 'like'), 'muted');
+    assert.equal(
+      socialGateOutcome({ muted: new Set(), follows: null }, { mutedPubkeys: [sender], onlyFollowing: null }, sender, 'comment'),
+      'muted',
+    );
+    assert.equal(socialGateOutcome({ muted: new Set([other]), follows: null }, null, sender, 'repost'), null);
+  });
+
+  test('onlyFollowing drops a stranger for the types it covers; an unknown contact list lets through', () => {
+    const follows = { muted: new Set<string>(), follows: new Set([other]) };
+    assert.equal(socialGateOutcome(follows, { mutedPubkeys: [], onlyFollowing: 'all' }, sender, 'like'), 'not_followed');
+    assert.equal(socialGateOutcome(follows, { mutedPubkeys: [], onlyFollowing: 'all' }, other, 'like'), null);
+    assert.equal(socialGateOutcome(follows, { mutedPubkeys: [], onlyFollowing: ['comment'] }, sender, 'like'), null);
+    assert.equal(socialGateOutcome(follows, { mutedPubkeys: [], onlyFollowing: ['comment'] }, sender, 'comment'), 'not_followed');
+    assert.equal(socialGateOutcome({ muted: new Set(), follows: null }, { mutedPubkeys: [], onlyFollowing: 'all' }, sender, 'like'), null);
+    assert.equal(onlyFollowingCovers(null, 'like'), false);
+  });
+
+  test('write relays: unmarked and write-marked ws(s) r tags, once each', () => {
+    const event = {
+      tags: [
+        ['r', 'wss://a.example'],
+        ['r', 'wss://b.example', 'write'],
+        ['r', 'wss://c.example', 'read'],
+        ['r', 'https://x'],
+        ['r', 'wss://a.example'],
+      ],
+    } as NostrEvent;
+    assert.deepEqual(writeRelays(event), ['wss://a.example', 'wss://b.example']);
+  });
+});

@@ -1,0 +1,215 @@
+/**
+ * A recipient's own Nostr lists, as the mute and "only people I follow" gates read them
+ * (issue 16): the public `p` tags of their kind 10000 mute list (NIP-51) and of their kind 3
+ * contact list (NIP-02).
+ *
+ * Both are replaceable events, so the newest verified one wins by NIP-01 rules (higher
+ * `created_at`, a tie to the lower id). They are fetched like kind-0 profiles (`profiles.ts`), with
+ * one-shot queries to the main relays for kinds 3, 10000 and 10002 at once — and for every user
+ * looked up in the same turn of the event loop at once (one REQ with up to
+ * {@link MAX_AUTHORS_PER_QUERY} authors), so a burst of events costs the relays a few queries, not
+ * one per recipient. When a list is missing there and the user's kind 10002 (NIP-65) names write
+ * relays — where their own events live — those are asked for the missing lists. Results, misses included, are kept in a bounded
+ * in-memory cache for `nostr.list_cache_ttl_secs`, oldest dropped first, so a busy recipient costs
+ * one query per TTL, and concurrent lookups of one user share one query.
+ *
+ * A lookup never rejects: relays that fail or time out contribute nothing. A missing mute list
+ * mutes nobody; a missing contact list is `null`, which the gate reads as "cannot tell" and lets
+ * through (a relay outage must not silence a user's notifications).
+ */
+import type { Logger } from '../observability/logger.ts';
+import type { Metrics } from '../observability/metrics.ts';
+import { isEventRejection, parseEvent, type EventVerifier, type NostrEvent } from '../nostr/event.ts';
+import { CONTACTS, MUTE_LIST, RELAY_LIST } from '../nostr/kinds.ts';
+import { isHexPubkey } from '../nostr/tags.ts';
+import type { Clock } from '../store/port.ts';
+import { systemClock } from '../util/clock.ts';
+import { TurnBatcher } from '../util/turn-batcher.ts';
+import type { RelayQueryFunction } from './relay-query.ts';
+
+/** Write relays of a kind 10002 asked at most (NIP-65 advises clients to keep lists to 2–4). */
+export const MAX_OUTBOX_RELAYS = 4;
+/** Users whose lists one REQ asks for (relays commonly accept a few hundred authors per filter). */
+export const MAX_AUTHORS_PER_QUERY = 100;
+/** Events one relay may return per user of a batched query: the three replaceable kinds, plus stale copies some relays keep. */
+const EVENTS_PER_AUTHOR = 6;
+
+export interface SocialLists {
+  /** Pubkeys in the public part of the newest kind 10000. */
+  muted: ReadonlySet<string>;
+  /** Pubkeys of the newest kind 3; null when no contact list was found. */
+  follows: ReadonlySet<string> | null;
+}
+
+export interface SocialListCacheOptions {
+  /** The main relays (`nostr.relays`). */
+  relays: readonly string[];
+  /**
+   * The one-shot relay query. Batched queries return up to {@link EVENTS_PER_AUTHOR} events per
+   * user from each relay, so its per-relay event cap must allow that
+   * ({@link socialListQueryCap}).
+   */
+  queryRelays: RelayQueryFunction;
+  verifier: EventVerifier;
+  queryTimeoutMs: number;
+  /** How long a user's lists are believed (`nostr.list_cache_ttl_secs`). */
+  ttlMs: number;
+  /** Users remembered at once (`nostr.list_cache_entries`); the oldest are forgotten first. */
+  maxEntries: number;
+  logger: Logger;
+  metrics?: Metrics;
+  clock?: Clock;
+}
+
+const NO_LISTS: SocialLists = Object.freeze({ muted: new Set<string>(), follows: null });
+
+/** NIP-01 replaceable order: the higher created_at wins, a tie goes to the lower id. */
+export function isNewerReplaceable(candidate: NostrEvent, current: NostrEvent | undefined): boolean {
+  if (current === undefined) return true;
+  if (candidate.created_at !== current.created_at) return candidate.created_at > current.created_at;
+  return candidate.id < current.id;
+}
+
+/** The valid hex pubkeys of an event's `p` tags. */
+export function listedPubkeys(event: NostrEvent): Set<string> {
+  const pubkeys = new Set<string>();
+  for (const tag of event.tags) {
+    const value = tag[1]?.toLowerCase();
+    if (tag[0] === 'p' && isHexPubkey(value)) pubkeys.add(value);
+  }
+  return pubkeys;
+}
+
+/** The write relays of a kind 10002: `r` tags without a marker or marked `write`, ws(s) URLs only. */
+export function writeRelays(event: NostrEvent): string[] {
+  const relays: string[] = [];
+  for (const tag of event.tags) {
+    const [name, url, marker] = tag;
+    if (name !== 'r' || url === undefined || !/^wss?:\/\/[^\s/]+/.test(url)) continue;
+    if (marker !== undefined && marker !== 'write') continue;
+    if (!relays.includes(url)) relays.push(url);
+  }
+  return relays;
+}
+
+/** The per-relay event cap the query function of a {@link SocialListCache} needs. */
+export function socialListQueryCap(): number {
+  return MAX_AUTHORS_PER_QUERY * EVENTS_PER_AUTHOR;
+}
+
+export class SocialListCache {
+  private readonly entries = new Map<string, { lists: SocialLists; expiresAtMs: number }>();
+  private readonly inFlight = new Map<string, Promise<SocialLists>>();
+  private readonly clock: Clock;
+  private readonly batcher: TurnBatcher<string, SocialLists>;
+
+  constructor(private readonly options: SocialListCacheOptions) {
+    this.clock = options.clock ?? systemClock;
+    this.batcher = new TurnBatcher((pubkeys) => this.fetchMany(pubkeys), { maxBatch: MAX_AUTHORS_PER_QUERY });
+  }
+
+  /** The user's lists, from the cache or the relays. Never rejects. */
+  lists(pubkey: string): Promise<SocialLists> {
+    if (!isHexPubkey(pubkey)) return Promise.resolve(NO_LISTS);
+    const cached = this.entries.get(pubkey);
+    if (cached !== undefined) {
+      if (cached.expiresAtMs > this.clock.nowMs()) {
+        this.count('cache_hit');
+        return Promise.resolve(cached.lists);
+      }
+      this.entries.delete(pubkey);
+    }
+    const pending = this.inFlight.get(pubkey);
+    if (pending !== undefined) return pending;
+    const lookup = this.batcher
+      .add(pubkey)
+      .then((lists) => {
+        this.remember(pubkey, lists);
+        return lists;
+      })
+      .catch((error: unknown) => {
+        this.count('error');
+        this.options.logger.warn({ pubkey, err: error }, 'mute/contact list lookup failed; nobody muted this time');
+        return NO_LISTS;
+      })
+      .finally(() => this.inFlight.delete(pubkey));
+    this.inFlight.set(pubkey, lookup);
+    return lookup;
+  }
+
+  /** Forget a user's lists (tests, and a future live update). */
+  forget(pubkey: string): void {
+    this.entries.delete(pubkey);
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  private remember(pubkey: string, lists: SocialLists): void {
+    while (this.entries.size >= this.options.maxEntries) {
+      // Maps iterate in insertion order: the first key is the one remembered longest ago.
+      const oldest = this.entries.keys().next().value;
+      if (oldest === undefined) break;
+      this.entries.delete(oldest);
+    }
+    this.entries.set(pubkey, { lists, expiresAtMs: this.clock.nowMs() + this.options.ttlMs });
+  }
+
+  private count(outcome: 'cache_hit' | 'found' | 'not_found' | 'outbox' | 'error'): void {
+    this.options.metrics?.socialListLookups.inc({ outcome });
+  }
+
+  /** The lists of every user in `pubkeys` (distinct), from one query to the main relays and outbox queries where needed. */
+  private async fetchMany(pubkeys: string[]): Promise<SocialLists[]> {
+    const newest = new Map<string, Map<number, NostrEvent>>(pubkeys.map((p) => [p, new Map()]));
+    await this.ask(this.options.relays, pubkeys, [CONTACTS, MUTE_LIST, RELAY_LIST], newest);
+    await Promise.all(pubkeys.map((pubkey) => this.askOutbox(pubkey, newest)));
+    return pubkeys.map((pubkey) => {
+      const found = newest.get(pubkey) ?? new Map<number, NostrEvent>();
+      const muteList = found.get(MUTE_LIST);
+      const contactList = found.get(CONTACTS);
+      this.count(muteList === undefined && contactList === undefined ? 'not_found' : 'found');
+      return {
+        muted: muteList === undefined ? new Set<string>() : listedPubkeys(muteList),
+        follows: contactList === undefined ? null : listedPubkeys(contactList),
+      };
+    });
+  }
+
+  /** The lists the main relays lacked, from the user's kind 10002 write relays. */
+  private async askOutbox(pubkey: string, newest: Map<string, Map<number, NostrEvent>>): Promise<void> {
+    const found = newest.get(pubkey);
+    const relayList = found?.get(RELAY_LIST);
+    const missing = [CONTACTS, MUTE_LIST].filter((kind) => !found?.has(kind));
+    if (missing.length === 0 || relayList === undefined) return;
+    const outbox = writeRelays(relayList)
+      .filter((url) => !this.options.relays.includes(url))
+      .slice(0, MAX_OUTBOX_RELAYS);
+    if (outbox.length === 0) return;
+    this.count('outbox');
+    await this.ask(outbox, [pubkey], missing, newest);
+  }
+
+  /** Query `relays` for `kinds` of `authors`, keeping the newest verified event of each author and kind in `newest`. */
+  private async ask(
+    relays: readonly string[],
+    authors: string[],
+    kinds: number[],
+    newest: Map<string, Map<number, NostrEvent>>,
+  ): Promise<void> {
+    if (relays.length === 0) return;
+    const answers = await this.options.queryRelays(relays, { kinds, authors }, this.options.queryTimeoutMs);
+    const checked = new Set<string>();
+    for (const answer of answers) {
+      const event = parseEvent(answer);
+      if (isEventRejection(event) || !kinds.includes(event.kind)) continue;
+      const found = newest.get(event.pubkey);
+      if (found === undefined) continue; // not an author asked for
+      const identity = `${event.id}:${event.sig}`;
+      if (checked.has(identity) || !isNewerReplaceable(event, found.get(event.kind))) continue;
+      checked.add(identity);
+      if (this.options.verifier.verify(event)) found.set(event.kind, event);
+    }
+  }
+}
