@@ -22,6 +22,11 @@ import { createTransports } from './delivery/transports.ts';
 import { unwrapTransport } from './delivery/encrypted-payload.ts';
 import { resolveSharedVapidKeys } from './delivery/webpush/vapid-key.ts';
 import { directMessageRoutes } from './api/direct-message.ts';
+import { inboxRoutes } from './api/inbox.ts';
+import { attachInboxSockets, INBOX_SOCKET_PATH, type InboxSockets } from './api/inbox-socket.ts';
+import { adminAnnouncementRoutes, bearerTokenAuth } from './api/admin-announcements.ts';
+import type { Nip98Auth } from './api/nip98-auth.ts';
+import { nip98ReplayGuard } from './nostr/nip98.ts';
 import { webPushKeyRoutes } from './api/webpush-key.ts';
 import { WebPushTransport } from './delivery/webpush/transport.ts';
 import { createNtfyServer } from './ntfy/index.ts';
@@ -85,7 +90,8 @@ export async function startService(config: Config, overrides: ServiceOverrides =
   const metrics = new Metrics({ defaultMetrics: true });
   const supervisor = new Supervisor(logger);
   const wake = new QueueSignal();
-  const needsVerifier = config.roles.some((role) => role === 'engine' || role === 'listener' || role === 'scheduler');
+  // The api role checks NIP-98 signatures of the user API.
+  const needsVerifier = config.roles.some((role) => role === 'engine' || role === 'listener' || role === 'scheduler' || role === 'api');
   const verifier = needsVerifier ? await createEventVerifier() : unavailableVerifier(config.roles);
   const needsCrypto = config.roles.includes('engine') || config.roles.includes('listener');
   const cryptoPool =
@@ -132,6 +138,14 @@ export async function startService(config: Config, overrides: ServiceOverrides =
 
   let server: Server | null = null;
   let httpAddress: AddressInfo | null = null;
+  let inboxSockets: InboxSockets | null = null;
+  const nip98Auth: Nip98Auth = {
+    verifier,
+    replay: nip98ReplayGuard(store),
+    clock: store.clock,
+    ...(config.server.public_url === '' ? {} : { publicUrl: config.server.public_url }),
+    logger: logger.child({ route: 'nip98' }),
+  };
   if (servesHttp) {
     const app = createApiApp({
       health: { pubkey: () => key.pubkey, criticalFlags: () => supervisor.criticalFlags() },
@@ -144,10 +158,18 @@ export async function startService(config: Config, overrides: ServiceOverrides =
         directMessageRoutes({
           internalApiToken: config.server.internal_api_token,
           store,
-          delivery: { store, transports, videoRecordTtlSecs: config.service.video_coordinate_dedup_ttl_secs, logger, metrics },
+          delivery: {
+            store,
+            transports,
+            videoRecordTtlSecs: config.service.video_coordinate_dedup_ttl_secs,
+            logger,
+            metrics,
+            ...(config.inbox.enabled ? {} : { readBadge: null }),
+          },
           allowedPubkeys: new Set(config.service.allowed_pubkeys.map((p) => p.toLowerCase())),
           defaultPreferenceKinds: config.notification.default_preferences.kinds,
           processedEventTtlSecs: config.service.processed_event_ttl_secs,
+          countInbox: config.inbox.enabled,
           metrics,
           logger: logger.child({ route: 'direct-message' }),
         }),
@@ -155,6 +177,20 @@ export async function startService(config: Config, overrides: ServiceOverrides =
     if (config.roles.includes('api')) {
       const webPush = transports.map(unwrapTransport).find((t): t is WebPushTransport => t instanceof WebPushTransport);
       app.route('/', webPushKeyRoutes(webPush ? webPush.vapidPublicKey : null));
+      app.route('/', inboxRoutes({ store, auth: nip98Auth, metrics, logger: logger.child({ route: 'inbox' }) }));
+      // Admin routes take their authentication from here: the internal bearer token for now.
+      app.route(
+        '/',
+        adminAnnouncementRoutes({
+          store,
+          auth: bearerTokenAuth(config.server.internal_api_token, (code) => {
+            metrics.inboxApiRequests.inc({ route: 'admin-announcements', outcome: code });
+            logger.warn({ route: 'admin-announcements', code }, 'admin request refused');
+          }),
+          metrics,
+          logger: logger.child({ route: 'admin' }),
+        }),
+      );
     }
     // Last: ntfy's single-segment routes (`/{topic}`) must not shadow the service's own paths.
     if (ntfy) app.route('/', ntfy.routes);
@@ -169,7 +205,15 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       http.listen(listen.port, listen.host, () => resolve(http.address() as AddressInfo));
     });
     server = http;
-    ntfy?.attach(http);
+    ntfy?.attach(http, new Set([INBOX_SOCKET_PATH]));
+    if (config.roles.includes('api'))
+      inboxSockets = attachInboxSockets(http, {
+        store,
+        auth: nip98Auth,
+        metrics,
+        logger: logger.child({ route: 'inbox-socket' }),
+        otherUpgradesHandled: ntfy?.hub !== null && ntfy?.hub !== undefined,
+      });
     logger.info({ address: `${httpAddress.address}:${httpAddress.port}` }, 'http listening');
   }
 
@@ -181,6 +225,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       await supervisor.join(SHUTDOWN_GRACE_MS);
       // Open subscription streams would hold server.close() forever.
       ntfy?.close();
+      await inboxSockets?.close();
       if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
       await Promise.allSettled(transports.map((t) => t.close()));
       await cryptoPool?.close();

@@ -17,6 +17,11 @@
  *   latency is reported apart; rates, percentiles and CPU per event are the measured phase's.
  *   --phased runs the listener part, the engine and the delivery one after another, each drained
  *   before the next starts, and prints the CPU each stage spent per event (no latency figures).
+ *   --inbox on|off (default on) runs with the inbox counters, badges and alert words, or without
+ *   (`inbox.enabled`): the difference of two runs is their cost. --alert-words N (default 1000)
+ *   watches N words, two users each; every other comment names a watched word, so it is matched
+ *   and counted (keyword pushes stay off, the default). With the inbox on, every user's counters
+ *   are checked after the run against the counts the generator expects (a second verdict).
  */
 import { HTTP2_CLIENT_KINDS, type Http2ClientKind } from '../../src/config/defaults.ts';
 import { randomBytes } from 'node:crypto';
@@ -51,9 +56,18 @@ const { values } = parseArgs({
     latency: { type: 'string', default: '20' },
     phased: { type: 'boolean', default: false },
     warmup: { type: 'string', default: '5' },
+    inbox: { type: 'string', default: 'on' },
+    'alert-words': { type: 'string', default: '1000' },
     'http2-client': { type: 'string', default: 'builtin' },
   },
 });
+/** Inbox counters, badges and alert words on (`inbox.enabled`). */
+const INBOX = values.inbox !== 'off';
+/** Distinct watched words; each watched by {@link WATCHERS_PER_WORD} users. */
+const ALERT_WORDS = INBOX ? Number(values['alert-words']) : 0;
+const WATCHERS_PER_WORD = 2;
+/** The i-th watched word: letters and digits, one token. */
+const alertWord = (i: number): string => `watchword${i}`;
 const HTTP2_CLIENTS: Http2ClientKind[] =
   values['http2-client'] === 'both' ? [...HTTP2_CLIENT_KINDS] : HTTP2_CLIENT_KINDS.filter((kind) => kind === values['http2-client']);
 if (HTTP2_CLIENTS.length === 0) throw new Error(`--http2-client must be builtin, node or both, not ${values['http2-client']}`);
@@ -83,6 +97,10 @@ interface Prepared {
   warmupIds: Set<string>;
   /** Expected pushes: `${eventId}:${token}`. */
   expected: Set<string>;
+  /** Each user's watched words. */
+  watches: Map<string, string[]>;
+  /** Expected counter totals per user: like, comment, keyword. */
+  counts: Map<string, { like: number; comment: number; keyword: number }>;
 }
 
 function prepare(): Prepared {
@@ -93,6 +111,17 @@ function prepare(): Prepared {
   });
   const frames: string[] = [];
   const expected = new Set<string>();
+  const watchersOf = (word: number): string[] => [
+    ...new Set(Array.from({ length: WATCHERS_PER_WORD }, (_, k) => users[(word * 7 + k * 3301) % USERS] as string)),
+  ];
+  const watches = new Map<string, string[]>();
+  for (let w = 0; w < ALERT_WORDS; w++) for (const user of watchersOf(w)) watches.set(user, [...(watches.get(user) ?? []), alertWord(w)]);
+  const counts = new Map<string, { like: number; comment: number; keyword: number }>();
+  const bump = (user: string, type: 'like' | 'comment' | 'keyword'): void => {
+    const entry = counts.get(user) ?? { like: 0, comment: 0, keyword: 0 };
+    entry[type]++;
+    counts.set(user, entry);
+  };
   const now = Math.floor(Date.now() / 1000);
   const warmupIds = new Set<string>();
   for (let i = 0; i < WARMUP_EVENTS + EVENTS; i++) {
@@ -100,12 +129,14 @@ function prepare(): Prepared {
     const owner = users[(i * 7919) % USERS] as string;
     const parent = users[(i * 104729 + 1) % USERS] as string;
     const comment = i % 2 === 1;
+    // Every other comment names a watched word (and one nobody watches).
+    const word = comment && ALERT_WORDS > 0 && i % 4 === 1 ? (i * 13) % ALERT_WORDS : null;
     // Every like is on a post of its own, so coalescing sends each at once (its group's first).
     const template = comment
       ? {
           kind: COMMENT,
           created_at: now,
-          content: `comment ${i}`,
+          content: word === null ? `comment ${i}` : `comment ${i} about ${alertWord(word)} and unwatched${i}`,
           tags: [
             ['E', hex(generateSecretKey())],
             ['P', owner],
@@ -127,8 +158,11 @@ function prepare(): Prepared {
     if (i < WARMUP_EVENTS) warmupIds.add(event.id);
     expected.add(`${event.id}:t-${owner}`);
     if (comment) expected.add(`${event.id}:t-${parent}`);
+    bump(owner, comment ? 'comment' : 'like');
+    if (comment && parent !== owner) bump(parent, 'comment');
+    if (word !== null) for (const watcher of watchersOf(word)) bump(watcher, 'keyword');
   }
-  return { users, actors, frames, warmupIds, expected };
+  return { users, actors, frames, warmupIds, expected, watches, counts };
 }
 
 function percentile(sorted: number[], p: number): number {
@@ -201,6 +235,7 @@ function serviceConfig(roles: string, storeUrl: string, dir: string, fake: { cre
       NOSTR_PUSH__FIREBASE__API_BASE_URL: fake.baseUrl,
       NOSTR_PUSH__FIREBASE__PROJECT_ID: 'fake-project',
       NOSTR_PUSH__CLEANUP__ENABLED: 'false',
+      NOSTR_PUSH__INBOX__ENABLED: String(INBOX),
       NOSTR_PUSH__LOG__LEVEL: 'warn',
       NOSTR_PUSH__DELIVERY__HTTP2_CLIENT: http2Client,
     },
@@ -212,6 +247,24 @@ async function seed(store: StorePort, prepared: Prepared): Promise<void> {
     await Promise.all(prepared.users.slice(i, i + 500).map((pk) => store.registerToken(pk, { token: `t-${pk}`, transport: 'fcm' })));
   }
   for (const [i, actor] of prepared.actors.entries()) await store.cacheProfile({ pubkey: actor.pubkey, name: `actor${i}` }, 3600);
+  const watches = [...prepared.watches];
+  for (let i = 0; i < watches.length; i += 500)
+    await Promise.all(watches.slice(i, i + 500).map(([user, words]) => store.replaceAlertWords(user, words)));
+}
+
+/** Every user's like, comment and keyword totals against the generator's; the number that differ. */
+async function counterMismatches(store: StorePort, prepared: Prepared): Promise<number> {
+  let mismatches = 0;
+  for (let i = 0; i < prepared.users.length; i += 500) {
+    const batch = prepared.users.slice(i, i + 500);
+    const read = await Promise.all(batch.map((user) => store.readInboxCounts(user)));
+    batch.forEach((user, k) => {
+      const want = prepared.counts.get(user) ?? { like: 0, comment: 0, keyword: 0 };
+      const got = read[k]?.types;
+      if (got?.like.total !== want.like || got.comment.total !== want.comment || got.keyword.total !== want.keyword) mismatches++;
+    });
+  }
+  return mismatches;
 }
 
 /** The listener's part: parse, verify off the main thread, queue inbound (a turn's events in one call, as the listener role does). */
@@ -337,6 +390,16 @@ async function runOne(label: string, storeUrl: string, prepared: Prepared, dir: 
     await service.stop();
   }
   const commands = label === 'redis' ? await redisCommandCalls(storeUrl) : null;
+  let counterVerdict = '';
+  if (INBOX) {
+    const store = await openStore(resolveStoreLocation(serviceConfig('engine', storeUrl, dir, fake, label)), {
+      logger: createLogger({ level: 'warn' }),
+    });
+    const mismatches = await counterMismatches(store, prepared);
+    await store.close();
+    counterVerdict = `  counters: ${mismatches === 0 ? 'OK' : 'FAIL'} (${prepared.users.length} users' like, comment and keyword totals checked, ${mismatches} differ; ${ALERT_WORDS} alert words watched)`;
+    if (mismatches > 0) process.exitCode = 1;
+  }
   const { received, peakStreams } = await fake.report();
   await pool.close();
   await fake.stop();
@@ -404,11 +467,12 @@ async function runOne(label: string, storeUrl: string, prepared: Prepared, dir: 
     `  verdict: ${ok ? 'OK' : 'FAIL'} (${prepared.expected.size} expected pushes, ${missing} missing, ${duplicates} duplicated, ${unexpected} unexpected)`,
   );
   if (!ok) process.exitCode = 1;
+  if (counterVerdict) console.log(counterVerdict);
 }
 
 await useWasmSigning();
 console.log(
-  `preparing ${USERS} users, ${WARMUP_EVENTS + EVENTS} signed likes and comments (${WARMUP_EVENTS} of them warm-up) from ${ACTORS} actors…`,
+  `preparing ${USERS} users, ${WARMUP_EVENTS + EVENTS} signed likes and comments (${WARMUP_EVENTS} of them warm-up) from ${ACTORS} actors; inbox ${INBOX ? `on, ${ALERT_WORDS} alert words` : 'off'}…`,
 );
 const prepared = prepare();
 const dir = mkdtempSync(join(tmpdir(), 'np-bench-social-'));

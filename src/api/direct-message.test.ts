@@ -88,16 +88,28 @@ describe('POST /internal/v1/direct-message', () => {
     assert.equal((await post({ ...valid, padding: 'x'.repeat(20_000) })).status, 413);
   });
 
-  test('204 and exactly one content-free push; a replay sends nothing', async () => {
+  test('204 and exactly one content-free push, with the badge; a replay sends nothing and counts nothing', async () => {
     const res = await post(valid);
     assert.equal(res.status, 204);
     assert.equal(transport.sent.length, 1);
     const data = transport.sent[0]?.message.data ?? {};
-    assert.deepEqual(Object.keys(data).sort(), ['body', 'eventId', 'eventKind', 'receiverNpub', 'receiverPubkey', 'title', 'type']);
+    assert.deepEqual(Object.keys(data).sort(), [
+      'badge',
+      'body',
+      'eventId',
+      'eventKind',
+      'receiverNpub',
+      'receiverPubkey',
+      'title',
+      'type',
+    ]);
     assert.equal(data.type, 'directMessage');
     assert.equal(data.eventKind, '1059');
+    // The message was counted in the recipient's inbox before the push, so the push carries it.
+    assert.equal(data.badge, '1');
     assert.equal((await post({ ...valid, messageType: 'report_outcome' })).status, 204);
     assert.equal(transport.sent.length, 1, 'the claim on (gift wrap, recipient) suppresses the replay');
+    assert.deepEqual((await store.readInboxCounts(valid.recipientPubkey)).types.directMessage, { total: 1, viewed: 0, new: 1 });
   });
 
   test('204 with nothing sent: no tokens, DMs disabled by preferences, not allowlisted', async () => {

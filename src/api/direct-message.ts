@@ -25,12 +25,14 @@ export interface DirectMessageDeps {
   allowedPubkeys: ReadonlySet<string>;
   defaultPreferenceKinds: readonly number[];
   processedEventTtlSecs: number;
+  /** Count each direct message into the recipient's inbox (issue 13); default true. */
+  countInbox?: boolean;
   metrics: Metrics;
   logger: Logger;
 }
 
 /** Compare the bearer token by digest, so the comparison time says nothing about the token. */
-function bearerMatches(header: string | undefined, expected: string): boolean {
+export function bearerMatches(header: string | undefined, expected: string): boolean {
   const match = /^Bearer (.+)$/.exec(header ?? '');
   if (!match) return false;
   const digest = (s: string) => createHash('sha256').update(s).digest();
@@ -106,6 +108,17 @@ type DirectMessageOutcome = 'not_allowlisted' | 'no_tokens' | 'preference_disabl
 async function sendDirectMessage(deps: DirectMessageDeps, giftWrapId: string, recipient: string): Promise<DirectMessageOutcome> {
   const { store } = deps;
   if (deps.allowedPubkeys.size > 0 && !deps.allowedPubkeys.has(recipient)) return 'not_allowlisted';
+  // The inbox counter (issue 13): a known recipient's direct messages count, pushed or not, once per gift wrap.
+  if (deps.countInbox !== false) {
+    const [counted] = await store.countInboxNotifications(
+      [{ countKey: giftWrapId, recipient, type: 'directMessage' }],
+      deps.processedEventTtlSecs,
+    );
+    deps.metrics.inboxCounted.inc({
+      type: 'directMessage',
+      outcome: counted === null || counted === undefined ? 'not_counted' : 'counted',
+    });
+  }
   if ((await store.listDevices(recipient)).length === 0) return 'no_tokens';
   if (!(await typeEnabled(store, deps.defaultPreferenceKinds, recipient, 'directMessage'))) return 'preference_disabled';
   const claim = await store.claimRecipientDelivery(giftWrapId, recipient, deps.processedEventTtlSecs);

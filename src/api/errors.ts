@@ -16,6 +16,10 @@ export const HTTP_ERRORS = {
   INVALID_EVENT_ID: { status: 400, message: 'Invalid eventId' },
   INVALID_RECIPIENT_PUBKEY: { status: 400, message: 'Invalid recipientPubkey' },
   UNPROCESSABLE_BODY: { status: 422, message: 'Request body does not match the expected fields' },
+  INVALID_INBOX_TYPES: { status: 422, message: 'types must be a list of inbox notification types' },
+  INVALID_ALERT_WORDS: { status: 422, message: 'alert words must be a list of single words' },
+  INVALID_ANNOUNCEMENT: { status: 422, message: 'an announcement needs a text and a future expiresAt' },
+  DEVICE_NOT_FOUND: { status: 404, message: 'No such device of yours' },
   DELIVERY_RETRYABLE: { status: 503, message: 'Every device failed retryably; the claim was released' },
   INTERNAL: { status: 500, message: 'Internal server error' },
 } as const satisfies Record<string, { status: number; message: string }>;

@@ -100,6 +100,12 @@ export interface Config {
     listen_addr: string;
     /** Bearer token of the internal hooks; unset disables them. */
     internal_api_token: string;
+    /**
+     * The public base URL clients reach the service at (`https://push.example.com`): NIP-98 `u`
+     * tags are checked against it. Unset, against the URL as this process receives it (right
+     * unless a proxy rewrites the scheme or host).
+     */
+    public_url: string;
   };
   notification: {
     event_kinds: number[];
@@ -178,6 +184,21 @@ export interface Config {
   };
   /** The built-in ntfy-compatible UnifiedPush server (`src/ntfy/`). */
   ntfy: NtfyConfig;
+  /** The user's inbox (issue 13): unread counters, badges, alert words, announcements, the user API. */
+  inbox: {
+    /**
+     * Count routed notifications, match alert words and stamp badges. Off, pushes carry no badge and
+     * the counters stay as they are (a switch for measuring the counters' cost, and for deployments
+     * that want pushes only).
+     */
+    enabled: boolean;
+    /**
+     * How long the engine believes "nobody watches any alert word" before asking the store again
+     * (0: ask for every event). While none is watched an event costs no tokenising and no lookup;
+     * a word set anywhere is matched from at most this long after.
+     */
+    alert_word_refresh_millis: number;
+  };
   log: {
     level: string;
   };
@@ -248,6 +269,9 @@ export const DEFAULT_PREFERENCE_KINDS = [1, 7, 16, 1059, 30023, 34236];
 /** Kinds watched for pushes; kind 1 and kind 3 are deliberately absent (divine does not surface them). */
 export const DEFAULT_EVENT_KINDS = [7, 16, 1111, 30023, 34236];
 
+/** `inbox.alert_word_refresh_millis`: 5 s, a word set is matched within seconds, and an idle index costs one read per 5 s. */
+export const ALERT_WORD_REFRESH_MILLIS = 5_000;
+
 export function defaultConfig(): Config {
   return {
     roles: [...ROLE_NAMES],
@@ -304,7 +328,7 @@ export function defaultConfig(): Config {
     },
     store: { url: '' },
     redis: { url: '', connection_pool_size: 10 },
-    server: { listen_addr: '0.0.0.0:8000', internal_api_token: '' },
+    server: { listen_addr: '0.0.0.0:8000', internal_api_token: '', public_url: '' },
     notification: {
       event_kinds: [...DEFAULT_EVENT_KINDS],
       default_preferences: { kinds: [...DEFAULT_PREFERENCE_KINDS] },
@@ -339,6 +363,7 @@ export function defaultConfig(): Config {
     // main thread then mostly waits on them: bench/registrations); raise it on bigger machines.
     engine: { crypto_workers: 2 },
     queue: { lease_secs: 60, max_attempts: 10, poll_millis: 250 },
+    inbox: { enabled: true, alert_word_refresh_millis: ALERT_WORD_REFRESH_MILLIS },
     ntfy: {
       base_url: '',
       cache_duration: DEFAULT_NTFY_CACHE_DURATION,

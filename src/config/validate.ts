@@ -70,7 +70,12 @@ export function validateConfig(config: Config, explicitKeys: ReadonlySet<string>
     const value = readPath(config, field);
     if (typeof value !== 'number' || !(value > 0)) problems.push(`${field} must be greater than zero: at ${String(value)}, ${consequence}`);
   }
-  for (const field of ['cleanup.interval_secs', 'cleanup.token_max_age_days', 'service.process_window_days'] as const) {
+  for (const field of [
+    'cleanup.interval_secs',
+    'cleanup.token_max_age_days',
+    'service.process_window_days',
+    'inbox.alert_word_refresh_millis',
+  ] as const) {
     const value = readPath(config, field);
     if (typeof value !== 'number' || value < 0) problems.push(`${field} must not be negative`);
   }

@@ -4,6 +4,7 @@ import { lazyChild, redact, type LineLogger } from '../observability/logger.ts';
 import { TurnBatcher } from '../util/turn-batcher.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import type { NotificationType, PushMessage, PushTransport, SendOutcome } from './types.ts';
+import { withBadge } from '../engine/payload.ts';
 
 /**
  * One notification for one recipient, as the engine queues it for delivery (the payload of the
@@ -53,6 +54,12 @@ export interface DeliveryDeps {
    * delivery role passes one that writes the refreshes of a whole turn together.
    */
   refreshTokenActivity?: (tokens: string[]) => Promise<unknown>;
+  /**
+   * The recipient's badge (total new count) at send time; defaults to one `store.readInboxBadges`
+   * call per delivery. The delivery role passes one that reads a whole turn's badges together;
+   * null sends without a badge (`inbox.enabled: false`).
+   */
+  readBadge?: ((pubkey: string) => Promise<number>) | null;
 }
 
 /** A refresher that writes every refresh asked for in one turn of the event loop as one store call. */
@@ -62,6 +69,30 @@ export function batchedTokenActivity(store: StorePort): (tokens: string[]) => Pr
     return lists.map(() => changed);
   });
   return (tokens) => (tokens.length === 0 ? Promise.resolve(0) : batcher.add(tokens));
+}
+
+/** A badge reader that reads every badge asked for while a read is out as one store call. */
+export function batchedBadgeReader(store: StorePort): (pubkey: string) => Promise<number> {
+  const batcher = new TurnBatcher<string, number>((pubkeys) => store.readInboxBadges(pubkeys), { oneInFlight: true });
+  return (pubkey) => batcher.add(pubkey);
+}
+
+/**
+ * `message` with the recipient's badge as it is now (issue 13). A failed read is logged and the
+ * push goes out with the badge the message already carries, or none: a stale or missing badge is
+ * better than a push held back.
+ */
+async function withCurrentBadge(deps: DeliveryDeps, notification: OutboundNotification, log: LineLogger): Promise<PushMessage> {
+  if (deps.readBadge === null) return notification.message;
+  try {
+    const badge = await (deps.readBadge ?? (async (pubkey: string) => (await deps.store.readInboxBadges([pubkey]))[0] ?? 0))(
+      notification.recipient,
+    );
+    return withBadge(notification.message, badge);
+  } catch (err) {
+    log.warn({ err: (err as Error).message }, 'badge read failed; sending without the current badge');
+    return notification.message;
+  }
 }
 
 /**
@@ -181,7 +212,8 @@ export async function deliverNotification(
   const report: DeliveryReport = { devices: devices.length, delivered: 0, failed: 0, pruned: 0, retryAfterSecs: null };
   if (devices.length === 0) return report;
 
-  const outcomes = await sendToDevices(deps.transports, devices, notification.message, signal);
+  const message = await withCurrentBadge(deps, notification, log);
+  const outcomes = await sendToDevices(deps.transports, devices, message, signal);
   const { delivered, dead, deadSinceMs, failed, retryAfterSecs } = classifyOutcomes(outcomes, log);
   report.delivered = delivered.length;
   report.failed = failed;

@@ -5,8 +5,11 @@
  */
 import type { DeviceRegistration } from '../store/port.ts';
 
-/** The notification types of seed 000, exactly as the `type` data field spells them. */
-export type NotificationType = 'like' | 'comment' | 'mention' | 'repost' | 'directMessage' | 'newPost';
+/**
+ * The notification types of seed 000, exactly as the `type` data field spells them, and
+ * `keyword` (an alert word of the recipient's in someone's post, issue 13).
+ */
+export type NotificationType = 'like' | 'comment' | 'mention' | 'repost' | 'directMessage' | 'newPost' | 'keyword';
 
 export interface PushMessage {
   /**

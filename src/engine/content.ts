@@ -18,6 +18,14 @@ import { bellDelivery, bellRateLimited, watchesAuthor } from './bells/rules.ts';
 import type { SocialFilters } from '../store/port-social-filters.ts';
 import { checkSocialGate } from './social-gate.ts';
 import type { SocialListCache } from './social-lists.ts';
+import { countRouted } from './inbox/count.ts';
+
+/**
+ * The preference category of alert-word pushes (issue 13): its own, off by default (not in
+ * `notification.default_preferences.kinds`). Alert words have no trigger kind of their own, so the
+ * number is one no trigger uses, at the top of the 0–65535 range 3083 payloads accept.
+ */
+export const KEYWORD_PREFERENCE_CATEGORY = 65_001;
 
 /** The preference category (kind 3083 `kinds`) that enables each notification type. */
 export const PREFERENCE_CATEGORY: Readonly<Record<NotificationType, number>> = {
@@ -27,6 +35,7 @@ export const PREFERENCE_CATEGORY: Readonly<Record<NotificationType, number>> = {
   repost: 16,
   directMessage: 1059,
   newPost: 34236,
+  keyword: KEYWORD_PREFERENCE_CATEGORY,
 };
 
 /**
@@ -78,6 +87,8 @@ export interface ContentDeps {
    * 10000 and kind 3 lists. Absent, nobody is filtered.
    */
   social?: { lists: SocialListCache | null };
+  /** Count routed notifications into the inbox counters (issue 13); default true. */
+  countInbox?: boolean;
 }
 
 /** Whether `type` is enabled by a user's preference categories (or the defaults when they set none). */
@@ -199,6 +210,15 @@ export async function handleContentEvent(deps: ContentDeps, envelope: InboundEnv
   ]);
   // Boxed, so that whatever was thrown is told apart from no failure at all.
   let firstError: { error: unknown } | null = null;
+  // The inbox counters (issue 13): every known tagged user, whether or not a push follows, once
+  // per (event, recipient), before the gates (the bell fallback below may change a type).
+  if (deps.countInbox !== false) {
+    try {
+      await countRouted(deps, event, recipients);
+    } catch (err) {
+      firstError = { error: err };
+    }
+  }
   const claimTogether: PassedRecipient[] = [];
   for (const [i, recipient] of recipients.entries()) {
     try {

@@ -5,6 +5,8 @@ import type { Logger } from '../observability/logger.ts';
 import { redact } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import { parsePreferencesPayload, parseSocialFiltersPayload, parseTokenPayload } from './control-payloads.ts';
+import { parseAlertWordList } from './inbox/words.ts';
+import { MAX_ALERT_WORDS_PER_USER } from '../store/port-inbox.ts';
 
 /**
  * Decrypts the NIP-44 content of a control event addressed to the service. Rejects with
@@ -57,6 +59,23 @@ export async function handleControlEvent(deps: ControlHandlerDeps, event: NostrE
   return outcome;
 }
 
+/**
+ * The `alertWords` of a 3083 (issue 13), when present: they replace the user's watch list. Absent,
+ * the list stays (words set through the user API survive a preferences update without them). A
+ * bad list is logged and ignored; the preferences themselves were applied.
+ */
+async function applyAlertWords(store: StorePort, pubkey: string, plaintext: string, log: Logger): Promise<void> {
+  const body = JSON.parse(plaintext) as Record<string, unknown>;
+  if (!('alertWords' in body)) return;
+  const parsed = parseAlertWordList(body.alertWords, MAX_ALERT_WORDS_PER_USER);
+  if (!parsed.ok) {
+    log.warn({ reason: parsed.reason }, 'alertWords of a preferences event ignored');
+    return;
+  }
+  await store.replaceAlertWords(pubkey, parsed.words);
+  log.info({ words: parsed.words.length }, 'alert words replaced');
+}
+
 async function decideControlEvent(deps: ControlHandlerDeps, event: NostrEvent): Promise<ControlOutcome> {
   const { store, logger } = deps;
   const log = logger.child({ eventId: event.id, kind: event.kind, pubkey: event.pubkey });
@@ -92,6 +111,7 @@ async function decideControlEvent(deps: ControlHandlerDeps, event: NostrEvent): 
       },
       'preferences updated',
     );
+    await applyAlertWords(store, event.pubkey, plaintext, log);
     return 'preferences_set';
   }
 
@@ -104,6 +124,8 @@ async function decideControlEvent(deps: ControlHandlerDeps, event: NostrEvent): 
 
   if (event.kind === REGISTER_TOKEN) {
     const { previousOwner } = await store.registerToken(event.pubkey, device);
+    // A registered user is known to the inbox counters from now on, even after the device goes.
+    await store.rememberInboxUser(event.pubkey);
     if (previousOwner) {
       log.info({ token: redact(device.token), previousOwner }, 'token re-registration moved ownership');
       return 'transferred';

@@ -52,6 +52,9 @@ export function notificationCopy(type: NotificationType, senderName: string, con
       return { title: 'New vine', body: `${senderName} posted a new vine` };
     case 'directMessage':
       return { title: 'New message', body: 'You have a new message' };
+    case 'keyword':
+      // `content` is the alert word (issue 13's copy).
+      return { title: 'Alert word', body: `${senderName} mentioned “${content}”` };
   }
 }
 

@@ -5,7 +5,7 @@ import type { PushMessage } from '../delivery/types.ts';
 import type { NostrEvent } from '../nostr/event.ts';
 import { decodeNpub } from '../nostr/nip19.ts';
 import { notificationCopy } from './copy.ts';
-import { buildDirectMessagePayload, buildSocialPayload, type SocialNotificationType } from './payload.ts';
+import { buildDirectMessagePayload, buildSocialPayload, withBadge, type SocialNotificationType } from './payload.ts';
 
 const GOLDEN_LIKE_ON_VIDEO = new URL('./golden/like-on-video.data.json', import.meta.url);
 
@@ -58,11 +58,29 @@ const likeOnVideo = event(
 );
 
 describe('buildSocialPayload', () => {
-  test('like on a video: the golden data map, byte for byte (keys, order, values)', () => {
-    const message = social('like', likeOnVideo, RECIPIENT);
+  test('like on a video, sent with a badge of 4: the golden data map, byte for byte (keys, order, values)', () => {
+    const message = withBadge(social('like', likeOnVideo, RECIPIENT), 4);
     assert.equal(`${JSON.stringify(message.data, null, 2)}\n`, readFileSync(GOLDEN_LIKE_ON_VIDEO, 'utf8'));
     assert.equal('collapseKey' in message, false);
     assert.equal('notification' in message, false);
+  });
+
+  test('withBadge: the badge is the last key, a string; a second stamp replaces the first; the collapse key stays; the input is untouched', () => {
+    const built = buildSocialPayload({
+      type: 'like',
+      event: likeOnVideo,
+      recipient: RECIPIENT,
+      senderName: 'Alice',
+      copy: notificationCopy('like', 'Alice', ''),
+      collapseKey: 'like:k',
+    });
+    const stamped = withBadge(withBadge(built, 9), 0);
+    assert.deepEqual(Object.keys(stamped.data), [...Object.keys(built.data), 'badge']);
+    assert.equal(stamped.data.badge, '0');
+    assert.equal(stamped.collapseKey, 'like:k');
+    assert.equal('badge' in built.data, false);
+    assert.throws(() => withBadge(built, -1), RangeError);
+    assert.throws(() => withBadge(built, 1.5), RangeError);
   });
 
   test('like on a video: all five referenced fields, the owner from the a tag, not the recipient', () => {

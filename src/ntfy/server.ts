@@ -49,8 +49,11 @@ export interface NtfyServer {
    * role, see `front.ts`), everything else by `next` (the service's Hono app, which mounts {@link routes}).
    */
   frontListener(next: RequestListener): RequestListener;
-  /** Serve WebSocket subscriptions on `server` (only with the pusher role). */
-  attach(server: Server): void;
+  /**
+   * Serve WebSocket subscriptions on `server` (only with the pusher role). Upgrades to
+   * `foreignUpgradePaths` (served by another part of the service) are left alone.
+   */
+  attach(server: Server, foreignUpgradePaths?: ReadonlySet<string>): void;
   /** End every subscription and stop hearing append events. */
   close(): void;
 }
@@ -101,9 +104,9 @@ export function createNtfyServer(options: NtfyServerOptions): NtfyServer {
     frontListener(next) {
       return options.publish ? ntfyFrontListener(context, next) : next;
     },
-    attach(server) {
+    attach(server, foreignUpgradePaths) {
       if (!hub) return;
-      sockets.push(attachNtfyWebSockets(context, server));
+      sockets.push(attachNtfyWebSockets(context, server, foreignUpgradePaths));
       rawStreams.push(attachRawStreams(context, server));
     },
     close() {

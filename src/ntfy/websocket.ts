@@ -70,15 +70,16 @@ export function websocketAccept(method: string | undefined, headers: IncomingHtt
 }
 
 /**
- * Serve ntfy WebSockets on `server`. Upgrades to any other path are refused with 404, since no
- * other part of nostr-push upgrades connections. `close()` cuts every connection off (a peer that
- * never answers a close frame would hold the server's close for the close timeout).
+ * Serve ntfy WebSockets on `server`. Upgrades to `foreignPaths` are left to their own handler (the
+ * user API's hint socket); any other path is refused with 404. `close()` cuts every connection off
+ * (a peer that never answers a close frame would hold the server's close for the close timeout).
  */
-export function attachNtfyWebSockets(ctx: NtfyContext, server: Server): { close(): void } {
+export function attachNtfyWebSockets(ctx: NtfyContext, server: Server, foreignPaths: ReadonlySet<string> = new Set()): { close(): void } {
   const open = new Set<WebSocketConnection>();
   const wsServer = ctx.settings.websocket === 'ws' ? wsPackageServer() : null;
   ctx.logger.info({ websocket: ctx.settings.websocket }, 'ntfy WebSocket server (ntfy.websocket)');
   server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+    if (foreignPaths.has(new URL(request.url ?? '/', 'http://upgrade.invalid').pathname)) return;
     // Shared, and the very listener the sink registers: no closure per connection.
     socket.on('error', destroySocket);
     handleUpgrade(ctx, request, socket, head, open, wsServer).catch((err: unknown) => {

@@ -160,6 +160,28 @@ export class Metrics {
     labelNames: ['type', 'outcome'] as const,
     registers: [this.registry],
   });
+  readonly inboxCounted = new Counter({
+    name: 'push_inbox_counted_total',
+    help: 'Routed notifications offered to the inbox counters, by type and outcome (counted, or not: unknown user or counted before)',
+    labelNames: ['type', 'outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly alertWordMatches = new Counter({
+    name: 'push_alert_word_matches_total',
+    help: 'Alert-word hits counted (one per event, word and watcher)',
+    registers: [this.registry],
+  });
+  readonly inboxApiRequests = new Counter({
+    name: 'push_inbox_api_requests_total',
+    help: 'User API requests by route and outcome (ok or an error code)',
+    labelNames: ['route', 'outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly inboxSockets = new Gauge({
+    name: 'push_inbox_sockets',
+    help: 'Open inbox hint WebSockets of this process',
+    registers: [this.registry],
+  });
   readonly deliveriesGivenUp = new Counter({
     name: 'push_deliveries_given_up_total',
     help: 'Notifications dead-lettered after every device kept failing retryably',

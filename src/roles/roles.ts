@@ -8,6 +8,7 @@ import { CONTROL_KINDS } from '../nostr/kinds.ts';
 import { inboundOrderingKey, prefetchInbound, routeInbound, type InboundEnvelope, type RouterDeps } from '../engine/router.ts';
 import { createNip44ControlDecryptor } from '../engine/nip44-decryptor.ts';
 import { handleContentEvent, type ContentDeps } from '../engine/content.ts';
+import { AlertWordPresence, handleAlertWords, type AlertWordDeps } from '../engine/inbox/alert-words.ts';
 import { runNewPostFanout } from '../engine/bells/fanout-worker.ts';
 import { handleNotifyList } from '../engine/bells/notify-list.ts';
 import { withNewPostFanout } from '../engine/bells/video.ts';
@@ -18,7 +19,7 @@ import { SocialListCache, socialListQueryCap } from '../engine/social-lists.ts';
 import { storeOutboundQueue } from '../engine/outbound-queue.ts';
 import { coalesceFlushDeps, coalesceIngester } from '../engine/coalesce/wiring.ts';
 import { COALESCE_FLUSH_TASK, runCoalesceFlush } from '../engine/coalesce/worker.ts';
-import { batchedTokenActivity, type OutboundNotification } from '../delivery/deliver.ts';
+import { batchedBadgeReader, batchedTokenActivity, type OutboundNotification } from '../delivery/deliver.ts';
 import { handleOutbound } from '../delivery/outbound.ts';
 import type { PushTransport } from '../delivery/types.ts';
 import { createListener } from '../listener/index.ts';
@@ -190,6 +191,15 @@ function startEngine(ctx: RoleContext): void {
     bells: contentBellRules(config),
     coalesce: coalesceIngester({ config, store, logger: log, metrics }),
     social: { lists: socialListCache(config, ctx.verifier, log, metrics) },
+    countInbox: config.inbox.enabled,
+  };
+  const alertWordDeps: AlertWordDeps = { ...contentDeps };
+  const alertWordPresence = new AlertWordPresence(contentDeps, config.inbox.alert_word_refresh_millis);
+  const handleContent = async (envelope: InboundEnvelope): Promise<void> => {
+    await withNewPostFanout(fanoutDeps, envelope, () => handleContentEvent(contentDeps, envelope));
+    // After the content pushes: a watcher tagged in the event keeps the push of its own type, and
+    // the alert word's push finds that (event, recipient) claim taken.
+    if (config.inbox.enabled) await handleAlertWords(alertWordDeps, envelope.event, alertWordPresence);
   };
   const listDeps = notifyListDeps({ config, store, logger: log, metrics });
   const fanoutDeps = videoFanoutDeps({ config, store, logger: log, metrics });
@@ -202,7 +212,7 @@ function startEngine(ctx: RoleContext): void {
     logger: log,
     metrics,
     handleNotifyList: (event) => handleNotifyList(listDeps, event).then(() => undefined),
-    handleContent: (envelope) => withNewPostFanout(fanoutDeps, envelope, () => handleContentEvent(contentDeps, envelope)),
+    handleContent,
   };
   metrics.lastEventProcessed.set(Math.floor(store.clock.nowMs() / 1000));
   ctx.supervisor.spawn(TASK_EVENT_HANDLER, 'critical', (signal) =>
@@ -239,6 +249,7 @@ function startDelivery(ctx: RoleContext): void {
     logger: log,
     metrics: ctx.metrics,
     refreshTokenActivity: batchedTokenActivity(store),
+    ...(config.inbox.enabled ? { readBadge: batchedBadgeReader(store) } : { readBadge: null }),
   };
   ctx.supervisor.spawn(TASK_DELIVERY, 'critical', (signal) =>
     runQueueWorker<OutboundNotification>({

@@ -22,6 +22,7 @@ import type { CoalesceStore } from './port-coalesce.ts';
 import type { NotifyListStore } from './port-bells.ts';
 import type { VapidKeyStore } from './port-vapid.ts';
 import type { SocialFilterStore } from './port-social-filters.ts';
+import type { InboxStore } from './port-inbox.ts';
 
 /** Millisecond time source shared by a store and the stages that use it. */
 
@@ -198,7 +199,7 @@ export interface QueueStats {
  * The storage port. Every method is atomic on its own. Capabilities beyond the core declare their
  * operations in `port-*.ts` beside this file.
  */
-export interface StorePort extends NtfyTopicStore, CoalesceStore, NotifyListStore, VapidKeyStore, SocialFilterStore {
+export interface StorePort extends NtfyTopicStore, CoalesceStore, NotifyListStore, VapidKeyStore, SocialFilterStore, InboxStore {
   /** The clock this store's time-dependent operations use. */
   readonly clock: Clock;
 

@@ -22,6 +22,28 @@ function counted(store: StorePort): { store: StorePort; calls: Map<string, numbe
 }
 
 describe('withTurnBatching', () => {
+  test('inbox counts of one turn reach the store as one call, each caller with its own results', async () => {
+    const base = await openSqliteStore({ path: ':memory:' });
+    const { store, calls } = counted(base);
+    const batched = withTurnBatching(store);
+    const [alice, bob] = ['a1', 'b1'].map((p) => p.repeat(32)) as [string, string];
+    await base.rememberInboxUser(alice);
+    const [first, second] = await Promise.all([
+      batched.countInboxNotifications([{ countKey: 'e1', recipient: alice, type: 'like' }], 60),
+      batched.countInboxNotifications(
+        [
+          { countKey: 'e2', recipient: alice, type: 'like' },
+          { countKey: 'e2', recipient: bob, type: 'like' },
+        ],
+        60,
+      ),
+    ]);
+    assert.deepEqual(first, [1]);
+    assert.deepEqual(second, [2, null]);
+    assert.equal(calls.get('countInboxNotifications'), 1);
+    await base.close();
+  });
+
   test('enqueues of one turn reach the store as one enqueueMany per queue, each caller with its own result', async () => {
     const base = await openSqliteStore({ path: ':memory:' });
     const { store, calls } = counted(base);

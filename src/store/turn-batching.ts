@@ -22,6 +22,7 @@ import { TurnBatcher } from '../util/turn-batcher.ts';
 import type { ClaimedDelivery, EnqueueItem, QueueName, RecipientGateState, StorePort } from './port.ts';
 import type { NtfyReadRequest, NtfyReadResult } from './port-ntfy.ts';
 import type { SocialFilters } from './port-social-filters.ts';
+import type { InboxCountEntry } from './port-inbox.ts';
 import { requireNtfyReadRequest } from './ntfy-shared.ts';
 
 /**
@@ -62,6 +63,16 @@ export function withTurnBatching(store: StorePort): StorePort {
     return batcher;
   };
 
+  const counts = new Map<number, TurnBatcher<readonly InboxCountEntry[], (number | null)[]>>();
+  const counterFor = (ttlSecs: number): TurnBatcher<readonly InboxCountEntry[], (number | null)[]> => {
+    let batcher = counts.get(ttlSecs);
+    if (!batcher) {
+      batcher = listCallsMerged((entries: InboxCountEntry[]) => store.countInboxNotifications(entries, ttlSecs));
+      counts.set(ttlSecs, batcher);
+    }
+    return batcher;
+  };
+
   // A burst of subscriptions arrives a connection or two per turn: these reads wait for the one
   // out (so each is still issued after its call) and go together, so the burst makes a few
   // hundred reads, not ten thousand.
@@ -93,6 +104,8 @@ export function withTurnBatching(store: StorePort): StorePort {
       return ntfyReads.add(request);
     },
     ntfyHeadId: (): Promise<string | null> => ntfyHeads.add(null),
+    countInboxNotifications: (entries: readonly InboxCountEntry[], ttlSecs: number): Promise<(number | null)[]> =>
+      entries.length === 0 ? Promise.resolve([]) : counterFor(ttlSecs).add(entries),
   };
   // Every other member is the store's own, bound to it (so an adapter's lazily made state stays
   // on the adapter), and bound once.

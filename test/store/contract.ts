@@ -14,6 +14,7 @@ import { recordContract } from './contract/records.ts';
 import { tokenContract } from './contract/tokens.ts';
 import { vapidContract } from './contract/vapid.ts';
 import { socialFilterContract } from './contract/social-filters.ts';
+import { inboxContract } from './contract/inbox.ts';
 
 /**
  * The store contract: the definition of correct {@link StorePort} behaviour, run against every
@@ -81,6 +82,7 @@ export function runStoreContract(options: StoreContractOptions): void {
     bellContract(ctx);
     vapidContract(ctx);
     socialFilterContract(ctx);
+    inboxContract(ctx);
     for (const queue of QUEUES) {
       queueContract(ctx, queue);
       deadLetterContract(ctx, queue);

@@ -54,6 +54,13 @@ const TRIGGER_KINDS: Record<SocialNotificationType, { kind: number; tags: string
   },
   mention: { kind: 1111, tags: [['p', RECIPIENT]] },
   newPost: { kind: 34236, tags: [['d', 'clip-2']] },
+  keyword: {
+    kind: 34236,
+    tags: [
+      ['d', 'clip-3'],
+      ['title', 'nice cats'],
+    ],
+  },
 };
 
 function socialMessage(type: SocialNotificationType, collapseKey?: string): PushMessage {
@@ -161,7 +168,10 @@ for (const http2Client of HTTP2_CLIENT_KINDS) {
     test('golden shape of every type: alert headers, aps alert + mutable-content, never content-available, data beside aps', async () => {
       const t = transport();
       const messages: Array<[string, PushMessage]> = [
-        ...(['like', 'comment', 'mention', 'repost', 'newPost'] as const).map((type): [string, PushMessage] => [type, socialMessage(type)]),
+        ...(['like', 'comment', 'mention', 'repost', 'newPost', 'keyword'] as const).map((type): [string, PushMessage] => [
+          type,
+          socialMessage(type),
+        ]),
         ['directMessage', buildDirectMessagePayload('d'.repeat(64), RECIPIENT)],
       ];
       for (const [type, message] of messages) {

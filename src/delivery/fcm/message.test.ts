@@ -64,6 +64,20 @@ describe('toFcmMessage', () => {
     assert.deepEqual(apns?.payload.aps, { alert: { title: 'New like', body: 'Alice liked your post' }, 'mutable-content': 1 });
   });
 
+  test('a badge data field becomes aps.badge (a number) on alerts and background pushes, and stays a data field (golden)', () => {
+    const GOLDEN_APNS_ALERT_WITH_BADGE =
+      '{"payload":{"aps":{"alert":{"title":"New like","body":"Alice liked your post"},"badge":4,"mutable-content":1},"eventId":"abc123","badge":"4"},"headers":{"apns-push-type":"alert","apns-priority":"10"}}';
+    assert.equal(JSON.stringify(buildApnsConfig({ data: { ...likeData, badge: '4' } })), GOLDEN_APNS_ALERT_WITH_BADGE);
+    assert.deepEqual(buildApnsConfig({ data: { eventId: 'e', badge: '0' } })?.payload.aps, { badge: 0, 'content-available': 1 });
+    assert.equal(toFcmMessage('t', { data: { ...likeData, badge: '4' } }).message.data.badge, '4');
+  });
+
+  test('a badge that is not a non-negative integer is not put in aps', () => {
+    for (const badge of ['', '-1', '1.5', 'four', '99999999999']) {
+      assert.equal('badge' in (buildApnsConfig({ data: { ...likeData, badge } })?.payload.aps ?? {}), false, badge);
+    }
+  });
+
   test('the input data map is not mutated', () => {
     const data = { ...likeData };
     toFcmMessage('t', { data, collapseKey: 'k' });

@@ -19,6 +19,8 @@ export interface FcmAndroidConfig {
 /** `aps` dictionary of the APNs payload. */
 export interface FcmApsDictionary {
   alert?: { title?: string; body?: string };
+  /** The app icon's badge: the `badge` data field (the recipient's total new count), as a number. */
+  badge?: number;
   'mutable-content'?: 1;
   'content-available'?: 1;
 }
@@ -92,15 +94,22 @@ export function buildApnsConfig(message: PushMessage): FcmApnsConfig | undefined
     if (shownTitle !== undefined) alert.title = shownTitle;
     if (shownBody !== undefined) alert.body = shownBody;
     return {
-      payload: { aps: { alert, 'mutable-content': 1 }, ...rest },
+      payload: { aps: { alert, ...badgeOf(message), 'mutable-content': 1 }, ...rest },
       headers: withCollapseId({ 'apns-push-type': 'alert', 'apns-priority': '10' }, message.collapseKey),
     };
   }
   if (Object.keys(message.data).length === 0) return undefined;
   return {
-    payload: { aps: { 'content-available': 1 }, ...rest },
+    payload: { aps: { ...badgeOf(message), 'content-available': 1 }, ...rest },
     headers: withCollapseId({ 'apns-push-type': 'background', 'apns-priority': '5' }, message.collapseKey),
   };
+}
+
+/** `{badge}` when the data carries a `badge` that is a non-negative integer (issue 13); nothing otherwise. */
+function badgeOf(message: PushMessage): { badge?: number } {
+  const raw = message.data.badge;
+  if (raw === undefined || !/^\d{1,9}$/.test(raw)) return {};
+  return { badge: Number(raw) };
 }
 
 function withCollapseId(headers: FcmApnsConfig['headers'], collapseKey: string | undefined): FcmApnsConfig['headers'] {

@@ -26,7 +26,8 @@ import type { RecipientClaim, StorePort } from '../../store/port.ts';
 import { forEachLimited } from '../../roles/queue-worker.ts';
 import { PREFERENCE_CATEGORY } from '../content.ts';
 import type { NotificationCopy } from '../copy.ts';
-import { buildSocialPayload } from '../payload.ts';
+import { buildSocialPayload, withBadge } from '../payload.ts';
+import { countRouted } from '../inbox/count.ts';
 import type { BellVideo } from './rules.ts';
 
 export interface BellRecipientDeps {
@@ -45,6 +46,8 @@ export interface BellRecipientDeps {
   videoRecordTtlSecs: number;
   /** Sends in flight at once. */
   concurrency: number;
+  /** Count each watcher's new post into the inbox counters (issue 13); default true. */
+  countInbox?: boolean;
   logger: Logger;
   metrics: Metrics;
 }
@@ -223,6 +226,13 @@ export async function deliverBellPage(
   const log = deps.logger.child({ eventId: event.id });
   const bookkeeper = new BellBookkeeper(deps, video, log);
 
+  // The inbox counters (issue 13): every known watcher counts a new post once, pushed or not.
+  if (deps.countInbox !== false)
+    await countRouted(
+      deps,
+      event,
+      targets.map((pubkey) => ({ pubkey, type: 'newPost' as const })),
+    );
   const states = await deps.store.readBellWatchers(video, targets);
   const eligible: BellWatcherState[] = [];
   for (const state of states) {
@@ -231,6 +241,11 @@ export async function deliverBellPage(
     else count(stopped);
     if (stopped === 'rate_limited') bookkeeper.rateLimited(state.watcher);
   }
+  // Every push carries the watcher's badge as it is now, read for the page at once (before the
+  // claims, so a failed read leaves no claim behind).
+  const badgeList =
+    eligible.length === 0 || deps.countInbox === false ? [] : await deps.store.readInboxBadges(eligible.map((s) => s.watcher));
+  const badges = new Map(eligible.map((s, i) => [s.watcher, badgeList[i] ?? 0]));
   const claims =
     eligible.length === 0
       ? []
@@ -255,13 +270,15 @@ export async function deliverBellPage(
     }
     try {
       const text = await copy();
-      const message = buildSocialPayload({
+      const built = buildSocialPayload({
         type: 'newPost',
         event,
         recipient: state.watcher,
         senderName: text.senderName,
         copy: { title: text.title, body: text.body },
       });
+      const badge = badges.get(state.watcher);
+      const message = badge === undefined ? built : withBadge(built, badge);
       const outcomes = await sendToDevices(deps.transports, state.devices, message);
       const { delivered, dead, deadSinceMs, retryAfterSecs } = classifyOutcomes(outcomes, log);
       for (const token of dead) bookkeeper.deadToken(state.watcher, token, deadSinceMs.get(token));

@@ -63,6 +63,7 @@ export function newPostFanoutDeps(ctx: BellWiringContext & { transports: PushTra
     leaseSecs: s.new_post_fanout_lease_secs,
     retrySecs: s.new_post_fanout_retry_secs,
     pollMs: s.new_post_fanout_poll_millis,
+    countInbox: config.inbox.enabled,
     logger,
     metrics,
   };

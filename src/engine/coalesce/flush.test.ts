@@ -97,6 +97,15 @@ describe('summary flush', () => {
   test('a due group becomes one summary with the distinct count, the first buffered actor named at flush, and the group collapse key', async () => {
     const dave = makeUser();
     const claim = await dueGroup([bob, dave, bob]);
+    // The inbox counted Alice's two distinct likes as they came (the engine does, per event): the
+    // summary carries her badge as it is at send time.
+    await store.countInboxNotifications(
+      [
+        { countKey: 'like-from-bob', recipient: alice.pubkey, type: 'like' },
+        { countKey: 'like-from-dave', recipient: alice.pubkey, type: 'like' },
+      ],
+      60,
+    );
     const outcome = await flushGroup(deps, claim, new AbortController().signal);
     assert.deepEqual(outcome, { kind: 'sent', delivered: 1, failed: 0, actorCount: 2 });
     assert.equal(transport.sent.length, 1);
@@ -119,6 +128,7 @@ describe('summary flush', () => {
       referencedKind: '34236',
       referencedAuthorPubkey: 'c1'.repeat(32),
       referencedDTag: 'my-vine',
+      badge: '2',
     });
     assert.equal(await store.readCoalesceGroup(claim.groupId), null, 'completed');
     await metric(/push_coalesced_sends_total\{type="like"\} 1/);

@@ -42,6 +42,8 @@ export class FlushCancelled extends Error {
 
 export interface FlushDeps {
   store: StorePort;
+  /** Stamp each summary with the recipient's badge at send time (`inbox.enabled`); default true. */
+  badges?: boolean;
   transports: PushTransport[];
   profiles: ProfileResolver;
   policy: CoalescePolicy;
@@ -142,6 +144,7 @@ export async function flushGroup(deps: FlushDeps, claim: GroupClaim, signal: Abo
     videoRecordTtlSecs: deps.videoRecordTtlSecs,
     logger: deps.logger,
     metrics,
+    ...(deps.badges === false ? { readBadge: null } : {}),
   };
   const report = await deliverNotification(deliveryDeps, notification, signal);
   // Sends cut short by a timeout or shutdown say nothing about the devices: keep the lease (and

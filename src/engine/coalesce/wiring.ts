@@ -43,6 +43,7 @@ export function coalesceFlushDeps(ctx: CoalesceWiringContext & { transports: Pus
     allowedPubkeys: new Set(config.service.allowed_pubkeys.map((p) => p.toLowerCase())),
     defaultPreferenceKinds: config.notification.default_preferences.kinds,
     videoRecordTtlSecs: config.service.video_coordinate_dedup_ttl_secs,
+    badges: config.inbox.enabled,
     logger,
     metrics,
   };

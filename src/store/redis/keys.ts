@@ -167,3 +167,36 @@ export const newPostFanoutJobsKey = 'new_post_fanout_jobs';
 
 /** STRING: the fleet's VAPID key pair, JSON `{"publicKey","privateKey"}` (base64url), set once. */
 export const vapidKeysKey = 'webpush:vapid';
+
+// ---- the user's inbox (port-inbox.ts) --------------------------------------------------------
+
+/*
+ * Inbox counters, alert words and announcements (issue 13), Twitarr's layout (seed 002):
+ *
+ * | key                              | type    | value                                                     |
+ * |----------------------------------|---------|-----------------------------------------------------------|
+ * | `inbox:{pubkey}`                 | HASH    | Twitarr's `NotificationHash-<user>`: `{type}` total and `{type}_viewed` per counted type, `announcement` (the id high-water mark), `known` = "1" once remembered; its existence makes the user known |
+ * | `inbox_counted:{countKey}:{recipient}` | STRING | "1", the notification was counted, `SET NX EX processed_event_ttl_secs` |
+ * | `alertwords`                     | ZSET    | every watched word → number of users watching it (Twitarr's index) |
+ * | `alertwordUsers:{word}`          | SET     | the pubkeys watching the word                             |
+ * | `user_alertwords:{pubkey}`       | SET     | the user's own words (the forward index)                  |
+ * | `announcements`                  | HASH    | id → JSON `{text, createdAtMs, expiresAtMs}`              |
+ * | `announcements:active`           | ZSET    | id → expiry (ms); read from `(now` upwards                |
+ * | `announcements:seq`              | STRING  | the last announcement id given out (INCR)                 |
+ * | `inbox:hints`                    | channel | pub/sub, JSON {@link InboxHint}; not a key, so the client's key prefix is added by hand |
+ *
+ * `replaceAlertWords-3.lua` writes `alertwordUsers:*` keys it cannot declare (they depend on the
+ * stored words); it gets {@link ALERT_WORD_USERS_KEY_PREFIX} with the client's key prefix in front.
+ * The per-user keys of the counting and badge scripts are passed, fully built, as arguments.
+ */
+export const inboxKey = (pubkey: string): string => `inbox:${pubkey}`;
+export const inboxCountedKey = (countKey: string, recipient: string): string => `inbox_counted:${countKey}:${recipient}`;
+export const alertWordsKey = 'alertwords';
+export const ALERT_WORD_USERS_KEY_PREFIX = 'alertwordUsers:';
+export const alertWordUsersKey = (word: string): string => `${ALERT_WORD_USERS_KEY_PREFIX}${word}`;
+export const userAlertWordsKey = (pubkey: string): string => `user_alertwords:${pubkey}`;
+export const announcementsKey = 'announcements';
+export const activeAnnouncementsKey = 'announcements:active';
+export const announcementSeqKey = 'announcements:seq';
+/** The hint channel of a client with key prefix `keyPrefix` (ioredis does not prefix channels). */
+export const inboxHintChannel = (keyPrefix: string): string => `${keyPrefix}inbox:hints`;

@@ -59,6 +59,11 @@ export const SCRIPT_NAMES = [
   'readBellWatchers',
   'recordBellBatch',
   'claimVapidKeys',
+  'countInbox',
+  'readInboxBadges',
+  'markInboxViewed',
+  'replaceAlertWords',
+  'publishAnnouncement',
 ] as const;
 
 export type ScriptName = (typeof SCRIPT_NAMES)[number];

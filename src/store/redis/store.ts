@@ -58,6 +58,8 @@ import * as deliveries from './deliveries.ts';
 import * as tokens from './tokens.ts';
 import { RedisNtfyTopics } from './ntfy.ts';
 import { claimVapidKeys } from './vapid.ts';
+import * as inbox from './inbox.ts';
+import type { Announcement, InboxCountEntry, InboxCounts, InboxHint, InboxType } from '../port-inbox.ts';
 import type { StoredVapidKeys } from '../port-vapid.ts';
 import type { SocialFilters } from '../port-social-filters.ts';
 import { getSocialFilters, setSocialFilters } from './social-filters.ts';
@@ -241,6 +243,44 @@ export class RedisStore implements StorePort {
   // ---- VAPID key (port-vapid.ts) -------------------------------------------------------------
   claimVapidKeys(candidate: StoredVapidKeys): Promise<StoredVapidKeys> {
     return claimVapidKeys(this.ctx, candidate);
+  }
+
+  // ---- the user's inbox (port-inbox.ts) ---------------------------------------------------
+  rememberInboxUser(pubkey: string): Promise<void> {
+    return inbox.rememberInboxUser(this.ctx, pubkey);
+  }
+  countInboxNotifications(entries: readonly InboxCountEntry[], ttlSecs: number): Promise<(number | null)[]> {
+    return inbox.countInboxNotifications(this.ctx, entries, ttlSecs);
+  }
+  readInboxCounts(pubkey: string): Promise<InboxCounts> {
+    return inbox.readInboxCounts(this.ctx, pubkey);
+  }
+  readInboxBadges(pubkeys: readonly string[]): Promise<number[]> {
+    return inbox.readInboxBadges(this.ctx, pubkeys);
+  }
+  markInboxViewed(pubkey: string, types: readonly InboxType[]): Promise<InboxCounts> {
+    return inbox.markInboxViewed(this.ctx, pubkey, types);
+  }
+  replaceAlertWords(pubkey: string, words: readonly string[]): Promise<void> {
+    return inbox.replaceAlertWords(this.ctx, pubkey, words);
+  }
+  readAlertWords(pubkey: string): Promise<string[]> {
+    return inbox.readAlertWords(this.ctx, pubkey);
+  }
+  alertWordWatchers(words: readonly string[]): Promise<Map<string, string[]>> {
+    return inbox.alertWordWatchers(this.ctx, words);
+  }
+  alertWordCount(): Promise<number> {
+    return inbox.alertWordCount(this.ctx);
+  }
+  publishAnnouncement(text: string, expiresAtMs: number): Promise<Announcement> {
+    return inbox.publishAnnouncement(this.ctx, text, expiresAtMs);
+  }
+  activeAnnouncements(): Promise<Announcement[]> {
+    return inbox.activeAnnouncements(this.ctx);
+  }
+  subscribeInboxHints(listener: (hint: InboxHint) => void): Promise<() => Promise<void>> {
+    return inbox.subscribeInboxHints(this.ctx, listener);
   }
 
   // ---- coalescing (port-coalesce.ts) -------------------------------------------------------

@@ -5,6 +5,7 @@ import { CREATE_BELL_TABLES } from './bells.ts';
 import { CREATE_NTFY_TABLES } from './ntfy.ts';
 import { CREATE_VAPID_TABLE } from './vapid.ts';
 import { CREATE_SOCIAL_FILTERS_TABLE } from './social-filters.ts';
+import { CREATE_INBOX_TABLES } from './inbox.ts';
 
 /**
  * Schema migrations of the SQLite store.
@@ -143,6 +144,10 @@ export const migrations: readonly Migration[] = [
   {
     description: 'create the social filter table (kind 3083 mutes and onlyFollowing)',
     apply: (db) => db.exec(CREATE_SOCIAL_FILTERS_TABLE),
+  },
+  {
+    description: 'create inbox counters, counted marks, known users, alert words and announcements',
+    apply: (db) => db.exec(CREATE_INBOX_TABLES),
   },
 ];
 

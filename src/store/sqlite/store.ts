@@ -37,6 +37,8 @@ import { BellPageOps } from './bell-pages.ts';
 import { BellTables } from './bells.ts';
 import { NtfyTable } from './ntfy.ts';
 import { claimSqliteVapidKeys } from './vapid.ts';
+import { InboxTables, type InboxWrite } from './inbox.ts';
+import type { Announcement, InboxCountEntry, InboxCounts, InboxHint, InboxType } from '../port-inbox.ts';
 import type { StoredVapidKeys } from '../port-vapid.ts';
 import type { SocialFilters } from '../port-social-filters.ts';
 import { SocialFilterTable } from './social-filters.ts';
@@ -98,6 +100,7 @@ export class SqliteStore implements StorePort {
   private readonly ntfy: NtfyTable;
   private readonly deliveries: DeliveryOps;
   private readonly socialFilters: SocialFilterTable;
+  private readonly inbox: InboxTables;
   private readonly selectOne: Statement<[]>;
   /** Writes of one event-loop turn share one transaction (see group-commit.ts). */
   private readonly group: GroupCommit;
@@ -115,6 +118,7 @@ export class SqliteStore implements StorePort {
     this.records = new RecordTables(db, clock);
     this.queues = new QueueTable(db, clock, logger);
     this.bells = new BellTables(db, clock, logger);
+    this.inbox = new InboxTables(db, clock);
     this.bellPages = new BellPageOps(db, logger, { tokens: this.tokens, records: this.records, claims: this.claims, bells: this.bells });
     this.ntfy = new NtfyTable(db, clock, logger, this.group);
     this.deliveries = new DeliveryOps(db, logger, { tokens: this.tokens, records: this.records, claims: this.claims, queues: this.queues });
@@ -312,6 +316,66 @@ export class SqliteStore implements StorePort {
 
   onNtfyAppend(listener: (event: NtfyAppendEvent) => void): () => void {
     return this.ntfy.listeners.add(listener);
+  }
+
+  // ---- the user's inbox (port-inbox.ts) ---------------------------------------------------
+
+  /** Run an inbox write, then emit its hints once its commit is done. */
+  private async inboxWrite<T>(write: () => InboxWrite<T>): Promise<T> {
+    const { result, hints } = await this.group.run(write);
+    for (const hint of hints) this.inbox.hints.emit('hint', hint);
+    return result;
+  }
+
+  async rememberInboxUser(pubkey: string): Promise<void> {
+    await this.group.run(() => this.inbox.rememberUser(pubkey));
+  }
+
+  async countInboxNotifications(entries: readonly InboxCountEntry[], ttlSecs: number): Promise<(number | null)[]> {
+    return entries.length === 0 ? [] : this.inboxWrite(() => this.inbox.count(entries, ttlSecs));
+  }
+
+  async readInboxCounts(pubkey: string): Promise<InboxCounts> {
+    return this.inbox.readCounts(pubkey);
+  }
+
+  async readInboxBadges(pubkeys: readonly string[]): Promise<number[]> {
+    return this.inbox.readBadges(pubkeys);
+  }
+
+  async markInboxViewed(pubkey: string, types: readonly InboxType[]): Promise<InboxCounts> {
+    return this.inboxWrite(() => this.inbox.markViewed(pubkey, types));
+  }
+
+  async replaceAlertWords(pubkey: string, words: readonly string[]): Promise<void> {
+    await this.group.run(() => this.inbox.replaceWords(pubkey, words));
+  }
+
+  async readAlertWords(pubkey: string): Promise<string[]> {
+    return this.inbox.readWords(pubkey);
+  }
+
+  async alertWordWatchers(words: readonly string[]): Promise<Map<string, string[]>> {
+    return this.inbox.wordWatchers(words);
+  }
+
+  async alertWordCount(): Promise<number> {
+    return this.inbox.wordCount();
+  }
+
+  async publishAnnouncement(text: string, expiresAtMs: number): Promise<Announcement> {
+    return this.group.run(() => this.inbox.publishAnnouncement(text, expiresAtMs));
+  }
+
+  async activeAnnouncements(): Promise<Announcement[]> {
+    return this.inbox.activeAnnouncements();
+  }
+
+  async subscribeInboxHints(listener: (hint: InboxHint) => void): Promise<() => Promise<void>> {
+    this.inbox.hints.on('hint', listener);
+    return async () => {
+      this.inbox.hints.off('hint', listener);
+    };
   }
 
   // ---- coalescing (port-coalesce.ts) -------------------------------------------------------

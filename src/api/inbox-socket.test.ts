@@ -1,0 +1,125 @@
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, beforeEach, describe, test } from 'node:test';
+import { WebSocket } from 'ws';
+import { createEventVerifier } from '../nostr/event.ts';
+import { generateSecretKey, publicKeyOf, signEvent } from '../nostr/keys.ts';
+import { HTTP_AUTH_KIND, nip98ReplayGuard } from '../nostr/nip98.ts';
+import { createLogger } from '../observability/logger.ts';
+import { Metrics } from '../observability/metrics.ts';
+import { openSqliteStore } from '../store/sqlite/index.ts';
+import type { StorePort } from '../store/port.ts';
+import { attachInboxSockets, INBOX_SOCKET_PATH, type InboxSockets } from './inbox-socket.ts';
+
+const WAIT_MS = 20_000;
+
+function authFor(secret: string, url: string, method = 'GET'): string {
+  const event = signEvent(
+    {
+      kind: HTTP_AUTH_KIND,
+      created_at: Math.floor(Date.now() / 1000),
+      content: '',
+      tags: [
+        ['u', url],
+        ['method', method],
+      ],
+    },
+    secret,
+  );
+  return `Nostr ${Buffer.from(JSON.stringify(event)).toString('base64')}`;
+}
+
+/** Open a socket; resolves with its frames once open, or with the refusal's status and body. */
+function connect(
+  url: string,
+  headers: Record<string, string>,
+): Promise<{ ws: WebSocket; frames: unknown[] } | { status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url, { headers });
+    const frames: unknown[] = [];
+    ws.on('message', (data: Buffer) => frames.push(JSON.parse(data.toString('utf8')) as unknown));
+    ws.once('open', () => resolve({ ws, frames }));
+    ws.once('unexpected-response', (_request, response) => {
+      let body = '';
+      response.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
+    });
+    ws.once('error', reject);
+  });
+}
+
+async function until(check: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + WAIT_MS;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+describe('inbox hint socket', () => {
+  let store: StorePort;
+  let server: Server;
+  let sockets: InboxSockets;
+  let base: string;
+  const alice = generateSecretKey();
+  const bob = generateSecretKey();
+
+  beforeEach(async () => {
+    store = await openSqliteStore({ path: ':memory:' });
+    server = createServer((_req, res) => res.end());
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const logger = createLogger({ level: 'silent' });
+    sockets = attachInboxSockets(server, {
+      store,
+      auth: { verifier: await createEventVerifier(), replay: nip98ReplayGuard(store), clock: store.clock, logger },
+      metrics: new Metrics(),
+      logger,
+      otherUpgradesHandled: false,
+    });
+  });
+  afterEach(async () => {
+    await sockets.close();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await store.close();
+  });
+
+  test('a hint reaches the sockets of the user whose counter changed, and only theirs', async () => {
+    const url = `${base}${INBOX_SOCKET_PATH}`;
+    const aliceSocket = await connect(url.replace('http', 'ws'), { authorization: authFor(alice, url) });
+    const bobSocket = await connect(url.replace('http', 'ws'), { authorization: authFor(bob, url) });
+    assert.ok('ws' in aliceSocket && 'ws' in bobSocket);
+    await store.countInboxNotifications([{ countKey: 'e1', recipient: publicKeyOf(alice), type: 'comment' }], 60);
+    await until(() => aliceSocket.frames.length === 1, 'the hint');
+    assert.deepEqual(aliceSocket.frames, [{ type: 'comment', totalNew: 1 }]);
+    // Bob's sentinel: his own hint arrives, and Alice's never did.
+    await store.countInboxNotifications([{ countKey: 'e2', recipient: publicKeyOf(bob), type: 'like' }], 60);
+    await until(() => bobSocket.frames.length === 1, "Bob's hint");
+    assert.deepEqual(bobSocket.frames, [{ type: 'like', totalNew: 1 }]);
+    aliceSocket.ws.close();
+    bobSocket.ws.close();
+  });
+
+  test('the upgrade is refused with 401 and a JSON code without NIP-98, with a reused or a wrong-URL auth event', async () => {
+    const url = `${base}${INBOX_SOCKET_PATH}`;
+    const wsUrl = url.replace('http', 'ws');
+    const none = await connect(wsUrl, {});
+    assert.ok('status' in none);
+    assert.equal(none.status, 401);
+    assert.equal((JSON.parse(none.body) as { code: string }).code, 'NIP98_UNAUTHORIZED');
+    const wrongUrl = await connect(wsUrl, { authorization: authFor(alice, `${base}/v1/inbox/counts`) });
+    assert.ok('status' in wrongUrl && wrongUrl.status === 401);
+    const once = authFor(alice, url);
+    const first = await connect(wsUrl, { authorization: once });
+    assert.ok('ws' in first);
+    first.ws.close();
+    const again = await connect(wsUrl, { authorization: once });
+    assert.ok('status' in again && again.status === 401, 'replayed');
+  });
+
+  test('with no other upgrade handler, an upgrade to another path is a 404, not left hanging', async () => {
+    const other = await connect(`${base.replace('http', 'ws')}/elsewhere/ws`, {});
+    assert.ok('status' in other && other.status === 404);
+  });
+});

@@ -1,0 +1,160 @@
+/**
+ * `GET /v1/inbox/socket`: live count hints over a WebSocket (issue 13). The upgrade request is
+ * authenticated with NIP-98 (method `GET`, `u` the socket's absolute `http(s)` URL); once open,
+ * the server sends `{"type": "like", "totalNew": 12}` whenever one of the caller's counters
+ * changes, on whichever process the change happened: hints come through the store
+ * (`subscribeInboxHints`: Redis pub/sub, or the SQLite store's in-process bus, that store being
+ * single-process). Hints are advisory: a client that reconnects reads `GET /v1/inbox/counts`.
+ * The client sends nothing but control frames; the server pings every
+ * {@link INBOX_SOCKET_PING_MS} and drops a peer that missed the previous pong.
+ *
+ * Served with the `ws` library on the HTTP server's `upgrade` event, beside ntfy's own WebSocket
+ * handler (which leaves {@link INBOX_SOCKET_PATH} alone).
+ */
+import type { IncomingMessage, Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer, type WebSocket } from 'ws';
+import { verifyNip98 } from '../nostr/nip98.ts';
+import type { Logger } from '../observability/logger.ts';
+import type { Metrics } from '../observability/metrics.ts';
+import type { InboxHint } from '../store/port-inbox.ts';
+import type { StorePort } from '../store/port.ts';
+import { HTTP_ERRORS } from './errors.ts';
+import type { Nip98Auth } from './nip98-auth.ts';
+
+export const INBOX_SOCKET_PATH = '/v1/inbox/socket';
+/** Keepalive ping interval: inside the 60 s idle timeouts of common proxies. */
+export const INBOX_SOCKET_PING_MS = 30_000;
+/** A client has nothing to say; anything bigger than a short control payload closes the socket. */
+const MAX_CLIENT_PAYLOAD_BYTES = 125;
+
+export interface InboxSocketDeps {
+  store: StorePort;
+  auth: Nip98Auth;
+  metrics: Metrics;
+  logger: Logger;
+  /** Ping interval; tests shorten it. */
+  pingMs?: number;
+  /**
+   * Whether another handler (ntfy's) serves the other upgrade paths. When none does, upgrades to
+   * any other path are refused here with 404 instead of being left hanging.
+   */
+  otherUpgradesHandled: boolean;
+}
+
+export interface InboxSockets {
+  /** Close every socket and stop hearing hints. */
+  close(): Promise<void>;
+}
+
+/** The URL a client signed for an upgrade: the public base (as http(s)), or the request's own Host. */
+function signedUpgradeUrl(request: IncomingMessage, publicUrl: string | undefined): string {
+  const path = request.url ?? '/';
+  if (publicUrl !== undefined) return `${publicUrl.replace(/\/+$/, '')}${path}`;
+  const secure = (request.socket as { encrypted?: boolean }).encrypted === true;
+  return `${secure ? 'https' : 'http'}://${request.headers.host ?? 'localhost'}${path}`;
+}
+
+function refuse(socket: Duplex, status: number, body: unknown): void {
+  const json = JSON.stringify(body);
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  socket.end(
+    `HTTP/1.1 ${status} ${status === 401 ? 'Unauthorized' : 'Error'}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(json)}\r\n\r\n${json}`,
+  );
+}
+
+/** Serve the hint socket on `server`. */
+export function attachInboxSockets(server: Server, deps: InboxSocketDeps): InboxSockets {
+  const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_CLIENT_PAYLOAD_BYTES, perMessageDeflate: false });
+  const byPubkey = new Map<string, Set<WebSocket>>();
+  const alive = new WeakSet<WebSocket>();
+  let unsubscribe: Promise<() => Promise<void>> | null = null;
+
+  const onHint = (hint: InboxHint): void => {
+    const sockets = byPubkey.get(hint.pubkey);
+    if (!sockets) return;
+    const frame = JSON.stringify({ type: hint.type, totalNew: hint.totalNew });
+    for (const ws of sockets) ws.send(frame);
+  };
+  // One store subscription for the process, taken with the first socket.
+  const subscribed = (): Promise<() => Promise<void>> => (unsubscribe ??= deps.store.subscribeInboxHints(onHint));
+
+  const pinger = setInterval(() => {
+    for (const sockets of byPubkey.values()) {
+      for (const ws of sockets) {
+        if (!alive.has(ws)) {
+          ws.terminate();
+          continue;
+        }
+        alive.delete(ws);
+        ws.ping();
+      }
+    }
+  }, deps.pingMs ?? INBOX_SOCKET_PING_MS);
+  pinger.unref();
+
+  const register = (pubkey: string, ws: WebSocket): void => {
+    let sockets = byPubkey.get(pubkey);
+    if (!sockets) byPubkey.set(pubkey, (sockets = new Set()));
+    sockets.add(ws);
+    alive.add(ws);
+    deps.metrics.inboxSockets.inc();
+    ws.on('pong', () => alive.add(ws));
+    ws.on('error', (err) => deps.logger.debug({ err: err.message }, 'inbox socket error'));
+    ws.on('close', () => {
+      deps.metrics.inboxSockets.dec();
+      sockets.delete(ws);
+      if (sockets.size === 0) byPubkey.delete(pubkey);
+    });
+  };
+
+  const upgrade = async (request: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> => {
+    const result = await verifyNip98(
+      {
+        method: request.method ?? 'GET',
+        url: signedUpgradeUrl(request, deps.auth.publicUrl),
+        authorization: request.headers.authorization,
+      },
+      { nowSecs: Math.floor(deps.auth.clock.nowMs() / 1000), verifier: deps.auth.verifier, replay: deps.auth.replay },
+    );
+    if (!result.ok) {
+      deps.auth.onRefused?.(result.code);
+      deps.metrics.inboxApiRequests.inc({ route: 'socket', outcome: 'NIP98_UNAUTHORIZED' });
+      deps.logger.warn({ path: INBOX_SOCKET_PATH, code: result.code, reason: result.reason }, 'NIP-98 authorization refused');
+      refuse(socket, 401, { error: `${HTTP_ERRORS.NIP98_UNAUTHORIZED.message}: ${result.reason}`, code: 'NIP98_UNAUTHORIZED' });
+      return;
+    }
+    // Subscribed before the socket opens, so no hint after the client's open is missed.
+    await subscribed();
+    await deps.store.rememberInboxUser(result.pubkey);
+    if (socket.destroyed) return;
+    wss.handleUpgrade(request, socket, head, (ws) => {
+      deps.metrics.inboxApiRequests.inc({ route: 'socket', outcome: 'ok' });
+      register(result.pubkey, ws);
+    });
+  };
+
+  server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+    if (new URL(request.url ?? '/', 'http://upgrade.invalid').pathname !== INBOX_SOCKET_PATH) {
+      if (!deps.otherUpgradesHandled) refuse(socket, 404, { error: HTTP_ERRORS.NOT_FOUND.message, code: 'NOT_FOUND' });
+      return;
+    }
+    upgrade(request, socket, head).catch((err: unknown) => {
+      deps.logger.error({ err: (err as Error).message }, 'inbox socket upgrade failed');
+      refuse(socket, 500, { error: HTTP_ERRORS.INTERNAL.message, code: 'INTERNAL' });
+    });
+  });
+
+  return {
+    async close() {
+      clearInterval(pinger);
+      for (const sockets of byPubkey.values()) for (const ws of sockets) ws.terminate();
+      byPubkey.clear();
+      wss.close();
+      if (unsubscribe) await (await unsubscribe)();
+    },
+  };
+}

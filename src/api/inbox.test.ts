@@ -1,0 +1,188 @@
+import assert from 'node:assert/strict';
+import { afterEach, beforeEach, describe, test } from 'node:test';
+import { Hono } from 'hono';
+import { createEventVerifier } from '../nostr/event.ts';
+import { generateSecretKey, publicKeyOf, signEvent } from '../nostr/keys.ts';
+import { HTTP_AUTH_KIND, nip98ReplayGuard } from '../nostr/nip98.ts';
+import { createLogger } from '../observability/logger.ts';
+import { Metrics } from '../observability/metrics.ts';
+import { openSqliteStore } from '../store/sqlite/index.ts';
+import type { StorePort } from '../store/port.ts';
+import { ManualClock } from '../util/clock.ts';
+import { createHash } from 'node:crypto';
+import { adminAnnouncementRoutes, bearerTokenAuth, parseExpiresAt } from './admin-announcements.ts';
+import { HttpError } from './errors.ts';
+import { deviceId, inboxRoutes } from './inbox.ts';
+
+const BASE = 'http://push.test';
+const secret = generateSecretKey();
+const pubkey = publicKeyOf(secret);
+
+let requestNumber = 0;
+
+/**
+ * A fresh auth event for one request. Identical requests in one second would sign identical
+ * events (one id, refused as a replay), so each carries a distinct nonce tag, as a client does.
+ */
+function authorization(method: string, path: string, body?: string, createdAt?: number): string {
+  const tags = [
+    ['u', `${BASE}${path}`],
+    ['method', method],
+    ['nonce', String(++requestNumber)],
+  ];
+  if (body !== undefined) tags.push(['payload', createHash('sha256').update(body).digest('hex')]);
+  const event = signEvent({ kind: HTTP_AUTH_KIND, created_at: createdAt ?? Math.floor(Date.now() / 1000), content: '', tags }, secret);
+  return `Nostr ${Buffer.from(JSON.stringify(event)).toString('base64')}`;
+}
+
+describe('user API', () => {
+  let store: StorePort;
+  let app: Hono;
+  let metrics: Metrics;
+
+  beforeEach(async () => {
+    store = await openSqliteStore({ path: ':memory:', clock: new ManualClock(Date.now()) });
+    metrics = new Metrics();
+    const logger = createLogger({ level: 'silent' });
+    app = new Hono();
+    app.route(
+      '/',
+      inboxRoutes({
+        store,
+        auth: { verifier: await createEventVerifier(), replay: nip98ReplayGuard(store), clock: store.clock, logger },
+        metrics,
+        logger,
+      }),
+    );
+    app.route('/', adminAnnouncementRoutes({ store, auth: bearerTokenAuth('admin-token'), metrics, logger }));
+    app.onError((err, c) => (err instanceof HttpError ? c.json(err.toJSON(), err.status as 400) : c.json({ error: String(err) }, 500)));
+  });
+  afterEach(() => store.close());
+
+  const call = async (method: string, path: string, body?: unknown, auth?: string) => {
+    const text = body === undefined ? undefined : JSON.stringify(body);
+    const response = await app.request(`${BASE}${path}`, {
+      method,
+      headers: { authorization: auth ?? authorization(method, path, text) },
+      ...(text === undefined ? {} : { body: text }),
+    });
+    return { status: response.status, json: (await response.json().catch(() => null)) as Record<string, unknown> | null };
+  };
+
+  test('counts of a new caller: every type at zero; the caller becomes known and counts from then on', async () => {
+    const first = await call('GET', '/v1/inbox/counts');
+    assert.equal(first.status, 200);
+    assert.equal(first.json?.totalNew, 0);
+    assert.deepEqual((first.json.types as Record<string, unknown>).keyword, { total: 0, viewed: 0, new: 0 });
+    assert.deepEqual(await store.countInboxNotifications([{ countKey: 'e1', recipient: pubkey, type: 'mention' }], 60), [1]);
+    assert.equal((await call('GET', '/v1/inbox/counts')).json?.totalNew, 1);
+  });
+
+  test('viewed: named types only, every type without a body; unknown types are a 422 with a stable code', async () => {
+    await store.rememberInboxUser(pubkey);
+    await store.countInboxNotifications(
+      [
+        { countKey: 'e1', recipient: pubkey, type: 'like' },
+        { countKey: 'e2', recipient: pubkey, type: 'comment' },
+      ],
+      60,
+    );
+    const likes = await call('POST', '/v1/inbox/viewed', { types: ['like'] });
+    assert.equal(likes.status, 200);
+    assert.equal(likes.json?.totalNew, 1);
+    const refused = await call('POST', '/v1/inbox/viewed', { types: ['likes'] });
+    assert.deepEqual([refused.status, refused.json?.code], [422, 'INVALID_INBOX_TYPES']);
+    const all = await app.request(`${BASE}/v1/inbox/viewed`, {
+      method: 'POST',
+      headers: { authorization: authorization('POST', '/v1/inbox/viewed') },
+    });
+    assert.equal(((await all.json()) as { totalNew: number }).totalNew, 0);
+    assert.match(await metrics.registry.metrics(), /push_inbox_api_requests_total\{route="viewed",outcome="INVALID_INBOX_TYPES"\} 1/);
+  });
+
+  test('alert words: PUT normalises and replaces, GET reads back; a list that is not single words is a 422', async () => {
+    const put = await call('PUT', '/v1/alert-words', { words: ['Pizza!', 'sunset', 'PIZZA'] });
+    assert.deepEqual([put.status, put.json], [200, { words: ['pizza', 'sunset'] }]);
+    assert.deepEqual((await call('GET', '/v1/alert-words')).json, { words: ['pizza', 'sunset'] });
+    assert.deepEqual([...(await store.alertWordWatchers(['pizza'])).keys()], ['pizza']);
+    for (const words of [
+      ['two words'],
+      ['no'],
+      'pizza',
+      Array.from({ length: 51 }, (_, i) => `word${'x'.repeat(i % 5)}${String.fromCharCode(97 + (i % 26))}${i}`),
+    ]) {
+      const refused = await call('PUT', '/v1/alert-words', { words });
+      assert.deepEqual([refused.status, refused.json?.code], [422, 'INVALID_ALERT_WORDS'], JSON.stringify(words).slice(0, 40));
+    }
+    assert.deepEqual((await call('GET', '/v1/alert-words')).json, { words: ['pizza', 'sunset'] });
+  });
+
+  test('devices: listed with redacted tokens; DELETE removes one of the caller’s, 404 for anything else', async () => {
+    await store.registerToken(pubkey, { token: 'secret-fcm-token-123456', transport: 'fcm', timezoneOffsetMinutes: 60 });
+    await store.registerToken(publicKeyOf(generateSecretKey()), { token: 'someone-elses-token', transport: 'fcm' });
+    const listed = await call('GET', '/v1/devices');
+    const devices = listed.json?.devices as Array<Record<string, unknown>>;
+    assert.equal(devices.length, 1);
+    assert.equal(devices[0]?.id, deviceId('secret-fcm-token-123456'));
+    assert.equal(JSON.stringify(listed.json).includes('secret-fcm-token-123456'), false, 'the token never travels whole');
+    assert.equal(devices[0].timezoneOffsetMinutes, 60);
+    const other = await call('DELETE', `/v1/devices/${deviceId('someone-elses-token')}`);
+    assert.deepEqual([other.status, other.json?.code], [404, 'DEVICE_NOT_FOUND']);
+    assert.equal((await call('DELETE', `/v1/devices/${deviceId('secret-fcm-token-123456')}`)).status, 204);
+    assert.deepEqual(await store.listDevices(pubkey), []);
+  });
+
+  test('NIP-98: no header, a replayed auth event, a stale one and a wrong URL are 401 NIP98_UNAUTHORIZED', async () => {
+    const noHeader = await app.request(`${BASE}/v1/inbox/counts`);
+    assert.deepEqual([noHeader.status, ((await noHeader.json()) as { code: string }).code], [401, 'NIP98_UNAUTHORIZED']);
+    const once = authorization('GET', '/v1/inbox/counts');
+    assert.equal((await call('GET', '/v1/inbox/counts', undefined, once)).status, 200);
+    assert.equal((await call('GET', '/v1/inbox/counts', undefined, once)).status, 401, 'replayed');
+    const stale = authorization('GET', '/v1/inbox/counts', undefined, Math.floor(Date.now() / 1000) - 600);
+    assert.equal((await call('GET', '/v1/inbox/counts', undefined, stale)).status, 401, 'stale');
+    assert.equal((await call('GET', '/v1/inbox/counts', undefined, authorization('GET', '/v1/alert-words'))).status, 401, 'other URL');
+    const unsigned = authorization('PUT', '/v1/alert-words', JSON.stringify({ words: ['pizza'] }));
+    const tampered = await app.request(`${BASE}/v1/alert-words`, {
+      method: 'PUT',
+      headers: { authorization: unsigned },
+      body: JSON.stringify({ words: ['tampered'] }),
+    });
+    assert.equal(tampered.status, 401, 'payload mismatch');
+  });
+
+  test('announcements: the admin route needs the bearer token and a future expiry; users list the active ones and they stop counting', async () => {
+    const post = (body: unknown, token = 'admin-token') =>
+      app.request(`${BASE}/v1/admin/announcements`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}` },
+        body: JSON.stringify(body),
+      });
+    const expiresAt = new Date(store.clock.nowMs() + 3_600_000).toISOString();
+    assert.equal((await post({ text: 'Hello', expiresAt }, 'nope')).status, 401);
+    for (const bad of [
+      { text: '', expiresAt },
+      { text: 'Hi', expiresAt: 'tomorrow' },
+      { text: 'Hi', expiresAt: '2000-01-01T00:00:00Z' },
+      ['x'],
+    ]) {
+      const refused = await post(bad);
+      assert.equal(refused.status, 422, JSON.stringify(bad));
+    }
+    const created = await post({ text: 'Hello', expiresAt });
+    assert.equal(created.status, 201);
+    const { id } = (await created.json()) as { id: number };
+    assert.equal(((await call('GET', '/v1/inbox/counts')).json?.types as Record<string, { new: number }>).announcement?.new, 1);
+    const listed = await call('GET', '/v1/announcements');
+    assert.deepEqual(
+      (listed.json?.announcements as Array<Record<string, unknown>>).map((a) => [a.id, a.text, a.expiresAt]),
+      [[id, 'Hello', expiresAt]],
+    );
+    assert.equal(((await call('GET', '/v1/inbox/counts')).json?.types as Record<string, { new: number }>).announcement?.new, 0);
+  });
+
+  test('parseExpiresAt: ISO 8601 or unix seconds', () => {
+    assert.equal(parseExpiresAt('2030-01-01T00:00:00Z'), Date.UTC(2030, 0, 1));
+    assert.equal(parseExpiresAt(1_900_000_000), 1_900_000_000_000);
+    for (const bad of ['soon', '', -5, null, '2030-13-45T99:00:00Z']) assert.equal(parseExpiresAt(bad), null, String(bad));
+  });
+});

@@ -1,0 +1,252 @@
+/**
+ * The user's inbox on SQLite (port-inbox.ts): a row per (user, type) with `total` and `viewed`,
+ * a row per known user with the announcement high-water mark, a row per counted (countKey,
+ * recipient) with its expiry, the alert-word index as (word, pubkey) rows, and announcements
+ * with an AUTOINCREMENT id (never reused, so ids increase).
+ *
+ * Live hints go through an in-process bus: the SQLite store serves one process (the file's one
+ * service), so every subscriber is in the process that made the change. A hint is emitted once
+ * the group commit holding the change is done.
+ */
+import { EventEmitter } from 'node:events';
+import type { Database, Statement } from 'better-sqlite3';
+import type { Clock } from '../port.ts';
+import {
+  INBOX_TYPES,
+  MAX_ALERT_WORDS_PER_USER,
+  inboxCountsFrom,
+  type Announcement,
+  type InboxCountEntry,
+  type InboxCounts,
+  type InboxHint,
+  type InboxType,
+} from '../port-inbox.ts';
+import { ExpiredRowSweeper, expiresAtMs } from './expiry.ts';
+
+/** Schema of the inbox tables (one migration). */
+export const CREATE_INBOX_TABLES = `
+  -- Users whose notifications count (remembered: registration, user API; or counted once).
+  CREATE TABLE inbox_users (
+    pubkey                  TEXT PRIMARY KEY,
+    announcement_high_water INTEGER NOT NULL DEFAULT 0
+  ) WITHOUT ROWID;
+
+  -- One row per (user, counted type): Twitarr's total and _viewed.
+  CREATE TABLE inbox_counters (
+    pubkey TEXT NOT NULL,
+    type   TEXT NOT NULL,
+    total  INTEGER NOT NULL DEFAULT 0,
+    viewed INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (pubkey, type)
+  ) WITHOUT ROWID;
+
+  -- A notification counted for a recipient; kept for processed_event_ttl_secs.
+  CREATE TABLE inbox_counted (
+    count_key     TEXT NOT NULL,
+    recipient     TEXT NOT NULL,
+    expires_at_ms INTEGER NOT NULL,
+    PRIMARY KEY (count_key, recipient)
+  );
+  CREATE INDEX inbox_counted_by_expiry ON inbox_counted (expires_at_ms);
+
+  -- The global alert-word index: who watches which word.
+  CREATE TABLE alert_words (
+    word   TEXT NOT NULL,
+    pubkey TEXT NOT NULL,
+    PRIMARY KEY (word, pubkey)
+  ) WITHOUT ROWID;
+  CREATE INDEX alert_words_by_pubkey ON alert_words (pubkey, word);
+
+  CREATE TABLE announcements (
+    id            INTEGER PRIMARY KEY AUTOINCREMENT,
+    text          TEXT NOT NULL,
+    created_at_ms INTEGER NOT NULL,
+    expires_at_ms INTEGER NOT NULL
+  );
+  CREATE INDEX announcements_by_expiry ON announcements (expires_at_ms);
+`;
+
+const REMEMBER_USER = `INSERT INTO inbox_users (pubkey) VALUES (?) ON CONFLICT (pubkey) DO NOTHING`;
+const IS_KNOWN = `
+  SELECT EXISTS (SELECT 1 FROM inbox_users WHERE pubkey = @pubkey)
+      OR EXISTS (SELECT 1 FROM devices WHERE pubkey = @pubkey) AS known`;
+const TAKE_COUNTED_MARK = `
+  INSERT INTO inbox_counted (count_key, recipient, expires_at_ms) VALUES (@countKey, @recipient, @expiresAtMs)
+  ON CONFLICT (count_key, recipient) DO UPDATE SET expires_at_ms = excluded.expires_at_ms
+  WHERE inbox_counted.expires_at_ms <= @nowMs`;
+const DELETE_EXPIRED_COUNTED = `
+  DELETE FROM inbox_counted WHERE rowid IN (SELECT rowid FROM inbox_counted WHERE expires_at_ms <= ? LIMIT ?)`;
+const INCREMENT = `
+  INSERT INTO inbox_counters (pubkey, type, total) VALUES (@pubkey, @type, 1)
+  ON CONFLICT (pubkey, type) DO UPDATE SET total = total + 1`;
+const SELECT_COUNTERS = `SELECT type, total, viewed FROM inbox_counters WHERE pubkey = ?`;
+const SELECT_NEW_SUM = `SELECT COALESCE(SUM(MAX(total - viewed, 0)), 0) AS fresh FROM inbox_counters WHERE pubkey = ?`;
+const SELECT_HIGH_WATER = `SELECT announcement_high_water AS highWater FROM inbox_users WHERE pubkey = ?`;
+const MARK_VIEWED = `UPDATE inbox_counters SET viewed = total WHERE pubkey = @pubkey AND type = @type AND viewed <> total`;
+const RAISE_HIGH_WATER = `
+  UPDATE inbox_users SET announcement_high_water = @highWater WHERE pubkey = @pubkey AND announcement_high_water < @highWater`;
+const SELECT_ACTIVE_IDS = `SELECT id FROM announcements WHERE expires_at_ms > ? ORDER BY id DESC`;
+const SELECT_ACTIVE = `
+  SELECT id, text, created_at_ms AS createdAtMs, expires_at_ms AS expiresAtMs FROM announcements
+  WHERE expires_at_ms > ? ORDER BY id DESC`;
+const INSERT_ANNOUNCEMENT = `INSERT INTO announcements (text, created_at_ms, expires_at_ms) VALUES (?, ?, ?)`;
+const SELECT_USER_WORDS = `SELECT word FROM alert_words WHERE pubkey = ? ORDER BY word`;
+const DELETE_USER_WORDS = `DELETE FROM alert_words WHERE pubkey = ?`;
+const INSERT_WORD = `INSERT INTO alert_words (word, pubkey) VALUES (?, ?) ON CONFLICT DO NOTHING`;
+const SELECT_WATCHERS = `SELECT pubkey FROM alert_words WHERE word = ? ORDER BY pubkey`;
+const COUNT_WORDS = `SELECT COUNT(DISTINCT word) AS n FROM alert_words`;
+
+/** What a write produced, for the caller to act on once it is committed. */
+export interface InboxWrite<T> {
+  result: T;
+  hints: InboxHint[];
+}
+
+export class InboxTables {
+  private readonly remember: Statement<[string]>;
+  private readonly isKnown: Statement<[{ pubkey: string }], { known: number }>;
+  private readonly takeMark: Statement<[{ countKey: string; recipient: string; expiresAtMs: number; nowMs: number }]>;
+  private readonly increment: Statement<[{ pubkey: string; type: string }]>;
+  private readonly counters: Statement<[string], { type: string; total: number; viewed: number }>;
+  private readonly newSum: Statement<[string], { fresh: number }>;
+  private readonly highWater: Statement<[string], { highWater: number }>;
+  private readonly setViewed: Statement<[{ pubkey: string; type: string }]>;
+  private readonly raiseHighWater: Statement<[{ pubkey: string; highWater: number }]>;
+  private readonly activeIds: Statement<[number], { id: number }>;
+  private readonly active: Statement<[number], Announcement>;
+  private readonly insertAnnouncement: Statement<[string, number, number]>;
+  private readonly userWords: Statement<[string], { word: string }>;
+  private readonly deleteUserWords: Statement<[string]>;
+  private readonly insertWord: Statement<[string, string]>;
+  private readonly watchers: Statement<[string], { pubkey: string }>;
+  private readonly countWords: Statement<[], { n: number }>;
+  private readonly sweeper: ExpiredRowSweeper;
+  /** The in-process hint bus (see the module comment). */
+  readonly hints = new EventEmitter();
+
+  constructor(
+    db: Database,
+    private readonly clock: Clock,
+  ) {
+    this.remember = db.prepare(REMEMBER_USER);
+    this.isKnown = db.prepare(IS_KNOWN);
+    this.takeMark = db.prepare(TAKE_COUNTED_MARK);
+    this.increment = db.prepare(INCREMENT);
+    this.counters = db.prepare(SELECT_COUNTERS);
+    this.newSum = db.prepare(SELECT_NEW_SUM);
+    this.highWater = db.prepare(SELECT_HIGH_WATER);
+    this.setViewed = db.prepare(MARK_VIEWED);
+    this.raiseHighWater = db.prepare(RAISE_HIGH_WATER);
+    this.activeIds = db.prepare(SELECT_ACTIVE_IDS);
+    this.active = db.prepare(SELECT_ACTIVE);
+    this.insertAnnouncement = db.prepare(INSERT_ANNOUNCEMENT);
+    this.userWords = db.prepare(SELECT_USER_WORDS);
+    this.deleteUserWords = db.prepare(DELETE_USER_WORDS);
+    this.insertWord = db.prepare(INSERT_WORD);
+    this.watchers = db.prepare(SELECT_WATCHERS);
+    this.countWords = db.prepare(COUNT_WORDS);
+    this.sweeper = new ExpiredRowSweeper(db, [DELETE_EXPIRED_COUNTED]);
+    // Every open WebSocket of the process may listen; the default limit of 10 is not a leak signal here.
+    this.hints.setMaxListeners(0);
+  }
+
+  rememberUser(pubkey: string): void {
+    this.remember.run(pubkey);
+  }
+
+  count(entries: readonly InboxCountEntry[], ttlSecs: number): InboxWrite<(number | null)[]> {
+    const nowMs = this.clock.nowMs();
+    const expires = expiresAtMs(nowMs, ttlSecs);
+    this.sweeper.maybeSweep(nowMs);
+    const activeIds = this.activeIdList(nowMs);
+    const hints: InboxHint[] = [];
+    const result = entries.map((entry) => {
+      if (this.isKnown.get({ pubkey: entry.recipient })?.known !== 1) return null;
+      const taken = this.takeMark.run({ countKey: entry.countKey, recipient: entry.recipient, expiresAtMs: expires, nowMs });
+      if (taken.changes === 0) return null;
+      this.remember.run(entry.recipient);
+      this.increment.run({ pubkey: entry.recipient, type: entry.type });
+      const totalNew = this.totalNew(entry.recipient, activeIds);
+      hints.push({ pubkey: entry.recipient, type: entry.type, totalNew });
+      return totalNew;
+    });
+    return { result, hints };
+  }
+
+  readCounts(pubkey: string): InboxCounts {
+    const activeIds = this.activeIdList(this.clock.nowMs());
+    const rows = new Map(this.counters.all(pubkey).map((row) => [row.type, row]));
+    const highWater = this.highWater.get(pubkey)?.highWater ?? 0;
+    return inboxCountsFrom(
+      (type) => ({ total: rows.get(type)?.total ?? 0, viewed: rows.get(type)?.viewed ?? 0 }),
+      activeIds.filter((id) => id > highWater).length,
+      activeIds.length,
+    );
+  }
+
+  readBadges(pubkeys: readonly string[]): number[] {
+    const activeIds = this.activeIdList(this.clock.nowMs());
+    return pubkeys.map((pubkey) => this.totalNew(pubkey, activeIds));
+  }
+
+  markViewed(pubkey: string, types: readonly InboxType[]): InboxWrite<InboxCounts> {
+    this.remember.run(pubkey);
+    let changedType: InboxType | null = null;
+    for (const type of INBOX_TYPES.filter((t) => types.includes(t))) {
+      let changes: number;
+      if (type === 'announcement') {
+        const newest = this.activeIdList(this.clock.nowMs())[0] ?? 0;
+        changes = this.raiseHighWater.run({ pubkey, highWater: newest }).changes;
+      } else changes = this.setViewed.run({ pubkey, type }).changes;
+      if (changes > 0) changedType ??= type;
+    }
+    const result = this.readCounts(pubkey);
+    return { result, hints: changedType === null ? [] : [{ pubkey, type: changedType, totalNew: result.totalNew }] };
+  }
+
+  replaceWords(pubkey: string, words: readonly string[]): void {
+    const distinct = [...new Set(words)];
+    if (distinct.length > MAX_ALERT_WORDS_PER_USER)
+      throw new RangeError(`replaceAlertWords: at most ${MAX_ALERT_WORDS_PER_USER} words, got ${distinct.length}`);
+    this.remember.run(pubkey);
+    this.deleteUserWords.run(pubkey);
+    for (const word of distinct) this.insertWord.run(word, pubkey);
+  }
+
+  readWords(pubkey: string): string[] {
+    return this.userWords.all(pubkey).map((row) => row.word);
+  }
+
+  wordWatchers(words: readonly string[]): Map<string, string[]> {
+    const watchers = new Map<string, string[]>();
+    for (const word of new Set(words)) {
+      const users = this.watchers.all(word).map((row) => row.pubkey);
+      if (users.length > 0) watchers.set(word, users);
+    }
+    return watchers;
+  }
+
+  wordCount(): number {
+    return this.countWords.get()?.n ?? 0;
+  }
+
+  publishAnnouncement(text: string, expiresAtMs: number): Announcement {
+    const createdAtMs = this.clock.nowMs();
+    const id = Number(this.insertAnnouncement.run(text, createdAtMs, expiresAtMs).lastInsertRowid);
+    return { id, text, createdAtMs, expiresAtMs };
+  }
+
+  activeAnnouncements(): Announcement[] {
+    return this.active.all(this.clock.nowMs());
+  }
+
+  private activeIdList(nowMs: number): number[] {
+    return this.activeIds.all(nowMs).map((row) => row.id);
+  }
+
+  private totalNew(pubkey: string, activeIds: readonly number[]): number {
+    const highWater = this.highWater.get(pubkey)?.highWater ?? 0;
+    const fresh = activeIds.filter((id) => id > highWater).length;
+    return (this.newSum.get(pubkey)?.fresh ?? 0) + fresh;
+  }
+}
