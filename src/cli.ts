@@ -5,6 +5,7 @@ import { createLogger } from './observability/logger.ts';
 import { generateSecretKey, publicKeyOf } from './nostr/keys.ts';
 import { npubEncode, nsecEncode } from './nostr/nip19.ts';
 import { runDoctor } from './doctor.ts';
+import { DLQ_USAGE, dlqCommand } from './cli-dlq.ts';
 import { Secp256k1BackendError } from './nostr/secp256k1.ts';
 
 const USAGE = `nostr-push — push notifications for Nostr apps
@@ -13,6 +14,7 @@ usage:
   nostr-push serve [--config FILE]    run the service (roles from NOSTR_PUSH__ROLES, default all)
   nostr-push doctor [--config FILE]   check configuration, store, relays and provider credentials
   nostr-push keygen                   print a new service key (hex, nsec, pubkey, npub)
+  nostr-push dlq list|replay|delete   list, replay or delete dead letters (nostr-push dlq help)
   nostr-push help                     this text
 
 configuration: defaults < YAML file (--config or NOSTR_PUSH_CONFIG) < NOSTR_PUSH__SECTION__KEY environment
@@ -37,6 +39,13 @@ export async function main(argv: string[]): Promise<void> {
         return;
       case 'keygen':
         return keygenCommand();
+      case 'dlq':
+        if (args[0] === 'help' || args.length === 0) {
+          process.stdout.write(DLQ_USAGE);
+          return;
+        }
+        process.exitCode = await dlqCommand(args);
+        return;
       case 'help':
       case '--help':
       case '-h':

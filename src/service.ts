@@ -1,4 +1,6 @@
 import { mkdirSync } from 'node:fs';
+import { internalTokenAuth } from './api/internal-token.ts';
+import { storeOutboundQueue } from './engine/outbound-queue.ts';
 import { dirname } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { getRequestListener } from '@hono/node-server';
@@ -151,6 +153,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       health: { pubkey: () => key.pubkey, criticalFlags: () => supervisor.criticalFlags() },
       metrics,
       logger,
+      ...(config.roles.includes('api') ? { admin: { store, auth: internalTokenAuth(config.server.internal_api_token) } } : {}),
     });
     if (config.roles.includes('api'))
       app.route(
@@ -158,14 +161,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
         directMessageRoutes({
           internalApiToken: config.server.internal_api_token,
           store,
-          delivery: {
-            store,
-            transports,
-            videoRecordTtlSecs: config.service.video_coordinate_dedup_ttl_secs,
-            logger,
-            metrics,
-            ...(config.inbox.enabled ? {} : { readBadge: null }),
-          },
+          outbound: storeOutboundQueue(store, () => wake.notify('outbound')),
           allowedPubkeys: new Set(config.service.allowed_pubkeys.map((p) => p.toLowerCase())),
           defaultPreferenceKinds: config.notification.default_preferences.kinds,
           processedEventTtlSecs: config.service.processed_event_ttl_secs,

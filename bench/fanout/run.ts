@@ -1,17 +1,18 @@
 /**
  * bench/fanout: one creator with N watchers (default 100,000), each with one FCM token, and one
- * new video. The video's fan-out job is queued as the engine queues it, and the scheduler's
+ * new video. The video's fan-out job is queued as the engine queues it, the scheduler's
  * `new_post_fanout` worker (one, as one scheduler process runs it) walks the watcher pages and
- * bells everyone over HTTP/2 into the FCM fake (in its own process, 20 ms answer latency). Prints
- * pushes per second, the total time, and the verdict: every watcher pushed exactly once.
+ * claims and queues every bell on the outbound queue, and the delivery stage (the real queue
+ * worker and `handleOutbound`, as the delivery role runs them) sends them over HTTP/2 into the FCM
+ * fake (in its own process, 20 ms answer latency). Prints pushes per second from the queueing of
+ * the fan-out job to the last push settled, and the verdict: every watcher pushed exactly once.
  *
  *   node --import tsx bench/fanout/run.ts [--watchers 100000] [--store sqlite|redis|both] [--latency 20]
- *                                         [--page-size 1000] [--concurrency 50]
+ *                                         [--page-size 1000] [--concurrency 400]
  *
- * Page size and concurrency default to the service's defaults (`service.new_post_fanout_page_size`,
- * `service.new_post_delivery_concurrency`). With 20 ms per FCM answer one worker cannot exceed
- * concurrency / 20 ms pushes per second whatever the store does (2,500/s at 50), so the figures
- * are also printed for the concurrency given.
+ * Page size defaults to `service.new_post_fanout_page_size`, concurrency to the delivery stage's
+ * `DELIVERY_CONCURRENCY` (sends in flight; its window holds twice that). With 20 ms per FCM answer
+ * the delivery stage cannot exceed concurrency / 20 ms pushes per second whatever the store does.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -19,7 +20,11 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { defaultConfig } from '../../src/config/defaults.ts';
 import { createFcmTransport } from '../../src/delivery/fcm/sender.ts';
-import { inFlightClaimSecs } from '../../src/engine/bells/bell-page.ts';
+import { storeOutboundQueue } from '../../src/engine/outbound-queue.ts';
+import { handleOutbound } from '../../src/delivery/outbound.ts';
+import { batchedBellBookkeeping, batchedTokenActivity, type OutboundNotification } from '../../src/delivery/deliver.ts';
+import { QueueSignal, runQueueWorker } from '../../src/roles/queue-worker.ts';
+import { DELIVERY_CONCURRENCY } from '../../src/roles/roles.ts';
 import { runNewPostFanout, type NewPostFanoutDeps } from '../../src/engine/bells/fanout-worker.ts';
 import { enqueueNewPostFanout } from '../../src/engine/bells/video.ts';
 import { signEvent, generateSecretKey, publicKeyOf } from '../../src/nostr/keys.ts';
@@ -41,7 +46,7 @@ const { values } = parseArgs({
     store: { type: 'string', default: 'both' },
     latency: { type: 'string', default: '20' },
     'page-size': { type: 'string', default: String(defaults.new_post_fanout_page_size) },
-    concurrency: { type: 'string', default: String(defaults.new_post_delivery_concurrency) },
+    concurrency: { type: 'string', default: String(DELIVERY_CONCURRENCY) },
     transport: { type: 'string', default: 'fcm' },
   },
 });
@@ -124,18 +129,17 @@ async function runOne(label: string, store: StorePort, dir: string, redisPid?: n
       : createFcmTransport({ projectId: 'fake-project', credentialsPath: fake.credentialsPath, apiBaseUrl: fake.baseUrl, logger, metrics });
   if (!transport) throw new Error('no FCM transport');
   const leaseSecs = defaults.new_post_fanout_lease_secs;
+  const wake = new QueueSignal();
   const deps: NewPostFanoutDeps = {
     store,
-    transports: [transport],
+    outbound: storeOutboundQueue(store, () => wake.notify('outbound')),
     profiles: { displayName: async () => 'bench creator' },
     allowedPubkeys: new Set(),
     defaultPreferenceKinds: [1, 7, 16, 1059, 30023, 34236],
     processedEventTtlSecs: defaults.processed_event_ttl_secs,
-    inFlightClaimSecs: inFlightClaimSecs(leaseSecs),
     rateLimitSecs: defaults.new_post_rate_limit_secs,
     videoRecordTtlSecs: defaults.video_coordinate_dedup_ttl_secs,
     pageSize: PAGE_SIZE,
-    concurrency: CONCURRENCY,
     leaseSecs,
     retrySecs: defaults.new_post_fanout_retry_secs,
     pollMs: 5,
@@ -164,14 +168,49 @@ async function runOne(label: string, store: StorePort, dir: string, redisPid?: n
       video,
     );
     const worker = runNewPostFanout(deps, controller.signal);
+    const deliveryDeps = {
+      store,
+      transports: [transport],
+      videoRecordTtlSecs: defaults.video_coordinate_dedup_ttl_secs,
+      maxEventAgeSecs: 3600,
+      logger,
+      metrics,
+      // As the delivery role wires them.
+      refreshTokenActivity: batchedTokenActivity(store),
+      recordDeliveredBell: batchedBellBookkeeping(store, {
+        claimTtlSecs: defaults.processed_event_ttl_secs,
+        videoRecordTtlSecs: defaults.video_coordinate_dedup_ttl_secs,
+      }),
+    };
+    const delivery = runQueueWorker<OutboundNotification>({
+      store,
+      queue: 'outbound',
+      handle: (item) => handleOutbound(deliveryDeps, item, controller.signal),
+      leaseMs: 60_000,
+      maxAttempts: 10,
+      batchSize: 2 * CONCURRENCY,
+      concurrency: CONCURRENCY,
+      pollMs: POLL_MS,
+      signal: controller.signal,
+      wake,
+      logger,
+      metrics,
+    });
+    // queueStats counts every row of the queue: asked only once the fan-out is done, so the
+    // benchmark's own polling does not compete with the stages while they work.
     for (;;) {
-      const stats = await store.fanoutJobStats();
-      if (stats.due === 0 && stats.waiting === 0) break;
+      const jobs = await store.fanoutJobStats();
+      if (jobs.due === 0 && jobs.waiting === 0) break;
+      await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+    }
+    for (;;) {
+      const outbound = await store.queueStats('outbound');
+      if (outbound.ready === 0 && outbound.leased === 0) break;
       await new Promise((resolve) => setTimeout(resolve, POLL_MS));
     }
     const elapsed = performance.now() - started;
     controller.abort();
-    await worker;
+    await Promise.all([worker, delivery]);
     return elapsed;
   });
 

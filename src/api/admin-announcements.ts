@@ -12,7 +12,7 @@ import { Hono, type MiddlewareHandler } from 'hono';
 import type { StorePort } from '../store/port.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
-import { bearerMatches } from './direct-message.ts';
+import { bearerMatches } from './internal-token.ts';
 import { HttpError } from './errors.ts';
 import { readJsonBody } from './json-body.ts';
 

@@ -6,6 +6,10 @@ import { createLogger } from '../observability/logger.ts';
 import { Metrics } from '../observability/metrics.ts';
 import { ManualClock } from '../util/clock.ts';
 import { RecordingTransport, retryable, unregistered } from '../../test/support/recording-transport.ts';
+import { storeOutboundQueue } from '../engine/outbound-queue.ts';
+import { handleOutbound } from '../delivery/outbound.ts';
+import type { OutboundNotification } from '../delivery/deliver.ts';
+import type { WorkOutcome } from '../roles/queue-worker.ts';
 import { createApiApp } from './app.ts';
 import { directMessageRoutes } from './direct-message.ts';
 
@@ -26,7 +30,7 @@ describe('POST /internal/v1/direct-message', () => {
       directMessageRoutes({
         internalApiToken,
         store,
-        delivery: { store, transports: [transport], videoRecordTtlSecs: 3600, logger, metrics },
+        outbound: storeOutboundQueue(store, () => undefined),
         allowedPubkeys: new Set(allowed),
         defaultPreferenceKinds: [1, 7, 16, 1059, 30023, 34236],
         processedEventTtlSecs: 604800,
@@ -43,6 +47,21 @@ describe('POST /internal/v1/direct-message', () => {
       body: typeof body === 'string' ? body : JSON.stringify(body),
     });
   const valid = { eventId: WRAP, recipientPubkey: ALICE, messageType: 'moderation_notice' };
+
+  /** The delivery stage's handler over what is queued now: the outcome of each item, in lease order (acked when done). */
+  const deliverQueued = async (): Promise<WorkOutcome[]> => {
+    const logger = createLogger({ level: 'silent' });
+    const deps = { store, transports: [transport], videoRecordTtlSecs: 3600, logger, metrics, maxEventAgeSecs: 3600 };
+    const items = await store.lease<OutboundNotification>('outbound', { max: 10, leaseMs: 60_000, maxAttempts: 5 });
+    const outcomes: WorkOutcome[] = [];
+    for (const item of items) {
+      const outcome = await handleOutbound(deps, item);
+      if (outcome.kind === 'done') await store.ack('outbound', item.id, item.leaseToken);
+      else if (outcome.kind === 'retry') await store.retry('outbound', item.id, item.leaseToken, store.clock.nowMs(), outcome.error);
+      outcomes.push(outcome);
+    }
+    return outcomes;
+  };
 
   beforeEach(async () => {
     store = await openSqliteStore({ path: ':memory:', clock: new ManualClock() });
@@ -88,9 +107,12 @@ describe('POST /internal/v1/direct-message', () => {
     assert.equal((await post({ ...valid, padding: 'x'.repeat(20_000) })).status, 413);
   });
 
-  test('204 and exactly one content-free push, with the badge; a replay sends nothing and counts nothing', async () => {
+  test('204 once queued in the critical lane, then exactly one content-free push with the badge; a replay queues nothing and counts nothing', async () => {
     const res = await post(valid);
     assert.equal(res.status, 204);
+    assert.equal(transport.sent.length, 0, 'the hook only queues: the delivery stage sends');
+    assert.deepEqual((await store.queueStats('outbound')).lanes.critical, { ready: 1, leased: 0 });
+    assert.equal((await deliverQueued()).length, 1);
     assert.equal(transport.sent.length, 1);
     const data = transport.sent[0]?.message.data ?? {};
     assert.deepEqual(Object.keys(data).sort(), [
@@ -108,7 +130,9 @@ describe('POST /internal/v1/direct-message', () => {
     // The message was counted in the recipient's inbox before the push, so the push carries it.
     assert.equal(data.badge, '1');
     assert.equal((await post({ ...valid, messageType: 'report_outcome' })).status, 204);
-    assert.equal(transport.sent.length, 1, 'the claim on (gift wrap, recipient) suppresses the replay');
+    assert.deepEqual(await deliverQueued(), [], 'the claim on (gift wrap, recipient) suppresses the replay');
+    assert.equal(transport.sent.length, 1);
+    assert.match(await metrics.render(), /push_internal_dm_requests_total\{outcome="duplicate"\} 1/);
     assert.deepEqual((await store.readInboxCounts(valid.recipientPubkey)).types.directMessage, { total: 1, viewed: 0, new: 1 });
   });
 
@@ -118,23 +142,25 @@ describe('POST /internal/v1/direct-message', () => {
     assert.equal((await post(valid)).status, 204);
     await store.setPreferences(ALICE, { kinds: [1059], campaignsEnabled: false });
     assert.equal((await post(valid, undefined, app(TOKEN, ['c3'.repeat(32)]))).status, 204);
+    assert.equal((await store.queueStats('outbound')).ready, 0, 'nothing queued');
     assert.equal(transport.sent.length, 0);
   });
 
   test('a terminal failure is a processed 204 and prunes a dead token', async () => {
     transport.script.set('fcm-alice', unregistered);
     assert.equal((await post(valid)).status, 204);
+    assert.deepEqual(await deliverQueued(), [{ kind: 'done' }]);
     assert.equal(await store.tokenOwner('fcm-alice'), null);
   });
 
-  test('an all-token retryable failure releases the claim and answers 5xx; the next attempt sends', async () => {
+  test('an all-token retryable failure is retried by the queue, not the caller; the next attempt sends', async () => {
     transport.script.set('fcm-alice', retryable(30));
-    const res = await post(valid);
-    assert.equal(res.status, 503);
-    assert.ok(((await res.json()) as { error?: string }).error);
-    transport.script.delete('fcm-alice');
     assert.equal((await post(valid)).status, 204);
+    const [first] = await deliverQueued();
+    assert.equal(first?.kind, 'retry');
+    transport.script.delete('fcm-alice');
+    assert.deepEqual(await deliverQueued(), [{ kind: 'done' }]);
     assert.equal(transport.sent.length, 1);
-    assert.match(await metrics.render(), /push_internal_dm_requests_total\{outcome="retryable"\} 1/);
+    assert.match(await metrics.render(), /push_internal_dm_requests_total\{outcome="queued"\} 1/);
   });
 });

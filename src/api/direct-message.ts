@@ -1,14 +1,14 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import { Hono, type Context } from 'hono';
 import type { StorePort } from '../store/port.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import type { Logger } from '../observability/logger.ts';
-import { deliverNotification, type DeliveryDeps } from '../delivery/deliver.ts';
+import { randomUUID } from 'node:crypto';
 import { buildDirectMessagePayload } from '../engine/payload.ts';
+import { DIRECT_MESSAGE_LANE, type OutboundQueue } from '../engine/outbound-queue.ts';
 import { typeEnabled } from '../engine/content.ts';
-import { GIFT_WRAP } from '../nostr/kinds.ts';
 import { HttpError } from './errors.ts';
 import { readJsonBody } from './json-body.ts';
+import { bearerMatches } from './internal-token.ts';
 
 /** The message classes the moderation service may send (seed 000); anything else is a 422. */
 export const DIRECT_MESSAGE_TYPES = ['moderation_notice', 'report_outcome'] as const;
@@ -21,7 +21,8 @@ export interface DirectMessageDeps {
   /** `server.internal_api_token`; empty disables the endpoint (503). */
   internalApiToken: string;
   store: StorePort;
-  delivery: DeliveryDeps;
+  /** Where the push goes: the outbound queue, in its critical lane (the delivery stage sends it). */
+  outbound: OutboundQueue;
   allowedPubkeys: ReadonlySet<string>;
   defaultPreferenceKinds: readonly number[];
   processedEventTtlSecs: number;
@@ -31,20 +32,13 @@ export interface DirectMessageDeps {
   logger: Logger;
 }
 
-/** Compare the bearer token by digest, so the comparison time says nothing about the token. */
-export function bearerMatches(header: string | undefined, expected: string): boolean {
-  const match = /^Bearer (.+)$/.exec(header ?? '');
-  if (!match) return false;
-  const digest = (s: string) => createHash('sha256').update(s).digest();
-  return timingSafeEqual(digest(match[1] as string), digest(expected));
-}
-
 /**
  * `POST /internal/v1/direct-message`: a trusted sender (the moderation service) asks for a
  * content-free "new message" push about a gift wrap it sent. Authentication runs before the body
- * is read. 204 means processed — including no tokens, a disabled preference and an existing
- * claim; a 503 means every device failed retryably and the claim was released. The request waits
- * for the delivery outcome, which can take one FCM operation (45 s): callers bound it themselves.
+ * is read. 204 means processed: the push is queued in the outbound queue's critical lane (ahead
+ * of any backlog of relay notifications; the delivery stage's retries and dead letters apply as
+ * to every push), or there was nothing to send (no tokens, a disabled preference, an existing
+ * claim). The request does not wait for the provider.
  */
 export function directMessageRoutes(deps: DirectMessageDeps): Hono {
   const app = new Hono();
@@ -96,15 +90,14 @@ export function directMessageRoutes(deps: DirectMessageDeps): Hono {
 
     const outcome = await sendDirectMessage(deps, eventId, recipientPubkey);
     count(outcome);
-    if (outcome === 'retryable') throw new HttpError('DELIVERY_RETRYABLE');
     return c.body(null, 204);
   });
   return app;
 }
 
-type DirectMessageOutcome = 'not_allowlisted' | 'no_tokens' | 'preference_disabled' | 'duplicate' | 'delivered' | 'failed' | 'retryable';
+type DirectMessageOutcome = 'not_allowlisted' | 'no_tokens' | 'preference_disabled' | 'duplicate' | 'queued';
 
-/** The DM gates (allowlist, tokens, preference 1059, claim), then a direct, awaited delivery. */
+/** The DM gates (allowlist, tokens, preference 1059), then the claim taken and the push queued in one store step. */
 async function sendDirectMessage(deps: DirectMessageDeps, giftWrapId: string, recipient: string): Promise<DirectMessageOutcome> {
   const { store } = deps;
   if (deps.allowedPubkeys.size > 0 && !deps.allowedPubkeys.has(recipient)) return 'not_allowlisted';
@@ -119,25 +112,23 @@ async function sendDirectMessage(deps: DirectMessageDeps, giftWrapId: string, re
       outcome: counted === null || counted === undefined ? 'not_counted' : 'counted',
     });
   }
-  if ((await store.listDevices(recipient)).length === 0) return 'no_tokens';
+  const devices = await store.listDevices(recipient);
+  if (devices.length === 0) return 'no_tokens';
   if (!(await typeEnabled(store, deps.defaultPreferenceKinds, recipient, 'directMessage'))) return 'preference_disabled';
-  const claim = await store.claimRecipientDelivery(giftWrapId, recipient, deps.processedEventTtlSecs);
-  if (!claim) return 'duplicate';
-  const report = await deliverNotification(deps.delivery, {
-    eventId: giftWrapId,
-    recipient,
-    type: 'directMessage',
-    message: buildDirectMessagePayload(giftWrapId, recipient),
-    claim,
-    eventCreatedAt: Math.floor(store.clock.nowMs() / 1000),
-  }).catch(async (err: unknown) => {
-    await store.releaseRecipientDelivery(claim).catch(() => undefined);
-    throw err;
-  });
-  if (report.retryAfterSecs !== null) {
-    await store.releaseRecipientDelivery(claim);
-    deps.logger.warn({ eventId: giftWrapId, kind: GIFT_WRAP }, 'direct-message push failed retryably on every device; claim released');
-    return 'retryable';
-  }
-  return report.delivered > 0 ? 'delivered' : 'failed';
+  const [taken] = await deps.outbound.claimAndEnqueue(
+    [
+      {
+        eventId: giftWrapId,
+        recipient,
+        type: 'directMessage',
+        message: buildDirectMessagePayload(giftWrapId, recipient),
+        claim: { eventId: giftWrapId, recipient, owner: randomUUID() },
+        eventCreatedAt: Math.floor(store.clock.nowMs() / 1000),
+        devices,
+      },
+    ],
+    deps.processedEventTtlSecs,
+    DIRECT_MESSAGE_LANE,
+  );
+  return taken ? 'queued' : 'duplicate';
 }

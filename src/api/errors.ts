@@ -20,7 +20,10 @@ export const HTTP_ERRORS = {
   INVALID_ALERT_WORDS: { status: 422, message: 'alert words must be a list of single words' },
   INVALID_ANNOUNCEMENT: { status: 422, message: 'an announcement needs a text and a future expiresAt' },
   DEVICE_NOT_FOUND: { status: 404, message: 'No such device of yours' },
-  DELIVERY_RETRYABLE: { status: 503, message: 'Every device failed retryably; the claim was released' },
+  INVALID_QUERY: { status: 400, message: 'Invalid query parameter' },
+  INVALID_CURSOR: { status: 400, message: 'Invalid cursor' },
+  DEAD_LETTER_NOT_FOUND: { status: 404, message: 'No dead letter with this id' },
+  DEAD_LETTER_AMBIGUOUS: { status: 409, message: 'Dead letters with this id exist in several queues; name one with ?queue=' },
   INTERNAL: { status: 500, message: 'Internal server error' },
 } as const satisfies Record<string, { status: number; message: string }>;
 

@@ -288,13 +288,12 @@ export function defaultConfig(): Config {
       // waves of sends idles the worker for a large share of its time (bench/fanout: 4,300 → 5,300
       // pushes/s from 1,000 to 5,000). A page is still one read and one claim step.
       new_post_fanout_page_size: 5000,
-      // Not divine's 50: a fan-out runs at concurrency ÷ provider latency, and 50 caps it at
-      // 1,000–2,500 pushes/s (FCM answers in 20–50 ms), so a creator with 100,000 watchers would
-      // wait minutes. 500 streams fit the FCM pool (8 sessions × 100) and leave FCM's 10,000/s
-      // project quota as the limit.
+      // No longer used: bells are queued on the outbound queue and sent by the delivery stage at
+      // its own concurrency (one way out, docs/bells.md). Accepted so existing configurations
+      // (and divine's environment) still load.
       new_post_delivery_concurrency: 500,
-      // 5000 / 500 = 10 waves × 45 s FCM ceiling = 450 s, inside half the lease (the in-flight
-      // claims live that long), with room for slower providers.
+      // A page claims and queues its bells in a few store steps, far inside the lease; the lease
+      // only bounds how long a crashed worker's page waits before another worker takes it.
       new_post_fanout_lease_secs: 1200,
       new_post_fanout_retry_secs: 5,
       new_post_fanout_poll_millis: 250,

@@ -60,6 +60,55 @@ export interface DeliveryDeps {
    * null sends without a badge (`inbox.enabled: false`).
    */
   readBadge?: ((pubkey: string) => Promise<number>) | null;
+  /**
+   * Records a delivered bell (a notification with a `rateWindow` and a claim): token activity,
+   * the rate window, the `newPost` coordinate record and the claim, in one store step. The
+   * delivery role passes {@link batchedBellBookkeeping}; without it the records are written one
+   * by one.
+   */
+  recordDeliveredBell?: (bell: DeliveredBell) => Promise<void>;
+}
+
+/** What {@link DeliveryDeps.recordDeliveredBell} records of one delivered bell. */
+export interface DeliveredBell {
+  video: { owner: string; dTag: string };
+  claim: RecipientClaim;
+  tokens: string[];
+  rateLimitSecs: number;
+}
+
+/**
+ * A bell recorder that writes every delivered bell of one turn of the event loop with one
+ * `recordBellBatch` per video: a fan-out delivers thousands of bells a second, and three
+ * single-row writes per bell would cost the store more than the sends.
+ */
+export function batchedBellBookkeeping(
+  store: StorePort,
+  ttls: { claimTtlSecs: number; videoRecordTtlSecs: number },
+): (bell: DeliveredBell) => Promise<void> {
+  const batcher = new TurnBatcher<DeliveredBell, undefined>(async (bells) => {
+    const byVideo = new Map<string, DeliveredBell[]>();
+    for (const bell of bells) {
+      const key = `${bell.video.owner}\n${bell.video.dTag}\n${bell.rateLimitSecs}`;
+      byVideo.set(key, [...(byVideo.get(key) ?? []), bell]);
+    }
+    for (const group of byVideo.values()) {
+      const [first] = group;
+      if (!first) continue;
+      await store.recordBellBatch({
+        video: first.video,
+        delivered: group.map((bell) => ({ claim: bell.claim, tokens: bell.tokens })),
+        failed: [],
+        released: [],
+        rateLimited: [],
+        claimTtlSecs: ttls.claimTtlSecs,
+        rateLimitSecs: first.rateLimitSecs,
+        videoRecordTtlSecs: ttls.videoRecordTtlSecs,
+      });
+    }
+    return bells.map(() => undefined);
+  });
+  return (bell) => batcher.add(bell);
 }
 
 /** A refresher that writes every refresh asked for in one turn of the event loop as one store call. */
@@ -241,6 +290,18 @@ async function bookkeeping(
       log.warn({ step: what, err: (err as Error).message }, 'delivery bookkeeping failed; carrying on');
     }
   };
+  const bellRecorder = deps.recordDeliveredBell;
+  if (bellRecorder && delivered.length > 0 && n.rateWindow && n.video && n.claim) {
+    const bell: DeliveredBell = {
+      video: { owner: n.video.owner, dTag: n.video.dTag },
+      claim: n.claim,
+      tokens: delivered,
+      rateLimitSecs: n.rateWindow.ttlSecs,
+    };
+    await step('bell records', () => bellRecorder(bell));
+    await pruneDead(deps, n, dead, deadSinceMs, report, log, step);
+    return;
+  }
   const refresh = deps.refreshTokenActivity ?? ((tokens: string[]) => store.refreshTokenActivity(tokens));
   await step('refresh token activity', () => refresh(delivered));
   if (delivered.length > 0 && n.rateWindow) {
@@ -253,6 +314,19 @@ async function bookkeeping(
       store.writeVideoRecords({ owner: video.owner, dTag: video.dTag, recipient: n.recipient }, video.recordTypes, deps.videoRecordTtlSecs),
     );
   }
+  await pruneDead(deps, n, dead, deadSinceMs, report, log, step);
+}
+
+async function pruneDead(
+  deps: DeliveryDeps,
+  n: OutboundNotification,
+  dead: string[],
+  deadSinceMs: ReadonlyMap<string, number>,
+  report: DeliveryReport,
+  log: LineLogger,
+  step: (what: string, work: () => Promise<unknown>) => Promise<void>,
+): Promise<void> {
+  const { store } = deps;
   for (const token of dead) {
     await step('prune token', async () => {
       if (!(await stillDeadAfterRegistration(store, token, deadSinceMs.get(token)))) {

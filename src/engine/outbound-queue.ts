@@ -4,16 +4,24 @@
  * notification", "claim these and queue them") and tests can watch what was queued.
  */
 import type { OutboundNotification } from '../delivery/deliver.ts';
-import type { StorePort } from '../store/port.ts';
+import type { Lane, StorePort } from '../store/port.ts';
+
+/**
+ * Lanes of the outbound queue by origin: relay notifications (likes, reposts, comments,
+ * mentions, bells, summaries) are `normal`, a direct message of the moderation hook is
+ * `critical`; `low` is for bulk sends (campaigns) that must never delay the others.
+ */
+export const DIRECT_MESSAGE_LANE: Lane = 'critical';
 
 export interface OutboundQueue {
-  /** Queue a notification whose recipient claim the caller already holds. */
-  enqueue(notification: OutboundNotification): Promise<void>;
+  /** Queue a notification whose recipient claim the caller already holds, in `lane` (default normal). */
+  enqueue(notification: OutboundNotification, lane?: Lane): Promise<void>;
   /**
    * Take each notification's claim (`notification.claim`, a fresh owner token of the caller's)
-   * and queue it, atomically per notification; true where the claim was taken.
+   * and queue it in `lane` (default normal), atomically per notification; true where the claim
+   * was taken.
    */
-  claimAndEnqueue(notifications: readonly OutboundNotification[], claimTtlSecs: number): Promise<boolean[]>;
+  claimAndEnqueue(notifications: readonly OutboundNotification[], claimTtlSecs: number, lane?: Lane): Promise<boolean[]>;
 }
 
 /** The outbound queue item id of a notification: one delivery per (event, recipient). */
@@ -24,14 +32,14 @@ export function outboundItemId(notification: Pick<OutboundNotification, 'eventId
 /** The outbound queue in `store`; `onQueued` wakes this process's delivery stage. */
 export function storeOutboundQueue(store: StorePort, onQueued: () => void): OutboundQueue {
   return {
-    async enqueue(notification) {
-      await store.enqueue('outbound', { id: outboundItemId(notification), payload: notification });
+    async enqueue(notification, lane) {
+      await store.enqueue('outbound', { id: outboundItemId(notification), payload: notification, ...(lane ? { lane } : {}) });
       onQueued();
     },
-    async claimAndEnqueue(notifications, claimTtlSecs) {
+    async claimAndEnqueue(notifications, claimTtlSecs, lane) {
       const entries = notifications.map((notification) => {
         if (!notification.claim) throw new Error(`claimAndEnqueue: notification ${outboundItemId(notification)} carries no claim to take`);
-        return { claim: notification.claim, item: { id: outboundItemId(notification), payload: notification } };
+        return { claim: notification.claim, item: { id: outboundItemId(notification), payload: notification, ...(lane ? { lane } : {}) } };
       });
       const taken = await store.claimAndEnqueueDeliveries('outbound', claimTtlSecs, entries);
       if (taken.includes(true)) onQueued();

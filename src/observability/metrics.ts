@@ -188,6 +188,12 @@ export class Metrics {
     labelNames: ['type'] as const,
     registers: [this.registry],
   });
+  readonly deadLetterOperations = new Counter({
+    name: 'push_dead_letter_operations_total',
+    help: 'Operator actions on dead letters (HTTP admin routes and the CLI) by operation, queue and outcome',
+    labelNames: ['operation', 'queue', 'outcome'] as const,
+    registers: [this.registry],
+  });
   readonly internalDmRequests = new Counter({
     name: 'push_internal_dm_requests_total',
     help: 'POST /internal/v1/direct-message requests by outcome',

@@ -19,7 +19,7 @@ import { SocialListCache, socialListQueryCap } from '../engine/social-lists.ts';
 import { storeOutboundQueue } from '../engine/outbound-queue.ts';
 import { coalesceFlushDeps, coalesceIngester } from '../engine/coalesce/wiring.ts';
 import { COALESCE_FLUSH_TASK, runCoalesceFlush } from '../engine/coalesce/worker.ts';
-import { batchedBadgeReader, batchedTokenActivity, type OutboundNotification } from '../delivery/deliver.ts';
+import { batchedBadgeReader, batchedBellBookkeeping, batchedTokenActivity, type OutboundNotification } from '../delivery/deliver.ts';
 import { handleOutbound } from '../delivery/outbound.ts';
 import type { PushTransport } from '../delivery/types.ts';
 import { createListener } from '../listener/index.ts';
@@ -99,7 +99,7 @@ export async function startRoles(ctx: RoleContext): Promise<StartedRoles> {
         store: ctx.store,
         logger: ctx.logger,
         metrics: ctx.metrics,
-        transports: ctx.transports,
+        outbound: storeOutboundQueue(ctx.store, () => ctx.wake.notify('outbound')),
         verifier: ctx.verifier,
       }),
       social: { lists: socialListCache(config, ctx.verifier, ctx.logger.child({ role: 'scheduler' }), ctx.metrics) },
@@ -110,7 +110,7 @@ export async function startRoles(ctx: RoleContext): Promise<StartedRoles> {
       store: ctx.store,
       logger: ctx.logger,
       metrics: ctx.metrics,
-      transports: ctx.transports,
+      outbound: storeOutboundQueue(ctx.store, () => ctx.wake.notify('outbound')),
       verifier: ctx.verifier,
     });
     ctx.supervisor.spawn(TASK_NEW_POST_FANOUT, 'critical', (signal) => runNewPostFanout(fanoutDeps, signal));
@@ -250,6 +250,10 @@ function startDelivery(ctx: RoleContext): void {
     metrics: ctx.metrics,
     refreshTokenActivity: batchedTokenActivity(store),
     ...(config.inbox.enabled ? { readBadge: batchedBadgeReader(store) } : { readBadge: null }),
+    recordDeliveredBell: batchedBellBookkeeping(store, {
+      claimTtlSecs: config.service.processed_event_ttl_secs,
+      videoRecordTtlSecs: config.service.video_coordinate_dedup_ttl_secs,
+    }),
   };
   ctx.supervisor.spawn(TASK_DELIVERY, 'critical', (signal) =>
     runQueueWorker<OutboundNotification>({

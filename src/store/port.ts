@@ -21,6 +21,7 @@ import type { NtfyTopicStore } from './port-ntfy.ts';
 import type { CoalesceStore } from './port-coalesce.ts';
 import type { NotifyListStore } from './port-bells.ts';
 import type { VapidKeyStore } from './port-vapid.ts';
+import type { DeadLetterStore } from './port-dlq.ts';
 import type { SocialFilterStore } from './port-social-filters.ts';
 import type { InboxStore } from './port-inbox.ts';
 
@@ -129,6 +130,8 @@ export interface CachedProfile {
 /** The durable queues between pipeline stages (DESIGN §2). */
 export type QueueName = 'inbound' | 'outbound';
 
+export type Lane = 'critical' | 'normal' | 'low';
+
 /** An item handed to {@link StorePort.enqueue}. */
 export interface EnqueueItem<T = unknown> {
   /**
@@ -139,6 +142,12 @@ export interface EnqueueItem<T = unknown> {
   payload: T;
   /** Earliest time (ms) the item may be leased; defaults to now. */
   availableAtMs?: number;
+  /**
+   * The lane the item waits in; absent means `'normal'`. Each lane is a queue of its own: a
+   * lease drains critical before normal before low, with a small share of every batch reserved
+   * to the lower lanes (`store/lanes.ts`). Ids are unique across the lanes of a queue.
+   */
+  lane?: Lane;
 }
 
 /** An item held under a lease. */
@@ -186,20 +195,31 @@ export interface DeadItem<T = unknown> {
   deadAtMs: number;
 }
 
-/** Counts of one queue. */
+/** Counts of one lane of a queue (see {@link QueueStats}). */
+export interface LaneStats {
+  /** Items of this lane waiting, including ones scheduled for later and expired leases. */
+  ready: number;
+  /** Items of this lane under a live lease. */
+  leased: number;
+}
+
+/** Counts of one queue: totals over its lanes, and each lane's own. */
 export interface QueueStats {
   /** Items waiting, including ones scheduled for later. */
   ready: number;
   /** Items under a live lease. */
   leased: number;
+  /** Dead letters of every lane (the dead-letter list is one per queue; each remembers its lane). */
   dead: number;
+  lanes: Record<Lane, LaneStats>;
 }
 
 /**
  * The storage port. Every method is atomic on its own. Capabilities beyond the core declare their
  * operations in `port-*.ts` beside this file.
  */
-export interface StorePort extends NtfyTopicStore, CoalesceStore, NotifyListStore, VapidKeyStore, SocialFilterStore, InboxStore {
+export interface StorePort
+  extends NtfyTopicStore, CoalesceStore, NotifyListStore, VapidKeyStore, SocialFilterStore, InboxStore, DeadLetterStore {
   /** The clock this store's time-dependent operations use. */
   readonly clock: Clock;
 
@@ -319,8 +339,12 @@ export interface StorePort extends NtfyTopicStore, CoalesceStore, NotifyListStor
   enqueueMany<T>(queue: QueueName, items: ReadonlyArray<EnqueueItem<T>>): Promise<boolean[]>;
 
   /**
-   * Lease up to `max` items that are available now, oldest availability first. Items whose lease
-   * expired are available again (lease recovery). See {@link LeaseOptions.maxAttempts}.
+   * Lease up to `max` items that are available now, oldest availability first within a lane.
+   * Lanes are drained critical, then normal, then low, except that a small share of the batch
+   * ({@link reservedLaneSlots} in `lanes.ts`) is first offered to each lower lane so neither
+   * starves; the batch lists critical items first, then normal, then low. Items whose lease
+   * expired are available again (lease recovery) in their own lane. See
+   * {@link LeaseOptions.maxAttempts}.
    */
   lease<T>(queue: QueueName, options: LeaseOptions): Promise<LeasedItem<T>[]>;
 
@@ -343,7 +367,7 @@ export interface StorePort extends NtfyTopicStore, CoalesceStore, NotifyListStor
   /** Dead-lettered items, oldest first. */
   listDead<T>(queue: QueueName, limit: number): Promise<DeadItem<T>[]>;
 
-  /** Put a dead item back in the queue with its attempt count reset; false when unknown. */
+  /** Put a dead item back in its lane with its attempt count reset; false when unknown. */
   replayDead(queue: QueueName, id: string): Promise<boolean>;
 
   /** Forget a dead item; false when unknown. */

@@ -5,8 +5,10 @@ import { ManualClock } from '../../src/util/clock.ts';
 import { bellContract } from './contract/bells.ts';
 import { claimContract } from './contract/claims.ts';
 import { coalesceContract } from './contract/coalesce.ts';
-import { DAY_MS, type ContractContext } from './contract/context.ts';
+import { DAY_MS, totals, type ContractContext } from './contract/context.ts';
 import { deadLetterContract } from './contract/dead-letters.ts';
+import { dlqContract } from './contract/dlq.ts';
+import { laneContract } from './contract/lanes.ts';
 import { ntfyContract } from './contract/ntfy.ts';
 import { LEASE, queueContract } from './contract/queues.ts';
 import { deliveryContract } from './contract/deliveries.ts';
@@ -86,6 +88,8 @@ export function runStoreContract(options: StoreContractOptions): void {
     for (const queue of QUEUES) {
       queueContract(ctx, queue);
       deadLetterContract(ctx, queue);
+      laneContract(ctx, queue);
+      dlqContract(ctx, queue);
     }
 
     describe('lifecycle', () => {
@@ -119,7 +123,7 @@ export function runStoreContract(options: StoreContractOptions): void {
           }
         }
         assert.equal(acked, MANY_OPERATIONS - MANY_OPERATIONS / 10);
-        assert.deepEqual(await store.queueStats('inbound'), { ready: 0, leased: 0, dead: MANY_OPERATIONS / 10 });
+        assert.deepEqual(totals(await store.queueStats('inbound')), { ready: 0, leased: 0, dead: MANY_OPERATIONS / 10 });
         assert.equal((await store.listDevices('pubkey-3')).length, Math.ceil((MANY_OPERATIONS - 3) / 7));
         assert.equal(await store.claimEvent('event-0', 60), false);
 

@@ -20,6 +20,7 @@ import { NTFY_READ_WALK_ROWS, NTFY_READ_WALK_TOPICS } from '../../src/store/sqli
 import { IN_MEMORY_PATH, openSqliteStore, type SqliteStore } from '../../src/store/sqlite/index.ts';
 import { ManualClock } from '../../src/util/clock.ts';
 import { runStoreContract } from './contract.ts';
+import { totals } from './contract/context.ts';
 
 const SECOND_MS = 1000;
 const LEASE = { max: 10, leaseMs: 30 * SECOND_MS, maxAttempts: 5 };
@@ -188,6 +189,41 @@ describe('SqliteStore migrations', () => {
     }
   });
 
+  test('the lanes migration puts queued items in the normal lane, leasable after critical ones', async () => {
+    // The version just before the lanes migration, wherever later merges put it in the list.
+    const beforeLanes = migrations.findIndex((m) => m.description.startsWith('queue lanes'));
+    assert.ok(beforeLanes > 0);
+    const dir = mkdtempSync(join(tmpdir(), 'np-lanes-migration-'));
+    const path = join(dir, 'old.sqlite');
+    try {
+      const raw = new BetterSqlite3(path);
+      migrate(raw, capturingLogger().logger, migrations.slice(0, beforeLanes));
+      raw
+        .prepare(
+          `INSERT INTO queue_items (queue, id, payload_json, state, due_at_ms, attempts) VALUES ('outbound', 'old', '{"n":1}', 'ready', 0, 0)`,
+        )
+        .run();
+      raw.close();
+      const store = await openSqliteStore({ path, clock: new ManualClock(1_000_000) });
+      try {
+        assert.deepEqual((await store.queueStats('outbound')).lanes.normal, { ready: 1, leased: 0 });
+        await store.enqueue('outbound', { id: 'new', payload: 2, lane: 'critical' });
+        const batch = await store.lease('outbound', { max: 3, leaseMs: 1000, maxAttempts: 3 });
+        assert.deepEqual(
+          batch.map((item) => [item.id, item.payload]),
+          [
+            ['new', 2],
+            ['old', { n: 1 }],
+          ],
+        );
+      } finally {
+        await store.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   test('migrations apply in order, and a failing step leaves the file at the last completed version', () => {
     const raw = new BetterSqlite3(IN_MEMORY_PATH);
     const order: number[] = [];
@@ -292,7 +328,7 @@ describe('SqliteStore files', () => {
       assert.deepEqual(await second.getPreferences('alice'), { kinds: [1, 7], campaignsEnabled: true });
       assert.equal(await second.getRelayCursor('wss://relay.example'), 1234);
       assert.equal(await second.claimEvent('event', 600), false);
-      assert.deepEqual(await second.queueStats('outbound'), { ready: 0, leased: 1, dead: 0 });
+      assert.deepEqual(totals(await second.queueStats('outbound')), { ready: 0, leased: 1, dead: 0 });
       assert.equal(await second.ack('outbound', 'job', leased.leaseToken), true, 'a lease outlives a restart');
       assert.equal((await second.lease<string>('inbound', LEASE))[0]?.payload, 'w');
     } finally {
@@ -342,7 +378,7 @@ describe('SqliteStore damaged rows', () => {
     try {
       await assert.rejects(store.enqueue('inbound', { id: 'x', payload: undefined }), TypeError);
       await assert.rejects(store.enqueue('inbound', { id: 'y', payload: 10n }), TypeError);
-      assert.deepEqual(await store.queueStats('inbound'), { ready: 0, leased: 0, dead: 0 });
+      assert.deepEqual(totals(await store.queueStats('inbound')), { ready: 0, leased: 0, dead: 0 });
     } finally {
       await store.close();
     }

@@ -6,12 +6,12 @@ import type { StorePort } from '../../src/store/port.ts';
 export function recordingOutboundQueue(store: StorePort, queued: OutboundNotification[]): OutboundQueue {
   const real = storeOutboundQueue(store, () => undefined);
   return {
-    async enqueue(notification) {
-      await real.enqueue(notification);
+    async enqueue(notification, lane) {
+      await real.enqueue(notification, lane);
       queued.push(notification);
     },
-    async claimAndEnqueue(notifications, claimTtlSecs) {
-      const taken = await real.claimAndEnqueue(notifications, claimTtlSecs);
+    async claimAndEnqueue(notifications, claimTtlSecs, lane) {
+      const taken = await real.claimAndEnqueue(notifications, claimTtlSecs, lane);
       notifications.forEach((notification, i) => {
         if (taken[i]) queued.push(notification);
       });

@@ -1,51 +1,48 @@
 /**
- * One page of bells (`newPost`) for one video, as the fan-out worker delivers it. The gates are
+ * One page of bells (`newPost`) for one video, as the fan-out worker queues it. The gates are
  * divine's, in its order (reference §4.5): allowlist, tokens, preference (category 34236), the
- * video's `newPost` coordinate record, the bell rate limit, the recipient claim; then the send,
- * and the bookkeeping of §4.5 step 11.
+ * video's `newPost` coordinate record, the bell rate limit, the recipient claim; then the bell is
+ * queued on the outbound queue (normal lane), and the delivery stage sends it and does the
+ * bookkeeping of §4.5 step 11 (token activity, the `newPost` record, the rate window: see
+ * `bellDelivery` and `deliverNotification`) like every other push. The outbound queue is the only
+ * way to a transport.
  *
  * The store work is batched per page (DESIGN §5: one pipeline or one transaction per step): one
- * read of every watcher's gate state, one claim of everyone who passed, the sends with at most
- * `concurrency` in flight (straight to the transports, not through the outbound queue, so the page
- * is done only once its sends are), and the outcomes written in batches while sends go on. The
- * send and its outcome classification are `deliverNotification`'s own (`sendToDevices`,
- * `classifyOutcomes`).
- *
- * Claims are taken short-lived ({@link inFlightClaimSecs}) and extended to the processed-event TTL
- * only when the outcome is written. A worker killed mid-page leaves claims that expire before its
- * page returns, so those watchers are belled on the retry instead of being skipped as claimed:
- * nobody is lost, and only bells sent but not yet recorded can go out twice.
+ * read of every watcher's gate state, then claims and queue items in steps of
+ * {@link BELL_ENQUEUE_BATCH}, each claim taken and its delivery queued in one atomic store step
+ * (`claimAndEnqueueDeliveries`, as the social path does). A claim is therefore never held without
+ * its delivery queued: a worker killed mid-page leaves every claimed watcher's bell queued, and
+ * the retried page skips them as claimed. Nobody is lost and nobody is belled twice by the page.
  */
-import { classifyOutcomes, sendToDevices, stillDeadAfterRegistration } from '../../delivery/deliver.ts';
-import type { PushTransport } from '../../delivery/types.ts';
-import { redact, type Logger } from '../../observability/logger.ts';
+import { randomUUID } from 'node:crypto';
+import type { OutboundNotification } from '../../delivery/deliver.ts';
+import type { Logger } from '../../observability/logger.ts';
 import type { Metrics } from '../../observability/metrics.ts';
 import type { NostrEvent } from '../../nostr/event.ts';
-import type { BellBatch, BellWatcherState } from '../../store/port-bells.ts';
-import type { RecipientClaim, StorePort } from '../../store/port.ts';
-import { forEachLimited } from '../../roles/queue-worker.ts';
+import type { BellWatcherState } from '../../store/port-bells.ts';
+import type { StorePort } from '../../store/port.ts';
 import { PREFERENCE_CATEGORY } from '../content.ts';
 import type { NotificationCopy } from '../copy.ts';
-import { buildSocialPayload, withBadge } from '../payload.ts';
+import type { OutboundQueue } from '../outbound-queue.ts';
+import { buildSocialPayload } from '../payload.ts';
+import { bellDelivery, type BellVideo } from './rules.ts';
 import { countRouted } from '../inbox/count.ts';
-import type { BellVideo } from './rules.ts';
 
 export interface BellRecipientDeps {
   store: StorePort;
-  /** The push transports (FCM, APNs, Web Push, local ntfy topics). */
-  transports: readonly PushTransport[];
+  /** Where bells go: the outbound queue (the delivery stage sends them). */
+  outbound: OutboundQueue;
   /** Recipient allowlist; empty means everyone. */
   allowedPubkeys: ReadonlySet<string>;
   defaultPreferenceKinds: readonly number[];
+  /** Life of a bell's recipient claim (`service.processed_event_ttl_secs`). */
   processedEventTtlSecs: number;
-  /** Life of a bell's claim while its send is in flight ({@link inFlightClaimSecs}). */
-  inFlightClaimSecs: number;
   /** `service.new_post_rate_limit_secs`. */
   rateLimitSecs: number;
   /** `service.video_coordinate_dedup_ttl_secs`. */
   videoRecordTtlSecs: number;
-  /** Sends in flight at once. */
-  concurrency: number;
+  /** Bells claimed and queued per store step; default {@link BELL_ENQUEUE_BATCH}. */
+  enqueueBatchSize?: number;
   /** Count each watcher's new post into the inbox counters (issue 13); default true. */
   countInbox?: boolean;
   logger: Logger;
@@ -53,41 +50,29 @@ export interface BellRecipientDeps {
 }
 
 /**
- * What became of one watcher: the `outcome` label of `push_content_recipients_total` for type
- * `newPost`. `retryable`: every device failed retryably; the claim is released and the page retried.
+ * What became of one watcher at this stage: the `outcome` label of
+ * `push_content_recipients_total` for type `newPost` (`queued`: claimed and handed to the
+ * delivery stage, whose own metrics say what the provider answered).
  */
 export type BellOutcome =
-  | 'not_allowlisted'
-  | 'no_tokens'
-  | 'preference_disabled'
-  | 'already_notified'
-  | 'rate_limited'
-  | 'claimed'
-  | 'delivered'
-  | 'failed'
-  | 'retryable';
+  'not_allowlisted' | 'no_tokens' | 'preference_disabled' | 'already_notified' | 'rate_limited' | 'claimed' | 'queued';
 
 /** The bell's text and sender name, resolved once per page. */
 export type BellCopy = () => Promise<NotificationCopy & { senderName: string }>;
 
 export interface BellPageResult {
-  /** Shutdown began before every claimed watcher was sent to (their claims were given back). */
+  /** Shutdown began before every eligible watcher was claimed and queued (the rest wait for the page's return). */
   cancelled: boolean;
-  /** Some watcher should be tried again (a retryable provider answer, or a store failure). */
-  failed: boolean;
-  /** The longest Retry-After a provider asked for, in seconds (0 when none). */
-  providerDelaySecs: number;
+  /** Bells queued by this call. */
+  queued: number;
 }
 
 /**
- * How long a bell's claim lives while its send is in flight: half the page lease, so a crashed
- * worker's claims have expired by the time its page returns. A page must therefore finish within
- * half its lease, which the lease guidance (`ceil(page_size / concurrency) × 45 s` plus headroom)
- * leaves room for.
+ * Bells claimed and queued per store step: one Redis script or one SQLite transaction of this
+ * many entries is a few milliseconds, short enough not to hold the store from other writers, and
+ * large enough that a page of 5,000 watchers is five steps.
  */
-export function inFlightClaimSecs(leaseSecs: number): number {
-  return Math.max(1, Math.floor(leaseSecs / 2));
-}
+export const BELL_ENQUEUE_BATCH = 1000;
 
 /** The gates before the claim, from the batched state; null when the watcher passes them. */
 function gate(deps: BellRecipientDeps, state: BellWatcherState): BellOutcome | null {
@@ -99,120 +84,12 @@ function gate(deps: BellRecipientDeps, state: BellWatcherState): BellOutcome | n
   return null;
 }
 
-/** Outcomes written together once this many are waiting. */
-export const BELL_BOOKKEEPING_BATCH = 256;
-/** Longest an outcome waits for its batch to fill before it is written anyway. */
-export const BELL_BOOKKEEPING_DELAY_MS = 10;
-
 /**
- * Outcomes waiting to be written, in batches of up to {@link BELL_BOOKKEEPING_BATCH} or every
- * {@link BELL_BOOKKEEPING_DELAY_MS}, one write at a time: per-bell writes would cost the store
- * several commits per push. What a crash can leave unrecorded is bounded by that window (those
- * bells may go out again on the page's retry).
+ * Bell `targets` (watchers of `event`'s author, mentioned users already removed) for one page:
+ * gate them, then claim and queue the bells of those who pass. Store failures propagate (the
+ * page is retried; bells queued before the failure hold their claims and are skipped then).
  */
-class BellBookkeeper {
-  private pending: BellBatch;
-  private writing: Promise<void> | null = null;
-  private timer: NodeJS.Timeout | null = null;
-  private readonly dead: Array<{ recipient: string; token: string; sinceMs: number | undefined }> = [];
-
-  constructor(
-    private readonly deps: BellRecipientDeps,
-    private readonly video: BellVideo,
-    private readonly log: Logger,
-  ) {
-    this.pending = this.emptyBatch();
-  }
-
-  private emptyBatch(): BellBatch {
-    const { deps } = this;
-    return {
-      video: this.video,
-      delivered: [],
-      failed: [],
-      released: [],
-      rateLimited: [],
-      claimTtlSecs: deps.processedEventTtlSecs,
-      rateLimitSecs: deps.rateLimitSecs,
-      videoRecordTtlSecs: deps.videoRecordTtlSecs,
-    };
-  }
-
-  delivered(claim: RecipientClaim, tokens: string[]): void {
-    this.pending.delivered.push({ claim, tokens });
-    this.kick();
-  }
-  failed(claim: RecipientClaim): void {
-    this.pending.failed.push(claim);
-    this.kick();
-  }
-  released(claim: RecipientClaim): void {
-    this.pending.released.push(claim);
-    this.kick();
-  }
-  rateLimited(recipient: string): void {
-    this.pending.rateLimited.push(recipient);
-  }
-  deadToken(recipient: string, token: string, sinceMs?: number): void {
-    this.dead.push({ recipient, token, sinceMs });
-  }
-
-  private kick(): void {
-    if (this.size() >= BELL_BOOKKEEPING_BATCH) this.flush();
-    else this.timer ??= setTimeout(() => this.flush(), BELL_BOOKKEEPING_DELAY_MS);
-  }
-
-  private flush(): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    this.writing ??= this.drain().finally(() => (this.writing = null));
-  }
-
-  private async drain(): Promise<void> {
-    while (this.size() > 0) {
-      const batch = this.pending;
-      this.pending = this.emptyBatch();
-      try {
-        await this.deps.store.recordBellBatch(batch);
-      } catch (err) {
-        // Log and carry on: the pushes are out. An unextended claim expires and may send again on
-        // a page retry; a missing record or window only loosens a later suppression.
-        this.log.warn({ err: (err as Error).message, bells: batch.delivered.length }, 'bell bookkeeping failed; carrying on');
-      }
-    }
-  }
-
-  private size(): number {
-    const p = this.pending;
-    return p.delivered.length + p.failed.length + p.released.length + p.rateLimited.length;
-  }
-
-  /** Write everything still pending, then prune the tokens the provider no longer knows. */
-  async finish(): Promise<void> {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    await this.writing;
-    await this.drain();
-    for (const { recipient, token, sinceMs } of this.dead) {
-      try {
-        if (!(await stillDeadAfterRegistration(this.deps.store, token, sinceMs))) continue;
-        if (await this.deps.store.removeToken(recipient, token)) {
-          this.deps.metrics.tokensPruned.inc({ reason: 'invalid' });
-          this.log.info({ token: redact(token) }, 'pruned a token the provider no longer knows');
-        }
-      } catch (err) {
-        this.log.warn({ token: redact(token), err: (err as Error).message }, 'could not prune a token; carrying on');
-      }
-    }
-  }
-}
-
-/**
- * Bell `targets` (watchers of `event`'s author, mentioned users already removed) for one page.
- * Store failures of the batched read or the claim propagate (nothing was sent then); everything
- * after is an outcome.
- */
-export async function deliverBellPage(
+export async function enqueueBellPage(
   deps: BellRecipientDeps,
   event: NostrEvent,
   video: BellVideo,
@@ -220,11 +97,11 @@ export async function deliverBellPage(
   copy: BellCopy,
   signal: AbortSignal,
 ): Promise<BellPageResult> {
-  const result: BellPageResult = { cancelled: false, failed: false, providerDelaySecs: 0 };
+  const result: BellPageResult = { cancelled: false, queued: 0 };
   if (targets.length === 0) return result;
-  const count = (outcome: BellOutcome, n = 1) => deps.metrics.contentRecipients.inc({ type: 'newPost', outcome }, n);
-  const log = deps.logger.child({ eventId: event.id });
-  const bookkeeper = new BellBookkeeper(deps, video, log);
+  const count = (outcome: BellOutcome, n = 1) => {
+    if (n > 0) deps.metrics.contentRecipients.inc({ type: 'newPost', outcome }, n);
+  };
 
   // The inbox counters (issue 13): every known watcher counts a new post once, pushed or not.
   if (deps.countInbox !== false)
@@ -235,71 +112,57 @@ export async function deliverBellPage(
     );
   const states = await deps.store.readBellWatchers(video, targets);
   const eligible: BellWatcherState[] = [];
+  const rateLimited: string[] = [];
   for (const state of states) {
     const stopped = gate(deps, state);
     if (stopped === null) eligible.push(state);
     else count(stopped);
-    if (stopped === 'rate_limited') bookkeeper.rateLimited(state.watcher);
+    if (stopped === 'rate_limited') rateLimited.push(state.watcher);
   }
-  // Every push carries the watcher's badge as it is now, read for the page at once (before the
-  // claims, so a failed read leaves no claim behind).
-  const badgeList =
-    eligible.length === 0 || deps.countInbox === false ? [] : await deps.store.readInboxBadges(eligible.map((s) => s.watcher));
-  const badges = new Map(eligible.map((s, i) => [s.watcher, badgeList[i] ?? 0]));
-  const claims =
-    eligible.length === 0
-      ? []
-      : await deps.store.claimRecipientDeliveries(
-          event.id,
-          eligible.map((s) => s.watcher),
-          deps.inFlightClaimSecs,
-        );
-  const claimed: Array<{ state: BellWatcherState; claim: RecipientClaim }> = [];
-  claims.forEach((claim, i) => {
-    const state = eligible[i];
-    if (!state) return;
-    if (claim) claimed.push({ state, claim });
-    else count('claimed');
-  });
+  if (rateLimited.length > 0) {
+    // A rate-limited bell is decided for good: its `newPost` record keeps a later page or replay from asking again.
+    await deps.store.recordBellBatch({
+      video,
+      delivered: [],
+      failed: [],
+      released: [],
+      rateLimited,
+      claimTtlSecs: deps.processedEventTtlSecs,
+      rateLimitSecs: deps.rateLimitSecs,
+      videoRecordTtlSecs: deps.videoRecordTtlSecs,
+    });
+  }
+  if (eligible.length === 0) return result;
 
-  await forEachLimited(claimed, deps.concurrency, async ({ state, claim }) => {
+  const text = await copy();
+  const eventCreatedAt = event.created_at;
+  const step = Math.max(1, deps.enqueueBatchSize ?? BELL_ENQUEUE_BATCH);
+  for (let start = 0; start < eligible.length; start += step) {
     if (signal.aborted) {
       result.cancelled = true;
-      bookkeeper.released(claim);
-      return;
+      break;
     }
-    try {
-      const text = await copy();
-      const built = buildSocialPayload({
+    const notifications: OutboundNotification[] = eligible.slice(start, start + step).map((state) => ({
+      eventId: event.id,
+      recipient: state.watcher,
+      type: 'newPost',
+      message: buildSocialPayload({
         type: 'newPost',
         event,
         recipient: state.watcher,
         senderName: text.senderName,
         copy: { title: text.title, body: text.body },
-      });
-      const badge = badges.get(state.watcher);
-      const message = badge === undefined ? built : withBadge(built, badge);
-      const outcomes = await sendToDevices(deps.transports, state.devices, message);
-      const { delivered, dead, deadSinceMs, retryAfterSecs } = classifyOutcomes(outcomes, log);
-      for (const token of dead) bookkeeper.deadToken(state.watcher, token, deadSinceMs.get(token));
-      if (delivered.length > 0) {
-        bookkeeper.delivered(claim, delivered);
-        count('delivered');
-      } else if (retryAfterSecs !== null) {
-        bookkeeper.released(claim);
-        result.failed = true;
-        result.providerDelaySecs = Math.max(result.providerDelaySecs, retryAfterSecs);
-        count('retryable');
-      } else {
-        bookkeeper.failed(claim);
-        count('failed');
-      }
-    } catch (err) {
-      bookkeeper.released(claim);
-      result.failed = true;
-      log.warn({ recipient: state.watcher, err: (err as Error).message }, 'bell delivery failed');
-    }
-  });
-  await bookkeeper.finish();
+      }),
+      claim: { eventId: event.id, recipient: state.watcher, owner: randomUUID() },
+      eventCreatedAt,
+      devices: state.devices,
+      ...bellDelivery(video, state.watcher, deps.rateLimitSecs),
+    }));
+    const taken = await deps.outbound.claimAndEnqueue(notifications, deps.processedEventTtlSecs);
+    const queued = taken.filter(Boolean).length;
+    result.queued += queued;
+    count('queued', queued);
+    count('claimed', taken.length - queued);
+  }
   return result;
 }

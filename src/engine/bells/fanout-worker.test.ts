@@ -16,7 +16,8 @@ import { ManualClock } from '../../util/clock.ts';
 import { makeUser, type TestUser } from '../../../test/support/nostr-client.ts';
 import { RecordingTransport, invalidRequest, retryable } from '../../../test/support/recording-transport.ts';
 import { startRedisServer, type PrivateRedisServer } from '../../../test/support/redis-server.ts';
-import { inFlightClaimSecs } from './bell-page.ts';
+import { drainOutbound } from '../../../test/support/delivery-drain.ts';
+import { storeOutboundQueue, type OutboundQueue } from '../outbound-queue.ts';
 import { processFanoutJob, runClaimedJob, runNewPostFanout, type NewPostFanoutDeps } from './fanout-worker.ts';
 import { MAX_FANOUT_ATTEMPTS } from './retry-policy.ts';
 import { initialFanoutJob, withNewPostFanout } from './video.ts';
@@ -52,8 +53,12 @@ interface Harness {
   creator: TestUser;
   video(tags?: string[][], d?: string): NostrEvent;
   addWatchers(count: number): Promise<string[]>;
-  /** Claim and process pages until none is due; returns the page outcomes. */
+  /** Claim and process pages until none is due, then run the delivery stage over the outbound queue; returns the page outcomes. */
   drain(signal?: AbortSignal): Promise<string[]>;
+  /** Claim and process pages until none is due (bells queued, nothing sent); returns the page outcomes. */
+  drainPages(signal?: AbortSignal, deps?: NewPostFanoutDeps): Promise<string[]>;
+  /** One pass of the delivery stage over what is queued. */
+  deliver(): Promise<void>;
   enqueue(event: NostrEvent): Promise<void>;
 }
 
@@ -64,16 +69,14 @@ async function makeHarness(store: StorePort, clock: ManualClock): Promise<Harnes
   const creator = makeUser();
   const deps: NewPostFanoutDeps = {
     store,
-    transports: [transport],
+    outbound: storeOutboundQueue(store, () => undefined),
     profiles: { displayName: async () => 'Alice' },
     allowedPubkeys: new Set(),
     defaultPreferenceKinds: [1, 7, 16, 1059, 30023, 34236],
     processedEventTtlSecs: 604_800,
-    inFlightClaimSecs: inFlightClaimSecs(LEASE_SECS),
     rateLimitSecs: 3600,
     videoRecordTtlSecs: 365 * 86_400,
     pageSize: 10,
-    concurrency: 4,
     leaseSecs: LEASE_SECS,
     retrySecs: 5,
     pollMs: 5,
@@ -82,6 +85,21 @@ async function makeHarness(store: StorePort, clock: ManualClock): Promise<Harnes
   };
   const now = () => Math.floor(clock.nowMs() / SECOND_MS);
   let watcherCount = 0;
+  const drainPages = async (signal = new AbortController().signal, pageDeps = deps): Promise<string[]> => {
+    const outcomes: string[] = [];
+    for (
+      let claimed = await store.claimFanoutJob(LEASE_SECS * SECOND_MS);
+      claimed;
+      claimed = await store.claimFanoutJob(LEASE_SECS * SECOND_MS)
+    ) {
+      outcomes.push(await processFanoutJob(pageDeps, claimed, signal));
+      if (outcomes.length > 10_000) throw new Error('the fan-out does not end');
+    }
+    return outcomes;
+  };
+  const deliver = async (): Promise<void> => {
+    await drainOutbound(store, [transport], metrics, { videoRecordTtlSecs: 365 * 86_400 });
+  };
   return {
     store,
     clock,
@@ -105,18 +123,13 @@ async function makeHarness(store: StorePort, clock: ManualClock): Promise<Harnes
       }
       return added;
     },
+    drainPages,
     async drain(signal = new AbortController().signal) {
-      const outcomes: string[] = [];
-      for (
-        let claimed = await store.claimFanoutJob(LEASE_SECS * SECOND_MS);
-        claimed;
-        claimed = await store.claimFanoutJob(LEASE_SECS * SECOND_MS)
-      ) {
-        outcomes.push(await processFanoutJob(deps, claimed, signal));
-        if (outcomes.length > 10_000) throw new Error('the fan-out does not end');
-      }
+      const outcomes = await drainPages(signal);
+      await deliver();
       return outcomes;
     },
+    deliver,
     async enqueue(event) {
       await withNewPostFanout(
         { store, processedEventTtlSecs: 604_800, maxEventAgeSecs: 3600, clock, logger },
@@ -158,21 +171,22 @@ for (const adapter of ['sqlite', 'redis'] as const) {
     });
     afterEach(() => h.store.close());
 
-    test('150 watchers, pages of 10, 4 sends at once: the handler only queues; the pages deliver exactly 150', async () => {
+    test('150 watchers, pages of 10: the handler only queues the fan-out, the pages only queue bells, the delivery stage sends exactly 150', async () => {
       const watchers = await h.addWatchers(150);
       const video = h.video();
       await h.enqueue(video);
       assert.equal(h.transport.sent.length, 0, 'the engine only queues the fan-out');
       assert.deepEqual(await h.store.fanoutJobStats(), { due: 1, waiting: 0 });
 
-      const outcomes = await h.drain();
+      const outcomes = await h.drainPages(undefined, { ...h.deps, enqueueBatchSize: 4 });
       assert.ok(outcomes.length > 1, `more than one page (${outcomes.length})`);
       assert.ok(outcomes.every((o) => o === 'completed'));
+      assert.equal(h.transport.sent.length, 0, 'the pages only queue');
+      assert.deepEqual((await h.store.queueStats('outbound')).lanes.normal, { ready: 150, leased: 0 }, 'relay notifications: normal lane');
+      await h.deliver();
       const counts = countsPerToken(tokensSent(h));
       assert.equal(h.transport.sent.length, 150);
       assert.deepEqual([...counts.keys()].sort(), watchers.map((w) => `token-${w}`).sort());
-      assert.ok(h.transport.maxInFlight <= 4, `at most 4 sends in flight (saw ${h.transport.maxInFlight})`);
-      assert.ok(h.transport.maxInFlight > 1, 'sends of a page overlap');
       const data = h.transport.sent[0]?.message.data;
       assert.equal(data?.type, 'newPost');
       assert.equal(data.title, 'New vine');
@@ -203,45 +217,61 @@ describe('new-post fan-out worker rules', () => {
     const controller = new AbortController();
     controller.abort();
     assert.equal(await processFanoutJob(h.deps, claimed, controller.signal), 'released');
-    assert.equal(h.transport.sent.length, 0);
+    assert.equal((await h.store.queueStats('outbound')).ready, 0, 'nothing queued');
     assert.deepEqual(await h.store.fanoutJobStats(), { due: 1, waiting: 0 }, 'due now for the next worker');
   });
 
-  test('shutdown mid-page lets the sends in flight finish, starts no more, and releases the page', async () => {
+  test('shutdown mid-page stops between queueing steps and releases the page; the next worker queues the rest, nobody twice', async () => {
     await h.addWatchers(10);
     await h.enqueue(h.video());
     const controller = new AbortController();
-    h.transport.onSend = () => {
-      if (h.transport.sent.length + h.transport.inFlight >= 2) controller.abort();
+    const real = h.deps.outbound;
+    const stopping: OutboundQueue = {
+      enqueue: (n, lane) => real.enqueue(n, lane),
+      async claimAndEnqueue(notifications, ttl, lane) {
+        const taken = await real.claimAndEnqueue(notifications, ttl, lane);
+        controller.abort();
+        return taken;
+      },
     };
     const claimed = await h.store.claimFanoutJob(LEASE_SECS * SECOND_MS);
     assert.ok(claimed);
-    assert.equal(await processFanoutJob(h.deps, claimed, controller.signal), 'released');
-    const sentBeforeShutdown = h.transport.sent.length;
-    assert.ok(sentBeforeShutdown >= 2 && sentBeforeShutdown <= 4, `in-flight sends finished (${sentBeforeShutdown})`);
-    h.transport.onSend = null;
+    const deps = { ...h.deps, outbound: stopping, enqueueBatchSize: 3 };
+    assert.equal(await processFanoutJob(deps, claimed, controller.signal), 'released');
+    assert.equal((await h.store.queueStats('outbound')).ready, 3, 'the step under way finished; no more began');
     assert.deepEqual(await h.drain(), ['completed']);
-    assert.equal(h.transport.sent.length, 10, 'the next worker bells the rest; nobody twice');
+    assert.equal(h.transport.sent.length, 10, 'the next worker queues the rest; nobody twice');
     assert.equal(new Set(tokensSent(h)).size, 10);
   });
 
-  test('a worker killed mid-send leaves an in-flight claim that expires before its page returns: the watcher is belled', async () => {
-    const [watcher] = await h.addWatchers(1);
+  test('a worker killed mid-page leaves its claimed bells queued: the returned page skips them, nobody is lost or belled twice', async () => {
+    await h.addWatchers(3);
     const video = h.video();
     await h.enqueue(video);
-    assert.ok(await h.store.claimFanoutJob(LEASE_SECS * SECOND_MS), 'the killed worker’s lease');
-    assert.ok(
-      await h.store.claimRecipientDelivery(video.id, watcher ?? '', inFlightClaimSecs(LEASE_SECS)),
-      'its claim, taken before the send',
-    );
+    const claimed = await h.store.claimFanoutJob(LEASE_SECS * SECOND_MS);
+    assert.ok(claimed, 'the killed worker’s lease');
+    const real = h.deps.outbound;
+    let steps = 0;
+    const dying: OutboundQueue = {
+      enqueue: (n, lane) => real.enqueue(n, lane),
+      async claimAndEnqueue(notifications, ttl, lane) {
+        if (++steps > 1) return new Promise<boolean[]>(() => undefined); // the process is gone
+        return real.claimAndEnqueue(notifications, ttl, lane);
+      },
+    };
+    void processFanoutJob({ ...h.deps, outbound: dying, enqueueBatchSize: 1 }, claimed, new AbortController().signal);
+    await new Promise((resolve) => setImmediate(resolve));
+    while ((await h.store.queueStats('outbound')).ready < 1) await new Promise((resolve) => setImmediate(resolve));
     h.clock.advance(LEASE_SECS * SECOND_MS);
     assert.deepEqual(await h.drain(), ['completed']);
-    assert.deepEqual(tokensSent(h), [`token-${watcher}`]);
+    assert.equal(h.transport.sent.length, 3);
+    assert.equal(new Set(tokensSent(h)).size, 3, 'each watcher once');
     h.clock.advance(LEASE_SECS * SECOND_MS);
+    const [watcher] = tokensSent(h);
     assert.equal(
-      await h.store.claimRecipientDelivery(video.id, watcher ?? '', 60),
+      await h.store.claimRecipientDelivery(video.id, (watcher ?? '').replace('token-', ''), 60),
       null,
-      'a delivered bell’s claim holds for the processed-event TTL',
+      'a queued bell’s claim holds for the processed-event TTL',
     );
   });
 
@@ -252,21 +282,23 @@ describe('new-post fan-out worker rules', () => {
     assert.deepEqual(tokensSent(h), [`token-${other}`]);
   });
 
-  test('a retryable failure retries the page after Retry-After; only the failed watcher is sent again', async () => {
+  test('a retryable failure is retried by the outbound queue after Retry-After, not by the page; only the failed watcher is sent again', async () => {
     const [first, second, third] = await h.addWatchers(3);
     h.transport.script.set(`token-${second}`, retryable(120));
     await h.enqueue(h.video());
-    assert.deepEqual(await h.drain(), ['retried']);
+    assert.deepEqual(await h.drain(), ['completed'], 'the page is done once its bells are queued');
     assert.deepEqual(tokensSent(h).sort(), [`token-${first}`, `token-${third}`].sort());
     assert.equal(await h.store.isNewPostRateLimited(second ?? '', h.creator.pubkey), false, 'a failed send opens no rate window');
-    assert.match(await h.deps.metrics.render(), /push_new_post_fanout_retries_total\{reason="delivery",outcome="scheduled"\} 1/);
+    assert.equal((await h.store.queueStats('outbound')).ready, 1, 'the failed bell waits in the outbound queue');
 
     h.transport.script.delete(`token-${second}`);
     h.clock.advance(120 * SECOND_MS - 1);
-    assert.deepEqual(await h.drain(), [], 'Retry-After is a floor');
+    await h.deliver();
+    assert.equal(h.transport.sent.length, 2, 'Retry-After is a floor');
     h.clock.advance(1);
-    assert.deepEqual(await h.drain(), ['completed']);
+    await h.deliver();
     assert.deepEqual([...countsPerToken(tokensSent(h)).values()], [1, 1, 1]);
+    assert.equal(await h.store.isNewPostRateLimited(second ?? '', h.creator.pubkey), true);
   });
 
   test('one bell per creator per rate window: a second video is suppressed and recorded, so its edit stays quiet', async () => {
@@ -338,13 +370,15 @@ describe('new-post fan-out worker rules', () => {
   });
 
   test(`after ${MAX_FANOUT_ATTEMPTS} attempts a page is dropped, but its known successor is queued with the inherited delay`, async () => {
-    const watchers = await h.addWatchers(12);
-    const failing = watchers[0] ?? '';
-    h.transport.script.set(`token-${failing}`, retryable(1));
+    await h.addWatchers(12);
     const video = h.video();
     const nowSecs = Math.floor(h.clock.nowMs() / SECOND_MS);
     await h.store.enqueueFanoutJob(video.id, { ...initialFanoutJob(video, nowSecs, 604_800), attempt: MAX_FANOUT_ATTEMPTS - 1 }, 60);
-    assert.deepEqual(await h.drain(), ['discarded']);
+    const failingQueue: OutboundQueue = {
+      enqueue: async () => Promise.reject(new Error('store down')),
+      claimAndEnqueue: async () => Promise.reject(new Error('store down')),
+    };
+    assert.deepEqual(await h.drainPages(undefined, { ...h.deps, outbound: failingQueue }), ['discarded']);
     assert.deepEqual(await h.store.fanoutJobStats(), { due: 0, waiting: 1 }, 'the successor waits, it is not due at once');
     assert.match(await h.deps.metrics.render(), /push_new_post_fanout_retries_total\{reason="delivery",outcome="exhausted"\} 1/);
     h.clock.advance(300 * SECOND_MS);
@@ -382,23 +416,23 @@ describe('new-post fan-out worker rules', () => {
     const again = await h.store.claimFanoutJob(LEASE_SECS * SECOND_MS);
     assert.equal(again?.member, claimed.member, 'the same member, attempt count unchanged');
     assert.equal(await processFanoutJob(h.deps, again, new AbortController().signal), 'completed');
-    assert.equal(h.transport.sent.length, 1, 'the watcher already belled is not belled again');
+    await h.deliver();
+    assert.equal(h.transport.sent.length, 1, 'the watcher already queued is not queued again');
   });
 
   test('runNewPostFanout walks queued jobs until aborted', async () => {
     await h.addWatchers(25);
     await h.enqueue(h.video());
     const controller = new AbortController();
-    let started = 0;
-    const allStarted = new Promise<void>((resolve) => {
-      h.transport.onSend = () => {
-        if (++started === 25) resolve();
-      };
-    });
     const done = runNewPostFanout(h.deps, controller.signal);
-    await allStarted;
+    const deadline = Date.now() + 30_000;
+    while ((await h.store.fanoutJobStats()).due + (await h.store.fanoutJobStats()).waiting > 0) {
+      assert.ok(Date.now() < deadline, 'the walk ends');
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
     controller.abort();
     await done;
+    await h.deliver();
     assert.equal(h.transport.sent.length, 25);
     assert.deepEqual(await h.store.fanoutJobStats(), { due: 0, waiting: 0 });
   });

@@ -1,18 +1,19 @@
 /**
  * The new-post fan-out worker (divine's `run_new_post_fanout`, reference §9.2): the scheduler's
  * `new_post_fanout` task. It leases one page job at a time, reads that page of the author's
- * watchers, bells them with at most `new_post_delivery_concurrency` sends in flight, and then
- * completes the page, which atomically removes it and queues the next cursor.
+ * watchers, claims and queues their bells on the outbound queue (`bell-page.ts`; the delivery
+ * stage sends them), and then completes the page, which atomically removes it and queues the next
+ * cursor. The guarantees below are over "queued": a page is done once its bells are queued, and
+ * the outbound queue's own lease, retry and dead letters take it from there.
  *
  * - A crash leaves the page leased; it returns after `new_post_fanout_lease_secs`. Watchers
- *   whose bell was recorded hold their recipient claims, so the retried page skips them; the
- *   claims of bells still in flight were short-lived and have expired by then, so those watchers
- *   are belled again rather than lost (at most twice, see `bell-page.ts`).
- * - A failed page (a retryable provider answer for some watcher, a store error) is retried with
- *   backoff ({@link nextFanoutRetry}); after 12 attempts it is dropped, but its successor, when
- *   known, is queued with the inherited delay so one poison page does not end the whole walk.
- * - Graceful shutdown stops starting sends, lets the ones in flight finish (their bookkeeping is
- *   never dropped) and releases the page at once (due now) for the next worker.
+ *   whose bell was queued hold their recipient claims (taken in the same store step as the
+ *   queueing), so the retried page skips them; the others are claimed and queued then.
+ * - A failed page (a store error) is retried with backoff ({@link nextFanoutRetry}); after 12
+ *   attempts it is dropped, but its successor, when known, is queued with the inherited delay so
+ *   one poison page does not end the whole walk.
+ * - Graceful shutdown stops between queueing steps and releases the page at once (due now) for
+ *   the next worker.
  * - A job past its `expires_at` (the processed-event TTL) is discarded.
  */
 import type { Logger } from '../../observability/logger.ts';
@@ -23,7 +24,7 @@ import { WATCHER_WALK_START, type ClaimedFanoutJob, type FanoutJob, type Watcher
 import { sleep } from '../../roles/supervisor.ts';
 import { notificationCopy } from '../copy.ts';
 import { senderNameOrFallback, type ProfileResolver } from '../profiles.ts';
-import { deliverBellPage, type BellCopy, type BellPageResult, type BellRecipientDeps } from './bell-page.ts';
+import { enqueueBellPage, type BellCopy, type BellPageResult, type BellRecipientDeps } from './bell-page.ts';
 import { isFanoutJobExpired, nextFanoutRetry } from './retry-policy.ts';
 import type { BellVideo } from './rules.ts';
 
@@ -151,22 +152,23 @@ export async function processFanoutJob(
     return { ...notificationCopy('newPost', name), senderName: name };
   };
 
-  let outcome: BellPageResult;
+  let outcome: BellPageResult | null;
   try {
-    outcome = await deliverBellPage(deps, event, video, targets, copy, signal);
+    outcome = await enqueueBellPage(deps, event, video, targets, copy, signal);
   } catch (err) {
-    log.warn({ err: (err as Error).message }, 'bell page failed before sending');
-    outcome = { cancelled: false, failed: true, providerDelaySecs: 0 };
+    log.warn({ err: (err as Error).message }, 'bell page failed to queue its bells');
+    outcome = null;
   }
-  const { cancelled, failed, providerDelaySecs } = outcome;
+  const cancelled = outcome?.cancelled === true;
+  const failed = outcome === null;
 
   const carriedName = resolvedName === null ? job.senderName : await resolvedName;
   const successor: FanoutJob | null =
     page.nextCursor === WATCHER_WALK_START ? null : { ...job, cursor: page.nextCursor, senderName: carriedName, attempt: 0 };
   if (cancelled) return release(deps, claimed);
-  if (failed) return scheduleRetry(deps, claimed, { ...job, senderName: carriedName }, providerDelaySecs, 'delivery', successor);
+  if (failed) return scheduleRetry(deps, claimed, { ...job, senderName: carriedName }, 0, 'delivery', successor);
   await store.completeFanoutJob(claimed, successor);
-  log.debug({ watchers: page.watchers.length, bells: targets.length, next: page.nextCursor }, 'fan-out page completed');
+  log.debug({ watchers: page.watchers.length, queued: outcome?.queued ?? 0, next: page.nextCursor }, 'fan-out page completed');
   return 'completed';
 }
 

@@ -4,13 +4,12 @@
  * the scheduler.
  */
 import type { Config } from '../../config/defaults.ts';
-import type { PushTransport } from '../../delivery/types.ts';
 import type { EventVerifier } from '../../nostr/event.ts';
 import type { Logger } from '../../observability/logger.ts';
 import type { Metrics } from '../../observability/metrics.ts';
 import type { StorePort } from '../../store/port.ts';
 import { createProfileResolver } from '../profiles.ts';
-import { inFlightClaimSecs } from './bell-page.ts';
+import type { OutboundQueue } from '../outbound-queue.ts';
 import type { NewPostFanoutDeps } from './fanout-worker.ts';
 import type { NotifyListDeps } from './notify-list.ts';
 import type { VideoFanoutDeps } from './video.ts';
@@ -44,22 +43,20 @@ export function contentBellRules(config: Config): { rateLimitSecs: number; video
   return { rateLimitSecs: config.service.new_post_rate_limit_secs, videoRecordTtlSecs: config.service.video_coordinate_dedup_ttl_secs };
 }
 
-export function newPostFanoutDeps(ctx: BellWiringContext & { transports: PushTransport[]; verifier: EventVerifier }): NewPostFanoutDeps {
+export function newPostFanoutDeps(ctx: BellWiringContext & { outbound: OutboundQueue; verifier: EventVerifier }): NewPostFanoutDeps {
   const { config, store, metrics } = ctx;
   const s = config.service;
   const logger = ctx.logger.child({ role: 'scheduler' });
   return {
     store,
-    transports: ctx.transports,
+    outbound: ctx.outbound,
     profiles: createProfileResolver(config.nostr, { store, verifier: ctx.verifier, logger, metrics }),
     allowedPubkeys: new Set(s.allowed_pubkeys.map((p) => p.toLowerCase())),
     defaultPreferenceKinds: config.notification.default_preferences.kinds,
     processedEventTtlSecs: s.processed_event_ttl_secs,
-    inFlightClaimSecs: inFlightClaimSecs(s.new_post_fanout_lease_secs),
     rateLimitSecs: s.new_post_rate_limit_secs,
     videoRecordTtlSecs: s.video_coordinate_dedup_ttl_secs,
     pageSize: s.new_post_fanout_page_size,
-    concurrency: s.new_post_delivery_concurrency,
     leaseSecs: s.new_post_fanout_lease_secs,
     retrySecs: s.new_post_fanout_retry_secs,
     pollMs: s.new_post_fanout_poll_millis,

@@ -9,6 +9,8 @@ import { Metrics } from '../../observability/metrics.ts';
 import { npubEncode, shortNpub } from '../../nostr/nip19.ts';
 import { makeUser, type TestUser } from '../../../test/support/nostr-client.ts';
 import { RecordingTransport, retryable, unregistered } from '../../../test/support/recording-transport.ts';
+import { drainOutbound } from '../../../test/support/delivery-drain.ts';
+import { storeOutboundQueue } from '../outbound-queue.ts';
 import { FlushCancelled, flushGroup, type FlushDeps } from './flush.ts';
 import { collapseKeyForGroup } from './policy.ts';
 
@@ -67,6 +69,8 @@ describe('summary flush', () => {
   }
 
   const metric = async (pattern: RegExp) => assert.match(await metrics.render(), pattern);
+  /** The delivery stage over the outbound queue: the only way a summary reaches the transport. */
+  const deliver = () => drainOutbound(store, [transport], metrics);
 
   beforeEach(async () => {
     clock = new ManualClock(Date.UTC(2026, 0, 1));
@@ -81,13 +85,13 @@ describe('summary flush', () => {
     await store.registerToken(alice.pubkey, { token: 'alice-phone', transport: 'fcm' });
     deps = {
       store,
-      transports: [transport],
+      outbound: storeOutboundQueue(store, () => undefined),
+      processedEventTtlSecs: 86_400,
       profiles: { displayName: async (pubkey) => names.get(pubkey) ?? null },
       policy: POLICY,
       settings: { leaseSecs: 300, retrySecs: 5, pollMs: 10, flushTimeoutMs: 5000 },
       allowedPubkeys: new Set(),
       defaultPreferenceKinds: [1, 7, 16, 1059, 34236],
-      videoRecordTtlSecs: 86_400,
       logger: createLogger({ level: 'silent' }),
       metrics,
     };
@@ -107,7 +111,9 @@ describe('summary flush', () => {
       60,
     );
     const outcome = await flushGroup(deps, claim, new AbortController().signal);
-    assert.deepEqual(outcome, { kind: 'sent', delivered: 1, failed: 0, actorCount: 2 });
+    assert.deepEqual(outcome, { kind: 'queued', actorCount: 2 });
+    assert.equal(transport.sent.length, 0, 'the flush only queues');
+    assert.equal((await deliver()).length, 1);
     assert.equal(transport.sent.length, 1);
     const { message } = transport.sent[0] as (typeof transport.sent)[number];
     assert.equal(message.collapseKey, collapseKeyForGroup(claim.groupId));
@@ -137,6 +143,7 @@ describe('summary flush', () => {
   test('an unnamed first actor reads as a short npub; one actor reads singular', async () => {
     const claim = await dueGroup([carol]);
     await flushGroup(deps, claim, new AbortController().signal);
+    await deliver();
     assert.equal(transport.sent[0]?.message.data.body, `${shortNpub(carol.pubkey)} liked your post`);
     assert.equal(transport.sent[0].message.data.title, 'New like');
   });
@@ -149,6 +156,7 @@ describe('summary flush', () => {
     const { claim } = await store.claimDueCoalesceGroup(300);
     assert.ok(claim);
     await flushGroup(deps, claim, new AbortController().signal);
+    await deliver();
     assert.deepEqual(
       [transport.sent[0]?.message.data.title, transport.sent[0]?.message.data.body, transport.sent[0]?.message.data.eventKind],
       ['New reposts', 'Bob and 2 others reposted your post', '16'],
@@ -163,6 +171,7 @@ describe('summary flush', () => {
     const { claim } = await store.claimDueCoalesceGroup(300);
     assert.ok(claim);
     assert.deepEqual(await flushGroup({ ...deps, policy }, claim, new AbortController().signal), { kind: 'expired' });
+    assert.deepEqual(await deliver(), [], 'nothing queued');
     assert.equal(transport.sent.length, 0);
     assert.equal(await store.readCoalesceGroup(claim.groupId), null);
     await metric(/push_coalesce_skipped_total\{reason="expired"\} 1/);
@@ -184,6 +193,7 @@ describe('summary flush', () => {
       kind: 'suppressed',
       reason: 'not_allowlisted',
     });
+    assert.deepEqual(await deliver(), [], 'nothing queued');
     assert.equal(transport.sent.length, 0);
     assert.equal(await store.readCoalesceGroup(outside.groupId), null, 'a suppressed group is completed');
     await metric(/push_coalesce_skipped_total\{reason="preference_disabled"\} 1/);
@@ -202,11 +212,11 @@ describe('summary flush', () => {
     const again = await store.claimDueCoalesceGroup(300);
     assert.ok(again.claim);
     assert.deepEqual(await flushGroup({ ...deps, policy }, again.claim, new AbortController().signal), {
-      kind: 'sent',
-      delivered: 1,
-      failed: 0,
+      kind: 'queued',
       actorCount: 1,
     });
+    await deliver();
+    assert.equal(transport.sent.length, 1);
   });
 
   test('at the daily cap the summary waits for the oldest emission to age out; at the lifetime it is dropped as expired_throttled', async () => {
@@ -223,60 +233,61 @@ describe('summary flush', () => {
     assert.equal(deferred.kind === 'throttled' && deferred.afterSecs > 3400 && deferred.afterSecs <= 3600, true);
   });
 
-  test('every device gone: nothing delivered, the token and slot refunded, the group completed', async () => {
-    const policy = { ...POLICY, dailyCap: 2 };
+  test('every device gone: the summary is queued once, the group completed, and the delivery stage prunes the dead token', async () => {
     transport.script.set('alice-phone', unregistered);
-    const claim = await dueGroup([bob], policy);
-    assert.deepEqual(await flushGroup({ ...deps, policy }, claim, new AbortController().signal), {
-      kind: 'sent',
-      delivered: 0,
-      failed: 1,
-      actorCount: 1,
-    });
+    const claim = await dueGroup([bob]);
+    assert.deepEqual(await flushGroup(deps, claim, new AbortController().signal), { kind: 'queued', actorCount: 1 });
     assert.equal(await store.readCoalesceGroup(claim.groupId), null);
+    assert.deepEqual(
+      (await deliver()).map((r) => r.outcome),
+      [{ kind: 'done' }],
+    );
     assert.equal(await store.tokenOwner('alice-phone'), null, 'the dead token was pruned');
-    // carol's immediate holds one slot of two; the refunded summary's slot is free again.
-    assert.deepEqual(await store.consumeRecipientToken(alice.pubkey, 'another-summary', policy), { status: 'spent' });
-    await metric(/push_coalesce_skipped_total\{reason="send_failed"\} 1/);
   });
 
-  test('an all-device retryable failure refunds and requeues after max(Retry-After, coalesce_retry_secs)', async () => {
-    // carol's immediate, the probe below and the summary: three slots.
-    const policy = { ...POLICY, dailyCap: 3 };
+  test('an all-device retryable failure is retried by the outbound queue, not by requeueing the group', async () => {
     transport.script.set('alice-phone', retryable(600));
-    const claim = await dueGroup([bob], policy);
-    assert.deepEqual(await flushGroup({ ...deps, policy }, claim, new AbortController().signal), { kind: 'retry_queued', afterSecs: 600 });
-    assert.equal((await store.readCoalesceGroup(claim.groupId))?.pending, 1, 'kept for the retry');
-    assert.deepEqual(await store.consumeRecipientToken(alice.pubkey, 'another-summary', policy), { status: 'spent' });
-    assert.deepEqual(
-      await store.consumeRecipientToken(alice.pubkey, 'a-third', policy),
-      { status: 'spent' },
-      'two probes fit only because the summary slot was refunded',
-    );
-    await store.refundRecipientToken(alice.pubkey, 'another-summary', policy);
-    await store.refundRecipientToken(alice.pubkey, 'a-third', policy);
-    clock.advance(599 * SECOND_MS);
-    assert.equal((await store.claimDueCoalesceGroup(300)).claim, null);
-    clock.advance(SECOND_MS);
+    const claim = await dueGroup([bob]);
+    assert.deepEqual(await flushGroup(deps, claim, new AbortController().signal), { kind: 'queued', actorCount: 1 });
+    assert.equal(await store.readCoalesceGroup(claim.groupId), null, 'completed: the queue owns the summary now');
+    const [first] = await deliver();
+    const outcome = first?.outcome;
+    assert.ok(outcome?.kind === 'retry' && outcome.afterMs >= 600 * SECOND_MS, 'retried after the Retry-After at least');
     transport.script.clear();
-    const again = await store.claimDueCoalesceGroup(300);
-    assert.ok(again.claim);
-    assert.equal((await flushGroup({ ...deps, policy }, again.claim, new AbortController().signal)).kind, 'sent');
+    assert.deepEqual(await deliver(), [], 'not due before the Retry-After');
+    clock.advance(600 * SECOND_MS);
+    assert.equal((await deliver())[0]?.outcome.kind, 'done');
     assert.equal(transport.sent.length, 1);
   });
 
-  test('a short Retry-After is raised to coalesce_retry_secs', async () => {
-    transport.script.set('alice-phone', retryable(1));
+  test('a flush recovered after it queued but before it completed queues nothing twice', async () => {
     const claim = await dueGroup([bob]);
-    assert.deepEqual(await flushGroup(deps, claim, new AbortController().signal), { kind: 'retry_queued', afterSecs: 5 });
+    // The first flush dies between queueing the summary and completing the group.
+    const crashing: StorePort = Object.create(store, {
+      completeCoalesceGroup: { value: () => Promise.reject(new Error('process killed')) },
+    }) as StorePort;
+    await assert.rejects(flushGroup({ ...deps, store: crashing }, claim, new AbortController().signal), /process killed/);
+    clock.advance(301 * SECOND_MS);
+    const { claim: recovered } = await store.claimDueCoalesceGroup(300);
+    assert.ok(recovered, 'the lease expired and the group is due again');
+    assert.deepEqual(await flushGroup(deps, recovered, new AbortController().signal), { kind: 'already_queued' });
+    assert.equal(await store.readCoalesceGroup(claim.groupId), null, 'completed this time');
+    await deliver();
+    assert.equal(transport.sent.length, 1, 'one summary');
   });
 
-  test('one device delivered and one failed: sent and completed', async () => {
+  test('one device delivered and one failed: queued once, completed, delivered to the one', async () => {
     await store.registerToken(alice.pubkey, { token: 'alice-tablet', transport: 'fcm' });
     transport.script.set('alice-tablet', retryable(30));
     const claim = await dueGroup([bob]);
-    assert.deepEqual(await flushGroup(deps, claim, new AbortController().signal), { kind: 'sent', delivered: 1, failed: 1, actorCount: 1 });
+    assert.deepEqual(await flushGroup(deps, claim, new AbortController().signal), { kind: 'queued', actorCount: 1 });
     assert.equal(await store.readCoalesceGroup(claim.groupId), null);
+    assert.deepEqual(
+      (await deliver()).map((r) => r.outcome),
+      [{ kind: 'done' }],
+      'a partial success is never re-sent',
+    );
+    assert.equal(transport.sent.length, 1);
   });
 
   test('a recovered flush reuses its reservation instead of taking a second token', async () => {
@@ -287,7 +298,7 @@ describe('summary flush', () => {
       { status: 'spent' },
       'the crashed flush spent it',
     );
-    assert.equal((await flushGroup({ ...deps, policy }, claim, new AbortController().signal)).kind, 'sent');
+    assert.equal((await flushGroup({ ...deps, policy }, claim, new AbortController().signal)).kind, 'queued');
     assert.equal(
       (await store.consumeRecipientToken(alice.pubkey, 'x', policy)).status,
       'bucket_empty',
@@ -309,6 +320,7 @@ describe('summary flush', () => {
     assert.ok(zap);
     assert.deepEqual(await flushGroup(deps, zap, new AbortController().signal), { kind: 'empty', reason: 'unknown_type' });
     assert.equal(await store.readCoalesceGroup(zap.groupId), null);
+    assert.deepEqual(await deliver(), []);
     assert.equal(transport.sent.length, 0);
   });
 
@@ -318,7 +330,7 @@ describe('summary flush', () => {
     controller.abort();
     await assert.rejects(flushGroup(deps, claim, controller.signal), FlushCancelled);
     assert.equal((await store.readCoalesceGroup(claim.groupId))?.leaseToken, claim.leaseToken);
-    assert.equal(transport.sent.length, 0);
+    assert.deepEqual(await deliver(), [], 'nothing queued');
   });
 
   test('an actor the recipient muted while the group waited is not named: the summary reads "Someone"', async () => {
@@ -326,6 +338,7 @@ describe('summary flush', () => {
     const claim = await dueGroup([bob, dave]);
     await store.setSocialFilters(alice.pubkey, { mutedPubkeys: [bob.pubkey], onlyFollowing: null });
     await flushGroup({ ...deps, social: { lists: null } }, claim, new AbortController().signal);
+    await deliver();
     const { message } = transport.sent[0] as (typeof transport.sent)[number];
     assert.equal(message.data.senderPubkey, '');
     assert.equal(message.data.senderName, 'Someone');

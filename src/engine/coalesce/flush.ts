@@ -1,17 +1,24 @@
 /**
  * One summary flush (reference §8.6 `flush_group`): a claimed group becomes one push, or is
- * deferred, retried or dropped — each with its reason counted. The order matters and is divine's:
- * read, lifetime, sanity, gates again (they may have changed since buffering), budget, name,
- * send, then refund-and-retry or complete.
+ * deferred or dropped — each with its reason counted. The order matters and is divine's: read,
+ * lifetime, sanity, gates again (they may have changed since buffering), budget, name, then the
+ * summary claimed and queued on the outbound queue in one store step, then complete. The delivery
+ * stage sends it (the outbound queue is the only way to a transport): its retries, dead letters
+ * and give-up after `notification.max_event_age_secs` apply to summaries as to every push.
+ *
+ * The summary's claim is `(summaryClaimEventId(group), owner)`: a flush recovered after a crash
+ * between queueing and completing finds the claim taken and only completes the group, so a group
+ * is summarised once.
  */
-import { deliverNotification, type DeliveryDeps, type OutboundNotification } from '../../delivery/deliver.ts';
-import type { PushTransport } from '../../delivery/types.ts';
+import { randomUUID } from 'node:crypto';
+import type { OutboundNotification } from '../../delivery/deliver.ts';
 import { isHexPubkey } from '../../nostr/tags.ts';
 import type { Logger } from '../../observability/logger.ts';
 import type { Metrics } from '../../observability/metrics.ts';
 import type { CoalescePolicy, CoalesceType, CompleteGroupResult, GroupClaim } from '../../store/port-coalesce.ts';
 import type { StorePort } from '../../store/port.ts';
 import { typeEnabled } from '../content.ts';
+import type { OutboundQueue } from '../outbound-queue.ts';
 import { senderNameOrFallback, type ProfileResolver } from '../profiles.ts';
 import { isCoalescedType } from './ingest.ts';
 import { collapseKeyForGroup, type FlushSettings } from './policy.ts';
@@ -25,8 +32,8 @@ export type EmptyReason = 'missing_group' | 'unknown_type' | 'no_pending' | 'mis
 export type SuppressReason = 'not_allowlisted' | 'no_tokens' | 'preference_disabled';
 
 export type FlushOutcome =
-  | { kind: 'sent'; delivered: number; failed: number; actorCount: number }
-  | { kind: 'retry_queued'; afterSecs: number }
+  | { kind: 'queued'; actorCount: number }
+  | { kind: 'already_queued' }
   | { kind: 'throttled'; afterSecs: number }
   | { kind: 'expired' }
   | { kind: 'suppressed'; reason: SuppressReason }
@@ -42,17 +49,16 @@ export class FlushCancelled extends Error {
 
 export interface FlushDeps {
   store: StorePort;
-  /** Stamp each summary with the recipient's badge at send time (`inbox.enabled`); default true. */
-  badges?: boolean;
-  transports: PushTransport[];
+  /** Where summaries go: the outbound queue (normal lane). */
+  outbound: OutboundQueue;
+  /** Life of a summary's claim (`service.processed_event_ttl_secs`). */
+  processedEventTtlSecs: number;
   profiles: ProfileResolver;
   policy: CoalescePolicy;
   settings: FlushSettings;
   /** Recipient allowlist; empty means everyone. */
   allowedPubkeys: ReadonlySet<string>;
   defaultPreferenceKinds: readonly number[];
-  /** Passed to the delivery stage; summaries never carry a video record. */
-  videoRecordTtlSecs: number;
   logger: Logger;
   metrics: Metrics;
   /**
@@ -66,9 +72,15 @@ export interface FlushDeps {
 /**
  * Flush one claimed group. Returns how it ended; every path that ends the flush completes or
  * requeues the group with the claim's token. Throws {@link FlushCancelled} when `signal` aborted
- * before the send or during it (the group is then left as it is, under its lease), and any store
+ * before the summary was queued (the group is then left as it is, under its lease), and any store
  * error as it is.
  */
+
+/** The claim's event id of a group's summary: one summary per group (a group id names its bucket). */
+export function summaryClaimEventId(groupId: string): string {
+  return `coalesce:${groupId}`;
+}
+
 export async function flushGroup(deps: FlushDeps, claim: GroupClaim, signal: AbortSignal): Promise<FlushOutcome> {
   const { store, metrics } = deps;
   const log = deps.logger.child({ groupId: claim.groupId });
@@ -135,46 +147,23 @@ export async function flushGroup(deps: FlushDeps, claim: GroupClaim, signal: Abo
     recipient: group.owner,
     type,
     message,
-    claim: null,
+    claim: { eventId: summaryClaimEventId(claim.groupId), recipient: group.owner, owner: randomUUID() },
     eventCreatedAt: group.lastAt ?? group.dueAtSecs,
   };
-  const deliveryDeps: DeliveryDeps = {
-    store,
-    transports: deps.transports,
-    videoRecordTtlSecs: deps.videoRecordTtlSecs,
-    logger: deps.logger,
-    metrics,
-    ...(deps.badges === false ? { readBadge: null } : {}),
-  };
-  const report = await deliverNotification(deliveryDeps, notification, signal);
-  // Sends cut short by a timeout or shutdown say nothing about the devices: keep the lease (and
-  // the reservation, which a recovered flush reuses) rather than judge the group by them.
-  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- the signal can abort during the await; tsc keeps its earlier narrowing.
-  if (signal.aborted) throw new FlushCancelled();
-
-  if (report.delivered === 0) {
-    await store.refundRecipientToken(group.owner, claim.groupId, deps.policy);
-    if (report.retryAfterSecs !== null) {
-      const afterSecs = Math.max(report.retryAfterSecs, deps.settings.retrySecs);
-      const requeued = await store.completeCoalesceGroup(claim, afterSecs);
-      if (requeued === 'expired') {
-        metrics.coalesceSkipped.inc({ reason: 'expired' });
-        log.warn(
-          { owner: group.owner, type, target: group.target },
-          'coalescing group reached its lifetime while its sends kept failing: dropped',
-        );
-        return { kind: 'expired' };
-      }
-      await finish(requeued);
-      return { kind: 'retry_queued', afterSecs };
-    }
-    metrics.coalesceSkipped.inc({ reason: 'send_failed' });
-    await finish(store.completeCoalesceGroup(claim));
-    return { kind: 'sent', delivered: 0, failed: report.failed, actorCount: group.distinctActors };
-  }
+  // Checked again: the name lookup above may have taken a while (a narrowing of `aborted` would not see that).
+  if (aborted(signal)) throw new FlushCancelled();
+  const [taken] = await deps.outbound.claimAndEnqueue([notification], deps.processedEventTtlSecs);
   await finish(store.completeCoalesceGroup(claim));
+  if (!taken) {
+    log.info({ owner: group.owner, type }, 'the summary of this group was queued by an earlier flush; group completed');
+    return { kind: 'already_queued' };
+  }
   metrics.coalescedSends.inc({ type });
-  return { kind: 'sent', delivered: report.delivered, failed: report.failed, actorCount: group.distinctActors };
+  return { kind: 'queued', actorCount: group.distinctActors };
+}
+
+function aborted(signal: AbortSignal): boolean {
+  return signal.aborted;
 }
 
 /** The gates of reference §4.5 steps 1–3, checked again at flush time. */

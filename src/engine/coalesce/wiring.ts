@@ -3,7 +3,7 @@
  * the ingest decision on the engine, the summary flush worker on the scheduler.
  */
 import type { Config } from '../../config/defaults.ts';
-import type { PushTransport } from '../../delivery/types.ts';
+import type { OutboundQueue } from '../outbound-queue.ts';
 import type { EventVerifier } from '../../nostr/event.ts';
 import type { Logger } from '../../observability/logger.ts';
 import type { Metrics } from '../../observability/metrics.ts';
@@ -31,19 +31,18 @@ export function coalesceIngester(ctx: CoalesceWiringContext): CoalesceIngester {
 }
 
 /** What `runCoalesceFlush` needs in the scheduler role. */
-export function coalesceFlushDeps(ctx: CoalesceWiringContext & { transports: PushTransport[]; verifier: EventVerifier }): FlushDeps {
+export function coalesceFlushDeps(ctx: CoalesceWiringContext & { outbound: OutboundQueue; verifier: EventVerifier }): FlushDeps {
   const { config, store, metrics } = ctx;
   const logger = ctx.logger.child({ role: 'scheduler', task: 'coalesce_flush' });
   return {
     store,
-    transports: ctx.transports,
+    outbound: ctx.outbound,
+    processedEventTtlSecs: config.service.processed_event_ttl_secs,
     profiles: createProfileResolver(config.nostr, { store, verifier: ctx.verifier, logger, metrics }),
     policy: coalescePolicyFromConfig(config.service),
     settings: flushSettingsFromConfig(config.service),
     allowedPubkeys: new Set(config.service.allowed_pubkeys.map((p) => p.toLowerCase())),
     defaultPreferenceKinds: config.notification.default_preferences.kinds,
-    videoRecordTtlSecs: config.service.video_coordinate_dedup_ttl_secs,
-    badges: config.inbox.enabled,
     logger,
     metrics,
   };

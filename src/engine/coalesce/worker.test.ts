@@ -1,14 +1,14 @@
 import { test, describe, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { openSqliteStore } from '../../store/sqlite/index.ts';
-import type { DeviceRegistration, StorePort } from '../../store/port.ts';
+import type { StorePort } from '../../store/port.ts';
 import type { CoalescePolicy, GroupClaim } from '../../store/port-coalesce.ts';
 import { ManualClock } from '../../util/clock.ts';
 import { createLogger } from '../../observability/logger.ts';
 import { Metrics } from '../../observability/metrics.ts';
-import type { PushMessage, PushTransport, SendOutcome } from '../../delivery/types.ts';
+import type { OutboundNotification } from '../../delivery/deliver.ts';
 import { makeUser, type TestUser } from '../../../test/support/nostr-client.ts';
-import { RecordingTransport } from '../../../test/support/recording-transport.ts';
+import { storeOutboundQueue } from '../outbound-queue.ts';
 import type { FlushDeps } from './flush.ts';
 import { flushClaimed, runCoalesceFlush } from './worker.ts';
 
@@ -24,27 +24,27 @@ const POLICY: CoalescePolicy = {
   dailyCap: 20,
 };
 
-/** A provider that never answers until the send is aborted, then reports the abort as a failure. */
-class HangingTransport implements PushTransport {
+/** A profile resolver whose lookups wait until released: a flush held up before it queues its summary. */
+class HangingProfiles {
   started = 0;
   private readonly waiters: Array<() => void> = [];
-  handles(): boolean {
-    return true;
-  }
-  async sendBatch(devices: DeviceRegistration[], _message: PushMessage, signal?: AbortSignal): Promise<Map<string, SendOutcome>> {
+  private readonly held: Array<() => void> = [];
+  displayName = async (): Promise<string | null> => {
     this.started++;
     for (const wake of this.waiters.splice(0)) wake();
-    await new Promise<void>((resolve) => signal?.addEventListener('abort', () => resolve(), { once: true }));
-    return new Map(devices.map((d) => [d.token, { ok: false, error: { kind: 'internal_request', message: 'aborted' } }]));
-  }
-  /** Resolves once a send is in flight. */
+    await new Promise<void>((resolve) => this.held.push(resolve));
+    return null;
+  };
+  /** Resolves once a lookup is in flight. */
   inFlight(): Promise<void> {
     return this.started > 0 ? Promise.resolve() : new Promise((resolve) => this.waiters.push(resolve));
   }
-  async close(): Promise<void> {}
+  release(): void {
+    for (const resolve of this.held.splice(0)) resolve();
+  }
 }
 
-async function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 5000): Promise<void> {
+async function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
@@ -93,22 +93,21 @@ describe('coalescing flush worker', () => {
     await store.registerToken(alice.pubkey, { token: 'alice-phone', transport: 'fcm' });
     deps = {
       store,
-      transports: [new RecordingTransport()],
+      outbound: storeOutboundQueue(store, () => undefined),
+      processedEventTtlSecs: 86_400,
       profiles: { displayName: async () => null },
       policy: POLICY,
       settings: { leaseSecs: 300, retrySecs: 5, pollMs: 5, flushTimeoutMs: 5000 },
       allowedPubkeys: new Set(),
       defaultPreferenceKinds: [7, 16],
-      videoRecordTtlSecs: 86_400,
       logger: createLogger({ level: 'silent' }),
       metrics,
     };
   });
   afterEach(() => store.close());
 
-  test('the loop flushes due groups, samples the oldest due age, and stops at shutdown', async () => {
-    const transport = new RecordingTransport();
-    deps.transports = [transport];
+  test('the loop flushes due groups into the outbound queue, samples the oldest due age, and stops at shutdown', async () => {
+    const queued = async (): Promise<number> => (await store.queueStats('outbound')).ready;
     await dueGroup();
     clock.advance(40 * SECOND_MS);
     const sampled: number[] = [];
@@ -125,22 +124,23 @@ describe('coalescing flush worker', () => {
     }) as StorePort;
     const shutdown = new AbortController();
     const running = runCoalesceFlush(deps, shutdown.signal);
-    await until(() => transport.sent.length === 1, 'the summary');
+    await until(async () => (await queued()) === 1, 'the summary');
     assert.equal(sampled[0], 40, 'sampled before the claim');
     await until(
       async () => sampled.at(-1) === 0 && /push_coalesce_oldest_due_age_seconds 0/.test(await metrics.render()),
       'the gauge back at 0',
     );
     await dueGroup();
-    await until(() => transport.sent.length === 2, 'a second summary');
+    await until(async () => (await queued()) === 2, 'a second summary');
     shutdown.abort();
     await running;
-    assert.match(transport.sent[0]?.message.data.body ?? '', /and 1 other liked your post$/);
+    const [first] = await store.lease<OutboundNotification>('outbound', { max: 1, leaseMs: 60_000, maxAttempts: 5 });
+    assert.match(first?.payload.message.data.body ?? '', /and 1 other liked your post$/);
   });
 
   test('a flush over its timeout is counted and leaves its lease, so lease expiry returns the work', async () => {
-    const hanging = new HangingTransport();
-    deps.transports = [hanging];
+    const hanging = new HangingProfiles();
+    deps.profiles = hanging;
     deps.settings = { ...deps.settings, flushTimeoutMs: 50 };
     await dueGroup();
     const claimed = await claim();
@@ -153,18 +153,21 @@ describe('coalescing flush worker', () => {
     assert.equal((await store.claimDueCoalesceGroup(300)).claim, null);
     clock.advance(300 * SECOND_MS);
     assert.equal((await store.claimDueCoalesceGroup(300)).claim?.groupId, claimed.groupId, 'recovered after the lease');
+    hanging.release();
   });
 
-  test('shutdown during a send gives the group back at once', async () => {
-    const hanging = new HangingTransport();
-    deps.transports = [hanging];
+  test('shutdown before the summary is queued gives the group back at once, queueing nothing', async () => {
+    const hanging = new HangingProfiles();
+    deps.profiles = hanging;
     await dueGroup();
     const claimed = await claim();
     const shutdown = new AbortController();
     const flushing = flushClaimed(deps, claimed, shutdown.signal);
     await hanging.inFlight();
     shutdown.abort();
+    hanging.release();
     assert.equal(await flushing, null);
+    assert.equal((await store.queueStats('outbound')).ready, 0);
     const again = await store.claimDueCoalesceGroup(300);
     assert.equal(again.claim?.groupId, claimed.groupId, 'due again without waiting for the lease');
   });

@@ -1,7 +1,7 @@
 /**
  * The batched steps of routing one content event on Redis: one script reads every recipient's
  * gate state (`readRecipients-2`), one claims and queues every delivery that passed
- * (`claimAndEnqueue-3`). Keys and values are the single-recipient operations' own (`keys.ts`,
+ * (`claimAndEnqueue-5`). Keys and values are the single-recipient operations' own (`keys.ts`,
  * the queue layout of queues.ts), so both paths read and write the same records.
  */
 import type { ClaimedDelivery, QueueName, RecipientGateState } from '../port.ts';
@@ -9,6 +9,7 @@ import { expirySeconds, prefixed, type RedisContext } from './context.ts';
 import { chunks, preferenceKindsOf } from './bell-pages.ts';
 import { queueKeys, recipientClaimKey, tokenDevicesKey, tokenTimezoneOffsetsKey, userPreferencesKey, userTokensKey } from './keys.ts';
 import { devicesFromListReply } from './tokens.ts';
+import { DEFAULT_LANE } from '../lanes.ts';
 
 type RecipientReply = [(string | null)[], string | null];
 
@@ -41,9 +42,9 @@ export async function claimAndEnqueueDeliveries<T>(
     // undefined for an undefined, function or symbol payload, whatever the lib type says.
     const payload = JSON.stringify(item.payload) as string | undefined;
     if (payload === undefined) throw new TypeError(`claimAndEnqueueDeliveries: payload of ${item.id} is not JSON-serialisable`);
-    args.push(key(recipientClaimKey(claim.eventId, claim.recipient)), claim.owner, item.id, payload);
+    args.push(key(recipientClaimKey(claim.eventId, claim.recipient)), claim.owner, item.id, payload, item.lane ?? DEFAULT_LANE);
   }
   const keys = queueKeys(queue);
-  const replies = (await ctx.scripts.run('claimAndEnqueue', [keys.ready, keys.items, keys.meta], args)) as number[];
+  const replies = (await ctx.scripts.run('claimAndEnqueue', [...keys.readyKeys, keys.items, keys.meta], args)) as number[];
   return entries.map((_, i) => replies[i] === 1);
 }

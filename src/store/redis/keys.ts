@@ -25,11 +25,13 @@
  * | `token_devices`                  | HASH   | token → JSON `{transport, endpoint?, p256dh?, auth?, sandbox?, encryptTo?}`, only for devices that are not a plain FCM token. A token absent here is transport `fcm`, so a divine Redis reads as FCM devices |
  * | `social_filters:{pubkey}`        | STRING | JSON `{mutedPubkeys:[hex…], onlyFollowing: "all"\|[types]\|null}` (kind 3083), absent when nothing is filtered |
  * | `relay_cursors`                  | HASH   | relay URL → newest `created_at` seen (unix seconds), only ever raised |
- * | `queue:{name}:ready`             | ZSET   | item id → available-at (ms)                                  |
- * | `queue:{name}:leased`            | ZSET   | item id → lease expiry (ms)                                  |
- * | `queue:{name}:dead`              | ZSET   | item id → dead-lettered at (ms)                              |
- * | `queue:{name}:items`             | HASH   | item id → payload JSON, opaque to Lua                        |
- * | `queue:{name}:meta`              | HASH   | item id → JSON `{attempts, leaseToken?, lastError?, reason?}` |
+ * | `queue:{name}:ready`             | ZSET   | item id → available-at (ms), normal lane                     |
+ * | `queue:{name}:leased`            | ZSET   | item id → lease expiry (ms), normal lane                     |
+ * | `queue:{name}:{lane}:ready`      | ZSET   | the same for the `critical` and `low` lanes                  |
+ * | `queue:{name}:{lane}:leased`     | ZSET   | the same for the `critical` and `low` lanes                  |
+ * | `queue:{name}:dead`              | ZSET   | item id → dead-lettered at (ms), every lane                  |
+ * | `queue:{name}:items`             | HASH   | item id → payload JSON, opaque to Lua, every lane            |
+ * | `queue:{name}:meta`              | HASH   | item id → JSON `{attempts, leaseToken?, lastError?, reason?, lane?, firstFailedAt?, lastFailedAt?}` |
  *
  * The queue design (states, transitions, why payload and metadata are split) is described in
  * full in the header of `queues.ts` and in `docs/queues.md`.
@@ -38,7 +40,7 @@
  * key below, including Lua `KEYS`; no script builds a key name itself, so the prefix reaches
  * every key a script touches.
  */
-import type { QueueName } from '../port.ts';
+import type { Lane, QueueName } from '../port.ts';
 
 export const tokenToPubkeyKey = 'token_to_pubkey';
 export const tokenTimezoneOffsetsKey = 'token_timezone_offsets';
@@ -60,23 +62,43 @@ export const campaignConsentKey = (pubkey: string): string => `campaign_consent:
 export const profileCacheKey = (pubkey: string): string => `profile_cache:${pubkey}`;
 export const socialFiltersKey = (pubkey: string): string => `social_filters:${pubkey}`;
 
-/** The five keys of one durable queue. */
-export interface QueueKeys {
+/** The ready and leased sets of one lane of a durable queue. */
+export interface LaneKeys {
   ready: string;
   leased: string;
+}
+
+/**
+ * The keys of one durable queue: `ready` and `leased` per lane, the dead-letter list, payloads
+ * and metadata shared by the lanes (so an id is unique across them). The normal lane keeps the
+ * names the queue had before lanes (`queue:{name}:ready`, `queue:{name}:leased`), so items
+ * queued by an older version are normal items.
+ */
+export interface QueueKeys {
+  lanes: Record<Lane, LaneKeys>;
   dead: string;
   items: string;
   meta: string;
+  /** The per-lane ready sets in KEYS order (critical, normal, low). */
+  readyKeys: [string, string, string];
+  /** The per-lane leased sets in KEYS order (critical, normal, low). */
+  leasedKeys: [string, string, string];
 }
 
 export function queueKeys(queue: QueueName): QueueKeys {
   const base = `queue:${queue}`;
+  const lanes: Record<Lane, LaneKeys> = {
+    critical: { ready: `${base}:critical:ready`, leased: `${base}:critical:leased` },
+    normal: { ready: `${base}:ready`, leased: `${base}:leased` },
+    low: { ready: `${base}:low:ready`, leased: `${base}:low:leased` },
+  };
   return {
-    ready: `${base}:ready`,
-    leased: `${base}:leased`,
+    lanes,
     dead: `${base}:dead`,
     items: `${base}:items`,
     meta: `${base}:meta`,
+    readyKeys: [lanes.critical.ready, lanes.normal.ready, lanes.low.ready],
+    leasedKeys: [lanes.critical.leased, lanes.normal.leased, lanes.low.leased],
   };
 }
 

@@ -1,17 +1,21 @@
 /**
  * Durable queues on Redis.
  *
- * Layout, per queue `{name}` (`inbound`, `outbound`):
+ * Layout, per queue `{name}` (`inbound`, `outbound`) and lane (`critical`, `normal`, `low`; the
+ * normal lane keeps the names of before the lanes, so older items are normal ones):
  *
- * | key                    | type | member → score / value                                  |
- * |------------------------|------|---------------------------------------------------------|
- * | `queue:{name}:ready`   | ZSET | id → available-at, ms (scheduled items included)        |
- * | `queue:{name}:leased`  | ZSET | id → lease expiry, ms                                   |
- * | `queue:{name}:dead`    | ZSET | id → dead-lettered at, ms                               |
- * | `queue:{name}:items`   | HASH | id → payload JSON, exactly as `JSON.stringify` wrote it |
- * | `queue:{name}:meta`    | HASH | id → `{"attempts":n,"leaseToken"?,"lastError"?,"reason"?}` |
+ * | key                            | type | member → score / value                                  |
+ * |--------------------------------|------|---------------------------------------------------------|
+ * | `queue:{name}:ready`           | ZSET | id → available-at, ms (scheduled items included), normal |
+ * | `queue:{name}:leased`          | ZSET | id → lease expiry, ms, normal lane                      |
+ * | `queue:{name}:{lane}:ready`    | ZSET | the same, critical and low lanes                        |
+ * | `queue:{name}:{lane}:leased`   | ZSET | the same, critical and low lanes                        |
+ * | `queue:{name}:dead`            | ZSET | id → dead-lettered at, ms (every lane)                  |
+ * | `queue:{name}:items`           | HASH | id → payload JSON, exactly as `JSON.stringify` wrote it |
+ * | `queue:{name}:meta`            | HASH | id → `{"attempts":n,"leaseToken"?,"lastError"?,"reason"?,"lane"?,"firstFailedAt"?,"lastFailedAt"?}` |
  *
- * An item id is in exactly one of ready / leased / dead, and in `items` and `meta` from
+ * An item's lane is in its metadata (absent: normal) and never changes. An item id is in exactly
+ * one of its lane's ready / leased sets or the dead list, and in `items` and `meta` from
  * `enqueue` until `ack` or `deleteDead`; `items` therefore answers "is this id already queued,
  * leased or dead" for the enqueue idempotency check. Payload and metadata are split so the
  * scripts edit metadata with cjson without ever decoding a payload (cjson would turn `[]` into
@@ -19,19 +23,22 @@
  *
  * Transitions (one Lua script each, every key in KEYS, `now` passed in from the store's clock):
  *
- * - `enqueue-3` (many items per call): new id → ready at `availableAtMs` (default now),
- *   attempts 0. Known id → no-op.
- * - `lease-5`: first, leases with expiry ≤ now go back to ready scored by their expiry (so they
- *   are due at once and keep their place), or straight to dead when they already had
- *   `maxAttempts` leases. Then due items (score ≤ now, ascending score, ties by id) are taken
- *   up to `max`: one that already had `maxAttempts` leases goes to dead with reason
+ * - `enqueue-5` (many items per call): new id → its lane's ready at `availableAtMs` (default
+ *   now), attempts 0. Known id (in any lane) → no-op.
+ * - `lease-9`: first, in every lane, leases with expiry ≤ now go back to ready scored by their
+ *   expiry (so they are due at once and keep their place), or straight to dead when they already
+ *   had `maxAttempts` leases. Then the passes of `lanes.ts` take due items (score ≤ now,
+ *   ascending score, ties by id) lane by lane up to `max`: one that already had `maxAttempts` leases goes to dead with reason
  *   `max attempts exceeded`; any other moves to leased until now + `leaseMs` with attempts + 1
  *   and a fresh lease token (`<uuid of the call>:<k>`, the uuid made in TypeScript, passed as ARGV, like every time).
- * - `settle-5` (ack, retry, dead-letter; many items per call): only with the current lease
+ * - `settle-9` (ack, retry, dead-letter; many items per call): only with the current lease
  *   token; otherwise NotOwner (another token) or NotFound (not leased), both reported as `false`. A lease that
  *   expired but was not yet recovered by a `lease` call is still the holder's. `retry` keeps the
  *   attempt count and records `lastError`; `deadLetter` records `reason`.
- * - `replayDead-3`: dead → ready now, attempts reset to 0. `deleteDead-3`: dead → gone.
+ * - `replayDead-5`: dead → its lane's ready now, attempts reset to 0 (one id, or the oldest n).
+ *   `deleteDead-3`: dead → gone.
+ * - Failure times (port-dlq.ts): `settle-9` records now on a retry or dead-letter, `lease-9` an
+ *   expired lease's expiry when it recovers it.
  *
  * Stats count an expired, not yet recovered lease as ready (it is waiting, not live).
  *
@@ -41,7 +48,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import { StoreStatus, checkStatus } from '../errors.ts';
-import type { DeadItem, EnqueueItem, LeaseOptions, LeasedItem, QueueName, QueueStats, Settlement } from '../port.ts';
+import type { DeadItem, EnqueueItem, Lane, LeaseOptions, LeasedItem, QueueName, QueueStats, Settlement } from '../port.ts';
+import type { DeadLetter, DeadLetterPage, DeadLetterPageOptions } from '../port-dlq.ts';
+import { decodeDeadLetterCursor, encodeDeadLetterCursor } from '../dead-letter-cursor.ts';
+import { DEFAULT_LANE, LANES, isLane, leasePasses, zeroLaneStats } from '../lanes.ts';
 import type { ScriptArg } from './scripts.ts';
 import { isRecord, parseJson, type RedisContext } from './context.ts';
 import { queueKeys } from './keys.ts';
@@ -82,10 +92,10 @@ export async function enqueueMany<T>(ctx: RedisContext, queue: QueueName, items:
     if (payload === undefined) throw new TypeError(`enqueue: payload of ${item.id} is not JSON-serialisable`);
     const availableAtMs = item.availableAtMs ?? nowMs;
     requireTime('enqueue', 'availableAtMs', availableAtMs);
-    args.push(item.id, payload, availableAtMs);
+    args.push(item.id, payload, availableAtMs, item.lane ?? DEFAULT_LANE);
   }
   const keys = queueKeys(queue);
-  const added = (await ctx.scripts.run('enqueue', [keys.ready, keys.items, keys.meta], args)) as number[];
+  const added = (await ctx.scripts.run('enqueue', [...keys.readyKeys, keys.items, keys.meta], args)) as number[];
   return items.map((_, i) => added[i] === 1);
 }
 
@@ -97,10 +107,11 @@ export async function lease<T>(ctx: RedisContext, queue: QueueName, options: Lea
   const now = ctx.clock.nowMs();
   const leaseExpiresAtMs = now + leaseMs;
   const keys = queueKeys(queue);
+  const passes = leasePasses(max).flatMap((pass) => [pass.lane, pass.limit ?? '']);
   const [deadCount, droppedCount, rows] = (await ctx.scripts.run(
     'lease',
-    [keys.ready, keys.leased, keys.dead, keys.items, keys.meta],
-    [now, leaseExpiresAtMs, maxAttempts, max, randomUUID()],
+    [...keys.readyKeys, ...keys.leasedKeys, keys.dead, keys.items, keys.meta],
+    [now, leaseExpiresAtMs, maxAttempts, max, randomUUID(), ...passes],
   )) as LeaseReply;
   if (deadCount > 0) ctx.logger.warn({ queue, count: deadCount }, 'queue items exceeded max attempts; dead-lettered');
   if (droppedCount > 0) ctx.logger.warn({ queue, count: droppedCount }, 'queue ids without a payload dropped');
@@ -133,7 +144,11 @@ export async function settleLeased(ctx: RedisContext, queue: QueueName, settleme
     else args.push(entry.id, entry.leaseToken, 'ack', '', '');
   }
   const keys = queueKeys(queue);
-  const codes = (await ctx.scripts.run('settle', [keys.ready, keys.leased, keys.dead, keys.items, keys.meta], args)) as unknown[];
+  const codes = (await ctx.scripts.run(
+    'settle',
+    [...keys.readyKeys, ...keys.leasedKeys, keys.dead, keys.items, keys.meta],
+    args,
+  )) as unknown[];
   return settlements.map((entry, i) => ownedResult(entry.outcome, codes[i]));
 }
 
@@ -162,14 +177,39 @@ export async function deadLetter(ctx: RedisContext, queue: QueueName, id: string
 interface StoredMeta {
   attempts: number;
   reason: string;
+  lane: Lane;
+  lastError: string | null;
+  firstFailedAtMs: number | null;
+  lastFailedAtMs: number | null;
 }
 
 function readMeta(raw: string | null): StoredMeta {
   const meta = raw === null ? undefined : parseJson(raw);
-  if (!isRecord(meta)) return { attempts: 0, reason: '' };
+  if (!isRecord(meta)) return { attempts: 0, reason: '', lane: DEFAULT_LANE, lastError: null, firstFailedAtMs: null, lastFailedAtMs: null };
   return {
     attempts: typeof meta.attempts === 'number' ? meta.attempts : 0,
     reason: typeof meta.reason === 'string' ? meta.reason : '',
+    lane: isLane(meta.lane) ? meta.lane : DEFAULT_LANE,
+    lastError: typeof meta.lastError === 'string' ? meta.lastError : null,
+    firstFailedAtMs: typeof meta.firstFailedAt === 'number' ? meta.firstFailedAt : null,
+    lastFailedAtMs: typeof meta.lastFailedAt === 'number' ? meta.lastFailedAt : null,
+  };
+}
+
+function deadLetterOf<T>(id: string, deadAtMs: number, rawPayload: string | null, rawMeta: string | null): DeadLetter<T> {
+  const payload = rawPayload === null ? null : (parseJson(rawPayload) ?? rawPayload);
+  const meta = readMeta(rawMeta);
+  const lastFailedAtMs = meta.lastFailedAtMs ?? deadAtMs;
+  return {
+    id,
+    lane: meta.lane,
+    payload: payload as T,
+    attempts: meta.attempts,
+    reason: meta.reason,
+    lastError: meta.lastError,
+    firstFailedAtMs: meta.firstFailedAtMs ?? lastFailedAtMs,
+    lastFailedAtMs,
+    deadAtMs,
   };
 }
 
@@ -189,9 +229,62 @@ export async function listDead<T>(ctx: RedisContext, queue: QueueName, limit: nu
   return items;
 }
 
-export async function replayDead(ctx: RedisContext, queue: QueueName, id: string): Promise<boolean> {
+export async function listDeadPage<T>(ctx: RedisContext, queue: QueueName, options: DeadLetterPageOptions): Promise<DeadLetterPage<T>> {
+  const limit = Math.floor(options.limit);
+  if (!(limit >= 1)) return { items: [], nextCursor: null };
+  const after = options.cursor === undefined ? null : decodeDeadLetterCursor(options.cursor);
   const keys = queueKeys(queue);
-  return ownedResult('replayDead', await ctx.scripts.run('replayDead', [keys.dead, keys.ready, keys.meta], [id, ctx.clock.nowMs()]));
+  // One entry more than asked says whether a next page exists without a second call.
+  const flat = (await ctx.scripts.run(
+    'listDeadPage',
+    [keys.dead, keys.items, keys.meta],
+    [after === null ? '-inf' : after.deadAtMs, after?.id ?? '', limit + 1],
+  )) as (string | null)[];
+  const items: DeadLetter<T>[] = [];
+  for (let i = 0; i + 3 < flat.length; i += 4) {
+    const id = flat[i];
+    if (typeof id !== 'string') continue;
+    items.push(deadLetterOf<T>(id, Number(flat[i + 1]), flat[i + 2] ?? null, flat[i + 3] ?? null));
+  }
+  const page = items.slice(0, limit);
+  const last = page.at(-1);
+  return { items: page, nextCursor: items.length > limit && last ? encodeDeadLetterCursor(last) : null };
+}
+
+export async function getDead<T>(ctx: RedisContext, queue: QueueName, id: string): Promise<DeadLetter<T> | null> {
+  const keys = queueKeys(queue);
+  const results = (await ctx.redis.multi().zscore(keys.dead, id).hget(keys.items, id).hget(keys.meta, id).exec()) ?? [];
+  const values = results.map(([error, value]) => {
+    if (error) throw error;
+    return value as string | null;
+  });
+  const [score = null, rawPayload = null, rawMeta = null] = values;
+  return score === null ? null : deadLetterOf<T>(id, Number(score), rawPayload, rawMeta);
+}
+
+function replayKeys(queue: QueueName): string[] {
+  const keys = queueKeys(queue);
+  return [keys.dead, ...keys.readyKeys, keys.meta];
+}
+
+export async function replayDead(ctx: RedisContext, queue: QueueName, id: string): Promise<boolean> {
+  if (id === '') return false;
+  return ownedResult('replayDead', await ctx.scripts.run('replayDead', replayKeys(queue), [ctx.clock.nowMs(), id, 0]));
+}
+
+/** Dead letters replayed per script call by {@link replayAllDead}: a short step, so Redis keeps serving others between them. */
+const REPLAY_ALL_STEP = 500;
+
+export async function replayAllDead(ctx: RedisContext, queue: QueueName): Promise<number> {
+  // Bounded by the count at the start, so items that die again meanwhile cannot keep it going.
+  const steps = Math.ceil((await ctx.redis.zcard(queueKeys(queue).dead)) / REPLAY_ALL_STEP) + 1;
+  let replayed = 0;
+  for (let step = 0; step < steps; step += 1) {
+    const count = Number(await ctx.scripts.run('replayDead', replayKeys(queue), [ctx.clock.nowMs(), '', REPLAY_ALL_STEP]));
+    replayed += count;
+    if (count < REPLAY_ALL_STEP) break;
+  }
+  return replayed;
 }
 
 export async function deleteDead(ctx: RedisContext, queue: QueueName, id: string): Promise<boolean> {
@@ -202,18 +295,21 @@ export async function deleteDead(ctx: RedisContext, queue: QueueName, id: string
 export async function queueStats(ctx: RedisContext, queue: QueueName): Promise<QueueStats> {
   const keys = queueKeys(queue);
   const now = ctx.clock.nowMs();
-  const results =
-    (await ctx.redis
-      .multi()
-      .zcard(keys.ready)
-      .zcount(keys.leased, '-inf', now)
-      .zcount(keys.leased, `(${now}`, '+inf')
-      .zcard(keys.dead)
-      .exec()) ?? [];
-  const counts = results.map(([error, value]) => {
+  const multi = ctx.redis.multi();
+  for (const lane of LANES) {
+    multi.zcard(keys.lanes[lane].ready).zcount(keys.lanes[lane].leased, '-inf', now).zcount(keys.lanes[lane].leased, `(${now}`, '+inf');
+  }
+  multi.zcard(keys.dead);
+  const counts = ((await multi.exec()) ?? []).map(([error, value]) => {
     if (error) throw error;
     return Number(value);
   });
-  const [ready = 0, expiredLeases = 0, liveLeases = 0, dead = 0] = counts;
-  return { ready: ready + expiredLeases, leased: liveLeases, dead };
+  const stats: QueueStats = { ready: 0, leased: 0, dead: counts[LANES.length * 3] ?? 0, lanes: zeroLaneStats() };
+  LANES.forEach((lane, i) => {
+    const [ready = 0, expiredLeases = 0, liveLeases = 0] = counts.slice(i * 3, i * 3 + 3);
+    stats.lanes[lane] = { ready: ready + expiredLeases, leased: liveLeases };
+    stats.ready += ready + expiredLeases;
+    stats.leased += liveLeases;
+  });
+  return stats;
 }

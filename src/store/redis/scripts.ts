@@ -42,6 +42,7 @@ export const SCRIPT_NAMES = [
   'replayDead',
   'deleteDead',
   'listDead',
+  'listDeadPage',
   'appendNtfyMessage',
   'expireNtfyTopic',
   'readNtfyTopics',

@@ -3,6 +3,7 @@
  * MULTI over divine-push-service's key layout (see `keys.ts`), so an existing divine Redis is
  * taken over as it is.
  */
+import type { DeadLetter, DeadLetterPage, DeadLetterPageOptions } from '../port-dlq.ts';
 import { Redis } from 'ioredis';
 import type {
   CachedProfile,
@@ -200,6 +201,20 @@ export class RedisStore implements StorePort {
   }
   queueStats(queue: QueueName): Promise<QueueStats> {
     return queues.queueStats(this.ctx, queue);
+  }
+
+  // ---- dead letters (port-dlq.ts) ----------------------------------------------------------
+
+  listDeadPage<T>(queue: QueueName, options: DeadLetterPageOptions): Promise<DeadLetterPage<T>> {
+    return queues.listDeadPage<T>(this.ctx, queue, options);
+  }
+
+  getDead<T>(queue: QueueName, id: string): Promise<DeadLetter<T> | null> {
+    return queues.getDead<T>(this.ctx, queue, id);
+  }
+
+  replayAllDead(queue: QueueName): Promise<number> {
+    return queues.replayAllDead(this.ctx, queue);
   }
 
   // ---- ntfy topics (port-ntfy.ts) ----------------------------------------------------------

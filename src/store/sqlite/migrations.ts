@@ -126,6 +126,21 @@ const ADD_DEVICE_APNS_AND_ENCRYPTION = `
   ALTER TABLE devices ADD COLUMN encrypt_to TEXT;
 `;
 
+/**
+ * Version 8 → 9: priority lanes (each lane its own range of the due index, so a lease of one lane
+ * never walks another's rows) and the failure times an operator sees on a dead letter. Items
+ * already queued are in the normal lane, where an item enqueued without a lane goes.
+ */
+const ADD_QUEUE_LANES = `
+  ALTER TABLE queue_items ADD COLUMN lane TEXT NOT NULL DEFAULT 'normal' CHECK (lane IN ('critical', 'normal', 'low'));
+  ALTER TABLE queue_items ADD COLUMN first_failed_at_ms INTEGER;
+  ALTER TABLE queue_items ADD COLUMN last_failed_at_ms INTEGER;
+  DROP INDEX queue_items_due;
+  CREATE INDEX queue_items_lane_due ON queue_items (queue, lane, due_at_ms) WHERE state <> 'dead';
+  DROP INDEX queue_items_dead;
+  CREATE INDEX queue_items_dead ON queue_items (queue, dead_at_ms, id) WHERE state = 'dead';
+`;
+
 /** `migrations[n]` upgrades a file from version n to n + 1. */
 export const migrations: readonly Migration[] = [
   { description: 'create devices, claims, preferences, relay cursors, profile cache and queues', apply: migrateFrom0 },
@@ -149,6 +164,7 @@ export const migrations: readonly Migration[] = [
     description: 'create inbox counters, counted marks, known users, alert words and announcements',
     apply: (db) => db.exec(CREATE_INBOX_TABLES),
   },
+  { description: 'queue lanes and failure times of queue items', apply: (db) => db.exec(ADD_QUEUE_LANES) },
 ];
 
 /** The version a file has after {@link migrate}. */

@@ -1,42 +1,61 @@
 import { randomUUID } from 'node:crypto';
 import type { Database, Statement } from 'better-sqlite3';
 import type { Logger } from '../../observability/logger.ts';
-import type { Clock, DeadItem, EnqueueItem, LeaseOptions, LeasedItem, QueueName, QueueStats, Settlement } from '../port.ts';
+import type { Clock, DeadItem, EnqueueItem, Lane, LeaseOptions, LeasedItem, QueueName, QueueStats, Settlement } from '../port.ts';
+import type { DeadLetter, DeadLetterPage, DeadLetterPageOptions } from '../port-dlq.ts';
+import { decodeDeadLetterCursor, encodeDeadLetterCursor } from '../dead-letter-cursor.ts';
+import { DEFAULT_LANE, isLane, leasePasses, zeroLaneStats } from '../lanes.ts';
 
 /**
  * The durable queues, all in `queue_items`. An item is `ready` (leasable from `due_at_ms`),
  * `leased` (`due_at_ms` is the lease expiry, after which it is leasable again under a new token)
  * or `dead`. An item whose lease expired but that nobody re-leased yet keeps its token, so a slow
  * consumer can still ack it; the next lease replaces the token and the old one stops working.
+ *
+ * Lanes: `lane` splits each queue into three, each its own range of the `(queue, lane, due_at_ms)`
+ * index, so a lease of the critical lane never walks a low backlog. One lease call runs the
+ * passes of `lanes.ts` (reserved slots of the lower lanes, then critical, normal, low). Ids stay
+ * unique per queue across lanes (the primary key is `(queue, id)`).
+ *
+ * Failure times (`first_failed_at_ms`, `last_failed_at_ms`, see `port-dlq.ts`): a retry or a
+ * dead-letter records now; a lease that expired unsettled records its expiry when the next lease
+ * takes the row (or dead-letters it for max attempts).
  */
 
 /** Reason recorded when {@link LeaseOptions.maxAttempts} moves an item to the dead-letter list. */
 export const MAX_ATTEMPTS_REASON = 'max attempts exceeded';
 
 const INSERT_ITEM = `
-  INSERT INTO queue_items (queue, id, payload_json, state, due_at_ms, attempts)
-  VALUES (@queue, @id, @payloadJson, 'ready', @dueAtMs, 0)
+  INSERT INTO queue_items (queue, id, lane, payload_json, state, due_at_ms, attempts)
+  VALUES (@queue, @id, @lane, @payloadJson, 'ready', @dueAtMs, 0)
   ON CONFLICT (queue, id) DO NOTHING`;
 
 /** Ties in availability go to the item inserted first. */
 const SELECT_DUE = `
-  SELECT rowid, id, payload_json, attempts, last_error FROM queue_items
-  WHERE queue = @queue AND state <> 'dead' AND due_at_ms <= @nowMs
+  SELECT rowid, id, payload_json, attempts, last_error, state, due_at_ms FROM queue_items
+  WHERE queue = @queue AND lane = @lane AND state <> 'dead' AND due_at_ms <= @nowMs
   ORDER BY due_at_ms, rowid
   LIMIT @limit`;
 
 /**
  * Every row a lease call takes, in one statement (`@rowids` is a JSON array): the k-th row's lease
- * token is `<call token>:<rowid>`, unique and unguessable, as {@link leaseTokenFor} writes it.
+ * token is `<call token>:<rowid>`, unique and unguessable, as {@link leaseTokenFor} writes it. A
+ * row still `leased` here is an expired lease: its expiry (`due_at_ms`, read before the SET
+ * applies) is recorded as a failure.
  */
 const MARK_LEASED = `
   UPDATE queue_items
-  SET state = 'leased', lease_token = @callToken || ':' || rowid, due_at_ms = @leaseExpiresAtMs, attempts = attempts + 1
+  SET state = 'leased', lease_token = @callToken || ':' || rowid, due_at_ms = @leaseExpiresAtMs, attempts = attempts + 1,
+      first_failed_at_ms = CASE WHEN state = 'leased' THEN coalesce(first_failed_at_ms, due_at_ms) ELSE first_failed_at_ms END,
+      last_failed_at_ms = CASE WHEN state = 'leased' THEN due_at_ms ELSE last_failed_at_ms END
   WHERE rowid IN (SELECT value FROM json_each(@rowids))`;
 
+/** `@failedAtMs`: the expiry of an expired lease being dead-lettered, else null (the last recorded failure stands). */
 const MARK_EXHAUSTED = `
   UPDATE queue_items
-  SET state = 'dead', lease_token = NULL, dead_reason = @reason, dead_at_ms = @nowMs
+  SET state = 'dead', lease_token = NULL, dead_reason = @reason, dead_at_ms = @nowMs,
+      first_failed_at_ms = coalesce(first_failed_at_ms, @failedAtMs, @nowMs),
+      last_failed_at_ms = coalesce(@failedAtMs, last_failed_at_ms, @nowMs)
   WHERE queue = @queue AND id = @id`;
 
 const DELETE_LEASED = `
@@ -44,12 +63,14 @@ const DELETE_LEASED = `
 
 const RETURN_LEASED = `
   UPDATE queue_items
-  SET state = 'ready', lease_token = NULL, due_at_ms = @availableAtMs, last_error = @error
+  SET state = 'ready', lease_token = NULL, due_at_ms = @availableAtMs, last_error = @error,
+      first_failed_at_ms = coalesce(first_failed_at_ms, @nowMs), last_failed_at_ms = @nowMs
   WHERE queue = @queue AND id = @id AND state = 'leased' AND lease_token = @leaseToken`;
 
 const KILL_LEASED = `
   UPDATE queue_items
-  SET state = 'dead', lease_token = NULL, dead_reason = @reason, dead_at_ms = @nowMs
+  SET state = 'dead', lease_token = NULL, dead_reason = @reason, dead_at_ms = @nowMs,
+      first_failed_at_ms = coalesce(first_failed_at_ms, @nowMs), last_failed_at_ms = @nowMs
   WHERE queue = @queue AND id = @id AND state = 'leased' AND lease_token = @leaseToken`;
 
 const SELECT_DEAD = `
@@ -58,21 +79,39 @@ const SELECT_DEAD = `
   ORDER BY dead_at_ms, rowid
   LIMIT ?`;
 
-/** A replayed item starts over as if just enqueued: no attempts, no error, available now. */
-const REPLAY_DEAD = `
-  UPDATE queue_items
-  SET state = 'ready', due_at_ms = @nowMs, attempts = 0, last_error = NULL, dead_reason = NULL, dead_at_ms = NULL
-  WHERE queue = @queue AND id = @id AND state = 'dead'`;
+const DEAD_LETTER_COLUMNS = 'id, lane, payload_json, attempts, dead_reason, last_error, first_failed_at_ms, last_failed_at_ms, dead_at_ms';
+
+/** `(dead_at_ms, id)` after the cursor's position; the first page starts below every time. */
+const SELECT_DEAD_PAGE = `
+  SELECT ${DEAD_LETTER_COLUMNS} FROM queue_items
+  WHERE queue = @queue AND state = 'dead' AND (dead_at_ms, id) > (@afterMs, @afterId)
+  ORDER BY dead_at_ms, id
+  LIMIT @limit`;
+
+const SELECT_DEAD_ONE = `SELECT ${DEAD_LETTER_COLUMNS} FROM queue_items WHERE queue = ? AND id = ? AND state = 'dead'`;
+
+/** A replayed item starts over as if just enqueued, in its own lane: no attempts, no error, no failures, available now. */
+const REPLAY_SET = `
+  SET state = 'ready', due_at_ms = @nowMs, attempts = 0, last_error = NULL, dead_reason = NULL, dead_at_ms = NULL,
+      first_failed_at_ms = NULL, last_failed_at_ms = NULL`;
+
+const REPLAY_DEAD = `UPDATE queue_items ${REPLAY_SET} WHERE queue = @queue AND id = @id AND state = 'dead'`;
+
+/** One step of replaying a whole queue's dead letters, oldest first. */
+const REPLAY_DEAD_STEP = `
+  UPDATE queue_items ${REPLAY_SET}
+  WHERE rowid IN (SELECT rowid FROM queue_items WHERE queue = @queue AND state = 'dead' ORDER BY dead_at_ms, id LIMIT @limit)`;
 
 const DELETE_DEAD = `DELETE FROM queue_items WHERE queue = ? AND id = ? AND state = 'dead'`;
 
 /** An expired lease counts as ready: it is what the next lease call would hand out. */
 const SELECT_STATS = `
   SELECT
+    lane,
     coalesce(sum(state = 'ready' OR (state = 'leased' AND due_at_ms <= @nowMs)), 0) AS ready,
     coalesce(sum(state = 'leased' AND due_at_ms > @nowMs), 0) AS leased,
     coalesce(sum(state = 'dead'), 0) AS dead
-  FROM queue_items WHERE queue = @queue`;
+  FROM queue_items WHERE queue = @queue GROUP BY lane`;
 
 interface DueRow {
   rowid: number;
@@ -80,6 +119,27 @@ interface DueRow {
   payload_json: string;
   attempts: number;
   last_error: string | null;
+  state: 'ready' | 'leased';
+  due_at_ms: number;
+}
+
+interface DeadLetterRow {
+  id: string;
+  lane: string;
+  payload_json: string;
+  attempts: number;
+  dead_reason: string | null;
+  last_error: string | null;
+  first_failed_at_ms: number | null;
+  last_failed_at_ms: number | null;
+  dead_at_ms: number;
+}
+
+interface StatsRow {
+  lane: string;
+  ready: number;
+  leased: number;
+  dead: number;
 }
 
 interface DeadRow {
@@ -120,6 +180,22 @@ function leaseTokenFor(callToken: string, rowid: number): string {
   return `${callToken}:${rowid}`;
 }
 
+function deadLetterFromRow(row: DeadLetterRow): DeadLetter {
+  const payload = tryParsePayload(row.payload_json);
+  const lastFailedAtMs = row.last_failed_at_ms ?? row.dead_at_ms;
+  return {
+    id: row.id,
+    lane: isLane(row.lane) ? row.lane : DEFAULT_LANE,
+    payload: payload === UNPARSEABLE ? row.payload_json : payload,
+    attempts: row.attempts,
+    reason: row.dead_reason ?? '',
+    lastError: row.last_error,
+    firstFailedAtMs: row.first_failed_at_ms ?? lastFailedAtMs,
+    lastFailedAtMs,
+    deadAtMs: row.dead_at_ms,
+  };
+}
+
 function checkLeaseOptions(options: LeaseOptions): void {
   // A zero-length lease would make a just-leased item due again inside the same lease call.
   if (!Number.isFinite(options.leaseMs) || options.leaseMs <= 0) throw new RangeError(`leaseMs must be positive, got ${options.leaseMs}`);
@@ -128,18 +204,29 @@ function checkLeaseOptions(options: LeaseOptions): void {
   }
 }
 
+/** What every pass of one lease call shares. */
+interface LeaseCall {
+  queue: QueueName;
+  options: LeaseOptions;
+  nowMs: number;
+  callToken: string;
+}
+
 export class QueueTable {
-  private readonly insertItem: Statement<[ItemKey & { payloadJson: string; dueAtMs: number }]>;
-  private readonly selectDue: Statement<[{ queue: QueueName; nowMs: number; limit: number }], DueRow>;
+  private readonly insertItem: Statement<[ItemKey & { lane: Lane; payloadJson: string; dueAtMs: number }]>;
+  private readonly selectDue: Statement<[{ queue: QueueName; lane: Lane; nowMs: number; limit: number }], DueRow>;
   private readonly markLeased: Statement<[{ callToken: string; leaseExpiresAtMs: number; rowids: string }]>;
-  private readonly markExhausted: Statement<[ItemKey & { reason: string; nowMs: number }]>;
+  private readonly markExhausted: Statement<[ItemKey & { reason: string; nowMs: number; failedAtMs: number | null }]>;
   private readonly deleteLeased: Statement<[ItemKey & { leaseToken: string }]>;
-  private readonly returnLeased: Statement<[ItemKey & { leaseToken: string; availableAtMs: number; error: string }]>;
+  private readonly returnLeased: Statement<[ItemKey & { leaseToken: string; availableAtMs: number; error: string; nowMs: number }]>;
   private readonly killLeased: Statement<[ItemKey & { leaseToken: string; reason: string; nowMs: number }]>;
   private readonly selectDead: Statement<[QueueName, number], DeadRow>;
   private readonly replayDeadItem: Statement<[ItemKey & { nowMs: number }]>;
   private readonly deleteDeadItem: Statement<[QueueName, string]>;
-  private readonly selectStats: Statement<[{ queue: QueueName; nowMs: number }], QueueStats>;
+  private readonly selectStats: Statement<[{ queue: QueueName; nowMs: number }], StatsRow>;
+  private readonly selectDeadPage: Statement<[{ queue: QueueName; afterMs: number; afterId: string; limit: number }], DeadLetterRow>;
+  private readonly selectDeadOne: Statement<[QueueName, string], DeadLetterRow>;
+  private readonly replayDeadStepStatement: Statement<[{ queue: QueueName; nowMs: number; limit: number }]>;
 
   readonly enqueue: (queue: QueueName, item: EnqueueItem) => boolean;
   readonly enqueueMany: (queue: QueueName, items: ReadonlyArray<EnqueueItem>) => boolean[];
@@ -150,6 +237,7 @@ export class QueueTable {
   readonly settleMany: (queue: QueueName, settlements: readonly Settlement[]) => boolean[];
   readonly replayDead: (queue: QueueName, id: string) => boolean;
   readonly deleteDead: (queue: QueueName, id: string) => boolean;
+  readonly replayDeadStep: (queue: QueueName, limit: number) => number;
 
   constructor(
     db: Database,
@@ -167,6 +255,9 @@ export class QueueTable {
     this.replayDeadItem = db.prepare(REPLAY_DEAD);
     this.deleteDeadItem = db.prepare(DELETE_DEAD);
     this.selectStats = db.prepare(SELECT_STATS);
+    this.selectDeadPage = db.prepare(SELECT_DEAD_PAGE);
+    this.selectDeadOne = db.prepare(SELECT_DEAD_ONE);
+    this.replayDeadStepStatement = db.prepare(REPLAY_DEAD_STEP);
 
     this.enqueue = db.transaction((queue: QueueName, item: EnqueueItem): boolean => this.insert(queue, item));
 
@@ -182,7 +273,7 @@ export class QueueTable {
 
     this.retry = db.transaction(
       (queue: QueueName, id: string, leaseToken: string, availableAtMs: number, error: string): boolean =>
-        this.returnLeased.run({ queue, id, leaseToken, availableAtMs, error }).changes > 0,
+        this.returnLeased.run({ queue, id, leaseToken, availableAtMs, error, nowMs: this.clock.nowMs() }).changes > 0,
     );
 
     this.deadLetter = db.transaction(
@@ -195,7 +286,16 @@ export class QueueTable {
         const { id, leaseToken } = entry;
         if (entry.outcome === 'ack') return this.deleteLeased.run({ queue, id, leaseToken }).changes > 0;
         if (entry.outcome === 'retry')
-          return this.returnLeased.run({ queue, id, leaseToken, availableAtMs: entry.availableAtMs, error: entry.error }).changes > 0;
+          return (
+            this.returnLeased.run({
+              queue,
+              id,
+              leaseToken,
+              availableAtMs: entry.availableAtMs,
+              error: entry.error,
+              nowMs: this.clock.nowMs(),
+            }).changes > 0
+          );
         return this.killLeased.run({ queue, id, leaseToken, reason: entry.reason, nowMs: this.clock.nowMs() }).changes > 0;
       }),
     );
@@ -205,6 +305,10 @@ export class QueueTable {
     );
 
     this.deleteDead = db.transaction((queue: QueueName, id: string): boolean => this.deleteDeadItem.run(queue, id).changes > 0);
+
+    this.replayDeadStep = db.transaction(
+      (queue: QueueName, limit: number): number => this.replayDeadStepStatement.run({ queue, nowMs: this.clock.nowMs(), limit }).changes,
+    );
   }
 
   /**
@@ -214,35 +318,53 @@ export class QueueTable {
   insert(queue: QueueName, item: EnqueueItem): boolean {
     const payloadJson = serialisePayload(item.id, item.payload);
     const dueAtMs = item.availableAtMs ?? this.clock.nowMs();
-    return this.insertItem.run({ queue, id: item.id, payloadJson, dueAtMs }).changes > 0;
+    return this.insertItem.run({ queue, id: item.id, lane: item.lane ?? DEFAULT_LANE, payloadJson, dueAtMs }).changes > 0;
   }
 
-  /** Runs inside the `lease` transaction. */
+  /** Runs inside the `lease` transaction: the passes of `lanes.ts`, critical items first in the batch. */
   private leaseDue(queue: QueueName, options: LeaseOptions): LeasedItem[] {
     checkLeaseOptions(options);
     const max = Math.floor(options.max);
-    const leased: LeasedItem[] = [];
-    if (!(max >= 1)) return leased;
-    const nowMs = this.clock.nowMs();
+    if (!(max >= 1)) return [];
+    const call: LeaseCall = { queue, options, nowMs: this.clock.nowMs(), callToken: randomUUID() };
+    const byLane: Record<Lane, LeasedItem[]> = { critical: [], normal: [], low: [] };
+    const drained = new Set<Lane>();
+    let total = 0;
+    for (const pass of leasePasses(max)) {
+      const want = Math.min(pass.limit ?? max, max - total);
+      if (want <= 0) break;
+      if (drained.has(pass.lane)) continue;
+      const got = this.leaseLane(call, pass.lane, want);
+      if (got.length < want) drained.add(pass.lane);
+      byLane[pass.lane].push(...got);
+      total += got.length;
+    }
+    return [...byLane.critical, ...byLane.normal, ...byLane.low];
+  }
+
+  /** Lease up to `want` due items of one lane, oldest first. */
+  private leaseLane(call: LeaseCall, lane: Lane, want: number): LeasedItem[] {
+    const { queue, options, nowMs, callToken } = call;
     const leaseExpiresAtMs = nowMs + options.leaseMs;
-    const callToken = randomUUID();
-    // Exhausted items are moved away instead of leased, so keep selecting until `max` are leased
+    const leased: LeasedItem[] = [];
+    // Exhausted items are moved away instead of leased, so keep selecting until `want` are leased
     // or nothing is due: one poison item must not cost a consumer its whole batch.
-    while (leased.length < max) {
-      const due = this.selectDue.all({ queue, nowMs, limit: max - leased.length });
+    while (leased.length < want) {
+      const due = this.selectDue.all({ queue, lane, nowMs, limit: want - leased.length });
       if (due.length === 0) break;
       const rowids: number[] = [];
       for (const row of due) {
+        const failedAtMs = row.state === 'leased' ? row.due_at_ms : null;
         if (row.attempts >= options.maxAttempts) {
-          this.markExhausted.run({ queue, id: row.id, reason: MAX_ATTEMPTS_REASON, nowMs });
-          this.logger.warn({ queue, id: row.id, attempts: row.attempts }, 'queue item exceeded max attempts; dead-lettered');
+          this.markExhausted.run({ queue, id: row.id, reason: MAX_ATTEMPTS_REASON, nowMs, failedAtMs });
+          this.logger.warn({ queue, lane, id: row.id, attempts: row.attempts }, 'queue item exceeded max attempts; dead-lettered');
           continue;
         }
         const payload = tryParsePayload(row.payload_json);
         if (payload === UNPARSEABLE) {
           // Throwing would roll the lease back and wedge the queue behind this row forever.
-          this.markExhausted.run({ queue, id: row.id, reason: CORRUPT_PAYLOAD_REASON, nowMs });
-          this.logger.warn({ queue, id: row.id }, 'queue item payload is not JSON; dead-lettered');
+          this.markExhausted.run({ queue, id: row.id, reason: CORRUPT_PAYLOAD_REASON, nowMs, failedAtMs });
+          this.logger.warn({ queue, lane, id: row.id }, 'queue item payload is not JSON; dead-lettered');
           continue;
         }
         rowids.push(row.rowid);
@@ -275,8 +397,32 @@ export class QueueTable {
     });
   }
 
+  deadLetterPage(queue: QueueName, options: DeadLetterPageOptions): DeadLetterPage {
+    const limit = Math.floor(options.limit);
+    if (!(limit >= 1)) return { items: [], nextCursor: null };
+    const after = options.cursor === undefined ? { deadAtMs: Number.MIN_SAFE_INTEGER, id: '' } : decodeDeadLetterCursor(options.cursor);
+    // One row more than asked says whether a next page exists without a second query.
+    const rows = this.selectDeadPage.all({ queue, afterMs: after.deadAtMs, afterId: after.id, limit: limit + 1 });
+    const items = rows.slice(0, limit).map(deadLetterFromRow);
+    const last = items.at(-1);
+    return { items, nextCursor: rows.length > limit && last ? encodeDeadLetterCursor(last) : null };
+  }
+
+  findDead(queue: QueueName, id: string): DeadLetter | null {
+    const row = this.selectDeadOne.get(queue, id);
+    return row ? deadLetterFromRow(row) : null;
+  }
+
   stats(queue: QueueName): QueueStats {
-    const row = this.selectStats.get({ queue, nowMs: this.clock.nowMs() });
-    return { ready: row?.ready ?? 0, leased: row?.leased ?? 0, dead: row?.dead ?? 0 };
+    const stats: QueueStats = { ready: 0, leased: 0, dead: 0, lanes: zeroLaneStats() };
+    for (const row of this.selectStats.all({ queue, nowMs: this.clock.nowMs() })) {
+      const lane = isLane(row.lane) ? row.lane : DEFAULT_LANE;
+      stats.lanes[lane].ready += row.ready;
+      stats.lanes[lane].leased += row.leased;
+      stats.ready += row.ready;
+      stats.leased += row.leased;
+      stats.dead += row.dead;
+    }
+    return stats;
   }
 }

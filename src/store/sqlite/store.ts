@@ -40,6 +40,7 @@ import { claimSqliteVapidKeys } from './vapid.ts';
 import { InboxTables, type InboxWrite } from './inbox.ts';
 import type { Announcement, InboxCountEntry, InboxCounts, InboxHint, InboxType } from '../port-inbox.ts';
 import type { StoredVapidKeys } from '../port-vapid.ts';
+import type { DeadLetter, DeadLetterPage, DeadLetterPageOptions } from '../port-dlq.ts';
 import type { SocialFilters } from '../port-social-filters.ts';
 import { SocialFilterTable } from './social-filters.ts';
 import type { NtfyAppendEvent, NtfyMessage, NtfyMessageContent, NtfyReadRequest, NtfyReadResult } from '../port-ntfy.ts';
@@ -70,6 +71,9 @@ export const SQLITE_PAGE_CACHE_KIB = 64 * 1024;
 export const SQLITE_BUSY_TIMEOUT_MS = 5000;
 
 const PING_SQL = 'SELECT 1';
+
+/** Dead letters replayed per transaction by `replayAllDead`: big enough to be quick, small enough not to hold the writer long. */
+const REPLAY_ALL_STEP = 1000;
 
 /** The path that opens a private in-memory database. */
 export const IN_MEMORY_PATH = ':memory:';
@@ -260,6 +264,29 @@ export class SqliteStore implements StorePort {
 
   async queueStats(queue: QueueName): Promise<QueueStats> {
     return this.queues.stats(queue);
+  }
+
+  // ---- dead letters (port-dlq.ts) ----------------------------------------------------------
+
+  async listDeadPage<T>(queue: QueueName, options: DeadLetterPageOptions): Promise<DeadLetterPage<T>> {
+    return this.queues.deadLetterPage(queue, options) as DeadLetterPage<T>;
+  }
+
+  async getDead<T>(queue: QueueName, id: string): Promise<DeadLetter<T> | null> {
+    return this.queues.findDead(queue, id) as DeadLetter<T> | null;
+  }
+
+  async replayAllDead(queue: QueueName): Promise<number> {
+    // Steps of their own transactions, so other writers get turns; bounded by the count at the
+    // start, so items that die again meanwhile cannot keep the loop going.
+    const steps = Math.ceil(this.queues.stats(queue).dead / REPLAY_ALL_STEP) + 1;
+    let replayed = 0;
+    for (let step = 0; step < steps; step += 1) {
+      const count = await this.group.run(() => this.queues.replayDeadStep(queue, REPLAY_ALL_STEP));
+      replayed += count;
+      if (count < REPLAY_ALL_STEP) break;
+    }
+    return replayed;
   }
 
   // ---- social filters (port-social-filters.ts) ---------------------------------------------

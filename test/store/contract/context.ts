@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import type { StorePort } from '../../../src/store/port.ts';
+import type { QueueStats, StorePort } from '../../../src/store/port.ts';
 import type { ManualClock } from '../../../src/util/clock.ts';
 
 /**
@@ -22,4 +22,9 @@ export const DAY_MS = 24 * 60 * MINUTE_MS;
 export function assertSameSecond(actualMs: number | null, expectedMs: number, message?: string): void {
   assert.notEqual(actualMs, null, message ?? 'expected an activity time, got null');
   assert.equal(Math.floor((actualMs ?? 0) / SECOND_MS), Math.floor(expectedMs / SECOND_MS), message);
+}
+
+/** The queue-wide counts of {@link QueueStats}, without the per-lane ones (tests of one lane compare these). */
+export function totals(stats: QueueStats): { ready: number; leased: number; dead: number } {
+  return { ready: stats.ready, leased: stats.leased, dead: stats.dead };
 }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { QueueName } from '../../../src/store/port.ts';
-import { SECOND_MS, type ContractContext } from './context.ts';
+import { SECOND_MS, totals, type ContractContext } from './context.ts';
 import { LEASE, LEASE_MS, RICH_PAYLOAD, leaseOne } from './queues.ts';
 
 /** Attempt limits, the dead-letter list and queue counts of one queue. */
@@ -21,7 +21,7 @@ export function deadLetterContract(ctx: ContractContext, queue: QueueName): void
       clock.advance(LEASE_MS + SECOND_MS);
 
       assert.deepEqual(await store.lease(queue, options), []);
-      assert.deepEqual(await store.queueStats(queue), { ready: 0, leased: 0, dead: 1 });
+      assert.deepEqual(totals(await store.queueStats(queue)), { ready: 0, leased: 0, dead: 1 });
       assert.deepEqual(await store.listDead(queue, 10), [
         { id: 'job', payload: RICH_PAYLOAD, attempts: 2, reason: MAX_ATTEMPTS_REASON, deadAtMs: clock.nowMs() },
       ]);
@@ -53,7 +53,7 @@ export function deadLetterContract(ctx: ContractContext, queue: QueueName): void
         batch.map((leased) => leased.id),
         ['fresh'],
       );
-      assert.deepEqual(await store.queueStats(queue), { ready: 0, leased: 1, dead: 1 });
+      assert.deepEqual(totals(await store.queueStats(queue)), { ready: 0, leased: 1, dead: 1 });
     });
 
     test('deadLetter moves a leased item to the dead list with its reason', async () => {
@@ -61,7 +61,7 @@ export function deadLetterContract(ctx: ContractContext, queue: QueueName): void
       await store.enqueue(queue, { id: 'job', payload: RICH_PAYLOAD });
       const item = await leaseOne(store, queue);
       assert.equal(await store.deadLetter(queue, 'job', item.leaseToken, 'payload failed validation'), true);
-      assert.deepEqual(await store.queueStats(queue), { ready: 0, leased: 0, dead: 1 });
+      assert.deepEqual(totals(await store.queueStats(queue)), { ready: 0, leased: 0, dead: 1 });
       assert.deepEqual(await store.listDead(queue, 10), [
         { id: 'job', payload: RICH_PAYLOAD, attempts: 1, reason: 'payload failed validation', deadAtMs: ctx.clock().nowMs() },
       ]);
@@ -102,7 +102,7 @@ export function deadLetterContract(ctx: ContractContext, queue: QueueName): void
       const item = await leaseOne(store, queue);
       await store.deadLetter(queue, 'job', item.leaseToken, 'poison');
       assert.equal(await store.replayDead(queue, 'job'), true);
-      assert.deepEqual(await store.queueStats(queue), { ready: 1, leased: 0, dead: 0 });
+      assert.deepEqual(totals(await store.queueStats(queue)), { ready: 1, leased: 0, dead: 0 });
       assert.deepEqual(await store.listDead(queue, 10), []);
 
       const replayed = await leaseOne(store, queue);
@@ -119,7 +119,7 @@ export function deadLetterContract(ctx: ContractContext, queue: QueueName): void
       await store.enqueue(queue, { id: 'live', payload: 1 });
       assert.equal(await store.replayDead(queue, 'live'), false);
       assert.equal(await store.deleteDead(queue, 'live'), false);
-      assert.deepEqual(await store.queueStats(queue), { ready: 1, leased: 0, dead: 0 });
+      assert.deepEqual(totals(await store.queueStats(queue)), { ready: 1, leased: 0, dead: 0 });
     });
 
     test('deleteDead forgets the item and frees its id', async () => {
@@ -130,14 +130,14 @@ export function deadLetterContract(ctx: ContractContext, queue: QueueName): void
       assert.equal(await store.deleteDead(queue, 'job'), true);
       assert.equal(await store.deleteDead(queue, 'job'), false);
       assert.deepEqual(await store.listDead(queue, 10), []);
-      assert.deepEqual(await store.queueStats(queue), { ready: 0, leased: 0, dead: 0 });
+      assert.deepEqual(totals(await store.queueStats(queue)), { ready: 0, leased: 0, dead: 0 });
       assert.equal(await store.enqueue(queue, { id: 'job', payload: 2 }), true);
     });
 
     test('queueStats counts ready (scheduled included), live leases and dead; an expired lease counts as ready', async () => {
       const store = ctx.store();
       const clock = ctx.clock();
-      assert.deepEqual(await store.queueStats(queue), { ready: 0, leased: 0, dead: 0 });
+      assert.deepEqual(totals(await store.queueStats(queue)), { ready: 0, leased: 0, dead: 0 });
       await store.enqueue(queue, { id: 'to-lease', payload: 1, availableAtMs: clock.nowMs() - 2 * SECOND_MS });
       await store.enqueue(queue, { id: 'to-kill', payload: 2, availableAtMs: clock.nowMs() - SECOND_MS });
       await store.enqueue(queue, { id: 'waiting', payload: 3 });
@@ -146,10 +146,10 @@ export function deadLetterContract(ctx: ContractContext, queue: QueueName): void
       assert.equal(leased?.id, 'to-lease');
       assert.equal(doomed?.id, 'to-kill');
       await store.deadLetter(queue, 'to-kill', doomed.leaseToken, 'poison');
-      assert.deepEqual(await store.queueStats(queue), { ready: 2, leased: 1, dead: 1 });
+      assert.deepEqual(totals(await store.queueStats(queue)), { ready: 2, leased: 1, dead: 1 });
 
       clock.advance(LEASE_MS + SECOND_MS);
-      assert.deepEqual(await store.queueStats(queue), { ready: 3, leased: 0, dead: 1 });
+      assert.deepEqual(totals(await store.queueStats(queue)), { ready: 3, leased: 0, dead: 1 });
     });
   });
 }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { LeaseOptions, LeasedItem, QueueName, StorePort } from '../../../src/store/port.ts';
-import { SECOND_MS, type ContractContext } from './context.ts';
+import { SECOND_MS, totals, type ContractContext } from './context.ts';
 
 /** Enqueue, lease, ack, retry and lease recovery of one queue; dead letters are in dead-letters.ts. */
 
@@ -39,7 +39,7 @@ export function queueContract(ctx: ContractContext, queue: QueueName): void {
       const store = ctx.store();
       assert.equal(await store.enqueue(queue, { id: 'job-1', payload: { n: 1 } }), true);
       assert.equal(await store.enqueue(queue, { id: 'job-1', payload: { n: 2 } }), false);
-      assert.deepEqual(await store.queueStats(queue), { ready: 1, leased: 0, dead: 0 });
+      assert.deepEqual(totals(await store.queueStats(queue)), { ready: 1, leased: 0, dead: 0 });
       assert.deepEqual((await leaseOne(store, queue)).payload, { n: 1 }, 'the duplicate did not overwrite the payload');
     });
 
@@ -53,7 +53,7 @@ export function queueContract(ctx: ContractContext, queue: QueueName): void {
       assert.equal(await store.deadLetter(queue, dead.id, dead.leaseToken, 'poison'), true);
       assert.equal(await store.enqueue(queue, { id: 'leased', payload: 3 }), false, 'while leased');
       assert.equal(await store.enqueue(queue, { id: 'dead', payload: 4 }), false, 'while dead');
-      assert.deepEqual(await store.queueStats(queue), { ready: 0, leased: 1, dead: 1 });
+      assert.deepEqual(totals(await store.queueStats(queue)), { ready: 0, leased: 1, dead: 1 });
     });
 
     test('lease hands out available items oldest availability first, up to max', async () => {
@@ -84,7 +84,7 @@ export function queueContract(ctx: ContractContext, queue: QueueName): void {
         ['d'],
       );
       assert.deepEqual(await store.lease(queue, LEASE), [], 'everything is leased');
-      assert.deepEqual(await store.queueStats(queue), { ready: 0, leased: 4, dead: 0 });
+      assert.deepEqual(totals(await store.queueStats(queue)), { ready: 0, leased: 4, dead: 0 });
     });
 
     test('an item available in the future is not leased until the clock reaches it', async () => {
@@ -92,7 +92,7 @@ export function queueContract(ctx: ContractContext, queue: QueueName): void {
       const clock = ctx.clock();
       await store.enqueue(queue, { id: 'later', payload: null, availableAtMs: clock.nowMs() + 60 * SECOND_MS });
       assert.deepEqual(await store.lease(queue, LEASE), []);
-      assert.deepEqual(await store.queueStats(queue), { ready: 1, leased: 0, dead: 0 }, 'a scheduled item counts as ready');
+      assert.deepEqual(totals(await store.queueStats(queue)), { ready: 1, leased: 0, dead: 0 }, 'a scheduled item counts as ready');
       clock.advance(60 * SECOND_MS - 1);
       assert.deepEqual(await store.lease(queue, LEASE), []);
       clock.advance(1);
@@ -119,7 +119,7 @@ export function queueContract(ctx: ContractContext, queue: QueueName): void {
       await store.enqueue(queue, { id: 'job', payload: { n: 1 } });
       const item = await leaseOne(store, queue);
       assert.equal(await store.ack(queue, item.id, item.leaseToken), true);
-      assert.deepEqual(await store.queueStats(queue), { ready: 0, leased: 0, dead: 0 });
+      assert.deepEqual(totals(await store.queueStats(queue)), { ready: 0, leased: 0, dead: 0 });
       assert.equal(await store.ack(queue, item.id, item.leaseToken), false, 'a second ack finds nothing');
       assert.deepEqual(await store.lease(queue, LEASE), []);
       assert.equal(await store.enqueue(queue, { id: 'job', payload: { n: 2 } }), true, 'the id may be enqueued again');
@@ -134,7 +134,7 @@ export function queueContract(ctx: ContractContext, queue: QueueName): void {
       assert.equal(await store.ack(queue, item.id, WRONG_TOKEN), false);
       assert.equal(await store.retry(queue, item.id, WRONG_TOKEN, now, 'boom'), false);
       assert.equal(await store.deadLetter(queue, item.id, WRONG_TOKEN, 'poison'), false);
-      assert.deepEqual(await store.queueStats(queue), { ready: 0, leased: 1, dead: 0 });
+      assert.deepEqual(totals(await store.queueStats(queue)), { ready: 0, leased: 1, dead: 0 });
       assert.deepEqual(await store.listDead(queue, 10), []);
       assert.deepEqual(await store.lease(queue, LEASE), [], 'still under its lease');
       assert.equal(await store.ack(queue, item.id, item.leaseToken), true, 'the real token still works');
@@ -145,7 +145,7 @@ export function queueContract(ctx: ContractContext, queue: QueueName): void {
       assert.equal(await store.ack(queue, 'missing', WRONG_TOKEN), false);
       assert.equal(await store.retry(queue, 'missing', WRONG_TOKEN, ctx.clock().nowMs(), 'boom'), false);
       assert.equal(await store.deadLetter(queue, 'missing', WRONG_TOKEN, 'poison'), false);
-      assert.deepEqual(await store.queueStats(queue), { ready: 0, leased: 0, dead: 0 });
+      assert.deepEqual(totals(await store.queueStats(queue)), { ready: 0, leased: 0, dead: 0 });
     });
 
     test('an expired lease returns the item under a new token; the old token is void', async () => {
@@ -174,7 +174,7 @@ export function queueContract(ctx: ContractContext, queue: QueueName): void {
       const first = await leaseOne(store, queue);
       const retryAt = clock.nowMs() + 10 * SECOND_MS;
       assert.equal(await store.retry(queue, 'job', first.leaseToken, retryAt, 'provider said 503'), true);
-      assert.deepEqual(await store.queueStats(queue), { ready: 1, leased: 0, dead: 0 });
+      assert.deepEqual(totals(await store.queueStats(queue)), { ready: 1, leased: 0, dead: 0 });
       assert.equal(await store.ack(queue, 'job', first.leaseToken), false, 'the retried lease is over');
       assert.deepEqual(await store.lease(queue, LEASE), [], 'not before availableAtMs');
 
@@ -235,7 +235,7 @@ export function queueContract(ctx: ContractContext, queue: QueueName): void {
         { id: 'killed', leaseToken: token('killed'), outcome: 'dead', reason: 'poison' },
       ]);
       assert.deepEqual(results, [true, false, true, false, true], 'one result per entry, in order; stale entries do not stop the rest');
-      assert.deepEqual(await store.queueStats(queue), { ready: 1, leased: 1, dead: 1 });
+      assert.deepEqual(totals(await store.queueStats(queue)), { ready: 1, leased: 1, dead: 1 });
       assert.deepEqual(
         (await store.listDead(queue, 10)).map((d) => [d.id, d.reason]),
         [['killed', 'poison']],
@@ -266,10 +266,10 @@ export function queueContract(ctx: ContractContext, queue: QueueName): void {
       assert.equal(await store.enqueue(other, { id: 'same-id', payload: 'there' }), true, 'the same id in the other queue');
       const item = await leaseOne<string>(store, queue);
       assert.equal(item.payload, 'here');
-      assert.deepEqual(await store.queueStats(other), { ready: 1, leased: 0, dead: 0 });
+      assert.deepEqual(totals(await store.queueStats(other)), { ready: 1, leased: 0, dead: 0 });
       assert.equal(await store.ack(other, 'same-id', item.leaseToken), false, 'a lease token does not cross queues');
       assert.equal(await store.deadLetter(queue, 'same-id', item.leaseToken, 'poison'), true);
-      assert.deepEqual(await store.queueStats(other), { ready: 1, leased: 0, dead: 0 });
+      assert.deepEqual(totals(await store.queueStats(other)), { ready: 1, leased: 0, dead: 0 });
       assert.deepEqual(await store.listDead(other, 10), []);
       assert.equal((await leaseOne<string>(store, other)).payload, 'there');
     });

@@ -1,0 +1,112 @@
+/**
+ * The dead-letter routes of the admin API, a sub-app mounted behind the caller's authentication
+ * middleware (for now the `server.internal_api_token` bearer; admin API keys replace it):
+ *
+ * - `GET /v1/admin/dlq?queue=&limit=&cursor=`: one page, oldest first, `{items, nextCursor}`;
+ * - `POST /v1/admin/dlq/{id}/replay[?queue=]`: back to its queue and lane, attempts reset;
+ * - `POST /v1/admin/dlq/replay?queue=`: every dead letter of one queue, `{queue, replayed}`;
+ * - `DELETE /v1/admin/dlq/{id}[?queue=]`: forget it (204).
+ *
+ * An id without `?queue=` is looked for in both queues (a 409 when both hold it). Bad input is a
+ * 4xx from the error catalogue, a warn line and a count in `push_dead_letter_operations_total`.
+ */
+import { Hono, type MiddlewareHandler } from 'hono';
+import type { Logger } from '../../observability/logger.ts';
+import type { Metrics } from '../../observability/metrics.ts';
+import { InvalidCursorError } from '../../store/port-dlq.ts';
+import type { QueueName, StorePort } from '../../store/port.ts';
+import { HttpError, type HttpErrorCode } from '../errors.ts';
+import { deadLetterView, isQueueName, locateDeadLetter } from './dead-letters.ts';
+
+/** Page size when `limit` is absent. */
+export const DLQ_DEFAULT_LIMIT = 50;
+/** Largest page: a page is one store read, and a page of large payloads is a large response. */
+export const DLQ_MAX_LIMIT = 500;
+/** Longest id accepted in a path (queue ids are an event id and a pubkey at most). */
+const MAX_ID_LENGTH = 256;
+
+export interface DlqRouteDeps {
+  store: StorePort;
+  /** Authentication and authorisation of every route, run before anything is read. */
+  auth: MiddlewareHandler;
+  logger: Logger;
+  metrics: Metrics;
+}
+
+type Operation = 'list' | 'replay' | 'replay_all' | 'delete';
+
+export function dlqRoutes(deps: DlqRouteDeps): Hono {
+  const app = new Hono();
+  const count = (operation: Operation, queue: string, outcome: string, n = 1) =>
+    deps.metrics.deadLetterOperations.inc({ operation, queue, outcome }, n);
+  const refuse = (operation: Operation, code: HttpErrorCode, detail: string): never => {
+    count(operation, 'none', code.toLowerCase());
+    deps.logger.warn({ operation, code, detail }, 'dead-letter request refused');
+    throw new HttpError(code, detail);
+  };
+  const queueParam = (operation: Operation, raw: string | undefined, required: boolean): QueueName | undefined => {
+    if (raw === undefined && !required) return undefined;
+    if (isQueueName(raw)) return raw;
+    return refuse(operation, 'INVALID_QUERY', `queue must be inbound or outbound, got ${JSON.stringify(raw ?? null)}`);
+  };
+  const idParam = (operation: Operation, raw: string): string =>
+    raw.length === 0 || raw.length > MAX_ID_LENGTH
+      ? refuse(operation, 'INVALID_QUERY', `id must be 1 to ${MAX_ID_LENGTH} characters`)
+      : raw;
+  const located = async (operation: Operation, id: string, queue: QueueName | undefined): Promise<QueueName> => {
+    const where = await locateDeadLetter(deps.store, id, queue);
+    if (where.kind === 'found') return where.queue;
+    if (where.kind === 'ambiguous') return refuse(operation, 'DEAD_LETTER_AMBIGUOUS', `dead letters ${id} exist in several queues`);
+    return refuse(operation, 'DEAD_LETTER_NOT_FOUND', `no dead letter ${id}`);
+  };
+
+  app.use('/v1/admin/dlq', deps.auth);
+  app.use('/v1/admin/dlq/*', deps.auth);
+
+  app.get('/v1/admin/dlq', async (c) => {
+    const queue = queueParam('list', c.req.query('queue'), true) as QueueName;
+    const rawLimit = c.req.query('limit');
+    const limit = rawLimit === undefined ? DLQ_DEFAULT_LIMIT : Number(rawLimit);
+    if (!/^\d+$/.test(rawLimit ?? '1') || !Number.isSafeInteger(limit) || limit < 1 || limit > DLQ_MAX_LIMIT)
+      refuse('list', 'INVALID_QUERY', `limit must be an integer from 1 to ${DLQ_MAX_LIMIT}`);
+    const cursor = c.req.query('cursor');
+    try {
+      const page = await deps.store.listDeadPage(queue, { limit, ...(cursor === undefined ? {} : { cursor }) });
+      count('list', queue, 'ok');
+      return c.json({ items: page.items.map((dead) => deadLetterView(queue, dead)), nextCursor: page.nextCursor });
+    } catch (err) {
+      if (err instanceof InvalidCursorError) return refuse('list', 'INVALID_CURSOR', err.message);
+      throw err;
+    }
+  });
+
+  // Before `/:id/replay`, so `replay` is never read as an id.
+  app.post('/v1/admin/dlq/replay', async (c) => {
+    const queue = queueParam('replay_all', c.req.query('queue'), true) as QueueName;
+    const replayed = await deps.store.replayAllDead(queue);
+    count('replay_all', queue, 'ok');
+    deps.logger.info({ queue, replayed }, 'dead letters replayed');
+    return c.json({ queue, replayed });
+  });
+
+  app.post('/v1/admin/dlq/:id/replay', async (c) => {
+    const id = idParam('replay', c.req.param('id'));
+    const queue = await located('replay', id, queueParam('replay', c.req.query('queue'), false));
+    // A concurrent replay or delete between the lookup and here leaves nothing to replay: a 404 as well.
+    if (!(await deps.store.replayDead(queue, id))) return refuse('replay', 'DEAD_LETTER_NOT_FOUND', `no dead letter ${id}`);
+    count('replay', queue, 'ok');
+    deps.logger.info({ queue, id }, 'dead letter replayed');
+    return c.json({ id, queue, replayed: true });
+  });
+
+  app.delete('/v1/admin/dlq/:id', async (c) => {
+    const id = idParam('delete', c.req.param('id'));
+    const queue = await located('delete', id, queueParam('delete', c.req.query('queue'), false));
+    if (!(await deps.store.deleteDead(queue, id))) return refuse('delete', 'DEAD_LETTER_NOT_FOUND', `no dead letter ${id}`);
+    count('delete', queue, 'ok');
+    deps.logger.info({ queue, id }, 'dead letter deleted');
+    return c.body(null, 204);
+  });
+
+  return app;
+}
