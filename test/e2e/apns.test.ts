@@ -125,7 +125,8 @@ for (const adapter of ['sqlite', 'redis'] as const) {
       assert.match(push.headers['apns-collapse-id'] ?? '', /^[0-9a-f]{32}$/, 'the coalescing collapse key');
       const expiration = Number(push.headers['apns-expiration']);
       assert.ok(Math.abs(expiration - (now() + 86_400)) < 120, `apns-expiration ${expiration} is a day ahead`);
-      assert.deepEqual(push.payload.aps, { alert: { title: 'New like', body: 'Bob liked your post' }, 'mutable-content': 1 });
+      // The inbox counted the like first, so the push carries the badge of one new notification.
+      assert.deepEqual(push.payload.aps, { alert: { title: 'New like', body: 'Bob liked your post' }, 'mutable-content': 1, badge: 1 });
       assert.equal(push.payload.type, 'like');
       assert.equal(push.payload.senderPubkey, bob.pubkey);
       assert.equal(push.payload.referencedAddress, video);
@@ -180,6 +181,7 @@ for (const adapter of ['sqlite', 'redis'] as const) {
         eventKind: '7',
         timestamp: String(like.created_at),
         referencedEventId: '12'.repeat(32),
+        badge: '1',
       });
     });
 
