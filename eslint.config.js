@@ -6,20 +6,7 @@ import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
   {
-    ignores: [
-      'dist/**',
-      'node_modules/**',
-      'native/**',
-      'data/**',
-      '**/*.js',
-      '**/*.mjs',
-      // Hand-made BLAKE3 and bech32, being replaced by @noble/hashes and @scure/base (issue 19 item 1)
-      // on another branch: not worth linting code that is about to be deleted.
-      'src/util/blake3.ts',
-      'src/util/blake3.test.ts',
-      'src/nostr/bech32.ts',
-      'src/nostr/bech32.test.ts',
-    ],
+    ignores: ['dist/**', 'node_modules/**', 'native/**', 'data/**', '**/*.js', '**/*.mjs'],
   },
   js.configs.recommended,
   ...tseslint.configs.strictTypeChecked,

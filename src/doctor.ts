@@ -1,6 +1,7 @@
 import { accessSync, constants, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import WebSocket from 'ws';
+import type { Config } from './config/defaults.ts';
 import type { LoadedConfig } from './config/load.ts';
 import { resolveStoreLocation } from './config/load.ts';
 import { SERVICE_KEY_FILE, resolveServiceKey } from './config/service-key.ts';
@@ -58,6 +59,9 @@ export async function runDoctor(loaded: LoadedConfig, say: Say): Promise<number>
     fail(`secp256k1: ${(err as Error).message}`);
   }
 
+  // Which protocol stacks run: our own, or the standard fallback the operator switched to.
+  ok(protocolStacksLine(config));
+
   const location = resolveStoreLocation(config);
   try {
     const store = await openStore(location);
@@ -100,6 +104,16 @@ export async function runDoctor(loaded: LoadedConfig, say: Say): Promise<number>
 
   say(failures === 0 ? 'doctor: ready to serve' : `doctor: ${failures} problem(s) to fix before serving`);
   return failures === 0 ? 0 : 1;
+}
+
+/** The HTTP/2 client and the ntfy WebSocket server the configuration selects. */
+export function protocolStacksLine(config: Pick<Config, 'delivery' | 'ntfy'>): string {
+  const http2 = config.delivery.http2_client === 'node' ? 'node:http2' : 'our own';
+  const websocket = config.ntfy.websocket === 'ws' ? 'the ws package' : 'our own';
+  return (
+    `HTTP/2 client: ${config.delivery.http2_client} (${http2}; delivery.http2_client); ` +
+    `ntfy WebSocket server: ${config.ntfy.websocket} (${websocket}; ntfy.websocket)`
+  );
 }
 
 /** null when the relay accepted a WebSocket within the timeout, else why not. */

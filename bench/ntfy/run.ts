@@ -20,6 +20,7 @@
  * Run every measurement under the benchmark lock, on an otherwise quiet machine (both sides share
  * its cores): `flock /tmp/nostr-push-bench.lock npm run bench:ntfy -- …`. `--help` lists the options.
  */
+import { NTFY_WEBSOCKET_KINDS, type NtfyWebSocketKind } from '../../src/config/defaults.ts';
 import { readFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
@@ -41,6 +42,7 @@ const USAGE = `npm run bench:ntfy -- [options]
   --warmup S                  seconds published before the measured phase (3)
   --duration S                measured seconds (30)
   --transport json|ws         subscription transport (json)
+  --websocket builtin|ws|both the server's WebSocket server (ntfy.websocket; builtin); both runs each in turn
   --topics-per-conn N         topics per subscription connection, as the ntfy app multiplexes (1)
   --payload N                 padding bytes per message (100)
   --reconnects N              subscribers that drop and resume with since=<last id> halfway (0)
@@ -61,6 +63,7 @@ const { values } = parseArgs({
     duration: { type: 'string', default: '30' },
     warmup: { type: 'string', default: '3' },
     transport: { type: 'string', default: 'json' },
+    websocket: { type: 'string', default: 'builtin' },
     'topics-per-conn': { type: 'string', default: '1' },
     payload: { type: 'string', default: '100' },
     reconnects: { type: 'string', default: '0' },
@@ -83,6 +86,11 @@ const RATE = Number(values.rate);
 const DURATION_MS = Number(values.duration) * 1000;
 const WARMUP_MS = Number(values.warmup) * 1000;
 const TRANSPORT = values.transport === 'ws' ? 'ws' : 'json';
+const WEBSOCKETS: NtfyWebSocketKind[] =
+  values.websocket === 'both' ? [...NTFY_WEBSOCKET_KINDS] : NTFY_WEBSOCKET_KINDS.filter((kind) => kind === values.websocket);
+if (WEBSOCKETS.length === 0) throw new Error(`--websocket must be builtin, ws or both, not ${values.websocket}`);
+/** The WebSocket server of the run in progress. */
+let websocketServer: NtfyWebSocketKind = 'builtin';
 const TOPICS_PER_CONN = Math.max(1, Number(values['topics-per-conn']));
 const PAYLOAD_BYTES = Number(values.payload);
 const RECONNECTS = Number(values.reconnects);
@@ -156,6 +164,7 @@ async function startServer(store: 'sqlite' | 'redis'): Promise<BenchServer> {
   const service = await startServiceProcess({
     env: {
       ...ntfyServiceEnv({ dataDir, port, redisUrl: redis?.url }),
+      NOSTR_PUSH__NTFY__WEBSOCKET: websocketServer,
       ...(values['node-options'] ? { NODE_OPTIONS: values['node-options'] } : {}),
     },
   });
@@ -370,8 +379,12 @@ async function runIdle(store: 'sqlite' | 'redis'): Promise<boolean> {
 
 const stores = values.store === 'both' ? (['sqlite', 'redis'] as const) : ([values.store === 'redis' ? 'redis' : 'sqlite'] as const);
 let allPassed = true;
-for (const store of stores) {
-  const passed = values.mode === 'idle' ? await runIdle(store) : await runLoad(store);
-  allPassed &&= passed;
+for (const websocket of WEBSOCKETS) {
+  websocketServer = websocket;
+  console.log(`\nntfy.websocket: ${websocket}`);
+  for (const store of stores) {
+    const passed = values.mode === 'idle' ? await runIdle(store) : await runLoad(store);
+    allPassed &&= passed;
+  }
 }
 process.exit(allPassed ? 0 : 1);

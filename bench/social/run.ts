@@ -9,7 +9,8 @@
  * verdict: every expected (event, token) pushed exactly once. BENCH_TRACE=1 prints the queues and
  * the worst event-loop delay every half second.
  *
- *   node --import tsx bench/social/run.ts [--users 10000] [--events 10000] [--rate 2000] [--warmup 5] [--store sqlite|redis|both] [--latency 20] [--phased]
+ *   node --import tsx bench/social/run.ts [--users 10000] [--events 10000] [--rate 2000] [--warmup 5] [--store sqlite|redis|both] [--latency 20] [--phased] [--http2-client builtin|node|both]
+ *   --http2-client runs the whole benchmark on each HTTP/2 client named (delivery.http2_client).
  *   --rate 0 offers everything at once (peak throughput).
  *   --warmup offers events at the same rate for that many seconds first (paced runs only): a fresh
  *   process is still compiling its hot paths. Warm-up events are checked like every other, their
@@ -22,6 +23,7 @@
  *   and counted (keyword pushes stay off, the default). With the inbox on, every user's counters
  *   are checked after the run against the counts the generator expects (a second verdict).
  */
+import { HTTP2_CLIENT_KINDS, type Http2ClientKind } from '../../src/config/defaults.ts';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -56,6 +58,7 @@ const { values } = parseArgs({
     warmup: { type: 'string', default: '5' },
     inbox: { type: 'string', default: 'on' },
     'alert-words': { type: 'string', default: '1000' },
+    'http2-client': { type: 'string', default: 'builtin' },
   },
 });
 /** Inbox counters, badges and alert words on (`inbox.enabled`). */
@@ -65,6 +68,11 @@ const ALERT_WORDS = INBOX ? Number(values['alert-words']) : 0;
 const WATCHERS_PER_WORD = 2;
 /** The i-th watched word: letters and digits, one token. */
 const alertWord = (i: number): string => `watchword${i}`;
+const HTTP2_CLIENTS: Http2ClientKind[] =
+  values['http2-client'] === 'both' ? [...HTTP2_CLIENT_KINDS] : HTTP2_CLIENT_KINDS.filter((kind) => kind === values['http2-client']);
+if (HTTP2_CLIENTS.length === 0) throw new Error(`--http2-client must be builtin, node or both, not ${values['http2-client']}`);
+/** The HTTP/2 client of the run in progress. */
+let http2Client: Http2ClientKind = 'builtin';
 /** Run the stages one after another, each drained before the next, to see what each costs. */
 const PHASED = values.phased;
 const USERS = Number(values.users);
@@ -219,7 +227,7 @@ function serviceConfig(roles: string, storeUrl: string, dir: string, fake: { cre
   return loadConfig({
     env: {
       NOSTR_PUSH__ROLES: roles,
-      NOSTR_PUSH__DATA_DIR: join(dir, `data-${label}`),
+      NOSTR_PUSH__DATA_DIR: join(dir, `data-${label}-${http2Client}`),
       NOSTR_PUSH__STORE__URL: storeUrl,
       NOSTR_PUSH__SERVICE__PRIVATE_KEY_HEX: SERVICE_KEY_HEX,
       NOSTR_PUSH__NOSTR__RELAYS: 'ws://127.0.0.1:9',
@@ -229,6 +237,7 @@ function serviceConfig(roles: string, storeUrl: string, dir: string, fake: { cre
       NOSTR_PUSH__CLEANUP__ENABLED: 'false',
       NOSTR_PUSH__INBOX__ENABLED: String(INBOX),
       NOSTR_PUSH__LOG__LEVEL: 'warn',
+      NOSTR_PUSH__DELIVERY__HTTP2_CLIENT: http2Client,
     },
   }).config;
 }
@@ -473,12 +482,16 @@ async function profiled(label: string, run: () => Promise<void>): Promise<void> 
   const { top } = await profile(run);
   if (process.env.BENCH_PROFILE) printProfile(label, top);
 }
-if (values.store === 'sqlite' || values.store === 'both') {
-  await profiled('sqlite', () => runOne('sqlite', `sqlite:${join(dir, 'bench.sqlite')}`, prepared, dir));
-}
-if (values.store === 'redis' || values.store === 'both') {
-  const redis = await startRedisServer();
-  await profiled('redis', () => runOne('redis', redis.url, prepared, dir, redis.pid));
-  await redis.stop();
+for (const client of HTTP2_CLIENTS) {
+  http2Client = client;
+  console.log(`delivery.http2_client: ${client}`);
+  if (values.store === 'sqlite' || values.store === 'both') {
+    await profiled('sqlite', () => runOne('sqlite', `sqlite:${join(dir, `bench-${client}.sqlite`)}`, prepared, dir));
+  }
+  if (values.store === 'redis' || values.store === 'both') {
+    const redis = await startRedisServer();
+    await profiled('redis', () => runOne('redis', redis.url, prepared, dir, redis.pid));
+    await redis.stop();
+  }
 }
 rmSync(dir, { recursive: true, force: true });

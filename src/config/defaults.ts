@@ -8,6 +8,22 @@
 export const ROLE_NAMES = ['listener', 'engine', 'delivery', 'scheduler', 'janitor', 'api', 'pusher', 'gateway'] as const;
 export type RoleName = (typeof ROLE_NAMES)[number];
 
+/**
+ * `delivery.http2_client`: the HTTP/2 client provider requests (FCM, APNs) go through. `builtin`
+ * is our own (`src/delivery/http2/`, less CPU per send); `node` is `node:http2`, the standard
+ * fallback an operator can switch to without a release.
+ */
+export const HTTP2_CLIENT_KINDS = ['builtin', 'node'] as const;
+export type Http2ClientKind = (typeof HTTP2_CLIENT_KINDS)[number];
+
+/**
+ * `ntfy.websocket`: the WebSocket server of `/…/ws` subscriptions. `builtin` is our own framing
+ * on the bare socket (`src/ntfy/ws-frames.ts`, less memory per idle subscription); `ws` is the
+ * `ws` package, the standard fallback.
+ */
+export const NTFY_WEBSOCKET_KINDS = ['builtin', 'ws'] as const;
+export type NtfyWebSocketKind = (typeof NTFY_WEBSOCKET_KINDS)[number];
+
 export interface ServiceConfig {
   /** Service identity and NIP-44 key. Unset: generated on first start and kept in `data_dir`. */
   private_key_hex: string;
@@ -103,6 +119,10 @@ export interface Config {
     enabled: boolean;
     interval_secs: number;
     token_max_age_days: number;
+  };
+  delivery: {
+    /** HTTP/2 client of the provider transports: `builtin` or `node` ({@link HTTP2_CLIENT_KINDS}). */
+    http2_client: Http2ClientKind;
   };
   firebase: {
     project_id: string;
@@ -211,6 +231,8 @@ export interface NtfyConfig {
   keepalive_interval_secs: number;
   /** A WebSocket silent this long (no pong, no frame) is dropped. */
   websocket_timeout_secs: number;
+  /** WebSocket server of `/…/ws` subscriptions: `builtin` or `ws` ({@link NTFY_WEBSOCKET_KINDS}). */
+  websocket: NtfyWebSocketKind;
   /** How often the pusher checks the store head against the append events it followed, and reads what it missed: a lost event costs at most this much latency. */
   safety_redrain_secs: number;
   /** How often the janitor deletes expired messages. */
@@ -390,6 +412,8 @@ export function defaultConfig(): Config {
       max_event_age_secs: 3600,
     },
     cleanup: { enabled: true, interval_secs: DAY_SECS, token_max_age_days: 90 },
+    // Our own client: a third of node:http2's CPU per FCM send (docs/benchmarks.md, issue 19).
+    delivery: { http2_client: 'builtin' },
     firebase: { project_id: 'openvine-co', credentials_path: '', api_base_url: 'https://fcm.googleapis.com' },
     apns: {
       key_path: '',
@@ -425,6 +449,8 @@ export function defaultConfig(): Config {
       keepalive_interval_secs: 45,
       // ntfy's read deadline: the keepalive interval plus 15 s.
       websocket_timeout_secs: 60,
+      // Our own framing: a fraction of the `ws` package's heap per idle subscription (docs/benchmarks.md, issue 19).
+      websocket: 'builtin',
       safety_redrain_secs: 30,
       // ntfy's manager prunes its cache every minute.
       expiry_interval_secs: 60,

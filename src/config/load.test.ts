@@ -4,7 +4,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, loadConfig, resolveStoreLocation } from './load.ts';
-import { POSITIVE_FIELDS } from './validate.ts';
+import { POSITIVE_FIELDS, validateConfig } from './validate.ts';
 import { DEFAULT_EVENT_KINDS, DEFAULT_PREFERENCE_KINDS, ROLE_NAMES } from './defaults.ts';
 
 function problemsOf(env: NodeJS.ProcessEnv, configPath?: string): string[] {
@@ -34,6 +34,8 @@ describe('config defaults', () => {
     assert.deepEqual(config.roles, [...ROLE_NAMES]);
     assert.equal(config.data_dir, './data');
     assert.equal(config.service.private_key_hex, '');
+    assert.equal(config.delivery.http2_client, 'builtin');
+    assert.equal(config.ntfy.websocket, 'builtin');
   });
 
   test('divine defaults carry over (reference §1.5)', () => {
@@ -66,6 +68,8 @@ describe('config defaults', () => {
     assert.ok(!config.notification.event_kinds.includes(1) && !config.notification.event_kinds.includes(3));
     assert.deepEqual(config.notification.default_preferences.kinds, DEFAULT_PREFERENCE_KINDS);
     assert.ok(config.notification.default_preferences.kinds.includes(1059));
+    // The defaults meet every relational rule (video dedup TTL over the claim TTL, concurrency within a page, …).
+    assert.deepEqual(validateConfig(config), []);
   });
 });
 
@@ -159,6 +163,14 @@ describe('config validation', () => {
     );
     assert.ok(problemsOf({ NOSTR_PUSH__SERVICE__NEW_POST_DELIVERY_CONCURRENCY: '6000' }).some((p) => p.includes('must not exceed')));
     assert.ok(problemsOf({ NOSTR_PUSH__SERVICE__COALESCE_FLUSH_TIMEOUT_SECS: '200' }).some((p) => p.includes('twice')));
+  });
+
+  test('the protocol stacks: builtin by default, the standard fallbacks by name, anything else refused', () => {
+    assert.deepEqual(problemsOf({ NOSTR_PUSH__DELIVERY__HTTP2_CLIENT: 'node', NOSTR_PUSH__NTFY__WEBSOCKET: 'ws' }), []);
+    assert.deepEqual(problemsOf({ NOSTR_PUSH__DELIVERY__HTTP2_CLIENT: 'undici', NOSTR_PUSH__NTFY__WEBSOCKET: 'uws' }), [
+      'delivery.http2_client: "undici" must be one of builtin, node',
+      'ntfy.websocket: "uws" must be one of builtin, ws',
+    ]);
   });
 
   test('one line per wrong key, all reported at once', () => {

@@ -1,4 +1,4 @@
-import type { Config } from './defaults.ts';
+import { HTTP2_CLIENT_KINDS, type Config } from './defaults.ts';
 import { ntfyConfigProblems } from '../ntfy/config.ts';
 import { nip9aConfigProblems } from '../nip9a/gateway/config.ts';
 
@@ -153,6 +153,8 @@ export function validateConfig(config: Config, explicitKeys: ReadonlySet<string>
   } else if (url === 'sqlite:') {
     problems.push('store.url: sqlite: needs a path (or :memory:)');
   }
+  if (!(HTTP2_CLIENT_KINDS as readonly string[]).includes(config.delivery.http2_client))
+    problems.push(`delivery.http2_client: "${config.delivery.http2_client}" must be one of ${HTTP2_CLIENT_KINDS.join(', ')}`);
   if (!/^https?:\/\/[^\s/]+/.test(config.firebase.api_base_url)) problems.push('firebase.api_base_url must be an http:// or https:// URL');
   problems.push(...apnsConfigProblems(config.apns));
   if (!Number.isInteger(config.nostr.list_cache_ttl_secs) || config.nostr.list_cache_ttl_secs < 0)

@@ -30,12 +30,16 @@ export function createTransports(
     projectId: config.firebase.project_id,
     credentialsPath: config.firebase.credentials_path,
     apiBaseUrl: config.firebase.api_base_url,
+    http2Client: config.delivery.http2_client,
     logger: logger.child({ transport: 'fcm' }),
     metrics,
   });
   if (fcm) {
     transports.push(fcm);
-    logger.info({ project: config.firebase.project_id, apiBaseUrl: config.firebase.api_base_url }, 'FCM transport on');
+    logger.info(
+      { project: config.firebase.project_id, apiBaseUrl: config.firebase.api_base_url, http2Client: config.delivery.http2_client },
+      'FCM transport on',
+    );
   } else {
     logger.warn('FCM is off: set firebase.credentials_path (NOSTR_PUSH__FIREBASE__CREDENTIALS_PATH) to a service-account JSON');
   }

@@ -1,5 +1,4 @@
-import { decode, nsecEncode as encodeNsec } from 'nostr-tools/nip19';
-import { bech32Encode } from './bech32.ts';
+import { decode, npubEncode as encodeNpubBech32, nsecEncode as encodeNsec } from 'nostr-tools/nip19';
 import { isHexPubkey } from './tags.ts';
 import { isValidSecretKeyHex } from './keys.ts';
 
@@ -24,7 +23,7 @@ export function npubEncode(pubkeyHex: string): string {
 }
 
 function encodeNpub(pubkeyHex: string): string {
-  return bech32Encode('npub', Buffer.from(pubkeyHex, 'hex'));
+  return encodeNpubBech32(pubkeyHex);
 }
 
 /** The hex pubkey of an npub, or null when the input is not a valid npub. */

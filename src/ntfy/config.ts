@@ -2,7 +2,7 @@
  * The `ntfy` configuration section checked (at load, one line per wrong key) and turned into the
  * runtime settings the server uses.
  */
-import { NTFY_MESSAGE_SIZE_LIMIT_BYTES, type NtfyConfig } from '../config/defaults.ts';
+import { NTFY_MESSAGE_SIZE_LIMIT_BYTES, NTFY_WEBSOCKET_KINDS, type NtfyConfig, type NtfyWebSocketKind } from '../config/defaults.ts';
 import { DEFAULT_ACCESS_VALUES, parseTokenEntry, TopicAuthorizer, type TokenEntry } from './auth.ts';
 import { parseConfigDuration } from './duration.ts';
 import { exemptHostProblem } from './visitor.ts';
@@ -16,6 +16,8 @@ export interface NtfySettings {
   messageSizeLimitBytes: number;
   keepaliveIntervalMs: number;
   websocketTimeoutMs: number;
+  /** Which WebSocket server serves `/…/ws` (`ntfy.websocket`). */
+  websocket: NtfyWebSocketKind;
   safetyRedrainMs: number;
   expiryIntervalMs: number;
   visitorRequestBurst: number;
@@ -40,6 +42,8 @@ export function ntfyConfigProblems(config: NtfyConfig): string[] {
   if (config.websocket_timeout_secs <= config.keepalive_interval_secs) {
     problems.push('ntfy.websocket_timeout_secs must be greater than ntfy.keepalive_interval_secs (a pong answers each ping)');
   }
+  if (!(NTFY_WEBSOCKET_KINDS as readonly string[]).includes(config.websocket))
+    problems.push(`ntfy.websocket: "${config.websocket}" must be one of ${NTFY_WEBSOCKET_KINDS.join(', ')}`);
   if (config.base_url !== '' && !/^https?:\/\/[^\s/]+/.test(config.base_url))
     problems.push(`ntfy.base_url: "${config.base_url}" must be an http:// or https:// URL`);
   if (!(config.auth_default_access in DEFAULT_ACCESS_VALUES)) {
@@ -72,6 +76,7 @@ export function ntfySettings(config: NtfyConfig): NtfySettings {
     messageSizeLimitBytes: config.message_size_limit_bytes,
     keepaliveIntervalMs: config.keepalive_interval_secs * SECOND_MS,
     websocketTimeoutMs: config.websocket_timeout_secs * SECOND_MS,
+    websocket: config.websocket,
     safetyRedrainMs: config.safety_redrain_secs * SECOND_MS,
     expiryIntervalMs: config.expiry_interval_secs * SECOND_MS,
     visitorRequestBurst: config.visitor_request_burst,

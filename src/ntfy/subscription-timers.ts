@@ -6,15 +6,15 @@ import type { NtfySettings } from './config.ts';
 import type { Scheduler } from './scheduler.ts';
 import type { ByteStreamSink } from './sinks.ts';
 import { TimerList } from './timer-list.ts';
-import type { WebSocketSink } from './ws-sink.ts';
+import type { WebSocketConnection } from './ws-sink.ts';
 
 export interface SubscriptionTimers {
   /** A `keepalive` event on every HTTP stream, each `keepalive_interval_secs`. */
   readonly keepalives: TimerList<ByteStreamSink>;
   /** A ping on every WebSocket, as often. */
-  readonly pings: TimerList<WebSocketSink>;
+  readonly pings: TimerList<WebSocketConnection>;
   /** A WebSocket silent for `websocket_timeout_secs` is cut off; every frame from the peer re-arms it. */
-  readonly deadlines: TimerList<WebSocketSink>;
+  readonly deadlines: TimerList<WebSocketConnection>;
 }
 
 export function createSubscriptionTimers(
@@ -23,7 +23,7 @@ export function createSubscriptionTimers(
 ): SubscriptionTimers {
   return {
     keepalives: new TimerList<ByteStreamSink>(scheduler, settings.keepaliveIntervalMs, true, (sink) => sink.sendKeepalive()),
-    pings: new TimerList<WebSocketSink>(scheduler, settings.keepaliveIntervalMs, true, (sink) => sink.sendPing()),
-    deadlines: new TimerList<WebSocketSink>(scheduler, settings.websocketTimeoutMs, false, (sink) => sink.cutOff()),
+    pings: new TimerList<WebSocketConnection>(scheduler, settings.keepaliveIntervalMs, true, (sink) => sink.sendPing()),
+    deadlines: new TimerList<WebSocketConnection>(scheduler, settings.websocketTimeoutMs, false, (sink) => sink.cutOff()),
   };
 }

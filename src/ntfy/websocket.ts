@@ -1,7 +1,10 @@
 /**
  * `GET /{topics}/ws`: ntfy's WebSocket subscription, on the HTTP server's `upgrade` event. The
- * opening handshake (RFC 6455 §4.2) is answered here and the connection served by
- * {@link WebSocketSink} on the bare socket, with our own framing (`ws-frames.ts`; why: see there).
+ * opening handshake (RFC 6455 §4.2) is checked here; then, as `ntfy.websocket` says, either
+ * answered here and served by {@link WebSocketSink} on the bare socket with our own framing
+ * (`builtin`, `ws-frames.ts`; why: see there), or handed to the `ws` package (`ws`, a
+ * `noServer` server's `handleUpgrade`) and served by {@link WsPackageSink}. Both behave alike on
+ * the wire; the suites in `test/ntfy/` run over both.
  *
  * As in ntfy: frames are the message JSON; the peer may only send control frames and messages of
  * up to 64 bytes (ntfy's read limit); any Origin is accepted; no extension (per-message deflate)
@@ -13,13 +16,16 @@ import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders, IncomingMessage, Server } from 'node:http';
 import { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { WebSocketServer, type WebSocket } from 'ws';
 import { nodeParamSource, visitorAddress, type NtfyContext } from './context.ts';
 import { HTTP_STATUS_TEXT, NtfyError } from './errors.ts';
 import { pollMessages } from './since-cursor.ts';
 import { prepareSubscription } from './subscribe.ts';
 import { controlFrame, messageFrame } from './wire.ts';
 import { destroySocket } from './sink-base.ts';
-import { WebSocketSink } from './ws-sink.ts';
+import { WebSocketSink, type WebSocketConnection } from './ws-sink.ts';
+import { WsPackageSink } from './ws-package-sink.ts';
+import type { SinkBase } from './sink-base.ts';
 
 /** ntfy's read limit: a subscriber has nothing to say beyond control frames. */
 export const WS_MAX_PAYLOAD_BYTES = 64;
@@ -69,12 +75,14 @@ export function websocketAccept(method: string | undefined, headers: IncomingHtt
  * (a peer that never answers a close frame would hold the server's close for the close timeout).
  */
 export function attachNtfyWebSockets(ctx: NtfyContext, server: Server, foreignPaths: ReadonlySet<string> = new Set()): { close(): void } {
-  const open = new Set<WebSocketSink>();
+  const open = new Set<WebSocketConnection>();
+  const wsServer = ctx.settings.websocket === 'ws' ? wsPackageServer() : null;
+  ctx.logger.info({ websocket: ctx.settings.websocket }, 'ntfy WebSocket server (ntfy.websocket)');
   server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
     if (foreignPaths.has(new URL(request.url ?? '/', 'http://upgrade.invalid').pathname)) return;
     // Shared, and the very listener the sink registers: no closure per connection.
     socket.on('error', destroySocket);
-    handleUpgrade(ctx, request, socket, head, open).catch((err: unknown) => {
+    handleUpgrade(ctx, request, socket, head, open, wsServer).catch((err: unknown) => {
       if (err instanceof HandshakeRefusal) {
         refuse(socket, err.status, err.headers);
         return;
@@ -93,6 +101,34 @@ export function attachNtfyWebSockets(ctx: NtfyContext, server: Server, foreignPa
   };
 }
 
+/**
+ * The `ws` package's server for `ntfy.websocket: ws`, as our handshake answers: no extension
+ * (no per-message deflate), no subprotocol, messages of at most {@link WS_MAX_PAYLOAD_BYTES},
+ * pings answered, the close handshake bounded by `ws-sink.ts`'s `WS_CLOSE_TIMEOUT_MS`; the server's
+ * `close()` cuts connections off itself, so `ws` keeps no set of them.
+ */
+function wsPackageServer(): WebSocketServer {
+  return new WebSocketServer({
+    noServer: true,
+    perMessageDeflate: false,
+    maxPayload: WS_MAX_PAYLOAD_BYTES,
+    clientTracking: false,
+    handleProtocols: () => false,
+    autoPong: true,
+    // Its close timeout is 30 s, as WS_CLOSE_TIMEOUT_MS (`@types/ws` has no `closeTimeout` to say so).
+  });
+}
+
+/**
+ * The WebSocket `ws` made of the connection, or null when it refused the handshake itself (it
+ * answers within handleUpgrade, since no `verifyClient` makes it wait).
+ */
+function acceptWithWsPackage(server: WebSocketServer, request: IncomingMessage, socket: Socket, head: Buffer): WebSocket | null {
+  const accepted: WebSocket[] = [];
+  server.handleUpgrade(request, socket, head, (ws) => accepted.push(ws));
+  return accepted[0] ?? null;
+}
+
 function decodeSegment(segment: string): string {
   try {
     return decodeURIComponent(segment);
@@ -106,7 +142,8 @@ async function handleUpgrade(
   request: IncomingMessage,
   socket: Duplex,
   head: Buffer,
-  open: Set<WebSocketSink>,
+  open: Set<WebSocketConnection>,
+  wsServer: WebSocketServer | null,
 ): Promise<void> {
   const url = new URL(request.url ?? '/', 'http://upgrade.invalid');
   const match = WS_PATH.exec(url.pathname);
@@ -128,14 +165,22 @@ async function handleUpgrade(
     prepared.release();
     return;
   }
-  socket.write(`HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${accept}\r\n\r\n`);
-  const sink = new WebSocketSink(socket, {
-    timers: ctx.timers,
-    scheduler: ctx.scheduler,
-    maxPayload: WS_MAX_PAYLOAD_BYTES,
-    open,
-  });
-  if (head.length > 0) sink.received(head);
+  let sink: SinkBase;
+  if (wsServer) {
+    const accepted = acceptWithWsPackage(wsServer, request, socket, head);
+    if (accepted === null) {
+      prepared.release();
+      return;
+    }
+    sink = new WsPackageSink(accepted, socket, { timers: ctx.timers, scheduler: ctx.scheduler, open });
+  } else {
+    socket.write(
+      `HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${accept}\r\n\r\n`,
+    );
+    const builtin = new WebSocketSink(socket, { timers: ctx.timers, scheduler: ctx.scheduler, maxPayload: WS_MAX_PAYLOAD_BYTES, open });
+    if (head.length > 0) builtin.received(head);
+    sink = builtin;
+  }
   if (prepared.poll) {
     sink.onClose(prepared.release);
     void (async () => {

@@ -97,6 +97,11 @@ export class WsFrameReader {
 
   constructor(private readonly maxPayload: number) {}
 
+  /** Bytes of an incomplete frame held: at most a header, a mask and one bounded payload (the fuzz tests check it). */
+  get bufferedBytes(): number {
+    return this.pending?.length ?? 0;
+  }
+
   push(chunk: Buffer, handler: WsFrameHandler): void {
     if (this.done) return;
     const data = this.pending === null ? chunk : Buffer.concat([this.pending, chunk]);

@@ -32,6 +32,14 @@ function onWsSocketClose(this: Socket): void {
   (sinkOf(this) as WebSocketSink | undefined)?.socketClosed();
 }
 
+/** What the server and the subscription timers hold of a WebSocket, whichever server serves it. */
+export interface WebSocketConnection {
+  /** The ping timer fired. */
+  sendPing(): void;
+  /** End the connection without a close frame. */
+  cutOff(): void;
+}
+
 export interface WebSocketSinkOptions {
   /** Its pings and silence deadline. */
   timers: Pick<SubscriptionTimers, 'pings' | 'deadlines'>;
@@ -40,10 +48,10 @@ export interface WebSocketSinkOptions {
   /** Largest message the peer may send (ntfy's read limit). */
   maxPayload: number;
   /** The server's open connections: the sink is in it until its socket closes. */
-  open: Set<WebSocketSink>;
+  open: Set<WebSocketConnection>;
 }
 
-export class WebSocketSink extends SinkBase implements WsFrameHandler {
+export class WebSocketSink extends SinkBase implements WsFrameHandler, WebSocketConnection {
   /** Made on the first bytes from the peer (most send nothing but pongs). */
   private reader: WsFrameReader | null = null;
   /** A close frame went out: nothing else is sent. */
@@ -53,7 +61,7 @@ export class WebSocketSink extends SinkBase implements WsFrameHandler {
   private readonly pingTimer: TimerHandle;
   private readonly scheduler: Scheduler;
   private readonly maxPayload: number;
-  private readonly open: Set<WebSocketSink>;
+  private readonly open: Set<WebSocketConnection>;
 
   /** Start serving `socket`, whose 101 answer has been written; `head` is what the peer sent after its request. */
   constructor(

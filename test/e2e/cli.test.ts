@@ -70,6 +70,10 @@ describe('nostr-push CLI', () => {
       assert.match(ok.stdout, /warn {2}FCM is off/);
       assert.match(ok.stdout, /warn {2}no service key yet/);
       assert.match(ok.stdout, /ok {4}store sqlite:.* answers/);
+      assert.match(
+        ok.stdout,
+        /^ok {4}HTTP\/2 client: builtin \(our own; delivery\.http2_client\); ntfy WebSocket server: builtin \(our own; ntfy\.websocket\)$/m,
+      );
       // The binary finds the addon this process finds (the same checkout), or says how to get it.
       if (loadNativeSecp256k1().ok) assert.match(ok.stdout, /^ok {4}secp256k1: libsecp256k1 \(native\)$/m);
       else assert.match(ok.stdout, /^warn {2}secp256k1: libsecp256k1 \(WASM, tiny-secp256k1\), because .*install libsecp256k1-dev/m);
@@ -79,6 +83,16 @@ describe('nostr-push CLI', () => {
         NOSTR_PUSH_SECP256K1: 'wasm',
       });
       assert.match(forced.stdout, /^ok {4}secp256k1: libsecp256k1 \(WASM, tiny-secp256k1\), as NOSTR_PUSH_SECP256K1=wasm asks$/m);
+      const fallbacks = await runAsync(['doctor'], {
+        NOSTR_PUSH__DATA_DIR: dir,
+        NOSTR_PUSH__NOSTR__RELAYS: relay.url,
+        NOSTR_PUSH__DELIVERY__HTTP2_CLIENT: 'node',
+        NOSTR_PUSH__NTFY__WEBSOCKET: 'ws',
+      });
+      assert.match(
+        fallbacks.stdout,
+        /^ok {4}HTTP\/2 client: node \(node:http2; delivery\.http2_client\); ntfy WebSocket server: ws \(the ws package; ntfy\.websocket\)$/m,
+      );
       assert.equal(existsSync(join(dir, 'service-key.hex')), false, 'doctor never creates the key');
 
       const badCreds = join(dir, 'creds.json');

@@ -20,11 +20,13 @@ const TEST_BACKOFF_MS = [50, 100, 200, 400];
 const BEFORE_CRASH = 10;
 const AFTER_RESTART = 10;
 
-for (const [adapter, transport] of [
-  ['sqlite', 'json'],
-  ['redis', 'ws'],
+// The WebSocket transport over both WebSocket servers (ntfy.websocket), on the same store.
+for (const [adapter, transport, websocket] of [
+  ['sqlite', 'json', 'builtin'],
+  ['redis', 'ws', 'builtin'],
+  ['redis', 'ws', 'ws'],
 ] as const) {
-  describe(`fake ntfy distributor across a server restart (${adapter}, ${transport})`, () => {
+  describe(`fake ntfy distributor across a server restart (${adapter}, ${transport}, ntfy.websocket: ${websocket})`, () => {
     let redis: PrivateRedisServer | undefined;
     let dataDir: string;
     let env: Record<string, string>;
@@ -37,7 +39,7 @@ for (const [adapter, transport] of [
       const port = await freePort();
       baseUrl = `http://127.0.0.1:${port}`;
       // Both runs on one port: the distributor knows one base URL, as the app does.
-      env = ntfyServiceEnv({ dataDir, port, redisUrl: redis?.url });
+      env = { ...ntfyServiceEnv({ dataDir, port, redisUrl: redis?.url }), NOSTR_PUSH__NTFY__WEBSOCKET: websocket };
     });
 
     after(async () => {

@@ -14,6 +14,7 @@ import { openSqliteStore } from '../../src/store/sqlite/index.ts';
 import { startRedisServer, type PrivateRedisServer } from '../support/redis-server.ts';
 import { openStream, openWs, poll, publish, wsRefusal } from './client.ts';
 import { startNtfyTestServer, type NtfyTestServer } from './harness.ts';
+import { NTFY_WEBSOCKET_KINDS } from '../../src/config/defaults.ts';
 
 const KEEPALIVE_MS = 45_000;
 const WS_TIMEOUT_MS = 60_000;
@@ -33,11 +34,12 @@ function freshTopic(): string {
   return `up${String(topicCounter).padStart(12, '0')}`;
 }
 
-for (const adapter of ['sqlite', 'redis'] as const) {
-  describe(`ntfy subscribe (${adapter})`, () => {
+// Over both stores and both WebSocket servers (ntfy.websocket), with the `ws` package as the client.
+for (const [adapter, websocket] of ['sqlite', 'redis'].flatMap((store) => NTFY_WEBSOCKET_KINDS.map((kind) => [store, kind] as const))) {
+  describe(`ntfy subscribe (${adapter}, ntfy.websocket: ${websocket})`, () => {
     let server: NtfyTestServer;
     before(async () => {
-      server = await startNtfyTestServer(adapter === 'redis' ? { redisUrl: redis?.url } : {});
+      server = await startNtfyTestServer({ ...(adapter === 'redis' ? { redisUrl: redis?.url } : {}), config: { websocket } });
     });
     after(() => server.close());
 

@@ -12,7 +12,7 @@ import { redact, type Logger } from '../../observability/logger.ts';
 import type { Metrics } from '../../observability/metrics.ts';
 import type { Clock, DeviceRegistration } from '../../store/port.ts';
 import { systemClock } from '../../util/clock.ts';
-import { CONNECT_TIMEOUT_MS, Http2Pool, Http2RequestError, REQUEST_TIMEOUT_MS } from '../http2/pool.ts';
+import { CONNECT_TIMEOUT_MS, Http2Pool, Http2RequestError, REQUEST_TIMEOUT_MS, type Http2ClientKind } from '../http2/pool.ts';
 import type { DeliveryError, PushMessage, PushTransport, SendOutcome } from '../types.ts';
 import { classifyApnsError } from './classify.ts';
 import { ApnsProviderToken, readApnsKey } from './jwt.ts';
@@ -50,6 +50,8 @@ export interface ApnsTransportOptions {
   requestTimeoutMs?: number;
   connectTimeoutMs?: number;
   batchConcurrency?: number;
+  /** `delivery.http2_client`: the HTTP/2 client under the pools; default `builtin`. */
+  http2Client?: Http2ClientKind;
 }
 
 /** The transport, or null when `apns.key_path` is empty (APNs off). Throws {@link ApnsKeyError} on an unusable key. */
@@ -59,7 +61,7 @@ export function createApnsTransport(options: ApnsTransportOptions): ApnsTranspor
 }
 
 /** The transport options `config.apns` describes. */
-export function apnsOptionsFromConfig(config: Pick<Config, 'apns'>, logger: Logger, metrics: Metrics): ApnsTransportOptions {
+export function apnsOptionsFromConfig(config: Pick<Config, 'apns' | 'delivery'>, logger: Logger, metrics: Metrics): ApnsTransportOptions {
   const apns = config.apns;
   return {
     keyPath: apns.key_path,
@@ -72,6 +74,7 @@ export function apnsOptionsFromConfig(config: Pick<Config, 'apns'>, logger: Logg
     expirationSecs: apns.expiration_secs,
     logger,
     metrics,
+    http2Client: config.delivery.http2_client,
   };
 }
 
@@ -144,6 +147,7 @@ export class ApnsTransport implements PushTransport {
       baseUrl,
       connectTimeoutMs: this.options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS,
       requestTimeoutMs: this.options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS,
+      client: this.options.http2Client ?? 'builtin',
     });
   }
 

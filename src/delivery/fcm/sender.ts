@@ -14,7 +14,7 @@ import type { Clock, DeviceRegistration } from '../../store/port.ts';
 import { systemClock } from '../../util/clock.ts';
 import type { DeliveryError, PushMessage, PushTransport, SendOutcome } from '../types.ts';
 import { classifyFcmError } from './classify.ts';
-import { CONNECT_TIMEOUT_MS, Http2Pool, Http2RequestError, REQUEST_TIMEOUT_MS } from '../http2/pool.ts';
+import { CONNECT_TIMEOUT_MS, Http2Pool, Http2RequestError, REQUEST_TIMEOUT_MS, type Http2ClientKind } from '../http2/pool.ts';
 import { toFcmMessage } from './message.ts';
 import { AccessTokenSource, readServiceAccountFile, type AccessTokenResult } from './oauth.ts';
 
@@ -42,6 +42,8 @@ export interface FcmTransportOptions {
   connectTimeoutMs?: number;
   /** Default {@link FCM_BATCH_CONCURRENCY}. */
   batchConcurrency?: number;
+  /** `delivery.http2_client`: the HTTP/2 client under the pool; default `builtin`. */
+  http2Client?: Http2ClientKind;
 }
 
 /**
@@ -77,6 +79,7 @@ export class FcmTransport implements PushTransport {
       baseUrl: options.apiBaseUrl,
       connectTimeoutMs: options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS,
       requestTimeoutMs: options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS,
+      client: options.http2Client ?? 'builtin',
     });
     this.tokens = new AccessTokenSource({
       account,

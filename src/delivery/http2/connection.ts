@@ -20,8 +20,10 @@ import tls, { type ConnectionOptions as TlsConnectionOptions } from 'node:tls';
 import { Http2RequestError } from './errors.ts';
 import { CLIENT_PREFACE, ErrorCode, Http2ConnectionError, MAX_STREAM_ID, Setting } from './frames.ts';
 import { Http2Endpoint, type EndpointStream, type HeaderField, type HeaderMap } from './endpoint.ts';
+import type { Http2ClientResponse, Http2ConnectionOptions, PoolConnection, StreamCallback } from './pool-connection.ts';
 
 export type { HeaderField } from './endpoint.ts';
+export type { Http2ClientResponse, Http2ConnectionOptions, StreamCallback } from './pool-connection.ts';
 
 /** Receive window we give each stream: responses are small, so it never needs topping up in practice. */
 export const STREAM_RECEIVE_WINDOW = 1024 * 1024;
@@ -31,29 +33,6 @@ export const CONNECTION_RECEIVE_WINDOW = 16 * 1024 * 1024;
 export const MAX_HEADER_LIST_OCTETS = 64 * 1024;
 
 export type ResponseHeaders = HeaderMap;
-
-export interface Http2ClientResponse {
-  status: number;
-  /** Lowercase names, `:status` included; a repeated field is an array. */
-  headers: ResponseHeaders;
-  /** At most the connection's `maxResponseBodyBytes`; the rest is read and dropped. */
-  body: Buffer;
-}
-
-export type StreamCallback = (error: Http2RequestError | null, response: Http2ClientResponse | null) => void;
-
-export interface Http2ConnectionOptions {
-  /** `http:` (h2c, prior knowledge) or `https:` (TLS, ALPN h2). */
-  origin: URL;
-  connectTimeoutMs: number;
-  maxResponseBodyBytes: number;
-  /** Extra TLS options (a test's CA); the server name and ALPN are set here. */
-  tls?: TlsConnectionOptions;
-  /** The connection stopped taking new streams (GOAWAY, failure, close). Called once. */
-  onUnusable: () => void;
-  /** Room for more streams may have appeared (a stream ended, the peer raised its limit). */
-  onCapacity: () => void;
-}
 
 interface ClientStream extends EndpointStream {
   callback: StreamCallback;
@@ -76,7 +55,7 @@ function openSocket(origin: URL, tlsOptions: TlsConnectionOptions | undefined): 
   return socket;
 }
 
-export class Http2ClientConnection extends Http2Endpoint<ClientStream> {
+export class Http2ClientConnection extends Http2Endpoint<ClientStream> implements PoolConnection {
   /** Resolves on the server's first SETTINGS; rejects `connect_failed` or `connect_timeout`. */
   readonly ready: Promise<void>;
   connected = false;

@@ -195,6 +195,11 @@ export class FrameReader {
   /** @param maxFrameSize our SETTINGS_MAX_FRAME_SIZE: a longer frame is a FRAME_SIZE_ERROR. */
   constructor(private readonly maxFrameSize: number = DEFAULT_MAX_FRAME_SIZE) {}
 
+  /** Octets of an incomplete frame held: never more than a frame header and `maxFrameSize` (the fuzz tests check it). */
+  get bufferedOctets(): number {
+    return this.pending?.length ?? 0;
+  }
+
   /** Feeds `chunk`; calls `onFrame` for every complete frame. Throws {@link Http2ConnectionError}. */
   push(chunk: Buffer, onFrame: (frame: Frame) => void): void {
     let buffer = chunk;

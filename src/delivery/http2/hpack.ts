@@ -104,6 +104,11 @@ export class HpackDecoder {
     this.table = new DynamicTable(maxTableSize);
   }
 
+  /** Octets the dynamic table holds (§4.1): never more than `maxTableSize` (the fuzz tests check it). */
+  get tableSize(): number {
+    return this.table.size;
+  }
+
   /** Decodes one whole header block, calling `onField` per field in order. Throws {@link HpackError}. */
   decode(block: Uint8Array, onField: (name: string, value: string) => void): void {
     const cursor = { at: 0 };

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import http2, { type Http2Server, type ServerHttp2Stream } from 'node:http2';
 import { createServer as createTcpServer, type Server as TcpServer, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { Http2Pool, Http2RequestError, type Http2FailureReason } from './pool.ts';
+import { HTTP2_CLIENT_KINDS, Http2Pool, Http2RequestError, type Http2FailureReason } from './pool.ts';
 import { startFcmFake, type FcmFake } from '../../../test/support/fcm-fake.ts';
 
 interface EchoServer {
@@ -79,178 +79,181 @@ async function rejectsWith(promise: Promise<unknown>, reason: Http2FailureReason
   assert.fail(`expected a ${reason} failure`);
 }
 
-describe('Http2Pool', () => {
-  let echo: EchoServer;
-  const pools: Http2Pool[] = [];
-  const pool = (options: Partial<ConstructorParameters<typeof Http2Pool>[0]> = {}): Http2Pool => {
-    const created = new Http2Pool({ baseUrl: echo.url, ...options });
-    pools.push(created);
-    return created;
-  };
-
-  before(async () => {
-    echo = await startEchoServer();
-  });
-  after(async () => {
-    await Promise.all(pools.map((p) => p.close()));
-    await echo.stop();
-  });
-
-  test('a request gets status, headers and body; the path prefix of the base URL is kept', async () => {
-    const prefixed = pool({ baseUrl: `${echo.url}/prefix/` });
-    const response = await prefixed.request({ method: 'POST', path: '/v1/x', body: 'hello' });
-    assert.equal(response.status, 200);
-    assert.equal(response.bodyText, '/prefix/v1/x');
-  });
-
-  test('requests beyond the per-session stream limit open another session, up to maxSessions, then wait', async () => {
-    echo.latencyMs = 30;
-    echo.peakStreams = 0;
-    const sessionsBefore = echo.sessions;
-    const limited = pool({ maxStreamsPerSession: 2, maxSessions: 3 });
-    const responses = await Promise.all(Array.from({ length: 12 }, (_, i) => limited.request({ method: 'GET', path: `/r${i}` })));
-    assert.deepEqual(
-      responses.map((r) => r.bodyText),
-      Array.from({ length: 12 }, (_, i) => `/r${i}`),
-    );
-    assert.equal(echo.sessions - sessionsBefore, 3);
-    assert.equal(limited.sessionsOpened, 3);
-    assert.ok(echo.peakStreams <= 6, `peak ${echo.peakStreams}`);
-    echo.latencyMs = 0;
-  });
-
-  test('one session never carries more streams than configured', async () => {
-    echo.latencyMs = 20;
-    echo.peakStreams = 0;
-    const single = pool({ maxStreamsPerSession: 4, maxSessions: 1 });
-    await Promise.all(Array.from({ length: 20 }, (_, i) => single.request({ method: 'GET', path: `/s${i}` })));
-    assert.equal(echo.peakStreams, 4);
-    assert.equal(single.sessionsOpened, 1);
-    echo.latencyMs = 0;
-  });
-
-  test('a session the server closed is replaced on the next request', async () => {
-    const reconnecting = pool();
-    await reconnecting.request({ method: 'GET', path: '/first' });
-    echo.override = (stream) => {
-      stream.respond({ ':status': 200 });
-      stream.end('bye');
-      stream.session?.close();
-      return true;
+// Every pool semantic holds whichever HTTP/2 client the pool runs on (delivery.http2_client).
+for (const client of HTTP2_CLIENT_KINDS) {
+  describe(`Http2Pool (client: ${client})`, () => {
+    let echo: EchoServer;
+    const pools: Http2Pool[] = [];
+    const pool = (options: Partial<ConstructorParameters<typeof Http2Pool>[0]> = {}): Http2Pool => {
+      const created = new Http2Pool({ client, baseUrl: echo.url, ...options });
+      pools.push(created);
+      return created;
     };
-    await reconnecting.request({ method: 'GET', path: '/closing' });
-    echo.override = undefined;
-    const after = await reconnecting.request({ method: 'GET', path: '/after' });
-    assert.equal(after.bodyText, '/after');
-    assert.equal(reconnecting.sessionsOpened, 2);
-  });
 
-  test('a hanging response fails with request_timeout and cancels the stream', async () => {
-    echo.override = (_stream, path) => path === '/hang';
-    const err = await rejectsWith(pool({ requestTimeoutMs: 100 }).request({ method: 'GET', path: '/hang' }), 'request_timeout');
-    assert.match(err.message, /exceeded 100ms/);
-    echo.override = undefined;
-  });
-
-  test('an abort signal cancels a request in flight, or one not yet sent', async () => {
-    echo.override = (_stream, path) => path.startsWith('/hang');
-    const abort = new AbortController();
-    const inFlight = rejectsWith(pool().request({ method: 'GET', path: '/hang-abort', signal: abort.signal }), 'aborted');
-    await echo.waitForStream('/hang-abort');
-    abort.abort();
-    await inFlight;
-    await rejectsWith(pool().request({ method: 'GET', path: '/x', signal: AbortSignal.abort() }), 'aborted');
-    echo.override = undefined;
-  });
-
-  test('close() fails waiting and later requests with pool_closed', async () => {
-    echo.override = (_stream, path) => path.startsWith('/hang');
-    const closing = pool({ maxStreamsPerSession: 1, maxSessions: 1 });
-    const holding = rejectsWith(closing.request({ method: 'GET', path: '/hang-close' }), 'stream_error');
-    const waiting = rejectsWith(closing.request({ method: 'GET', path: '/queued' }), 'pool_closed');
-    await echo.waitForStream('/hang-close');
-    await closing.close();
-    await holding;
-    await waiting;
-    await rejectsWith(closing.request({ method: 'GET', path: '/late' }), 'pool_closed');
-    echo.override = undefined;
-  });
-
-  test('a server advertising fewer concurrent streams is respected', async () => {
-    const narrow = await startEchoServer({ maxConcurrentStreams: 3 });
-    try {
-      narrow.latencyMs = 20;
-      const toNarrow = new Http2Pool({ baseUrl: narrow.url, maxSessions: 1 });
-      await toNarrow.request({ method: 'GET', path: '/settings' }); // remote SETTINGS received
-      await Promise.all(Array.from({ length: 12 }, (_, i) => toNarrow.request({ method: 'GET', path: `/n${i}` })));
-      assert.ok(narrow.peakStreams <= 3, `peak ${narrow.peakStreams}`);
-      await toNarrow.close();
-    } finally {
-      await narrow.stop();
-    }
-  });
-});
-
-describe('Http2Pool connection failures', () => {
-  let silent: TcpServer;
-  const sockets = new Set<Socket>();
-
-  before(async () => {
-    // Accepts TCP but never speaks HTTP/2: the connect timeout has to fire.
-    silent = createTcpServer((socket) => {
-      sockets.add(socket);
-      socket.on('close', () => sockets.delete(socket));
+    before(async () => {
+      echo = await startEchoServer();
     });
-    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', () => resolve()));
-  });
-  after(async () => {
-    for (const socket of sockets) socket.destroy();
-    await new Promise<void>((resolve) => silent.close(() => resolve()));
+    after(async () => {
+      await Promise.all(pools.map((p) => p.close()));
+      await echo.stop();
+    });
+
+    test('a request gets status, headers and body; the path prefix of the base URL is kept', async () => {
+      const prefixed = pool({ baseUrl: `${echo.url}/prefix/` });
+      const response = await prefixed.request({ method: 'POST', path: '/v1/x', body: 'hello' });
+      assert.equal(response.status, 200);
+      assert.equal(response.bodyText, '/prefix/v1/x');
+    });
+
+    test('requests beyond the per-session stream limit open another session, up to maxSessions, then wait', async () => {
+      echo.latencyMs = 30;
+      echo.peakStreams = 0;
+      const sessionsBefore = echo.sessions;
+      const limited = pool({ maxStreamsPerSession: 2, maxSessions: 3 });
+      const responses = await Promise.all(Array.from({ length: 12 }, (_, i) => limited.request({ method: 'GET', path: `/r${i}` })));
+      assert.deepEqual(
+        responses.map((r) => r.bodyText),
+        Array.from({ length: 12 }, (_, i) => `/r${i}`),
+      );
+      assert.equal(echo.sessions - sessionsBefore, 3);
+      assert.equal(limited.sessionsOpened, 3);
+      assert.ok(echo.peakStreams <= 6, `peak ${echo.peakStreams}`);
+      echo.latencyMs = 0;
+    });
+
+    test('one session never carries more streams than configured', async () => {
+      echo.latencyMs = 20;
+      echo.peakStreams = 0;
+      const single = pool({ maxStreamsPerSession: 4, maxSessions: 1 });
+      await Promise.all(Array.from({ length: 20 }, (_, i) => single.request({ method: 'GET', path: `/s${i}` })));
+      assert.equal(echo.peakStreams, 4);
+      assert.equal(single.sessionsOpened, 1);
+      echo.latencyMs = 0;
+    });
+
+    test('a session the server closed is replaced on the next request', async () => {
+      const reconnecting = pool();
+      await reconnecting.request({ method: 'GET', path: '/first' });
+      echo.override = (stream) => {
+        stream.respond({ ':status': 200 });
+        stream.end('bye');
+        stream.session?.close();
+        return true;
+      };
+      await reconnecting.request({ method: 'GET', path: '/closing' });
+      echo.override = undefined;
+      const after = await reconnecting.request({ method: 'GET', path: '/after' });
+      assert.equal(after.bodyText, '/after');
+      assert.equal(reconnecting.sessionsOpened, 2);
+    });
+
+    test('a hanging response fails with request_timeout and cancels the stream', async () => {
+      echo.override = (_stream, path) => path === '/hang';
+      const err = await rejectsWith(pool({ requestTimeoutMs: 100 }).request({ method: 'GET', path: '/hang' }), 'request_timeout');
+      assert.match(err.message, /exceeded 100ms/);
+      echo.override = undefined;
+    });
+
+    test('an abort signal cancels a request in flight, or one not yet sent', async () => {
+      echo.override = (_stream, path) => path.startsWith('/hang');
+      const abort = new AbortController();
+      const inFlight = rejectsWith(pool().request({ method: 'GET', path: '/hang-abort', signal: abort.signal }), 'aborted');
+      await echo.waitForStream('/hang-abort');
+      abort.abort();
+      await inFlight;
+      await rejectsWith(pool().request({ method: 'GET', path: '/x', signal: AbortSignal.abort() }), 'aborted');
+      echo.override = undefined;
+    });
+
+    test('close() fails waiting and later requests with pool_closed', async () => {
+      echo.override = (_stream, path) => path.startsWith('/hang');
+      const closing = pool({ maxStreamsPerSession: 1, maxSessions: 1 });
+      const holding = rejectsWith(closing.request({ method: 'GET', path: '/hang-close' }), 'stream_error');
+      const waiting = rejectsWith(closing.request({ method: 'GET', path: '/queued' }), 'pool_closed');
+      await echo.waitForStream('/hang-close');
+      await closing.close();
+      await holding;
+      await waiting;
+      await rejectsWith(closing.request({ method: 'GET', path: '/late' }), 'pool_closed');
+      echo.override = undefined;
+    });
+
+    test('a server advertising fewer concurrent streams is respected', async () => {
+      const narrow = await startEchoServer({ maxConcurrentStreams: 3 });
+      try {
+        narrow.latencyMs = 20;
+        const toNarrow = new Http2Pool({ client, baseUrl: narrow.url, maxSessions: 1 });
+        await toNarrow.request({ method: 'GET', path: '/settings' }); // remote SETTINGS received
+        await Promise.all(Array.from({ length: 12 }, (_, i) => toNarrow.request({ method: 'GET', path: `/n${i}` })));
+        assert.ok(narrow.peakStreams <= 3, `peak ${narrow.peakStreams}`);
+        await toNarrow.close();
+      } finally {
+        await narrow.stop();
+      }
+    });
   });
 
-  test('a refused connection is connect_failed', async () => {
-    const refused = new Http2Pool({ baseUrl: 'http://127.0.0.1:1' });
-    await rejectsWith(refused.request({ method: 'GET', path: '/' }), 'connect_failed');
-    await refused.close();
+  describe(`Http2Pool connection failures (client: ${client})`, () => {
+    let silent: TcpServer;
+    const sockets = new Set<Socket>();
+
+    before(async () => {
+      // Accepts TCP but never speaks HTTP/2: the connect timeout has to fire.
+      silent = createTcpServer((socket) => {
+        sockets.add(socket);
+        socket.on('close', () => sockets.delete(socket));
+      });
+      await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', () => resolve()));
+    });
+    after(async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => silent.close(() => resolve()));
+    });
+
+    test('a refused connection is connect_failed', async () => {
+      const refused = new Http2Pool({ client, baseUrl: 'http://127.0.0.1:1' });
+      await rejectsWith(refused.request({ method: 'GET', path: '/' }), 'connect_failed');
+      await refused.close();
+    });
+
+    test('a server that never completes the preface is connect_timeout', async () => {
+      const port = (silent.address() as AddressInfo).port;
+      const stuck = new Http2Pool({ client, baseUrl: `http://127.0.0.1:${port}`, connectTimeoutMs: 100 });
+      const err = await rejectsWith(stuck.request({ method: 'GET', path: '/' }), 'connect_timeout');
+      assert.match(err.message, /exceeded 100ms/);
+      await stuck.close();
+    });
+
+    test('a non-http base URL is refused at construction', () => {
+      assert.throws(() => new Http2Pool({ client, baseUrl: 'ftp://example.com' }), /must be http\(s\)/);
+    });
   });
 
-  test('a server that never completes the preface is connect_timeout', async () => {
-    const port = (silent.address() as AddressInfo).port;
-    const stuck = new Http2Pool({ baseUrl: `http://127.0.0.1:${port}`, connectTimeoutMs: 100 });
-    const err = await rejectsWith(stuck.request({ method: 'GET', path: '/' }), 'connect_timeout');
-    assert.match(err.message, /exceeded 100ms/);
-    await stuck.close();
-  });
+  describe(`Http2Pool and GOAWAY (client: ${client})`, () => {
+    let fake: FcmFake;
+    before(async () => {
+      fake = await startFcmFake();
+    });
+    after(async () => {
+      await fake.stop();
+    });
 
-  test('a non-http base URL is refused at construction', () => {
-    assert.throws(() => new Http2Pool({ baseUrl: 'ftp://example.com' }), /must be http\(s\)/);
-  });
-});
+    test('a stream refused by GOAWAY is retried once on a new session', async () => {
+      const goawayPool = new Http2Pool({ client, baseUrl: fake.baseUrl });
+      fake.script({ goaway: true });
+      // No bearer: the fake answers 401, which proves the retried request reached a handler.
+      const response = await goawayPool.request({ method: 'POST', path: '/v1/projects/fake-project/messages:send', body: '{}' });
+      assert.equal(response.status, 401);
+      assert.equal(goawayPool.sessionsOpened, 2);
+      await goawayPool.close();
+    });
 
-describe('Http2Pool and GOAWAY', () => {
-  let fake: FcmFake;
-  before(async () => {
-    fake = await startFcmFake();
+    test('a second refusal is reported, not retried again', async () => {
+      const goawayPool = new Http2Pool({ client, baseUrl: fake.baseUrl });
+      fake.script({ goaway: true, times: 2 });
+      await rejectsWith(goawayPool.request({ method: 'POST', path: '/v1/projects/fake-project/messages:send', body: '{}' }), 'refused');
+      assert.equal(goawayPool.sessionsOpened, 2);
+      await goawayPool.close();
+    });
   });
-  after(async () => {
-    await fake.stop();
-  });
-
-  test('a stream refused by GOAWAY is retried once on a new session', async () => {
-    const goawayPool = new Http2Pool({ baseUrl: fake.baseUrl });
-    fake.script({ goaway: true });
-    // No bearer: the fake answers 401, which proves the retried request reached a handler.
-    const response = await goawayPool.request({ method: 'POST', path: '/v1/projects/fake-project/messages:send', body: '{}' });
-    assert.equal(response.status, 401);
-    assert.equal(goawayPool.sessionsOpened, 2);
-    await goawayPool.close();
-  });
-
-  test('a second refusal is reported, not retried again', async () => {
-    const goawayPool = new Http2Pool({ baseUrl: fake.baseUrl });
-    fake.script({ goaway: true, times: 2 });
-    await rejectsWith(goawayPool.request({ method: 'POST', path: '/v1/projects/fake-project/messages:send', body: '{}' }), 'refused');
-    assert.equal(goawayPool.sessionsOpened, 2);
-    await goawayPool.close();
-  });
-});
+}

@@ -1,5 +1,5 @@
 /**
- * A small pool of long-lived HTTP/2 connections ({@link Http2ClientConnection}) to one origin
+ * A small pool of long-lived HTTP/2 connections (a {@link PoolConnection}) to one origin
  * (the FCM API; APNs next).
  *
  * Policy:
@@ -14,13 +14,20 @@
  *   failure is reported, never retried: the server may have acted on it.
  * - `http://` origins speak HTTP/2 with prior knowledge (h2c), for loopback fakes.
  * - Connections are unref'd while idle, so an idle pool never keeps the process alive.
+ * - `client` picks the connection under the pool (`delivery.http2_client`): our own HTTP/2
+ *   client (`connection.ts`, the default) or `node:http2` (`node-connection.ts`). Everything
+ *   above is the pool's and holds for both; transports take a pool and never see the difference.
  */
 import type { ConnectionOptions as TlsConnectionOptions } from 'node:tls';
 import { Http2ClientConnection, type HeaderField, type Http2ClientResponse, type ResponseHeaders } from './connection.ts';
 import { Http2RequestError } from './errors.ts';
+import { NodeHttp2Connection } from './node-connection.ts';
+import type { Http2ClientKind } from '../../config/defaults.ts';
+import type { Http2ConnectionOptions, PoolConnection } from './pool-connection.ts';
 
 export { Http2RequestError, type Http2FailureReason } from './errors.ts';
 export type { ResponseHeaders } from './connection.ts';
+export { HTTP2_CLIENT_KINDS, type Http2ClientKind } from './pool-connection.ts';
 
 /** Streams one connection may carry at once (FCM's own limit, and firebase-admin's `peerMaxConcurrentStreams`). */
 export const MAX_STREAMS_PER_SESSION = 100;
@@ -44,6 +51,8 @@ export interface Http2PoolOptions {
   requestTimeoutMs?: number;
   /** Extra TLS options for `https:` origins (a test's CA). */
   tls?: TlsConnectionOptions;
+  /** The HTTP/2 client under the pool (`delivery.http2_client`); default `builtin`. */
+  client?: Http2ClientKind;
 }
 
 export interface Http2Request {
@@ -82,9 +91,11 @@ export class Http2Pool {
   private readonly connectTimeoutMs: number;
   private readonly requestTimeoutMs: number;
   private readonly tls: TlsConnectionOptions | undefined;
-  private sessions: Http2ClientConnection[] = [];
+  /** Which HTTP/2 client the pool's connections are (`delivery.http2_client`). */
+  readonly client: Http2ClientKind;
+  private sessions: PoolConnection[] = [];
   /** Every connection not yet closed, pooled or draining, so close() can end them all. */
-  private readonly openSessions = new Set<Http2ClientConnection>();
+  private readonly openSessions = new Set<PoolConnection>();
   private readonly waiters: Array<() => void> = [];
   /**
    * Cancellers of the requests in flight under each caller signal. Callers share one long-lived
@@ -108,6 +119,7 @@ export class Http2Pool {
     this.connectTimeoutMs = options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS;
     this.requestTimeoutMs = options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
     this.tls = options.tls;
+    this.client = options.client ?? 'builtin';
   }
 
   /** Send one request. Rejects only with {@link Http2RequestError}. */
@@ -133,7 +145,7 @@ export class Http2Pool {
    * Send on `connection`. A refused stream was never processed, so the first attempt is retried
    * once on another connection; any other failure is reported, since the server may have acted on it.
    */
-  private send(connection: Http2ClientConnection, request: Http2Request, attempt: number): Promise<Http2Response> {
+  private send(connection: PoolConnection, request: Http2Request, attempt: number): Promise<Http2Response> {
     return this.exchange(connection, request).catch((err: unknown) => {
       if (err instanceof Http2RequestError && err.reason === 'refused') {
         // The RST_STREAM can arrive before the GOAWAY that explains it: never retry on the same connection.
@@ -144,7 +156,7 @@ export class Http2Pool {
     });
   }
 
-  private exchange(connection: Http2ClientConnection, request: Http2Request): Promise<Http2Response> {
+  private exchange(connection: PoolConnection, request: Http2Request): Promise<Http2Response> {
     return new Promise<Http2Response>((resolve, reject) => {
       if (request.signal?.aborted) {
         reject(new Http2RequestError('aborted', 'request aborted before it was sent'));
@@ -208,7 +220,7 @@ export class Http2Pool {
     await Promise.all(closing);
   }
 
-  private async acquire(signal: AbortSignal | undefined, deadlineMs: number | undefined): Promise<Http2ClientConnection> {
+  private async acquire(signal: AbortSignal | undefined, deadlineMs: number | undefined): Promise<PoolConnection> {
     for (;;) {
       if (this.closed) throw new Http2RequestError('pool_closed', 'the HTTP/2 pool is closed');
       if (signal?.aborted) throw new Http2RequestError('aborted', 'request aborted before it was sent');
@@ -260,7 +272,7 @@ export class Http2Pool {
     return () => members.delete(cancel);
   }
 
-  private sessionWithFreeStream(): Http2ClientConnection | null {
+  private sessionWithFreeStream(): PoolConnection | null {
     for (const connection of this.sessions) {
       if (connection.hasFreeStream && connection.activeStreams < this.maxStreamsPerSession) return connection;
     }
@@ -271,7 +283,7 @@ export class Http2Pool {
    * A connection still connecting, with room for the requests already waiting on it: a burst
    * waits for one handshake instead of opening a connection per request.
    */
-  private connectingSession(): Http2ClientConnection | null {
+  private connectingSession(): PoolConnection | null {
     for (const connection of this.sessions) {
       if (connection.isUsable && !connection.connected && this.pendingOn(connection) < this.maxStreamsPerSession) {
         this.pendingConnects.set(connection, this.pendingOn(connection) + 1);
@@ -282,22 +294,23 @@ export class Http2Pool {
   }
 
   /** Requests that chose a connection while it was connecting (cleared once it connects). */
-  private readonly pendingConnects = new Map<Http2ClientConnection, number>();
+  private readonly pendingConnects = new Map<PoolConnection, number>();
 
-  private pendingOn(connection: Http2ClientConnection): number {
+  private pendingOn(connection: PoolConnection): number {
     return this.pendingConnects.get(connection) ?? 0;
   }
 
-  private connect(): Http2ClientConnection {
+  private connect(): PoolConnection {
     this.sessionsOpened++;
-    const connection: Http2ClientConnection = new Http2ClientConnection({
+    const options: Http2ConnectionOptions = {
       origin: this.origin,
       connectTimeoutMs: this.connectTimeoutMs,
       maxResponseBodyBytes: MAX_RESPONSE_BODY_BYTES,
       tls: this.tls,
       onUnusable: () => this.retire(connection),
       onCapacity: () => this.wakeOne(),
-    });
+    };
+    const connection: PoolConnection = this.client === 'node' ? new NodeHttp2Connection(options) : new Http2ClientConnection(options);
     this.openSessions.add(connection);
     this.pendingConnects.set(connection, 1);
     void connection.ready.then(
@@ -314,7 +327,7 @@ export class Http2Pool {
   }
 
   /** Take a connection out of rotation; its open streams finish or fail on their own. */
-  private retire(connection: Http2ClientConnection): void {
+  private retire(connection: PoolConnection): void {
     const index = this.sessions.indexOf(connection);
     if (index < 0) return;
     this.sessions.splice(index, 1);

@@ -29,15 +29,6 @@ const POLICY: CoalescePolicy = {
 const POST = 'ee'.repeat(32);
 const OTHER_POST = 'ef'.repeat(32);
 
-describe('collapseKeyForGroup', () => {
-  test('is the first 16 bytes of BLAKE3(group id) in hex: 32 chars, stable', () => {
-    const gid = `like:${'a'.repeat(64)}:e:${'b'.repeat(64)}:123`;
-    assert.equal(collapseKeyForGroup(gid), 'e11ada8cf028b7f3a14edc12cd3ca7f7');
-    assert.match(collapseKeyForGroup('anything'), /^[0-9a-f]{32}$/);
-    assert.notEqual(collapseKeyForGroup(gid), collapseKeyForGroup(`${gid}4`));
-  });
-});
-
 describe('coalescing at ingest', () => {
   let store: StorePort;
   let clock: ManualClock;

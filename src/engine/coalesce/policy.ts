@@ -4,7 +4,7 @@
  */
 import type { ServiceConfig } from '../../config/defaults.ts';
 import type { CoalescePolicy } from '../../store/port-coalesce.ts';
-import { blake3 } from '../../util/blake3.ts';
+import { blake3 } from '@noble/hashes/blake3.js';
 
 /** Bytes of BLAKE3(group id) in a collapse key: 16 bytes, 32 hex chars, within APNs' 64-byte `apns-collapse-id`. */
 export const COLLAPSE_KEY_BYTES = 16;
@@ -15,7 +15,7 @@ export const COLLAPSE_KEY_BYTES = 16;
  * finished here still collapses into one banner on iOS.
  */
 export function collapseKeyForGroup(groupId: string): string {
-  return Buffer.from(blake3(groupId).subarray(0, COLLAPSE_KEY_BYTES)).toString('hex');
+  return Buffer.from(blake3(new TextEncoder().encode(groupId)).subarray(0, COLLAPSE_KEY_BYTES)).toString('hex');
 }
 
 export function coalescePolicyFromConfig(service: ServiceConfig): CoalescePolicy {
