@@ -7,6 +7,7 @@ import { npubEncode, nsecEncode } from './nostr/nip19.ts';
 import { runDoctor } from './doctor.ts';
 import { DLQ_USAGE, dlqCommand } from './cli-dlq.ts';
 import { Secp256k1BackendError } from './nostr/secp256k1.ts';
+import { appsCommand } from './platform/apps-cli.ts';
 
 const USAGE = `nostr-push — push notifications for Nostr apps
 
@@ -14,6 +15,9 @@ usage:
   nostr-push serve [--config FILE]    run the service (roles from NOSTR_PUSH__ROLES, default all)
   nostr-push doctor [--config FILE]   check configuration, store, relays and provider credentials
   nostr-push keygen                   print a new service key (hex, nsec, pubkey, npub)
+  nostr-push apps keys create APP --role send|admin   create an API key (printed once)
+  nostr-push apps keys list [APP]     list API keys
+  nostr-push apps keys revoke ID      revoke an API key
   nostr-push dlq list|replay|delete   list, replay or delete dead letters (nostr-push dlq help)
   nostr-push help                     this text
 
@@ -39,6 +43,13 @@ export async function main(argv: string[]): Promise<void> {
         return;
       case 'keygen':
         return keygenCommand();
+      case 'apps':
+        process.exitCode = await appsCommand(
+          args,
+          () => loadConfig({ configPath: configPathFrom(args) }),
+          (line) => console.log(line),
+        );
+        return;
       case 'dlq':
         if (args[0] === 'help' || args.length === 0) {
           process.stdout.write(DLQ_USAGE);

@@ -34,6 +34,9 @@ import { nip9aCallbackRoutes } from './api/nip9a-callbacks.ts';
 import { WebPushTransport } from './delivery/webpush/transport.ts';
 import { createNtfyServer } from './ntfy/index.ts';
 import { createServer, type RequestListener, type Server } from 'node:http';
+import { createPlatformApi, type PlatformApi } from './api/platform.ts';
+import { configuredApps, sendTypeCategories } from './platform/apps.ts';
+import { SendWakeup } from './platform/send-worker.ts';
 import { gatewaySettings } from './nip9a/gateway/config.ts';
 import { gatewayHttpRoutes } from './nip9a/gateway/http.ts';
 import { gatewayMetrics } from './nip9a/gateway/metrics.ts';
@@ -49,6 +52,9 @@ function unavailableVerifier(roles: readonly string[]): EventVerifier {
     },
   };
 }
+
+/** The version the OpenAPI document names (package.json's). */
+export const SERVICE_VERSION = '0.1.0';
 
 /** How long a graceful stop waits for tasks before giving up on them. */
 export const SHUTDOWN_GRACE_MS = 10_000;
@@ -71,6 +77,8 @@ export interface RunningService {
   wake: QueueSignal;
   /** The bound HTTP address when the api role runs. */
   httpAddress: AddressInfo | null;
+  /** The app platform API (send API, admin routes) when the api role runs; its `adminKeys` guards admin routers. */
+  platform: PlatformApi | null;
   /** Stop every task, close the server and the store. */
   stop(): Promise<void>;
 }
@@ -99,6 +107,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
   const metrics = new Metrics({ defaultMetrics: true });
   const supervisor = new Supervisor(logger);
   const wake = new QueueSignal();
+  const sendWakeup = new SendWakeup();
   // The NIP-9a gateway checks relay events (role gateway); the api role checks NIP-98 signatures of the
   // user API, registrations and NIP-42 AUTH on the gateway's relay endpoint, and the events NIP-9a relays
   // include in callbacks.
@@ -147,11 +156,13 @@ export async function startService(config: Config, overrides: ServiceOverrides =
     transports,
     logger,
     ntfyHub: ntfy?.hub ?? null,
+    sendWakeup,
   });
 
   let server: Server | null = null;
   let nip9aEndpoint: { close(): void } | null = null;
   let httpAddress: AddressInfo | null = null;
+  let platform: PlatformApi | null = null;
   let inboxSockets: InboxSockets | null = null;
   const nip98Auth: Nip98Auth = {
     verifier,
@@ -218,6 +229,20 @@ export async function startService(config: Config, overrides: ServiceOverrides =
     if (config.roles.includes('api')) {
       const webPush = transports.map(unwrapTransport).find((t): t is WebPushTransport => t instanceof WebPushTransport);
       app.route('/', webPushKeyRoutes(webPush ? webPush.vapidPublicKey : null));
+      platform = createPlatformApi({
+        store,
+        apps: configuredApps(config),
+        typeCategories: sendTypeCategories(config.send_api.types),
+        maxRecipients: config.send_api.max_recipients,
+        idempotencyTtlSecs: config.send_api.idempotency_ttl_secs,
+        recordTtlSecs: config.send_api.record_ttl_secs,
+        retentionDays: config.delivery_log.retention_days,
+        onCreated: () => sendWakeup.notify(),
+        metrics,
+        logger: logger.child({ route: 'platform' }),
+        version: SERVICE_VERSION,
+      });
+      app.route('/', platform.app);
       app.route('/', inboxRoutes({ store, auth: nip98Auth, metrics, logger: logger.child({ route: 'inbox' }) }));
       // Admin routes take their authentication from here: the internal bearer token for now.
       app.route(
@@ -277,5 +302,5 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       logger.info('stopped');
     })());
 
-  return { config, key, store, metrics, supervisor, logger, wake, httpAddress, stop };
+  return { config, key, store, metrics, supervisor, logger, wake, httpAddress, platform, stop };
 }

@@ -184,6 +184,35 @@ export interface Config {
     /** Idle poll of the queue consumers when nothing woke them. */
     poll_millis: number;
   };
+  /** The send API (`POST /v1/notifications`, `src/api/notifications.ts`, `src/platform/`). */
+  send_api: {
+    /**
+     * The notification types apps may send, each `type:category`: the preference category
+     * (kind 3083 `kinds`) that enables it. A type not listed is refused (422 UNKNOWN_TYPE).
+     */
+    types: string[];
+    /** Most recipients of one request (the issue's 10,000). */
+    max_recipients: number;
+    /** How long an `Idempotency-Key` is kept. */
+    idempotency_ttl_secs: number;
+    /** How long a notification record (and its `GET`) is kept after its send time. */
+    record_ttl_secs: number;
+    /** Recipients expanded per page (one gate read and one claim-and-enqueue step each). */
+    page_size: number;
+    /** How long a page may take before another scheduler takes it over. */
+    lease_secs: number;
+    /** Idle poll of the send scheduler. */
+    poll_millis: number;
+  };
+  /** The delivery log (`src/platform/delivery-log.ts`). */
+  delivery_log: {
+    /** Record every attempt and outcome; off, nothing is logged (and `GET` outcomes show only what the expansion saw). */
+    enabled: boolean;
+    /** Entries older than this are swept by the janitor. */
+    retention_days: number;
+    /** How often the janitor sweeps. */
+    sweep_interval_secs: number;
+  };
   /** The built-in ntfy-compatible UnifiedPush server (`src/ntfy/`). */
   ntfy: NtfyConfig;
   /** The user's inbox (issue 13): unread counters, badges, alert words, announcements, the user API. */
@@ -347,6 +376,8 @@ export const DEFAULT_PREFERENCE_KINDS = [1, 7, 16, 1059, 30023, 34236];
 /** Kinds watched for pushes; kind 1 and kind 3 are deliberately absent (divine does not surface them). */
 export const DEFAULT_EVENT_KINDS = [7, 16, 1111, 30023, 34236];
 
+/** The seed's own types, so relay-style types can be sent as they are; apps add theirs. */
+export const DEFAULT_SEND_API_TYPES = ['comment:1', 'mention:1', 'like:7', 'repost:16', 'directMessage:1059', 'newPost:34236'];
 /** `inbox.alert_word_refresh_millis`: 5 s, a word set is matched within seconds, and an idle index costs one read per 5 s. */
 export const ALERT_WORD_REFRESH_MILLIS = 5_000;
 
@@ -440,6 +471,19 @@ export function defaultConfig(): Config {
     // main thread then mostly waits on them: bench/registrations); raise it on bigger machines.
     engine: { crypto_workers: 2 },
     queue: { lease_secs: 60, max_attempts: 10, poll_millis: 250 },
+    send_api: {
+      types: [...DEFAULT_SEND_API_TYPES],
+      max_recipients: 10_000,
+      // notifkit's window for a caller's key (seed 001): a day covers any client's retries.
+      idempotency_ttl_secs: DAY_SECS,
+      // As long as the delivery log keeps the outcomes the record's GET reports.
+      record_ttl_secs: 7 * DAY_SECS,
+      // One gate read and one claim step per 500 recipients: 20 steps for the largest request.
+      page_size: 500,
+      lease_secs: 60,
+      poll_millis: 250,
+    },
+    delivery_log: { enabled: true, retention_days: 7, sweep_interval_secs: 3600 },
     inbox: { enabled: true, alert_word_refresh_millis: ALERT_WORD_REFRESH_MILLIS },
     ntfy: {
       base_url: '',

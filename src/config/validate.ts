@@ -39,6 +39,14 @@ export const POSITIVE_FIELDS: ReadonlyArray<readonly [NumericPath, string]> = [
   ['queue.poll_millis', 'queue consumers would spin'],
   ['webpush.request_timeout_secs', 'every Web Push request would time out at once'],
   ['webpush.batch_concurrency', 'no Web Push subscription would ever be sent to'],
+  ['send_api.max_recipients', 'every send would be refused'],
+  ['send_api.idempotency_ttl_secs', 'idempotency keys would be forgotten at once'],
+  ['send_api.record_ttl_secs', 'notifications would be forgotten before they are sent'],
+  ['send_api.page_size', 'no recipient would ever be expanded'],
+  ['send_api.lease_secs', 'every page would be taken over while it runs'],
+  ['send_api.poll_millis', 'the send scheduler would spin'],
+  ['delivery_log.retention_days', 'every entry would be swept as soon as it is written'],
+  ['delivery_log.sweep_interval_secs', 'the janitor would sweep in a tight loop'],
   ['ntfy.message_size_limit_bytes', 'every ntfy publish would be refused as too large'],
   ['ntfy.keepalive_interval_secs', 'ntfy streams would send keepalives in a tight loop'],
   ['ntfy.websocket_timeout_secs', 'every ntfy WebSocket would be dropped at once'],
@@ -64,6 +72,8 @@ export const POSITIVE_FIELDS: ReadonlyArray<readonly [NumericPath, string]> = [
 ];
 
 const HEX64 = /^[0-9a-f]{64}$/;
+/** `payout:1059`: a type name (letters, digits, `_.-`) and the preference category that enables it. */
+export const SEND_TYPE_ENTRY = /^([A-Za-z0-9_.-]{1,64}):(\d{1,5})$/;
 
 function readPath(config: Config, path: string): unknown {
   let node: unknown = config;
@@ -171,6 +181,9 @@ export function validateConfig(config: Config, explicitKeys: ReadonlySet<string>
     problems.push('webpush.vapid_public_key is set without webpush.vapid_private_key');
   for (const kind of [...config.notification.event_kinds, ...config.notification.default_preferences.kinds]) {
     if (kind < 0 || kind > 65535) problems.push(`notification kinds: ${kind} is not a Nostr kind`);
+  }
+  for (const entry of config.send_api.types) {
+    if (!SEND_TYPE_ENTRY.test(entry)) problems.push(`send_api.types: "${entry}" is not type:category (a name and a Nostr kind)`);
   }
   problems.push(...ntfyConfigProblems(config.ntfy));
   problems.push(...nip9aConfigProblems(config.nip9a, process.env.NODE_ENV));

@@ -13,7 +13,8 @@ import { withBadge } from '../engine/payload.ts';
 export interface OutboundNotification {
   eventId: string;
   recipient: string;
-  type: NotificationType;
+  /** A seed type, or `app:{type}` for a send API notification of an app-defined type. */
+  type: NotificationType | AppNotificationType;
   message: PushMessage;
   /** The recipient claim held for this delivery; released when the delivery is finally given up. */
   claim: RecipientClaim | null;
@@ -31,7 +32,21 @@ export interface OutboundNotification {
    * only after a success, so a failed send never uses up the subscriber's window.
    */
   rateWindow?: { subscriber: string; creator: string; ttlSecs: number };
+  /** A send API notification: the app, notification id and app type its delivery log entries are recorded under. */
+  send?: { appId: string; notificationId: string; type: string };
 }
+
+/** The internal type of a send API notification of an app-defined type. */
+export type AppNotificationType = `app:${string}`;
+
+/** What one device's send came to, for the delivery log. */
+export interface DeviceAttempt {
+  token: string;
+  transport: string;
+  outcome: SendOutcome;
+}
+
+const NO_OUTCOME: SendOutcome = Object.freeze({ ok: false as const, error: { kind: 'internal_response' as const, message: 'no outcome' } });
 
 /** What became of one delivery, over every device of the recipient. */
 export interface DeliveryReport {
@@ -41,6 +56,8 @@ export interface DeliveryReport {
   pruned: number;
   /** Set when nothing was delivered and some device failed retryably: the longest Retry-After asked. */
   retryAfterSecs: number | null;
+  /** Each device's outcome, in device order (empty without devices). */
+  attempts?: DeviceAttempt[];
 }
 
 export interface DeliveryDeps {
@@ -267,6 +284,11 @@ export async function deliverNotification(
   report.delivered = delivered.length;
   report.failed = failed;
   report.retryAfterSecs = retryAfterSecs;
+  report.attempts = devices.map((device) => ({
+    token: device.token,
+    transport: device.transport,
+    outcome: outcomes.get(device.token) ?? NO_OUTCOME,
+  }));
 
   await bookkeeping(deps, notification, delivered, dead, deadSinceMs, report, log);
   return report;

@@ -34,6 +34,8 @@ export function decideAfterDelivery(
 
 export interface OutboundHandlerDeps extends DeliveryDeps {
   maxEventAgeSecs: number;
+  /** Records each attempt in the delivery log (`src/platform/delivery-log.ts`); absent, nothing is logged. */
+  recordAttempt?: (notification: OutboundNotification, report: DeliveryReport, latencyMs: number, retrying: boolean) => void;
 }
 
 /** The delivery role's handler of one `outbound` queue item. */
@@ -44,6 +46,7 @@ export async function handleOutbound(
 ): Promise<WorkOutcome> {
   const notification = item.payload;
   // The first attempt sends to the devices the gates read; a retry reads them afresh.
+  const startedMs = performance.now();
   const report = await deliverNotification(deps, notification, signal, item.attempts === 1 ? notification.devices : undefined);
   const { outcome, releaseClaim } = decideAfterDelivery(
     report,
@@ -52,6 +55,7 @@ export async function handleOutbound(
     deps.store.clock.nowMs(),
     deps.maxEventAgeSecs,
   );
+  deps.recordAttempt?.(notification, report, performance.now() - startedMs, outcome.kind === 'retry');
   if (releaseClaim && notification.claim) await deps.store.releaseRecipientDelivery(notification.claim);
   if (outcome.kind === 'dead') deps.metrics.deliveriesGivenUp.inc({ type: notification.type });
   return outcome;

@@ -60,7 +60,8 @@ export interface DeliveryError {
   unregisteredAtMs?: number;
 }
 
-export type SendOutcome = { ok: true } | { ok: false; error: DeliveryError };
+/** A success may carry the provider's id of the message (FCM's `name`), recorded by the delivery log. */
+export type SendOutcome = { ok: true; messageId?: string } | { ok: false; error: DeliveryError };
 
 /** One transport. Implementations never throw: every failure is a classified outcome. */
 export interface PushTransport {

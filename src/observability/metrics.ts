@@ -188,6 +188,23 @@ export class Metrics {
     labelNames: ['type'] as const,
     registers: [this.registry],
   });
+  readonly apiRequests = new Counter({
+    name: 'push_api_requests_total',
+    help: 'Requests of the app platform API (send API, admin routes) by route and outcome (an error code, or ok)',
+    labelNames: ['route', 'outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly sendRecipients = new Counter({
+    name: 'push_send_recipients_total',
+    help: 'Recipients of send API notifications expanded, by outcome (queued, or the gate that suppressed them)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly deliveryLogFailures = new Counter({
+    name: 'push_delivery_log_failures_total',
+    help: 'Delivery log writes that failed (the pushes are unaffected; their entries are lost)',
+    registers: [this.registry],
+  });
   readonly deadLetterOperations = new Counter({
     name: 'push_dead_letter_operations_total',
     help: 'Operator actions on dead letters (HTTP admin routes and the CLI) by operation, queue and outcome',

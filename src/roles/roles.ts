@@ -36,6 +36,9 @@ import { offThreadVerifier, type CryptoWorkerPool } from '../nostr/crypto-worker
 import { DONE, runQueueWorker, type QueueSignal } from './queue-worker.ts';
 import { withTurnBatching } from '../store/turn-batching.ts';
 import { sleep, type Supervisor } from './supervisor.ts';
+import { startPlatformRoles } from '../platform/roles.ts';
+import { storeDeliveryLog } from '../platform/delivery-log.ts';
+import type { SendWakeup } from '../platform/send-worker.ts';
 import { startGatewayRole } from '../nip9a/gateway/role.ts';
 import type { Nip9aGateway } from '../nip9a/gateway/gateway.ts';
 
@@ -53,6 +56,8 @@ export interface RoleContext {
   transports: PushTransport[];
   /** The ntfy subscriptions the HTTP server feeds; the pusher role runs it. Null without that role. */
   ntfyHub?: NtfyHub | null;
+  /** Wakes the send scheduler of this process when its API created a send. */
+  sendWakeup?: SendWakeup;
   logger: Logger;
 }
 
@@ -149,6 +154,8 @@ export async function startRoles(ctx: RoleContext): Promise<StartedRoles> {
     ctx.supervisor.spawn(TASK_TOKEN_CLEANUP, 'tolerated', (signal) => runTokenCleanup(ctx, signal));
     ctx.supervisor.spawn(TASK_QUEUE_GAUGES, 'fatal', (signal) => runQueueGauges(ctx, signal));
   }
+  // app platform: the send scheduler (scheduler) and the delivery log sweep (janitor)
+  startPlatformRoles({ ...ctx, onOutboundQueued: () => ctx.wake.notify('outbound') });
   return {
     nip9aGateway,
     async stop() {
@@ -278,6 +285,7 @@ function startDelivery(ctx: RoleContext): void {
     logger: log,
     metrics: ctx.metrics,
     refreshTokenActivity: batchedTokenActivity(store),
+    ...(config.delivery_log.enabled ? { recordAttempt: storeDeliveryLog(store, ctx.metrics, log) } : {}),
     ...(config.inbox.enabled ? { readBadge: batchedBadgeReader(store) } : { readBadge: null }),
     recordDeliveredBell: batchedBellBookkeeping(store, {
       claimTtlSecs: config.service.processed_event_ttl_secs,

@@ -21,6 +21,9 @@ import type { NtfyTopicStore } from './port-ntfy.ts';
 import type { CoalesceStore } from './port-coalesce.ts';
 import type { NotifyListStore } from './port-bells.ts';
 import type { VapidKeyStore } from './port-vapid.ts';
+import type { ApiKeyStore } from './port-apikeys.ts';
+import type { SendStore } from './port-sends.ts';
+import type { DeliveryLogStore } from './port-delivery-log.ts';
 import type { DeadLetterStore } from './port-dlq.ts';
 import type { SocialFilterStore } from './port-social-filters.ts';
 import type { InboxStore } from './port-inbox.ts';
@@ -230,7 +233,10 @@ export interface StorePort
     InboxStore,
     DeadLetterStore,
     Nip9aGatewayStore,
-    Nip9aCallbackStore {
+    Nip9aCallbackStore,
+    ApiKeyStore,
+    SendStore,
+    DeliveryLogStore {
   /** The clock this store's time-dependent operations use. */
   readonly clock: Clock;
 

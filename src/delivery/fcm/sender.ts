@@ -210,7 +210,7 @@ export class FcmTransport implements PushTransport {
       }
       throw err;
     }
-    if (response.status >= 200 && response.status <= 299) return SENT;
+    if (response.status >= 200 && response.status <= 299) return sentWithName(response.bodyText);
     // A 401 may mean our cached token went bad early; the next send fetches a fresh one.
     if (response.status === 401) this.tokens.invalidate(auth.accessToken);
     return { ok: false, error: classifyFcmError(response.status, response.headers, response.bodyText) };
@@ -219,6 +219,15 @@ export class FcmTransport implements PushTransport {
 
 /** The outcome of every successful send (shared: outcomes are never mutated). */
 const SENT: SendOutcome = Object.freeze({ ok: true as const });
+/** FCM answers a send with `{"name": "projects/…/messages/…"}`; read by pattern, not a JSON parse per push. */
+const MESSAGE_NAME = /"name"\s*:\s*"([^"\\]{1,300})"/;
+
+/** The success outcome, with FCM's message name when the answer has one. */
+function sentWithName(bodyText: string): SendOutcome {
+  const name = MESSAGE_NAME.exec(bodyText)?.[1];
+  return name === undefined ? SENT : { ok: true, messageId: name };
+}
+
 /** Placeholder while a token's send is under way in {@link FcmTransport.sendBatch}. */
 const SENDING: SendOutcome = Object.freeze({
   ok: false as const,

@@ -190,6 +190,40 @@ export const newPostFanoutJobsKey = 'new_post_fanout_jobs';
 /** STRING: the fleet's VAPID key pair, JSON `{"publicKey","privateKey"}` (base64url), set once. */
 export const vapidKeysKey = 'webpush:vapid';
 
+// ---- API keys, sends, delivery log (port-apikeys.ts, port-sends.ts, port-delivery-log.ts) ----
+
+/*
+ * Keys of the app platform (nostr-push's own; divine never reads them). `{app}` is an app id
+ * (`[a-z0-9_-]`, no colon), so `{app}:{id}` members split at the first colon.
+ *
+ * | key                                     | type   | value                                                  |
+ * |-----------------------------------------|--------|--------------------------------------------------------|
+ * | `apikey:{id}`                           | HASH   | `appId`, `role`, `hash`, `prefix`, `createdAtMs`, `revokedAtMs` (once revoked) |
+ * | `apikey_hashes`                         | HASH   | key hash (SHA-256 hex) → key id                         |
+ * | `apikeys`                               | ZSET   | key id → created at, ms                                |
+ * | `send:{app}:{id}`                       | HASH   | `request` JSON, `lane`, `state`, `sendAtMs`, `createdAtMs`, `offset`; PEXPIRE the record lifetime |
+ * | `send_idem:{app}:{key}`                 | STRING | JSON `{"id","hash"}` of the first send with that Idempotency-Key; EX its TTL |
+ * | `sends:due:{lane}`                      | ZSET   | `{app}:{id}` → due time, ms (send time, lease deadline, or now after a page), one per lane (critical, normal, low) |
+ * | `delivery_log:{app}`                    | ZSET   | entry member (below) → appended at, ms                 |
+ * | `delivery_log:{app}:recipient:{pubkey}` | ZSET   | the same members, of one recipient                     |
+ * | `delivery_log:{app}:notification:{id}`  | ZSET   | the same members, of one notification                  |
+ * | `delivery_stats:{app}:{day}`            | HASH   | `sent:{type}`, `opened:{type}` → counts of one UTC day  |
+ * | `delivery_stats_days:{app}`             | ZSET   | day → day: the days that have counters, for the sweep   |
+ *
+ * A log member is `{append uuid}{index, 6 digits}|{entry JSON}`: unique, and ordered within one
+ * append (a ZSET orders equal scores by member).
+ */
+export const apiKeyKey = (id: string): string => `apikey:${id}`;
+export const apiKeyHashesKey = 'apikey_hashes';
+export const apiKeysKey = 'apikeys';
+export const sendKey = (appId: string, id: string): string => `send:${appId}:${id}`;
+export const sendIdempotencyKey = (appId: string, key: string): string => `send_idem:${appId}:${key}`;
+export const sendsDueKey = (lane: Lane): string => `sends:due:${lane}`;
+export const deliveryLogKey = (appId: string): string => `delivery_log:${appId}`;
+export const deliveryLogRecipientKey = (appId: string, recipient: string): string => `delivery_log:${appId}:recipient:${recipient}`;
+export const deliveryLogNotificationKey = (appId: string, id: string): string => `delivery_log:${appId}:notification:${id}`;
+export const deliveryStatsKey = (appId: string, day: number): string => `delivery_stats:${appId}:${day}`;
+export const deliveryStatsDaysKey = (appId: string): string => `delivery_stats_days:${appId}`;
 // ---- the user's inbox (port-inbox.ts) --------------------------------------------------------
 
 /*

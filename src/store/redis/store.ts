@@ -64,6 +64,12 @@ import type { Announcement, InboxCountEntry, InboxCounts, InboxHint, InboxType }
 import * as nip9aCallbacks from './nip9a-callbacks.ts';
 import type { Nip9aAcceptance, Nip9aCallback } from '../port-nip9a-callbacks.ts';
 import type { StoredVapidKeys } from '../port-vapid.ts';
+import * as apiKeys from './apikeys.ts';
+import * as sends from './sends.ts';
+import * as deliveryLog from './delivery-log.ts';
+import type { ApiKeyRecord, NewApiKey } from '../port-apikeys.ts';
+import type { CancelSendResult, ClaimedSend, CreateSendResult, IdempotencyClaim, NewSend, SendRecord } from '../port-sends.ts';
+import type { DeliveryLogEntry, DeliveryLogQuery, NewDeliveryLogEntry, TypeOpenRate } from '../port-delivery-log.ts';
 import type { SocialFilters } from '../port-social-filters.ts';
 import { getSocialFilters, setSocialFilters } from './social-filters.ts';
 import type { Nip9aRegistrationLimits, PutNip9aRegistrationResult, StoredNip9aRegistration } from '../port-nip9a-gateway.ts';
@@ -249,6 +255,47 @@ export class RedisStore implements StorePort {
   }
   onNtfyAppend(listener: (event: NtfyAppendEvent) => void): () => void {
     return this.ntfy.addListener(listener);
+  }
+
+  // ---- API keys, sends, delivery log (port-apikeys.ts, port-sends.ts, port-delivery-log.ts) ---
+  createApiKey(key: NewApiKey): Promise<boolean> {
+    return apiKeys.createApiKey(this.ctx, key);
+  }
+  findApiKeyByHash(hash: string): Promise<ApiKeyRecord | null> {
+    return apiKeys.findApiKeyByHash(this.ctx, hash);
+  }
+  listApiKeys(appId: string | null): Promise<ApiKeyRecord[]> {
+    return apiKeys.listApiKeys(this.ctx, appId);
+  }
+  revokeApiKey(id: string): Promise<boolean> {
+    return apiKeys.revokeApiKey(this.ctx, id);
+  }
+  createSend(send: NewSend, recordTtlSecs: number, idempotency: IdempotencyClaim | null): Promise<CreateSendResult> {
+    return sends.createSend(this.ctx, send, recordTtlSecs, idempotency);
+  }
+  getSend(appId: string, id: string): Promise<SendRecord | null> {
+    return sends.getSend(this.ctx, appId, id);
+  }
+  claimDueSend(leaseMs: number): Promise<ClaimedSend | null> {
+    return sends.claimDueSend(this.ctx, leaseMs);
+  }
+  advanceSend(appId: string, id: string, nextOffset: number, done: boolean): Promise<boolean> {
+    return sends.advanceSend(this.ctx, appId, id, nextOffset, done);
+  }
+  cancelSend(appId: string, id: string): Promise<CancelSendResult> {
+    return sends.cancelSend(this.ctx, appId, id);
+  }
+  appendDeliveryLog(entries: readonly NewDeliveryLogEntry[]): Promise<void> {
+    return deliveryLog.appendDeliveryLog(this.ctx, entries);
+  }
+  readDeliveryLog(appId: string, query: DeliveryLogQuery): Promise<DeliveryLogEntry[]> {
+    return deliveryLog.readDeliveryLog(this.ctx, appId, query);
+  }
+  sweepDeliveryLog(appId: string, cutoffMs: number, limit: number): Promise<number> {
+    return deliveryLog.sweepDeliveryLog(this.ctx, appId, cutoffMs, limit);
+  }
+  deliveryOpenRates(appId: string, sinceMs: number): Promise<TypeOpenRate[]> {
+    return deliveryLog.deliveryOpenRates(this.ctx, appId, sinceMs);
   }
 
   // ---- social filters (port-social-filters.ts) ---------------------------------------------

@@ -4,6 +4,9 @@ import { CREATE_COALESCE_TABLES } from './coalesce-sql.ts';
 import { CREATE_BELL_TABLES } from './bells.ts';
 import { CREATE_NTFY_TABLES } from './ntfy.ts';
 import { CREATE_VAPID_TABLE } from './vapid.ts';
+import { CREATE_API_KEY_TABLE } from './apikeys.ts';
+import { CREATE_SEND_TABLES } from './sends.ts';
+import { CREATE_DELIVERY_LOG_TABLES } from './delivery-log.ts';
 import { CREATE_SOCIAL_FILTERS_TABLE } from './social-filters.ts';
 import { CREATE_INBOX_TABLES } from './inbox.ts';
 import { CREATE_NIP9A_GATEWAY_TABLES } from './nip9a-gateway.ts';
@@ -169,6 +172,10 @@ export const migrations: readonly Migration[] = [
   { description: 'queue lanes and failure times of queue items', apply: (db) => db.exec(ADD_QUEUE_LANES) },
   { description: 'create the NIP-9a gateway registrations and outcome record', apply: (db) => db.exec(CREATE_NIP9A_GATEWAY_TABLES) },
   { description: 'create NIP-9a callback URLs and relay-POST receipts', apply: (db) => db.exec(CREATE_NIP9A_CALLBACK_TABLES) },
+  {
+    description: 'create API keys, sends, idempotency records and the delivery log',
+    apply: (db) => db.exec(CREATE_API_KEY_TABLE + CREATE_SEND_TABLES + CREATE_DELIVERY_LOG_TABLES),
+  },
 ];
 
 /** The version a file has after {@link migrate}. */

@@ -40,6 +40,12 @@ import { claimSqliteVapidKeys } from './vapid.ts';
 import { InboxTables, type InboxWrite } from './inbox.ts';
 import type { Announcement, InboxCountEntry, InboxCounts, InboxHint, InboxType } from '../port-inbox.ts';
 import type { StoredVapidKeys } from '../port-vapid.ts';
+import { ApiKeyTable } from './apikeys.ts';
+import { SendTables } from './sends.ts';
+import { DeliveryLogTables } from './delivery-log.ts';
+import type { ApiKeyRecord, NewApiKey } from '../port-apikeys.ts';
+import type { CancelSendResult, ClaimedSend, CreateSendResult, IdempotencyClaim, NewSend, SendRecord } from '../port-sends.ts';
+import type { DeliveryLogEntry, DeliveryLogQuery, NewDeliveryLogEntry, TypeOpenRate } from '../port-delivery-log.ts';
 import type { DeadLetter, DeadLetterPage, DeadLetterPageOptions } from '../port-dlq.ts';
 import type { SocialFilters } from '../port-social-filters.ts';
 import { SocialFilterTable } from './social-filters.ts';
@@ -107,6 +113,9 @@ export class SqliteStore implements StorePort {
   private readonly bellPages: BellPageOps;
   private readonly ntfy: NtfyTable;
   private readonly deliveries: DeliveryOps;
+  private readonly apiKeys: ApiKeyTable;
+  private readonly sends: SendTables;
+  private readonly deliveryLog: DeliveryLogTables;
   private readonly socialFilters: SocialFilterTable;
   private readonly inbox: InboxTables;
   private readonly nip9a: Nip9aGatewayTables;
@@ -132,6 +141,9 @@ export class SqliteStore implements StorePort {
     this.bellPages = new BellPageOps(db, logger, { tokens: this.tokens, records: this.records, claims: this.claims, bells: this.bells });
     this.ntfy = new NtfyTable(db, clock, logger, this.group);
     this.deliveries = new DeliveryOps(db, logger, { tokens: this.tokens, records: this.records, claims: this.claims, queues: this.queues });
+    this.apiKeys = new ApiKeyTable(db, clock);
+    this.sends = new SendTables(db, clock);
+    this.deliveryLog = new DeliveryLogTables(db, clock);
     this.socialFilters = new SocialFilterTable(db, logger);
     this.nip9a = new Nip9aGatewayTables(db, clock);
     this.nip9aCallbacks = new Nip9aCallbackTables(db, clock, this.queues);
@@ -367,6 +379,65 @@ export class SqliteStore implements StorePort {
 
   async claimVapidKeys(candidate: StoredVapidKeys): Promise<StoredVapidKeys> {
     return this.group.run(() => claimSqliteVapidKeys(this.db, candidate));
+  }
+
+  // ---- API keys (port-apikeys.ts) ------------------------------------------------------------
+
+  async createApiKey(key: NewApiKey): Promise<boolean> {
+    return this.group.run(() => this.apiKeys.create(key));
+  }
+
+  async findApiKeyByHash(hash: string): Promise<ApiKeyRecord | null> {
+    return this.apiKeys.findByHash(hash);
+  }
+
+  async listApiKeys(appId: string | null): Promise<ApiKeyRecord[]> {
+    return this.apiKeys.list(appId);
+  }
+
+  async revokeApiKey(id: string): Promise<boolean> {
+    return this.group.run(() => this.apiKeys.revoke(id));
+  }
+
+  // ---- sends (port-sends.ts) -----------------------------------------------------------------
+
+  async createSend(send: NewSend, recordTtlSecs: number, idempotency: IdempotencyClaim | null): Promise<CreateSendResult> {
+    return this.group.run(() => this.sends.create(send, recordTtlSecs, idempotency));
+  }
+
+  async getSend(appId: string, id: string): Promise<SendRecord | null> {
+    return this.sends.get(appId, id);
+  }
+
+  async claimDueSend(leaseMs: number): Promise<ClaimedSend | null> {
+    return this.group.run(() => this.sends.claimDue(leaseMs));
+  }
+
+  async advanceSend(appId: string, id: string, nextOffset: number, done: boolean): Promise<boolean> {
+    return this.group.run(() => this.sends.advanceTo(appId, id, nextOffset, done));
+  }
+
+  async cancelSend(appId: string, id: string): Promise<CancelSendResult> {
+    return this.group.run(() => this.sends.cancelSend(appId, id));
+  }
+
+  // ---- delivery log (port-delivery-log.ts) ---------------------------------------------------
+
+  async appendDeliveryLog(entries: readonly NewDeliveryLogEntry[]): Promise<void> {
+    if (entries.length === 0) return;
+    return this.group.run(() => this.deliveryLog.append(entries));
+  }
+
+  async readDeliveryLog(appId: string, query: DeliveryLogQuery): Promise<DeliveryLogEntry[]> {
+    return this.deliveryLog.read(appId, query);
+  }
+
+  async sweepDeliveryLog(appId: string, cutoffMs: number, limit: number): Promise<number> {
+    return this.group.run(() => this.deliveryLog.sweep(appId, cutoffMs, limit));
+  }
+
+  async deliveryOpenRates(appId: string, sinceMs: number): Promise<TypeOpenRate[]> {
+    return this.deliveryLog.rates(appId, sinceMs);
   }
 
   // ---- lifecycle ---------------------------------------------------------------------------

@@ -1,0 +1,214 @@
+/**
+ * bench/send-api: app servers calling `POST /v1/notifications` against the real binary (roles
+ * api, scheduler, delivery), FCM fake in its own process at 20 ms per answer.
+ *
+ * Phase 1, throughput: `--rate` requests per second for `--seconds`, each to `--recipients`
+ * recipients (one FCM token each), priority normal. Prints accepted requests/s, the API's p50/p99
+ * answer time, pushes/s from the first request to the last push, and the verdict: every
+ * (notification, recipient) pushed exactly once.
+ * Phase 2, a critical send behind a low backlog: `--backlog` low-priority pushes requested at once
+ * (in requests of `--recipients`), then `--criticals` critical sends to one recipient, 200 ms
+ * apart; prints each critical's request-to-push time (p50/p99/max). Without priority lanes in the
+ * outbound queue a critical waits behind the whole backlog; with them it should not.
+ *
+ *   node --import tsx bench/send-api/run.ts [--store sqlite|redis|both] [--rate 100] [--recipients 1000]
+ *        [--seconds 3] [--backlog 100000] [--criticals 10] [--latency 20]
+ *
+ * The issue's target run is --rate 100 --recipients 1000 --backlog 100000 (100,000 pushes/s
+ * offered): far past what one delivery process pushes on a 2-core machine, so the backlog grows
+ * and phase 1's pushes/s is the service's delivery rate.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { generateSecretKey } from '../../src/nostr/keys.ts';
+import { createLogger } from '../../src/observability/logger.ts';
+import { createApiKey } from '../../src/platform/api-keys.ts';
+import type { StorePort } from '../../src/store/port.ts';
+import { openRedisStore } from '../../src/store/redis/index.ts';
+import { openSqliteStore } from '../../src/store/sqlite/index.ts';
+import { startRedisServer } from '../../test/support/redis-server.ts';
+import { startServiceProcess } from '../../test/support/service-process.ts';
+import { startFcmFakeProcess, type FcmFakeProcess } from '../support/fcm-fake-client.ts';
+
+const { values } = parseArgs({
+  options: {
+    store: { type: 'string', default: 'both' },
+    rate: { type: 'string', default: '100' },
+    recipients: { type: 'string', default: '1000' },
+    seconds: { type: 'string', default: '3' },
+    backlog: { type: 'string', default: '100000' },
+    criticals: { type: 'string', default: '10' },
+    latency: { type: 'string', default: '20' },
+  },
+});
+const RATE = Number(values.rate);
+const RECIPIENTS = Number(values.recipients);
+const SECONDS = Number(values.seconds);
+const BACKLOG = Number(values.backlog);
+const CRITICALS = Number(values.criticals);
+/** Recipients registered; each request takes a window of RECIPIENTS of them. */
+const POOL = Math.max(RECIPIENTS * 4, 4000);
+const SEED_BATCH = 500;
+const CRITICAL_GAP_MS = 200;
+/** How long to wait for the last push before calling the run incomplete. */
+const DRAIN_LIMIT_MS = 600_000;
+
+const recipientOf = (i: number): string => `${i.toString(16).padStart(12, '0')}${'c'.repeat(52)}`;
+const CRITICAL_RECIPIENT = 'd'.repeat(64);
+
+function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
+}
+
+async function seed(store: StorePort): Promise<void> {
+  for (let i = 0; i < POOL; i += SEED_BATCH) {
+    await Promise.all(
+      Array.from({ length: Math.min(SEED_BATCH, POOL - i) }, (_, j) =>
+        store.registerToken(recipientOf(i + j), { token: `tok-${i + j}`, transport: 'fcm' }),
+      ),
+    );
+  }
+  await store.registerToken(CRITICAL_RECIPIENT, { token: 'critical-phone', transport: 'fcm' });
+}
+
+async function waitForPushes(
+  fake: FcmFakeProcess,
+  count: (received: Array<[string, string, number]>) => boolean,
+): Promise<Array<[string, string, number]>> {
+  const deadline = Date.now() + DRAIN_LIMIT_MS;
+  for (;;) {
+    const { received } = await fake.report();
+    if (count(received) || Date.now() > deadline) return received;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+}
+
+async function runOne(label: string, storeUrl: string, open: () => Promise<StorePort>, dir: string): Promise<void> {
+  const store = await open();
+  await seed(store);
+  const key = (await createApiKey(store, 'default', 'send')).key;
+  await store.close();
+  const fake = await startFcmFakeProcess(Number(values.latency), dir);
+  const service = await startServiceProcess({
+    env: {
+      NOSTR_PUSH__ROLES: 'api,scheduler,delivery',
+      NOSTR_PUSH__STORE__URL: storeUrl,
+      NOSTR_PUSH__DATA_DIR: dir,
+      NOSTR_PUSH__SERVICE__PRIVATE_KEY_HEX: generateSecretKey(),
+      NOSTR_PUSH__SEND_API__TYPES: 'bench:1059',
+      NOSTR_PUSH__FIREBASE__CREDENTIALS_PATH: fake.credentialsPath,
+      NOSTR_PUSH__FIREBASE__PROJECT_ID: 'fake-project',
+      NOSTR_PUSH__FIREBASE__API_BASE_URL: fake.baseUrl,
+      NOSTR_PUSH__NOTIFICATION__MAX_EVENT_AGE_SECS: '86400',
+      // info: startServiceProcess waits for the 'http listening' line.
+      NOSTR_PUSH__LOG__LEVEL: 'info',
+      LOG_LEVEL: 'info',
+    },
+  });
+  // A stopped benchmark (timeout, Ctrl-C) must not leave the service or the fake behind.
+  const onSignal = () => {
+    void Promise.allSettled([service.kill(), fake.stop()]).then(() => process.exit(130));
+  };
+  process.once('SIGTERM', onSignal);
+  process.once('SIGINT', onSignal);
+  console.error(`${label}: service up, ${POOL} recipients seeded`);
+  const post = async (tag: string, recipients: string[], priority: string): Promise<number> => {
+    const started = performance.now();
+    const res = await fetch(`${service.baseUrl}/v1/notifications`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ recipients, type: 'bench', title: 'bench', body: tag, priority, data: { eventId: tag } }),
+    });
+    await res.arrayBuffer();
+    if (res.status !== 202) throw new Error(`POST answered ${res.status}`);
+    return performance.now() - started;
+  };
+  try {
+    // Phase 1: a steady rate of requests.
+    const requests = RATE * SECONDS;
+    const latencies: number[] = [];
+    const t0 = Date.now();
+    const inflight: Array<Promise<void>> = [];
+    for (let i = 0; i < requests; i++) {
+      const due = t0 + (i * 1000) / RATE;
+      const wait = due - Date.now();
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+      const first = (i * RECIPIENTS) % POOL;
+      const recipients = Array.from({ length: RECIPIENTS }, (_, j) => recipientOf((first + j) % POOL));
+      inflight.push(post(`tp-${i}`, recipients, 'normal').then((ms) => void latencies.push(ms)));
+    }
+    await Promise.all(inflight);
+    const acceptedSecs = (Date.now() - t0) / 1000;
+    const expected = requests * RECIPIENTS;
+    console.error(`${label}: ${requests} requests accepted, waiting for ${expected} pushes`);
+    const received = await waitForPushes(fake, (r) => r.filter(([id]) => id.startsWith('tp-')).length >= expected);
+    const pushes = received.filter(([id]) => id.startsWith('tp-'));
+    const lastMs = Math.max(...pushes.map(([, , at]) => at));
+    const distinct = new Set(pushes.map(([id, token]) => `${id}\n${token}`)).size;
+    latencies.sort((a, b) => a - b);
+    console.log(
+      `${label} phase 1: ${requests} requests x ${RECIPIENTS} recipients at ${RATE}/s offered — accepted ${(requests / acceptedSecs).toFixed(1)} requests/s, ` +
+        `API p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms; ` +
+        `${pushes.length} pushes in ${((lastMs - t0) / 1000).toFixed(1)} s = ${((pushes.length * 1000) / (lastMs - t0)).toFixed(0)} pushes/s; ` +
+        `verdict: ${distinct === expected && pushes.length === expected ? 'every recipient pushed exactly once' : `WRONG: ${pushes.length} pushes, ${distinct} distinct, ${expected} expected`}`,
+    );
+
+    // Phase 2: a low backlog, then critical sends.
+    const lowRequests = Math.ceil(BACKLOG / RECIPIENTS);
+    await Promise.all(
+      Array.from({ length: lowRequests }, (_, i) => {
+        const first = (i * RECIPIENTS) % POOL;
+        return post(
+          `low-${i}`,
+          Array.from({ length: RECIPIENTS }, (_, j) => recipientOf((first + j) % POOL)),
+          'low',
+        );
+      }),
+    );
+    const sentAt = new Map<string, number>();
+    for (let i = 0; i < CRITICALS; i++) {
+      sentAt.set(`crit-${i}`, Date.now());
+      await post(`crit-${i}`, [CRITICAL_RECIPIENT], 'critical');
+      await new Promise((resolve) => setTimeout(resolve, CRITICAL_GAP_MS));
+    }
+    const after = await waitForPushes(fake, (r) => r.filter(([id]) => id.startsWith('crit-')).length >= CRITICALS);
+    const criticalMs = after
+      .filter(([id]) => id.startsWith('crit-'))
+      .map(([id, , at]) => at - (sentAt.get(id) ?? at))
+      .sort((a, b) => a - b);
+    const lowDone = after.filter(([id]) => id.startsWith('low-')).length;
+    console.log(
+      `${label} phase 2: ${lowRequests * RECIPIENTS} low pushes requested, then ${CRITICALS} critical sends — critical request-to-push ` +
+        `p50 ${percentile(criticalMs, 50).toFixed(0)} ms, p99 ${percentile(criticalMs, 99).toFixed(0)} ms, max ${percentile(criticalMs, 100).toFixed(0)} ms; ` +
+        `low pushes done when the last critical landed: ${lowDone}`,
+    );
+  } finally {
+    process.off('SIGTERM', onSignal);
+    process.off('SIGINT', onSignal);
+    await service.stop();
+    await fake.stop();
+  }
+}
+
+const stores = values.store === 'both' ? ['sqlite', 'redis'] : [values.store];
+for (const kind of stores) {
+  const dir = mkdtempSync(join(tmpdir(), `np-bench-send-${kind}-`));
+  try {
+    if (kind === 'redis') {
+      const redis = await startRedisServer();
+      try {
+        await runOne('redis', redis.url, () => openRedisStore({ url: redis.url, logger: createLogger({ level: 'warn' }) }), dir);
+      } finally {
+        await redis.stop();
+      }
+    } else {
+      const path = join(dir, 'nostr-push.sqlite');
+      await runOne('sqlite', `sqlite:${path}`, () => openSqliteStore({ path, logger: createLogger({ level: 'warn' }) }), dir);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

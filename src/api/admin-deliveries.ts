@@ -1,0 +1,75 @@
+/**
+ * The delivery log for operators (admin keys): `GET /v1/admin/deliveries?recipient=&since=&limit=`
+ * (entries, oldest first) and `GET /v1/admin/deliveries/open-rates?since=` (sent, opened and the
+ * open rate per notification type).
+ */
+import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
+import type { StorePort } from '../store/port.ts';
+import { requireAppKey, type AppKeyEnv, type AuthDeps } from './auth.ts';
+import { DeliveriesPage, DeliveriesQuery, ErrorBody, OpenRates, OpenRatesQuery } from './schemas.ts';
+
+const DEFAULT_LIMIT = 100;
+
+export interface AdminDeliveriesDeps {
+  store: StorePort;
+  auth: AuthDeps;
+  retentionDays: number;
+}
+
+const errorResponses = {
+  401: { description: 'No valid API key', content: { 'application/json': { schema: ErrorBody } } },
+  403: { description: 'Not an admin key', content: { 'application/json': { schema: ErrorBody } } },
+  404: { description: 'Unknown app', content: { 'application/json': { schema: ErrorBody } } },
+  422: { description: 'The query does not match the schema', content: { 'application/json': { schema: ErrorBody } } },
+};
+
+export function adminDeliveryRoutes(app: OpenAPIHono<AppKeyEnv>, deps: AdminDeliveriesDeps): void {
+  const adminKeys = requireAppKey(deps.auth, ['admin']);
+  const retentionStartMs = () => deps.store.clock.nowMs() - deps.retentionDays * 86_400_000;
+
+  const list = createRoute({
+    method: 'get',
+    path: '/v1/admin/deliveries',
+    summary: 'Delivery attempts and outcomes, oldest first',
+    security: [{ apiKey: [] }],
+    middleware: [adminKeys] as const,
+    request: { query: DeliveriesQuery },
+    responses: { 200: { description: 'Log entries', content: { 'application/json': { schema: DeliveriesPage } } }, ...errorResponses },
+  });
+  app.openapi(list, async (c) => {
+    const { recipient, since, limit } = c.req.valid('query');
+    const entries = await deps.store.readDeliveryLog(c.get('appId'), {
+      ...(recipient === undefined ? {} : { recipient }),
+      sinceMs: since === undefined ? retentionStartMs() : Date.parse(since),
+      limit: limit ?? DEFAULT_LIMIT,
+    });
+    return c.json(
+      {
+        entries: entries.map(({ appId: _appId, atMs, ...entry }) => ({ ...entry, at: new Date(atMs).toISOString() })),
+      },
+      200,
+    );
+  });
+
+  const rates = createRoute({
+    method: 'get',
+    path: '/v1/admin/deliveries/open-rates',
+    summary: 'Sent and opened notifications per type, by UTC day from `since`',
+    security: [{ apiKey: [] }],
+    middleware: [adminKeys] as const,
+    request: { query: OpenRatesQuery },
+    responses: { 200: { description: 'Open rates', content: { 'application/json': { schema: OpenRates } } }, ...errorResponses },
+  });
+  app.openapi(rates, async (c) => {
+    const { since } = c.req.valid('query');
+    const sinceMs = since === undefined ? retentionStartMs() : Date.parse(since);
+    const types = await deps.store.deliveryOpenRates(c.get('appId'), sinceMs);
+    return c.json(
+      {
+        since: new Date(sinceMs).toISOString(),
+        types: types.map((t) => ({ ...t, openRate: t.sent === 0 ? null : t.opened / t.sent })),
+      },
+      200,
+    );
+  });
+}

@@ -1,0 +1,318 @@
+/**
+ * The send API: `POST /v1/notifications` (202 `{id, duplicate}`), `GET /v1/notifications/{id}`
+ * (per-recipient outcomes from the delivery log), `DELETE /v1/notifications/{id}` (cancel a send
+ * that has not started) and `POST /v1/notifications/{id}/opened` (engagement). Every query is
+ * scoped by the app the key resolves to (`auth.ts`), never by the body; another app's id is 404.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
+import { bodyLimit } from 'hono/body-limit';
+import type { Logger } from '../observability/logger.ts';
+import type { Metrics } from '../observability/metrics.ts';
+import type { DeliveryLogEntry } from '../store/port-delivery-log.ts';
+import type { SendRecord, SendRequest } from '../store/port-sends.ts';
+import type { StorePort } from '../store/port.ts';
+import type { MiddlewareHandler } from 'hono';
+import { createEventVerifier, type EventVerifier } from '../nostr/event.ts';
+import { nip98ReplayGuard } from '../nostr/nip98.ts';
+import { DEFAULT_APP_ID } from '../platform/apps.ts';
+import { requireAppKey, type AppKeyEnv, type AuthDeps } from './auth.ts';
+import { authenticateNip98 } from './nip98-auth.ts';
+import { HttpError } from './errors.ts';
+import {
+  CancelResult,
+  ErrorBody,
+  IdempotencyHeaders,
+  NotificationIdParams,
+  NotificationView,
+  OpenedBody,
+  OpenedResult,
+  SendAccepted,
+  sendRequestSchema,
+} from './schemas.ts';
+
+/** A request of 10,000 recipients is about 700 KB of JSON; anything much larger is not a real caller. */
+export const SEND_MAX_BODY_BYTES = 2 * 1024 * 1024;
+const OPENED_MAX_BODY_BYTES = 4 * 1024;
+/** Entries read back for one notification's outcomes: every device of every recipient, a few attempts each. */
+const OUTCOME_READ_LIMIT = 200_000;
+/** Either scheme opens a notification (an OpenAPI security list: one entry per alternative). */
+const OPENED_SECURITY: Array<Record<string, string[]>> = [{ apiKey: [] }, { nip98: [] }];
+
+export interface NotificationRoutesDeps {
+  store: StorePort;
+  auth: AuthDeps;
+  /** App type → preference category (`send_api.types`). */
+  typeCategories: ReadonlyMap<string, number>;
+  maxRecipients: number;
+  idempotencyTtlSecs: number;
+  recordTtlSecs: number;
+  /** Kept as long as the log keeps the `opened` entry it guards. */
+  openedClaimTtlSecs: number;
+  /** A send was created (wakes this process's scheduler). */
+  onCreated: () => void;
+  metrics: Metrics;
+  logger: Logger;
+}
+
+/** JSON with object keys sorted, so the same request hashes the same whatever its key order. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (typeof value === 'object' && value !== null) {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+const errorResponses = {
+  401: { description: 'No valid API key', content: { 'application/json': { schema: ErrorBody } } },
+  403: { description: 'The key may not do this', content: { 'application/json': { schema: ErrorBody } } },
+  404: { description: 'Unknown notification or app', content: { 'application/json': { schema: ErrorBody } } },
+  422: { description: 'The request does not match the schema', content: { 'application/json': { schema: ErrorBody } } },
+};
+
+type RecipientView = {
+  pubkey: string;
+  status: 'pending' | 'queued' | 'sent' | 'failed' | 'retrying' | 'suppressed';
+  providerMessageId?: string;
+  reason?: string;
+  opened: boolean;
+};
+
+/** Each recipient's outcome from the log: sent when any device took it, otherwise the latest entry. */
+export function recipientOutcomes(send: SendRecord, entries: readonly DeliveryLogEntry[]): RecipientView[] {
+  const views = new Map<string, RecipientView>();
+  for (const pubkey of send.request.recipients) views.set(pubkey, { pubkey, status: 'pending', opened: false });
+  for (const entry of entries) {
+    const view = views.get(entry.recipient);
+    if (!view) continue;
+    if (entry.status === 'opened') {
+      view.opened = true;
+      continue;
+    }
+    if (view.status === 'sent' && entry.status !== 'sent') continue;
+    if (entry.status === 'sent' && view.status === 'sent') continue;
+    view.status = entry.status;
+    delete view.reason;
+    delete view.providerMessageId;
+    if (entry.providerMessageId !== undefined) view.providerMessageId = entry.providerMessageId;
+    if (entry.error !== undefined) view.reason = entry.error;
+  }
+  return [...views.values()];
+}
+
+/**
+ * `Authorization: Nostr …` (NIP-98, the recipient's own signature over this request, body
+ * included) or an API key. With NIP-98 the app is `X-App`'s, or the default one; an unknown app is
+ * 404. The signature verifier is loaded on the first NIP-98 request, so api processes that never
+ * see one never load it.
+ */
+function keyOrNip98(deps: NotificationRoutesDeps, keys: MiddlewareHandler<AppKeyEnv>, maxBodyBytes: number): MiddlewareHandler<AppKeyEnv> {
+  let verifier: Promise<EventVerifier> | undefined;
+  const limit = bodyLimit({
+    maxSize: maxBodyBytes,
+    onError: () => {
+      throw new HttpError('BODY_TOO_LARGE');
+    },
+  });
+  const checked: MiddlewareHandler<AppKeyEnv> = async (c, next) => {
+    if (!(c.req.header('authorization') ?? '').startsWith('Nostr ')) return keys(c, next);
+    const appId = c.req.header('x-app') ?? DEFAULT_APP_ID;
+    if (!deps.auth.apps.includes(appId)) throw new HttpError('NOT_FOUND');
+    // Hono keeps the bytes, so the JSON validator reads the same body afterwards.
+    const body = new Uint8Array(await c.req.arrayBuffer());
+    const pubkey = await authenticateNip98(
+      c,
+      {
+        verifier: await (verifier ??= createEventVerifier()),
+        replay: nip98ReplayGuard(deps.store),
+        clock: deps.store.clock,
+        logger: deps.logger,
+        onRefused: (code) => deps.metrics.apiRequests.inc({ route: 'opened', outcome: `NIP98_${code}` }),
+      },
+      body,
+    );
+    c.set('appId', appId);
+    c.set('nip98Pubkey', pubkey);
+    await next();
+  };
+  // The body is read (for the payload tag) only after the limit has let it through.
+  return async (c, next) =>
+    limit(c, async () => {
+      await checked(c, next);
+    });
+}
+
+export function notificationRoutes(app: OpenAPIHono<AppKeyEnv>, deps: NotificationRoutesDeps): void {
+  const { store } = deps;
+  const sendKeys = requireAppKey(deps.auth, ['send', 'admin']);
+  const count = (route: string, outcome: string) => deps.metrics.apiRequests.inc({ route, outcome });
+  const tooLarge = (limit: number) =>
+    bodyLimit({
+      maxSize: limit,
+      onError: () => {
+        throw new HttpError('BODY_TOO_LARGE');
+      },
+    });
+
+  const create = createRoute({
+    method: 'post',
+    path: '/v1/notifications',
+    summary: 'Send a notification to up to 10,000 recipients',
+    security: [{ apiKey: [] }],
+    middleware: [sendKeys, tooLarge(SEND_MAX_BODY_BYTES)] as const,
+    request: {
+      headers: IdempotencyHeaders,
+      body: { required: true, content: { 'application/json': { schema: sendRequestSchema(deps.maxRecipients) } } },
+    },
+    responses: {
+      202: {
+        description: 'Accepted (or a duplicate of an earlier request with the same Idempotency-Key)',
+        content: { 'application/json': { schema: SendAccepted } },
+      },
+      409: { description: 'The Idempotency-Key was used with a different request', content: { 'application/json': { schema: ErrorBody } } },
+      413: { description: 'Body too large', content: { 'application/json': { schema: ErrorBody } } },
+      ...errorResponses,
+    },
+  });
+  app.openapi(create, async (c) => {
+    const body = c.req.valid('json');
+    const appId = c.get('appId');
+    if (!deps.typeCategories.has(body.type)) {
+      count('send', 'UNKNOWN_TYPE');
+      deps.logger.warn({ appId, type: body.type }, 'send refused: type not in send_api.types');
+      throw new HttpError('UNKNOWN_TYPE', `Unknown notification type \`${body.type}\`; add it to send_api.types`);
+    }
+    const nowMs = store.clock.nowMs();
+    const sendAtMs = body.sendAt === undefined ? nowMs : Math.max(Date.parse(body.sendAt), nowMs);
+    const request: SendRequest = { ...body, recipients: [...new Set(body.recipients)] };
+    const key = c.req.valid('header')['idempotency-key'];
+    const requestHash = createHash('sha256').update(canonicalJson(body)).digest('hex');
+    const id = randomUUID();
+    const recordTtlSecs = deps.recordTtlSecs + (sendAtMs - nowMs) / 1000;
+    const result = await store.createSend(
+      { appId, id, request, sendAtMs },
+      recordTtlSecs,
+      key === undefined ? null : { key, requestHash, ttlSecs: deps.idempotencyTtlSecs },
+    );
+    if (!result.created) {
+      if (!result.sameRequest) {
+        count('send', 'IDEMPOTENCY_KEY_REUSED');
+        deps.logger.warn({ appId, notificationId: result.existingId }, 'send refused: Idempotency-Key reused with another body');
+        throw new HttpError('IDEMPOTENCY_KEY_REUSED');
+      }
+      count('send', 'duplicate');
+      return c.json({ id: result.existingId, duplicate: true }, 202);
+    }
+    count('send', 'ok');
+    deps.logger.info(
+      { appId, notificationId: id, recipients: request.recipients.length, sendAtMs, priority: body.priority },
+      'send accepted',
+    );
+    deps.onCreated();
+    return c.json({ id, duplicate: false }, 202);
+  });
+
+  const read = createRoute({
+    method: 'get',
+    path: '/v1/notifications/{id}',
+    summary: 'A notification and each recipient’s outcome',
+    security: [{ apiKey: [] }],
+    middleware: [sendKeys] as const,
+    request: { params: NotificationIdParams },
+    responses: {
+      200: { description: 'The notification', content: { 'application/json': { schema: NotificationView } } },
+      ...errorResponses,
+    },
+  });
+  app.openapi(read, async (c) => {
+    const appId = c.get('appId');
+    const { id } = c.req.valid('param');
+    const send = await store.getSend(appId, id);
+    if (!send) throw new HttpError('NOT_FOUND');
+    const entries = await store.readDeliveryLog(appId, { notificationId: id, limit: OUTCOME_READ_LIMIT });
+    const recipients = recipientOutcomes(send, entries);
+    const counts: Record<string, number> = {};
+    for (const r of recipients) counts[r.status] = (counts[r.status] ?? 0) + 1;
+    counts.opened = recipients.filter((r) => r.opened).length;
+    count('get', 'ok');
+    return c.json(
+      {
+        id,
+        state: send.state,
+        type: send.request.type,
+        priority: send.request.priority,
+        sendAt: new Date(send.sendAtMs).toISOString(),
+        createdAt: new Date(send.createdAtMs).toISOString(),
+        counts,
+        recipients,
+      },
+      200,
+    );
+  });
+
+  const cancel = createRoute({
+    method: 'delete',
+    path: '/v1/notifications/{id}',
+    summary: 'Cancel a scheduled notification that has not started',
+    security: [{ apiKey: [] }],
+    middleware: [sendKeys] as const,
+    request: { params: NotificationIdParams },
+    responses: {
+      200: { description: 'Cancelled (now or before)', content: { 'application/json': { schema: CancelResult } } },
+      409: { description: 'It has started: too late to cancel', content: { 'application/json': { schema: ErrorBody } } },
+      ...errorResponses,
+    },
+  });
+  app.openapi(cancel, async (c) => {
+    const appId = c.get('appId');
+    const { id } = c.req.valid('param');
+    const result = await store.cancelSend(appId, id);
+    count('cancel', result);
+    if (result === 'not_found') throw new HttpError('NOT_FOUND');
+    if (result === 'not_cancellable') throw new HttpError('NOT_CANCELLABLE');
+    deps.logger.info({ appId, notificationId: id }, 'send cancelled');
+    return c.json({ id, state: 'cancelled' as const }, 200);
+  });
+
+  const opened = createRoute({
+    method: 'post',
+    path: '/v1/notifications/{id}/opened',
+    summary: 'Record that a recipient opened the notification (once per recipient): NIP-98 by the recipient, or the app’s key',
+    security: OPENED_SECURITY,
+    middleware: [keyOrNip98(deps, sendKeys, OPENED_MAX_BODY_BYTES)] as const,
+    request: { params: NotificationIdParams, body: { required: true, content: { 'application/json': { schema: OpenedBody } } } },
+    responses: {
+      200: { description: 'Recorded (false: recorded before)', content: { 'application/json': { schema: OpenedResult } } },
+      ...errorResponses,
+    },
+  });
+  app.openapi(opened, async (c) => {
+    const appId = c.get('appId');
+    const { id } = c.req.valid('param');
+    const named = c.req.valid('json').recipient;
+    const signer = c.get('nip98Pubkey');
+    if (signer !== undefined && named !== undefined && named !== signer) {
+      deps.logger.warn({ appId, notificationId: id }, 'opened refused: NIP-98 signer is not the recipient named');
+      throw new HttpError('FORBIDDEN', 'A NIP-98 caller records its own opens only');
+    }
+    const recipient = signer ?? named;
+    if (recipient === undefined) throw new HttpError('VALIDATION_FAILED', 'recipient: required with an API key');
+    return c.json({ recorded: await recordOpened(deps, appId, id, recipient) }, 200);
+  });
+}
+
+/** Record one open of (notification, recipient): 404 unless the recipient is one of the notification's. */
+export async function recordOpened(deps: NotificationRoutesDeps, appId: string, id: string, recipient: string): Promise<boolean> {
+  const send = await deps.store.getSend(appId, id);
+  if (!send || !send.request.recipients.includes(recipient)) throw new HttpError('NOT_FOUND');
+  const first = await deps.store.claimEvent(`opened:${appId}:${id}:${recipient}`, deps.openedClaimTtlSecs);
+  if (first) {
+    await deps.store.appendDeliveryLog([{ appId, notificationId: id, recipient, type: send.request.type, status: 'opened' }]);
+  }
+  deps.metrics.apiRequests.inc({ route: 'opened', outcome: first ? 'ok' : 'duplicate' });
+  return first;
+}

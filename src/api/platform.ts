@@ -1,0 +1,101 @@
+/**
+ * The app platform API as one OpenAPIHono app: the send API, the admin delivery log, and the
+ * OpenAPI 3.1 document at `/v1/openapi.json`, generated from the schemas that validate the
+ * requests (`schemas.ts`). Validation failures answer 422 `VALIDATION_FAILED` naming the first
+ * offending field, with a warn line and `push_api_requests_total{outcome="VALIDATION_FAILED"}`.
+ * Other routers mounted behind {@link PlatformApi.adminKeys} (the DLQ routes) join the same app.
+ */
+import { OpenAPIHono } from '@hono/zod-openapi';
+import type { MiddlewareHandler } from 'hono';
+import { HTTPException } from 'hono/http-exception';
+import type { Logger } from '../observability/logger.ts';
+import type { Metrics } from '../observability/metrics.ts';
+import type { StorePort } from '../store/port.ts';
+import { adminDeliveryRoutes } from './admin-deliveries.ts';
+import { requireAppKey, type AppKeyEnv, type AuthDeps } from './auth.ts';
+import { routePath } from 'hono/route';
+import { HttpError } from './errors.ts';
+import { notificationRoutes, type NotificationRoutesDeps } from './notifications.ts';
+
+export const OPENAPI_PATH = '/v1/openapi.json';
+
+export interface PlatformApiDeps {
+  store: StorePort;
+  apps: readonly string[];
+  typeCategories: ReadonlyMap<string, number>;
+  maxRecipients: number;
+  idempotencyTtlSecs: number;
+  recordTtlSecs: number;
+  retentionDays: number;
+  onCreated: () => void;
+  metrics: Metrics;
+  logger: Logger;
+  /** Shown in the document's `info`. */
+  version: string;
+}
+
+export interface PlatformApi {
+  app: OpenAPIHono<AppKeyEnv>;
+  /** Admin-key middleware, for routers mounted beside these (the DLQ routes). */
+  adminKeys: MiddlewareHandler<AppKeyEnv>;
+}
+
+export function createPlatformApi(deps: PlatformApiDeps): PlatformApi {
+  const app = new OpenAPIHono<AppKeyEnv>({
+    defaultHook: (result, c) => {
+      if (result.success) return;
+      const issue = result.error.issues[0];
+      const where = issue && issue.path.length > 0 ? `${issue.path.join('.')}: ` : '';
+      const message = `${where}${issue?.message ?? 'invalid request'}`;
+      deps.metrics.apiRequests.inc({ route: routePath(c), outcome: 'VALIDATION_FAILED' });
+      deps.logger.warn({ path: c.req.path, reason: message }, 'API request refused: validation');
+      throw new HttpError('VALIDATION_FAILED', message);
+    },
+  });
+  // Hono's JSON validator throws its own 400 for a body that does not parse: answer it with the
+  // catalogue's code, like every other refusal; everything else is the service's usual error body.
+  app.onError((err, c) => {
+    const error =
+      err instanceof HttpError ? err : err instanceof HTTPException && err.status === 400 ? new HttpError('INVALID_JSON') : null;
+    if (!error) {
+      deps.logger.error({ path: c.req.path, err: err.message }, 'unhandled error in route');
+      return c.json(new HttpError('INTERNAL').toJSON(), 500);
+    }
+    if (error.code === 'INVALID_JSON') {
+      deps.metrics.apiRequests.inc({ route: routePath(c), outcome: error.code });
+      deps.logger.warn({ path: c.req.path, code: error.code }, 'API request refused: body is not JSON');
+    }
+    return c.json(error.toJSON(), error.status as 400);
+  });
+  app.openAPIRegistry.registerComponent('securitySchemes', 'apiKey', {
+    type: 'http',
+    scheme: 'bearer',
+    description:
+      'An API key from `nostr-push apps keys create APP --role send|admin`. `X-App` may name the app (admin keys of the default app may name another)',
+  });
+  app.openAPIRegistry.registerComponent('securitySchemes', 'nip98', {
+    type: 'http',
+    scheme: 'Nostr',
+    description: 'NIP-98: a signed kind 27235 event over the method, URL and body, base64 (the recipient recording its own open)',
+  });
+  const auth: AuthDeps = { store: deps.store, apps: deps.apps, logger: deps.logger, metrics: deps.metrics };
+  const notificationDeps: NotificationRoutesDeps = {
+    store: deps.store,
+    auth,
+    typeCategories: deps.typeCategories,
+    maxRecipients: deps.maxRecipients,
+    idempotencyTtlSecs: deps.idempotencyTtlSecs,
+    recordTtlSecs: deps.recordTtlSecs,
+    openedClaimTtlSecs: deps.retentionDays * 86_400,
+    onCreated: deps.onCreated,
+    metrics: deps.metrics,
+    logger: deps.logger,
+  };
+  notificationRoutes(app, notificationDeps);
+  adminDeliveryRoutes(app, { store: deps.store, auth, retentionDays: deps.retentionDays });
+  app.doc31(OPENAPI_PATH, {
+    openapi: '3.1.0',
+    info: { title: 'nostr-push app platform API', version: deps.version },
+  });
+  return { app, adminKeys: requireAppKey(auth, ['admin']) };
+}

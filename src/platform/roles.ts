@@ -1,0 +1,76 @@
+/**
+ * The app platform's tasks in the roles: the send scheduler (scheduler role) and the delivery
+ * log sweep (janitor role). Called from `roles/roles.ts`.
+ */
+import type { Config } from '../config/defaults.ts';
+import type { Logger } from '../observability/logger.ts';
+import type { Metrics } from '../observability/metrics.ts';
+import { sleep, type Supervisor } from '../roles/supervisor.ts';
+import type { StorePort } from '../store/port.ts';
+import { configuredApps, sendTypeCategories } from './apps.ts';
+import { runSendScheduler, SendWakeup, TASK_SEND_SCHEDULER } from './send-worker.ts';
+
+export const TASK_DELIVERY_LOG_SWEEP = 'delivery_log_sweep';
+/** Entries one sweep call removes; the sweep repeats until a call removes fewer. */
+export const DELIVERY_LOG_SWEEP_BATCH = 5000;
+
+export interface PlatformRoleContext {
+  config: Config;
+  store: StorePort;
+  supervisor: Supervisor;
+  metrics: Metrics;
+  logger: Logger;
+  /** Wakes this process's scheduler when its API created a send; absent, the scheduler polls. */
+  sendWakeup?: SendWakeup;
+  /** Wakes this process's delivery stage. */
+  onOutboundQueued: () => void;
+}
+
+export function startPlatformRoles(ctx: PlatformRoleContext): void {
+  const { config, store } = ctx;
+  if (config.roles.includes('scheduler')) {
+    const log = ctx.logger.child({ role: 'scheduler', task: TASK_SEND_SCHEDULER });
+    const deps = {
+      store,
+      typeCategories: sendTypeCategories(config.send_api.types),
+      defaultPreferenceKinds: config.notification.default_preferences.kinds,
+      allowedPubkeys: new Set(config.service.allowed_pubkeys.map((p) => p.toLowerCase())),
+      pageSize: config.send_api.page_size,
+      leaseMs: config.send_api.lease_secs * 1000,
+      pollMs: config.send_api.poll_millis,
+      claimTtlSecs: config.service.processed_event_ttl_secs,
+      logEnabled: config.delivery_log.enabled,
+      wakeup: ctx.sendWakeup ?? new SendWakeup(),
+      onQueued: ctx.onOutboundQueued,
+      logger: log,
+      metrics: ctx.metrics,
+    };
+    ctx.supervisor.spawn(TASK_SEND_SCHEDULER, 'critical', (signal) => runSendScheduler(deps, signal));
+  }
+  if (config.roles.includes('janitor') && config.delivery_log.enabled) {
+    ctx.supervisor.spawn(TASK_DELIVERY_LOG_SWEEP, 'tolerated', (signal) => runDeliveryLogSweep(ctx, signal));
+  }
+}
+
+/** Every `sweep_interval_secs`, remove the entries of every app older than `retention_days`. */
+async function runDeliveryLogSweep(ctx: PlatformRoleContext, signal: AbortSignal): Promise<void> {
+  const { delivery_log: settings } = ctx.config;
+  const log = ctx.logger.child({ role: 'janitor', task: TASK_DELIVERY_LOG_SWEEP });
+  while (!signal.aborted) {
+    for (const appId of configuredApps(ctx.config)) {
+      try {
+        const cutoffMs = ctx.store.clock.nowMs() - settings.retention_days * 86_400_000;
+        let removed = 0;
+        for (;;) {
+          const batch = await ctx.store.sweepDeliveryLog(appId, cutoffMs, DELIVERY_LOG_SWEEP_BATCH);
+          removed += batch;
+          if (batch < DELIVERY_LOG_SWEEP_BATCH) break;
+        }
+        if (removed > 0) log.info({ appId, removed }, 'delivery log entries past retention removed');
+      } catch (err) {
+        log.error({ appId, err: (err as Error).message }, 'delivery log sweep failed');
+      }
+    }
+    await sleep(settings.sweep_interval_secs * 1000, signal).catch(() => undefined);
+  }
+}
