@@ -21,7 +21,7 @@ export const SAMPLED_QUEUES: readonly QueueName[] = ['inbound', 'outbound'];
 /** Samples are kept an hour: the plots' window. */
 export const SAMPLE_RETENTION_MS = 3_600_000;
 
-async function total(counter: Counter<string>): Promise<number> {
+async function total(counter: Counter): Promise<number> {
   const { values } = await counter.get();
   return values.reduce((sum, v) => sum + v.value, 0);
 }

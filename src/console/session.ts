@@ -101,7 +101,7 @@ export function consoleAuth(deps: ConsoleAuthDeps): {
   const routes = new Hono<ConsoleSessionEnv>();
   routes.post(`${CONSOLE_API_PATH}/login`, async (c) => {
     const body = await readJsonBody(c, MAX_LOGIN_BODY_BYTES);
-    const key = typeof body === 'object' && body !== null && 'key' in body ? (body as { key: unknown }).key : undefined;
+    const key = typeof body === 'object' && body !== null && 'key' in body ? body.key : undefined;
     if (typeof key !== 'string' || key.length === 0 || key.length > MAX_KEY_LENGTH)
       return refuse('login', 'CONSOLE_LOGIN_FAILED', { reason: 'no key in the body' });
     const record = await deps.store.findApiKeyByHash(hashApiKey(key.trim()));

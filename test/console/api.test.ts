@@ -257,9 +257,14 @@ describe('console API', () => {
         pushes: { times: number[]; rates: Record<string, number[]>; totals: Record<string, number> };
       };
       assert.equal(body.processes.length, 1);
-      assert.deepEqual(body.processes[0]?.roles, ['api', 'delivery']);
-      assert.equal(body.processes[0]?.relays[0]?.connected, true);
-      assert.equal(body.processes[0]?.ntfySubscriptions, 2);
+      const [proc] = body.processes;
+      assert.ok(proc);
+      assert.deepEqual(proc.roles, ['api', 'delivery']);
+      assert.deepEqual(
+        proc.relays.map((r) => [r.url, r.connected]),
+        [['wss://relay.example', true]],
+      );
+      assert.equal(proc.ntfySubscriptions, 2);
       assert.equal(body.queues.outbound?.lanes.critical?.ready, 1);
       assert.deepEqual(body.tokens, { fcm: 1, apns: 0, webpush: 0, unifiedpush: 0 });
       assert.equal(body.pushes.totals['fcm:ok'], 50);
@@ -362,7 +367,9 @@ describe('console API', () => {
         assert.equal(body.pubkey, ALICE);
         assert.equal(body.devices.length, 1);
         assert.equal(body.devices[0]?.transport, 'fcm');
-        assert.ok(FCM_TOKEN.startsWith((body.devices[0]?.token ?? '').replace(/…$/, '')));
+        const [device] = body.devices;
+        assert.ok(device);
+        assert.ok(FCM_TOKEN.startsWith(device.token.replace(/…$/, '')));
         assert.deepEqual(body.preferences.kinds, [7]);
         assert.deepEqual(body.bells, []);
         assert.equal(body.counters.totalNew, 0);
@@ -453,15 +460,18 @@ describe('the first admin key', () => {
     const key = await ensureAdminKey(store, npub, logger);
     assert.ok(key?.startsWith('npk_'));
     const [record] = await store.listApiKeys('default');
-    assert.equal(record?.role, 'admin');
-    assert.notEqual(record?.hash, key, 'only a hash is stored');
+    assert.ok(record && key);
+    assert.equal(record.role, 'admin');
+    assert.notEqual(record.hash, key, 'only a hash is stored');
     assert.equal(await ensureAdminKey(store, npub, logger), null, 'not again while it lives');
     await new Promise((resolve) => setImmediate(resolve));
-    const printed = lines.filter((l) => l.msg.includes(key ?? '-'));
+    const printed = lines.filter((l) => l.msg.includes(key));
     assert.equal(printed.length, 1);
-    assert.equal(printed[0]?.level, 40);
-    assert.ok(printed[0]?.msg.includes(npub));
-    if (record) await store.revokeApiKey(record.id);
+    const [line] = printed;
+    assert.ok(line);
+    assert.equal(line.level, 40);
+    assert.ok(line.msg.includes(npub));
+    await store.revokeApiKey(record.id);
     assert.notEqual(await ensureAdminKey(store, npub, logger), null, 'a fresh one once every admin key is revoked');
     await store.close();
   });
