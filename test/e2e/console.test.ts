@@ -78,7 +78,7 @@ describe('the operator console in a real browser', () => {
     await page.locator(`nav a::-p-text(${linkText})`).click();
     await page.waitForFunction((title: string) => document.querySelector('h1')?.textContent === title, {}, linkText);
   };
-  const textOf = (selector: string) => page.$eval(selector, (el) => String(el.textContent));
+  const textOf = (selector: string) => page.$eval(selector, (el) => el.textContent);
 
   before(async () => {
     const built = spawnSync(process.execPath, [join(ROOT, 'scripts', 'build-console.mjs')], { cwd: ROOT, encoding: 'utf8' });
@@ -164,7 +164,7 @@ describe('the operator console in a real browser', () => {
     await page.waitForFunction(
       (url: string) =>
         [...document.querySelectorAll('[data-testid=relays] tr')].some(
-          (tr) => String(tr.textContent).includes(url) && String(tr.textContent).includes('connected'),
+          (tr) => tr.textContent.includes(url) && tr.textContent.includes('connected'),
         ),
       {},
       relay.url,

@@ -10,6 +10,7 @@ import { Overview } from './overview.js';
 import { DeadLetters } from './dead-letters.js';
 import { UserPage } from './user.js';
 import { NtfyPage } from './ntfy.js';
+import './style.css';
 
 const PAGES = [
   { path: '/console', title: 'Overview', component: Overview },
