@@ -52,6 +52,8 @@ describe('the operator console in a real browser', () => {
   const serviceKey = makeUser();
   const alice = makeUser();
   const bob = makeUser();
+  /** Errors the page logged (a script error, a Content-Security-Policy violation). */
+  const pageErrors: string[] = [];
 
   const pushesTo = (token: string) => fcm.messages.filter((m) => m.token === token).length;
   const likeOf = (liker: TestUser, owner: TestUser, n: number) =>
@@ -120,6 +122,10 @@ describe('the operator console in a real browser', () => {
     await register(bob, DOOMED_TOKEN);
     browser = await launchBrowser();
     page = await browser.newPage();
+    page.on('console', (message) => {
+      if (message.type() === 'error') pageErrors.push(message.text());
+    });
+    page.on('pageerror', (error) => pageErrors.push(String(error)));
     page.setDefaultTimeout(HANG_DEADLINE_FLOOR_MS);
     await page.setViewport({ width: 1280, height: 900 });
   });
@@ -253,5 +259,11 @@ describe('the operator console in a real browser', () => {
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
     assert.ok(overflow <= 0, `no sideways scrolling of the page (${overflow}px)`);
     await shoot('overview-phone');
+  });
+
+  test('the page logged no error (no script error, no Content-Security-Policy violation)', () => {
+    // The refused login and the refused CSRF request are the tests' own: their 401 and 403 are logged as failed loads.
+    const unexpected = pageErrors.filter((e) => !/status of (401|403)/.test(e));
+    assert.deepEqual(unexpected, []);
   });
 });
