@@ -6,6 +6,9 @@
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
 import type { Hono } from 'hono';
@@ -13,6 +16,7 @@ import { createApiApp } from '../../src/api/app.ts';
 import { ensureAdminKey, FleetReporter, mountConsole } from '../../src/console/index.ts';
 import { pushSeries } from '../../src/console/series.ts';
 import { CSRF_HEADER, SESSION_COOKIE } from '../../src/console/session.ts';
+import { consoleStaticRoutes, loadConsoleAssets } from '../../src/console/static.ts';
 import { npubEncode } from '../../src/nostr/nip19.ts';
 import { createLogger } from '../../src/observability/logger.ts';
 import { Metrics } from '../../src/observability/metrics.ts';
@@ -510,5 +514,44 @@ describe('pushes per second', () => {
     assert.deepEqual(series.times, [0, 10, 20]);
     assert.deepEqual(series.rates, { 'apns:ok': [0, 1, 0], 'fcm:ok': [0, 7, 3] });
     assert.deepEqual(series.totals, { 'apns:ok': 10, 'fcm:ok': 100 });
+  });
+});
+
+describe('the page’s files', () => {
+  const logger = createLogger({ level: 'silent' });
+  const dir = mkdtempSync(join(tmpdir(), 'np-console-ui-'));
+  writeFileSync(join(dir, 'index.html'), '<!doctype html><title>console</title>');
+  writeFileSync(join(dir, 'app-ABC123.js'), 'export {};');
+  writeFileSync(join(dir, 'app-ABC123.css'), 'body{}');
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  test('the page at /console and its app paths, revalidated; bundles cached for a year; each with its content type and a strict CSP', async () => {
+    const app = consoleStaticRoutes(loadConsoleAssets(dir), logger);
+    for (const path of ['/console', '/console/', '/console/dead-letters']) {
+      const page = await app.request(path);
+      assert.equal(page.status, 200, path);
+      assert.equal(page.headers.get('content-type'), 'text/html; charset=utf-8');
+      assert.equal(page.headers.get('cache-control'), 'no-cache');
+      assert.match(page.headers.get('content-security-policy') ?? '', /default-src 'none'; script-src 'self'/);
+      assert.equal(page.headers.get('x-content-type-options'), 'nosniff');
+    }
+    const js = await app.request('/console/assets/app-ABC123.js');
+    assert.equal(js.headers.get('content-type'), 'text/javascript; charset=utf-8');
+    assert.equal(js.headers.get('cache-control'), 'public, max-age=31536000, immutable');
+    assert.equal(await js.text(), 'export {};');
+    const css = await app.request('/console/assets/app-ABC123.css');
+    assert.equal(css.headers.get('content-type'), 'text/css; charset=utf-8');
+  });
+
+  test('an unknown file or API path is 404, and an unbuilt console 503 CONSOLE_NOT_BUILT', async () => {
+    const host = createApiApp({ health: { pubkey: () => 'ab'.repeat(32), criticalFlags: () => ({}) }, metrics: new Metrics(), logger });
+    host.route('/', consoleStaticRoutes(loadConsoleAssets(dir), logger));
+    assert.equal((await host.request('/console/assets/nope.js')).status, 404);
+    assert.equal((await host.request('/console/api/nope')).status, 404);
+    const unbuilt = createApiApp({ health: { pubkey: () => 'ab'.repeat(32), criticalFlags: () => ({}) }, metrics: new Metrics(), logger });
+    unbuilt.route('/', consoleStaticRoutes(loadConsoleAssets(join(dir, 'missing')), logger));
+    const response = await unbuilt.request('/console');
+    assert.equal(response.status, 503);
+    assert.equal(await code(response), 'CONSOLE_NOT_BUILT');
   });
 });
