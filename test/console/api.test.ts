@@ -27,6 +27,7 @@ import { openRedisStore } from '../../src/store/redis/index.ts';
 import type { StorePort } from '../../src/store/port.ts';
 import { ManualClock } from '../../src/util/clock.ts';
 import { startRedisServer, type PrivateRedisServer } from '../support/redis-server.ts';
+import { eventually } from '../support/service-process.ts';
 
 const SESSION_TTL_MS = 3_600_000;
 const SAMPLE_INTERVAL_MS = 10_000;
@@ -292,6 +293,36 @@ for (const adapter of ['sqlite', 'redis'] as const)
         assert.equal(body.pushes.totals['fcm:ok'], 50);
         assert.equal(body.pushes.totals['fcm:failed'], 5);
         assert.deepEqual(body.pushes.rates['fcm:ok'], [0, 5], '50 pushes over 10 s: 5 per second in the second bucket');
+      });
+
+      test('a graceful stop removes the heartbeat at once; a reporter run beats and samples until aborted', async () => {
+        const reporter = new FleetReporter({
+          store: f.store,
+          metrics: f.metrics,
+          logger: createLogger({ level: 'silent' }),
+          roles: ['janitor'],
+          version: 'test',
+          heartbeatIntervalMs: 60_000,
+          sampleIntervalMs: 60_000,
+          tasks: () => [],
+          relays: () => [],
+          ntfySubscribers: () => ({}),
+        });
+        const controller = new AbortController();
+        const running = reporter.run(controller.signal);
+        const s = await session(f);
+        const overview = async () =>
+          (await (await call(f, s, 'overview')).json()) as { processes: Array<{ processId: string }>; tokens: Record<string, number> };
+        await eventually(async () => ((await overview()).processes.length > 0 ? true : undefined), 10_000, 'the first heartbeat');
+        assert.deepEqual(
+          (await overview()).processes.map((p) => p.processId),
+          [reporter.processId],
+        );
+        await eventually(async () => ((await f.store.readMetricSamples(0)).length === 1 ? true : undefined), 10_000, 'the first sample');
+        controller.abort();
+        await running;
+        await reporter.remove();
+        assert.deepEqual((await overview()).processes, []);
       });
 
       test('a process that stopped is not listed once its heartbeat expired', async () => {
