@@ -2,7 +2,8 @@
 // npm run build (and npm install, through `prepare`): build the optional native secp256k1 addon
 // (scripts/build-native.mjs; a failure there only means the WASM fallback), then compile src/ to
 // dist/ with tsc (tsconfig.build.json: no type check, `.ts` imports rewritten to `.js`), copy the
-// files the code reads at run time (Lua scripts, the crypto worker's entry), then stamp the build.
+// files the code reads at run time (Lua scripts, the crypto worker's entry), bundle the console's
+// single-page app (scripts/build-console.mjs), then stamp the build.
 // bin/entry.js runs dist/ only while the stamp is newer than every file in src/.
 //
 // Without TypeScript installed (a production install that left dev dependencies out) there is
@@ -14,6 +15,7 @@ import { createRequire } from 'node:module';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildNativeAddon } from './build-native.mjs';
+import { buildConsole } from './build-console.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const dist = join(root, 'dist');
@@ -51,5 +53,7 @@ if (!existsSync(join(dist, 'cli.js'))) {
   console.error('build: dist/cli.js is missing after tsc');
   process.exit(1);
 }
+// The operator console's browser bundle (dist/console-ui/): a failure fails the build.
+await buildConsole();
 writeFileSync(join(dist, STAMP), `${new Date().toISOString()}\n`);
 console.log(`build: dist/ is current (${relative(root, dist)}/cli.js)`);

@@ -41,6 +41,7 @@ import { gatewaySettings } from './nip9a/gateway/config.ts';
 import { gatewayHttpRoutes } from './nip9a/gateway/http.ts';
 import { gatewayMetrics } from './nip9a/gateway/metrics.ts';
 import { attachNip9aRelayEndpoint, NIP9A_RELAY_PATH } from './nip9a/gateway/relay-endpoint.ts';
+import { ensureAdminKey, FleetReporter, mountConsole, TASK_FLEET_REPORTER } from './console/index.ts';
 
 /** The verifier of a process whose roles check no signatures: using it is a wiring bug, said plainly. */
 function unavailableVerifier(roles: readonly string[]): EventVerifier {
@@ -158,6 +159,20 @@ export async function startService(config: Config, overrides: ServiceOverrides =
     ntfyHub: ntfy?.hub ?? null,
     sendWakeup,
   });
+  // Every process reports to the console (heartbeat and metric samples), whatever its roles.
+  const reporter = new FleetReporter({
+    store,
+    metrics,
+    logger: logger.child({ component: 'console-reporter' }),
+    roles: config.roles,
+    version: SERVICE_VERSION,
+    heartbeatIntervalMs: config.console.heartbeat_interval_secs * 1000,
+    sampleIntervalMs: config.console.sample_interval_secs * 1000,
+    tasks: () => supervisor.list(),
+    relays: () => roles.relays(),
+    ntfySubscribers: () => ntfy?.hub?.topicSubscriberCounts() ?? {},
+  });
+  supervisor.spawn(TASK_FLEET_REPORTER, 'fatal', (signal) => reporter.run(signal));
 
   let server: Server | null = null;
   let nip9aEndpoint: { close(): void } | null = null;
@@ -258,6 +273,17 @@ export async function startService(config: Config, overrides: ServiceOverrides =
         }),
       );
     }
+    if (config.roles.includes('api') && config.console.enabled) {
+      await ensureAdminKey(store, key.npub, logger);
+      mountConsole(app, {
+        store,
+        sessionTtlMs: config.console.session_ttl_secs * 1000,
+        sampleIntervalMs: config.console.sample_interval_secs * 1000,
+        deliveryLogRetentionMs: config.delivery_log.retention_days * 86_400_000,
+        metrics,
+        logger,
+      });
+    }
     // Last: ntfy's single-segment routes (`/{topic}`) must not shadow the service's own paths.
     if (ntfy) app.route('/', ntfy.routes);
     const listen = parseListenAddr(config.server.listen_addr);
@@ -297,6 +323,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       nip9aEndpoint?.close();
       if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
       await Promise.allSettled(transports.map((t) => t.close()));
+      await reporter.remove();
       await cryptoPool?.close();
       await store.close();
       logger.info('stopped');

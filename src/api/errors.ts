@@ -47,6 +47,11 @@ export const HTTP_ERRORS = {
   NIP9A_CALLBACK_BLOCKED: { status: 403, message: 'The callback is not allowed by this gateway' },
   NIP9A_WRONG_AUTHOR: { status: 403, message: 'The event is not signed by the authenticated pubkey' },
   NIP9A_LIMIT_REACHED: { status: 403, message: 'NIP-9a registration limit reached' },
+  CONSOLE_LOGIN_FAILED: { status: 401, message: 'Not an admin key of this service' },
+  CONSOLE_SESSION_REQUIRED: { status: 401, message: 'Log in to the console first' },
+  CONSOLE_CSRF_INVALID: { status: 403, message: 'Missing or wrong X-CSRF-Token header' },
+  CONSOLE_NOT_BUILT: { status: 503, message: 'The console is not built; run npm run build' },
+  INVALID_PUBKEY: { status: 400, message: 'Not an npub or a 64-character hex public key' },
   INTERNAL: { status: 500, message: 'Internal server error' },
 } as const satisfies Record<string, { status: number; message: string }>;
 

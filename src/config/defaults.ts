@@ -236,6 +236,17 @@ export interface Config {
    * (`src/nip9a/gateway/`).
    */
   nip9a: Nip9aConfig;
+  /** The operator console at `/console` (`src/console/`): process heartbeats, metric samples, sessions. */
+  console: {
+    /** Serve `/console` (api role). Heartbeats and samples are written either way, for other replicas' consoles. */
+    enabled: boolean;
+    /** How often each process writes its heartbeat; a process is gone after {@link CONSOLE_HEARTBEAT_MISSED_BEATS} missed beats. */
+    heartbeat_interval_secs: number;
+    /** How often each process samples its counters into the store (the plots' resolution). */
+    sample_interval_secs: number;
+    /** How long a console login lasts. */
+    session_ttl_secs: number;
+  };
   log: {
     level: string;
   };
@@ -380,6 +391,14 @@ export const DEFAULT_EVENT_KINDS = [7, 16, 1111, 30023, 34236];
 export const DEFAULT_SEND_API_TYPES = ['comment:1', 'mention:1', 'like:7', 'repost:16', 'directMessage:1059', 'newPost:34236'];
 /** `inbox.alert_word_refresh_millis`: 5 s, a word set is matched within seconds, and an idle index costs one read per 5 s. */
 export const ALERT_WORD_REFRESH_MILLIS = 5_000;
+/** Console heartbeats: every 5 s, so the overview is at most seconds behind a process's state. */
+export const CONSOLE_HEARTBEAT_INTERVAL_SECS = 5;
+/** Beats a process may miss before the console drops it (a GC pause or a slow store write is not a death). */
+export const CONSOLE_HEARTBEAT_MISSED_BEATS = 3;
+/** Metric samples every 10 s: 360 per process per hour, a smooth enough pushes-per-second plot. */
+export const CONSOLE_SAMPLE_INTERVAL_SECS = 10;
+/** A console login lasts 12 hours: an operator's working day, then the key again. */
+export const CONSOLE_SESSION_TTL_SECS = 12 * 3600;
 
 export function defaultConfig(): Config {
   return {
@@ -485,6 +504,12 @@ export function defaultConfig(): Config {
     },
     delivery_log: { enabled: true, retention_days: 7, sweep_interval_secs: 3600 },
     inbox: { enabled: true, alert_word_refresh_millis: ALERT_WORD_REFRESH_MILLIS },
+    console: {
+      enabled: true,
+      heartbeat_interval_secs: CONSOLE_HEARTBEAT_INTERVAL_SECS,
+      sample_interval_secs: CONSOLE_SAMPLE_INTERVAL_SECS,
+      session_ttl_secs: CONSOLE_SESSION_TTL_SECS,
+    },
     ntfy: {
       base_url: '',
       cache_duration: DEFAULT_NTFY_CACHE_DURATION,

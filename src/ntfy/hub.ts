@@ -121,6 +121,13 @@ export class NtfyHub implements SubscriberHost {
     return this.position;
   }
 
+  /** Live subscriptions per topic in this process (the console's ntfy page, through the heartbeat). */
+  topicSubscriberCounts(): Record<string, number> {
+    const counts: Record<string, number> = {};
+    for (const [topic, held] of this.byTopic) counts[topic] = held instanceof Set ? held.size : 1;
+    return counts;
+  }
+
   /**
    * Register a subscription and start it catching up from `cursor`. The caller has written the
    * `open` event (and any `since=latest` messages) to `sink` already. `release` runs once when

@@ -30,7 +30,7 @@ import { COALESCE_FLUSH_TASK, runCoalesceFlush } from '../engine/coalesce/worker
 import { batchedBadgeReader, batchedBellBookkeeping, batchedTokenActivity, type OutboundNotification } from '../delivery/deliver.ts';
 import { handleOutbound } from '../delivery/outbound.ts';
 import type { PushTransport } from '../delivery/types.ts';
-import { createListener } from '../listener/index.ts';
+import { createListener, type Listener, type RelayStatus } from '../listener/index.ts';
 import { runNtfyExpiry, type NtfyHub } from '../ntfy/index.ts';
 import { offThreadVerifier, type CryptoWorkerPool } from '../nostr/crypto-worker-pool.ts';
 import { DONE, runQueueWorker, type QueueSignal } from './queue-worker.ts';
@@ -99,6 +99,8 @@ export interface StartedRoles {
   stop(): Promise<void>;
   /** The NIP-9a gateway watcher when this process runs role `gateway` (registrations made here reload it at once). */
   nip9aGateway: Nip9aGateway | null;
+  /** The listener's relay connections (empty without role `listener`), for the console's heartbeat. */
+  relays(): RelayStatus[];
 }
 
 /** Start the tasks of every role in `config.roles`. Roles share nothing but the store. */
@@ -107,7 +109,11 @@ export async function startRoles(ctx: RoleContext): Promise<StartedRoles> {
   const stoppers: Array<() => Promise<void>> = [];
   if (config.roles.includes('engine')) startEngine(ctx);
   if (config.roles.includes('delivery')) startDelivery(ctx);
-  if (config.roles.includes('listener')) stoppers.push(startListener(ctx));
+  let listener: Listener | null = null;
+  if (config.roles.includes('listener')) {
+    listener = startListener(ctx);
+    stoppers.push(() => listener?.stop() ?? Promise.resolve());
+  }
   let nip9aGateway: Nip9aGateway | null = null;
   if (config.roles.includes('gateway')) {
     const started = await startGatewayRole(ctx);
@@ -158,6 +164,7 @@ export async function startRoles(ctx: RoleContext): Promise<StartedRoles> {
   startPlatformRoles({ ...ctx, onOutboundQueued: () => ctx.wake.notify('outbound') });
   return {
     nip9aGateway,
+    relays: () => listener?.status() ?? [],
     async stop() {
       await Promise.allSettled(stoppers.map((s) => s()));
     },
@@ -304,7 +311,7 @@ function startDelivery(ctx: RoleContext): void {
 }
 
 /** listener: relays → the inbound queue. */
-function startListener(ctx: RoleContext): () => Promise<void> {
+function startListener(ctx: RoleContext): Listener {
   const { config, store } = ctx;
   // Events arrive in bursts from several relays: one enqueue per turn, not per event.
   const inbound = withTurnBatching(store);
@@ -332,7 +339,7 @@ function startListener(ctx: RoleContext): () => Promise<void> {
     const aborted = new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
     await Promise.race([listener.done, aborted]);
   });
-  return () => listener.stop();
+  return listener;
 }
 
 /**

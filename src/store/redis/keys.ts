@@ -224,6 +224,21 @@ export const deliveryLogRecipientKey = (appId: string, recipient: string): strin
 export const deliveryLogNotificationKey = (appId: string, id: string): string => `delivery_log:${appId}:notification:${id}`;
 export const deliveryStatsKey = (appId: string, day: number): string => `delivery_stats:${appId}:${day}`;
 export const deliveryStatsDaysKey = (appId: string): string => `delivery_stats_days:${appId}`;
+// ---- the console's fleet view and sessions (port-fleet.ts) ----------------------------------
+
+/*
+ * | key                        | type   | value                                                         |
+ * |----------------------------|--------|---------------------------------------------------------------|
+ * | `fleet:heartbeats`         | HASH   | process id → JSON `{record, seenAtMs, expiresAtMs}`; expired fields are dropped by reads |
+ * | `fleet:samples`            | ZSET   | `{processId}|{atMs}` → at, ms; older than the retention dropped by writes |
+ * | `fleet:sample_values`      | HASH   | the same member → values JSON                                 |
+ * | `console_session:{idHash}` | STRING | session JSON; PX its time to live                             |
+ */
+export const fleetHeartbeatsKey = 'fleet:heartbeats';
+export const fleetSamplesKey = 'fleet:samples';
+export const fleetSampleValuesKey = 'fleet:sample_values';
+export const consoleSessionKey = (idHash: string): string => `console_session:${idHash}`;
+
 // ---- the user's inbox (port-inbox.ts) --------------------------------------------------------
 
 /*

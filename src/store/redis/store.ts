@@ -23,6 +23,7 @@ import type {
   VideoRecord,
   RegisterTokenResult,
   StorePort,
+  Transport,
 } from '../port.ts';
 import { createLogger, type Logger } from '../../observability/logger.ts';
 import type { RedisContext } from './context.ts';
@@ -62,6 +63,8 @@ import { claimVapidKeys } from './vapid.ts';
 import * as inbox from './inbox.ts';
 import type { Announcement, InboxCountEntry, InboxCounts, InboxHint, InboxType } from '../port-inbox.ts';
 import * as nip9aCallbacks from './nip9a-callbacks.ts';
+import * as fleet from './fleet.ts';
+import type { ConsoleSession, MetricSample, NtfyTopicCount, ProcessHeartbeat, ProcessHeartbeatRecord } from '../port-fleet.ts';
 import type { Nip9aAcceptance, Nip9aCallback } from '../port-nip9a-callbacks.ts';
 import type { StoredVapidKeys } from '../port-vapid.ts';
 import * as apiKeys from './apikeys.ts';
@@ -332,6 +335,38 @@ export class RedisStore implements StorePort {
     return nip9a.hasNip9aOutcome(this.ctx, key, maxAgeMs);
   }
   // ---- NIP-9a callbacks (port-nip9a-callbacks.ts) --------------------------------------------
+  // ---- console fleet view and sessions (port-fleet.ts) -------------------------------------
+  writeHeartbeat(heartbeat: ProcessHeartbeat, ttlMs: number): Promise<void> {
+    return fleet.writeHeartbeat(this.ctx, heartbeat, ttlMs);
+  }
+  listHeartbeats(): Promise<ProcessHeartbeatRecord[]> {
+    return fleet.listHeartbeats(this.ctx);
+  }
+  removeHeartbeat(processId: string): Promise<boolean> {
+    return fleet.removeHeartbeat(this.ctx, processId);
+  }
+  writeMetricSample(processId: string, values: Record<string, number>, retentionMs: number): Promise<void> {
+    return fleet.writeMetricSample(this.ctx, processId, values, retentionMs);
+  }
+  readMetricSamples(sinceMs: number): Promise<MetricSample[]> {
+    return fleet.readMetricSamples(this.ctx, sinceMs);
+  }
+  countTokensByTransport(): Promise<Record<Transport, number>> {
+    return fleet.countTokensByTransport(this.ctx);
+  }
+  countNtfyMessagesByTopic(limit: number): Promise<NtfyTopicCount[]> {
+    return fleet.countNtfyMessagesByTopic(this.ctx, limit);
+  }
+  createConsoleSession(session: ConsoleSession): Promise<boolean> {
+    return fleet.createConsoleSession(this.ctx, session);
+  }
+  findConsoleSession(idHash: string): Promise<ConsoleSession | null> {
+    return fleet.findConsoleSession(this.ctx, idHash);
+  }
+  deleteConsoleSession(idHash: string): Promise<boolean> {
+    return fleet.deleteConsoleSession(this.ctx, idHash);
+  }
+
   createNip9aCallback(callback: Nip9aCallback): Promise<void> {
     return nip9aCallbacks.createNip9aCallback(this.ctx, callback);
   }

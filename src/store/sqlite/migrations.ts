@@ -11,6 +11,7 @@ import { CREATE_SOCIAL_FILTERS_TABLE } from './social-filters.ts';
 import { CREATE_INBOX_TABLES } from './inbox.ts';
 import { CREATE_NIP9A_GATEWAY_TABLES } from './nip9a-gateway.ts';
 import { CREATE_NIP9A_CALLBACK_TABLES } from './nip9a-callbacks.ts';
+import { CREATE_FLEET_TABLES } from './fleet.ts';
 
 /**
  * Schema migrations of the SQLite store.
@@ -176,6 +177,7 @@ export const migrations: readonly Migration[] = [
     description: 'create API keys, sends, idempotency records and the delivery log',
     apply: (db) => db.exec(CREATE_API_KEY_TABLE + CREATE_SEND_TABLES + CREATE_DELIVERY_LOG_TABLES),
   },
+  { description: 'create the console tables: process heartbeats, metric samples, sessions', apply: (db) => db.exec(CREATE_FLEET_TABLES) },
 ];
 
 /** The version a file has after {@link migrate}. */

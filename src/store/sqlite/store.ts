@@ -21,6 +21,7 @@ import type {
   VideoRecord,
   RegisterTokenResult,
   StorePort,
+  Transport,
 } from '../port.ts';
 import type {
   BellBatch,
@@ -41,6 +42,8 @@ import { InboxTables, type InboxWrite } from './inbox.ts';
 import type { Announcement, InboxCountEntry, InboxCounts, InboxHint, InboxType } from '../port-inbox.ts';
 import type { StoredVapidKeys } from '../port-vapid.ts';
 import { ApiKeyTable } from './apikeys.ts';
+import { FleetTables } from './fleet.ts';
+import type { ConsoleSession, MetricSample, NtfyTopicCount, ProcessHeartbeat, ProcessHeartbeatRecord } from '../port-fleet.ts';
 import { SendTables } from './sends.ts';
 import { DeliveryLogTables } from './delivery-log.ts';
 import type { ApiKeyRecord, NewApiKey } from '../port-apikeys.ts';
@@ -114,6 +117,7 @@ export class SqliteStore implements StorePort {
   private readonly ntfy: NtfyTable;
   private readonly deliveries: DeliveryOps;
   private readonly apiKeys: ApiKeyTable;
+  private readonly fleet: FleetTables;
   private readonly sends: SendTables;
   private readonly deliveryLog: DeliveryLogTables;
   private readonly socialFilters: SocialFilterTable;
@@ -142,6 +146,7 @@ export class SqliteStore implements StorePort {
     this.ntfy = new NtfyTable(db, clock, logger, this.group);
     this.deliveries = new DeliveryOps(db, logger, { tokens: this.tokens, records: this.records, claims: this.claims, queues: this.queues });
     this.apiKeys = new ApiKeyTable(db, clock);
+    this.fleet = new FleetTables(db, clock);
     this.sends = new SendTables(db, clock);
     this.deliveryLog = new DeliveryLogTables(db, clock);
     this.socialFilters = new SocialFilterTable(db, logger);
@@ -379,6 +384,48 @@ export class SqliteStore implements StorePort {
 
   async claimVapidKeys(candidate: StoredVapidKeys): Promise<StoredVapidKeys> {
     return this.group.run(() => claimSqliteVapidKeys(this.db, candidate));
+  }
+
+  // ---- console fleet view and sessions (port-fleet.ts) -------------------------------------
+
+  async writeHeartbeat(heartbeat: ProcessHeartbeat, ttlMs: number): Promise<void> {
+    return this.group.run(() => this.fleet.writeHeartbeat(heartbeat, ttlMs));
+  }
+
+  async listHeartbeats(): Promise<ProcessHeartbeatRecord[]> {
+    return this.fleet.listHeartbeats();
+  }
+
+  async removeHeartbeat(processId: string): Promise<boolean> {
+    return this.group.run(() => this.fleet.removeHeartbeat(processId));
+  }
+
+  async writeMetricSample(processId: string, values: Record<string, number>, retentionMs: number): Promise<void> {
+    return this.group.run(() => this.fleet.writeMetricSample(processId, values, retentionMs));
+  }
+
+  async readMetricSamples(sinceMs: number): Promise<MetricSample[]> {
+    return this.fleet.readMetricSamples(sinceMs);
+  }
+
+  async countTokensByTransport(): Promise<Record<Transport, number>> {
+    return this.fleet.countTokensByTransport();
+  }
+
+  async countNtfyMessagesByTopic(limit: number): Promise<NtfyTopicCount[]> {
+    return this.fleet.countNtfyMessagesByTopic(limit);
+  }
+
+  async createConsoleSession(session: ConsoleSession): Promise<boolean> {
+    return this.group.run(() => this.fleet.createConsoleSession(session));
+  }
+
+  async findConsoleSession(idHash: string): Promise<ConsoleSession | null> {
+    return this.fleet.findConsoleSession(idHash);
+  }
+
+  async deleteConsoleSession(idHash: string): Promise<boolean> {
+    return this.group.run(() => this.fleet.deleteConsoleSession(idHash));
   }
 
   // ---- API keys (port-apikeys.ts) ------------------------------------------------------------

@@ -1,0 +1,588 @@
+/**
+ * Route tests of the console's API (`src/console/`) on each store adapter (SQLite in memory, a
+ * private Redis with a fresh key prefix per test) and a manual clock: login and its refusals, the cookie's attributes, sessions (shared through the
+ * store, expiring, ended by logout and by revoking the key), the CSRF check of every
+ * state-changing route, and every route the console page uses, with its pagination and errors.
+ */
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
+import type { Hono } from 'hono';
+import { createApiApp } from '../../src/api/app.ts';
+import { ensureAdminKey, FleetReporter, mountConsole } from '../../src/console/index.ts';
+import { pushSeries } from '../../src/console/series.ts';
+import { CSRF_HEADER, SESSION_COOKIE } from '../../src/console/session.ts';
+import { consoleStaticRoutes, loadConsoleAssets } from '../../src/console/static.ts';
+import { npubEncode } from '../../src/nostr/nip19.ts';
+import { createLogger } from '../../src/observability/logger.ts';
+import { Metrics } from '../../src/observability/metrics.ts';
+import { createApiKey } from '../../src/platform/api-keys.ts';
+import type { QueueName } from '../../src/store/port.ts';
+import { openSqliteStore } from '../../src/store/sqlite/index.ts';
+import { openRedisStore } from '../../src/store/redis/index.ts';
+import type { StorePort } from '../../src/store/port.ts';
+import { ManualClock } from '../../src/util/clock.ts';
+import { startRedisServer, type PrivateRedisServer } from '../support/redis-server.ts';
+import { eventually } from '../support/service-process.ts';
+
+const SESSION_TTL_MS = 3_600_000;
+const SAMPLE_INTERVAL_MS = 10_000;
+const ALICE = 'a'.repeat(64);
+const FCM_TOKEN = 'fcm-token-of-alice-0123456789abcdef';
+const LEASE = { max: 10, leaseMs: 60_000, maxAttempts: 5 };
+
+interface Fixture {
+  store: StorePort;
+  clock: ManualClock;
+  metrics: Metrics;
+  app: Hono;
+  adminKey: string;
+}
+
+type Adapter = 'sqlite' | 'redis';
+let redis: PrivateRedisServer | undefined;
+
+async function fixture(adapter: Adapter): Promise<Fixture> {
+  const clock = new ManualClock();
+  const store =
+    adapter === 'sqlite'
+      ? await openSqliteStore({ path: ':memory:', clock })
+      : await openRedisStore({ url: (redis as PrivateRedisServer).url, clock, keyPrefix: `t-${randomUUID()}:` });
+  const metrics = new Metrics();
+  const logger = createLogger({ level: 'silent' });
+  const app = createApiApp({ health: { pubkey: () => 'ab'.repeat(32), criticalFlags: () => ({}) }, metrics, logger });
+  mountConsole(app, {
+    store,
+    sessionTtlMs: SESSION_TTL_MS,
+    sampleIntervalMs: SAMPLE_INTERVAL_MS,
+    deliveryLogRetentionMs: 7 * 86_400_000,
+    metrics,
+    logger,
+  });
+  const adminKey = (await createApiKey(store, 'default', 'admin')).key;
+  return { store, clock, metrics, app, adminKey };
+}
+
+interface Session {
+  cookie: string;
+  csrf: string;
+}
+
+async function login(f: Fixture, key = f.adminKey, headers: Record<string, string> = {}): Promise<Response> {
+  return f.app.request('/console/api/login', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify({ key }),
+  });
+}
+
+async function session(f: Fixture): Promise<Session> {
+  const response = await login(f);
+  assert.equal(response.status, 200);
+  const cookie = (response.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
+  const { csrfToken } = (await response.json()) as { csrfToken: string };
+  return { cookie, csrf: csrfToken };
+}
+
+function call(f: Fixture, s: Session | null, path: string, init: { method?: string; csrf?: string | null } = {}): Promise<Response> {
+  const headers: Record<string, string> = {};
+  if (s) headers.cookie = s.cookie;
+  const csrf = init.csrf === undefined ? s?.csrf : init.csrf;
+  if (csrf) headers[CSRF_HEADER] = csrf;
+  return Promise.resolve(f.app.request(`/console/api/${path}`, { method: init.method ?? 'GET', headers }));
+}
+
+async function code(response: Response): Promise<string> {
+  return ((await response.json()) as { code: string }).code;
+}
+
+/** A dead letter with this id in `queue`. */
+async function deadLetter(f: Fixture, queue: QueueName, id: string): Promise<void> {
+  await f.store.enqueue(queue, { id, payload: { id } });
+  const [item] = await f.store.lease(queue, LEASE);
+  assert.ok(item);
+  assert.equal(await f.store.deadLetter(queue, id, item.leaseToken, `poison ${id}`), true);
+  f.clock.advance(1000);
+}
+
+before(async () => {
+  redis = await startRedisServer();
+});
+after(async () => {
+  await redis?.stop();
+});
+
+for (const adapter of ['sqlite', 'redis'] as const)
+  describe(`console API (${adapter})`, () => {
+    let f: Fixture;
+    beforeEach(async () => {
+      f = await fixture(adapter);
+    });
+    afterEach(async () => {
+      await f.store.close();
+    });
+
+    describe('login', () => {
+      test('an admin key of the default app logs in: the session cookie is HttpOnly, SameSite=Strict, Path=/console, not Secure over HTTP', async () => {
+        const response = await login(f);
+        assert.equal(response.status, 200);
+        const cookie = response.headers.get('set-cookie') ?? '';
+        assert.match(cookie, new RegExp(`^${SESSION_COOKIE}=[A-Za-z0-9_-]{43};`));
+        assert.match(cookie, /HttpOnly/);
+        assert.match(cookie, /SameSite=Strict/);
+        assert.match(cookie, /Path=\/console(;|$)/);
+        assert.doesNotMatch(cookie, /Secure/);
+        assert.ok(!cookie.includes(f.adminKey), 'the key is not the cookie');
+        const body = (await response.json()) as { csrfToken: string; expiresAt: string };
+        assert.match(body.csrfToken, /^[A-Za-z0-9_-]{43}$/);
+        assert.equal(Date.parse(body.expiresAt), f.clock.nowMs() + SESSION_TTL_MS);
+      });
+
+      test('behind an HTTPS proxy (X-Forwarded-Proto: https) the cookie is Secure', async () => {
+        const response = await login(f, f.adminKey, { 'x-forwarded-proto': 'https' });
+        assert.equal(response.status, 200);
+        assert.match(response.headers.get('set-cookie') ?? '', /Secure/);
+      });
+
+      test('a wrong key, a send key, a revoked admin key and a body without a key are refused alike (401), with no cookie', async () => {
+        const sendKey = (await createApiKey(f.store, 'default', 'send')).key;
+        const revoked = await createApiKey(f.store, 'default', 'admin');
+        await f.store.revokeApiKey(revoked.record.id);
+        for (const key of ['npk_wrong', sendKey, revoked.key, '']) {
+          const response = await login(f, key);
+          assert.equal(response.status, 401, key);
+          assert.equal(await code(response), 'CONSOLE_LOGIN_FAILED');
+          assert.equal(response.headers.get('set-cookie'), null);
+        }
+        const notJson = await f.app.request('/console/api/login', { method: 'POST', body: 'key=x' });
+        assert.equal(notJson.status, 400);
+        assert.equal(await code(notJson), 'INVALID_JSON');
+      });
+    });
+
+    describe('sessions', () => {
+      test('every route refuses a request without a session (401 CONSOLE_SESSION_REQUIRED)', async () => {
+        for (const [method, path] of [
+          ['GET', 'session'],
+          ['POST', 'logout'],
+          ['GET', 'overview'],
+          ['GET', `users/${ALICE}`],
+          ['GET', 'ntfy'],
+          ['GET', 'v1/admin/dlq?queue=outbound'],
+          ['POST', 'v1/admin/dlq/x/replay'],
+          ['POST', 'v1/admin/dlq/replay?queue=outbound'],
+          ['DELETE', 'v1/admin/dlq/x'],
+        ] as const) {
+          const response = await call(f, null, path, { method });
+          assert.equal(response.status, 401, `${method} ${path}`);
+          assert.equal(await code(response), 'CONSOLE_SESSION_REQUIRED');
+        }
+        const forged = await call(f, { cookie: `${SESSION_COOKIE}=forged`, csrf: 'x' }, 'overview');
+        assert.equal(forged.status, 401);
+      });
+
+      test('a session gives a reloaded page its CSRF token, and expires after its time to live', async () => {
+        const s = await session(f);
+        const again = await call(f, s, 'session');
+        assert.equal(again.status, 200);
+        assert.equal(((await again.json()) as { csrfToken: string }).csrfToken, s.csrf);
+        f.clock.advance(SESSION_TTL_MS);
+        assert.equal((await call(f, s, 'overview')).status, 401);
+      });
+
+      test('logout ends the session (and needs the CSRF token)', async () => {
+        const s = await session(f);
+        const noCsrf = await call(f, s, 'logout', { method: 'POST', csrf: null });
+        assert.equal(noCsrf.status, 403);
+        const out = await call(f, s, 'logout', { method: 'POST' });
+        assert.equal(out.status, 204);
+        assert.match(out.headers.get('set-cookie') ?? '', new RegExp(`${SESSION_COOKIE}=;.*Max-Age=0`));
+        assert.equal((await call(f, s, 'overview')).status, 401);
+      });
+
+      test('revoking the key ends its sessions', async () => {
+        const s = await session(f);
+        const [record] = await f.store.listApiKeys('default');
+        assert.ok(record);
+        await f.store.revokeApiKey(record.id);
+        const response = await call(f, s, 'overview');
+        assert.equal(response.status, 401);
+        assert.equal(await code(response), 'CONSOLE_SESSION_REQUIRED');
+      });
+
+      test('every state-changing route refuses a missing or wrong CSRF token (403 CONSOLE_CSRF_INVALID) and changes nothing', async () => {
+        await deadLetter(f, 'outbound', 'job-1');
+        const s = await session(f);
+        for (const csrf of [null, 'wrong', `${s.csrf}x`]) {
+          for (const [method, path] of [
+            ['POST', 'v1/admin/dlq/job-1/replay'],
+            ['POST', 'v1/admin/dlq/replay?queue=outbound'],
+            ['DELETE', 'v1/admin/dlq/job-1'],
+          ] as const) {
+            const response = await call(f, s, path, { method, csrf });
+            assert.equal(response.status, 403, `${method} ${path} with ${csrf}`);
+            assert.equal(await code(response), 'CONSOLE_CSRF_INVALID');
+          }
+        }
+        assert.notEqual(await f.store.getDead('outbound', 'job-1'), null, 'still dead');
+      });
+    });
+
+    describe('overview', () => {
+      test('the fleet, queue depths by lane, tokens by transport and the pushes-per-second series', async () => {
+        await f.store.registerToken(ALICE, { token: FCM_TOKEN, transport: 'fcm' });
+        await f.store.enqueue('outbound', { id: 'waiting', payload: {}, lane: 'critical' });
+        const reporter = new FleetReporter({
+          store: f.store,
+          metrics: f.metrics,
+          logger: createLogger({ level: 'silent' }),
+          roles: ['api', 'delivery'],
+          version: 'test',
+          heartbeatIntervalMs: 5000,
+          sampleIntervalMs: SAMPLE_INTERVAL_MS,
+          tasks: () => [{ name: 'delivery', kind: 'critical', alive: true }],
+          relays: () => [
+            {
+              url: 'wss://relay.example',
+              connected: true,
+              authenticated: false,
+              historicalDone: true,
+              lastEventAt: f.clock.nowMs(),
+              reconnects: 0,
+              lastError: null,
+            },
+          ],
+          ntfySubscribers: () => ({ upTopic: 2 }),
+        });
+        await reporter.beat();
+        await reporter.sample();
+        f.clock.advance(SAMPLE_INTERVAL_MS);
+        f.metrics.fcmSendsSucceeded.inc(50);
+        f.metrics.fcmSendsFailed.inc({ reason: 'unavailable' }, 5);
+        await reporter.sample();
+
+        const s = await session(f);
+        const response = await call(f, s, 'overview');
+        assert.equal(response.status, 200);
+        const body = (await response.json()) as {
+          processes: Array<{
+            roles: string[];
+            tasks: unknown[];
+            relays: Array<{ url: string; connected: boolean; lastEventAt: string }>;
+            ntfySubscriptions: number;
+          }>;
+          queues: Record<string, { lanes: Record<string, { ready: number }> }>;
+          tokens: Record<string, number>;
+          pushes: { times: number[]; rates: Record<string, number[]>; totals: Record<string, number> };
+        };
+        assert.equal(body.processes.length, 1);
+        const [proc] = body.processes;
+        assert.ok(proc);
+        assert.deepEqual(proc.roles, ['api', 'delivery']);
+        assert.deepEqual(
+          proc.relays.map((r) => [r.url, r.connected]),
+          [['wss://relay.example', true]],
+        );
+        assert.equal(proc.ntfySubscriptions, 2);
+        assert.equal(body.queues.outbound?.lanes.critical?.ready, 1);
+        assert.deepEqual(body.tokens, { fcm: 1, apns: 0, webpush: 0, unifiedpush: 0 });
+        assert.equal(body.pushes.totals['fcm:ok'], 50);
+        assert.equal(body.pushes.totals['fcm:failed'], 5);
+        assert.deepEqual(body.pushes.rates['fcm:ok'], [0, 5], '50 pushes over 10 s: 5 per second in the second bucket');
+      });
+
+      test('a graceful stop removes the heartbeat at once; a reporter run beats and samples until aborted', async () => {
+        const reporter = new FleetReporter({
+          store: f.store,
+          metrics: f.metrics,
+          logger: createLogger({ level: 'silent' }),
+          roles: ['janitor'],
+          version: 'test',
+          heartbeatIntervalMs: 60_000,
+          sampleIntervalMs: 60_000,
+          tasks: () => [],
+          relays: () => [],
+          ntfySubscribers: () => ({}),
+        });
+        const controller = new AbortController();
+        const running = reporter.run(controller.signal);
+        const s = await session(f);
+        const overview = async () =>
+          (await (await call(f, s, 'overview')).json()) as { processes: Array<{ processId: string }>; tokens: Record<string, number> };
+        await eventually(async () => ((await overview()).processes.length > 0 ? true : undefined), 10_000, 'the first heartbeat');
+        assert.deepEqual(
+          (await overview()).processes.map((p) => p.processId),
+          [reporter.processId],
+        );
+        await eventually(async () => ((await f.store.readMetricSamples(0)).length === 1 ? true : undefined), 10_000, 'the first sample');
+        controller.abort();
+        await running;
+        await reporter.remove();
+        assert.deepEqual((await overview()).processes, []);
+      });
+
+      test('a process that stopped is not listed once its heartbeat expired', async () => {
+        await f.store.writeHeartbeat(
+          { processId: 'p', host: 'h', pid: 1, roles: ['api'], version: 't', startedAtMs: 0, tasks: [], relays: [], ntfySubscribers: {} },
+          15_000,
+        );
+        const s = await session(f);
+        assert.equal(((await (await call(f, s, 'overview')).json()) as { processes: unknown[] }).processes.length, 1);
+        f.clock.advance(15_000);
+        assert.equal(((await (await call(f, s, 'overview')).json()) as { processes: unknown[] }).processes.length, 0);
+      });
+    });
+
+    describe('dead letters', () => {
+      test('listed a page at a time with reasons, replayed one, replayed all, deleted', async () => {
+        for (const id of ['d1', 'd2', 'd3']) await deadLetter(f, 'outbound', id);
+        await deadLetter(f, 'inbound', 'in1');
+        const s = await session(f);
+        const first = await call(f, s, 'v1/admin/dlq?queue=outbound&limit=2');
+        assert.equal(first.status, 200);
+        const page1 = (await first.json()) as { items: Array<{ id: string; reason: string }>; nextCursor: string };
+        assert.deepEqual(
+          page1.items.map((i) => [i.id, i.reason]),
+          [
+            ['d1', 'poison d1'],
+            ['d2', 'poison d2'],
+          ],
+        );
+        const second = await call(f, s, `v1/admin/dlq?queue=outbound&limit=2&cursor=${encodeURIComponent(page1.nextCursor)}`);
+        const page2 = (await second.json()) as { items: Array<{ id: string }>; nextCursor: string | null };
+        assert.deepEqual(
+          page2.items.map((i) => i.id),
+          ['d3'],
+        );
+        assert.equal(page2.nextCursor, null);
+
+        const replay = await call(f, s, 'v1/admin/dlq/d1/replay?queue=outbound', { method: 'POST' });
+        assert.equal(replay.status, 200);
+        assert.equal(await f.store.getDead('outbound', 'd1'), null);
+        assert.equal((await f.store.queueStats('outbound')).ready, 1);
+
+        const removed = await call(f, s, 'v1/admin/dlq/d2', { method: 'DELETE' });
+        assert.equal(removed.status, 204);
+        assert.equal(await f.store.getDead('outbound', 'd2'), null);
+
+        const all = await call(f, s, 'v1/admin/dlq/replay?queue=inbound', { method: 'POST' });
+        assert.deepEqual(await all.json(), { queue: 'inbound', replayed: 1 });
+        assert.notEqual(await f.store.getDead('outbound', 'd3'), null, 'another queue is untouched');
+      });
+
+      test('errors: unknown id 404, bad queue, limit and cursor 400', async () => {
+        const s = await session(f);
+        const missing = await call(f, s, 'v1/admin/dlq/nope/replay', { method: 'POST' });
+        assert.equal(missing.status, 404);
+        assert.equal(await code(missing), 'DEAD_LETTER_NOT_FOUND');
+        for (const [path, expected] of [
+          ['v1/admin/dlq?queue=elsewhere', 'INVALID_QUERY'],
+          ['v1/admin/dlq?queue=outbound&limit=0', 'INVALID_QUERY'],
+          ['v1/admin/dlq?queue=outbound&limit=abc', 'INVALID_QUERY'],
+          ['v1/admin/dlq?queue=outbound&cursor=garbage', 'INVALID_CURSOR'],
+        ] as const) {
+          const response = await call(f, s, path);
+          assert.equal(response.status, 400, path);
+          assert.equal(await code(response), expected);
+        }
+      });
+    });
+
+    describe('users', () => {
+      test('an npub or hex finds the devices (tokens redacted), preferences, bells, counters and the newest deliveries', async () => {
+        await f.store.registerToken(ALICE, { token: FCM_TOKEN, transport: 'fcm' });
+        await f.store.setPreferences(ALICE, { kinds: [7], campaignsEnabled: false });
+        await f.store.appendDeliveryLog([
+          { appId: 'default', notificationId: 'n1', recipient: ALICE, type: 'like', status: 'sent', transport: 'fcm' },
+        ]);
+        f.clock.advance(1000);
+        await f.store.appendDeliveryLog([
+          { appId: 'default', notificationId: 'n2', recipient: ALICE, type: 'like', status: 'failed', error: 'unregistered' },
+        ]);
+        const s = await session(f);
+        for (const key of [npubEncode(ALICE), ALICE, ALICE.toUpperCase()]) {
+          const response = await call(f, s, `users/${key}`);
+          assert.equal(response.status, 200, key);
+          const text = await response.text();
+          assert.ok(!text.includes(FCM_TOKEN), 'the token is redacted');
+          const body = JSON.parse(text) as {
+            pubkey: string;
+            devices: Array<{ token: string; transport: string }>;
+            preferences: { kinds: number[] };
+            bells: unknown[];
+            counters: { totalNew: number };
+            deliveries: Array<{ notificationId: string; status: string }>;
+          };
+          assert.equal(body.pubkey, ALICE);
+          assert.equal(body.devices.length, 1);
+          assert.equal(body.devices[0]?.transport, 'fcm');
+          const [device] = body.devices;
+          assert.ok(device);
+          assert.ok(FCM_TOKEN.startsWith(device.token.replace(/…$/, '')));
+          assert.deepEqual(body.preferences.kinds, [7]);
+          assert.deepEqual(body.bells, []);
+          assert.equal(body.counters.totalNew, 0);
+          assert.deepEqual(
+            body.deliveries.map((d) => [d.notificationId, d.status]),
+            [
+              ['n2', 'failed'],
+              ['n1', 'sent'],
+            ],
+            'newest first',
+          );
+        }
+      });
+
+      test('anything else is 400 INVALID_PUBKEY', async () => {
+        const s = await session(f);
+        for (const key of ['npub1bad', 'a'.repeat(63), 'zz'.repeat(32)]) {
+          const response = await call(f, s, `users/${key}`);
+          assert.equal(response.status, 400, key);
+          assert.equal(await code(response), 'INVALID_PUBKEY');
+        }
+      });
+    });
+
+    describe('ntfy', () => {
+      test('topics with stored messages and the fleet’s subscriptions, limited', async () => {
+        await f.store.appendNtfyMessage('alpha', { message: 'one' }, 3_600_000);
+        await f.store.appendNtfyMessage('alpha', { message: 'two' }, 3_600_000);
+        await f.store.writeHeartbeat(
+          {
+            processId: 'p1',
+            host: 'h',
+            pid: 1,
+            roles: ['pusher'],
+            version: 't',
+            startedAtMs: 0,
+            tasks: [],
+            relays: [],
+            ntfySubscribers: { alpha: 1, beta: 2 },
+          },
+          15_000,
+        );
+        await f.store.writeHeartbeat(
+          {
+            processId: 'p2',
+            host: 'h',
+            pid: 2,
+            roles: ['pusher'],
+            version: 't',
+            startedAtMs: 0,
+            tasks: [],
+            relays: [],
+            ntfySubscribers: { alpha: 3 },
+          },
+          15_000,
+        );
+        const s = await session(f);
+        const response = await call(f, s, 'ntfy');
+        assert.equal(response.status, 200);
+        assert.deepEqual(((await response.json()) as { topics: unknown[] }).topics, [
+          { topic: 'alpha', messages: 2, subscribers: 4 },
+          { topic: 'beta', messages: 0, subscribers: 2 },
+        ]);
+        const limited = (await (await call(f, s, 'ntfy?limit=1')).json()) as { topics: Array<{ topic: string }>; truncated: boolean };
+        assert.deepEqual(
+          limited.topics.map((t) => t.topic),
+          ['alpha'],
+        );
+        assert.equal(limited.truncated, true);
+        for (const bad of ['0', '-1', 'x', '100000']) assert.equal((await call(f, s, `ntfy?limit=${bad}`)).status, 400, bad);
+      });
+    });
+  });
+
+describe('the first admin key', () => {
+  test('is made when none exists, printed once at warn with the npub, and only then', async () => {
+    const store = await openSqliteStore({ path: ':memory:', clock: new ManualClock() });
+    const lines: Array<{ level: number; msg: string }> = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        for (const line of chunk.toString('utf8').split('\n').filter(Boolean))
+          lines.push(JSON.parse(line) as { level: number; msg: string });
+        done();
+      },
+    });
+    const logger = createLogger({ level: 'info', destination: sink });
+    const npub = npubEncode('cd'.repeat(32));
+    const key = await ensureAdminKey(store, npub, logger);
+    assert.ok(key?.startsWith('npk_'));
+    const [record] = await store.listApiKeys('default');
+    assert.ok(record && key);
+    assert.equal(record.role, 'admin');
+    assert.notEqual(record.hash, key, 'only a hash is stored');
+    assert.equal(await ensureAdminKey(store, npub, logger), null, 'not again while it lives');
+    await new Promise((resolve) => setImmediate(resolve));
+    const printed = lines.filter((l) => l.msg.includes(key));
+    assert.equal(printed.length, 1);
+    const [line] = printed;
+    assert.ok(line);
+    assert.equal(line.level, 40);
+    assert.ok(line.msg.includes(npub));
+    await store.revokeApiKey(record.id);
+    assert.notEqual(await ensureAdminKey(store, npub, logger), null, 'a fresh one once every admin key is revoked');
+    await store.close();
+  });
+});
+
+describe('pushes per second', () => {
+  test('differences of each process’s counters, summed per bucket; a counter that went down counts from zero', () => {
+    const series = pushSeries(
+      [
+        { processId: 'a', atMs: 0, values: { 'push:fcm:ok': 100 } },
+        { processId: 'b', atMs: 0, values: { 'push:fcm:ok': 0, 'push:apns:ok': 0 } },
+        { processId: 'a', atMs: 10_000, values: { 'push:fcm:ok': 150 } },
+        { processId: 'b', atMs: 10_000, values: { 'push:fcm:ok': 20, 'push:apns:ok': 10 } },
+        { processId: 'a', atMs: 20_000, values: { 'push:fcm:ok': 30 } },
+      ],
+      10_000,
+    );
+    assert.deepEqual(series.times, [0, 10, 20]);
+    assert.deepEqual(series.rates, { 'apns:ok': [0, 1, 0], 'fcm:ok': [0, 7, 3] });
+    assert.deepEqual(series.totals, { 'apns:ok': 10, 'fcm:ok': 100 });
+  });
+});
+
+describe('the page’s files', () => {
+  const logger = createLogger({ level: 'silent' });
+  const dir = mkdtempSync(join(tmpdir(), 'np-console-ui-'));
+  writeFileSync(join(dir, 'index.html'), '<!doctype html><title>console</title>');
+  writeFileSync(join(dir, 'app-ABC123.js'), 'export {};');
+  writeFileSync(join(dir, 'app-ABC123.css'), 'body{}');
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  test('the page at /console and its app paths, revalidated; bundles cached for a year; each with its content type and a strict CSP', async () => {
+    const app = consoleStaticRoutes(loadConsoleAssets(dir), logger);
+    for (const path of ['/console', '/console/', '/console/dead-letters']) {
+      const page = await app.request(path);
+      assert.equal(page.status, 200, path);
+      assert.equal(page.headers.get('content-type'), 'text/html; charset=utf-8');
+      assert.equal(page.headers.get('cache-control'), 'no-cache');
+      assert.match(page.headers.get('content-security-policy') ?? '', /default-src 'none'; script-src 'self'/);
+      assert.equal(page.headers.get('x-content-type-options'), 'nosniff');
+    }
+    const js = await app.request('/console/assets/app-ABC123.js');
+    assert.equal(js.headers.get('content-type'), 'text/javascript; charset=utf-8');
+    assert.equal(js.headers.get('cache-control'), 'public, max-age=31536000, immutable');
+    assert.equal(await js.text(), 'export {};');
+    const css = await app.request('/console/assets/app-ABC123.css');
+    assert.equal(css.headers.get('content-type'), 'text/css; charset=utf-8');
+  });
+
+  test('an unknown file or API path is 404, and an unbuilt console 503 CONSOLE_NOT_BUILT', async () => {
+    const host = createApiApp({ health: { pubkey: () => 'ab'.repeat(32), criticalFlags: () => ({}) }, metrics: new Metrics(), logger });
+    host.route('/', consoleStaticRoutes(loadConsoleAssets(dir), logger));
+    assert.equal((await host.request('/console/assets/nope.js')).status, 404);
+    assert.equal((await host.request('/console/api/nope')).status, 404);
+    const unbuilt = createApiApp({ health: { pubkey: () => 'ab'.repeat(32), criticalFlags: () => ({}) }, metrics: new Metrics(), logger });
+    unbuilt.route('/', consoleStaticRoutes(loadConsoleAssets(join(dir, 'missing')), logger));
+    const response = await unbuilt.request('/console');
+    assert.equal(response.status, 503);
+    assert.equal(await code(response), 'CONSOLE_NOT_BUILT');
+  });
+});
