@@ -76,6 +76,11 @@ export interface DeviceRegistration {
    * encrypted from the service key to it, with only `type` and `eventId` in clear.
    */
   encryptTo?: string;
+  /**
+   * The device's language, a canonical BCP 47 tag (`pt-BR`): its pushes' titles and bodies are
+   * rendered from that locale's templates (docs/copy.md). Absent: `templates.default_locale`.
+   */
+  locale?: string;
 }
 
 /** Result of {@link StorePort.registerToken}. */

@@ -146,6 +146,9 @@ const ADD_QUEUE_LANES = `
   CREATE INDEX queue_items_dead ON queue_items (queue, dead_at_ms, id) WHERE state = 'dead';
 `;
 
+/** A device's language (issue 15): a canonical BCP 47 tag, NULL for the default locale. */
+const ADD_DEVICE_LOCALE = `ALTER TABLE devices ADD COLUMN locale TEXT;`;
+
 /** `migrations[n]` upgrades a file from version n to n + 1. */
 export const migrations: readonly Migration[] = [
   { description: 'create devices, claims, preferences, relay cursors, profile cache and queues', apply: migrateFrom0 },
@@ -176,6 +179,7 @@ export const migrations: readonly Migration[] = [
     description: 'create API keys, sends, idempotency records and the delivery log',
     apply: (db) => db.exec(CREATE_API_KEY_TABLE + CREATE_SEND_TABLES + CREATE_DELIVERY_LOG_TABLES),
   },
+  { description: "add the device's locale to devices", apply: (db) => db.exec(ADD_DEVICE_LOCALE) },
 ];
 
 /** The version a file has after {@link migrate}. */
