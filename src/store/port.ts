@@ -27,6 +27,7 @@ import type { DeliveryLogStore } from './port-delivery-log.ts';
 import type { DeadLetterStore } from './port-dlq.ts';
 import type { SocialFilterStore } from './port-social-filters.ts';
 import type { InboxStore } from './port-inbox.ts';
+import type { ThrottleStore } from './port-throttle.ts';
 import type { Nip9aGatewayStore } from './port-nip9a-gateway.ts';
 import type { Nip9aCallbackStore } from './port-nip9a-callbacks.ts';
 
@@ -241,7 +242,8 @@ export interface StorePort
     Nip9aCallbackStore,
     ApiKeyStore,
     SendStore,
-    DeliveryLogStore {
+    DeliveryLogStore,
+    ThrottleStore {
   /** The clock this store's time-dependent operations use. */
   readonly clock: Clock;
 

@@ -22,6 +22,7 @@ import { socialFilterContract } from './contract/social-filters.ts';
 import { inboxContract } from './contract/inbox.ts';
 import { nip9aGatewayContract } from './contract/nip9a-gateway.ts';
 import { nip9aCallbackContract } from './contract/nip9a-callbacks.ts';
+import { throttleContract } from './contract/throttle.ts';
 
 /**
  * The store contract: the definition of correct {@link StorePort} behaviour, run against every
@@ -95,6 +96,7 @@ export function runStoreContract(options: StoreContractOptions): void {
     inboxContract(ctx);
     nip9aGatewayContract(ctx);
     nip9aCallbackContract(ctx);
+    throttleContract(ctx);
     for (const queue of QUEUES) {
       queueContract(ctx, queue);
       deadLetterContract(ctx, queue);

@@ -77,6 +77,7 @@ export const SCRIPT_NAMES = [
   'createNip9aCallback',
   'findNip9aCallback',
   'revokeNip9aCallback',
+  'takeThrottleSlot',
 ] as const;
 
 export type ScriptName = (typeof SCRIPT_NAMES)[number];

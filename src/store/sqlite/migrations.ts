@@ -1,4 +1,5 @@
 import type { Database } from 'better-sqlite3';
+import { CREATE_THROTTLE_TABLE } from './throttle.ts';
 import type { Logger } from '../../observability/logger.ts';
 import { CREATE_COALESCE_TABLES } from './coalesce-sql.ts';
 import { CREATE_BELL_TABLES } from './bells.ts';
@@ -180,6 +181,7 @@ export const migrations: readonly Migration[] = [
     apply: (db) => db.exec(CREATE_API_KEY_TABLE + CREATE_SEND_TABLES + CREATE_DELIVERY_LOG_TABLES),
   },
   { description: "add the device's locale to devices", apply: (db) => db.exec(ADD_DEVICE_LOCALE) },
+  { description: 'create the per-user push throttle windows', apply: (db) => db.exec(CREATE_THROTTLE_TABLE) },
 ];
 
 /** The version a file has after {@link migrate}. */
