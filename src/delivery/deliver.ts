@@ -1,4 +1,4 @@
-import type { DeviceRegistration, RecipientClaim, StorePort } from '../store/port.ts';
+import type { DeviceRegistration, Lane, RecipientClaim, StorePort } from '../store/port.ts';
 import type { Logger } from '../observability/logger.ts';
 import { lazyChild, redact, type LineLogger } from '../observability/logger.ts';
 import { TurnBatcher } from '../util/turn-batcher.ts';
@@ -36,6 +36,8 @@ export interface OutboundNotification {
   rateWindow?: { subscriber: string; creator: string; ttlSecs: number };
   /** A send API notification: the app, notification id and app type its delivery log entries are recorded under. */
   send?: { appId: string; notificationId: string; type: string };
+  /** The lane it was queued in, when not normal (the per-user throttle lets critical through, `throttle.ts`). */
+  lane?: Lane;
 }
 
 /** The internal type of a send API notification of an app-defined type. */
@@ -60,6 +62,8 @@ export interface DeliveryReport {
   retryAfterSecs: number | null;
   /** Each device's outcome, in device order (empty without devices). */
   attempts?: DeviceAttempt[];
+  /** Set when a gate of the delivery stage stopped it before any send: why (`throttled`). */
+  suppressed?: string;
 }
 
 export interface DeliveryDeps {

@@ -294,6 +294,7 @@ function startDelivery(ctx: RoleContext): void {
     }),
     // Checked when the configuration was loaded: compiling again cannot fail here.
     copywriter: loadCopywriter(config.templates),
+    throttlePerUserPerHour: config.throttle.per_user_per_hour,
   };
   ctx.supervisor.spawn(TASK_DELIVERY, 'critical', (signal) =>
     runQueueWorker<OutboundNotification>({
