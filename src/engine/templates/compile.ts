@@ -193,7 +193,7 @@ function compileLocale(source: TemplateSource, locale: string, into: CompiledLoc
       continue;
     }
     let compiled = into.get(message);
-    if (!compiled) into.set(message, (compiled = new Map()));
+    if (!compiled) into.set(message, (compiled = new Map<MessageField, CompiledText>()));
     for (const [field, value] of Object.entries(fields)) {
       if (!(MESSAGE_SPECS[message].fields as readonly string[]).includes(field)) {
         problems.push(`${at}.${message}: unknown field "${field}" (fields: ${MESSAGE_SPECS[message].fields.join(', ')})`);
@@ -303,7 +303,7 @@ export function compileTemplates(sources: readonly TemplateSource[] = [], defaul
       continue;
     }
     let compiled = locales.get(locale);
-    if (!compiled) locales.set(locale, (compiled = new Map()));
+    if (!compiled) locales.set(locale, (compiled = new Map<MessageId, Map<MessageField, CompiledText>>()));
     compileLocale(source, locale, compiled, problems);
   }
   const canonicalDefault = canonicalLocale(defaultLocale);
