@@ -21,7 +21,7 @@ export async function takeThrottleSlot(ctx: RedisContext, pubkey: string, limit:
     number,
     number,
   ];
-  return { allowed: allowed === 1, window: { startMs, pushed: Number(pushed), withheld: Number(withheld) } };
+  return { allowed: allowed === 1, window: { startMs, pushed, withheld } };
 }
 
 export async function readThrottleWindow(ctx: RedisContext, pubkey: string, windowSecs: number): Promise<ThrottleWindow> {
