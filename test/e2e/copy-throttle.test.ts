@@ -88,9 +88,9 @@ for (const adapter of ['sqlite', 'redis'] as const) {
         WAIT_MS,
         'the queues drained',
       );
-    /** `GET /v1/inbox/counts` as `user`, with a NIP-98 event dated by the service's (test) clock. */
-    const inboxCounts = async (user: TestUser): Promise<Record<string, unknown>> => {
-      const url = `${service.baseUrl}/v1/inbox/counts`;
+    /** A user-API GET as `user`, with a NIP-98 event dated by the service's (test) clock. */
+    const userGet = async (user: TestUser, path: string): Promise<Record<string, unknown>> => {
+      const url = `${service.baseUrl}${path}`;
       const auth = finalizeEvent(
         {
           kind: 27235,
@@ -167,6 +167,8 @@ for (const adapter of ['sqlite', 'redis'] as const) {
         ['pedro-phone', 'pt-BR'],
       ]);
       assert.equal((await reader.listDevices(emma.pubkey))[0]?.locale, undefined);
+      const listed = (await userGet(pedro, '/v1/devices')).devices as Array<{ locale?: string }>;
+      assert.deepEqual(listed.map((d) => d.locale).sort(), ['ja', 'pt-BR']);
     });
 
     test("a like: Pedro's pt-BR phone reads Portuguese, his ja iPhone Japanese, Emma's phone the English bytes", async () => {
@@ -225,7 +227,7 @@ for (const adapter of ['sqlite', 'redis'] as const) {
         likes.slice(0, THROTTLE).map((l) => l.id),
       );
 
-      const counts = await inboxCounts(tara);
+      const counts = await userGet(tara, '/v1/inbox/counts');
       assert.deepEqual((counts.types as Record<string, unknown>).like, { total: 4, viewed: 0, new: 4 });
       assert.equal(counts.totalNew, 4);
       const windowStart = Math.floor(clock.nowMs() / HOUR_MS) * HOUR_MS;
