@@ -258,7 +258,16 @@ export async function startService(config: Config, overrides: ServiceOverrides =
         version: SERVICE_VERSION,
       });
       app.route('/', platform.app);
-      app.route('/', inboxRoutes({ store, auth: nip98Auth, metrics, logger: logger.child({ route: 'inbox' }) }));
+      app.route(
+        '/',
+        inboxRoutes({
+          store,
+          auth: nip98Auth,
+          metrics,
+          logger: logger.child({ route: 'inbox' }),
+          throttlePerUserPerHour: config.throttle.per_user_per_hour,
+        }),
+      );
       // Admin routes take their authentication from here: the internal bearer token for now.
       app.route(
         '/',

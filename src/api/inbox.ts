@@ -4,12 +4,12 @@
  *
  * | route                        | what                                                              |
  * |------------------------------|-------------------------------------------------------------------|
- * | `GET /v1/inbox/counts`       | `{types: {like: {total, viewed, new}, …}, totalNew}`               |
+ * | `GET /v1/inbox/counts`       | `{types: {like: {total, viewed, new}, …}, totalNew}`, and `throttled: {limit, pushed, withheld, windowStart, windowEnd}` while the per-user throttle is on |
  * | `POST /v1/inbox/viewed`      | `{types?}` (every type when absent): viewed = total; the counts after |
  * | `GET /v1/alert-words`        | `{words}`                                                         |
  * | `PUT /v1/alert-words`        | `{words}` replaces the list (single words, at most 50): the words stored |
  * | `GET /v1/announcements`      | `{announcements: [{id, text, createdAt, expiresAt}]}`, the active ones, newest first; marks them seen (Twitarr's rule) |
- * | `GET /v1/devices`            | `{devices: [{id, transport, token, timezoneOffsetMinutes?}]}`, tokens redacted to a prefix |
+ * | `GET /v1/devices`            | `{devices: [{id, transport, token, timezoneOffsetMinutes?, locale?}]}`, tokens redacted to a prefix |
  * | `DELETE /v1/devices/{id}`    | removes one of the caller's devices (204), 404 for any other id   |
  *
  * Every caller becomes a known user, whose notifications count from then on. Refusals are JSON
@@ -22,6 +22,7 @@ import { INBOX_TYPES, MAX_ALERT_WORDS_PER_USER, isInboxType, type Announcement, 
 import { redact, type Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import { parseAlertWordList } from '../engine/inbox/words.ts';
+import { THROTTLE_WINDOW_SECS } from '../delivery/throttle.ts';
 import { HttpError } from './errors.ts';
 import { parseJsonBytes, readBodyBytes } from './json-body.ts';
 import { authenticateNip98, type Nip98Auth } from './nip98-auth.ts';
@@ -34,6 +35,8 @@ export interface InboxApiDeps {
   auth: Nip98Auth;
   metrics: Metrics;
   logger: Logger;
+  /** `throttle.per_user_per_hour` (0 or absent: off, and the counts carry no `throttled`). */
+  throttlePerUserPerHour?: number;
 }
 
 /** A device's id in the API: not its token (a secret of sorts), a digest of it. */
@@ -44,6 +47,7 @@ export function deviceId(token: string): string {
 function deviceView(device: DeviceRegistration): Record<string, unknown> {
   const view: Record<string, unknown> = { id: deviceId(device.token), transport: device.transport, token: redact(device.token) };
   if (device.timezoneOffsetMinutes !== undefined) view.timezoneOffsetMinutes = device.timezoneOffsetMinutes;
+  if (device.locale !== undefined) view.locale = device.locale;
   return view;
 }
 
@@ -109,7 +113,23 @@ export function inboxRoutes(deps: InboxApiDeps): Hono {
 
   app.get(
     '/v1/inbox/counts',
-    handle('counts', false, async (c, pubkey) => c.json(await store.readInboxCounts(pubkey))),
+    handle('counts', false, async (c, pubkey) => {
+      const counts = await store.readInboxCounts(pubkey);
+      const limit = deps.throttlePerUserPerHour ?? 0;
+      if (limit <= 0) return c.json(counts);
+      // The hour's pushes the throttle withheld: their notifications are in the counts above.
+      const window = await store.readThrottleWindow(pubkey, THROTTLE_WINDOW_SECS);
+      return c.json({
+        ...counts,
+        throttled: {
+          limit,
+          pushed: window.pushed,
+          withheld: window.withheld,
+          windowStart: new Date(window.startMs).toISOString(),
+          windowEnd: new Date(window.startMs + THROTTLE_WINDOW_SECS * 1000).toISOString(),
+        },
+      });
+    }),
   );
   app.post(
     '/v1/inbox/viewed',

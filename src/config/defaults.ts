@@ -247,10 +247,36 @@ export interface Config {
     /** How long a console login lasts. */
     session_ttl_secs: number;
   };
+  /** Notification copy per locale (issue 15, docs/copy.md): the operator's templates over the shipped ones. */
+  templates: TemplatesConfig;
+  /** The per-user push throttle (issue 15, docs/copy.md). */
+  throttle: {
+    /**
+     * Most pushes of non-urgent types (everything but direct messages and critical-lane sends) a
+     * user gets in one clock hour; 0 turns the throttle off. The excess is counted, not pushed.
+     */
+    per_user_per_hour: number;
+  };
   log: {
     level: string;
   };
 }
+
+/** The `templates` section (`src/engine/templates/load.ts`). */
+export interface TemplatesConfig {
+  /** A folder of one JSON or YAML file per locale, named by the locale (`pt-BR.yaml`); '' for none. */
+  dir: string;
+  /** The language of devices that registered no `locale` (a BCP 47 tag). */
+  default_locale: string;
+  /** Templates by locale, then message, then field; from the config file only (see docs/copy.md). */
+  locales: Record<string, unknown>;
+}
+
+/** `templates.default_locale`: English, the copy divine's clients were built against. */
+export const DEFAULT_TEMPLATE_LOCALE = 'en';
+
+/** `throttle.per_user_per_hour`: off, so pushes are limited only by coalescing unless an operator asks. */
+export const DEFAULT_THROTTLE_PER_USER_PER_HOUR = 0;
 
 /**
  * The built-in ntfy server. Names follow ntfy's own settings where it has them
@@ -558,6 +584,8 @@ export function defaultConfig(): Config {
       delivery_concurrency: 64,
       reload_poll_millis: 1000,
     },
+    templates: { dir: '', default_locale: DEFAULT_TEMPLATE_LOCALE, locales: {} },
+    throttle: { per_user_per_hour: DEFAULT_THROTTLE_PER_USER_PER_HOUR },
     log: { level: 'info' },
   };
 }

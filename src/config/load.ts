@@ -108,6 +108,31 @@ function parseRoles(raw: Json, problems: string[]): RoleName[] | undefined {
   return [...new Set(items)] as RoleName[];
 }
 
+/** The one section whose keys are the operator's own (locales, then message names): taken as it is, checked by validation. */
+const TEMPLATE_LOCALES_PATH = 'templates.locales';
+
+/**
+ * `templates.locales` from the config file. Not from the environment: its names are lower-cased
+ * there, and message names are camelCase (`newPost`); `templates.dir` is the way around a file.
+ */
+function overlayTemplateLocales(
+  target: JsonObject,
+  key: string,
+  raw: Json,
+  origin: string,
+  problems: string[],
+  explicit: Set<string>,
+): void {
+  if (raw === null) return;
+  if (origin === 'environment')
+    problems.push(`${TEMPLATE_LOCALES_PATH}: set templates in the config file or templates.dir, not the environment`);
+  else if (!isObject(raw)) problems.push(`${TEMPLATE_LOCALES_PATH}: expected a section of locales, got "${asText(raw)}"`);
+  else {
+    target[key] = raw;
+    explicit.add(TEMPLATE_LOCALES_PATH);
+  }
+}
+
 /** Overlay `source` onto `target` key by key, rejecting keys the defaults do not have. */
 function overlay(target: JsonObject, source: JsonObject, prefix: string, origin: string, problems: string[], explicit: Set<string>): void {
   for (const [key, raw] of Object.entries(source)) {
@@ -116,6 +141,10 @@ function overlay(target: JsonObject, source: JsonObject, prefix: string, origin:
       const roles = parseRoles(raw, problems);
       if (roles) target.roles = roles;
       explicit.add(path);
+      continue;
+    }
+    if (path === TEMPLATE_LOCALES_PATH) {
+      overlayTemplateLocales(target, key, raw, origin, problems, explicit);
       continue;
     }
     if (!(key in target)) {

@@ -1,6 +1,7 @@
 import { HTTP2_CLIENT_KINDS, type Config } from './defaults.ts';
 import { ntfyConfigProblems } from '../ntfy/config.ts';
 import { nip9aConfigProblems } from '../nip9a/gateway/config.ts';
+import { templateConfigProblems } from '../engine/templates/load.ts';
 
 type NumericPath = { [S in keyof Config]: Config[S] extends object ? `${S & string}.${string}` : never }[keyof Config];
 
@@ -190,6 +191,10 @@ export function validateConfig(config: Config, explicitKeys: ReadonlySet<string>
   }
   problems.push(...ntfyConfigProblems(config.ntfy));
   problems.push(...nip9aConfigProblems(config.nip9a, process.env.NODE_ENV));
+  problems.push(...templateConfigProblems(config.templates));
+  const throttle = config.throttle.per_user_per_hour;
+  if (!Number.isInteger(throttle) || throttle < 0)
+    problems.push('throttle.per_user_per_hour must be a whole number of pushes, 0 (off) or more');
   return problems;
 }
 

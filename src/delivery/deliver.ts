@@ -1,10 +1,12 @@
-import type { DeviceRegistration, RecipientClaim, StorePort } from '../store/port.ts';
+import type { DeviceRegistration, Lane, RecipientClaim, StorePort } from '../store/port.ts';
 import type { Logger } from '../observability/logger.ts';
 import { lazyChild, redact, type LineLogger } from '../observability/logger.ts';
 import { TurnBatcher } from '../util/turn-batcher.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import type { NotificationType, PushMessage, PushTransport, SendOutcome } from './types.ts';
 import { withBadge } from '../engine/payload.ts';
+import type { Copywriter } from '../engine/templates/compile.ts';
+import { localizedGroups } from './localized.ts';
 
 /**
  * One notification for one recipient, as the engine queues it for delivery (the payload of the
@@ -34,6 +36,8 @@ export interface OutboundNotification {
   rateWindow?: { subscriber: string; creator: string; ttlSecs: number };
   /** A send API notification: the app, notification id and app type its delivery log entries are recorded under. */
   send?: { appId: string; notificationId: string; type: string };
+  /** The lane it was queued in, when not normal (the per-user throttle lets critical through, `throttle.ts`). */
+  lane?: Lane;
 }
 
 /** The internal type of a send API notification of an app-defined type. */
@@ -58,6 +62,8 @@ export interface DeliveryReport {
   retryAfterSecs: number | null;
   /** Each device's outcome, in device order (empty without devices). */
   attempts?: DeviceAttempt[];
+  /** Set when a gate of the delivery stage stopped it before any send: why (`throttled`). */
+  suppressed?: string;
 }
 
 export interface DeliveryDeps {
@@ -84,6 +90,11 @@ export interface DeliveryDeps {
    * by one.
    */
   recordDeliveredBell?: (bell: DeliveredBell) => Promise<void>;
+  /**
+   * Renders templated copy in each device's language (`localized.ts`, docs/copy.md); absent,
+   * every device gets the engine's English.
+   */
+  copywriter?: Copywriter;
 }
 
 /** What {@link DeliveryDeps.recordDeliveredBell} records of one delivered bell. */
@@ -159,6 +170,13 @@ async function withCurrentBadge(deps: DeliveryDeps, notification: OutboundNotifi
     log.warn({ err: (err as Error).message }, 'badge read failed; sending without the current badge');
     return notification.message;
   }
+}
+
+/** What the transports get: the template stays behind (it is the delivery stage's, not the wire's). */
+function withoutTemplate(message: PushMessage): PushMessage {
+  if (message.copy === undefined) return message;
+  const { copy: _template, ...rest } = message;
+  return rest;
 }
 
 /**
@@ -279,7 +297,17 @@ export async function deliverNotification(
   if (devices.length === 0) return report;
 
   const message = await withCurrentBadge(deps, notification, log);
-  const outcomes = await sendToDevices(deps.transports, devices, message, signal);
+  // withBadge keeps data only: the template is read from the queued message.
+  const templated: PushMessage = notification.message.copy ? { ...message, copy: notification.message.copy } : message;
+  const groups = localizedGroups(devices, templated, deps.copywriter);
+  const outcomes =
+    groups.length === 1
+      ? await sendToDevices(deps.transports, devices, withoutTemplate(groups[0]?.message ?? message), signal)
+      : new Map(
+          (
+            await Promise.all(groups.map((group) => sendToDevices(deps.transports, group.devices, withoutTemplate(group.message), signal)))
+          ).flatMap((results) => [...results]),
+        );
   const { delivered, dead, deadSinceMs, failed, retryAfterSecs } = classifyOutcomes(outcomes, log);
   report.delivered = delivered.length;
   report.failed = failed;

@@ -4,6 +4,7 @@
  * transport turns it into its own wire format.
  */
 import type { DeviceRegistration } from '../store/port.ts';
+import type { CopyRef } from '../engine/templates/messages.ts';
 
 /**
  * The notification types of seed 000, exactly as the `type` data field spells them, and
@@ -26,6 +27,12 @@ export interface PushMessage {
    * shows it, or the app's Notification Service Extension replaces it (`mutable-content: 1`).
    */
   apnsAlert?: { title: string; body?: string };
+  /**
+   * The template `data.title`/`data.body` were rendered from (in English): the delivery stage
+   * renders it again for each device registered in another language (issue 15, docs/copy.md).
+   * Transports ignore it; absent for copy that is not templated (the send API's).
+   */
+  copy?: CopyRef;
 }
 
 /**

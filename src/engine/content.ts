@@ -280,7 +280,7 @@ async function notificationFor(
     event,
     recipient: recipient.pubkey,
     senderName: text.senderName,
-    copy: { title: text.title, body: text.body },
+    copy: { title: text.title, body: text.body, ...(text.template ? { template: text.template } : {}) },
     ...(collapseKey === undefined ? {} : { collapseKey }),
   });
   const notification: OutboundNotification = {

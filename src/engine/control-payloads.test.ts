@@ -32,6 +32,26 @@ describe('token payload (3079/3080)', () => {
     assert.equal(parseTokenPayload(JSON.stringify({ ...body, endpoint: 'ftp://x' })).ok, false);
   });
 
+  test('a device may name its locale: canonicalised, underscores accepted, rubbish refused', () => {
+    assert.deepEqual(parseTokenPayload(JSON.stringify({ token: 't', locale: 'pt-br' })), {
+      ok: true,
+      value: { token: 't', transport: 'fcm', locale: 'pt-BR' },
+    });
+    assert.deepEqual(parseTokenPayload(JSON.stringify({ token: 't', locale: 'ja_JP' })), {
+      ok: true,
+      value: { token: 't', transport: 'fcm', locale: 'ja-JP' },
+    });
+    assert.deepEqual(parseTokenPayload(JSON.stringify({ token: 't', locale: null })), {
+      ok: true,
+      value: { token: 't', transport: 'fcm' },
+    });
+    for (const locale of ['not a locale', 42, '', 'x'.repeat(100)])
+      assert.deepEqual(parseTokenPayload(JSON.stringify({ token: 't', locale })), {
+        ok: false,
+        reason: 'locale must be a BCP 47 language tag such as pt-BR',
+      });
+  });
+
   test('an apns device may ask for the sandbox; any device may name an encryptTo key', () => {
     const key = 'AB'.repeat(32);
     assert.deepEqual(parseTokenPayload(JSON.stringify({ token: 'd'.repeat(64), transport: 'apns', sandbox: true, encryptTo: key })), {

@@ -1,6 +1,7 @@
 import type { DeviceRegistration, Preferences, Transport } from '../store/port.ts';
 import type { SocialFilters } from '../store/port-social-filters.ts';
 import type { NotificationType } from '../delivery/types.ts';
+import { canonicalLocale } from './templates/compile.ts';
 
 /**
  * The decrypted JSON bodies of the control events (NIP-XX push notifications, reference §2.2):
@@ -8,8 +9,9 @@ import type { NotificationType } from '../delivery/types.ts';
  * - 3079/3080: `{"token": "...", "timezoneOffsetMinutes"?: int}` as divine-push-service reads it,
  *   plus nostr-push's optional `"transport"` (`fcm` default, `apns`, `webpush`, `unifiedpush`) with
  *   `"endpoint"`, `"p256dh"` and `"auth"` for the last two, so later transports need no protocol change;
- *   `"sandbox": true` (apns only: a development build, pushed through Apple's sandbox) and
- *   `"encryptTo": "<device pubkey hex>"` (any transport: the data map travels NIP-44 encrypted to it).
+ *   `"sandbox": true` (apns only: a development build, pushed through Apple's sandbox),
+ *   `"encryptTo": "<device pubkey hex>"` (any transport: the data map travels NIP-44 encrypted to it)
+ *   and `"locale": "pt-BR"` (a BCP 47 tag, `pt_BR` accepted: the language of the device's copy).
  * - 3083: `{"kinds": [int...], "campaignsEnabled"?: bool}`, plus nostr-push's optional
  *   `"mutedPubkeys": [hex...]` (the private part of the user's kind 10000 mute list, shared with
  *   the service) and `"onlyFollowing": true | [type...]` (limit those notification types to
@@ -73,6 +75,12 @@ export function parseTokenPayload(plaintext: string): Parsed<DeviceRegistration>
     if (typeof body.encryptTo !== 'string' || !HEX_PUBKEY.test(body.encryptTo.toLowerCase()))
       return { ok: false, reason: 'encryptTo must be a 64-character hex public key' };
     device.encryptTo = body.encryptTo.toLowerCase();
+  }
+
+  if (body.locale !== undefined && body.locale !== null) {
+    const locale = typeof body.locale === 'string' ? canonicalLocale(body.locale) : null;
+    if (locale === null) return { ok: false, reason: 'locale must be a BCP 47 language tag such as pt-BR' };
+    device.locale = locale;
   }
 
   if (device.transport === 'webpush' || device.transport === 'unifiedpush') {

@@ -1,8 +1,13 @@
 /**
- * Notification copy: the exact title/body strings of reference §7.2. The mobile app displays
- * these as they are, so every string here is part of the wire contract.
+ * Notification copy: the exact title/body strings of reference §7.2, now the `en` templates
+ * (`templates/builtin.ts`). The mobile app displays these as they are, so every English string is
+ * part of the wire contract; the engine builds every push in English, and the delivery stage
+ * renders the same template again for devices registered in another language (issue 15).
  */
 import type { NotificationType } from '../delivery/types.ts';
+import { BASE_LOCALE } from './templates/builtin.ts';
+import { SHIPPED_COPYWRITER } from './templates/compile.ts';
+import type { CopyRef } from './templates/messages.ts';
 
 /** Longest comment/mention excerpt in a body, in Unicode code points, before "..." is appended. */
 export const BODY_EXCERPT_MAX_CHARS = 150;
@@ -13,6 +18,8 @@ export const ANONYMOUS_ACTOR_NAME = 'Someone';
 export interface NotificationCopy {
   title: string;
   body: string;
+  /** The template the title and body were rendered from; absent for copy that is not templated (the send API's). */
+  template?: CopyRef;
 }
 
 /**
@@ -34,50 +41,55 @@ export function rendersContent(type: NotificationType): boolean {
 }
 
 /**
- * The copy of one notification. `content` is used by comment and mention only, and should
- * already be mention-formatted (see `formatContentForPush`).
+ * The template of one notification: its message and values. `content` is used by comment and
+ * mention (mention-formatted, see `formatContentForPush`, and cut to {@link BODY_EXCERPT_MAX_CHARS}),
+ * by keyword (the alert word) and by relayEvent (the relay's host).
  */
-export function notificationCopy(type: NotificationType, senderName: string, content = ''): NotificationCopy {
+export function notificationTemplate(type: NotificationType, senderName: string, content = ''): CopyRef {
   switch (type) {
-    case 'like':
-      return { title: 'New like', body: `${senderName} liked your post` };
     case 'comment':
-      return { title: 'New comment', body: `${senderName}: ${truncateChars(content, BODY_EXCERPT_MAX_CHARS)}` };
     case 'mention':
-      return { title: 'You were mentioned', body: `${senderName}: ${truncateChars(content, BODY_EXCERPT_MAX_CHARS)}` };
-    case 'repost':
-      return { title: 'New repost', body: `${senderName} reposted your post` };
-    case 'newPost':
-      // Provisional wording; the body must stay non-empty or the app drops foreground pushes.
-      return { title: 'New vine', body: `${senderName} posted a new vine` };
-    case 'directMessage':
-      return { title: 'New message', body: 'You have a new message' };
+      return { message: type, params: { sender: senderName, content: truncateChars(content, BODY_EXCERPT_MAX_CHARS) } };
     case 'keyword':
       // `content` is the alert word (issue 13's copy).
-      return { title: 'Alert word', body: `${senderName} mentioned “${content}”` };
+      return { message: 'keyword', params: { sender: senderName, word: content } };
     case 'relayEvent':
       // `content` is the relay's host; nothing of the event is known to quote.
-      return { title: 'New activity', body: content === '' ? 'New activity' : `New activity on ${content}` };
+      return content === '' ? { message: 'relayEventWithoutRelay', params: {} } : { message: 'relayEvent', params: { relay: content } };
+    case 'directMessage':
+      return { message: 'directMessage', params: {} };
+    case 'like':
+    case 'repost':
+    case 'newPost':
+      return { message: type, params: { sender: senderName } };
   }
 }
 
 /**
+ * The copy of one notification in English (the `en` templates, the wire contract), with the
+ * template it came from so the delivery stage can render it in each device's language.
+ * `content` as for {@link notificationTemplate}.
+ */
+export function notificationCopy(type: NotificationType, senderName: string, content = ''): NotificationCopy {
+  return renderedCopy(notificationTemplate(type, senderName, content));
+}
+
+/**
  * The copy of a coalesced like/repost summary. `distinctActors` is the number of different
- * people in the group, including the named first actor; an empty name reads "Someone".
- * Any type other than repost reads as likes, as divine does.
+ * people in the group, including the named first actor; an empty name reads "Someone" (each
+ * locale's `someone`). Any type other than repost reads as likes, as divine does.
  *
- * @example summaryCopy('like', 'alice', 13) // { title: 'New likes', body: 'alice and 12 others liked your post' }
+ * @example summaryCopy('like', 'alice', 13) // { title: 'New likes', body: 'alice and 12 others liked your post', … }
  */
 export function summaryCopy(type: NotificationType, firstActorName: string, distinctActors: number): NotificationCopy {
-  const name = firstActorName === '' ? ANONYMOUS_ACTOR_NAME : firstActorName;
-  const several = distinctActors > 1;
-  const others = distinctActors === 2 ? '1 other' : `${distinctActors - 1} others`;
-  if (type === 'repost') {
-    return several
-      ? { title: 'New reposts', body: `${name} and ${others} reposted your post` }
-      : { title: 'New repost', body: `${name} reposted your post` };
-  }
-  return several
-    ? { title: 'New likes', body: `${name} and ${others} liked your post` }
-    : { title: 'New like', body: `${name} liked your post` };
+  const repost = type === 'repost';
+  const template: CopyRef =
+    distinctActors > 1
+      ? { message: repost ? 'repostSummary' : 'likeSummary', params: { sender: firstActorName, count: distinctActors - 1 } }
+      : { message: repost ? 'repost' : 'like', params: { sender: firstActorName } };
+  return renderedCopy(template);
+}
+
+function renderedCopy(template: CopyRef): NotificationCopy {
+  return { ...SHIPPED_COPYWRITER.render(template, BASE_LOCALE), template };
 }

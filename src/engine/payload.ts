@@ -56,8 +56,10 @@ function referencesOf(event: NostrEvent): ReferenceFields {
   return references;
 }
 
-function withCollapseKey(data: Record<string, string>, collapseKey: string | undefined): PushMessage {
-  return collapseKey === undefined ? { data } : { data, collapseKey };
+function withCollapseKey(data: Record<string, string>, collapseKey: string | undefined, copy: NotificationCopy): PushMessage {
+  const message: PushMessage = collapseKey === undefined ? { data } : { data, collapseKey };
+  if (copy.template) message.copy = copy.template;
+  return message;
 }
 
 /**
@@ -85,7 +87,7 @@ export function buildSocialPayload(input: SocialPayloadInput): PushMessage {
     const value = references[key];
     if (value !== undefined) data[key] = value;
   }
-  return withCollapseKey(data, input.collapseKey);
+  return withCollapseKey(data, input.collapseKey, input.copy);
 }
 
 /**
@@ -105,7 +107,7 @@ export function buildDirectMessagePayload(giftWrapId: string, recipient: string,
     receiverNpub: npubEncode(recipient),
     eventKind: String(GIFT_WRAP),
   };
-  return withCollapseKey(data, collapseKey);
+  return withCollapseKey(data, collapseKey, copy);
 }
 
 /**
@@ -143,7 +145,7 @@ export function buildRelayEventPayload(input: { eventId: string; relay: string; 
     receiverNpub: npubEncode(input.recipient),
   };
   if (input.eventKind !== undefined) data.eventKind = String(input.eventKind);
-  return { data };
+  return copy.template ? { data, copy: copy.template } : { data };
 }
 
 /** The host a relay URL names (what a person recognises), or '' when it does not parse. */

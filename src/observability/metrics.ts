@@ -188,6 +188,12 @@ export class Metrics {
     labelNames: ['type'] as const,
     registers: [this.registry],
   });
+  readonly pushesThrottled = new Counter({
+    name: 'push_user_throttled_total',
+    help: 'Pushes withheld by the per-user throttle (throttle.per_user_per_hour), by notification type',
+    labelNames: ['type'] as const,
+    registers: [this.registry],
+  });
   readonly apiRequests = new Counter({
     name: 'push_api_requests_total',
     help: 'Requests of the app platform API (send API, admin routes) by route and outcome (an error code, or ok)',

@@ -124,6 +124,8 @@ export async function expandSendPage(deps: SendWorkerDeps, claimed: ClaimedSend)
           devices: state.devices,
           send: { appId: send.appId, notificationId: send.id, type: request.type },
         };
+        // The per-user throttle lets critical sends through (delivery/throttle.ts).
+        if (request.priority === 'critical') notification.lane = 'critical';
         candidates.push({ claim, item: { id: outboundItemId(notification), payload: notification, lane: request.priority } });
       }
     });

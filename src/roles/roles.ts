@@ -1,4 +1,5 @@
 import type { Config } from '../config/defaults.ts';
+import { loadCopywriter } from '../engine/templates/load.ts';
 import type { ServiceKey } from '../config/service-key.ts';
 import type { StorePort } from '../store/port.ts';
 import type { Logger } from '../observability/logger.ts';
@@ -298,6 +299,9 @@ function startDelivery(ctx: RoleContext): void {
       claimTtlSecs: config.service.processed_event_ttl_secs,
       videoRecordTtlSecs: config.service.video_coordinate_dedup_ttl_secs,
     }),
+    // Checked when the configuration was loaded: compiling again cannot fail here.
+    copywriter: loadCopywriter(config.templates),
+    throttlePerUserPerHour: config.throttle.per_user_per_hour,
   };
   ctx.supervisor.spawn(TASK_DELIVERY, 'critical', (signal) =>
     runQueueWorker<OutboundNotification>({

@@ -27,6 +27,7 @@ import type { DeliveryLogStore } from './port-delivery-log.ts';
 import type { DeadLetterStore } from './port-dlq.ts';
 import type { SocialFilterStore } from './port-social-filters.ts';
 import type { InboxStore } from './port-inbox.ts';
+import type { ThrottleStore } from './port-throttle.ts';
 import type { Nip9aGatewayStore } from './port-nip9a-gateway.ts';
 import type { Nip9aCallbackStore } from './port-nip9a-callbacks.ts';
 import type { FleetStore } from './port-fleet.ts';
@@ -77,6 +78,11 @@ export interface DeviceRegistration {
    * encrypted from the service key to it, with only `type` and `eventId` in clear.
    */
   encryptTo?: string;
+  /**
+   * The device's language, a canonical BCP 47 tag (`pt-BR`): its pushes' titles and bodies are
+   * rendered from that locale's templates (docs/copy.md). Absent: `templates.default_locale`.
+   */
+  locale?: string;
 }
 
 /** Result of {@link StorePort.registerToken}. */
@@ -238,7 +244,8 @@ export interface StorePort
     ApiKeyStore,
     SendStore,
     DeliveryLogStore,
-    FleetStore {
+    FleetStore,
+    ThrottleStore {
   /** The clock this store's time-dependent operations use. */
   readonly clock: Clock;
 

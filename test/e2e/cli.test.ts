@@ -46,6 +46,23 @@ describe('nostr-push CLI', () => {
     assert.match(out.stderr, /server\.listen_addr: "nowhere" is not host:port/);
   });
 
+  test('a broken template stops serve before anything starts: exit 2, where and what', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'np-templates-'));
+    try {
+      writeFileSync(
+        join(dir, 'fr.yaml'),
+        'like:\n  body: "{sender} a aimé {post}"\nlikeSummary:\n  body: { one: "{sender} et {count} autre", other: "{sender} et {count} autres" }\n',
+      );
+      const out = run(['serve'], { NOSTR_PUSH__TEMPLATES__DIR: dir, NOSTR_PUSH__DATA_DIR: dir });
+      assert.equal(out.status, 2, out.stderr);
+      assert.match(out.stderr, /templates \(templates\.dir fr\.yaml\) fr\.like\.body: unknown placeholder \{post\}/);
+      assert.match(out.stderr, /fr\.likeSummary\.body: missing plural category many \(fr needs many, one, other\)/);
+      assert.equal(existsSync(join(dir, 'service-key.hex')), false, 'stopped before the service key');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   test('an unknown NOSTR_PUSH_SECP256K1 stops serve before anything starts: exit 2, one line', () => {
     const dir = mkdtempSync(join(tmpdir(), 'np-secp256k1-'));
     try {

@@ -23,6 +23,7 @@ import { inboxContract } from './contract/inbox.ts';
 import { nip9aGatewayContract } from './contract/nip9a-gateway.ts';
 import { nip9aCallbackContract } from './contract/nip9a-callbacks.ts';
 import { fleetContract } from './contract/fleet.ts';
+import { throttleContract } from './contract/throttle.ts';
 
 /**
  * The store contract: the definition of correct {@link StorePort} behaviour, run against every
@@ -97,6 +98,7 @@ export function runStoreContract(options: StoreContractOptions): void {
     nip9aGatewayContract(ctx);
     nip9aCallbackContract(ctx);
     fleetContract(ctx);
+    throttleContract(ctx);
     for (const queue of QUEUES) {
       queueContract(ctx, queue);
       deadLetterContract(ctx, queue);

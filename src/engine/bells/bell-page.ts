@@ -151,7 +151,7 @@ export async function enqueueBellPage(
         event,
         recipient: state.watcher,
         senderName: text.senderName,
-        copy: { title: text.title, body: text.body },
+        copy: { title: text.title, body: text.body, ...(text.template ? { template: text.template } : {}) },
       }),
       claim: { eventId: event.id, recipient: state.watcher, owner: randomUUID() },
       eventCreatedAt,

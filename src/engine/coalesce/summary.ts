@@ -54,5 +54,7 @@ export function buildSummaryMessage(input: SummaryInput): PushMessage {
     const value = group.references[key];
     if (value !== undefined) data[key] = value;
   }
-  return { data, collapseKey: input.collapseKey };
+  const message: PushMessage = { data, collapseKey: input.collapseKey };
+  if (copy.template) message.copy = copy.template;
+  return message;
 }

@@ -57,6 +57,8 @@ test('a notice becomes one claimed relayEvent push with the event id and relay, 
       receiverNpub: pushed.message.data.receiverNpub,
       eventKind: '1',
     },
+    // The template the delivery stage renders in each device's language (issue 15).
+    copy: { message: 'relayEvent', params: { relay: 'community.example' } },
   });
   assert.match(pushed.message.data.receiverNpub ?? '', /^npub1/);
   assert.deepEqual(pushed.devices, [{ token: 'fcm-alice', transport: 'fcm' }]);

@@ -308,3 +308,12 @@ export const nip9aCallbackSecretsKey = 'nip9a:callback_secrets';
 export const nip9aCallbacksOfKey = (owner: string): string => `nip9a:callbacks_of:${owner}`;
 export const nip9aReceiptKey = (callbackId: string, eventId: string, relay: string): string =>
   `nip9a:receipt:${callbackId}:${eventId}:${relay}`;
+
+// ---- the per-user push throttle (port-throttle.ts) -------------------------------------------
+
+/*
+ * | key                                       | type | value                                             |
+ * |-------------------------------------------|------|---------------------------------------------------|
+ * | `push_throttle:{pubkey}:{windowStartSecs}` | HASH | `pushed`, `withheld` in the window; EXPIRE two windows |
+ */
+export const pushThrottleKey = (pubkey: string, windowStartSecs: number): string => `push_throttle:${pubkey}:${windowStartSecs}`;

@@ -78,6 +78,7 @@ export const SCRIPT_NAMES = [
   'findNip9aCallback',
   'revokeNip9aCallback',
   'writeMetricSample',
+  'takeThrottleSlot',
 ] as const;
 
 export type ScriptName = (typeof SCRIPT_NAMES)[number];

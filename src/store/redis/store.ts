@@ -77,6 +77,8 @@ import type { SocialFilters } from '../port-social-filters.ts';
 import { getSocialFilters, setSocialFilters } from './social-filters.ts';
 import type { Nip9aRegistrationLimits, PutNip9aRegistrationResult, StoredNip9aRegistration } from '../port-nip9a-gateway.ts';
 import * as nip9a from './nip9a-gateway.ts';
+import * as throttle from './throttle.ts';
+import type { ThrottleDecision, ThrottleWindow } from '../port-throttle.ts';
 import type { NtfyAppendEvent, NtfyMessage, NtfyMessageContent, NtfyReadRequest, NtfyReadResult } from '../port-ntfy.ts';
 
 export interface RedisStoreOptions {
@@ -299,6 +301,12 @@ export class RedisStore implements StorePort {
   }
   deliveryOpenRates(appId: string, sinceMs: number): Promise<TypeOpenRate[]> {
     return deliveryLog.deliveryOpenRates(this.ctx, appId, sinceMs);
+  }
+  takeThrottleSlot(pubkey: string, limit: number, windowSecs: number): Promise<ThrottleDecision> {
+    return throttle.takeThrottleSlot(this.ctx, pubkey, limit, windowSecs);
+  }
+  readThrottleWindow(pubkey: string, windowSecs: number): Promise<ThrottleWindow> {
+    return throttle.readThrottleWindow(this.ctx, pubkey, windowSecs);
   }
 
   // ---- social filters (port-social-filters.ts) ---------------------------------------------

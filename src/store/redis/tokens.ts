@@ -19,13 +19,16 @@ export const SWEEP_BATCH_SIZE = 500;
 
 const TRANSPORTS: readonly Transport[] = ['fcm', 'apns', 'webpush', 'unifiedpush'];
 
-/** The `token_devices` JSON; '' for a plain FCM token, which divine's layout already describes. */
+/**
+ * The `token_devices` JSON; '' for a plain FCM token, which divine's layout already describes. An
+ * FCM token with a `locale` gets a record too, so divine's own keys stay exactly as divine wrote them.
+ */
 function deviceRecord(device: DeviceRegistration): string {
-  const { transport, endpoint, p256dh, auth, encryptTo } = device;
+  const { transport, endpoint, p256dh, auth, encryptTo, locale } = device;
   const sandbox = device.sandbox === true ? true : undefined;
-  const plainFcm = endpoint === undefined && p256dh === undefined && auth === undefined && encryptTo === undefined;
+  const plainFcm = endpoint === undefined && p256dh === undefined && auth === undefined && encryptTo === undefined && locale === undefined;
   if (transport === 'fcm' && plainFcm) return '';
-  return JSON.stringify({ transport, endpoint, p256dh, auth, sandbox, encryptTo });
+  return JSON.stringify({ transport, endpoint, p256dh, auth, sandbox, encryptTo, locale });
 }
 
 function nowSeconds(ctx: RedisContext): number {
@@ -104,6 +107,8 @@ function readDevice(ctx: RedisContext, token: string, rawOffset: string | null, 
     if (record.sandbox === true) device.sandbox = true;
     const encryptTo = optionalString(record.encryptTo);
     if (encryptTo !== undefined) device.encryptTo = encryptTo;
+    const locale = optionalString(record.locale);
+    if (locale !== undefined) device.locale = locale;
   }
   const offset = parseOffset(ctx, token, rawOffset);
   if (offset !== undefined) device.timezoneOffsetMinutes = offset;

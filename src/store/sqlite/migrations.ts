@@ -1,4 +1,5 @@
 import type { Database } from 'better-sqlite3';
+import { CREATE_THROTTLE_TABLE } from './throttle.ts';
 import type { Logger } from '../../observability/logger.ts';
 import { CREATE_COALESCE_TABLES } from './coalesce-sql.ts';
 import { CREATE_BELL_TABLES } from './bells.ts';
@@ -147,6 +148,9 @@ const ADD_QUEUE_LANES = `
   CREATE INDEX queue_items_dead ON queue_items (queue, dead_at_ms, id) WHERE state = 'dead';
 `;
 
+/** A device's language (issue 15): a canonical BCP 47 tag, NULL for the default locale. */
+const ADD_DEVICE_LOCALE = `ALTER TABLE devices ADD COLUMN locale TEXT;`;
+
 /** `migrations[n]` upgrades a file from version n to n + 1. */
 export const migrations: readonly Migration[] = [
   { description: 'create devices, claims, preferences, relay cursors, profile cache and queues', apply: migrateFrom0 },
@@ -178,6 +182,8 @@ export const migrations: readonly Migration[] = [
     apply: (db) => db.exec(CREATE_API_KEY_TABLE + CREATE_SEND_TABLES + CREATE_DELIVERY_LOG_TABLES),
   },
   { description: 'create the console tables: process heartbeats, metric samples, sessions', apply: (db) => db.exec(CREATE_FLEET_TABLES) },
+  { description: "add the device's locale to devices", apply: (db) => db.exec(ADD_DEVICE_LOCALE) },
+  { description: 'create the per-user push throttle windows', apply: (db) => db.exec(CREATE_THROTTLE_TABLE) },
 ];
 
 /** The version a file has after {@link migrate}. */

@@ -46,6 +46,8 @@ import { FleetTables } from './fleet.ts';
 import type { ConsoleSession, MetricSample, NtfyTopicCount, ProcessHeartbeat, ProcessHeartbeatRecord } from '../port-fleet.ts';
 import { SendTables } from './sends.ts';
 import { DeliveryLogTables } from './delivery-log.ts';
+import { ThrottleTable } from './throttle.ts';
+import type { ThrottleDecision, ThrottleWindow } from '../port-throttle.ts';
 import type { ApiKeyRecord, NewApiKey } from '../port-apikeys.ts';
 import type { CancelSendResult, ClaimedSend, CreateSendResult, IdempotencyClaim, NewSend, SendRecord } from '../port-sends.ts';
 import type { DeliveryLogEntry, DeliveryLogQuery, NewDeliveryLogEntry, TypeOpenRate } from '../port-delivery-log.ts';
@@ -120,6 +122,7 @@ export class SqliteStore implements StorePort {
   private readonly fleet: FleetTables;
   private readonly sends: SendTables;
   private readonly deliveryLog: DeliveryLogTables;
+  private readonly throttle: ThrottleTable;
   private readonly socialFilters: SocialFilterTable;
   private readonly inbox: InboxTables;
   private readonly nip9a: Nip9aGatewayTables;
@@ -149,6 +152,7 @@ export class SqliteStore implements StorePort {
     this.fleet = new FleetTables(db, clock);
     this.sends = new SendTables(db, clock);
     this.deliveryLog = new DeliveryLogTables(db, clock);
+    this.throttle = new ThrottleTable(db, clock);
     this.socialFilters = new SocialFilterTable(db, logger);
     this.nip9a = new Nip9aGatewayTables(db, clock);
     this.nip9aCallbacks = new Nip9aCallbackTables(db, clock, this.queues);
@@ -485,6 +489,16 @@ export class SqliteStore implements StorePort {
 
   async deliveryOpenRates(appId: string, sinceMs: number): Promise<TypeOpenRate[]> {
     return this.deliveryLog.rates(appId, sinceMs);
+  }
+
+  // ---- the per-user push throttle (port-throttle.ts) -----------------------------------------
+
+  async takeThrottleSlot(pubkey: string, limit: number, windowSecs: number): Promise<ThrottleDecision> {
+    return this.group.run(() => this.throttle.take(pubkey, limit, windowSecs));
+  }
+
+  async readThrottleWindow(pubkey: string, windowSecs: number): Promise<ThrottleWindow> {
+    return this.throttle.read(pubkey, windowSecs);
   }
 
   // ---- lifecycle ---------------------------------------------------------------------------

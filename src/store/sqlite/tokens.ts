@@ -7,8 +7,8 @@ const SELECT_OWNER = `SELECT pubkey FROM devices WHERE token = ?`;
 
 /** A re-registration replaces the whole device description and takes the token over. */
 const UPSERT_DEVICE = `
-  INSERT INTO devices (token, pubkey, transport, endpoint, p256dh, auth, timezone_offset_minutes, apns_sandbox, encrypt_to, activity_ms)
-  VALUES (@token, @pubkey, @transport, @endpoint, @p256dh, @auth, @timezoneOffsetMinutes, @sandbox, @encryptTo, @nowMs)
+  INSERT INTO devices (token, pubkey, transport, endpoint, p256dh, auth, timezone_offset_minutes, apns_sandbox, encrypt_to, locale, activity_ms)
+  VALUES (@token, @pubkey, @transport, @endpoint, @p256dh, @auth, @timezoneOffsetMinutes, @sandbox, @encryptTo, @locale, @nowMs)
   ON CONFLICT (token) DO UPDATE SET
     pubkey = excluded.pubkey,
     transport = excluded.transport,
@@ -18,17 +18,18 @@ const UPSERT_DEVICE = `
     timezone_offset_minutes = excluded.timezone_offset_minutes,
     apns_sandbox = excluded.apns_sandbox,
     encrypt_to = excluded.encrypt_to,
+    locale = excluded.locale,
     activity_ms = excluded.activity_ms`;
 
 const DELETE_OWNED = `DELETE FROM devices WHERE token = ? AND pubkey = ?`;
 
 const SELECT_DEVICES_OF = `
-  SELECT token, transport, endpoint, p256dh, auth, timezone_offset_minutes, apns_sandbox, encrypt_to
+  SELECT token, transport, endpoint, p256dh, auth, timezone_offset_minutes, apns_sandbox, encrypt_to, locale
   FROM devices WHERE pubkey = ?`;
 
 /** Every device of many pubkeys in one statement (`?` is a JSON array of pubkeys). */
 const SELECT_DEVICES_OF_MANY = `
-  SELECT pubkey, token, transport, endpoint, p256dh, auth, timezone_offset_minutes, apns_sandbox, encrypt_to
+  SELECT pubkey, token, transport, endpoint, p256dh, auth, timezone_offset_minutes, apns_sandbox, encrypt_to, locale
   FROM devices WHERE pubkey IN (SELECT value FROM json_each(?))`;
 
 const SELECT_ACTIVITY = `SELECT activity_ms FROM devices WHERE token = ?`;
@@ -47,6 +48,7 @@ interface DeviceRow {
   timezone_offset_minutes: number | null;
   apns_sandbox: number | null;
   encrypt_to: string | null;
+  locale: string | null;
 }
 
 interface DeviceParams {
@@ -59,6 +61,7 @@ interface DeviceParams {
   timezoneOffsetMinutes: number | null;
   sandbox: number | null;
   encryptTo: string | null;
+  locale: string | null;
   nowMs: number;
 }
 
@@ -71,6 +74,7 @@ function toDevice(row: DeviceRow): DeviceRegistration {
   if (row.timezone_offset_minutes !== null) device.timezoneOffsetMinutes = row.timezone_offset_minutes;
   if (row.apns_sandbox === 1) device.sandbox = true;
   if (row.encrypt_to !== null) device.encryptTo = row.encrypt_to;
+  if (row.locale !== null) device.locale = row.locale;
   return device;
 }
 
@@ -114,6 +118,7 @@ export class TokenTable {
         timezoneOffsetMinutes: device.timezoneOffsetMinutes ?? null,
         sandbox: device.sandbox === true ? 1 : null,
         encryptTo: device.encryptTo ?? null,
+        locale: device.locale ?? null,
         nowMs: this.clock.nowMs(),
       });
       return { previousOwner: owner !== null && owner !== pubkey ? owner : null };

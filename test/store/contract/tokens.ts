@@ -49,6 +49,22 @@ export function tokenContract(ctx: ContractContext): void {
       );
     });
 
+    test('a device locale round-trips on every transport, through listDevices and readRecipients, and a re-registration without it clears it', async () => {
+      const store = ctx.store();
+      const phone: DeviceRegistration = { token: 'fcm-pt-1', transport: 'fcm', locale: 'pt-BR' };
+      const iphone: DeviceRegistration = { token: 'apns-ja-1', transport: 'apns', locale: 'ja', timezoneOffsetMinutes: 540 };
+      const browser: DeviceRegistration = { ...WEBPUSH_DEVICE, token: 'https://push.example.com/wpush/v2/locale', locale: 'zh-Hant-TW' };
+      for (const device of [phone, iphone, browser]) await store.registerToken(BOB, device);
+      assert.deepEqual(byToken(await store.listDevices(BOB)), byToken([phone, iphone, browser]));
+      const [state] = await store.readRecipients([BOB]);
+      assert.deepEqual(byToken(state?.devices ?? []), byToken([phone, iphone, browser]));
+      await store.registerToken(BOB, { token: 'fcm-pt-1', transport: 'fcm' });
+      assert.deepEqual(
+        (await store.listDevices(BOB)).find((d) => d.token === 'fcm-pt-1'),
+        { token: 'fcm-pt-1', transport: 'fcm' },
+      );
+    });
+
     test('registerToken then listDevices round-trips every field, absent optional fields stay absent', async () => {
       const store = ctx.store();
       for (const device of [FCM_DEVICE, APNS_DEVICE, WEBPUSH_DEVICE]) {
