@@ -30,7 +30,7 @@ export function truncateChars(text: string, maxChars: number): string {
 
 /** True for the types whose body quotes the event content (and so needs it mention-formatted). */
 export function rendersContent(type: NotificationType): boolean {
-  return type === 'comment' || type === 'mention';
+  return type === 'comment' || type === 'mention' || type === 'reply';
 }
 
 /**
@@ -58,7 +58,29 @@ export function notificationCopy(type: NotificationType, senderName: string, con
     case 'relayEvent':
       // `content` is the relay's host; nothing of the event is known to quote.
       return { title: 'New activity', body: content === '' ? 'New activity' : `New activity on ${content}` };
+    case 'reply':
+      return textNoteCopy('reply', senderName, content);
+    case 'zap':
+      // `content` is the amount in sats (issue 21's copy); the sender is the zap request's author.
+      return { title: 'New zap', body: `${senderName} zapped you ⚡${content} sats` };
   }
+}
+
+/**
+ * The copy of a kind-1 note's reply or mention (issue 21): the sender in the title, the note's
+ * mention-formatted text as the body. A kind-1 mention has its own wording; divine's 30023/34236
+ * mention copy stays as it is.
+ */
+export function textNoteCopy(type: 'reply' | 'mention', senderName: string, content: string): NotificationCopy {
+  const title = type === 'reply' ? `${senderName} replied` : `${senderName} mentioned you`;
+  // Never an empty body: the app drops foreground pushes without one (see newPost).
+  const body =
+    content === ''
+      ? type === 'reply'
+        ? 'Replied to your note'
+        : 'Mentioned you in a note'
+      : truncateChars(content, BODY_EXCERPT_MAX_CHARS);
+  return { title, body };
 }
 
 /**
@@ -72,6 +94,10 @@ export function summaryCopy(type: NotificationType, firstActorName: string, dist
   const name = firstActorName === '' ? ANONYMOUS_ACTOR_NAME : firstActorName;
   const several = distinctActors > 1;
   const others = distinctActors === 2 ? '1 other' : `${distinctActors - 1} others`;
+  if (type === 'zap') {
+    // A summary counts people, not sats: groups keep no amounts.
+    return several ? { title: 'New zaps', body: `${name} and ${others} zapped you` } : { title: 'New zap', body: `${name} zapped you` };
+  }
   if (type === 'repost') {
     return several
       ? { title: 'New reposts', body: `${name} and ${others} reposted your post` }
