@@ -314,7 +314,7 @@ describe('summary flush', () => {
 
     // A type this build does not know (written by another version sharing the store).
     const foreign = { ...POLICY, immediateLimit: 0 };
-    await store.ingestCoalesceEvent({ ...likeBy(bob), type: 'zap' as CoalesceType }, foreign);
+    await store.ingestCoalesceEvent({ ...likeBy(bob), type: 'tip' as CoalesceType }, foreign);
     clock.advance(POLICY.windowSecs * SECOND_MS);
     const { claim: zap } = await store.claimDueCoalesceGroup(300);
     assert.ok(zap);
