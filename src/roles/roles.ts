@@ -231,8 +231,8 @@ function startEngine(ctx: RoleContext): void {
     // After the content pushes: a watcher tagged in the event keeps the push of its own type, and
     // the alert word's push finds that (event, recipient) claim taken.
     // An event restricted to one recipient (a NIP-9a callback's owner) reaches no word watcher;
-    // neither does a zap or a gift wrap (a payment and ciphertext hold no words of anyone's).
-    if (config.inbox.enabled && envelope.onlyRecipient === undefined && (optional === 'not_optional' || optional === 'note'))
+    // neither does a kind handled above (alert words match only ALERT_WORD_KINDS anyway).
+    if (config.inbox.enabled && envelope.onlyRecipient === undefined && optional === 'not_optional')
       await handleAlertWords(alertWordDeps, envelope.event, alertWordPresence);
   };
   const relayEventDeps = {
