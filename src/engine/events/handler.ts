@@ -4,7 +4,8 @@
  * and these kinds while off, is not handled here and takes divine's path unchanged.
  */
 import type { EventsConfig } from '../../config/defaults.ts';
-import type { EventVerifier } from '../../nostr/event.ts';
+import type { EventVerifier, NostrEvent } from '../../nostr/event.ts';
+import { pTagPubkeys } from '../../nostr/tags.ts';
 import { GIFT_WRAP, TEXT_NOTE, ZAP_RECEIPT } from '../../nostr/kinds.ts';
 import { handleContentEvent, type ContentDeps } from '../content.ts';
 import type { InboundEnvelope } from '../router.ts';
@@ -35,11 +36,28 @@ export interface OptionalEventDeps {
 /** What became of an inbound event here: `not_optional` means it goes on along divine's path. */
 export type OptionalEventRoute = 'not_optional' | 'note' | 'zap' | 'gift_wrap';
 
+/**
+ * The note-author lookup, asked only when its answer can reach someone: NIP-10 replies `p`-tag the
+ * parent's author, so when no `p`-tagged user has a device, finding out which of them wrote the
+ * parent changes no push (kind 1 is a firehose; most replies concern nobody here). A parent author
+ * a client forgot to `p`-tag is missed then. A `p`-tagged parent author the lookup does not find
+ * still hears of the reply, as a mention.
+ */
+function lookupWhenUseful(deps: OptionalEventDeps, event: NostrEvent): NoteAuthorLookup {
+  let useful: Promise<boolean> | null = null;
+  return async (eventId) => {
+    useful ??= deps.content.store
+      .readRecipients(pTagPubkeys(event).filter((pubkey) => pubkey !== event.pubkey))
+      .then((states) => states.some((state) => state.devices.length > 0));
+    return (await useful) ? deps.noteAuthor(eventId) : null;
+  };
+}
+
 export async function handleOptionalEvent(deps: OptionalEventDeps, envelope: InboundEnvelope): Promise<OptionalEventRoute> {
   const { event } = envelope;
   const { content, events } = deps;
   if (event.kind === TEXT_NOTE && events.text_notes) {
-    const recipients = await noteRecipients(event, deps.noteAuthor);
+    const recipients = await noteRecipients(event, lookupWhenUseful(deps, event));
     await handleContentEvent(content, envelope, { recipients, copy: new NoteCopy(event, content.profiles, content.logger) });
     return 'note';
   }

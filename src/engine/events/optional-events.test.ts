@@ -166,6 +166,36 @@ describe('optional event kinds through the content path', () => {
     assert.equal(queued.length, 0);
   });
 
+  test('a parent without a pubkey hint is looked up only when a p-tagged user has a device', async () => {
+    const asked: string[] = [];
+    const looking: OptionalEventDeps = {
+      ...deps,
+      noteAuthor: (id) => (asked.push(id), Promise.resolve(alice.pubkey)),
+    };
+    const reply = (tags: string[][]) => signEvent({ kind: TEXT_NOTE, created_at: now(), tags, content: 're' }, bob.secret);
+    await handleOptionalEvent(
+      looking,
+      live(
+        reply([
+          ['e', 'e1'.repeat(32), '', 'reply'],
+          ['p', makeUser().pubkey],
+        ]),
+      ),
+    );
+    assert.deepEqual(asked, [], 'nobody p-tagged could be pushed');
+    await handleOptionalEvent(
+      looking,
+      live(
+        reply([
+          ['e', 'e2'.repeat(32), '', 'reply'],
+          ['p', alice.pubkey],
+        ]),
+      ),
+    );
+    assert.deepEqual(asked, ['e2'.repeat(32)]);
+    assert.equal(queued[0]?.type, 'reply', 'found: a reply, not a mention');
+  });
+
   test('a kind-1 reply while text notes are off takes divine path: nobody is notified', async () => {
     const reply = signEvent(
       { kind: TEXT_NOTE, created_at: now(), tags: [['e', 'e1'.repeat(32), '', 'root', alice.pubkey]], content: 'hi' },
