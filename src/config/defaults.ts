@@ -390,12 +390,14 @@ export interface EventsConfig {
   text_notes: boolean;
   /** Kind 9735 zap receipts (NIP-57), checked, to the zapped user. */
   zaps: boolean;
-  /** Push zaps whose receipt signer cannot be checked against the recipient's lnurl provider. */
+  /** Push zaps whose receipt signer cannot be checked against the recipient's lnurl provider (no `lud16`, endpoint down). */
   zaps_allow_unverified: boolean;
   /** Kind 1059 gift wraps (NIP-59): a content-free "new message" push to the `p`-tagged user. */
   gift_wraps: boolean;
   /** At most one gift-wrap push per recipient per this many seconds (the rest of a burst is silent). */
   dm_push_min_interval_secs: number;
+  /** Ask `http://` lnurl-pay endpoints on loopback hosts when verifying zaps (NODE_ENV=test only). */
+  lnurl_allow_loopback: boolean;
 }
 
 /** Kinds watched for pushes; kind 1 and kind 3 are deliberately absent (divine does not surface them). */
@@ -516,6 +518,7 @@ export function defaultConfig(): Config {
       zaps_allow_unverified: false,
       gift_wraps: false,
       dm_push_min_interval_secs: DEFAULT_DM_PUSH_MIN_INTERVAL_SECS,
+      lnurl_allow_loopback: false,
     },
     ntfy: {
       base_url: '',

@@ -12,6 +12,8 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { npubEncode } from 'nostr-tools/nip19';
 import { COMMENT, GIFT_WRAP, METADATA, PREFERENCES, REGISTER_TOKEN, TEXT_NOTE, ZAP_RECEIPT, ZAP_REQUEST } from '../../src/nostr/kinds.ts';
 import { signEvent } from '../../src/nostr/keys.ts';
@@ -29,16 +31,37 @@ import { eventually, startServiceProcess, type ServiceProcess } from '../support
 
 /**
  * The `events:` settings under test, as one object: today the top level (the default app); once
- * apps exist, the settings of a second app. Unverified zaps are allowed because nostr-push
- * resolves no lnurl providers, so no zap can be verified (docs/events.md).
+ * apps exist, the settings of a second app. Zaps must be verified: the recipient's lnurl-pay
+ * endpoint is a loopback HTTP server of this test (`lnurl_allow_loopback`, test suites only).
  */
 const EVENTS_ENABLED = {
   text_notes: true,
   zaps: true,
-  zaps_allow_unverified: true,
+  zaps_allow_unverified: false,
   gift_wraps: true,
   dm_push_min_interval_secs: 60,
+  lnurl_allow_loopback: true,
 };
+
+/** A LUD-16 lnurl-pay endpoint on loopback: `/.well-known/lnurlp/<name>` answers with `providers[name]`. */
+async function startLnurlServer(providers: Record<string, string>): Promise<{ port: number; stop(): Promise<void> }> {
+  const server = createServer((req, res) => {
+    const name = /^\/\.well-known\/lnurlp\/([a-z0-9]+)$/.exec(req.url ?? '')?.[1];
+    const nostrPubkey = name === undefined ? undefined : providers[name];
+    if (nostrPubkey === undefined) {
+      res.statusCode = 404;
+      res.end();
+      return;
+    }
+    res.setHeader('content-type', 'application/json');
+    res.end(JSON.stringify({ tag: 'payRequest', callback: 'http://127.0.0.1/cb', allowsNostr: true, nostrPubkey }));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as AddressInfo).port,
+    stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
 
 /** {@link EVENTS_ENABLED} as the service's environment keys. */
 function eventsEnv(events: typeof EVENTS_ENABLED): Record<string, string> {
@@ -66,6 +89,7 @@ for (const adapter of ['sqlite', 'redis'] as const) {
     let storeUrl: string;
     let reader: StorePort;
     let service: ServiceProcess;
+    let lnurl: { port: number; stop(): Promise<void> };
     const serviceKey = makeUser();
     const alice = makeUser();
     const bob = makeUser();
@@ -104,6 +128,7 @@ for (const adapter of ['sqlite', 'redis'] as const) {
     before(async () => {
       relay = await startTestRelay();
       fcm = await startFcmFake();
+      lnurl = await startLnurlServer({ alice: provider.pubkey });
       dataDir = mkdtempSync(join(tmpdir(), `np-events-${adapter}-`));
       storeUrl = `sqlite:${join(dataDir, 'nostr-push.sqlite')}`;
       if (adapter === 'redis') {
@@ -114,6 +139,7 @@ for (const adapter of ['sqlite', 'redis'] as const) {
       reader =
         adapter === 'redis' ? await openRedisStore({ url: storeUrl }) : await openSqliteStore({ path: join(dataDir, 'nostr-push.sqlite') });
       await publish(relay.url, sign(bob, METADATA, [], JSON.stringify({ name: 'bob', display_name: 'Bob' })));
+      await publish(relay.url, sign(alice, METADATA, [], JSON.stringify({ name: 'alice', lud16: `alice@127.0.0.1:${lnurl.port}` })));
       // alice opts in to replies and mentions (1), zaps (9735) and private-message pushes (1059);
       // carol keeps the defaults (1 among them, 9735 and an explicit 1059 not).
       for (const [user, token] of [
@@ -131,7 +157,7 @@ for (const adapter of ['sqlite', 'redis'] as const) {
       /* eslint-disable @typescript-eslint/no-unnecessary-condition -- before() can fail before it assigns these. */
       await service?.stop();
       await reader?.close();
-      await Promise.all([relay?.stop(), fcm?.stop()]);
+      await Promise.all([relay?.stop(), fcm?.stop(), lnurl?.stop()]);
       await redis?.stop();
       rmSync(dataDir, { recursive: true, force: true });
       /* eslint-enable @typescript-eslint/no-unnecessary-condition */
@@ -219,9 +245,9 @@ for (const adapter of ['sqlite', 'redis'] as const) {
         assert.match(data.body ?? '', /^hello @npub1/);
       });
 
-      test('a valid zap pushes once with the amount; a zap whose request names someone else pushes nothing', async () => {
-        const zapReceipt = (request: NostrEvent, zapped: string, note: string) =>
-          sign(provider, ZAP_RECEIPT, [
+      test("a zap signed by alice's lnurl provider pushes once with the amount; a mismatched p, a forged signer and an unverifiable zap push nothing", async () => {
+        const zapReceipt = (request: NostrEvent, zapped: string, note: string, signer = provider) =>
+          sign(signer, ZAP_RECEIPT, [
             ['p', zapped],
             ['e', note],
             ['bolt11', SPEC_INVOICE_2500U],
@@ -248,7 +274,10 @@ for (const adapter of ['sqlite', 'redis'] as const) {
           'zap!',
         );
         const valid = zapReceipt(forAlice, alice.pubkey, 'e2'.repeat(32));
-        await publish(relay.url, invalid, valid);
+        const forged = zapReceipt(forAlice, alice.pubkey, 'e3'.repeat(32), makeUser());
+        // carol has no lightning address: nobody can say who signs her receipts.
+        const unverifiable = zapReceipt(sign(bob, ZAP_REQUEST, [['p', carol.pubkey]], ''), carol.pubkey, 'e4'.repeat(32));
+        await publish(relay.url, invalid, forged, unverifiable, valid);
         const data = await oneMessage('alice-phone', valid.id);
         assert.equal(data.type, 'zap');
         assert.equal(data.body, 'Bob zapped you ⚡250000 sats');
@@ -259,8 +288,18 @@ for (const adapter of ['sqlite', 'redis'] as const) {
           15_000,
           'the invalid zap refused',
         );
-        assert.deepEqual(messagesFor('alice-phone', invalid.id), []);
-        assert.deepEqual(messagesFor('carol-phone', invalid.id), []);
+        await eventually(
+          async () => ((await recipientsCounted('zap', 'wrong_provider')) === 1 ? true : undefined),
+          15_000,
+          'the forged zap refused',
+        );
+        await eventually(
+          async () => ((await recipientsCounted('zap', 'unverified')) === 1 ? true : undefined),
+          15_000,
+          'the unverifiable zap held',
+        );
+        for (const refused of [invalid, forged]) assert.deepEqual(messagesFor('alice-phone', refused.id), []);
+        assert.deepEqual(messagesFor('carol-phone', unverifiable.id), []);
       });
 
       test('three gift wraps within the DM interval push once, content-free; a user who did not opt in gets none', async () => {

@@ -12,9 +12,10 @@ test('by default every optional kind is off: the live subscription gains nothing
     zaps_allow_unverified: false,
     gift_wraps: false,
     dm_push_min_interval_secs: 60,
+    lnurl_allow_loopback: false,
   });
   assert.deepEqual(optionalEventKinds(config.events), []);
-  assert.deepEqual(eventsConfigProblems(config.events), []);
+  assert.deepEqual(eventsConfigProblems(config.events, 'production'), []);
 });
 
 test('each setting adds its kind', () => {
@@ -34,5 +35,8 @@ test('validation: a DM interval below one second, and unverified zaps without za
     ],
   );
   config.events = { ...config.events, dm_push_min_interval_secs: 1.5, zaps_allow_unverified: false };
-  assert.equal(eventsConfigProblems(config.events).length, 1);
+  assert.equal(eventsConfigProblems(config.events, 'test').length, 1);
+  const loopback = { ...config.events, dm_push_min_interval_secs: 60, lnurl_allow_loopback: true };
+  assert.deepEqual(eventsConfigProblems(loopback, 'production'), ['events.lnurl_allow_loopback is for test suites only (NODE_ENV=test)']);
+  assert.deepEqual(eventsConfigProblems(loopback, 'test'), []);
 });

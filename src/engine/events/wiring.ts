@@ -7,6 +7,7 @@ import { createRelayQuery } from '../relay-query.ts';
 import type { OptionalEventDeps } from './handler.ts';
 import { createNoteAuthorLookup } from './note-authors.ts';
 import { NO_PROVIDER_LOOKUP } from './zap-receipt.ts';
+import { createLnurlProviderLookup } from './lnurl-providers.ts';
 
 export function optionalEventDeps(input: {
   config: Config;
@@ -36,8 +37,17 @@ export function optionalEventDeps(input: {
       queryTimeoutMs: config.nostr.query_timeout_secs * 1000,
       nowMs: () => contentDeps.clock.nowMs(),
     }),
-    // nostr-push resolves no lnurl addresses (it fetches kind 0 for names only), so every zap's
-    // provider is unknown and the zap unverified: `events.zaps_allow_unverified` decides.
-    zapProvider: NO_PROVIDER_LOOKUP,
+    // Resolved only when zaps are on: the lookup makes HTTPS requests to wallet domains.
+    zapProvider: config.events.zaps
+      ? createLnurlProviderLookup({
+          relays: [...new Set([...config.nostr.profile_relays, ...config.nostr.relays])],
+          queryRelays: createRelayQuery({ logger }),
+          verifier,
+          timeoutMs: config.nostr.query_timeout_secs * 1000,
+          allowLoopback: config.events.lnurl_allow_loopback,
+          nowMs: () => contentDeps.clock.nowMs(),
+          logger,
+        })
+      : NO_PROVIDER_LOOKUP,
   };
 }
