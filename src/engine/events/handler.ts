@@ -53,6 +53,17 @@ function lookupWhenUseful(deps: OptionalEventDeps, event: NostrEvent): NoteAutho
   };
 }
 
+/**
+ * The zap provider lookup (a kind-0 query and an HTTPS request), made only for a recipient with a
+ * device: zaps to people who get no push here are many, and their verification would buy nothing.
+ */
+function providerWhenUseful(deps: OptionalEventDeps): ZapProviderLookup {
+  return async (recipient) => {
+    const [state] = await deps.content.store.readRecipients([recipient]);
+    return state !== undefined && state.devices.length > 0 ? deps.zapProvider(recipient) : null;
+  };
+}
+
 export async function handleOptionalEvent(deps: OptionalEventDeps, envelope: InboundEnvelope): Promise<OptionalEventRoute> {
   const { event } = envelope;
   const { content, events } = deps;
@@ -62,7 +73,7 @@ export async function handleOptionalEvent(deps: OptionalEventDeps, envelope: Inb
     return 'note';
   }
   if (event.kind === ZAP_RECEIPT && events.zaps) {
-    const checked = await checkZapReceipt(event, deps.verifier, deps.zapProvider);
+    const checked = await checkZapReceipt(event, deps.verifier, providerWhenUseful(deps));
     if (!checked.ok || (!checked.verified && !events.zaps_allow_unverified)) {
       const outcome = checked.ok ? 'unverified' : checked.reason;
       content.metrics.contentRecipients.inc({ type: 'zap', outcome });

@@ -91,7 +91,7 @@ describe('optional event kinds through the content path', () => {
         kind: ZAP_RECEIPT,
         created_at: now(),
         tags: [
-          ['p', alice.pubkey],
+          ['p', request.to],
           ['e', 'e1'.repeat(32)],
           ['bolt11', SPEC_INVOICE_2500U],
           [
@@ -156,6 +156,18 @@ describe('optional event kinds through the content path', () => {
     await store.setPreferences(alice.pubkey, { kinds: [9735], campaignsEnabled: false });
     await handleOptionalEvent(allowing, live(zap({ from: makeUser(), to: alice.pubkey, tags: [['anon']] })));
     assert.equal(queued[0]?.message.data.body, 'Someone zapped you ⚡250000 sats');
+  });
+
+  test('zaps: the provider is looked up only for a recipient with a device, and a known provider verifies', async () => {
+    await store.setPreferences(alice.pubkey, { kinds: [9735], campaignsEnabled: false });
+    const asked: string[] = [];
+    const verifying: OptionalEventDeps = { ...deps, zapProvider: (pk) => (asked.push(pk), Promise.resolve(provider.pubkey)) };
+    const carol = makeUser();
+    await handleOptionalEvent(verifying, live(zap({ from: bob, to: carol.pubkey })));
+    assert.deepEqual(asked, [], 'carol has no device: her zap is not worth an HTTPS request');
+    await handleOptionalEvent(verifying, live(zap({ from: bob, to: alice.pubkey })));
+    assert.deepEqual(asked, [alice.pubkey]);
+    assert.equal(queued.length, 1, 'verified, so pushed without the unverified allowance');
   });
 
   test("zaps: the recipient's mute applies to the payer, not to the provider who signed the receipt", async () => {
