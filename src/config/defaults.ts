@@ -215,6 +215,8 @@ export interface Config {
   };
   /** The built-in ntfy-compatible UnifiedPush server (`src/ntfy/`). */
   ntfy: NtfyConfig;
+  /** Event kinds beyond divine's set (issue 21, docs/events.md); every one off by default. */
+  events: EventsConfig;
   /** The user's inbox (issue 13): unread counters, badges, alert words, announcements, the user API. */
   inbox: {
     /**
@@ -410,6 +412,31 @@ export const DEFAULT_RELAYS = ['wss://relay.damus.io', 'wss://nos.lol', 'wss://r
 /** divine's default preference categories: comments/mentions, likes, reposts, DMs, long-form, bells. */
 export const DEFAULT_PREFERENCE_KINDS = [1, 7, 16, 1059, 30023, 34236];
 
+/**
+ * `events.dm_push_min_interval_secs`: 60 s. A conversation sends wraps in bursts (one per message,
+ * plus the sender's own copy), and one buzz a minute says "you have messages" as well as ten do.
+ */
+export const DEFAULT_DM_PUSH_MIN_INTERVAL_SECS = 60;
+
+/**
+ * The `events:` section (issue 21): what an app pushes beyond divine's kinds 7, 16, 1111, 30023 and
+ * 34236. All off by default, so the default app behaves exactly as divine does.
+ */
+export interface EventsConfig {
+  /** Kind 1 notes: replies (NIP-10) notify the parent's and the root's authors, `p` tags and NIP-27 mentions the mentioned. */
+  text_notes: boolean;
+  /** Kind 9735 zap receipts (NIP-57), checked, to the zapped user. */
+  zaps: boolean;
+  /** Push zaps whose receipt signer cannot be checked against the recipient's lnurl provider (no `lud16`, endpoint down). */
+  zaps_allow_unverified: boolean;
+  /** Kind 1059 gift wraps (NIP-59): a content-free "new message" push to the `p`-tagged user. */
+  gift_wraps: boolean;
+  /** At most one gift-wrap push per recipient per this many seconds (the rest of a burst is silent). */
+  dm_push_min_interval_secs: number;
+  /** Ask `http://` lnurl-pay endpoints on loopback hosts when verifying zaps (NODE_ENV=test only). */
+  lnurl_allow_loopback: boolean;
+}
+
 /** Kinds watched for pushes; kind 1 and kind 3 are deliberately absent (divine does not surface them). */
 export const DEFAULT_EVENT_KINDS = [7, 16, 1111, 30023, 34236];
 
@@ -535,6 +562,14 @@ export function defaultConfig(): Config {
       heartbeat_interval_secs: CONSOLE_HEARTBEAT_INTERVAL_SECS,
       sample_interval_secs: CONSOLE_SAMPLE_INTERVAL_SECS,
       session_ttl_secs: CONSOLE_SESSION_TTL_SECS,
+    },
+    events: {
+      text_notes: false,
+      zaps: false,
+      zaps_allow_unverified: false,
+      gift_wraps: false,
+      dm_push_min_interval_secs: DEFAULT_DM_PUSH_MIN_INTERVAL_SECS,
+      lnurl_allow_loopback: false,
     },
     ntfy: {
       base_url: '',

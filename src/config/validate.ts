@@ -190,11 +190,26 @@ export function validateConfig(config: Config, explicitKeys: ReadonlySet<string>
     if (!SEND_TYPE_ENTRY.test(entry)) problems.push(`send_api.types: "${entry}" is not type:category (a name and a Nostr kind)`);
   }
   problems.push(...ntfyConfigProblems(config.ntfy));
+  problems.push(...eventsConfigProblems(config.events, process.env.NODE_ENV));
   problems.push(...nip9aConfigProblems(config.nip9a, process.env.NODE_ENV));
   problems.push(...templateConfigProblems(config.templates));
   const throttle = config.throttle.per_user_per_hour;
   if (!Number.isInteger(throttle) || throttle < 0)
     problems.push('throttle.per_user_per_hour must be a whole number of pushes, 0 (off) or more');
+  return problems;
+}
+
+/**
+ * The `events:` section (issue 21): an unverified-zap allowance without zaps is a mistake, as is a
+ * zero DM interval; loopback lnurl endpoints are for test suites only.
+ */
+export function eventsConfigProblems(events: Config['events'], nodeEnv: string | undefined): string[] {
+  const problems: string[] = [];
+  if (events.lnurl_allow_loopback && nodeEnv !== 'test')
+    problems.push('events.lnurl_allow_loopback is for test suites only (NODE_ENV=test)');
+  if (!Number.isInteger(events.dm_push_min_interval_secs) || events.dm_push_min_interval_secs < 1)
+    problems.push('events.dm_push_min_interval_secs must be a whole number of seconds, 1 or more');
+  if (events.zaps_allow_unverified && !events.zaps) problems.push('events.zaps_allow_unverified is set without events.zaps');
   return problems;
 }
 

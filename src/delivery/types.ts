@@ -12,7 +12,18 @@ import type { CopyRef } from '../engine/templates/messages.ts';
  * render itself (id only, or a kind it has no copy for); the app fetches it from `relay`.
  * `keyword` (an alert word of the recipient's in someone's post, issue 13).
  */
-export type NotificationType = 'like' | 'comment' | 'mention' | 'repost' | 'directMessage' | 'newPost' | 'keyword' | 'relayEvent';
+export type NotificationType =
+  | 'like'
+  | 'comment'
+  | 'mention'
+  | 'repost'
+  | 'directMessage'
+  | 'newPost'
+  | 'keyword'
+  | 'relayEvent'
+  // Issue 21, an app's `events:` settings: a kind-1 reply, a NIP-57 zap.
+  | 'reply'
+  | 'zap';
 
 export interface PushMessage {
   /**

@@ -9,6 +9,7 @@ import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import { contentRecipients, type ContentRecipient } from './recipients.ts';
 import { LazyEventCopy } from './event-copy.ts';
+import type { NotificationCopy } from './copy.ts';
 import { buildSocialPayload, type SocialNotificationType } from './payload.ts';
 import type { ProfileResolver } from './profiles.ts';
 import type { InboundEnvelope } from './router.ts';
@@ -41,6 +42,9 @@ export const PREFERENCE_CATEGORY = {
   newPost: 34236,
   keyword: KEYWORD_PREFERENCE_CATEGORY,
   relayEvent: null,
+  // Issue 21: a note reply shares the comment/mention category; a zap has its own, the receipt's kind.
+  reply: 1,
+  zap: 9735,
 } as const satisfies Readonly<Record<NotificationType, number | null>>;
 
 /**
@@ -96,6 +100,23 @@ export interface ContentDeps {
   countInbox?: boolean;
 }
 
+/** What renders one recipient's copy: {@link LazyEventCopy}, or an optional kind's own (`engine/events/`). */
+export interface CopySource {
+  copyFor(type: NotificationType): Promise<NotificationCopy & { senderName: string; senderPubkey?: string }>;
+}
+
+/**
+ * How an event of an app's optional kinds (issue 21, `engine/events/`) goes through the same
+ * gates, claims, coalescing and counters as divine's kinds: its own recipients and copy, and the
+ * person it is from when that is not its signer (a zap is signed by the payee's lnurl provider and
+ * is from the payer), which the mute gate and coalescing must see.
+ */
+export interface ContentPlan {
+  recipients: ContentRecipient[];
+  copy: CopySource;
+  senderPubkey?: string;
+}
+
 /** Whether `type` is enabled by a user's preference categories (or the defaults when they set none). */
 export function typeEnabledBy(preferenceKinds: readonly number[] | null, defaults: readonly number[], type: NotificationType): boolean {
   const category = PREFERENCE_CATEGORY[type];
@@ -127,6 +148,7 @@ async function gateBeforeClaim(
   state: RecipientGateState,
   video: VideoTarget | null,
   filters: SocialFilters | null,
+  sender: string,
 ): Promise<GateOutcome | null> {
   const { store } = deps;
   if (deps.allowedPubkeys.size > 0 && !deps.allowedPubkeys.has(recipient.pubkey)) return 'not_allowlisted';
@@ -138,7 +160,7 @@ async function gateBeforeClaim(
     recipient.type = 'newPost';
   }
   if (deps.social) {
-    const stopped = await checkSocialGate(deps.social.lists, filters, recipient.pubkey, event.pubkey, recipient.type);
+    const stopped = await checkSocialGate(deps.social.lists, filters, recipient.pubkey, sender, recipient.type);
     if (stopped) return stopped;
   }
   if (video) {
@@ -184,7 +206,11 @@ interface PassedRecipient {
  * must be made under the claim. The sender's name is resolved once per event, and only once
  * some recipient passed the gates.
  */
-export async function handleContentEvent(deps: ContentDeps, envelope: InboundEnvelope): Promise<Map<string, GateOutcome>> {
+export async function handleContentEvent(
+  deps: ContentDeps,
+  envelope: InboundEnvelope,
+  plan?: ContentPlan,
+): Promise<Map<string, GateOutcome>> {
   const { event } = envelope;
   const outcomes = new Map<string, GateOutcome>();
   const nowSecs = Math.floor(deps.clock.nowMs() / 1000);
@@ -195,10 +221,13 @@ export async function handleContentEvent(deps: ContentDeps, envelope: InboundEnv
   }
   // A NIP-9a callback's event may notify its owner and nobody else (router.ts, `onlyRecipient`).
   const only = envelope.onlyRecipient;
-  const recipients = only === undefined ? contentRecipients(event) : contentRecipients(event).filter((r) => r.pubkey === only);
+  const routed = plan?.recipients ?? contentRecipients(event);
+  const recipients = only === undefined ? routed : routed.filter((r) => r.pubkey === only);
   if (recipients.length === 0) return outcomes;
 
-  const copy = new LazyEventCopy({ event, types: recipients.map((r) => r.type), profiles: deps.profiles, logger: deps.logger });
+  const copy: CopySource =
+    plan?.copy ?? new LazyEventCopy({ event, types: recipients.map((r) => r.type), profiles: deps.profiles, logger: deps.logger });
+  const sender = plan?.senderPubkey ?? event.pubkey;
   const video: VideoTarget | null = event.kind === VIDEO ? { owner: event.pubkey, dTag: dTag(event) } : null;
   if (video?.dTag === '') deps.logger.warn({ eventId: event.id }, 'video without a d tag: treated as already notified');
   const record = (recipient: ContentRecipient, outcome: GateOutcome): void => {
@@ -231,10 +260,10 @@ export async function handleContentEvent(deps: ContentDeps, envelope: InboundEnv
   for (const [i, recipient] of recipients.entries()) {
     try {
       const state = states[i] ?? { devices: [], preferenceKinds: null };
-      const stopped = await gateBeforeClaim(deps, event, recipient, state, video, filters[i] ?? null);
+      const stopped = await gateBeforeClaim(deps, event, recipient, state, video, filters[i] ?? null, sender);
       if (stopped) record(recipient, stopped);
       else if (deps.coalesce && isCoalescedType(recipient.type))
-        record(recipient, await deliverCoalescible(deps, event, recipient, state.devices, copy, video));
+        record(recipient, await deliverCoalescible(deps, event, recipient, state.devices, copy, video, sender));
       else claimTogether.push({ recipient, devices: state.devices });
     } catch (err) {
       // Every recipient is attempted; the first error fails the event so the queue retries it,
@@ -269,7 +298,7 @@ async function notificationFor(
   event: NostrEvent,
   recipient: ContentRecipient,
   devices: DeviceRegistration[],
-  copy: LazyEventCopy,
+  copy: CopySource,
   video: VideoTarget | null,
   claim: RecipientClaim,
   collapseKey?: string,
@@ -280,6 +309,7 @@ async function notificationFor(
     event,
     recipient: recipient.pubkey,
     senderName: text.senderName,
+    ...(text.senderPubkey === undefined ? {} : { senderPubkey: text.senderPubkey }),
     copy: { title: text.title, body: text.body, ...(text.template ? { template: text.template } : {}) },
     ...(collapseKey === undefined ? {} : { collapseKey }),
   });
@@ -304,13 +334,14 @@ async function deliverCoalescible(
   event: NostrEvent,
   recipient: ContentRecipient,
   devices: DeviceRegistration[],
-  copy: LazyEventCopy,
+  copy: CopySource,
   video: VideoTarget | null,
+  sender: string,
 ): Promise<GateOutcome> {
   const claim = await deps.store.claimRecipientDelivery(event.id, recipient.pubkey, deps.processedEventTtlSecs);
   if (!claim) return 'claimed';
   try {
-    const coalesced = await (deps.coalesce as CoalesceIngester).decide(event, recipient.pubkey, recipient.type);
+    const coalesced = await (deps.coalesce as CoalesceIngester).decide(event, recipient.pubkey, recipient.type, sender);
     if (coalesced.kind === 'buffered') return 'buffered';
     const collapseKey = coalesced.kind === 'immediate' ? coalesced.collapseKey : undefined;
     await deps.outbound.enqueue(await notificationFor(deps, event, recipient, devices, copy, video, claim, collapseKey));

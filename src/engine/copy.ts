@@ -37,7 +37,7 @@ export function truncateChars(text: string, maxChars: number): string {
 
 /** True for the types whose body quotes the event content (and so needs it mention-formatted). */
 export function rendersContent(type: NotificationType): boolean {
-  return type === 'comment' || type === 'mention';
+  return type === 'comment' || type === 'mention' || type === 'reply';
 }
 
 /**
@@ -62,9 +62,15 @@ export function notificationTemplate(type: NotificationType, senderName: string,
     case 'repost':
     case 'newPost':
       return { message: type, params: { sender: senderName } };
+    case 'reply':
+      return textNoteTemplate('reply', senderName, content);
+    case 'zap':
+      // `content` is the amount in sats (issue 21's copy); the sender is the zap request's author.
+      return { message: 'zap', params: { sender: senderName, sats: content } };
   }
 }
 
+/**
 /**
  * The copy of one notification in English (the `en` templates, the wire contract), with the
  * template it came from so the delivery stage can render it in each device's language.
@@ -75,6 +81,24 @@ export function notificationCopy(type: NotificationType, senderName: string, con
 }
 
 /**
+ * The template of a kind-1 note's reply or mention (issue 21): the sender in the title, the note's
+ * mention-formatted text as the body. A kind-1 mention has its own wording; divine's 30023/34236
+ * mention copy stays as it is. Never an empty body: the app drops foreground pushes without one.
+ */
+function textNoteTemplate(type: 'reply' | 'mention', senderName: string, content: string): CopyRef {
+  if (content === '') return { message: type === 'reply' ? 'replyWithoutText' : 'noteMentionWithoutText', params: { sender: senderName } };
+  return {
+    message: type === 'reply' ? 'reply' : 'noteMention',
+    params: { sender: senderName, content: truncateChars(content, BODY_EXCERPT_MAX_CHARS) },
+  };
+}
+
+/** The copy of a kind-1 note's reply or mention (issue 21), see {@link textNoteTemplate}. */
+export function textNoteCopy(type: 'reply' | 'mention', senderName: string, content: string): NotificationCopy {
+  return renderedCopy(textNoteTemplate(type, senderName, content));
+}
+
+/**
  * The copy of a coalesced like/repost summary. `distinctActors` is the number of different
  * people in the group, including the named first actor; an empty name reads "Someone" (each
  * locale's `someone`). Any type other than repost reads as likes, as divine does.
@@ -82,11 +106,16 @@ export function notificationCopy(type: NotificationType, senderName: string, con
  * @example summaryCopy('like', 'alice', 13) // { title: 'New likes', body: 'alice and 12 others liked your post', … }
  */
 export function summaryCopy(type: NotificationType, firstActorName: string, distinctActors: number): NotificationCopy {
-  const repost = type === 'repost';
+  const several = distinctActors > 1;
   const template: CopyRef =
-    distinctActors > 1
-      ? { message: repost ? 'repostSummary' : 'likeSummary', params: { sender: firstActorName, count: distinctActors - 1 } }
-      : { message: repost ? 'repost' : 'like', params: { sender: firstActorName } };
+    type === 'zap'
+      ? // A summary counts people, not sats: groups keep no amounts.
+        several
+        ? { message: 'zapSummary', params: { sender: firstActorName, count: distinctActors - 1 } }
+        : { message: 'zapWithoutAmount', params: { sender: firstActorName } }
+      : several
+        ? { message: type === 'repost' ? 'repostSummary' : 'likeSummary', params: { sender: firstActorName, count: distinctActors - 1 } }
+        : { message: type === 'repost' ? 'repost' : 'like', params: { sender: firstActorName } };
   return renderedCopy(template);
 }
 

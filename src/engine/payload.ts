@@ -25,6 +25,8 @@ export interface SocialPayloadInput {
   recipient: string;
   /** Resolved display name, or the short-npub fallback. */
   senderName: string;
+  /** Who the push is from when not the event's signer (a zap's payer); default `event.pubkey`. */
+  senderPubkey?: string;
   /** Title and body, from `notificationCopy` (or `summaryCopy`). */
   copy: NotificationCopy;
   /** Collapse key (coalescing); passed through to the transports, never a data field. */
@@ -75,7 +77,7 @@ export function buildSocialPayload(input: SocialPayloadInput): PushMessage {
     eventId: event.id,
     title: input.copy.title,
     body: input.copy.body,
-    senderPubkey: event.pubkey,
+    senderPubkey: input.senderPubkey ?? event.pubkey,
     senderName: input.senderName,
     receiverPubkey: recipient,
     receiverNpub: npubEncode(recipient),

@@ -213,3 +213,13 @@ test("inbound ordering: likes, reposts and comments run side by side; every othe
     assert.equal(inboundOrderingKey(event(kind, 2)), author.pubkey);
   }
 });
+
+test('inbound ordering: the optional kinds (issue 21) run side by side too', () => {
+  const provider = makeUser();
+  for (const kind of [1, 1059, 9735]) {
+    const [a, b] = [0, 1].map((n) => signEvent({ kind, created_at: 1_700_000_000 + n, tags: [], content: `${n}` }, provider.secret));
+    assert.ok(a && b);
+    assert.equal(inboundOrderingKey(a), a.id, `kind ${kind}`);
+    assert.notEqual(inboundOrderingKey(a), inboundOrderingKey(b));
+  }
+});

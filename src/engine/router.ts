@@ -1,5 +1,15 @@
 import type { NostrEvent } from '../nostr/event.ts';
-import { COMMENT, CONTROL_KINDS, GENERIC_REPOST, NOTIFY_LIST_D_TAG, PEOPLE_LIST, REACTION } from '../nostr/kinds.ts';
+import {
+  COMMENT,
+  CONTROL_KINDS,
+  GENERIC_REPOST,
+  GIFT_WRAP,
+  NOTIFY_LIST_D_TAG,
+  PEOPLE_LIST,
+  REACTION,
+  TEXT_NOTE,
+  ZAP_RECEIPT,
+} from '../nostr/kinds.ts';
 import type { Clock, StorePort } from '../store/port.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
@@ -86,7 +96,17 @@ export interface RouterDeps {
  * may be handled side by side, in either order. They are most of the traffic, and one busy author
  * must not hold them up behind each other.
  */
-const AUTHOR_INDEPENDENT_KINDS: ReadonlySet<number> = new Set([REACTION, GENERIC_REPOST, COMMENT]);
+const AUTHOR_INDEPENDENT_KINDS: ReadonlySet<number> = new Set([
+  REACTION,
+  GENERIC_REPOST,
+  COMMENT,
+  // Issue 21's optional kinds, equally stateless per author: a zap's signer is the payee's lnurl
+  // provider, which would otherwise put every zap of a big wallet in one line; wraps are signed by
+  // throwaway keys anyway; a note's reply lookup may wait on relays.
+  TEXT_NOTE,
+  ZAP_RECEIPT,
+  GIFT_WRAP,
+]);
 
 /**
  * What orders the inbound queue's events: events with the same key are handled one after another

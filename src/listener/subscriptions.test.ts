@@ -1,7 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
+  GIFT_WRAP_BACKDATE_SECS,
   LIVE_EVENTS_SUBSCRIPTION_ID,
+  LIVE_GIFT_WRAPS_SUBSCRIPTION_ID,
   LIVE_NOTIFY_LISTS_SUBSCRIPTION_ID,
   LIVE_RESUME_OVERLAP_SECS,
   historyControlFilter,
@@ -36,4 +38,12 @@ test('historical filters: control events within the window, notify lists paged w
   assert.deepEqual(historyControlFilter(1_000_000, 7), { kinds: [3079, 3080, 3083], since: 1_000_000 - 7 * 86_400 });
   assert.deepEqual(notifyListPageFilter(5_000), { kinds: [30000], '#d': ['notify'], limit: 5_000 });
   assert.deepEqual(notifyListPageFilter(5_000, 42), { kinds: [30000], '#d': ['notify'], limit: 5_000, until: 42 });
+});
+
+test('gift wraps (issue 21) get a REQ of their own reaching two days further back; without them the REQs are as before', () => {
+  const [events, lists, wraps] = liveSubscriptions([1, 7, 1059, 3079, 9735], 1_000_000);
+  assert.deepEqual(events, { id: LIVE_EVENTS_SUBSCRIPTION_ID, filter: { kinds: [1, 7, 3079, 9735], since: 1_000_000 } });
+  assert.deepEqual(lists?.id, LIVE_NOTIFY_LISTS_SUBSCRIPTION_ID);
+  assert.deepEqual(wraps, { id: LIVE_GIFT_WRAPS_SUBSCRIPTION_ID, filter: { kinds: [1059], since: 1_000_000 - GIFT_WRAP_BACKDATE_SECS } });
+  assert.equal(liveSubscriptions([7, 3079], 123).length, 2);
 });

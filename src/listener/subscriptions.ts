@@ -2,7 +2,7 @@
  * The filters nostr-push sends to every relay, and the subscription ids it owns.
  */
 import { MAX_KIND } from '../nostr/event.ts';
-import { CONTROL_KINDS, NOTIFY_LIST_D_TAG, PEOPLE_LIST } from '../nostr/kinds.ts';
+import { CONTROL_KINDS, GIFT_WRAP, NOTIFY_LIST_D_TAG, PEOPLE_LIST } from '../nostr/kinds.ts';
 
 /** Live control + notification kinds. */
 export const LIVE_EVENTS_SUBSCRIPTION_ID = 'push-live-events';
@@ -13,7 +13,17 @@ export const HISTORY_CONTROL_SUBSCRIPTION_ID = 'push-history-control';
 /** Prefix of the startup replay's notify-list pages (`push-history-lists-<page>`). */
 export const HISTORY_NOTIFY_LISTS_SUBSCRIPTION_PREFIX = 'push-history-lists-';
 
+/** Live gift wraps (kind 1059), only when an app turns `events.gift_wraps` on (issue 21). */
+export const LIVE_GIFT_WRAPS_SUBSCRIPTION_ID = 'push-live-gift-wraps';
+
 export const LIVE_SUBSCRIPTION_IDS: readonly string[] = [LIVE_EVENTS_SUBSCRIPTION_ID, LIVE_NOTIFY_LISTS_SUBSCRIPTION_ID];
+
+/**
+ * How much earlier than the other live kinds gift wraps are asked for (2 days): NIP-59 randomises
+ * a wrap's `created_at` up to two days into the past, so a wrap sent now may carry a timestamp
+ * far before the live `since`. Wraps seen again after a reconnect are absorbed by the per-wrap claim.
+ */
+export const GIFT_WRAP_BACKDATE_SECS = 2 * 86_400;
 
 /**
  * How far before the stored cursor a (re)subscription starts (10 min). Relays and publishers
@@ -71,10 +81,17 @@ export interface SubscriptionRequest {
  * filter: folded together, `#d:["notify"]` would hide every reaction and comment.
  */
 export function liveSubscriptions(kinds: readonly number[], since: number): SubscriptionRequest[] {
-  return [
-    { id: LIVE_EVENTS_SUBSCRIPTION_ID, filter: { kinds: [...kinds], since } },
+  const requests: SubscriptionRequest[] = [
+    { id: LIVE_EVENTS_SUBSCRIPTION_ID, filter: { kinds: kinds.filter((kind) => kind !== GIFT_WRAP), since } },
     { id: LIVE_NOTIFY_LISTS_SUBSCRIPTION_ID, filter: { kinds: [PEOPLE_LIST], '#d': [NOTIFY_LIST_D_TAG], since } },
   ];
+  // A third REQ only when gift wraps are on, so divine's two REQs stay exactly as they were.
+  if (kinds.includes(GIFT_WRAP))
+    requests.push({
+      id: LIVE_GIFT_WRAPS_SUBSCRIPTION_ID,
+      filter: { kinds: [GIFT_WRAP], since: Math.max(0, since - GIFT_WRAP_BACKDATE_SECS) },
+    });
+  return requests;
 }
 
 /** Startup replay of control events within the process window. */

@@ -3,6 +3,12 @@
  * kind number.
  */
 
+/** NIP-01 short text note (issue 21: replies and mentions, when an app turns `events.text_notes` on). */
+export const TEXT_NOTE = 1;
+/** NIP-57 zap request: signed by the payer, carried inside a receipt's `description` tag, never published. */
+export const ZAP_REQUEST = 9734;
+/** NIP-57 zap receipt: published by the recipient's lnurl provider once the invoice is paid. */
+export const ZAP_RECEIPT = 9735;
 /** NIP-01 profile metadata; display names for notification text. */
 export const METADATA = 0;
 /** NIP-02 contact list ("follows"): replaceable, `p` tags. */

@@ -17,6 +17,8 @@ import {
 import { handleRelayEventNotice } from '../nip9a/receiver/relay-event.ts';
 import { createNip44ControlDecryptor } from '../engine/nip44-decryptor.ts';
 import { handleContentEvent, type ContentDeps } from '../engine/content.ts';
+import { handleOptionalEvent, optionalEventKinds } from '../engine/events/handler.ts';
+import { optionalEventDeps } from '../engine/events/wiring.ts';
 import { AlertWordPresence, handleAlertWords, type AlertWordDeps } from '../engine/inbox/alert-words.ts';
 import { runNewPostFanout } from '../engine/bells/fanout-worker.ts';
 import { handleNotifyList } from '../engine/bells/notify-list.ts';
@@ -229,12 +231,16 @@ function startEngine(ctx: RoleContext): void {
   };
   const alertWordDeps: AlertWordDeps = { ...contentDeps };
   const alertWordPresence = new AlertWordPresence(contentDeps, config.inbox.alert_word_refresh_millis);
+  // Issue 21: kind-1 notes, zaps and gift wraps, when `events:` turns them on.
+  const optionalDeps = optionalEventDeps({ config, contentDeps, verifier: ctx.verifier, logger: log });
   const handleContent = async (envelope: InboundEnvelope): Promise<void> => {
-    await withNewPostFanout(fanoutDeps, envelope, () => handleContentEvent(contentDeps, envelope));
+    const optional = await handleOptionalEvent(optionalDeps, envelope);
+    if (optional === 'not_optional') await withNewPostFanout(fanoutDeps, envelope, () => handleContentEvent(contentDeps, envelope));
     // After the content pushes: a watcher tagged in the event keeps the push of its own type, and
     // the alert word's push finds that (event, recipient) claim taken.
-    // An event restricted to one recipient (a NIP-9a callback's owner) reaches no word watcher.
-    if (config.inbox.enabled && envelope.onlyRecipient === undefined)
+    // An event restricted to one recipient (a NIP-9a callback's owner) reaches no word watcher;
+    // neither does a kind handled above (alert words match only ALERT_WORD_KINDS anyway).
+    if (config.inbox.enabled && envelope.onlyRecipient === undefined && optional === 'not_optional')
       await handleAlertWords(alertWordDeps, envelope.event, alertWordPresence);
   };
   const relayEventDeps = {
@@ -323,7 +329,7 @@ function startListener(ctx: RoleContext): Listener {
     relays: config.nostr.relays,
     servicePubkey: ctx.key.pubkey,
     serviceSecretKeyHex: ctx.key.secretHex,
-    liveKinds: [...new Set([...CONTROL_KINDS, ...config.notification.event_kinds])],
+    liveKinds: [...new Set([...CONTROL_KINDS, ...config.notification.event_kinds, ...optionalEventKinds(config.events)])],
     processWindowDays: config.service.process_window_days,
     notifyListHistoryLimit: config.service.notify_list_history_limit,
     eventSilenceTimeoutSecs: config.nostr.event_silence_timeout_secs,

@@ -31,7 +31,7 @@
  */
 
 /** The notification types that coalesce, as the `type` data field spells them. */
-export type CoalesceType = 'like' | 'repost';
+export type CoalesceType = 'like' | 'repost' | 'zap';
 
 /** The settings every coalescing operation is run with (the `service.coalesce_*` and `service.recipient_*` keys). */
 export interface CoalescePolicy {

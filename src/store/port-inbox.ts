@@ -30,6 +30,9 @@ export const INBOX_TYPES = [
   'keyword',
   'announcement',
   'relayEvent',
+  // Issue 21's optional kinds (docs/events.md): kind-1 replies and zaps.
+  'reply',
+  'zap',
 ] as const;
 
 export type InboxType = (typeof INBOX_TYPES)[number];

@@ -61,6 +61,8 @@ const TRIGGER_KINDS: Record<SocialNotificationType, { kind: number; tags: string
       ['title', 'nice cats'],
     ],
   },
+  reply: { kind: 1, tags: [['e', `fedc${'b'.repeat(60)}`, '', 'reply', RECIPIENT]] },
+  zap: { kind: 9735, tags: [['p', RECIPIENT]] },
 };
 
 function socialMessage(type: SocialNotificationType, collapseKey?: string): PushMessage {

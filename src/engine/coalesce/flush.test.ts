@@ -163,6 +163,22 @@ describe('summary flush', () => {
     );
   });
 
+  test('a zap summary (issue 21) names the first payer and counts payers, for users with category 9735', async () => {
+    await store.setPreferences(alice.pubkey, { kinds: [9735], campaignsEnabled: false });
+    const zapBy = (actor: TestUser) => likeBy(actor, { type: 'zap', eventKind: 9735 });
+    await store.ingestCoalesceEvent(zapBy(carol), POLICY);
+    for (const actor of [bob, makeUser()]) await store.ingestCoalesceEvent(zapBy(actor), POLICY);
+    clock.advance(POLICY.windowSecs * SECOND_MS);
+    const { claim } = await store.claimDueCoalesceGroup(300);
+    assert.ok(claim);
+    await flushGroup(deps, claim, new AbortController().signal);
+    await deliver();
+    assert.deepEqual(
+      [transport.sent[0]?.message.data.type, transport.sent[0]?.message.data.body, transport.sent[0]?.message.data.eventKind],
+      ['zap', 'Bob and 1 other zapped you', '9735'],
+    );
+  });
+
   test('a group claimed after its logical lifetime is dropped loudly, not sent', async () => {
     const policy = { ...POLICY, groupTtlSecs: 120 };
     await store.ingestCoalesceEvent(likeBy(carol), policy);
@@ -314,7 +330,7 @@ describe('summary flush', () => {
 
     // A type this build does not know (written by another version sharing the store).
     const foreign = { ...POLICY, immediateLimit: 0 };
-    await store.ingestCoalesceEvent({ ...likeBy(bob), type: 'zap' as CoalesceType }, foreign);
+    await store.ingestCoalesceEvent({ ...likeBy(bob), type: 'tip' as CoalesceType }, foreign);
     clock.advance(POLICY.windowSecs * SECOND_MS);
     const { claim: zap } = await store.claimDueCoalesceGroup(300);
     assert.ok(zap);

@@ -23,7 +23,8 @@ export type CoalesceDecision =
 
 /** The engine's coalescing dependency (`ContentDeps.coalesce`). */
 export interface CoalesceIngester {
-  decide(event: NostrEvent, recipient: string, type: NotificationType): Promise<CoalesceDecision>;
+  /** `actor`: who the event is from when not its signer (a zap's payer); default `event.pubkey`. */
+  decide(event: NostrEvent, recipient: string, type: NotificationType, actor?: string): Promise<CoalesceDecision>;
 }
 
 export interface CoalesceIngesterDeps {
@@ -36,12 +37,12 @@ export interface CoalesceIngesterDeps {
 const NOT_COALESCED: CoalesceDecision = { kind: 'not_coalesced' };
 
 export function isCoalescedType(type: string): type is CoalesceType {
-  return type === 'like' || type === 'repost';
+  return type === 'like' || type === 'repost' || type === 'zap';
 }
 
 export function createCoalesceIngester(deps: CoalesceIngesterDeps): CoalesceIngester {
   return {
-    async decide(event, recipient, type) {
+    async decide(event, recipient, type, actor = event.pubkey) {
       if (!isCoalescedType(type)) return NOT_COALESCED;
       const target = coalesceTarget(event);
       if (target === null) return NOT_COALESCED;
@@ -50,7 +51,7 @@ export function createCoalesceIngester(deps: CoalesceIngesterDeps): CoalesceInge
           type,
           owner: recipient,
           target,
-          actor: event.pubkey,
+          actor,
           eventId: event.id,
           eventKind: event.kind,
           createdAt: event.created_at,

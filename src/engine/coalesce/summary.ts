@@ -3,7 +3,7 @@
  * the stored group instead of one event, with the group's collapse key.
  */
 import type { PushMessage } from '../../delivery/types.ts';
-import { GENERIC_REPOST, REACTION } from '../../nostr/kinds.ts';
+import { GENERIC_REPOST, REACTION, ZAP_RECEIPT } from '../../nostr/kinds.ts';
 import { npubEncode } from '../../nostr/nip19.ts';
 import type { CoalesceGroup, CoalesceReferences, CoalesceType } from '../../store/port-coalesce.ts';
 import { ANONYMOUS_ACTOR_NAME, summaryCopy } from '../copy.ts';
@@ -17,7 +17,7 @@ const REFERENCE_KEYS = [
   'referencedDTag',
 ] as const satisfies ReadonlyArray<keyof CoalesceReferences>;
 
-const KIND_OF_TYPE: Readonly<Record<CoalesceType, number>> = { like: REACTION, repost: GENERIC_REPOST };
+const KIND_OF_TYPE: Readonly<Record<CoalesceType, number>> = { like: REACTION, repost: GENERIC_REPOST, zap: ZAP_RECEIPT };
 
 export interface SummaryInput {
   group: CoalesceGroup;

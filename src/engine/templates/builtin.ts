@@ -29,6 +29,17 @@ export const EN_TEMPLATES: LocaleTemplates = {
     title: 'New reposts',
     body: { one: '{sender} and {count} other reposted your post', other: '{sender} and {count} others reposted your post' },
   },
+  // Kind-1 notes and zaps (issue 21).
+  reply: { title: '{sender} replied', body: '{content}' },
+  replyWithoutText: { title: '{sender} replied', body: 'Replied to your note' },
+  noteMention: { title: '{sender} mentioned you', body: '{content}' },
+  noteMentionWithoutText: { title: '{sender} mentioned you', body: 'Mentioned you in a note' },
+  zap: { title: 'New zap', body: '{sender} zapped you ⚡{sats} sats' },
+  zapWithoutAmount: { title: 'New zap', body: '{sender} zapped you' },
+  zapSummary: {
+    title: 'New zaps',
+    body: { one: '{sender} and {count} other zapped you', other: '{sender} and {count} others zapped you' },
+  },
   someone: { name: 'Someone' },
 };
 
@@ -57,6 +68,20 @@ const ES_TEMPLATES: LocaleTemplates = {
       one: '{sender} y {count} persona más republicaron tu publicación',
       many: '{sender} y {count} personas más republicaron tu publicación',
       other: '{sender} y {count} personas más republicaron tu publicación',
+    },
+  },
+  reply: { title: '{sender} respondió', body: '{content}' },
+  replyWithoutText: { title: '{sender} respondió', body: 'Respondió a tu nota' },
+  noteMention: { title: '{sender} te mencionó', body: '{content}' },
+  noteMentionWithoutText: { title: '{sender} te mencionó', body: 'Te mencionó en una nota' },
+  zap: { title: 'Nuevo zap', body: '{sender} te envió un zap de ⚡{sats} sats' },
+  zapWithoutAmount: { title: 'Nuevo zap', body: '{sender} te envió un zap' },
+  zapSummary: {
+    title: 'Nuevos zaps',
+    body: {
+      one: '{sender} y {count} persona más te enviaron zaps',
+      many: '{sender} y {count} personas más te enviaron zaps',
+      other: '{sender} y {count} personas más te enviaron zaps',
     },
   },
   someone: { name: 'Alguien' },
@@ -89,6 +114,20 @@ const PT_TEMPLATES: LocaleTemplates = {
       other: '{sender} e mais {count} pessoas republicaram sua publicação',
     },
   },
+  reply: { title: '{sender} respondeu', body: '{content}' },
+  replyWithoutText: { title: '{sender} respondeu', body: 'Respondeu à sua nota' },
+  noteMention: { title: '{sender} mencionou você', body: '{content}' },
+  noteMentionWithoutText: { title: '{sender} mencionou você', body: 'Mencionou você em uma nota' },
+  zap: { title: 'Novo zap', body: '{sender} enviou um zap de ⚡{sats} sats para você' },
+  zapWithoutAmount: { title: 'Novo zap', body: '{sender} enviou um zap para você' },
+  zapSummary: {
+    title: 'Novos zaps',
+    body: {
+      one: '{sender} e mais {count} pessoa enviaram zaps para você',
+      many: '{sender} e mais {count} pessoas enviaram zaps para você',
+      other: '{sender} e mais {count} pessoas enviaram zaps para você',
+    },
+  },
   someone: { name: 'Alguém' },
 };
 
@@ -115,6 +154,19 @@ const DE_TEMPLATES: LocaleTemplates = {
     body: {
       one: '{sender} und {count} weitere Person haben deinen Beitrag geteilt',
       other: '{sender} und {count} weitere Personen haben deinen Beitrag geteilt',
+    },
+  },
+  reply: { title: '{sender} hat geantwortet', body: '{content}' },
+  replyWithoutText: { title: '{sender} hat geantwortet', body: 'Antwort auf deine Notiz' },
+  noteMention: { title: '{sender} hat dich erwähnt', body: '{content}' },
+  noteMentionWithoutText: { title: '{sender} hat dich erwähnt', body: 'Hat dich in einer Notiz erwähnt' },
+  zap: { title: 'Neuer Zap', body: '{sender} hat dir ⚡{sats} Sats gezappt' },
+  zapWithoutAmount: { title: 'Neuer Zap', body: '{sender} hat dir einen Zap geschickt' },
+  zapSummary: {
+    title: 'Neue Zaps',
+    body: {
+      one: '{sender} und {count} weitere Person haben dir Zaps geschickt',
+      other: '{sender} und {count} weitere Personen haben dir Zaps geschickt',
     },
   },
   someone: { name: 'Jemand' },
@@ -147,6 +199,20 @@ const FR_TEMPLATES: LocaleTemplates = {
       other: '{sender} et {count} autres personnes ont partagé votre publication',
     },
   },
+  reply: { title: '{sender} a répondu', body: '{content}' },
+  replyWithoutText: { title: '{sender} a répondu', body: 'A répondu à votre note' },
+  noteMention: { title: '{sender} vous a mentionné', body: '{content}' },
+  noteMentionWithoutText: { title: '{sender} vous a mentionné', body: 'Vous a mentionné dans une note' },
+  zap: { title: 'Nouveau zap', body: `{sender} vous a zappé ⚡{sats}${NBSP}sats` },
+  zapWithoutAmount: { title: 'Nouveau zap', body: '{sender} vous a envoyé un zap' },
+  zapSummary: {
+    title: 'Nouveaux zaps',
+    body: {
+      one: '{sender} et {count} autre personne vous ont envoyé des zaps',
+      many: '{sender} et {count} autres personnes vous ont envoyé des zaps',
+      other: '{sender} et {count} autres personnes vous ont envoyé des zaps',
+    },
+  },
   someone: { name: 'Quelqu’un' },
 };
 
@@ -163,6 +229,13 @@ const JA_TEMPLATES: LocaleTemplates = {
   relayEventWithoutRelay: { title: '新しいアクティビティ', body: '新しいアクティビティがあります' },
   likeSummary: { title: '新しいいいね', body: { other: '{sender}とほか{count}人があなたの投稿にいいねしました' } },
   repostSummary: { title: '新しいリポスト', body: { other: '{sender}とほか{count}人があなたの投稿をリポストしました' } },
+  reply: { title: '{sender}が返信しました', body: '{content}' },
+  replyWithoutText: { title: '{sender}が返信しました', body: 'あなたのノートに返信しました' },
+  noteMention: { title: '{sender}があなたをメンションしました', body: '{content}' },
+  noteMentionWithoutText: { title: '{sender}があなたをメンションしました', body: 'ノートであなたをメンションしました' },
+  zap: { title: '新しいZap', body: '{sender}から⚡{sats} satsのZapが届きました' },
+  zapWithoutAmount: { title: '新しいZap', body: '{sender}からZapが届きました' },
+  zapSummary: { title: '新しいZap', body: { other: '{sender}とほか{count}人からZapが届きました' } },
   someone: { name: '誰か' },
 };
 

@@ -19,13 +19,20 @@ export const MESSAGE_IDS = [
   'relayEventWithoutRelay',
   'likeSummary',
   'repostSummary',
+  'reply',
+  'replyWithoutText',
+  'noteMention',
+  'noteMentionWithoutText',
+  'zap',
+  'zapWithoutAmount',
+  'zapSummary',
   'someone',
 ] as const;
 
 export type MessageId = (typeof MESSAGE_IDS)[number];
 
 /** Every placeholder a template may name. `count` is a number and selects plural forms. */
-export const PLACEHOLDERS = ['sender', 'content', 'word', 'relay', 'count'] as const;
+export const PLACEHOLDERS = ['sender', 'content', 'word', 'relay', 'count', 'sats'] as const;
 
 export type Placeholder = (typeof PLACEHOLDERS)[number];
 
@@ -43,6 +50,8 @@ export interface CopyParams {
   word?: string;
   relay?: string;
   count?: number;
+  /** A zap's amount in sats, as digits (issue 21). */
+  sats?: string;
 }
 
 /**
@@ -88,6 +97,14 @@ export const MESSAGE_SPECS: Readonly<Record<MessageId, MessageSpec>> = {
   // `count` is the number of other people (distinct actors minus the named one), always 1 or more.
   likeSummary: spec(['sender', 'count']),
   repostSummary: spec(['sender', 'count']),
+  // Kind-1 notes and zaps (issue 21): the sender is in the title of a reply or note mention.
+  reply: spec(['sender', 'content'], ['content']),
+  replyWithoutText: spec(['sender'], []),
+  noteMention: spec(['sender', 'content'], ['content']),
+  noteMentionWithoutText: spec(['sender'], []),
+  zap: spec(['sender', 'sats']),
+  zapWithoutAmount: spec(['sender']),
+  zapSummary: spec(['sender', 'count']),
   someone: { fields: ['name'], allowed: [], required: {} },
 };
 

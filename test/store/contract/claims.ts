@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { ContractContext } from './context.ts';
+import { dmPushWindowKey } from '../../../src/engine/events/gift-wraps.ts';
 
 /**
  * Claims only: their expiry runs on Redis's own key TTL in Redis mode, so it is tested per
@@ -82,6 +83,17 @@ export function claimContract(ctx: ContractContext): void {
       const store = ctx.store();
       const results = await Promise.all(Array.from({ length: CONTENDERS }, () => store.claimEvent(EVENT_ID, CLAIM_TTL_SECS)));
       assert.equal(results.filter(Boolean).length, 1);
+    });
+
+    test("a recipient's DM push window (issue 21) is an event claim of its own key: once per window, per recipient", async () => {
+      const store = ctx.store();
+      const window = dmPushWindowKey(RECIPIENT);
+      assert.equal(await store.claimEvent(window, 60), true);
+      assert.equal(await store.claimEvent(window, 60), false, 'a second wrap within the window');
+      assert.equal(await store.claimEvent(dmPushWindowKey(OTHER_RECIPIENT), 60), true, 'another recipient has their own window');
+      assert.equal(await store.claimEvent(RECIPIENT, 60), true, 'no clash with a claim named by the bare pubkey');
+      await store.releaseEvent(window);
+      assert.equal(await store.claimEvent(window, 60), true, 'given back after a failed enqueue, taken again');
     });
 
     test('releaseEvent frees a control-event claim for a retry', async () => {

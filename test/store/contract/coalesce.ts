@@ -177,6 +177,18 @@ export function coalesceContract(ctx: ContractContext): void {
       assert.equal((await store.readCoalesceGroup(repostOfPost.groupId))?.type, 'repost');
     });
 
+    test('zaps (issue 21) group on their own, counting payers as actors', async () => {
+      const store = ctx.store();
+      const payer = hexId('ac');
+      const likeOnPost = await store.ingestCoalesceEvent(like(), POLICY);
+      const zaps = [];
+      for (let i = 0; i < 2; i++) zaps.push(await store.ingestCoalesceEvent(like({ type: 'zap', eventKind: 9735, actor: payer }), POLICY));
+      assert.notEqual(zaps[0]?.groupId, likeOnPost.groupId);
+      assert.equal(zaps[0]?.groupId, zaps[1]?.groupId);
+      const group = await store.readCoalesceGroup(zaps[0]?.groupId ?? '');
+      assert.equal(group?.type, 'zap');
+    });
+
     test('the coordinate reference fields are stored together, and filled in when a later event has them', async () => {
       const store = ctx.store();
       const policy = { ...POLICY, immediateLimit: 1 };

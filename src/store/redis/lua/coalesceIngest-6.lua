@@ -29,7 +29,7 @@
     ARGV[12] daily window, s
     ARGV[13] daily cap
     ARGV[14] emission-window TTL (daily window + grace), s
-    ARGV[15] type (like | repost)
+    ARGV[15] type (like | repost | zap)
     ARGV[16] owner (recipient hex)
     ARGV[17] target (e:{id} | a:{kind:pubkey:d})
     ARGV[18] actor (event author hex)

@@ -5,7 +5,7 @@
 
 -- The counted types: INBOX_TYPES of port-inbox.ts without `announcement`. Keep in step with it
 -- (the contract test counts every type).
-local COUNTED_TYPES = { "like", "comment", "mention", "repost", "newPost", "directMessage", "keyword", "relayEvent" }
+local COUNTED_TYPES = { "like", "comment", "mention", "repost", "newPost", "directMessage", "keyword", "relayEvent", "reply", "zap" }
 
 -- Ids (strings) of the announcements still active at nowMs.
 local function activeAnnouncementIds(activeKey, nowMs)
