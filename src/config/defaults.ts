@@ -239,6 +239,17 @@ export interface Config {
   log: {
     level: string;
   };
+  /**
+   * The apps besides the default one (`apps:` in the YAML, `src/config/apps.ts`), each with its
+   * configuration merged over this one. Empty in an app's own configuration.
+   */
+  apps: AppEntry[];
+}
+
+/** One app of `apps:`: its id and its whole configuration (the top level with the app's own keys over it). */
+export interface AppEntry {
+  id: string;
+  config: Config;
 }
 
 /**
@@ -534,5 +545,6 @@ export function defaultConfig(): Config {
       reload_poll_millis: 1000,
     },
     log: { level: 'info' },
+    apps: [],
   };
 }
