@@ -10,7 +10,9 @@ import { openSqliteStore } from '../store/sqlite/index.ts';
 import type { StorePort } from '../store/port.ts';
 import { ManualClock } from '../util/clock.ts';
 import { createHash } from 'node:crypto';
-import { adminAnnouncementRoutes, bearerTokenAuth, parseExpiresAt } from './admin-announcements.ts';
+import { adminAnnouncementRoutes, parseExpiresAt } from './admin-announcements.ts';
+import { requireAppKey } from './auth.ts';
+import { createApiKey } from '../platform/api-keys.ts';
 import { HttpError } from './errors.ts';
 import { deviceId, inboxRoutes } from './inbox.ts';
 
@@ -39,6 +41,8 @@ describe('user API', () => {
   let store: StorePort;
   let app: Hono;
   let metrics: Metrics;
+  let adminKey: string;
+  let sendKey: string;
 
   beforeEach(async () => {
     store = await openSqliteStore({ path: ':memory:', clock: new ManualClock(Date.now()) });
@@ -54,7 +58,10 @@ describe('user API', () => {
         logger,
       }),
     );
-    app.route('/', adminAnnouncementRoutes({ store, auth: bearerTokenAuth('admin-token'), metrics, logger }));
+    adminKey = (await createApiKey(store, 'default', 'admin')).key;
+    sendKey = (await createApiKey(store, 'default', 'send')).key;
+    const adminKeys = requireAppKey({ store, apps: ['default'], logger, metrics }, ['admin']);
+    app.route('/', adminAnnouncementRoutes({ auth: adminKeys, metrics, logger }));
     app.onError((err, c) => (err instanceof HttpError ? c.json(err.toJSON(), err.status as 400) : c.json({ error: String(err) }, 500)));
   });
   afterEach(() => store.close());
@@ -150,8 +157,8 @@ describe('user API', () => {
     assert.equal(tampered.status, 401, 'payload mismatch');
   });
 
-  test('announcements: the admin route needs the bearer token and a future expiry; users list the active ones and they stop counting', async () => {
-    const post = (body: unknown, token = 'admin-token') =>
+  test('announcements: the admin route needs an admin API key and a future expiry; users list the active ones and they stop counting', async () => {
+    const post = (body: unknown, token = adminKey) =>
       app.request(`${BASE}/v1/admin/announcements`, {
         method: 'POST',
         headers: { authorization: `Bearer ${token}` },
@@ -159,6 +166,7 @@ describe('user API', () => {
       });
     const expiresAt = new Date(store.clock.nowMs() + 3_600_000).toISOString();
     assert.equal((await post({ text: 'Hello', expiresAt }, 'nope')).status, 401);
+    assert.equal((await post({ text: 'Hello', expiresAt }, sendKey)).status, 403, 'a send key is not an admin key');
     for (const bad of [
       { text: '', expiresAt },
       { text: 'Hi', expiresAt: 'tomorrow' },
