@@ -64,7 +64,10 @@ export function adminAnnouncementRoutes(deps: AdminAnnouncementDeps): Hono<AppKe
     if (expiresAtMs <= store.clock.nowMs()) return refuse('INVALID_ANNOUNCEMENT', 'expiresAt is not in the future');
     const announcement = await store.publishAnnouncement(text, expiresAtMs);
     deps.metrics.inboxApiRequests.inc({ route: 'admin-announcements', outcome: 'ok' });
-    deps.logger.info({ app: c.get('appId'), id: announcement.id, expiresAt: new Date(expiresAtMs).toISOString() }, 'announcement published');
+    deps.logger.info(
+      { app: c.get('appId'), id: announcement.id, expiresAt: new Date(expiresAtMs).toISOString() },
+      'announcement published',
+    );
     return c.json(
       {
         id: announcement.id,

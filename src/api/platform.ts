@@ -90,9 +90,7 @@ export function createPlatformApi(deps: PlatformApiDeps): PlatformApi {
     metrics: deps.metrics,
   };
   const notificationDeps: NotificationRoutesDeps = {
-    ...(appSettings
-      ? { appSettings, schemaMaxRecipients: Math.max(...deps.apps.map((appId) => appSettings(appId).maxRecipients)) }
-      : {}),
+    ...(appSettings ? { appSettings, schemaMaxRecipients: Math.max(...deps.apps.map((appId) => appSettings(appId).maxRecipients)) } : {}),
     store: deps.store,
     auth,
     typeCategories: deps.typeCategories,

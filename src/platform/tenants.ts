@@ -66,9 +66,7 @@ export async function openApps(options: OpenAppsOptions): Promise<AppDirectory> 
     for (const { id, config: appConfig } of appConfigs(config)) {
       const isDefault = id === DEFAULT_APP_ID;
       const appLogger = isDefault ? logger : logger.child({ app: id });
-      const key = isDefault
-        ? options.key
-        : resolveServiceKey(appConfig.service.private_key_hex, config.data_dir, appServiceKeyFile(id));
+      const key = isDefault ? options.key : resolveServiceKey(appConfig.service.private_key_hex, config.data_dir, appServiceKeyFile(id));
       const owner = keyOwners.get(key.pubkey);
       if (owner !== undefined) throw new Error(`apps "${owner}" and "${id}" have the same service key ${key.npub}`);
       keyOwners.set(key.pubkey, id);
@@ -78,7 +76,13 @@ export async function openApps(options: OpenAppsOptions): Promise<AppDirectory> 
         store = await openStore(options.location, { clock: options.clock, logger: appLogger, app: id });
         opened.push(store);
       }
-      apps.push({ id, config: appConfig, key, store, transports: options.withTransports ? await appTransports(options, appConfig, key, appLogger) : [] });
+      apps.push({
+        id,
+        config: appConfig,
+        key,
+        store,
+        transports: options.withTransports ? await appTransports(options, appConfig, key, appLogger) : [],
+      });
     }
   } catch (err) {
     await Promise.allSettled(opened.map((s) => s.close()));
