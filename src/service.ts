@@ -269,7 +269,16 @@ export async function startService(config: Config, overrides: ServiceOverrides =
         version: SERVICE_VERSION,
       });
       app.route('/', platform.app);
-      app.route('/', inboxRoutes({ store, auth: nip98Auth, metrics, logger: logger.child({ route: 'inbox' }) }));
+      app.route(
+        '/',
+        inboxRoutes({
+          store,
+          storeOf: (appId) => apps.get(appId)?.store,
+          auth: nip98Auth,
+          metrics,
+          logger: logger.child({ route: 'inbox' }),
+        }),
+      );
       // Admin routes behind the app's admin API keys (the X-App rule), on that app's store view.
       app.route('/', dlqRoutes({ auth: platform.adminKeys, logger: logger.child({ route: 'admin-dlq' }), metrics }));
       app.route('/', adminAnnouncementRoutes({ auth: platform.adminKeys, metrics, logger: logger.child({ route: 'admin' }) }));

@@ -188,6 +188,45 @@ describe('user API', () => {
     assert.equal(((await call('GET', '/v1/inbox/counts')).json?.types as Record<string, { new: number }>).announcement?.new, 0);
   });
 
+  test('tenancy: X-App names the app whose inbox and announcements the caller reads; an unknown app is 404', async () => {
+    const storeB = await openSqliteStore({ path: ':memory:', clock: store.clock });
+    try {
+      const logger = createLogger({ level: 'silent' });
+      const views = new Map([['b', storeB]]);
+      const tenantApp = new Hono();
+      tenantApp.route(
+        '/',
+        inboxRoutes({
+          store,
+          storeOf: (appId) => views.get(appId),
+          auth: { verifier: await createEventVerifier(), replay: nip98ReplayGuard(store), clock: store.clock, logger },
+          metrics,
+          logger,
+        }),
+      );
+      tenantApp.onError((err, c) =>
+        err instanceof HttpError ? c.json(err.toJSON(), err.status as 400) : c.json({ error: String(err) }, 500),
+      );
+      const get = async (path: string, headers: Record<string, string>) => {
+        const res = await tenantApp.request(`${BASE}${path}`, { headers: { authorization: authorization('GET', path), ...headers } });
+        return { status: res.status, json: (await res.json()) as Record<string, unknown> };
+      };
+      await storeB.publishAnnouncement('Only for app b', store.clock.nowMs() + 3_600_000);
+      const ofB = await get('/v1/announcements', { 'x-app': 'b' });
+      assert.equal(ofB.status, 200);
+      assert.deepEqual(
+        (ofB.json.announcements as Array<{ text: string }>).map((a) => a.text),
+        ['Only for app b'],
+      );
+      const ofDefault = await get('/v1/announcements', {});
+      assert.deepEqual(ofDefault.json.announcements, [], 'the default app has none');
+      const unknown = await get('/v1/announcements', { 'x-app': 'nope' });
+      assert.deepEqual([unknown.status, unknown.json.code], [404, 'NOT_FOUND']);
+    } finally {
+      await storeB.close();
+    }
+  });
+
   test('parseExpiresAt: ISO 8601 or unix seconds', () => {
     assert.equal(parseExpiresAt('2030-01-01T00:00:00Z'), Date.UTC(2030, 0, 1));
     assert.equal(parseExpiresAt(1_900_000_000), 1_900_000_000_000);
