@@ -61,6 +61,8 @@ interface Post {
 
 interface Prepared {
   users: Array<{ pubkey: string; secret: string }>;
+  /** The likes' senders, whose profiles are cached at seeding as a running service has its regular senders'. */
+  actorPubkeys: string[];
   posts: Post[];
 }
 
@@ -95,7 +97,7 @@ function prepare(): Prepared {
     }
     posts.push({ path: `/nip9a/cb/${user.secret}`, body: JSON.stringify(envelope), eventId: envelope.id, token: `t-${user.pubkey}` });
   }
-  return { users, posts };
+  return { users, actorPubkeys: actors.map((secret) => getPublicKey(secret)), posts };
 }
 
 async function seed(location: StoreLocation, prepared: Prepared): Promise<void> {
@@ -116,6 +118,9 @@ async function seed(location: StoreLocation, prepared: Prepared): Promise<void> 
       ]),
     );
   }
+  // Without them every like would ask the (unreachable) relays for its sender's kind 0: a one-shot
+  // relay query per event that measures the profile lookup, not the callback path.
+  for (const [i, pubkey] of prepared.actorPubkeys.entries()) await store.cacheProfile({ pubkey, name: `actor${i}` }, 3600);
   await store.close();
 }
 

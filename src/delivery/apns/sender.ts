@@ -13,15 +13,21 @@ import type { Metrics } from '../../observability/metrics.ts';
 import type { Clock, DeviceRegistration } from '../../store/port.ts';
 import { systemClock } from '../../util/clock.ts';
 import { CONNECT_TIMEOUT_MS, Http2Pool, Http2RequestError, REQUEST_TIMEOUT_MS, type Http2ClientKind } from '../http2/pool.ts';
+import type { HeaderField } from '../http2/connection.ts';
 import type { DeliveryError, PushMessage, PushTransport, SendOutcome } from '../types.ts';
 import { classifyApnsError } from './classify.ts';
 import { ApnsProviderToken, readApnsKey } from './jwt.ts';
-import { toApnsRequest, type ApnsRequestParts } from './message.ts';
+import { toApnsRequest } from './message.ts';
 
 /** One batch's request as it goes on the wire: the headers after `authorization`, the JSON body. */
 interface ApnsWireRequest {
-  headers: ApnsRequestParts['headers'];
+  headers: readonly HeaderField[];
   body: string;
+}
+
+/** A collapse id names one coalescing group, rarely sent twice: not worth a place in the HPACK table. */
+function withApnsIndexing(field: readonly [string, string]): HeaderField {
+  return field[0] === 'apns-collapse-id' ? [field[0], field[1], 'without'] : field;
 }
 
 /** Bound of one per-token send, the ExpiredProviderToken retry included (as FCM's). */
@@ -125,7 +131,7 @@ export class ApnsTransport implements PushTransport {
     }
     // One body for every device of the batch: the device token travels in the path, not the body.
     const parts = toApnsRequest(message, { topic: this.options.bundleId, expiresAtSecs: this.expiresAtSecs() });
-    const request = parts === null ? null : { headers: parts.headers, body: JSON.stringify(parts.payload) };
+    const request = parts === null ? null : { headers: parts.headers.map(withApnsIndexing), body: JSON.stringify(parts.payload) };
     let next = 0;
     const worker = async (): Promise<void> => {
       while (next < pending.length) {
@@ -198,6 +204,9 @@ export class ApnsTransport implements PushTransport {
         response = await pool.request({
           method: 'POST',
           path: `/3/device/${encodeURIComponent(device.token)}`,
+          // Every token's path and most collapse ids are seen once: kept out of the HPACK table so
+          // the provider token and the fixed apns-* fields stay indexed (one byte each).
+          pathIndexing: 'without',
           headers: [['authorization', `bearer ${bearer}`], ...request.headers],
           body,
           signal,

@@ -113,3 +113,26 @@ test('decoding refuses what §5.2 forbids: long padding, padding that is not one
   assert.throws(() => decode('ffffffff'), /EOS inside/);
   assert.throws(() => decode('1f', 0), /longer than 0 octets/);
 });
+
+test('the encoder writes the same octets as a bit-by-bit reference, codes of every length next to each other', () => {
+  const reference = (bytes: Uint8Array): string => {
+    let bits = '';
+    for (const symbol of bytes) bits += (CODES[symbol] as number).toString(2).padStart(CODE_BITS[symbol] as number, '0');
+    bits += '1'.repeat((8 - (bits.length % 8)) % 8);
+    return Buffer.from(bits.match(/.{8}/g)?.map((octet) => parseInt(octet, 2)) ?? []).toString('hex');
+  };
+  // Every octet after every other (the longest codes, 25–30 bits, follow every possible pending count).
+  const all = Uint8Array.from({ length: 2 * 256 * 256 }, (_, i) => (i % 2 === 0 ? i >> 9 : (i >> 1) & 0xff));
+  for (let start = 0; start < all.length; start += 4096) {
+    const slice = all.subarray(start, start + 4096);
+    const out = Buffer.alloc(huffmanEncodedLength(slice));
+    huffmanEncode(slice, out, 0);
+    assert.equal(out.toString('hex'), reference(slice), `octets from ${start}`);
+  }
+  for (let i = 0; i < 200; i++) {
+    const bytes = randomBytes(1 + (i % 40));
+    const out = Buffer.alloc(huffmanEncodedLength(bytes));
+    huffmanEncode(bytes, out, 0);
+    assert.equal(out.toString('hex'), reference(bytes));
+  }
+});

@@ -82,23 +82,33 @@ export function huffmanEncodedLength(bytes: Uint8Array, start = 0, end = bytes.l
  * {@link huffmanEncodedLength} octets.
  */
 export function huffmanEncode(bytes: Uint8Array, out: Uint8Array, offset: number): number {
-  // Pending bits stay below 8 + 30, well inside a double's exact integer range, so plain
-  // arithmetic (not 32-bit shifts) holds them.
+  // 32-bit integer arithmetic: fewer than 8 bits wait between symbols, so a code of up to 24 bits
+  // fits beside them; the few longer codes (25–30 bits, rare octets) go in two halves.
   let pending = 0;
   let pendingBits = 0;
   let at = offset;
   for (let i = 0; i < bytes.length; i++) {
     const symbol = bytes[i] as number;
     const length = CODE_BITS[symbol] as number;
-    pending = pending * 2 ** length + (CODES[symbol] as number);
-    pendingBits += length;
+    const code = CODES[symbol] as number;
+    if (length <= 24) {
+      pending = (pending << length) | code;
+      pendingBits += length;
+    } else {
+      pending = (pending << (length - 16)) | (code >>> 16);
+      pendingBits += length - 16;
+      while (pendingBits >= 8) {
+        pendingBits -= 8;
+        out[at++] = (pending >>> pendingBits) & 0xff;
+      }
+      pending = ((pending & ((1 << pendingBits) - 1)) << 16) | (code & 0xffff);
+      pendingBits += 16;
+    }
     while (pendingBits >= 8) {
       pendingBits -= 8;
-      const scale = 2 ** pendingBits;
-      const octet = Math.floor(pending / scale);
-      out[at++] = octet;
-      pending -= octet * scale;
+      out[at++] = (pending >>> pendingBits) & 0xff;
     }
+    pending &= (1 << pendingBits) - 1;
   }
   if (pendingBits > 0) out[at++] = (pending << (8 - pendingBits)) | (0xff >> pendingBits);
   return at;

@@ -1,7 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import http2, { type Http2Server, type ServerHttp2Stream } from 'node:http2';
-import { createServer as createTcpServer, type Server as TcpServer, type Socket } from 'node:net';
+import { connect as connectTcp, createServer as createTcpServer, type Server as TcpServer, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { HTTP2_CLIENT_KINDS, Http2Pool, Http2RequestError, type Http2FailureReason } from './pool.ts';
 import { startFcmFake, type FcmFake } from '../../../test/support/fcm-fake.ts';
@@ -257,3 +257,69 @@ for (const client of HTTP2_CLIENT_KINDS) {
     });
   });
 }
+
+// The header indexing hint is our client's (node:http2 keeps its own HPACK policy), so this is
+// measured on `builtin` only: bytes from client to server through a counting TCP relay.
+describe('Http2Pool path indexing (client: builtin)', () => {
+  let echo: EchoServer;
+  let relay: TcpServer;
+  let relayUrl = '';
+  let bytesToServer = 0;
+  const sockets = new Set<Socket>();
+
+  before(async () => {
+    echo = await startEchoServer();
+    const target = new URL(echo.url);
+    relay = createTcpServer((client) => {
+      const upstream = connectTcp(Number(target.port), target.hostname);
+      sockets.add(client).add(upstream);
+      client.on('data', (chunk: Buffer) => {
+        bytesToServer += chunk.length;
+        upstream.write(chunk);
+      });
+      upstream.on('data', (chunk: Buffer) => client.write(chunk));
+      const closeBoth = () => {
+        client.destroy();
+        upstream.destroy();
+      };
+      client.on('close', closeBoth).on('error', closeBoth);
+      upstream.on('close', closeBoth).on('error', closeBoth);
+    });
+    await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', () => resolve()));
+    relayUrl = `http://127.0.0.1:${(relay.address() as AddressInfo).port}`;
+  });
+  after(async () => {
+    for (const socket of sockets) socket.destroy();
+    await new Promise<void>((resolve) => relay.close(() => resolve()));
+    await echo.stop();
+  });
+
+  /** Bytes the client sent for `count` requests, each to its own path, after one warm-up request. */
+  async function bytesFor(pathIndexing: 'incremental' | 'without', count: number): Promise<number> {
+    const pool = new Http2Pool({ client: 'builtin', baseUrl: relayUrl, maxSessions: 1 });
+    // A provider token much larger than a path: once evicted from the 4 KiB table it goes out whole again.
+    const authorization: [string, string] = ['authorization', `bearer ${'t'.repeat(2_000)}`];
+    try {
+      await pool.request({ method: 'GET', path: '/warm-up', headers: [authorization], pathIndexing });
+      const before = bytesToServer;
+      for (let i = 0; i < count; i++) {
+        const token = i.toString(16).padStart(64, '0');
+        const response = await pool.request({ method: 'GET', path: `/3/device/${token}`, headers: [authorization], pathIndexing });
+        assert.equal(response.bodyText, `/3/device/${token}`);
+      }
+      return bytesToServer - before;
+    } finally {
+      await pool.close();
+    }
+  }
+
+  test("paths sent 'without' indexing never evict the provider token from the HPACK table", async () => {
+    const count = 100;
+    const without = await bytesFor('without', count);
+    const incremental = await bytesFor('incremental', count);
+    // Without: per request a frame header, indexed fields and the path literal (~60 bytes), never the token.
+    assert.ok(without < count * 100, `${without} bytes for ${count} requests with the path unindexed`);
+    // Indexed paths push the token out of the table every ~20 requests, and it is sent again.
+    assert.ok(incremental > without + 4 * 1_000, `${incremental} bytes indexed against ${without} unindexed`);
+  });
+});

@@ -24,6 +24,7 @@ import { Http2RequestError } from './errors.ts';
 import { NodeHttp2Connection } from './node-connection.ts';
 import type { Http2ClientKind } from '../../config/defaults.ts';
 import type { Http2ConnectionOptions, PoolConnection } from './pool-connection.ts';
+import type { FieldIndexing } from './hpack.ts';
 
 export { Http2RequestError, type Http2FailureReason } from './errors.ts';
 export type { ResponseHeaders } from './connection.ts';
@@ -64,6 +65,13 @@ export interface Http2Request {
    * field that changes with every request out of the HPACK table; `'never'` marks a secret.
    */
   headers?: readonly HeaderField[];
+  /**
+   * How `:path` enters the HPACK table; default `incremental`. `'without'` for a path that differs
+   * with every request (APNs' `/3/device/{token}`): indexed, each would take ~110 bytes of the
+   * 4 KiB table and soon evict the fields worth keeping there, the provider token first, which
+   * then goes out in full (and Huffman-coded) again.
+   */
+  pathIndexing?: FieldIndexing;
   body?: string | Buffer;
   /** Aborting cancels the stream (or the wait for one). */
   signal?: AbortSignal;
@@ -167,7 +175,7 @@ export class Http2Pool {
         [':method', request.method],
         [':scheme', this.scheme],
         [':authority', this.authority],
-        [':path', this.pathPrefix + request.path],
+        [':path', this.pathPrefix + request.path, request.pathIndexing ?? 'incremental'],
       ];
       if (request.headers) fields.push(...request.headers);
       const body = request.body === undefined ? null : typeof request.body === 'string' ? Buffer.from(request.body, 'utf8') : request.body;
