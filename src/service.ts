@@ -350,5 +350,6 @@ function appSendApiSettings(app: AppRuntime): SendApiAppSettings {
     idempotencyTtlSecs: sendApi.idempotency_ttl_secs,
     recordTtlSecs: sendApi.record_ttl_secs,
     openedClaimTtlSecs: log.retention_days * 86_400,
+    retentionDays: log.retention_days,
   };
 }

@@ -12,7 +12,8 @@ const DEFAULT_LIMIT = 100;
 
 export interface AdminDeliveriesDeps {
   auth: AuthDeps;
-  retentionDays: number;
+  /** The app's `delivery_log.retention_days`: where a query without `since` starts. */
+  retentionDays: (appId: string) => number;
 }
 
 const errorResponses = {
@@ -24,7 +25,7 @@ const errorResponses = {
 
 export function adminDeliveryRoutes(app: OpenAPIHono<AppKeyEnv>, deps: AdminDeliveriesDeps): void {
   const adminKeys = requireAppKey(deps.auth, ['admin']);
-  const retentionStartMs = (store: StorePort) => store.clock.nowMs() - deps.retentionDays * 86_400_000;
+  const retentionStartMs = (store: StorePort, appId: string) => store.clock.nowMs() - deps.retentionDays(appId) * 86_400_000;
 
   const list = createRoute({
     method: 'get',
@@ -40,7 +41,7 @@ export function adminDeliveryRoutes(app: OpenAPIHono<AppKeyEnv>, deps: AdminDeli
     const store = c.get('appStore');
     const entries = await store.readDeliveryLog(c.get('appId'), {
       ...(recipient === undefined ? {} : { recipient }),
-      sinceMs: since === undefined ? retentionStartMs(store) : Date.parse(since),
+      sinceMs: since === undefined ? retentionStartMs(store, c.get('appId')) : Date.parse(since),
       limit: limit ?? DEFAULT_LIMIT,
     });
     return c.json(
@@ -63,7 +64,7 @@ export function adminDeliveryRoutes(app: OpenAPIHono<AppKeyEnv>, deps: AdminDeli
   app.openapi(rates, async (c) => {
     const { since } = c.req.valid('query');
     const store = c.get('appStore');
-    const sinceMs = since === undefined ? retentionStartMs(store) : Date.parse(since);
+    const sinceMs = since === undefined ? retentionStartMs(store, c.get('appId')) : Date.parse(since);
     const types = await store.deliveryOpenRates(c.get('appId'), sinceMs);
     return c.json(
       {

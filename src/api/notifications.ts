@@ -49,6 +49,8 @@ export interface SendApiAppSettings {
   recordTtlSecs: number;
   /** Kept as long as the log keeps the `opened` entry it guards. */
   openedClaimTtlSecs: number;
+  /** `delivery_log.retention_days`: how far back the admin log reads by default. */
+  retentionDays: number;
 }
 
 export interface NotificationRoutesDeps extends SendApiAppSettings {

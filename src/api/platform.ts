@@ -98,12 +98,16 @@ export function createPlatformApi(deps: PlatformApiDeps): PlatformApi {
     idempotencyTtlSecs: deps.idempotencyTtlSecs,
     recordTtlSecs: deps.recordTtlSecs,
     openedClaimTtlSecs: deps.retentionDays * 86_400,
+    retentionDays: deps.retentionDays,
     onCreated: deps.onCreated,
     metrics: deps.metrics,
     logger: deps.logger,
   };
   notificationRoutes(app, notificationDeps);
-  adminDeliveryRoutes(app, { auth, retentionDays: deps.retentionDays });
+  adminDeliveryRoutes(app, {
+    auth,
+    retentionDays: (appId) => (appSettings ? appSettings(appId).retentionDays : deps.retentionDays),
+  });
   app.doc31(OPENAPI_PATH, {
     openapi: '3.1.0',
     info: { title: 'nostr-push app platform API', version: deps.version },
