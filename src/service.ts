@@ -300,6 +300,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
     if (config.roles.includes('api'))
       inboxSockets = attachInboxSockets(http, {
         store,
+        storeOf: (appId) => apps.get(appId)?.store,
         auth: nip98Auth,
         metrics,
         logger: logger.child({ route: 'inbox-socket' }),
