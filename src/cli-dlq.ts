@@ -8,7 +8,8 @@
  *   nostr-push dlq replay --all --queue Q       every dead letter of one queue
  *   nostr-push dlq delete ID [--queue Q]
  *
- * `--config FILE` as for `serve`. Exit 0 done, 1 nothing found, 2 usage error.
+ * `--app APP` names the app whose dead letters these are (default `default`); `--config FILE` as
+ * for `serve`. Exit 0 done, 1 nothing found, 2 usage error (an unknown app too).
  */
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, resolveStoreLocation } from './config/load.ts';
@@ -18,12 +19,14 @@ import { InvalidCursorError } from './store/port-dlq.ts';
 import type { QueueName, StorePort } from './store/port.ts';
 import { deadLetterView, isQueueName, locateDeadLetter } from './api/admin/dead-letters.ts';
 import { DLQ_DEFAULT_LIMIT, DLQ_MAX_LIMIT } from './api/admin/dlq.ts';
+import { configuredApps, DEFAULT_APP_ID } from './platform/apps.ts';
 
 export const DLQ_USAGE = `usage:
-  nostr-push dlq list --queue inbound|outbound [--limit N] [--cursor C] [--config FILE]
-  nostr-push dlq replay ID [--queue Q] [--config FILE]
-  nostr-push dlq replay --all --queue Q [--config FILE]
-  nostr-push dlq delete ID [--queue Q] [--config FILE]
+  nostr-push dlq list --queue inbound|outbound [--limit N] [--cursor C] [--app APP] [--config FILE]
+  nostr-push dlq replay ID [--queue Q] [--app APP] [--config FILE]
+  nostr-push dlq replay --all --queue Q [--app APP] [--config FILE]
+  nostr-push dlq delete ID [--queue Q] [--app APP] [--config FILE]
+(--app: the app whose dead letters these are; default: default)
 `;
 
 class UsageError extends Error {}
@@ -55,6 +58,7 @@ export async function dlqCommand(
         cursor: { type: 'string' },
         all: { type: 'boolean', default: false },
         config: { type: 'string' },
+        app: { type: 'string', default: DEFAULT_APP_ID },
       },
     });
   } catch (err) {
@@ -77,7 +81,9 @@ export async function dlqCommand(
       throw new UsageError(`--limit must be an integer from 1 to ${DLQ_MAX_LIMIT}`);
 
     const { config } = loadConfig({ configPath: values.config });
-    store = await openStore(resolveStoreLocation(config), { logger: createLogger({ level: 'warn' }) });
+    const app = values.app;
+    if (!configuredApps(config).includes(app)) throw new UsageError(`--app: no app "${app}" in the configuration`);
+    store = await openStore(resolveStoreLocation(config), { logger: createLogger({ level: 'warn' }), app });
 
     if (action === 'list') {
       const listed = queue as QueueName;

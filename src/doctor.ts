@@ -5,6 +5,7 @@ import type { Config } from './config/defaults.ts';
 import type { LoadedConfig } from './config/load.ts';
 import { resolveStoreLocation } from './config/load.ts';
 import { SERVICE_KEY_FILE, resolveServiceKey } from './config/service-key.ts';
+import { appServiceKeyFile } from './config/apps.ts';
 import { describeStoreLocation, openStore } from './store/open.ts';
 import { selectSecp256k1Backend } from './nostr/secp256k1.ts';
 
@@ -89,17 +90,37 @@ export async function runDoctor(loaded: LoadedConfig, say: Say): Promise<number>
   }
   if (reachable === 0) warn('no relay is reachable: the service will keep retrying, but receives nothing until one is');
 
-  if (config.firebase.credentials_path === '')
-    warn('FCM is off: set firebase.credentials_path (NOSTR_PUSH__FIREBASE__CREDENTIALS_PATH) to a service-account JSON');
-  else {
-    try {
-      const account = JSON.parse(readFileSync(config.firebase.credentials_path, 'utf8')) as Record<string, unknown>;
-      const missing = ['client_email', 'private_key', 'token_uri'].filter((k) => typeof account[k] !== 'string');
-      if (missing.length > 0) fail(`FCM credentials ${config.firebase.credentials_path} lack ${missing.join(', ')}`);
-      else ok(`FCM credentials for ${String(account.client_email)} (project ${config.firebase.project_id})`);
-    } catch (err) {
-      fail(`FCM credentials ${config.firebase.credentials_path}: ${(err as Error).message}`);
+  const checkFcm = (firebase: Config['firebase'], app: string) => {
+    if (firebase.credentials_path === '')
+      warn(`${app}FCM is off: set firebase.credentials_path (NOSTR_PUSH__FIREBASE__CREDENTIALS_PATH) to a service-account JSON`);
+    else {
+      try {
+        const account = JSON.parse(readFileSync(firebase.credentials_path, 'utf8')) as Record<string, unknown>;
+        const missing = ['client_email', 'private_key', 'token_uri'].filter((k) => typeof account[k] !== 'string');
+        if (missing.length > 0) fail(`${app}FCM credentials ${firebase.credentials_path} lack ${missing.join(', ')}`);
+        else ok(`${app}FCM credentials for ${String(account.client_email)} (project ${firebase.project_id})`);
+      } catch (err) {
+        fail(`${app}FCM credentials ${firebase.credentials_path}: ${(err as Error).message}`);
+      }
     }
+  };
+  checkFcm(config.firebase, '');
+
+  // The other apps (tenancy): each one's service key and FCM credentials.
+  for (const app of config.apps) {
+    const label = `app ${app.id}: `;
+    const keyFile = join(config.data_dir, appServiceKeyFile(app.id));
+    if (app.config.service.private_key_hex === '' && !existsSync(keyFile))
+      warn(`${label}no service key yet: one will be generated in ${keyFile} on first start`);
+    else {
+      try {
+        const key = resolveServiceKey(app.config.service.private_key_hex, config.data_dir, appServiceKeyFile(app.id));
+        ok(`${label}service key ${key.npub} (from ${key.source})`);
+      } catch (err) {
+        fail(`${label}service key: ${(err as Error).message}`);
+      }
+    }
+    checkFcm(app.config.firebase, label);
   }
 
   say(failures === 0 ? 'doctor: ready to serve' : `doctor: ${failures} problem(s) to fix before serving`);

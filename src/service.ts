@@ -1,5 +1,4 @@
 import { mkdirSync } from 'node:fs';
-import { internalTokenAuth } from './api/internal-token.ts';
 import { storeOutboundQueue } from './engine/outbound-queue.ts';
 import { dirname } from 'node:path';
 import type { AddressInfo } from 'node:net';
@@ -14,19 +13,18 @@ import { createLogger, type Logger } from './observability/logger.ts';
 import { Metrics } from './observability/metrics.ts';
 import { Supervisor } from './roles/supervisor.ts';
 import { QueueSignal } from './roles/queue-worker.ts';
-import { startRoles } from './roles/roles.ts';
+import { startRoles, type StartedRoles } from './roles/roles.ts';
 import { createApiApp } from './api/app.ts';
 import { createEventVerifier, type EventVerifier } from './nostr/event.ts';
 import { defaultSecp256k1Selection } from './nostr/secp256k1.ts';
 import { CryptoWorkerPool } from './nostr/crypto-worker-pool.ts';
 import { CONVERSATION_KEY_CACHE_ENTRIES } from './engine/nip44-decryptor.ts';
-import { createTransports } from './delivery/transports.ts';
 import { unwrapTransport } from './delivery/encrypted-payload.ts';
-import { resolveSharedVapidKeys } from './delivery/webpush/vapid-key.ts';
 import { directMessageRoutes } from './api/direct-message.ts';
 import { inboxRoutes } from './api/inbox.ts';
 import { attachInboxSockets, INBOX_SOCKET_PATH, type InboxSockets } from './api/inbox-socket.ts';
-import { adminAnnouncementRoutes, bearerTokenAuth } from './api/admin-announcements.ts';
+import { adminAnnouncementRoutes } from './api/admin-announcements.ts';
+import { dlqRoutes } from './api/admin/dlq.ts';
 import type { Nip98Auth } from './api/nip98-auth.ts';
 import { nip98ReplayGuard } from './nostr/nip98.ts';
 import { webPushKeyRoutes } from './api/webpush-key.ts';
@@ -36,6 +34,8 @@ import { createNtfyServer } from './ntfy/index.ts';
 import { createServer, type RequestListener, type Server } from 'node:http';
 import { createPlatformApi, type PlatformApi } from './api/platform.ts';
 import { configuredApps, sendTypeCategories } from './platform/apps.ts';
+import { openApps, type AppDirectory, type AppRuntime } from './platform/tenants.ts';
+import type { SendApiAppSettings } from './api/notifications.ts';
 import { SendWakeup } from './platform/send-worker.ts';
 import { gatewaySettings } from './nip9a/gateway/config.ts';
 import { gatewayHttpRoutes } from './nip9a/gateway/http.ts';
@@ -80,6 +80,8 @@ export interface RunningService {
   httpAddress: AddressInfo | null;
   /** The app platform API (send API, admin routes) when the api role runs; its `adminKeys` guards admin routers. */
   platform: PlatformApi | null;
+  /** Every configured app's configuration, service key, store view and transports (tenancy); `store` and `key` above are the default's. */
+  apps: AppDirectory;
   /** Stop every task, close the server and the store. */
   stop(): Promise<void>;
 }
@@ -129,10 +131,19 @@ export async function startService(config: Config, overrides: ServiceOverrides =
 
   // The scheduler's new-post fan-out sends its pages itself, so it needs the transports too.
   const needsTransports = config.roles.includes('delivery') || config.roles.includes('api') || config.roles.includes('scheduler');
+  // Each app's service key, store view and transports (its FCM project, APNs and VAPID keys).
   // A Redis fleet shares one VAPID key through the store; a SQLite service keeps it in its data directory.
-  const vapidKeys =
-    needsTransports && location.kind === 'redis' ? await resolveSharedVapidKeys(config.webpush, config.data_dir, store) : undefined;
-  const transports = needsTransports ? createTransports(config, logger, metrics, store, vapidKeys, key.secretHex) : [];
+  const apps = await openApps({
+    config,
+    location,
+    store,
+    key,
+    ...(overrides.clock ? { clock: overrides.clock } : {}),
+    logger,
+    metrics,
+    withTransports: needsTransports,
+  });
+  const transports = [...apps.default.transports];
   // ntfy: publishing is part of the api role, subscriptions of the pusher role; either serves HTTP.
   const servesHttp = config.roles.includes('api') || config.roles.includes('pusher');
   const ntfy = servesHttp
@@ -145,20 +156,36 @@ export async function startService(config: Config, overrides: ServiceOverrides =
         subscribe: config.roles.includes('pusher'),
       })
     : null;
-  const roles = await startRoles({
-    config,
-    key,
-    store,
-    metrics,
-    supervisor,
-    wake,
-    verifier,
-    cryptoPool,
-    transports,
-    logger,
-    ntfyHub: ntfy?.hub ?? null,
-    sendWakeup,
-  });
+  // The roles once per app, over its own configuration, key, store view and transports.
+  const appRoles: StartedRoles[] = [];
+  for (const app of apps.all) {
+    const isDefault = app === apps.default;
+    appRoles.push(
+      await startRoles({
+        appId: app.id,
+        otherAppPubkeys: new Set(apps.all.filter((other) => other !== app).map((other) => other.key.pubkey)),
+        config: app.config,
+        key: app.key,
+        store: app.store,
+        metrics,
+        supervisor: isDefault ? supervisor : supervisor.scoped(app.id),
+        wake,
+        verifier,
+        cryptoPool,
+        transports: [...app.transports],
+        logger: isDefault ? logger : logger.child({ app: app.id }),
+        ntfyHub: ntfy?.hub ?? null,
+        sendWakeup,
+      }),
+    );
+  }
+  const roles = {
+    nip9aGateway: appRoles[0]?.nip9aGateway ?? null,
+    relays: () => appRoles.flatMap((r) => r.relays()),
+    stop: async () => {
+      await Promise.allSettled(appRoles.map((r) => r.stop()));
+    },
+  };
   // Every process reports to the console (heartbeat and metric samples), whatever its roles.
   const reporter = new FleetReporter({
     store,
@@ -191,7 +218,6 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       health: { pubkey: () => key.pubkey, criticalFlags: () => supervisor.criticalFlags() },
       metrics,
       logger,
-      ...(config.roles.includes('api') ? { admin: { store, auth: internalTokenAuth(config.server.internal_api_token) } } : {}),
     });
     if (config.roles.includes('api'))
       app.route(
@@ -247,6 +273,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       platform = createPlatformApi({
         store,
         apps: configuredApps(config),
+        appSettings: sendApiSettings(apps),
         typeCategories: sendTypeCategories(config.send_api.types),
         maxRecipients: config.send_api.max_recipients,
         idempotencyTtlSecs: config.send_api.idempotency_ttl_secs,
@@ -262,25 +289,16 @@ export async function startService(config: Config, overrides: ServiceOverrides =
         '/',
         inboxRoutes({
           store,
+          storeOf: (appId) => apps.get(appId)?.store,
           auth: nip98Auth,
           metrics,
           logger: logger.child({ route: 'inbox' }),
           throttlePerUserPerHour: config.throttle.per_user_per_hour,
         }),
       );
-      // Admin routes take their authentication from here: the internal bearer token for now.
-      app.route(
-        '/',
-        adminAnnouncementRoutes({
-          store,
-          auth: bearerTokenAuth(config.server.internal_api_token, (code) => {
-            metrics.inboxApiRequests.inc({ route: 'admin-announcements', outcome: code });
-            logger.warn({ route: 'admin-announcements', code }, 'admin request refused');
-          }),
-          metrics,
-          logger: logger.child({ route: 'admin' }),
-        }),
-      );
+      // Admin routes behind the app's admin API keys (the X-App rule), on that app's store view.
+      app.route('/', dlqRoutes({ auth: platform.adminKeys, logger: logger.child({ route: 'admin-dlq' }), metrics }));
+      app.route('/', adminAnnouncementRoutes({ auth: platform.adminKeys, metrics, logger: logger.child({ route: 'admin' }) }));
     }
     if (config.roles.includes('api') && config.console.enabled) {
       await ensureAdminKey(store, key.npub, logger);
@@ -310,6 +328,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
     if (config.roles.includes('api'))
       inboxSockets = attachInboxSockets(http, {
         store,
+        storeOf: (appId) => apps.get(appId)?.store,
         auth: nip98Auth,
         metrics,
         logger: logger.child({ route: 'inbox-socket' }),
@@ -331,12 +350,36 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       await inboxSockets?.close();
       nip9aEndpoint?.close();
       if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
-      await Promise.allSettled(transports.map((t) => t.close()));
       await reporter.remove();
+      await apps.close();
       await cryptoPool?.close();
       await store.close();
       logger.info('stopped');
     })());
 
-  return { config, key, store, metrics, supervisor, logger, wake, httpAddress, platform, stop };
+  return { config, key, store, metrics, supervisor, logger, wake, httpAddress, platform, apps, stop };
+}
+
+/** The send API settings of every configured app, by id (its store view and `send_api` keys). */
+function sendApiSettings(apps: AppDirectory): (appId: string) => SendApiAppSettings {
+  const settings = new Map(apps.all.map((app) => [app.id, appSendApiSettings(app)]));
+  return (appId) => {
+    const found = settings.get(appId);
+    // The API resolves app ids against the configured list before it asks; anything else is a wiring bug.
+    if (!found) throw new Error(`no app ${appId}`);
+    return found;
+  };
+}
+
+function appSendApiSettings(app: AppRuntime): SendApiAppSettings {
+  const { send_api: sendApi, delivery_log: log } = app.config;
+  return {
+    store: app.store,
+    typeCategories: sendTypeCategories(sendApi.types),
+    maxRecipients: sendApi.max_recipients,
+    idempotencyTtlSecs: sendApi.idempotency_ttl_secs,
+    recordTtlSecs: sendApi.record_ttl_secs,
+    openedClaimTtlSecs: log.retention_days * 86_400,
+    retentionDays: log.retention_days,
+  };
 }

@@ -5,14 +5,13 @@
  * counting by itself.
  *
  * The sub-app takes its authentication from the caller (`auth`, a Hono middleware run before the
- * route): today the bearer `server.internal_api_token` ({@link bearerTokenAuth}); admin API keys
- * replace it without touching the route.
+ * route): the app's admin API keys (`PlatformApi.adminKeys`), which set the app and its store view,
+ * so an announcement is the app's own and reaches that app's users only.
  */
 import { Hono, type MiddlewareHandler } from 'hono';
-import type { StorePort } from '../store/port.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
-import { bearerMatches } from './internal-token.ts';
+import type { AppKeyEnv } from './auth.ts';
 import { HttpError } from './errors.ts';
 import { readJsonBody } from './json-body.ts';
 
@@ -21,29 +20,10 @@ export const ANNOUNCEMENT_MAX_CHARS = 2_000;
 export const ANNOUNCEMENT_MAX_BODY_BYTES = 16 * 1024;
 
 export interface AdminAnnouncementDeps {
-  store: StorePort;
-  /** Authentication of the admin routes, chosen by the composition root. */
-  auth: MiddlewareHandler;
+  /** Authentication of the admin routes, chosen by the composition root; sets `appId` and `appStore`. */
+  auth: MiddlewareHandler<AppKeyEnv>;
   metrics: Metrics;
   logger: Logger;
-}
-
-/**
- * A middleware accepting `Authorization: Bearer <token>` (compared by digest); 503 when `token` is
- * empty (the routes are off), 401 otherwise. `onRefused` hears each refusal (metric, warn line).
- */
-export function bearerTokenAuth(token: string, onRefused?: (code: 'INTERNAL_NOT_CONFIGURED' | 'UNAUTHORIZED') => void): MiddlewareHandler {
-  return async (c, next) => {
-    if (token === '') {
-      onRefused?.('INTERNAL_NOT_CONFIGURED');
-      throw new HttpError('INTERNAL_NOT_CONFIGURED', 'Admin endpoints are not configured');
-    }
-    if (!bearerMatches(c.req.header('authorization'), token)) {
-      onRefused?.('UNAUTHORIZED');
-      throw new HttpError('UNAUTHORIZED');
-    }
-    await next();
-  };
 }
 
 /** `expiresAt` as an ISO 8601 string or unix seconds; null when neither. */
@@ -62,8 +42,8 @@ function codePoints(text: string): number {
   return n;
 }
 
-export function adminAnnouncementRoutes(deps: AdminAnnouncementDeps): Hono {
-  const app = new Hono();
+export function adminAnnouncementRoutes(deps: AdminAnnouncementDeps): Hono<AppKeyEnv> {
+  const app = new Hono<AppKeyEnv>();
   app.use('/v1/admin/announcements', deps.auth);
   app.post('/v1/admin/announcements', async (c) => {
     const refuse = (code: 'UNPROCESSABLE_BODY' | 'INVALID_ANNOUNCEMENT', reason: string): never => {
@@ -80,10 +60,14 @@ export function adminAnnouncementRoutes(deps: AdminAnnouncementDeps): Hono {
       return refuse('INVALID_ANNOUNCEMENT', `text is longer than ${ANNOUNCEMENT_MAX_CHARS} characters`);
     const expiresAtMs = parseExpiresAt(expiresAt);
     if (expiresAtMs === null) return refuse('INVALID_ANNOUNCEMENT', 'expiresAt must be an ISO 8601 time or unix seconds');
-    if (expiresAtMs <= deps.store.clock.nowMs()) return refuse('INVALID_ANNOUNCEMENT', 'expiresAt is not in the future');
-    const announcement = await deps.store.publishAnnouncement(text, expiresAtMs);
+    const store = c.get('appStore');
+    if (expiresAtMs <= store.clock.nowMs()) return refuse('INVALID_ANNOUNCEMENT', 'expiresAt is not in the future');
+    const announcement = await store.publishAnnouncement(text, expiresAtMs);
     deps.metrics.inboxApiRequests.inc({ route: 'admin-announcements', outcome: 'ok' });
-    deps.logger.info({ id: announcement.id, expiresAt: new Date(expiresAtMs).toISOString() }, 'announcement published');
+    deps.logger.info(
+      { app: c.get('appId'), id: announcement.id, expiresAt: new Date(expiresAtMs).toISOString() },
+      'announcement published',
+    );
     return c.json(
       {
         id: announcement.id,

@@ -11,9 +11,9 @@ import { DeliveriesPage, DeliveriesQuery, ErrorBody, OpenRates, OpenRatesQuery }
 const DEFAULT_LIMIT = 100;
 
 export interface AdminDeliveriesDeps {
-  store: StorePort;
   auth: AuthDeps;
-  retentionDays: number;
+  /** The app's `delivery_log.retention_days`: where a query without `since` starts. */
+  retentionDays: (appId: string) => number;
 }
 
 const errorResponses = {
@@ -25,7 +25,7 @@ const errorResponses = {
 
 export function adminDeliveryRoutes(app: OpenAPIHono<AppKeyEnv>, deps: AdminDeliveriesDeps): void {
   const adminKeys = requireAppKey(deps.auth, ['admin']);
-  const retentionStartMs = () => deps.store.clock.nowMs() - deps.retentionDays * 86_400_000;
+  const retentionStartMs = (store: StorePort, appId: string) => store.clock.nowMs() - deps.retentionDays(appId) * 86_400_000;
 
   const list = createRoute({
     method: 'get',
@@ -38,9 +38,10 @@ export function adminDeliveryRoutes(app: OpenAPIHono<AppKeyEnv>, deps: AdminDeli
   });
   app.openapi(list, async (c) => {
     const { recipient, since, limit } = c.req.valid('query');
-    const entries = await deps.store.readDeliveryLog(c.get('appId'), {
+    const store = c.get('appStore');
+    const entries = await store.readDeliveryLog(c.get('appId'), {
       ...(recipient === undefined ? {} : { recipient }),
-      sinceMs: since === undefined ? retentionStartMs() : Date.parse(since),
+      sinceMs: since === undefined ? retentionStartMs(store, c.get('appId')) : Date.parse(since),
       limit: limit ?? DEFAULT_LIMIT,
     });
     return c.json(
@@ -62,8 +63,9 @@ export function adminDeliveryRoutes(app: OpenAPIHono<AppKeyEnv>, deps: AdminDeli
   });
   app.openapi(rates, async (c) => {
     const { since } = c.req.valid('query');
-    const sinceMs = since === undefined ? retentionStartMs() : Date.parse(since);
-    const types = await deps.store.deliveryOpenRates(c.get('appId'), sinceMs);
+    const store = c.get('appStore');
+    const sinceMs = since === undefined ? retentionStartMs(store, c.get('appId')) : Date.parse(since);
+    const types = await store.deliveryOpenRates(c.get('appId'), sinceMs);
     return c.json(
       {
         since: new Date(sinceMs).toISOString(),

@@ -1,27 +1,19 @@
-import { Hono, type MiddlewareHandler } from 'hono';
+import { Hono } from 'hono';
 import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import { HttpError } from './errors.ts';
 import { healthRoutes, type HealthSource } from './health.ts';
-import { dlqRoutes } from './admin/dlq.ts';
-import type { StorePort } from '../store/port.ts';
 
 export interface ApiDeps {
   health: HealthSource;
   metrics: Metrics;
   logger: Logger;
-  /**
-   * The admin routes (`/v1/admin/*`: dead letters), behind `auth`; absent, they are not mounted.
-   * The service passes the `server.internal_api_token` bearer check (`internal-token.ts`) for now.
-   */
-  admin?: { store: StorePort; auth: MiddlewareHandler };
 }
 
 /** The HTTP surface: every route is mounted here, errors are written in one place. */
 export function createApiApp(deps: ApiDeps): Hono {
   const app = new Hono();
   app.route('/', healthRoutes(deps));
-  if (deps.admin) app.route('/', dlqRoutes({ ...deps.admin, logger: deps.logger.child({ route: 'admin-dlq' }), metrics: deps.metrics }));
 
   app.notFound(() => {
     throw new HttpError('NOT_FOUND');

@@ -24,6 +24,8 @@ import { HttpError, type HttpErrorCode } from './errors.ts';
 /** What the middleware puts on the context for the handlers. */
 export interface AppKeyVariables {
   appId: string;
+  /** The store view of `appId` (tenancy): everything a route reads or writes for the app goes through it. */
+  appStore: StorePort;
   keyRole: ApiKeyRole;
   keyId: string;
   /** Set instead of the key fields when a route accepted NIP-98 and the caller used it: the signer. */
@@ -35,9 +37,12 @@ export interface AppKeyEnv {
 }
 
 export interface AuthDeps {
+  /** Where API keys are looked up: the default app's store. */
   store: StorePort;
   /** The configured app ids, the default first. */
   apps: readonly string[];
+  /** The store view of a configured app; absent, every app's is `store` (one app). */
+  storeOf?: (appId: string) => StorePort;
   logger: Logger;
   metrics: Metrics;
 }
@@ -78,6 +83,7 @@ export function requireAppKey(deps: AuthDeps, roles: readonly ApiKeyRole[]): Mid
     const resolved = resolveApp(key, c.req.header('x-app'), deps.apps);
     if ('error' in resolved) return refuse(resolved.error, { reason: 'X-App', keyId: key.id });
     c.set('appId', resolved.appId);
+    c.set('appStore', deps.storeOf?.(resolved.appId) ?? deps.store);
     c.set('keyRole', key.role);
     c.set('keyId', key.id);
     await next();

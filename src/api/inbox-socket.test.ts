@@ -20,9 +20,11 @@ function authFor(secret: string, url: string, method = 'GET'): string {
       kind: HTTP_AUTH_KIND,
       created_at: Math.floor(Date.now() / 1000),
       content: '',
+      // A nonce, so two upgrades of one user in one second are two auth events (not a replay).
       tags: [
         ['u', url],
         ['method', method],
+        ['nonce', String(Math.random())],
       ],
     },
     secret,
@@ -59,6 +61,7 @@ async function until(check: () => boolean, what: string): Promise<void> {
 
 describe('inbox hint socket', () => {
   let store: StorePort;
+  let storeB: StorePort;
   let server: Server;
   let sockets: InboxSockets;
   let base: string;
@@ -67,12 +70,14 @@ describe('inbox hint socket', () => {
 
   beforeEach(async () => {
     store = await openSqliteStore({ path: ':memory:' });
+    storeB = await openSqliteStore({ path: ':memory:' });
     server = createServer((_req, res) => res.end());
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     const logger = createLogger({ level: 'silent' });
     sockets = attachInboxSockets(server, {
       store,
+      storeOf: (appId) => (appId === 'b' ? storeB : undefined),
       auth: { verifier: await createEventVerifier(), replay: nip98ReplayGuard(store), clock: store.clock, logger },
       metrics: new Metrics(),
       logger,
@@ -83,6 +88,25 @@ describe('inbox hint socket', () => {
     await sockets.close();
     await new Promise<void>((resolve) => server.close(() => resolve()));
     await store.close();
+    await storeB.close();
+  });
+
+  test('tenancy: X-App picks the app whose hints a socket hears; an unknown app is 404', async () => {
+    const url = `${base}${INBOX_SOCKET_PATH}`;
+    const ofDefault = await connect(url.replace('http', 'ws'), { authorization: authFor(alice, url) });
+    const ofB = await connect(url.replace('http', 'ws'), { authorization: authFor(alice, url), 'x-app': 'b' });
+    assert.ok('ws' in ofDefault && 'ws' in ofB);
+    await storeB.countInboxNotifications([{ countKey: 'e1', recipient: publicKeyOf(alice), type: 'comment' }], 60);
+    await until(() => ofB.frames.length === 1, 'the hint of app b');
+    await store.countInboxNotifications([{ countKey: 'e2', recipient: publicKeyOf(alice), type: 'like' }], 60);
+    await until(() => ofDefault.frames.length === 1, 'the hint of the default app');
+    assert.deepEqual(ofB.frames, [{ type: 'comment', totalNew: 1 }], 'b’s socket heard b’s hint only');
+    assert.deepEqual(ofDefault.frames, [{ type: 'like', totalNew: 1 }], 'the default socket heard the default’s only');
+    const unknown = await connect(url.replace('http', 'ws'), { authorization: authFor(bob, url), 'x-app': 'nope' });
+    assert.ok('status' in unknown);
+    assert.equal(unknown.status, 404);
+    ofDefault.ws.close();
+    ofB.ws.close();
   });
 
   test('a hint reaches the sockets of the user whose counter changed, and only theirs', async () => {

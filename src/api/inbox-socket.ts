@@ -19,6 +19,7 @@ import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import type { InboxHint } from '../store/port-inbox.ts';
 import type { StorePort } from '../store/port.ts';
+import { DEFAULT_APP_ID } from '../config/apps.ts';
 import { HTTP_ERRORS } from './errors.ts';
 import type { Nip98Auth } from './nip98-auth.ts';
 
@@ -29,7 +30,13 @@ export const INBOX_SOCKET_PING_MS = 30_000;
 const MAX_CLIENT_PAYLOAD_BYTES = 125;
 
 export interface InboxSocketDeps {
+  /** The default app's store view. */
   store: StorePort;
+  /**
+   * Tenancy: the store view of a configured app, or undefined for an unknown one. The upgrade
+   * names its app with `X-App` (none: the default app; unknown: 404). Absent: one app.
+   */
+  storeOf?: (appId: string) => StorePort | undefined;
   auth: Nip98Auth;
   metrics: Metrics;
   logger: Logger;
@@ -71,18 +78,25 @@ function refuse(socket: Duplex, status: number, body: unknown): void {
 /** Serve the hint socket on `server`. */
 export function attachInboxSockets(server: Server, deps: InboxSocketDeps): InboxSockets {
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_CLIENT_PAYLOAD_BYTES, perMessageDeflate: false });
+  /** Sockets by `{app}:{pubkey}`: a user of two apps hears each app's hints on that app's sockets only. */
   const byPubkey = new Map<string, Set<WebSocket>>();
   const alive = new WeakSet<WebSocket>();
-  let unsubscribe: Promise<() => Promise<void>> | null = null;
+  const unsubscribes = new Map<string, Promise<() => Promise<void>>>();
 
-  const onHint = (hint: InboxHint): void => {
-    const sockets = byPubkey.get(hint.pubkey);
-    if (!sockets) return;
-    const frame = JSON.stringify({ type: hint.type, totalNew: hint.totalNew });
-    for (const ws of sockets) ws.send(frame);
+  const onHint =
+    (appId: string) =>
+    (hint: InboxHint): void => {
+      const sockets = byPubkey.get(`${appId}:${hint.pubkey}`);
+      if (!sockets) return;
+      const frame = JSON.stringify({ type: hint.type, totalNew: hint.totalNew });
+      for (const ws of sockets) ws.send(frame);
+    };
+  // One store subscription per app for the process, taken with the app's first socket.
+  const subscribed = (appId: string, store: StorePort): Promise<() => Promise<void>> => {
+    let unsubscribe = unsubscribes.get(appId);
+    if (!unsubscribe) unsubscribes.set(appId, (unsubscribe = store.subscribeInboxHints(onHint(appId))));
+    return unsubscribe;
   };
-  // One store subscription for the process, taken with the first socket.
-  const subscribed = (): Promise<() => Promise<void>> => (unsubscribe ??= deps.store.subscribeInboxHints(onHint));
 
   const pinger = setInterval(() => {
     for (const sockets of byPubkey.values()) {
@@ -98,9 +112,9 @@ export function attachInboxSockets(server: Server, deps: InboxSocketDeps): Inbox
   }, deps.pingMs ?? INBOX_SOCKET_PING_MS);
   pinger.unref();
 
-  const register = (pubkey: string, ws: WebSocket): void => {
-    let sockets = byPubkey.get(pubkey);
-    if (!sockets) byPubkey.set(pubkey, (sockets = new Set()));
+  const register = (key: string, ws: WebSocket): void => {
+    let sockets = byPubkey.get(key);
+    if (!sockets) byPubkey.set(key, (sockets = new Set()));
     sockets.add(ws);
     alive.add(ws);
     deps.metrics.inboxSockets.inc();
@@ -109,11 +123,19 @@ export function attachInboxSockets(server: Server, deps: InboxSocketDeps): Inbox
     ws.on('close', () => {
       deps.metrics.inboxSockets.dec();
       sockets.delete(ws);
-      if (sockets.size === 0) byPubkey.delete(pubkey);
+      if (sockets.size === 0) byPubkey.delete(key);
     });
   };
 
   const upgrade = async (request: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> => {
+    const named = request.headers['x-app'];
+    const appId = typeof named === 'string' && named !== '' ? named : DEFAULT_APP_ID;
+    const store = appId === DEFAULT_APP_ID ? deps.store : deps.storeOf?.(appId);
+    if (!store) {
+      deps.metrics.inboxApiRequests.inc({ route: 'socket', outcome: 'NOT_FOUND' });
+      refuse(socket, 404, { error: HTTP_ERRORS.NOT_FOUND.message, code: 'NOT_FOUND' });
+      return;
+    }
     const result = await verifyNip98(
       {
         method: request.method ?? 'GET',
@@ -130,12 +152,12 @@ export function attachInboxSockets(server: Server, deps: InboxSocketDeps): Inbox
       return;
     }
     // Subscribed before the socket opens, so no hint after the client's open is missed.
-    await subscribed();
-    await deps.store.rememberInboxUser(result.pubkey);
+    await subscribed(appId, store);
+    await store.rememberInboxUser(result.pubkey);
     if (socket.destroyed) return;
     wss.handleUpgrade(request, socket, head, (ws) => {
       deps.metrics.inboxApiRequests.inc({ route: 'socket', outcome: 'ok' });
-      register(result.pubkey, ws);
+      register(`${appId}:${result.pubkey}`, ws);
     });
   };
 
@@ -158,7 +180,7 @@ export function attachInboxSockets(server: Server, deps: InboxSocketDeps): Inbox
       for (const sockets of byPubkey.values()) for (const ws of sockets) ws.terminate();
       byPubkey.clear();
       wss.close();
-      if (unsubscribe) await (await unsubscribe)();
+      await Promise.allSettled([...unsubscribes.values()].map(async (unsubscribe) => (await unsubscribe)()));
     },
   };
 }

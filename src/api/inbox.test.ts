@@ -10,7 +10,9 @@ import { openSqliteStore } from '../store/sqlite/index.ts';
 import type { StorePort } from '../store/port.ts';
 import { ManualClock } from '../util/clock.ts';
 import { createHash } from 'node:crypto';
-import { adminAnnouncementRoutes, bearerTokenAuth, parseExpiresAt } from './admin-announcements.ts';
+import { adminAnnouncementRoutes, parseExpiresAt } from './admin-announcements.ts';
+import { requireAppKey } from './auth.ts';
+import { createApiKey } from '../platform/api-keys.ts';
 import { HttpError } from './errors.ts';
 import { deviceId, inboxRoutes } from './inbox.ts';
 
@@ -39,6 +41,8 @@ describe('user API', () => {
   let store: StorePort;
   let app: Hono;
   let metrics: Metrics;
+  let adminKey: string;
+  let sendKey: string;
 
   beforeEach(async () => {
     store = await openSqliteStore({ path: ':memory:', clock: new ManualClock(Date.now()) });
@@ -54,7 +58,10 @@ describe('user API', () => {
         logger,
       }),
     );
-    app.route('/', adminAnnouncementRoutes({ store, auth: bearerTokenAuth('admin-token'), metrics, logger }));
+    adminKey = (await createApiKey(store, 'default', 'admin')).key;
+    sendKey = (await createApiKey(store, 'default', 'send')).key;
+    const adminKeys = requireAppKey({ store, apps: ['default'], logger, metrics }, ['admin']);
+    app.route('/', adminAnnouncementRoutes({ auth: adminKeys, metrics, logger }));
     app.onError((err, c) => (err instanceof HttpError ? c.json(err.toJSON(), err.status as 400) : c.json({ error: String(err) }, 500)));
   });
   afterEach(() => store.close());
@@ -150,8 +157,8 @@ describe('user API', () => {
     assert.equal(tampered.status, 401, 'payload mismatch');
   });
 
-  test('announcements: the admin route needs the bearer token and a future expiry; users list the active ones and they stop counting', async () => {
-    const post = (body: unknown, token = 'admin-token') =>
+  test('announcements: the admin route needs an admin API key and a future expiry; users list the active ones and they stop counting', async () => {
+    const post = (body: unknown, token = adminKey) =>
       app.request(`${BASE}/v1/admin/announcements`, {
         method: 'POST',
         headers: { authorization: `Bearer ${token}` },
@@ -159,6 +166,7 @@ describe('user API', () => {
       });
     const expiresAt = new Date(store.clock.nowMs() + 3_600_000).toISOString();
     assert.equal((await post({ text: 'Hello', expiresAt }, 'nope')).status, 401);
+    assert.equal((await post({ text: 'Hello', expiresAt }, sendKey)).status, 403, 'a send key is not an admin key');
     for (const bad of [
       { text: '', expiresAt },
       { text: 'Hi', expiresAt: 'tomorrow' },
@@ -178,6 +186,45 @@ describe('user API', () => {
       [[id, 'Hello', expiresAt]],
     );
     assert.equal(((await call('GET', '/v1/inbox/counts')).json?.types as Record<string, { new: number }>).announcement?.new, 0);
+  });
+
+  test('tenancy: X-App names the app whose inbox and announcements the caller reads; an unknown app is 404', async () => {
+    const storeB = await openSqliteStore({ path: ':memory:', clock: store.clock });
+    try {
+      const logger = createLogger({ level: 'silent' });
+      const views = new Map([['b', storeB]]);
+      const tenantApp = new Hono();
+      tenantApp.route(
+        '/',
+        inboxRoutes({
+          store,
+          storeOf: (appId) => views.get(appId),
+          auth: { verifier: await createEventVerifier(), replay: nip98ReplayGuard(store), clock: store.clock, logger },
+          metrics,
+          logger,
+        }),
+      );
+      tenantApp.onError((err, c) =>
+        err instanceof HttpError ? c.json(err.toJSON(), err.status as 400) : c.json({ error: String(err) }, 500),
+      );
+      const get = async (path: string, headers: Record<string, string>) => {
+        const res = await tenantApp.request(`${BASE}${path}`, { headers: { authorization: authorization('GET', path), ...headers } });
+        return { status: res.status, json: (await res.json()) as Record<string, unknown> };
+      };
+      await storeB.publishAnnouncement('Only for app b', store.clock.nowMs() + 3_600_000);
+      const ofB = await get('/v1/announcements', { 'x-app': 'b' });
+      assert.equal(ofB.status, 200);
+      assert.deepEqual(
+        (ofB.json.announcements as Array<{ text: string }>).map((a) => a.text),
+        ['Only for app b'],
+      );
+      const ofDefault = await get('/v1/announcements', {});
+      assert.deepEqual(ofDefault.json.announcements, [], 'the default app has none');
+      const unknown = await get('/v1/announcements', { 'x-app': 'nope' });
+      assert.deepEqual([unknown.status, unknown.json.code], [404, 'NOT_FOUND']);
+    } finally {
+      await storeB.close();
+    }
   });
 
   test('parseExpiresAt: ISO 8601 or unix seconds', () => {

@@ -23,6 +23,7 @@ import { redact, type Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import { parseAlertWordList } from '../engine/inbox/words.ts';
 import { THROTTLE_WINDOW_SECS } from '../delivery/throttle.ts';
+import { DEFAULT_APP_ID } from '../config/apps.ts';
 import { HttpError } from './errors.ts';
 import { parseJsonBytes, readBodyBytes } from './json-body.ts';
 import { authenticateNip98, type Nip98Auth } from './nip98-auth.ts';
@@ -31,7 +32,13 @@ import { authenticateNip98, type Nip98Auth } from './nip98-auth.ts';
 export const INBOX_API_MAX_BODY_BYTES = 16 * 1024;
 
 export interface InboxApiDeps {
+  /** The default app's store view. */
   store: StorePort;
+  /**
+   * Tenancy: the store view of a configured app, or undefined for an unknown one. A caller names
+   * its app with `X-App` (as for NIP-98 opens); without it, the default app. Absent: one app.
+   */
+  storeOf?: (appId: string) => StorePort | undefined;
   auth: Nip98Auth;
   metrics: Metrics;
   logger: Logger;
@@ -84,20 +91,28 @@ function alertWordsOf(body: Uint8Array): string[] {
 
 export function inboxRoutes(deps: InboxApiDeps): Hono {
   const app = new Hono();
-  const { store } = deps;
+  /** The store view of the app the request names (`X-App`); an unknown app is 404, before any signature is checked. */
+  const storeOfRequest = (c: Context): StorePort => {
+    const named = c.req.header('x-app');
+    if (named === undefined || named === '' || named === DEFAULT_APP_ID) return deps.store;
+    const store = deps.storeOf?.(named);
+    if (!store) throw new HttpError('NOT_FOUND');
+    return store;
+  };
 
   /**
    * Authenticate (reading the body first when the method has one, for the `payload` tag), count
    * the outcome, and make the caller a known user.
    */
   const handle =
-    (route: string, withBody: boolean, work: (c: Context, pubkey: string, body: Uint8Array) => Promise<Response>) =>
+    (route: string, withBody: boolean, work: (c: Context, pubkey: string, body: Uint8Array, store: StorePort) => Promise<Response>) =>
     async (c: Context): Promise<Response> => {
       try {
+        const store = storeOfRequest(c);
         const body = withBody ? await readBodyBytes(c, INBOX_API_MAX_BODY_BYTES) : new Uint8Array(0);
         const pubkey = await authenticateNip98(c, deps.auth, withBody ? body : undefined);
         await store.rememberInboxUser(pubkey);
-        const response = await work(c, pubkey, body);
+        const response = await work(c, pubkey, body, store);
         deps.metrics.inboxApiRequests.inc({ route, outcome: 'ok' });
         return response;
       } catch (err) {
@@ -113,7 +128,7 @@ export function inboxRoutes(deps: InboxApiDeps): Hono {
 
   app.get(
     '/v1/inbox/counts',
-    handle('counts', false, async (c, pubkey) => {
+    handle('counts', false, async (c, pubkey, _body, store) => {
       const counts = await store.readInboxCounts(pubkey);
       const limit = deps.throttlePerUserPerHour ?? 0;
       if (limit <= 0) return c.json(counts);
@@ -133,22 +148,22 @@ export function inboxRoutes(deps: InboxApiDeps): Hono {
   );
   app.post(
     '/v1/inbox/viewed',
-    handle('viewed', true, async (c, pubkey, body) => c.json(await store.markInboxViewed(pubkey, viewedTypes(body)))),
+    handle('viewed', true, async (c, pubkey, body, store) => c.json(await store.markInboxViewed(pubkey, viewedTypes(body)))),
   );
   app.get(
     '/v1/alert-words',
-    handle('alert-words', false, async (c, pubkey) => c.json({ words: await store.readAlertWords(pubkey) })),
+    handle('alert-words', false, async (c, pubkey, _body, store) => c.json({ words: await store.readAlertWords(pubkey) })),
   );
   app.put(
     '/v1/alert-words',
-    handle('alert-words', true, async (c, pubkey, body) => {
+    handle('alert-words', true, async (c, pubkey, body, store) => {
       await store.replaceAlertWords(pubkey, alertWordsOf(body));
       return c.json({ words: await store.readAlertWords(pubkey) });
     }),
   );
   app.get(
     '/v1/announcements',
-    handle('announcements', false, async (c, pubkey) => {
+    handle('announcements', false, async (c, pubkey, _body, store) => {
       const announcements = await store.activeAnnouncements();
       await store.markInboxViewed(pubkey, ['announcement']);
       return c.json({ announcements: announcements.map(announcementView) });
@@ -156,11 +171,11 @@ export function inboxRoutes(deps: InboxApiDeps): Hono {
   );
   app.get(
     '/v1/devices',
-    handle('devices', false, async (c, pubkey) => c.json({ devices: (await store.listDevices(pubkey)).map(deviceView) })),
+    handle('devices', false, async (c, pubkey, _body, store) => c.json({ devices: (await store.listDevices(pubkey)).map(deviceView) })),
   );
   app.delete(
     '/v1/devices/:id',
-    handle('devices', false, async (c, pubkey) => {
+    handle('devices', false, async (c, pubkey, _body, store) => {
       const id = c.req.param('id');
       const device = (await store.listDevices(pubkey)).find((d) => deviceId(d.token) === id);
       if (!device || !(await store.removeToken(pubkey, device.token))) throw new HttpError('DEVICE_NOT_FOUND');

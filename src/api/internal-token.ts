@@ -1,6 +1,6 @@
 /**
- * The bearer check of `server.internal_api_token`: the internal hooks' authentication, and for
- * now the admin routes' (the platform's admin API keys replace it there).
+ * The bearer check of `server.internal_api_token`: the internal hooks' authentication (the
+ * direct-message hook). The admin routes take the platform's admin API keys instead.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { MiddlewareHandler } from 'hono';

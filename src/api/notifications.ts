@@ -39,9 +39,9 @@ const OUTCOME_READ_LIMIT = 200_000;
 /** Either scheme opens a notification (an OpenAPI security list: one entry per alternative). */
 const OPENED_SECURITY: Array<Record<string, string[]>> = [{ apiKey: [] }, { nip98: [] }];
 
-export interface NotificationRoutesDeps {
+/** What the send API needs of one app: its store view and its `send_api` settings. */
+export interface SendApiAppSettings {
   store: StorePort;
-  auth: AuthDeps;
   /** App type → preference category (`send_api.types`). */
   typeCategories: ReadonlyMap<string, number>;
   maxRecipients: number;
@@ -49,6 +49,16 @@ export interface NotificationRoutesDeps {
   recordTtlSecs: number;
   /** Kept as long as the log keeps the `opened` entry it guards. */
   openedClaimTtlSecs: number;
+  /** `delivery_log.retention_days`: how far back the admin log reads by default. */
+  retentionDays: number;
+}
+
+export interface NotificationRoutesDeps extends SendApiAppSettings {
+  /** The default app's settings are the fields above; `appSettings` gives any configured app's (tenancy). */
+  appSettings?: (appId: string) => SendApiAppSettings;
+  /** The largest `max_recipients` of any app: the schema's bound (each app's own is checked after). */
+  schemaMaxRecipients?: number;
+  auth: AuthDeps;
   /** A send was created (wakes this process's scheduler). */
   onCreated: () => void;
   metrics: Metrics;
@@ -136,6 +146,7 @@ function keyOrNip98(deps: NotificationRoutesDeps, keys: MiddlewareHandler<AppKey
       body,
     );
     c.set('appId', appId);
+    c.set('appStore', settingsOf(deps, appId).store);
     c.set('nip98Pubkey', pubkey);
     await next();
   };
@@ -146,8 +157,11 @@ function keyOrNip98(deps: NotificationRoutesDeps, keys: MiddlewareHandler<AppKey
     });
 }
 
+function settingsOf(deps: NotificationRoutesDeps, appId: string): SendApiAppSettings {
+  return deps.appSettings?.(appId) ?? deps;
+}
+
 export function notificationRoutes(app: OpenAPIHono<AppKeyEnv>, deps: NotificationRoutesDeps): void {
-  const { store } = deps;
   const sendKeys = requireAppKey(deps.auth, ['send', 'admin']);
   const count = (route: string, outcome: string) => deps.metrics.apiRequests.inc({ route, outcome });
   const tooLarge = (limit: number) =>
@@ -166,7 +180,10 @@ export function notificationRoutes(app: OpenAPIHono<AppKeyEnv>, deps: Notificati
     middleware: [sendKeys, tooLarge(SEND_MAX_BODY_BYTES)] as const,
     request: {
       headers: IdempotencyHeaders,
-      body: { required: true, content: { 'application/json': { schema: sendRequestSchema(deps.maxRecipients) } } },
+      body: {
+        required: true,
+        content: { 'application/json': { schema: sendRequestSchema(deps.schemaMaxRecipients ?? deps.maxRecipients) } },
+      },
     },
     responses: {
       202: {
@@ -181,7 +198,13 @@ export function notificationRoutes(app: OpenAPIHono<AppKeyEnv>, deps: Notificati
   app.openapi(create, async (c) => {
     const body = c.req.valid('json');
     const appId = c.get('appId');
-    if (!deps.typeCategories.has(body.type)) {
+    const settings = settingsOf(deps, appId);
+    const { store } = settings;
+    if (body.recipients.length > settings.maxRecipients) {
+      count('send', 'VALIDATION_FAILED');
+      throw new HttpError('VALIDATION_FAILED', `recipients: at most ${settings.maxRecipients} for this app`);
+    }
+    if (!settings.typeCategories.has(body.type)) {
       count('send', 'UNKNOWN_TYPE');
       deps.logger.warn({ appId, type: body.type }, 'send refused: type not in send_api.types');
       throw new HttpError('UNKNOWN_TYPE', `Unknown notification type \`${body.type}\`; add it to send_api.types`);
@@ -192,11 +215,11 @@ export function notificationRoutes(app: OpenAPIHono<AppKeyEnv>, deps: Notificati
     const key = c.req.valid('header')['idempotency-key'];
     const requestHash = createHash('sha256').update(canonicalJson(body)).digest('hex');
     const id = randomUUID();
-    const recordTtlSecs = deps.recordTtlSecs + (sendAtMs - nowMs) / 1000;
+    const recordTtlSecs = settings.recordTtlSecs + (sendAtMs - nowMs) / 1000;
     const result = await store.createSend(
       { appId, id, request, sendAtMs },
       recordTtlSecs,
-      key === undefined ? null : { key, requestHash, ttlSecs: deps.idempotencyTtlSecs },
+      key === undefined ? null : { key, requestHash, ttlSecs: settings.idempotencyTtlSecs },
     );
     if (!result.created) {
       if (!result.sameRequest) {
@@ -231,6 +254,7 @@ export function notificationRoutes(app: OpenAPIHono<AppKeyEnv>, deps: Notificati
   app.openapi(read, async (c) => {
     const appId = c.get('appId');
     const { id } = c.req.valid('param');
+    const store = c.get('appStore');
     const send = await store.getSend(appId, id);
     if (!send) throw new HttpError('NOT_FOUND');
     const entries = await store.readDeliveryLog(appId, { notificationId: id, limit: OUTCOME_READ_LIMIT });
@@ -270,7 +294,7 @@ export function notificationRoutes(app: OpenAPIHono<AppKeyEnv>, deps: Notificati
   app.openapi(cancel, async (c) => {
     const appId = c.get('appId');
     const { id } = c.req.valid('param');
-    const result = await store.cancelSend(appId, id);
+    const result = await c.get('appStore').cancelSend(appId, id);
     count('cancel', result);
     if (result === 'not_found') throw new HttpError('NOT_FOUND');
     if (result === 'not_cancellable') throw new HttpError('NOT_CANCELLABLE');
@@ -307,11 +331,12 @@ export function notificationRoutes(app: OpenAPIHono<AppKeyEnv>, deps: Notificati
 
 /** Record one open of (notification, recipient): 404 unless the recipient is one of the notification's. */
 export async function recordOpened(deps: NotificationRoutesDeps, appId: string, id: string, recipient: string): Promise<boolean> {
-  const send = await deps.store.getSend(appId, id);
+  const { store, openedClaimTtlSecs } = settingsOf(deps, appId);
+  const send = await store.getSend(appId, id);
   if (!send || !send.request.recipients.includes(recipient)) throw new HttpError('NOT_FOUND');
-  const first = await deps.store.claimEvent(`opened:${appId}:${id}:${recipient}`, deps.openedClaimTtlSecs);
+  const first = await store.claimEvent(`opened:${appId}:${id}:${recipient}`, openedClaimTtlSecs);
   if (first) {
-    await deps.store.appendDeliveryLog([{ appId, notificationId: id, recipient, type: send.request.type, status: 'opened' }]);
+    await store.appendDeliveryLog([{ appId, notificationId: id, recipient, type: send.request.type, status: 'opened' }]);
   }
   deps.metrics.apiRequests.inc({ route: 'opened', outcome: first ? 'ok' : 'duplicate' });
   return first;

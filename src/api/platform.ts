@@ -15,13 +15,16 @@ import { adminDeliveryRoutes } from './admin-deliveries.ts';
 import { requireAppKey, type AppKeyEnv, type AuthDeps } from './auth.ts';
 import { routePath } from 'hono/route';
 import { HttpError } from './errors.ts';
-import { notificationRoutes, type NotificationRoutesDeps } from './notifications.ts';
+import { notificationRoutes, type NotificationRoutesDeps, type SendApiAppSettings } from './notifications.ts';
 
 export const OPENAPI_PATH = '/v1/openapi.json';
 
 export interface PlatformApiDeps {
+  /** The default app's store view; API keys are looked up there. The settings below are the default app's. */
   store: StorePort;
   apps: readonly string[];
+  /** Tenancy: any configured app's store view and send API settings; absent, every app is served as the default. */
+  appSettings?: (appId: string) => SendApiAppSettings;
   typeCategories: ReadonlyMap<string, number>;
   maxRecipients: number;
   idempotencyTtlSecs: number;
@@ -78,8 +81,16 @@ export function createPlatformApi(deps: PlatformApiDeps): PlatformApi {
     scheme: 'Nostr',
     description: 'NIP-98: a signed kind 27235 event over the method, URL and body, base64 (the recipient recording its own open)',
   });
-  const auth: AuthDeps = { store: deps.store, apps: deps.apps, logger: deps.logger, metrics: deps.metrics };
+  const appSettings = deps.appSettings;
+  const auth: AuthDeps = {
+    store: deps.store,
+    apps: deps.apps,
+    ...(appSettings ? { storeOf: (appId: string) => appSettings(appId).store } : {}),
+    logger: deps.logger,
+    metrics: deps.metrics,
+  };
   const notificationDeps: NotificationRoutesDeps = {
+    ...(appSettings ? { appSettings, schemaMaxRecipients: Math.max(...deps.apps.map((appId) => appSettings(appId).maxRecipients)) } : {}),
     store: deps.store,
     auth,
     typeCategories: deps.typeCategories,
@@ -87,12 +98,16 @@ export function createPlatformApi(deps: PlatformApiDeps): PlatformApi {
     idempotencyTtlSecs: deps.idempotencyTtlSecs,
     recordTtlSecs: deps.recordTtlSecs,
     openedClaimTtlSecs: deps.retentionDays * 86_400,
+    retentionDays: deps.retentionDays,
     onCreated: deps.onCreated,
     metrics: deps.metrics,
     logger: deps.logger,
   };
   notificationRoutes(app, notificationDeps);
-  adminDeliveryRoutes(app, { store: deps.store, auth, retentionDays: deps.retentionDays });
+  adminDeliveryRoutes(app, {
+    auth,
+    retentionDays: (appId) => (appSettings ? appSettings(appId).retentionDays : deps.retentionDays),
+  });
   app.doc31(OPENAPI_PATH, {
     openapi: '3.1.0',
     info: { title: 'nostr-push app platform API', version: deps.version },

@@ -262,6 +262,17 @@ export interface Config {
   log: {
     level: string;
   };
+  /**
+   * The apps besides the default one (`apps:` in the YAML, `src/config/apps.ts`), each with its
+   * configuration merged over this one. Empty in an app's own configuration.
+   */
+  apps: AppEntry[];
+}
+
+/** One app of `apps:`: its id and its whole configuration (the top level with the app's own keys over it). */
+export interface AppEntry {
+  id: string;
+  config: Config;
 }
 
 /** The `templates` section (`src/engine/templates/load.ts`). */
@@ -622,5 +633,6 @@ export function defaultConfig(): Config {
     templates: { dir: '', default_locale: DEFAULT_TEMPLATE_LOCALE, locales: {} },
     throttle: { per_user_per_hour: DEFAULT_THROTTLE_PER_USER_PER_HOUR },
     log: { level: 'info' },
+    apps: [],
   };
 }

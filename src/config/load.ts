@@ -1,8 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { defaultConfig, ROLE_NAMES, type Config, type RoleName } from './defaults.ts';
+import { defaultConfig, ROLE_NAMES, type AppEntry, type Config, type RoleName } from './defaults.ts';
 import { validateConfig } from './validate.ts';
+import { APP_SECTIONS, appListProblems } from './apps.ts';
 
 /** Prefix of every environment key; `__` separates levels (`NOSTR_PUSH__SERVICE__PRIVATE_KEY_HEX`). */
 export const ENV_PREFIX = 'NOSTR_PUSH__';
@@ -198,6 +199,7 @@ export function loadConfig(options: LoadConfigOptions = {}): LoadedConfig {
   const sources = ['defaults'];
 
   const file = options.configPath ?? env.NOSTR_PUSH_CONFIG;
+  let rawApps: Json = null;
   if (file) {
     let parsed: unknown;
     try {
@@ -207,11 +209,20 @@ export function loadConfig(options: LoadConfigOptions = {}): LoadedConfig {
     }
     if (parsed !== null && parsed !== undefined && !isObject(parsed))
       throw new ConfigError([`config file ${file}: top level must be a mapping`]);
-    if (isObject(parsed)) overlay(root, parsed, '', file, problems, explicit);
+    if (isObject(parsed)) {
+      // `apps:` is merged last, over the finished top level (`mergeApps`).
+      const { apps, ...topLevel } = parsed;
+      rawApps = apps ?? null;
+      overlay(root, topLevel, '', file, problems, explicit);
+    }
     sources.push(`file ${file}`);
   }
 
   const fromEnv = envToTree(env);
+  if ('apps' in fromEnv) {
+    problems.push('apps: set in the configuration file only (a list of mappings); each app inherits the environment through the top level');
+    delete fromEnv.apps;
+  }
   if (Object.keys(fromEnv).length > 0) {
     overlay(root, fromEnv, '', 'environment', problems, explicit);
     sources.push('environment');
@@ -223,18 +234,66 @@ export function loadConfig(options: LoadConfigOptions = {}): LoadedConfig {
     sources.push('REDIS_URL');
   }
 
-  const relayAlias = config.nostr.relay_url.trim();
-  if (relayAlias !== '') {
-    // The one-relay alias replaces the default list, or joins an explicit one.
-    config.nostr.relays = explicit.has('nostr.relays') ? [...new Set([...config.nostr.relays, relayAlias])] : [relayAlias];
-  }
+  applyRelayAlias(config, explicit.has('nostr.relays'));
   if (config.store.url === '') {
     config.store.url = config.redis.url !== '' ? config.redis.url : `sqlite:${join(config.data_dir, 'nostr-push.sqlite')}`;
   }
 
-  problems.push(...validateConfig(config, explicit));
+  const topProblems = validateConfig(config, explicit);
+  problems.push(...topProblems);
+  if (rawApps !== null) {
+    config.apps = mergeApps(config, rawApps, file ?? 'the configuration', problems, new Set(topProblems));
+    problems.push(...appListProblems(config, config.apps));
+  }
   if (problems.length > 0) throw new ConfigError(problems);
   return { config, sources, explicitKeys: explicit };
+}
+
+/** divine's one-relay alias `nostr.relay_url` replaces the default list, or joins an explicit one. */
+function applyRelayAlias(config: Config, relaysExplicit: boolean): void {
+  const relayAlias = config.nostr.relay_url.trim();
+  if (relayAlias === '') return;
+  config.nostr.relays = relaysExplicit ? [...new Set([...config.nostr.relays, relayAlias])] : [relayAlias];
+}
+
+/**
+ * `apps:` (see `apps.ts`): each entry's sections over a copy of the finished top level, then
+ * validated as a whole configuration. Problems are prefixed `apps.{id}.`; a problem the app only
+ * inherited (already reported for the top level) is not repeated.
+ */
+function mergeApps(top: Config, raw: Json, origin: string, problems: string[], topProblems: ReadonlySet<string>): AppEntry[] {
+  if (!Array.isArray(raw)) {
+    problems.push('apps: expected a list of mappings, each with an id');
+    return [];
+  }
+  const apps: AppEntry[] = [];
+  raw.forEach((entry, index) => {
+    if (!isObject(entry) || typeof entry.id !== 'string') {
+      problems.push(`apps[${index}]: expected a mapping with an id`);
+      return;
+    }
+    const id = entry.id;
+    const config = structuredClone({ ...top, apps: [] }) as Config;
+    // Never inherited: an app without a key of its own gets a generated one (apps.ts).
+    config.service.private_key_hex = '';
+    const explicit = new Set<string>();
+    for (const [section, value] of Object.entries(entry)) {
+      if (section === 'id') continue;
+      if (!(APP_SECTIONS as readonly string[]).includes(section)) {
+        problems.push(
+          section in top
+            ? `apps.${id}.${section}: not per app (set it at the top level; an app may set ${APP_SECTIONS.join(', ')})`
+            : `apps.${id}.${section}: unknown key (from ${origin})`,
+        );
+        continue;
+      }
+      overlay(config as unknown as JsonObject, { [section]: value }, `apps.${id}`, origin, problems, explicit);
+    }
+    if (explicit.has(`apps.${id}.nostr.relay_url`)) applyRelayAlias(config, explicit.has(`apps.${id}.nostr.relays`));
+    for (const problem of validateConfig(config)) if (!topProblems.has(problem)) problems.push(`apps.${id}: ${problem}`);
+    apps.push({ id, config });
+  });
+  return apps;
 }
 
 export type StoreLocation = { kind: 'sqlite'; path: string } | { kind: 'redis'; url: string };

@@ -16,9 +16,10 @@ export interface ServiceKey {
 
 /**
  * The service identity: `service.private_key_hex` when set; otherwise the key kept in the data
- * directory, generated (mode 0600) on first start. Throws when the configured or stored key is invalid.
+ * directory as `fileName` (an app's own file, `config/apps.ts`), generated (mode 0600) on first
+ * start. Throws when the configured or stored key is invalid.
  */
-export function resolveServiceKey(privateKeyHex: string, dataDir: string): ServiceKey {
+export function resolveServiceKey(privateKeyHex: string, dataDir: string, fileName: string = SERVICE_KEY_FILE): ServiceKey {
   const make = (secretHex: string, source: ServiceKey['source']): ServiceKey => {
     const pubkey = publicKeyOf(secretHex);
     return { secretHex, pubkey, npub: npubEncode(pubkey), source };
@@ -28,7 +29,7 @@ export function resolveServiceKey(privateKeyHex: string, dataDir: string): Servi
     if (!isValidSecretKeyHex(secret)) throw new Error('service.private_key_hex is not a valid secp256k1 secret key');
     return make(secret, 'config');
   }
-  const file = join(dataDir, SERVICE_KEY_FILE);
+  const file = join(dataDir, fileName);
   if (existsSync(file)) {
     const secret = readFileSync(file, 'utf8').trim().toLowerCase();
     if (!isValidSecretKeyHex(secret)) throw new Error(`${file} does not hold a valid secret key; remove it to generate a new one`);

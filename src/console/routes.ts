@@ -16,6 +16,7 @@ import { Hono, type MiddlewareHandler } from 'hono';
 import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import { dlqRoutes } from '../api/admin/dlq.ts';
+import type { AppKeyEnv } from '../api/auth.ts';
 import { HttpError } from '../api/errors.ts';
 import { decodeNpub, npubEncode } from '../nostr/nip19.ts';
 import { DEFAULT_APP_ID } from '../platform/apps.ts';
@@ -165,8 +166,14 @@ export function consoleRoutes(deps: ConsoleRouteDeps): Hono<ConsoleSessionEnv> {
   app.route(
     api,
     dlqRoutes({
-      store: deps.store,
-      auth: deps.requireSession as MiddlewareHandler,
+      // The session, then the app the routes act on: the console is the default app's (its admin keys log in).
+      auth: async (c, next) => {
+        return (deps.requireSession as unknown as MiddlewareHandler<AppKeyEnv>)(c, async () => {
+          c.set('appId', DEFAULT_APP_ID);
+          c.set('appStore', deps.store);
+          await next();
+        });
+      },
       logger: deps.logger.child({ route: 'console-dlq' }),
       metrics: deps.metrics,
     }),

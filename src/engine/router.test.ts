@@ -84,6 +84,24 @@ describe('engine router: control events', () => {
     assert.equal(await store.tokenOwner('fcm-X'), null);
   });
 
+  test('tenancy: a 3079 addressed to another configured app is that app’s (not counted); to no app, counted by the reporting engine only', async () => {
+    const alice = makeUser();
+    const otherApp = makeUser();
+    const unaddressed = /push_control_events_total\{kind="3079",outcome="not_addressed"\} (\d+)/;
+    const counted = async () => Number(unaddressed.exec(await metrics.render())?.[1] ?? 0);
+    const toOther = controlEvent(alice, REGISTER_TOKEN, { token: 'fcm-O' }, otherApp.pubkey);
+    const withPeers = { ...deps, otherAppPubkeys: new Set([otherApp.pubkey]) };
+    assert.deepEqual(await routeInbound(withPeers, live(toOther)), { route: 'other_app' });
+    assert.equal(await counted(), 0);
+    const toNobody = controlEvent(alice, REGISTER_TOKEN, { token: 'fcm-N' }, makeUser().pubkey);
+    assert.deepEqual(await routeInbound({ ...withPeers, reportUnaddressed: false }, live(toNobody)), { route: 'not_addressed' });
+    assert.equal(await counted(), 0, 'a non-reporting engine (another app’s) does not count it');
+    assert.deepEqual(await routeInbound(withPeers, live(toNobody)), { route: 'not_addressed' });
+    assert.equal(await counted(), 1);
+    assert.equal(await store.tokenOwner('fcm-O'), null);
+    assert.equal(await store.tokenOwner('fcm-N'), null);
+  });
+
   test('a plaintext 3079 is rejected', async () => {
     const alice = makeUser();
     const event = controlEvent(alice, REGISTER_TOKEN, { token: 'fcm-plain' }, service.pubkey, { plaintext: true });

@@ -72,12 +72,24 @@ export type RouteOutcome =
   | { route: 'historical_content' }
   | { route: 'content' }
   | { route: 'relay_event' }
-  | { route: 'ignored' };
+  | { route: 'ignored' }
+  | { route: 'other_app' };
 
 export interface RouterDeps {
   store: StorePort;
   decryptor: ControlDecryptor;
   servicePubkey: string;
+  /**
+   * Tenancy: the service keys of the other configured apps. Every app's engine sees every
+   * control event of its relays; one addressed to another app is that app's (`other_app`, not
+   * counted here). Absent: none.
+   */
+  otherAppPubkeys?: ReadonlySet<string>;
+  /**
+   * Count and log (debug) control events addressed to no configured app, as `not_addressed`.
+   * Only one app's engine does (the default's), so each is counted once. Absent: true.
+   */
+  reportUnaddressed?: boolean;
   processedEventTtlSecs: number;
   clock: Clock;
   logger: Logger;
@@ -187,7 +199,13 @@ export async function routeInbound(deps: RouterDeps, item: InboundItem): Promise
 
   if (CONTROL_KINDS.includes(event.kind)) {
     if (!isAddressedTo(event, deps.servicePubkey)) {
-      deps.metrics.controlEvents.inc({ kind: String(event.kind), outcome: 'not_addressed' });
+      const others = deps.otherAppPubkeys;
+      if (others && others.size > 0 && event.tags.some((t) => t[0] === 'p' && others.has(t[1]?.toLowerCase() ?? '')))
+        return { route: 'other_app' };
+      if (deps.reportUnaddressed !== false) {
+        deps.metrics.controlEvents.inc({ kind: String(event.kind), outcome: 'not_addressed' });
+        deps.logger.debug({ eventId: event.id, kind: event.kind }, 'control event addressed to no configured app; ignored');
+      }
       return { route: 'not_addressed' };
     }
     if (!(await deps.store.claimEvent(event.id, deps.processedEventTtlSecs))) {

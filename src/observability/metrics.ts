@@ -237,8 +237,8 @@ export class Metrics {
   });
   readonly queueItems = new Gauge({
     name: 'push_queue_items',
-    help: 'Items per durable queue and state (ready includes scheduled retries)',
-    labelNames: ['queue', 'state'] as const,
+    help: 'Items per app, durable queue and state (ready includes scheduled retries)',
+    labelNames: ['app', 'queue', 'state'] as const,
     registers: [this.registry],
   });
 

@@ -1,22 +1,23 @@
 /**
- * The apps one deployment serves. Tenancy (several apps, an `apps:` list in the configuration)
- * is not built yet: the top-level configuration is the one app, `default`. Everything of the app
- * platform (API keys, notifications, idempotency records, delivery log entries) already carries
- * an app id, and the API's app rule (`src/api/auth.ts`) is written against this list, so adding
- * apps changes the list, not the rule.
+ * The apps one deployment serves: the top-level configuration is the app `default`, and the
+ * `apps:` list adds more (`src/config/apps.ts`, docs/platform.md "Tenancy"). The API's app rule
+ * (`src/api/auth.ts`) is written against {@link configuredApps}; what runs per app at start (its
+ * store view, service key, transports) is in `src/platform/tenants.ts`.
  */
 import type { Config } from '../config/defaults.ts';
 import { SEND_TYPE_ENTRY } from '../config/validate.ts';
+import { DEFAULT_APP_ID } from '../config/apps.ts';
 
-/** The app the top-level configuration describes. */
-export const DEFAULT_APP_ID = 'default';
-
-/** What an app id may look like (it is part of store keys, where `:` separates fields). */
-export const APP_ID_PATTERN = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+export { APP_ID_PATTERN, DEFAULT_APP_ID } from '../config/apps.ts';
 
 /** The ids of the configured apps, the default first. */
-export function configuredApps(_config: Config): readonly string[] {
-  return [DEFAULT_APP_ID];
+export function configuredApps(config: Config): readonly string[] {
+  return [DEFAULT_APP_ID, ...config.apps.map((app) => app.id)];
+}
+
+/** Every configured app with its whole configuration, the default (the top level) first. */
+export function appConfigs(config: Config): ReadonlyArray<{ id: string; config: Config }> {
+  return [{ id: DEFAULT_APP_ID, config }, ...config.apps];
 }
 
 /** `send_api.types` as a map: type → the preference category that enables it (validated at load). */

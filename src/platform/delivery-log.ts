@@ -26,9 +26,11 @@ export function deliveryLogEntries(
   report: DeliveryReport,
   latencyMs: number,
   retrying: boolean,
+  appId: string = DEFAULT_APP_ID,
 ): NewDeliveryLogEntry[] {
   const base = {
-    appId: notification.send?.appId ?? DEFAULT_APP_ID,
+    // A send names its app; a relay notification is the delivering app's.
+    appId: notification.send?.appId ?? appId,
     notificationId: notification.send?.notificationId ?? notification.eventId,
     recipient: notification.recipient,
     type: notification.send?.type ?? notification.type,
@@ -47,14 +49,14 @@ export function deliveryLogEntries(
   });
 }
 
-/** A recorder appending to `store`, one append per event-loop turn. */
-export function storeDeliveryLog(store: StorePort, metrics: Metrics, logger: Logger): DeliveryLogRecorder {
+/** A recorder appending to `store` (app `appId`'s view), one append per event-loop turn. */
+export function storeDeliveryLog(store: StorePort, metrics: Metrics, logger: Logger, appId: string = DEFAULT_APP_ID): DeliveryLogRecorder {
   const batcher = new TurnBatcher<NewDeliveryLogEntry[], undefined>(async (lists) => {
     await store.appendDeliveryLog(lists.flat());
     return lists.map(() => undefined);
   });
   return (notification, report, latencyMs, retrying) => {
-    batcher.add(deliveryLogEntries(notification, report, latencyMs, retrying)).catch((err: unknown) => {
+    batcher.add(deliveryLogEntries(notification, report, latencyMs, retrying, appId)).catch((err: unknown) => {
       metrics.deliveryLogFailures.inc();
       logger.warn({ eventId: notification.eventId, err: (err as Error).message }, 'delivery log write failed; the push is unaffected');
     });

@@ -7,7 +7,7 @@ import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import { sleep, type Supervisor } from '../roles/supervisor.ts';
 import type { StorePort } from '../store/port.ts';
-import { configuredApps, sendTypeCategories } from './apps.ts';
+import { sendTypeCategories } from './apps.ts';
 import { runSendScheduler, SendWakeup, TASK_SEND_SCHEDULER } from './send-worker.ts';
 
 export const TASK_DELIVERY_LOG_SWEEP = 'delivery_log_sweep';
@@ -15,6 +15,8 @@ export const TASK_DELIVERY_LOG_SWEEP = 'delivery_log_sweep';
 export const DELIVERY_LOG_SWEEP_BATCH = 5000;
 
 export interface PlatformRoleContext {
+  /** The app these tasks serve (`store` is its view). */
+  appId: string;
   config: Config;
   store: StorePort;
   supervisor: Supervisor;
@@ -52,24 +54,23 @@ export function startPlatformRoles(ctx: PlatformRoleContext): void {
   }
 }
 
-/** Every `sweep_interval_secs`, remove the entries of every app older than `retention_days`. */
+/** Every `sweep_interval_secs`, remove the app's entries older than `retention_days`. */
 async function runDeliveryLogSweep(ctx: PlatformRoleContext, signal: AbortSignal): Promise<void> {
   const { delivery_log: settings } = ctx.config;
   const log = ctx.logger.child({ role: 'janitor', task: TASK_DELIVERY_LOG_SWEEP });
+  const { appId } = ctx;
   while (!signal.aborted) {
-    for (const appId of configuredApps(ctx.config)) {
-      try {
-        const cutoffMs = ctx.store.clock.nowMs() - settings.retention_days * 86_400_000;
-        let removed = 0;
-        for (;;) {
-          const batch = await ctx.store.sweepDeliveryLog(appId, cutoffMs, DELIVERY_LOG_SWEEP_BATCH);
-          removed += batch;
-          if (batch < DELIVERY_LOG_SWEEP_BATCH) break;
-        }
-        if (removed > 0) log.info({ appId, removed }, 'delivery log entries past retention removed');
-      } catch (err) {
-        log.error({ appId, err: (err as Error).message }, 'delivery log sweep failed');
+    try {
+      const cutoffMs = ctx.store.clock.nowMs() - settings.retention_days * 86_400_000;
+      let removed = 0;
+      for (;;) {
+        const batch = await ctx.store.sweepDeliveryLog(appId, cutoffMs, DELIVERY_LOG_SWEEP_BATCH);
+        removed += batch;
+        if (batch < DELIVERY_LOG_SWEEP_BATCH) break;
       }
+      if (removed > 0) log.info({ appId, removed }, 'delivery log entries past retention removed');
+    } catch (err) {
+      log.error({ appId, err: (err as Error).message }, 'delivery log sweep failed');
     }
     await sleep(settings.sweep_interval_secs * 1000, signal).catch(() => undefined);
   }

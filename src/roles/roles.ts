@@ -44,8 +44,18 @@ import { storeDeliveryLog } from '../platform/delivery-log.ts';
 import type { SendWakeup } from '../platform/send-worker.ts';
 import { startGatewayRole } from '../nip9a/gateway/role.ts';
 import type { Nip9aGateway } from '../nip9a/gateway/gateway.ts';
+import { DEFAULT_APP_ID } from '../config/apps.ts';
 
+/**
+ * What one app's roles run on. The service calls {@link startRoles} once per app (tenancy,
+ * `src/platform/tenants.ts`) with that app's configuration, service key, store view and transports;
+ * the default app's call also runs the process-wide tasks (ntfy pusher and expiry, NIP-9a gateway).
+ */
 export interface RoleContext {
+  /** The app these roles serve; absent: the default app. */
+  appId?: string;
+  /** The service keys of the other configured apps: control events addressed to them are theirs, not unaddressed. */
+  otherAppPubkeys?: ReadonlySet<string>;
   config: Config;
   key: ServiceKey;
   store: StorePort;
@@ -109,6 +119,8 @@ export interface StartedRoles {
 /** Start the tasks of every role in `config.roles`. Roles share nothing but the store. */
 export async function startRoles(ctx: RoleContext): Promise<StartedRoles> {
   const { config } = ctx;
+  // The tasks over process-wide state (the ntfy server, the NIP-9a gateway) run once, with the default app.
+  const processWide = (ctx.appId ?? DEFAULT_APP_ID) === DEFAULT_APP_ID;
   const stoppers: Array<() => Promise<void>> = [];
   if (config.roles.includes('engine')) startEngine(ctx);
   if (config.roles.includes('delivery')) startDelivery(ctx);
@@ -118,7 +130,7 @@ export async function startRoles(ctx: RoleContext): Promise<StartedRoles> {
     stoppers.push(() => listener?.stop() ?? Promise.resolve());
   }
   let nip9aGateway: Nip9aGateway | null = null;
-  if (config.roles.includes('gateway')) {
+  if (config.roles.includes('gateway') && processWide) {
     const started = await startGatewayRole(ctx);
     stoppers.push(() => started.stop());
     nip9aGateway = started.gateway;
@@ -147,12 +159,12 @@ export async function startRoles(ctx: RoleContext): Promise<StartedRoles> {
     });
     ctx.supervisor.spawn(TASK_NEW_POST_FANOUT, 'critical', (signal) => runNewPostFanout(fanoutDeps, signal));
   }
-  if (config.roles.includes('pusher')) {
+  if (config.roles.includes('pusher') && processWide) {
     // pusher: ntfy subscriptions (wake-ups and the safety re-drain; connections close with it)
     const hub = ctx.ntfyHub;
     if (hub) ctx.supervisor.spawn(TASK_NTFY_PUSHER, 'critical', (signal) => hub.run(signal));
   }
-  if (config.roles.includes('janitor')) {
+  if (config.roles.includes('janitor') && processWide) {
     // janitor: ntfy message expiry
     const intervalMs = config.ntfy.expiry_interval_secs * 1000;
     ctx.supervisor.spawn(TASK_NTFY_EXPIRY, 'fatal', (signal) =>
@@ -164,7 +176,7 @@ export async function startRoles(ctx: RoleContext): Promise<StartedRoles> {
     ctx.supervisor.spawn(TASK_QUEUE_GAUGES, 'fatal', (signal) => runQueueGauges(ctx, signal));
   }
   // app platform: the send scheduler (scheduler) and the delivery log sweep (janitor)
-  startPlatformRoles({ ...ctx, onOutboundQueued: () => ctx.wake.notify('outbound') });
+  startPlatformRoles({ ...ctx, appId: ctx.appId ?? DEFAULT_APP_ID, onOutboundQueued: () => ctx.wake.notify('outbound') });
   return {
     nip9aGateway,
     relays: () => listener?.status() ?? [],
@@ -207,7 +219,9 @@ function socialListCache(config: Config, verifier: EventVerifier, logger: Logger
 function startEngine(ctx: RoleContext): void {
   const { config, store, metrics } = ctx;
   const log = ctx.logger.child({ role: 'engine' });
-  const decryptor = createNip44ControlDecryptor(ctx.key.secretHex, ctx.cryptoPool ? { pool: ctx.cryptoPool } : {});
+  // The worker pool holds the default app's key; another app's control events decrypt on this thread.
+  const poolHoldsKey = ctx.cryptoPool !== null && (ctx.appId ?? DEFAULT_APP_ID) === DEFAULT_APP_ID;
+  const decryptor = createNip44ControlDecryptor(ctx.key.secretHex, poolHoldsKey && ctx.cryptoPool ? { pool: ctx.cryptoPool } : {});
   const profiles = createProfileResolver(config.nostr, { store, verifier: ctx.verifier, logger: log, metrics });
   // The engine handles many events side by side: their gate reads, claims and enqueues of one
   // turn reach the store as one call each.
@@ -256,6 +270,9 @@ function startEngine(ctx: RoleContext): void {
     store,
     decryptor,
     servicePubkey: ctx.key.pubkey,
+    // Every app's engine sees every control event; the default's alone reports those addressed to no app.
+    otherAppPubkeys: ctx.otherAppPubkeys ?? new Set(),
+    reportUnaddressed: (ctx.appId ?? DEFAULT_APP_ID) === DEFAULT_APP_ID,
     processedEventTtlSecs: config.service.processed_event_ttl_secs,
     clock: store.clock,
     logger: log,
@@ -299,7 +316,7 @@ function startDelivery(ctx: RoleContext): void {
     logger: log,
     metrics: ctx.metrics,
     refreshTokenActivity: batchedTokenActivity(store),
-    ...(config.delivery_log.enabled ? { recordAttempt: storeDeliveryLog(store, ctx.metrics, log) } : {}),
+    ...(config.delivery_log.enabled ? { recordAttempt: storeDeliveryLog(store, ctx.metrics, log, ctx.appId ?? DEFAULT_APP_ID) } : {}),
     ...(config.inbox.enabled ? { readBadge: batchedBadgeReader(store) } : { readBadge: null }),
     recordDeliveredBell: batchedBellBookkeeping(store, {
       claimTtlSecs: config.service.processed_event_ttl_secs,
@@ -390,7 +407,8 @@ async function runQueueGauges(ctx: RoleContext, signal: AbortSignal): Promise<vo
     for (const queue of ['inbound', 'outbound'] as const) {
       try {
         const stats = await ctx.store.queueStats(queue);
-        for (const state of ['ready', 'leased', 'dead'] as const) ctx.metrics.queueItems.set({ queue, state }, stats[state]);
+        for (const state of ['ready', 'leased', 'dead'] as const)
+          ctx.metrics.queueItems.set({ app: ctx.appId ?? DEFAULT_APP_ID, queue, state }, stats[state]);
       } catch (err) {
         ctx.logger.warn({ queue, err: (err as Error).message }, 'queue stats failed');
       }

@@ -19,6 +19,18 @@ describe('supervisor', () => {
     assert.equal(sup.signal.aborted, true);
   });
 
+  test('a scoped view names its tasks {name}@{scope} beside the unscoped ones, and shares their fate', async () => {
+    const sup = new Supervisor(quiet);
+    const ofB = sup.scoped('b');
+    sup.spawn('event_handler', 'critical', untilAbort);
+    ofB.spawn('event_handler', 'critical', async () => {
+      throw new Error('boom in b');
+    });
+    assert.equal(await sup.stopped, true, 'a death in one app stops the process');
+    assert.deepEqual(sup.criticalFlags(), { event_handler: true, 'event_handler@b': false });
+    assert.equal(ofB.signal.aborted, true);
+  });
+
   test('a critical task that returns early is fatal too', async () => {
     const sup = new Supervisor(quiet);
     sup.spawn('nostr_listener', 'critical', async () => undefined);

@@ -65,6 +65,17 @@ export class Supervisor {
     void run.finally(() => this.running.delete(run));
   }
 
+  /**
+   * This supervisor as seen by one app's roles (tenancy): the same tasks, signal and shutdown,
+   * but every task it spawns is named `{name}@{scope}`, so two apps' tasks of one kind sit side
+   * by side (and `/health` names the app of a dead one).
+   */
+  scoped(scope: string): Supervisor {
+    const view = Object.create(this) as Supervisor;
+    view.spawn = (name, kind, body) => this.spawn(`${name}@${scope}`, kind, body);
+    return view;
+  }
+
   private fail(status: TaskStatus, err: unknown): void {
     if (status.kind === 'critical') status.alive = false;
     status.error = err instanceof Error ? err.message : String(err);

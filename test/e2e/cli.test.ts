@@ -76,6 +76,27 @@ describe('nostr-push CLI', () => {
     }
   });
 
+  test('doctor checks every configured app: its service key and FCM credentials, named with the app', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'np-doctor-apps-'));
+    try {
+      const configFile = join(dir, 'apps.yaml');
+      writeFileSync(configFile, `apps:\n  - id: clips\n    firebase:\n      credentials_path: ${join(dir, 'missing.json')}\n`);
+      const out = await runAsync(['doctor', '--config', configFile], {
+        NOSTR_PUSH__DATA_DIR: dir,
+        NOSTR_PUSH__NOSTR__RELAYS: 'ws://127.0.0.1:1',
+      });
+      assert.equal(out.status, 1, out.stdout + out.stderr);
+      assert.match(
+        out.stdout,
+        /^warn {2}app clips: no service key yet: one will be generated in .*service-key\.clips\.hex on first start$/m,
+      );
+      assert.match(out.stdout, /^FAIL {2}app clips: FCM credentials .*missing\.json: /m);
+      assert.match(out.stdout, /^warn {2}FCM is off/m, 'the default app’s own line is unprefixed');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   test('doctor reports what is ready and what is wrong', async () => {
     const relay = await startTestRelay();
     const dir = mkdtempSync(join(tmpdir(), 'np-doctor-'));

@@ -2,7 +2,7 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { openSqliteStore } from '../../src/store/sqlite/index.ts';
 import { openRedisStore } from '../../src/store/redis/index.ts';
 import type { Lane, QueueName, StorePort } from '../../src/store/port.ts';
+import { openStore } from '../../src/store/open.ts';
 import { startRedisServer, type PrivateRedisServer } from '../support/redis-server.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/nostr-push.js', import.meta.url));
@@ -114,6 +115,38 @@ for (const adapter of ['sqlite', 'redis'] as const) {
       } finally {
         await store.close();
       }
+    });
+
+    test('--app names the app whose dead letters these are; an unknown app is a usage error', async () => {
+      if (!redis) throw new Error('redis-server did not start');
+      const path = join(dir, `${randomUUID()}.sqlite`);
+      const redisUrl = `${redis.url}/${adapter === 'redis' ? 4 : 0}`;
+      const location = adapter === 'sqlite' ? ({ kind: 'sqlite', path } as const) : ({ kind: 'redis', url: redisUrl } as const);
+      const configFile = join(dir, `${randomUUID()}.yaml`);
+      writeFileSync(configFile, 'apps:\n  - id: clips\n');
+      const env = {
+        NOSTR_PUSH__STORE__URL: adapter === 'sqlite' ? `sqlite:${path}` : redisUrl,
+        NOSTR_PUSH__DATA_DIR: dir,
+        LOG_LEVEL: 'warn',
+      };
+      const [defaultView, clipsView] = await Promise.all([openStore(location), openStore(location, { app: 'clips' })]);
+      try {
+        await kill(defaultView, 'outbound', 'default-item');
+        await kill(clipsView, 'outbound', 'clips-item');
+      } finally {
+        await Promise.all([defaultView.close(), clipsView.close()]);
+      }
+      const ids = (stdout: string) => (JSON.parse(stdout) as { items: Array<{ id: string }> }).items.map((item) => item.id);
+      const ofClips = await run(['dlq', 'list', '--queue', 'outbound', '--app', 'clips', '--config', configFile], env);
+      assert.equal(ofClips.status, 0, ofClips.stderr);
+      assert.deepEqual(ids(ofClips.stdout), ['clips-item']);
+      const ofDefault = await run(['dlq', 'list', '--queue', 'outbound', '--config', configFile], env);
+      assert.deepEqual(ids(ofDefault.stdout), ['default-item'], 'without --app: the default app');
+      const crossing = await run(['dlq', 'delete', 'default-item', '--app', 'clips', '--config', configFile], env);
+      assert.equal(crossing.status, 1, 'another app’s dead letter is not found');
+      const unknown = await run(['dlq', 'list', '--queue', 'outbound', '--app', 'nope', '--config', configFile], env);
+      assert.equal(unknown.status, 2);
+      assert.match(unknown.stderr, /no app "nope"/);
     });
   });
 }

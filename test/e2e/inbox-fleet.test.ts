@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { REACTION, REGISTER_TOKEN, VIDEO } from '../../src/nostr/kinds.ts';
 import { signEvent } from '../../src/nostr/keys.ts';
 import { openRedisStore } from '../../src/store/redis/index.ts';
+import { createApiKey } from '../../src/platform/api-keys.ts';
 import type { StorePort } from '../../src/store/port.ts';
 import { controlEvent, makeUser } from '../support/nostr-client.ts';
 import { publish } from '../support/publisher.ts';
@@ -22,7 +23,6 @@ import { eventually, startServiceProcess, type ServiceProcess } from '../support
 import { openHintSocket, userApi } from '../support/user-api.ts';
 
 const WAIT_MS = 20_000;
-const ADMIN_TOKEN = 'admin-secret-token';
 
 describe('inbox hints across a Redis fleet with split roles', () => {
   let relay: TestRelay;
@@ -35,6 +35,8 @@ describe('inbox hints across a Redis fleet with split roles', () => {
   const serviceKey = makeUser();
   const alice = makeUser();
   const bob = makeUser();
+  /** An admin API key of the default app: the announcement route's authentication. */
+  let adminKey = '';
 
   before(async () => {
     [relay, fcm, redis] = await Promise.all([startTestRelay(), startFcmFake(), startRedisServer()]);
@@ -49,7 +51,6 @@ describe('inbox hints across a Redis fleet with split roles', () => {
         NOSTR_PUSH__STORE__URL: redis.url,
         NOSTR_PUSH__DATA_DIR: dataDir,
         NOSTR_PUSH__QUEUE__POLL_MILLIS: '20',
-        NOSTR_PUSH__SERVER__INTERNAL_API_TOKEN: ADMIN_TOKEN,
         NOSTR_PUSH__FIREBASE__CREDENTIALS_PATH: fcm.writeCredentials(dataDir),
         NOSTR_PUSH__FIREBASE__PROJECT_ID: 'fake-project',
         NOSTR_PUSH__FIREBASE__API_BASE_URL: fcm.baseUrl,
@@ -63,6 +64,7 @@ describe('inbox hints across a Redis fleet with split roles', () => {
       startServiceProcess({ env: { ...common('api'), NOSTR_PUSH__ROLES: 'api' } }),
     ]);
     reader = await openRedisStore({ url: redis.url });
+    adminKey = (await createApiKey(reader, 'default', 'admin')).key;
     await worker.waitForLog((l) => l.msg === 'live subscriptions open' && l.relay === relay.url, WAIT_MS, 'worker live');
     await publish(relay.url, controlEvent(alice, REGISTER_TOKEN, { token: 'alice-iphone' }, serviceKey.pubkey));
     await eventually(async () => ((await reader.tokenOwner('alice-iphone')) === alice.pubkey ? true : undefined), WAIT_MS, 'registered');
@@ -103,7 +105,7 @@ describe('inbox hints across a Redis fleet with split roles', () => {
     assert.equal((counts.json as { totalNew: number }).totalNew, 1);
   });
 
-  test('an admin announcement counts for the user until read; the bearer token guards it', async () => {
+  test('an admin announcement counts for the user until read; an admin API key guards it', async () => {
     const expiresAt = new Date(Date.now() + 86_400_000).toISOString();
     const refused = await fetch(`${api.baseUrl}/v1/admin/announcements`, {
       method: 'POST',
@@ -114,7 +116,7 @@ describe('inbox hints across a Redis fleet with split roles', () => {
     assert.equal(((await refused.json()) as { code: string }).code, 'UNAUTHORIZED');
     const published = await fetch(`${api.baseUrl}/v1/admin/announcements`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+      headers: { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' },
       body: JSON.stringify({ text: 'Maintenance tonight', expiresAt }),
     });
     assert.equal(published.status, 201);

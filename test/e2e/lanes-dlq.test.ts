@@ -20,10 +20,10 @@ import type { Lane, StorePort } from '../../src/store/port.ts';
 import { openSqliteStore } from '../../src/store/sqlite/index.ts';
 import { openRedisStore } from '../../src/store/redis/index.ts';
 import { startRedisServer, type PrivateRedisServer } from '../support/redis-server.ts';
+import { createApiKey } from '../../src/platform/api-keys.ts';
 import { fcmErrors, startFcmFake, type FcmFake } from '../support/fcm-fake.ts';
 import { eventually, startServiceProcess, type ServiceProcess } from '../support/service-process.ts';
 
-const TOKEN = 'operator-secret';
 const BACKLOG = 10_000;
 const MAX_ATTEMPTS = 2;
 const hex = (n: number): string => n.toString(16).padStart(64, '0');
@@ -53,6 +53,8 @@ for (const adapter of ['sqlite', 'redis'] as const) {
     let dataDir: string;
     let writer: StorePort;
     let service: ServiceProcess | undefined;
+    /** An admin API key of the default app: the dead-letter routes' authentication. */
+    let adminKey = '';
 
     const baseUrl = (): string => {
       assert.ok(service, 'the service started');
@@ -71,6 +73,7 @@ for (const adapter of ['sqlite', 'redis'] as const) {
       }
       writer =
         adapter === 'redis' ? await openRedisStore({ url: storeUrl }) : await openSqliteStore({ path: join(dataDir, 'nostr-push.sqlite') });
+      adminKey = (await createApiKey(writer, 'default', 'admin')).key;
       const backlog = Array.from({ length: BACKLOG }, (_, i) => outboundItem(i, `low-${i}`, 'low'));
       for (let i = 0; i < backlog.length; i += 1000) await writer.enqueueMany('outbound', backlog.slice(i, i + 1000));
       service = await startServiceProcess({
@@ -80,7 +83,6 @@ for (const adapter of ['sqlite', 'redis'] as const) {
           NOSTR_PUSH__DATA_DIR: dataDir,
           NOSTR_PUSH__QUEUE__POLL_MILLIS: '20',
           NOSTR_PUSH__QUEUE__MAX_ATTEMPTS: String(MAX_ATTEMPTS),
-          NOSTR_PUSH__SERVER__INTERNAL_API_TOKEN: TOKEN,
           NOSTR_PUSH__FIREBASE__CREDENTIALS_PATH: fcm.writeCredentials(dataDir),
           NOSTR_PUSH__FIREBASE__PROJECT_ID: 'fake-project',
           NOSTR_PUSH__FIREBASE__API_BASE_URL: fcm.baseUrl,
@@ -135,7 +137,7 @@ for (const adapter of ['sqlite', 'redis'] as const) {
       assert.ok(dead.firstFailedAtMs < dead.lastFailedAtMs && dead.lastFailedAtMs <= dead.deadAtMs);
       assert.equal(pushesTo('doomed'), 0);
 
-      const listed = await fetch(`${baseUrl()}/v1/admin/dlq?queue=outbound`, { headers: { authorization: `Bearer ${TOKEN}` } });
+      const listed = await fetch(`${baseUrl()}/v1/admin/dlq?queue=outbound`, { headers: { authorization: `Bearer ${adminKey}` } });
       assert.equal(listed.status, 200);
       const body = (await listed.json()) as { items: Array<{ id: string; attempts: number }> };
       assert.deepEqual(
@@ -145,7 +147,7 @@ for (const adapter of ['sqlite', 'redis'] as const) {
 
       const replay = await fetch(`${baseUrl()}/v1/admin/dlq/${encodeURIComponent(doomed.id)}/replay`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${TOKEN}` },
+        headers: { authorization: `Bearer ${adminKey}` },
       });
       assert.equal(replay.status, 200);
       await eventually(() => (pushesTo('doomed') > 0 ? true : undefined), 60_000, 'the replayed push');

@@ -7,6 +7,8 @@ import { after, before } from 'node:test';
 import { openRedisStore } from '../../src/store/redis/index.ts';
 import { startRedisServer, type PrivateRedisServer } from '../support/redis-server.ts';
 import { runStoreContract } from './contract.ts';
+import { tenancyContract } from './contract/tenancy.ts';
+import { openStore } from '../../src/store/open.ts';
 
 let server: PrivateRedisServer | undefined;
 
@@ -24,4 +26,11 @@ runStoreContract({
     if (!server) throw new Error('the private redis-server did not start');
     return openRedisStore({ url: server.url, clock, keyPrefix: `t-${randomUUID()}:` });
   },
+});
+
+tenancyContract('RedisStore', (clock, apps) => {
+  if (!server) throw new Error('the private redis-server did not start');
+  const url = server.url;
+  const redisKeyPrefix = `t-${randomUUID()}:`;
+  return Promise.all(apps.map((app) => openStore({ kind: 'redis', url }, { clock, app, redisKeyPrefix })));
 });

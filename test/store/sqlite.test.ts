@@ -20,6 +20,8 @@ import { NTFY_READ_WALK_ROWS, NTFY_READ_WALK_TOPICS } from '../../src/store/sqli
 import { IN_MEMORY_PATH, openSqliteStore, type SqliteStore } from '../../src/store/sqlite/index.ts';
 import { ManualClock } from '../../src/util/clock.ts';
 import { runStoreContract } from './contract.ts';
+import { tenancyContract } from './contract/tenancy.ts';
+import { appSqlitePath, openStore } from '../../src/store/open.ts';
 import { totals } from './contract/context.ts';
 
 const SECOND_MS = 1000;
@@ -59,6 +61,17 @@ function migrationLines(lines: Array<Record<string, unknown>>): Array<Record<str
 
 runStoreContract({ name: 'SqliteStore (:memory:)', make: (clock) => openSqliteStore({ path: IN_MEMORY_PATH, clock }) });
 runStoreContract({ name: 'SqliteStore (file)', make: (clock) => openSqliteStore({ path: freshPath(), clock }) });
+tenancyContract('SqliteStore (file)', (clock, apps) => {
+  const path = freshPath();
+  return Promise.all(apps.map((app) => openStore({ kind: 'sqlite', path }, { clock, app })));
+});
+
+test('an app’s SQLite file sits beside the default’s', () => {
+  assert.equal(appSqlitePath('data/nostr-push.sqlite', 'default'), 'data/nostr-push.sqlite');
+  assert.equal(appSqlitePath('data/nostr-push.sqlite', 'clips'), 'data/nostr-push.app-clips.sqlite');
+  assert.equal(appSqlitePath('/var/lib/np/store.db', 'b'), '/var/lib/np/store.db.app-b.sqlite');
+  assert.equal(appSqlitePath(':memory:', 'b'), ':memory:');
+});
 
 describe('SqliteStore TTL records', () => {
   let clock: ManualClock;

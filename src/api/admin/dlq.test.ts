@@ -2,18 +2,17 @@ import { test, describe, before, after, beforeEach, afterEach } from 'node:test'
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { Hono } from 'hono';
-import { openSqliteStore } from '../../store/sqlite/index.ts';
-import { openRedisStore } from '../../store/redis/index.ts';
+import { openStore } from '../../store/open.ts';
 import type { Lane, QueueName, StorePort } from '../../store/port.ts';
 import { createLogger } from '../../observability/logger.ts';
 import { Metrics } from '../../observability/metrics.ts';
 import { ManualClock } from '../../util/clock.ts';
 import { startRedisServer, type PrivateRedisServer } from '../../../test/support/redis-server.ts';
 import { createApiApp } from '../app.ts';
-import { internalTokenAuth } from '../internal-token.ts';
+import { requireAppKey } from '../auth.ts';
+import { createApiKey } from '../../platform/api-keys.ts';
+import { dlqRoutes } from './dlq.ts';
 
-const TOKEN = 'operator-secret';
-const AUTH = { authorization: `Bearer ${TOKEN}` };
 const START_MS = Date.UTC(2026, 11, 4, 6, 0, 0);
 
 let redis: PrivateRedisServer | undefined;
@@ -36,17 +35,28 @@ async function kill(store: StorePort, queue: QueueName, id: string, reason = 'po
 
 for (const adapter of ['sqlite', 'redis'] as const) {
   describe(`admin dead-letter routes (${adapter})`, () => {
+    /** The default app's store view (where API keys live) and app b's, over one store. */
     let store: StorePort;
+    let storeB: StorePort;
     let clock: ManualClock;
     let metrics: Metrics;
+    const keys = { defaultAdmin: '', defaultSend: '', bAdmin: '' };
+    /** The default app's admin key naming the default app (several apps exist, so it must name one). */
+    let AUTH: Record<string, string> = {};
 
-    const app = (token = TOKEN): Hono =>
-      createApiApp({
-        health: { pubkey: () => null, criticalFlags: () => ({}) },
-        metrics,
-        logger: createLogger({ level: 'silent' }),
-        admin: { store, auth: internalTokenAuth(token) },
-      });
+    const app = (): Hono => {
+      const logger = createLogger({ level: 'silent' });
+      const api = createApiApp({ health: { pubkey: () => null, criticalFlags: () => ({}) }, metrics, logger });
+      const views = new Map([
+        ['default', store],
+        ['b', storeB],
+      ]);
+      const auth = requireAppKey({ store, apps: ['default', 'b'], storeOf: (appId) => views.get(appId) ?? store, logger, metrics }, [
+        'admin',
+      ]);
+      api.route('/', dlqRoutes({ auth, logger, metrics }));
+      return api;
+    };
     const call = async (method: string, path: string, headers: Record<string, string> = AUTH, a = app()) => {
       const res = await a.request(path, { method, headers });
       const text = await res.text();
@@ -57,14 +67,22 @@ for (const adapter of ['sqlite', 'redis'] as const) {
       clock = new ManualClock(START_MS);
       metrics = new Metrics();
       if (!redis) throw new Error('redis-server did not start');
-      store =
-        adapter === 'sqlite'
-          ? await openSqliteStore({ path: ':memory:', clock })
-          : await openRedisStore({ url: redis.url, clock, keyPrefix: `t-${randomUUID()}:` });
+      const location =
+        adapter === 'sqlite' ? ({ kind: 'sqlite', path: ':memory:' } as const) : ({ kind: 'redis', url: redis.url } as const);
+      const redisKeyPrefix = `t-${randomUUID()}:`;
+      store = await openStore(location, { clock, redisKeyPrefix });
+      storeB = await openStore(location, { clock, redisKeyPrefix, app: 'b' });
+      keys.defaultAdmin = (await createApiKey(store, 'default', 'admin')).key;
+      keys.defaultSend = (await createApiKey(store, 'default', 'send')).key;
+      keys.bAdmin = (await createApiKey(store, 'b', 'admin')).key;
+      AUTH = { authorization: `Bearer ${keys.defaultAdmin}`, 'x-app': 'default' };
     });
-    afterEach(() => store.close());
+    afterEach(async () => {
+      await store.close();
+      await storeB.close();
+    });
 
-    test('every route needs the bearer: 401 without or with a wrong one, 503 when no token is configured', async () => {
+    test('every route needs an admin key: 401 without or with an unknown one, 403 with a send key', async () => {
       await kill(store, 'outbound', 'x');
       const routes: Array<[string, string]> = [
         ['GET', '/v1/admin/dlq?queue=outbound'],
@@ -73,12 +91,43 @@ for (const adapter of ['sqlite', 'redis'] as const) {
         ['DELETE', '/v1/admin/dlq/x'],
       ];
       for (const [method, path] of routes) {
-        assert.equal((await call(method, path, {})).status, 401, `${method} ${path} without a bearer`);
-        const wrong = await call(method, path, { authorization: 'Bearer nope' });
+        assert.equal((await call(method, path, {})).status, 401, `${method} ${path} without a key`);
+        const wrong = await call(method, path, { authorization: 'Bearer npk_nope' });
         assert.deepEqual([wrong.status, wrong.body?.code], [401, 'UNAUTHORIZED']);
-        assert.equal((await call(method, path, AUTH, app(''))).status, 503, `${method} ${path} with no token configured`);
+        const send = await call(method, path, { authorization: `Bearer ${keys.defaultSend}` });
+        assert.deepEqual([send.status, send.body?.code], [403, 'FORBIDDEN'], `${method} ${path} with a send key`);
       }
       assert.equal((await store.queueStats('outbound')).dead, 1, 'nothing was replayed or deleted');
+    });
+
+    test('scoped per app: another app’s dead letter is 404; the default admin names an app with X-App or is refused', async () => {
+      await kill(store, 'outbound', 'a-item', 'poison in default');
+      await kill(storeB, 'outbound', 'b-item', 'poison in b');
+      const asB = { authorization: `Bearer ${keys.bAdmin}` };
+      const listB = await call('GET', '/v1/admin/dlq?queue=outbound', asB);
+      assert.deepEqual(
+        (listB.body?.items as Array<Record<string, unknown>>).map((i) => i.id),
+        ['b-item'],
+      );
+      for (const [method, path] of [
+        ['POST', '/v1/admin/dlq/a-item/replay'],
+        ['DELETE', '/v1/admin/dlq/a-item'],
+      ] as const) {
+        const res = await call(method, path, asB);
+        assert.deepEqual([res.status, res.body?.code], [404, 'DEAD_LETTER_NOT_FOUND'], `${method} ${path} as b`);
+      }
+      const namedByB = await call('GET', '/v1/admin/dlq?queue=outbound', { ...asB, 'x-app': 'default' });
+      assert.deepEqual([namedByB.status, namedByB.body?.code], [404, 'NOT_FOUND'], 'b may not name the default app');
+      const defaultAsB = await call('GET', '/v1/admin/dlq?queue=outbound', { authorization: `Bearer ${keys.defaultAdmin}`, 'x-app': 'b' });
+      assert.deepEqual(
+        (defaultAsB.body?.items as Array<Record<string, unknown>>).map((i) => i.id),
+        ['b-item'],
+      );
+      const unnamed = await call('GET', '/v1/admin/dlq?queue=outbound', { authorization: `Bearer ${keys.defaultAdmin}` });
+      assert.deepEqual([unnamed.status, unnamed.body?.code], [400, 'APP_REQUIRED']);
+      assert.deepEqual((await call('POST', '/v1/admin/dlq/b-item/replay', asB)).status, 200);
+      assert.equal((await storeB.queueStats('outbound')).dead, 0);
+      assert.equal((await store.queueStats('outbound')).dead, 1, 'the default app’s dead letter stays');
     });
 
     test('list pages through dead letters with reason, attempts, lane and first and last failure', async () => {

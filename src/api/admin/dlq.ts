@@ -1,6 +1,7 @@
 /**
- * The dead-letter routes of the admin API, a sub-app mounted behind the caller's authentication
- * middleware (for now the `server.internal_api_token` bearer; admin API keys replace it):
+ * The dead-letter routes of the admin API, a sub-app mounted behind the app's admin API keys
+ * (`PlatformApi.adminKeys`, the X-App rule of `auth.ts`). Everything is read from the store view
+ * of the app the key resolved to (`appStore`), so another app's dead letter id is 404:
  *
  * - `GET /v1/admin/dlq?queue=&limit=&cursor=`: one page, oldest first, `{items, nextCursor}`;
  * - `POST /v1/admin/dlq/{id}/replay[?queue=]`: back to its queue and lane, attempts reset;
@@ -11,6 +12,7 @@
  * 4xx from the error catalogue, a warn line and a count in `push_dead_letter_operations_total`.
  */
 import { Hono, type MiddlewareHandler } from 'hono';
+import type { AppKeyEnv } from '../auth.ts';
 import type { Logger } from '../../observability/logger.ts';
 import type { Metrics } from '../../observability/metrics.ts';
 import { InvalidCursorError } from '../../store/port-dlq.ts';
@@ -26,17 +28,16 @@ export const DLQ_MAX_LIMIT = 500;
 const MAX_ID_LENGTH = 256;
 
 export interface DlqRouteDeps {
-  store: StorePort;
-  /** Authentication and authorisation of every route, run before anything is read. */
-  auth: MiddlewareHandler;
+  /** Authentication and authorisation of every route, run before anything is read; sets `appId` and `appStore`. */
+  auth: MiddlewareHandler<AppKeyEnv>;
   logger: Logger;
   metrics: Metrics;
 }
 
 type Operation = 'list' | 'replay' | 'replay_all' | 'delete';
 
-export function dlqRoutes(deps: DlqRouteDeps): Hono {
-  const app = new Hono();
+export function dlqRoutes(deps: DlqRouteDeps): Hono<AppKeyEnv> {
+  const app = new Hono<AppKeyEnv>();
   const count = (operation: Operation, queue: string, outcome: string, n = 1) =>
     deps.metrics.deadLetterOperations.inc({ operation, queue, outcome }, n);
   const refuse = (operation: Operation, code: HttpErrorCode, detail: string): never => {
@@ -53,8 +54,8 @@ export function dlqRoutes(deps: DlqRouteDeps): Hono {
     raw.length === 0 || raw.length > MAX_ID_LENGTH
       ? refuse(operation, 'INVALID_QUERY', `id must be 1 to ${MAX_ID_LENGTH} characters`)
       : raw;
-  const located = async (operation: Operation, id: string, queue: QueueName | undefined): Promise<QueueName> => {
-    const where = await locateDeadLetter(deps.store, id, queue);
+  const located = async (store: StorePort, operation: Operation, id: string, queue: QueueName | undefined): Promise<QueueName> => {
+    const where = await locateDeadLetter(store, id, queue);
     if (where.kind === 'found') return where.queue;
     if (where.kind === 'ambiguous') return refuse(operation, 'DEAD_LETTER_AMBIGUOUS', `dead letters ${id} exist in several queues`);
     return refuse(operation, 'DEAD_LETTER_NOT_FOUND', `no dead letter ${id}`);
@@ -71,7 +72,7 @@ export function dlqRoutes(deps: DlqRouteDeps): Hono {
       refuse('list', 'INVALID_QUERY', `limit must be an integer from 1 to ${DLQ_MAX_LIMIT}`);
     const cursor = c.req.query('cursor');
     try {
-      const page = await deps.store.listDeadPage(queue, { limit, ...(cursor === undefined ? {} : { cursor }) });
+      const page = await c.get('appStore').listDeadPage(queue, { limit, ...(cursor === undefined ? {} : { cursor }) });
       count('list', queue, 'ok');
       return c.json({ items: page.items.map((dead) => deadLetterView(queue, dead)), nextCursor: page.nextCursor });
     } catch (err) {
@@ -83,28 +84,30 @@ export function dlqRoutes(deps: DlqRouteDeps): Hono {
   // Before `/:id/replay`, so `replay` is never read as an id.
   app.post('/v1/admin/dlq/replay', async (c) => {
     const queue = queueParam('replay_all', c.req.query('queue'), true) as QueueName;
-    const replayed = await deps.store.replayAllDead(queue);
+    const replayed = await c.get('appStore').replayAllDead(queue);
     count('replay_all', queue, 'ok');
-    deps.logger.info({ queue, replayed }, 'dead letters replayed');
+    deps.logger.info({ app: c.get('appId'), queue, replayed }, 'dead letters replayed');
     return c.json({ queue, replayed });
   });
 
   app.post('/v1/admin/dlq/:id/replay', async (c) => {
     const id = idParam('replay', c.req.param('id'));
-    const queue = await located('replay', id, queueParam('replay', c.req.query('queue'), false));
+    const store = c.get('appStore');
+    const queue = await located(store, 'replay', id, queueParam('replay', c.req.query('queue'), false));
     // A concurrent replay or delete between the lookup and here leaves nothing to replay: a 404 as well.
-    if (!(await deps.store.replayDead(queue, id))) return refuse('replay', 'DEAD_LETTER_NOT_FOUND', `no dead letter ${id}`);
+    if (!(await store.replayDead(queue, id))) return refuse('replay', 'DEAD_LETTER_NOT_FOUND', `no dead letter ${id}`);
     count('replay', queue, 'ok');
-    deps.logger.info({ queue, id }, 'dead letter replayed');
+    deps.logger.info({ app: c.get('appId'), queue, id }, 'dead letter replayed');
     return c.json({ id, queue, replayed: true });
   });
 
   app.delete('/v1/admin/dlq/:id', async (c) => {
     const id = idParam('delete', c.req.param('id'));
-    const queue = await located('delete', id, queueParam('delete', c.req.query('queue'), false));
-    if (!(await deps.store.deleteDead(queue, id))) return refuse('delete', 'DEAD_LETTER_NOT_FOUND', `no dead letter ${id}`);
+    const store = c.get('appStore');
+    const queue = await located(store, 'delete', id, queueParam('delete', c.req.query('queue'), false));
+    if (!(await store.deleteDead(queue, id))) return refuse('delete', 'DEAD_LETTER_NOT_FOUND', `no dead letter ${id}`);
     count('delete', queue, 'ok');
-    deps.logger.info({ queue, id }, 'dead letter deleted');
+    deps.logger.info({ app: c.get('appId'), queue, id }, 'dead letter deleted');
     return c.body(null, 204);
   });
 

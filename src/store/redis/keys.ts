@@ -36,11 +36,19 @@
  * The queue design (states, transitions, why payload and metadata are split) is described in
  * full in the header of `queues.ts` and in `docs/queues.md`.
  *
- * A `keyPrefix` given to the ioredis client (test isolation only) is added by ioredis to every
- * key below, including Lua `KEYS`; no script builds a key name itself, so the prefix reaches
- * every key a script touches.
+ * A `keyPrefix` given to the ioredis client is added by ioredis to every key below, including
+ * Lua `KEYS`; no script builds a key name itself, so the prefix reaches every key a script
+ * touches. Tenancy uses it: the default app has no prefix (seed 000's layout exactly, a divine
+ * Redis is a drop-in), and every other app's store view has {@link appKeyPrefix} (`app:{id}:`),
+ * so its whole layout, the tables below included, sits under it. No key of the default layout
+ * starts with `app:`, so the two never meet. API keys are the exception: they live in the
+ * default app's view only (`apikey:*`), since the key is what names the app.
  */
 import type { Lane, QueueName } from '../port.ts';
+import { DEFAULT_APP_ID } from '../../config/apps.ts';
+
+/** The key prefix of app `appId`'s store view: none for the default app, `app:{id}:` for the others. */
+export const appKeyPrefix = (appId: string): string => (appId === DEFAULT_APP_ID ? '' : `app:${appId}:`);
 
 export const tokenToPubkeyKey = 'token_to_pubkey';
 export const tokenTimezoneOffsetsKey = 'token_timezone_offsets';
