@@ -29,6 +29,8 @@ import type { SocialFilterStore } from './port-social-filters.ts';
 import type { InboxStore } from './port-inbox.ts';
 import type { Nip9aGatewayStore } from './port-nip9a-gateway.ts';
 import type { Nip9aCallbackStore } from './port-nip9a-callbacks.ts';
+import type { CampaignStore } from './port-campaigns.ts';
+import type { SuppressionStore } from './port-suppressions.ts';
 
 /** Millisecond time source shared by a store and the stages that use it. */
 
@@ -236,7 +238,9 @@ export interface StorePort
     Nip9aCallbackStore,
     ApiKeyStore,
     SendStore,
-    DeliveryLogStore {
+    DeliveryLogStore,
+    CampaignStore,
+    SuppressionStore {
   /** The clock this store's time-dependent operations use. */
   readonly clock: Clock;
 

@@ -22,6 +22,8 @@ import { socialFilterContract } from './contract/social-filters.ts';
 import { inboxContract } from './contract/inbox.ts';
 import { nip9aGatewayContract } from './contract/nip9a-gateway.ts';
 import { nip9aCallbackContract } from './contract/nip9a-callbacks.ts';
+import { campaignContract } from './contract/campaigns.ts';
+import { suppressionContract } from './contract/suppressions.ts';
 
 /**
  * The store contract: the definition of correct {@link StorePort} behaviour, run against every
@@ -95,6 +97,8 @@ export function runStoreContract(options: StoreContractOptions): void {
     inboxContract(ctx);
     nip9aGatewayContract(ctx);
     nip9aCallbackContract(ctx);
+    campaignContract(ctx);
+    suppressionContract(ctx);
     for (const queue of QUEUES) {
       queueContract(ctx, queue);
       deadLetterContract(ctx, queue);

@@ -293,3 +293,19 @@ export const nip9aCallbackSecretsKey = 'nip9a:callback_secrets';
 export const nip9aCallbacksOfKey = (owner: string): string => `nip9a:callbacks_of:${owner}`;
 export const nip9aReceiptKey = (callbackId: string, eventId: string, relay: string): string =>
   `nip9a:receipt:${callbackId}:${eventId}:${relay}`;
+// ---- campaigns and suppressions (port-campaigns.ts, port-suppressions.ts) ---------------------
+
+/*
+ * | key                                      | type   | value                                                  |
+ * |------------------------------------------|--------|--------------------------------------------------------|
+ * | `campaign:{app}:{id}`                    | HASH   | `request` JSON, `hash`, `state`, `createdAtMs`, `cursor`, and the counters `consenting`, `deferred`, `sent`, `failed`, `opened` |
+ * | `campaign_idem:{app}:{idempotencyKey}`   | STRING | JSON `{"id","hash"}` of the campaign created with that key |
+ * | `campaigns:due`                          | ZSET   | `{app}:{id}` → due time, ms (now, a lease deadline)     |
+ * | `campaign_delivery:{idempotencyKey}`     | STRING | owner uuid: seed 000's campaign claim, `SET NX EX` 600 s, then EXPIRE to the dedup TTL once delivered; `{idempotencyKey}` is `{app}:{campaign key}:{device}` |
+ * | `suppressions:{app}`                     | HASH   | suppression id → JSON `{kind, value, createdAtMs}`       |
+ */
+export const campaignKey = (appId: string, id: string): string => `campaign:${appId}:${id}`;
+export const campaignIdempotencyKey = (appId: string, key: string): string => `campaign_idem:${appId}:${key}`;
+export const campaignsDueKey = 'campaigns:due';
+export const campaignDeliveryKey = (idempotencyKey: string): string => `campaign_delivery:${idempotencyKey}`;
+export const suppressionsKey = (appId: string): string => `suppressions:${appId}`;

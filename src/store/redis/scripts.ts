@@ -77,6 +77,10 @@ export const SCRIPT_NAMES = [
   'createNip9aCallback',
   'findNip9aCallback',
   'revokeNip9aCallback',
+  'createCampaign',
+  'claimCampaign',
+  'advanceCampaign',
+  'countCampaign',
 ] as const;
 
 export type ScriptName = (typeof SCRIPT_NAMES)[number];

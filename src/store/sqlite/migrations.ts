@@ -1,3 +1,4 @@
+import { CREATE_CAMPAIGN_TABLES } from './campaigns.ts';
 import type { Database } from 'better-sqlite3';
 import type { Logger } from '../../observability/logger.ts';
 import { CREATE_COALESCE_TABLES } from './coalesce-sql.ts';
@@ -176,6 +177,7 @@ export const migrations: readonly Migration[] = [
     description: 'create API keys, sends, idempotency records and the delivery log',
     apply: (db) => db.exec(CREATE_API_KEY_TABLE + CREATE_SEND_TABLES + CREATE_DELIVERY_LOG_TABLES),
   },
+  { description: 'create campaigns, campaign delivery claims and suppressions', apply: (db) => db.exec(CREATE_CAMPAIGN_TABLES) },
 ];
 
 /** The version a file has after {@link migrate}. */

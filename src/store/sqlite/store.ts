@@ -42,6 +42,17 @@ import type { Announcement, InboxCountEntry, InboxCounts, InboxHint, InboxType }
 import type { StoredVapidKeys } from '../port-vapid.ts';
 import { ApiKeyTable } from './apikeys.ts';
 import { SendTables } from './sends.ts';
+import { CampaignTables } from './campaigns.ts';
+import type {
+  CampaignCounter,
+  CampaignCounts,
+  CampaignRecord,
+  ClaimedCampaign,
+  CreateCampaignResult,
+  DeviceOwnerPage,
+  NewCampaign,
+} from '../port-campaigns.ts';
+import type { Suppression, SuppressionTarget } from '../port-suppressions.ts';
 import { DeliveryLogTables } from './delivery-log.ts';
 import type { ApiKeyRecord, NewApiKey } from '../port-apikeys.ts';
 import type { CancelSendResult, ClaimedSend, CreateSendResult, IdempotencyClaim, NewSend, SendRecord } from '../port-sends.ts';
@@ -120,6 +131,7 @@ export class SqliteStore implements StorePort {
   private readonly inbox: InboxTables;
   private readonly nip9a: Nip9aGatewayTables;
   private readonly nip9aCallbacks: Nip9aCallbackTables;
+  private readonly campaigns: CampaignTables;
   private readonly selectOne: Statement<[]>;
   /** Writes of one event-loop turn share one transaction (see group-commit.ts). */
   private readonly group: GroupCommit;
@@ -147,6 +159,7 @@ export class SqliteStore implements StorePort {
     this.socialFilters = new SocialFilterTable(db, logger);
     this.nip9a = new Nip9aGatewayTables(db, clock);
     this.nip9aCallbacks = new Nip9aCallbackTables(db, clock, this.queues);
+    this.campaigns = new CampaignTables(db, clock);
     this.selectOne = db.prepare(PING_SQL);
   }
 
@@ -438,6 +451,68 @@ export class SqliteStore implements StorePort {
 
   async deliveryOpenRates(appId: string, sinceMs: number): Promise<TypeOpenRate[]> {
     return this.deliveryLog.rates(appId, sinceMs);
+  }
+
+  // ---- campaigns and suppressions (port-campaigns.ts, port-suppressions.ts) ------------------
+
+  async createCampaign(campaign: NewCampaign): Promise<CreateCampaignResult> {
+    return this.group.run(() => this.campaigns.create(campaign));
+  }
+
+  async getCampaign(appId: string, id: string): Promise<CampaignRecord | null> {
+    return this.campaigns.get(appId, id);
+  }
+
+  async claimDueCampaign(leaseMs: number): Promise<ClaimedCampaign | null> {
+    return this.group.run(() => this.campaigns.claimDue(leaseMs));
+  }
+
+  async advanceCampaign(appId: string, id: string, nextCursor: string | null, add: Partial<CampaignCounts>): Promise<boolean> {
+    return this.group.run(() => this.campaigns.advanceTo(appId, id, nextCursor, add));
+  }
+
+  async countCampaign(appId: string, id: string, counter: CampaignCounter, n: number): Promise<void> {
+    if (n !== 0) await this.group.run(() => this.campaigns.count(appId, id, counter, n));
+  }
+
+  async scanDeviceOwners(cursor: string, count: number): Promise<DeviceOwnerPage> {
+    return this.campaigns.scanOwners(cursor, count);
+  }
+
+  async readCampaignConsent(pubkeys: readonly string[]): Promise<boolean[]> {
+    return pubkeys.length === 0 ? [] : this.campaigns.consent(pubkeys);
+  }
+
+  async claimCampaignDelivery(key: string, ttlSecs: number): Promise<string | null> {
+    return this.group.run(() => this.campaigns.claim(key, ttlSecs));
+  }
+
+  async extendCampaignDelivery(key: string, owner: string, ttlSecs: number): Promise<boolean> {
+    return this.group.run(() => this.campaigns.extend(key, owner, ttlSecs));
+  }
+
+  async releaseCampaignDelivery(key: string, owner: string): Promise<boolean> {
+    return this.group.run(() => this.campaigns.release(key, owner));
+  }
+
+  async campaignDeliveryTtlSecs(key: string): Promise<number | null> {
+    return this.campaigns.claimTtlSecs(key);
+  }
+
+  async addSuppression(appId: string, target: SuppressionTarget): Promise<{ suppression: Suppression; created: boolean }> {
+    return this.group.run(() => this.campaigns.addSuppression(appId, target));
+  }
+
+  async removeSuppression(appId: string, id: string): Promise<boolean> {
+    return this.group.run(() => this.campaigns.removeSuppression(appId, id));
+  }
+
+  async listSuppressions(appId: string, limit: number): Promise<Suppression[]> {
+    return this.campaigns.listSuppressions(appId, limit);
+  }
+
+  async suppressedAmong(appId: string, targets: readonly SuppressionTarget[]): Promise<boolean[]> {
+    return targets.length === 0 ? [] : this.campaigns.suppressedAmong(appId, targets);
   }
 
   // ---- lifecycle ---------------------------------------------------------------------------
