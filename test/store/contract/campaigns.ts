@@ -100,9 +100,9 @@ export function campaignContract(ctx: ContractContext): void {
     test('the device scan visits every registered device with its owner, page by page, to the end', async () => {
       const store = ctx.store();
       const expected = new Set<string>();
-      // More than Redis keeps in a compact hash (128 entries), so HSCAN pages too.
-      for (let i = 0; i < 300; i++) {
-        const owner = pubkey(i % 120);
+      // More than Redis keeps in a compact hash (hash-max-listpack-entries, 512 here), so HSCAN pages too.
+      for (let i = 0; i < 600; i++) {
+        const owner = pubkey(i % 200);
         await store.registerToken(owner, { token: `tok-${i}`, transport: 'fcm' });
         expected.add(`${owner}/tok-${i}`);
       }
@@ -110,7 +110,7 @@ export function campaignContract(ctx: ContractContext): void {
       let cursor: string | null = '';
       let pages = 0;
       while (cursor !== null) {
-        const page = await store.scanDeviceOwners(cursor, 25);
+        const page = await store.scanDeviceOwners(cursor, 100);
         for (const entry of page.entries) seen.add(`${entry.pubkey}/${entry.token}`);
         cursor = page.next;
         assert.ok(++pages < 100, 'the scan ends');
