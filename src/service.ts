@@ -241,6 +241,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
         metrics,
         logger: logger.child({ route: 'platform' }),
         version: SERVICE_VERSION,
+        campaignDedupTtlSecs: config.campaign_delivery.dedup_ttl_secs,
       });
       app.route('/', platform.app);
       app.route('/', inboxRoutes({ store, auth: nip98Auth, metrics, logger: logger.child({ route: 'inbox' }) }));

@@ -16,6 +16,8 @@ import { requireAppKey, type AppKeyEnv, type AuthDeps } from './auth.ts';
 import { routePath } from 'hono/route';
 import { HttpError } from './errors.ts';
 import { notificationRoutes, type NotificationRoutesDeps } from './notifications.ts';
+import { campaignRoutes } from './campaigns.ts';
+import { adminSuppressionRoutes } from './admin-suppressions.ts';
 
 export const OPENAPI_PATH = '/v1/openapi.json';
 
@@ -32,6 +34,8 @@ export interface PlatformApiDeps {
   logger: Logger;
   /** Shown in the document's `info`. */
   version: string;
+  /** How long a campaign open is remembered (`campaign_delivery.dedup_ttl_secs`); default a week. */
+  campaignDedupTtlSecs?: number;
 }
 
 export interface PlatformApi {
@@ -93,6 +97,14 @@ export function createPlatformApi(deps: PlatformApiDeps): PlatformApi {
   };
   notificationRoutes(app, notificationDeps);
   adminDeliveryRoutes(app, { store: deps.store, auth, retentionDays: deps.retentionDays });
+  campaignRoutes(app, {
+    store: deps.store,
+    auth,
+    openedTtlSecs: deps.campaignDedupTtlSecs ?? 7 * 86_400,
+    onCreated: deps.onCreated,
+    logger: deps.logger,
+  });
+  adminSuppressionRoutes(app, { store: deps.store, auth, logger: deps.logger });
   app.doc31(OPENAPI_PATH, {
     openapi: '3.1.0',
     info: { title: 'nostr-push app platform API', version: deps.version },

@@ -5,6 +5,7 @@ import { TurnBatcher } from '../util/turn-batcher.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import type { NotificationType, PushMessage, PushTransport, SendOutcome } from './types.ts';
 import { withBadge } from '../engine/payload.ts';
+import type { CampaignDelivery } from './campaign.ts';
 
 /**
  * One notification for one recipient, as the engine queues it for delivery (the payload of the
@@ -34,6 +35,8 @@ export interface OutboundNotification {
   rateWindow?: { subscriber: string; creator: string; ttlSecs: number };
   /** A send API notification: the app, notification id and app type its delivery log entries are recorded under. */
   send?: { appId: string; notificationId: string; type: string };
+  /** A campaign push (`campaign.ts`): its claim key and the one device it is for. */
+  campaign?: CampaignDelivery;
 }
 
 /** The internal type of a send API notification of an app-defined type. */
@@ -58,6 +61,8 @@ export interface DeliveryReport {
   retryAfterSecs: number | null;
   /** Each device's outcome, in device order (empty without devices). */
   attempts?: DeviceAttempt[];
+  /** Set when a gate stopped it before any provider call: why (`suppression`, `already_delivered`). */
+  suppressedBy?: string;
 }
 
 export interface DeliveryDeps {

@@ -1,6 +1,12 @@
 import type { LeasedItem } from '../store/port.ts';
 import { DONE, retryDelayMs, type WorkOutcome } from '../roles/queue-worker.ts';
 import { deliverNotification, type DeliveryDeps, type DeliveryReport, type OutboundNotification } from './deliver.ts';
+import { deliverCampaignItem } from './campaign.ts';
+import type { SuppressionGate } from './suppression-gate.ts';
+import type { DeviceRegistration } from '../store/port.ts';
+
+/** The app of a notification without one: relay notifications belong to the default app (platform/apps.ts). */
+const DEFAULT_APP_ID = 'default';
 
 /**
  * What to do with an outbound item after one delivery attempt:
@@ -36,6 +42,34 @@ export interface OutboundHandlerDeps extends DeliveryDeps {
   maxEventAgeSecs: number;
   /** Records each attempt in the delivery log (`src/platform/delivery-log.ts`); absent, nothing is logged. */
   recordAttempt?: (notification: OutboundNotification, report: DeliveryReport, latencyMs: number, retrying: boolean) => void;
+  /** App-level suppressions, checked before every send (`suppression-gate.ts`); absent, nothing is suppressed. */
+  suppressionGate?: SuppressionGate;
+  /** How long a delivered campaign claim is kept (`campaign_delivery.dedup_ttl_secs`). */
+  campaignDedupTtlSecs?: number;
+}
+
+/** Seed 000's `campaign_delivery.dedup_ttl_secs` default, for handlers built without a configuration (tests). */
+const DEFAULT_CAMPAIGN_DEDUP_TTL_SECS = 7 * 86_400;
+
+/**
+ * The devices this attempt goes to: the first attempt sends to the devices the gates read, a
+ * retry reads them afresh (a campaign item only ever its own device); then the suppression gate.
+ * `suppressed` when the gate left none of a non-empty list.
+ */
+async function devicesOf(
+  deps: OutboundHandlerDeps,
+  item: LeasedItem<OutboundNotification>,
+): Promise<{ devices: DeviceRegistration[] | undefined; suppressed: boolean }> {
+  const notification = item.payload;
+  let devices = item.attempts === 1 ? notification.devices : undefined;
+  const campaign = notification.campaign;
+  if (devices === undefined && (campaign || deps.suppressionGate)) {
+    devices = await deps.store.listDevices(notification.recipient);
+    if (campaign) devices = devices.filter((d) => d.token === campaign.token);
+  }
+  if (!deps.suppressionGate || devices === undefined || devices.length === 0) return { devices, suppressed: false };
+  const kept = await deps.suppressionGate(notification.send?.appId ?? DEFAULT_APP_ID, notification.recipient, devices);
+  return { devices: kept, suppressed: kept.length === 0 };
 }
 
 /** The delivery role's handler of one `outbound` queue item. */
@@ -45,9 +79,24 @@ export async function handleOutbound(
   signal?: AbortSignal,
 ): Promise<WorkOutcome> {
   const notification = item.payload;
-  // The first attempt sends to the devices the gates read; a retry reads them afresh.
   const startedMs = performance.now();
-  const report = await deliverNotification(deps, notification, signal, item.attempts === 1 ? notification.devices : undefined);
+  const { devices, suppressed } = await devicesOf(deps, item);
+  if (suppressed) {
+    // No transport call. A relay notification's claim stays (this push is decided); a campaign's is never taken.
+    const report: DeliveryReport = { devices: 0, delivered: 0, failed: 0, pruned: 0, retryAfterSecs: null, suppressedBy: 'suppression' };
+    deps.recordAttempt?.(notification, report, performance.now() - startedMs, false);
+    return DONE;
+  }
+  if (notification.campaign && devices !== undefined) {
+    return deliverCampaignItem(
+      { ...deps, campaignDedupTtlSecs: deps.campaignDedupTtlSecs ?? DEFAULT_CAMPAIGN_DEDUP_TTL_SECS },
+      item,
+      notification.campaign,
+      devices,
+      signal,
+    );
+  }
+  const report = await deliverNotification(deps, notification, signal, devices);
   const { outcome, releaseClaim } = decideAfterDelivery(
     report,
     notification,

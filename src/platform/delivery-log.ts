@@ -34,6 +34,7 @@ export function deliveryLogEntries(
     type: notification.send?.type ?? notification.type,
     latencyMs,
   };
+  if (report.suppressedBy !== undefined) return [{ ...base, status: 'suppressed', error: report.suppressedBy }];
   const attempts = report.attempts ?? [];
   if (attempts.length === 0) return [{ ...base, status: 'failed', error: 'no registered devices' }];
   return attempts.map(({ token, transport, outcome }) => {

@@ -29,6 +29,7 @@ import { coalesceFlushDeps, coalesceIngester } from '../engine/coalesce/wiring.t
 import { COALESCE_FLUSH_TASK, runCoalesceFlush } from '../engine/coalesce/worker.ts';
 import { batchedBadgeReader, batchedBellBookkeeping, batchedTokenActivity, type OutboundNotification } from '../delivery/deliver.ts';
 import { handleOutbound } from '../delivery/outbound.ts';
+import { storeSuppressionGate } from '../delivery/suppression-gate.ts';
 import type { PushTransport } from '../delivery/types.ts';
 import { createListener } from '../listener/index.ts';
 import { runNtfyExpiry, type NtfyHub } from '../ntfy/index.ts';
@@ -287,6 +288,8 @@ function startDelivery(ctx: RoleContext): void {
     refreshTokenActivity: batchedTokenActivity(store),
     ...(config.delivery_log.enabled ? { recordAttempt: storeDeliveryLog(store, ctx.metrics, log) } : {}),
     ...(config.inbox.enabled ? { readBadge: batchedBadgeReader(store) } : { readBadge: null }),
+    suppressionGate: storeSuppressionGate(store),
+    campaignDedupTtlSecs: config.campaign_delivery.dedup_ttl_secs,
     recordDeliveredBell: batchedBellBookkeeping(store, {
       claimTtlSecs: config.service.processed_event_ttl_secs,
       videoRecordTtlSecs: config.service.video_coordinate_dedup_ttl_secs,

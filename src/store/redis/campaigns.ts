@@ -11,7 +11,7 @@ import type {
   DeviceOwnerPage,
   NewCampaign,
 } from '../port-campaigns.ts';
-import { suppressionId, type Suppression, type SuppressionKind, type SuppressionTarget } from '../port-suppressions.ts';
+import { suppressionId, type Suppression, type SuppressionTarget } from '../port-suppressions.ts';
 import { randomUUID } from 'node:crypto';
 import { expirySeconds, isRecord, parseJson, type RedisContext } from './context.ts';
 import {
@@ -88,8 +88,7 @@ export async function claimDueCampaign(ctx: RedisContext, leaseMs: number): Prom
     const id = member.slice(colon + 1);
     const leaseExpiresAtMs = nowMs + leaseMs;
     const reply = (await ctx.scripts.run('claimCampaign', [campaignsDueKey, campaignKey(appId, id)], [member, nowMs, leaseExpiresAtMs])) as
-      | string[]
-      | null;
+      string[] | null;
     if (!reply) continue;
     return { campaign: recordFrom(appId, id, pairs(reply)), leaseExpiresAtMs };
   }
@@ -154,7 +153,7 @@ export async function campaignDeliveryTtlSecs(ctx: RedisContext, key: string): P
 function suppressionFrom(appId: string, id: string, raw: string): Suppression | null {
   const value = parseJson(raw);
   if (!isRecord(value) || (value.kind !== 'pubkey' && value.kind !== 'token') || typeof value.value !== 'string') return null;
-  return { appId, id, kind: value.kind as SuppressionKind, value: value.value, createdAtMs: Number(value.createdAtMs) };
+  return { appId, id, kind: value.kind, value: value.value, createdAtMs: Number(value.createdAtMs) };
 }
 
 export async function addSuppression(

@@ -57,7 +57,7 @@ export function campaignContract(ctx: ContractContext): void {
       await store.createCampaign(newCampaign('c1'));
       const first = await store.claimDueCampaign(LEASE_MS);
       assert.equal(first?.campaign.id, 'c1');
-      assert.equal(first?.leaseExpiresAtMs, clock.nowMs() + LEASE_MS);
+      assert.equal(first.leaseExpiresAtMs, clock.nowMs() + LEASE_MS);
       // Leased: nobody else gets it until the lease runs out (a worker killed mid-page).
       assert.equal(await store.claimDueCampaign(LEASE_MS), null);
       clock.advance(LEASE_MS);
@@ -66,12 +66,12 @@ export function campaignContract(ctx: ContractContext): void {
       assert.equal(await store.advanceCampaign('default', 'c1', 'page-2', { consenting: 5, deferred: 2 }), true);
       const second = await store.claimDueCampaign(LEASE_MS);
       assert.equal(second?.campaign.cursor, 'page-2', 'the next page is due at once');
-      assert.deepEqual(second?.campaign.counts, { consenting: 5, deferred: 2, sent: 0, failed: 0, opened: 0 });
+      assert.deepEqual(second.campaign.counts, { consenting: 5, deferred: 2, sent: 0, failed: 0, opened: 0 });
       assert.equal(await store.advanceCampaign('default', 'c1', null, { consenting: 1 }), true);
       assert.equal(await store.claimDueCampaign(LEASE_MS), null);
       const done = await store.getCampaign('default', 'c1');
       assert.equal(done?.state, 'done');
-      assert.equal(done?.counts.consenting, 6);
+      assert.equal(done.counts.consenting, 6);
       assert.equal(await store.advanceCampaign('default', 'c1', 'x', { consenting: 1 }), false, 'a done campaign takes no more pages');
       assert.equal(await store.advanceCampaign('default', 'nope', 'x', {}), false);
     });

@@ -1,0 +1,86 @@
+/**
+ * The delivery stage's side of a campaign push (issue 15 item 1): seed 000's claim lifecycle on
+ * `campaign_delivery:{idempotencyKey}`, per (campaign idempotency key, device):
+ *
+ * 1. a device whose local time is in 21:00–06:59 is not pushed: the item waits until its next
+ *    07:00 local (the expansion already queued it for then; this catches a retry that lands in
+ *    the window), never dropped;
+ * 2. the claim is taken for the in-flight window ({@link CAMPAIGN_CLAIM_IN_FLIGHT_SECS}, 600 s)
+ *    just before the provider call; held by someone else means already delivered (or in flight
+ *    elsewhere): nothing is sent;
+ * 3. a provider accepting the push extends the claim to `campaign_delivery.dedup_ttl_secs`
+ *    (7 days); every outcome that sends nothing (retryable or final failure, no device) drops
+ *    it, so a later attempt may send.
+ *
+ * A process killed between the provider's answer and the extension leaves the 600 s claim: the
+ * item's lease runs out sooner (the queue lease), the redelivery finds the claim and sends
+ * nothing. That is the "at most two for those in flight" of the issue only when the claim itself
+ * expired first.
+ */
+import { CAMPAIGN_CLAIM_IN_FLIGHT_SECS } from '../config/defaults.ts';
+import { campaignSendAtMs, inCampaignQuietHours } from '../platform/local-time.ts';
+import { DONE, type WorkOutcome } from '../roles/queue-worker.ts';
+import type { DeviceRegistration, LeasedItem } from '../store/port.ts';
+import type { OutboundNotification } from './deliver.ts';
+import { deliverNotification } from './deliver.ts';
+import { decideAfterDelivery, type OutboundHandlerDeps } from './outbound.ts';
+
+/** What an outbound item of a campaign carries beyond the notification. */
+export interface CampaignDelivery {
+  appId: string;
+  campaignId: string;
+  /** The claim key: `{app}:{campaign idempotency key}:{device}` (the device as a token digest). */
+  deliveryKey: string;
+  /** The one device this item is for (a retry re-reads it by token). */
+  token: string;
+  timezoneOffsetMinutes: number;
+}
+
+export interface CampaignDeliveryDeps extends OutboundHandlerDeps {
+  campaignDedupTtlSecs: number;
+}
+
+export async function deliverCampaignItem(
+  deps: CampaignDeliveryDeps,
+  item: LeasedItem<OutboundNotification>,
+  campaign: CampaignDelivery,
+  devices: DeviceRegistration[],
+  signal?: AbortSignal,
+): Promise<WorkOutcome> {
+  const { store } = deps;
+  const notification = item.payload;
+  const nowMs = store.clock.nowMs();
+  if (inCampaignQuietHours(nowMs, campaign.timezoneOffsetMinutes)) {
+    return { kind: 'retry', afterMs: campaignSendAtMs(nowMs, campaign.timezoneOffsetMinutes) - nowMs, error: 'campaign quiet hours' };
+  }
+  const owner = await store.claimCampaignDelivery(campaign.deliveryKey, CAMPAIGN_CLAIM_IN_FLIGHT_SECS);
+  if (owner === null) {
+    deps.recordAttempt?.(
+      notification,
+      { devices: 0, delivered: 0, failed: 0, pruned: 0, retryAfterSecs: null, suppressedBy: 'already_delivered' },
+      0,
+      false,
+    );
+    return DONE;
+  }
+  const startedMs = performance.now();
+  let report;
+  try {
+    report = await deliverNotification(deps, notification, signal, devices);
+  } catch (err) {
+    await store.releaseCampaignDelivery(campaign.deliveryKey, owner).catch(() => false);
+    throw err;
+  }
+  const { outcome } = decideAfterDelivery(report, notification, item.attempts, store.clock.nowMs(), deps.maxEventAgeSecs);
+  deps.recordAttempt?.(notification, report, performance.now() - startedMs, outcome.kind === 'retry');
+  if (report.delivered > 0) {
+    if (!(await store.extendCampaignDelivery(campaign.deliveryKey, owner, deps.campaignDedupTtlSecs))) {
+      deps.logger.warn({ campaignId: campaign.campaignId }, 'campaign claim lost before its extension; the push stands as delivered');
+    }
+    await store.countCampaign(campaign.appId, campaign.campaignId, 'sent', 1);
+    return outcome;
+  }
+  await store.releaseCampaignDelivery(campaign.deliveryKey, owner);
+  if (outcome.kind !== 'retry') await store.countCampaign(campaign.appId, campaign.campaignId, 'failed', 1);
+  return outcome;
+}
