@@ -208,6 +208,8 @@ export interface Config {
   campaign_delivery: {
     /** How long a delivered (idempotency key, device) claim is kept once a provider accepted the push (seed 000). */
     dedup_ttl_secs: number;
+    /** How long a claim lives while its send runs (seed 000's CLAIM_TTL_SECS, 600 s); a crashed send's claim frees itself after it. */
+    claim_ttl_secs: number;
     /** Devices read per expansion page (one scan step, one consent read, one enqueue step). */
     page_size: number;
     /** How long a page may take before another scheduler takes it over. */
@@ -502,6 +504,7 @@ export function defaultConfig(): Config {
     campaign_delivery: {
       // Seed 000's campaign_delivery.dedup_ttl_secs: a week, the longest a campaign is worth re-offering.
       dedup_ttl_secs: 7 * DAY_SECS,
+      claim_ttl_secs: CAMPAIGN_CLAIM_IN_FLIGHT_SECS,
       // As the send API's pages: 200,000 devices are 400 steps, each a few ms of store work.
       page_size: 500,
       lease_secs: 60,

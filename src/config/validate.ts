@@ -46,6 +46,7 @@ export const POSITIVE_FIELDS: ReadonlyArray<readonly [NumericPath, string]> = [
   ['send_api.lease_secs', 'every page would be taken over while it runs'],
   ['send_api.poll_millis', 'the send scheduler would spin'],
   ['campaign_delivery.dedup_ttl_secs', 'a delivered campaign would be offered again at once'],
+  ['campaign_delivery.claim_ttl_secs', 'every campaign claim would lapse before its send'],
   ['campaign_delivery.page_size', 'no campaign device would ever be expanded'],
   ['campaign_delivery.lease_secs', 'every campaign page would be taken over while it runs'],
   ['campaign_delivery.poll_millis', 'the campaign scheduler would spin'],

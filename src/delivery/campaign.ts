@@ -5,19 +5,19 @@
  * 1. a device whose local time is in 21:00–06:59 is not pushed: the item waits until its next
  *    07:00 local (the expansion already queued it for then; this catches a retry that lands in
  *    the window), never dropped;
- * 2. the claim is taken for the in-flight window ({@link CAMPAIGN_CLAIM_IN_FLIGHT_SECS}, 600 s)
- *    just before the provider call; held by someone else means already delivered (or in flight
- *    elsewhere): nothing is sent;
+ * 2. the claim is taken for the in-flight window (`campaign_delivery.claim_ttl_secs`, 600 s)
+ *    just before the provider call. Held with more life than that window means delivered: nothing
+ *    is sent. Held within the window means a send in flight elsewhere or killed mid-way: the item
+ *    is retried when the claim's time is up (seed 000: "the key being present does not by itself
+ *    mean the push was delivered; a TTL beyond the in-flight window does");
  * 3. a provider accepting the push extends the claim to `campaign_delivery.dedup_ttl_secs`
  *    (7 days); every outcome that sends nothing (retryable or final failure, no device) drops
  *    it, so a later attempt may send.
  *
- * A process killed between the provider's answer and the extension leaves the 600 s claim: the
- * item's lease runs out sooner (the queue lease), the redelivery finds the claim and sends
- * nothing. That is the "at most two for those in flight" of the issue only when the claim itself
- * expired first.
+ * A process killed between the provider's answer and the extension leaves a claim in its
+ * window: the redelivery waits it out and sends again. Those are the "at most two pushes for the
+ * devices in flight" of a crash; every other device gets exactly one.
  */
-import { CAMPAIGN_CLAIM_IN_FLIGHT_SECS } from '../config/defaults.ts';
 import { campaignSendAtMs, inCampaignQuietHours } from '../platform/local-time.ts';
 import { DONE, type WorkOutcome } from '../roles/queue-worker.ts';
 import type { DeviceRegistration, LeasedItem } from '../store/port.ts';
@@ -38,6 +38,8 @@ export interface CampaignDelivery {
 
 export interface CampaignDeliveryDeps extends OutboundHandlerDeps {
   campaignDedupTtlSecs: number;
+  /** The in-flight window (`campaign_delivery.claim_ttl_secs`, 600 s). */
+  campaignClaimTtlSecs: number;
 }
 
 export async function deliverCampaignItem(
@@ -53,8 +55,14 @@ export async function deliverCampaignItem(
   if (inCampaignQuietHours(nowMs, campaign.timezoneOffsetMinutes)) {
     return { kind: 'retry', afterMs: campaignSendAtMs(nowMs, campaign.timezoneOffsetMinutes) - nowMs, error: 'campaign quiet hours' };
   }
-  const owner = await store.claimCampaignDelivery(campaign.deliveryKey, CAMPAIGN_CLAIM_IN_FLIGHT_SECS);
+  const owner = await store.claimCampaignDelivery(campaign.deliveryKey, deps.campaignClaimTtlSecs);
   if (owner === null) {
+    // Held within the in-flight window: a send running elsewhere, or one killed mid-way. Try again
+    // once it ends: an extension (delivered) refuses that retry, a lapse lets it send.
+    const ttlSecs = await store.campaignDeliveryTtlSecs(campaign.deliveryKey);
+    if (ttlSecs !== null && ttlSecs <= deps.campaignClaimTtlSecs) {
+      return { kind: 'retry', afterMs: ttlSecs * 1000, error: 'campaign claim in flight' };
+    }
     deps.recordAttempt?.(
       notification,
       { devices: 0, delivered: 0, failed: 0, pruned: 0, retryAfterSecs: null, suppressedBy: 'already_delivered' },

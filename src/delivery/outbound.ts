@@ -4,6 +4,7 @@ import { deliverNotification, type DeliveryDeps, type DeliveryReport, type Outbo
 import { deliverCampaignItem } from './campaign.ts';
 import type { SuppressionGate } from './suppression-gate.ts';
 import type { DeviceRegistration } from '../store/port.ts';
+import { CAMPAIGN_CLAIM_IN_FLIGHT_SECS } from '../config/defaults.ts';
 
 /** The app of a notification without one: relay notifications belong to the default app (platform/apps.ts). */
 const DEFAULT_APP_ID = 'default';
@@ -46,6 +47,8 @@ export interface OutboundHandlerDeps extends DeliveryDeps {
   suppressionGate?: SuppressionGate;
   /** How long a delivered campaign claim is kept (`campaign_delivery.dedup_ttl_secs`). */
   campaignDedupTtlSecs?: number;
+  /** The campaign claim's in-flight window (`campaign_delivery.claim_ttl_secs`). */
+  campaignClaimTtlSecs?: number;
 }
 
 /** Seed 000's `campaign_delivery.dedup_ttl_secs` default, for handlers built without a configuration (tests). */
@@ -89,7 +92,11 @@ export async function handleOutbound(
   }
   if (notification.campaign && devices !== undefined) {
     return deliverCampaignItem(
-      { ...deps, campaignDedupTtlSecs: deps.campaignDedupTtlSecs ?? DEFAULT_CAMPAIGN_DEDUP_TTL_SECS },
+      {
+        ...deps,
+        campaignDedupTtlSecs: deps.campaignDedupTtlSecs ?? DEFAULT_CAMPAIGN_DEDUP_TTL_SECS,
+        campaignClaimTtlSecs: deps.campaignClaimTtlSecs ?? CAMPAIGN_CLAIM_IN_FLIGHT_SECS,
+      },
       item,
       notification.campaign,
       devices,

@@ -290,6 +290,7 @@ function startDelivery(ctx: RoleContext): void {
     ...(config.inbox.enabled ? { readBadge: batchedBadgeReader(store) } : { readBadge: null }),
     suppressionGate: storeSuppressionGate(store),
     campaignDedupTtlSecs: config.campaign_delivery.dedup_ttl_secs,
+    campaignClaimTtlSecs: config.campaign_delivery.claim_ttl_secs,
     recordDeliveredBell: batchedBellBookkeeping(store, {
       claimTtlSecs: config.service.processed_event_ttl_secs,
       videoRecordTtlSecs: config.service.video_coordinate_dedup_ttl_secs,
