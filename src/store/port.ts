@@ -31,6 +31,7 @@ import type { Nip9aGatewayStore } from './port-nip9a-gateway.ts';
 import type { Nip9aCallbackStore } from './port-nip9a-callbacks.ts';
 import type { CampaignStore } from './port-campaigns.ts';
 import type { SuppressionStore } from './port-suppressions.ts';
+import type { QuietHoursStore } from './port-quiet-hours.ts';
 
 /** Millisecond time source shared by a store and the stages that use it. */
 
@@ -240,7 +241,8 @@ export interface StorePort
     SendStore,
     DeliveryLogStore,
     CampaignStore,
-    SuppressionStore {
+    SuppressionStore,
+    QuietHoursStore {
   /** The clock this store's time-dependent operations use. */
   readonly clock: Clock;
 

@@ -24,6 +24,7 @@ import { nip9aGatewayContract } from './contract/nip9a-gateway.ts';
 import { nip9aCallbackContract } from './contract/nip9a-callbacks.ts';
 import { campaignContract } from './contract/campaigns.ts';
 import { suppressionContract } from './contract/suppressions.ts';
+import { quietHoursContract } from './contract/quiet-hours.ts';
 
 /**
  * The store contract: the definition of correct {@link StorePort} behaviour, run against every
@@ -99,6 +100,7 @@ export function runStoreContract(options: StoreContractOptions): void {
     nip9aCallbackContract(ctx);
     campaignContract(ctx);
     suppressionContract(ctx);
+    quietHoursContract(ctx);
     for (const queue of QUEUES) {
       queueContract(ctx, queue);
       deadLetterContract(ctx, queue);

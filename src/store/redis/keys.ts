@@ -309,3 +309,16 @@ export const campaignIdempotencyKey = (appId: string, key: string): string => `c
 export const campaignsDueKey = 'campaigns:due';
 export const campaignDeliveryKey = (idempotencyKey: string): string => `campaign_delivery:${idempotencyKey}`;
 export const suppressionsKey = (appId: string): string => `suppressions:${appId}`;
+
+/*
+ * Quiet hours (port-quiet-hours.ts):
+ *
+ * | key                     | type   | value                                                           |
+ * |-------------------------|--------|-----------------------------------------------------------------|
+ * | `quiet_hours:{pubkey}`  | STRING | JSON `{startMinute, endMinute, urgentTypes}` (kind 3083)        |
+ * | `digest:{pubkey}`       | HASH   | notification type → pushes held for the digest                  |
+ * | `digests:due`           | ZSET   | pubkey → when its digest is due (window end, lease deadline), ms |
+ */
+export const quietHoursKey = (pubkey: string): string => `quiet_hours:${pubkey}`;
+export const digestKey = (pubkey: string): string => `digest:${pubkey}`;
+export const digestsDueKey = 'digests:due';

@@ -81,6 +81,9 @@ export const SCRIPT_NAMES = [
   'claimCampaign',
   'advanceCampaign',
   'countCampaign',
+  'holdForDigest',
+  'completeDigest',
+  'claimDigest',
 ] as const;
 
 export type ScriptName = (typeof SCRIPT_NAMES)[number];

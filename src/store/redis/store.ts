@@ -67,6 +67,8 @@ import type { StoredVapidKeys } from '../port-vapid.ts';
 import * as apiKeys from './apikeys.ts';
 import * as sends from './sends.ts';
 import * as campaigns from './campaigns.ts';
+import * as quietHours from './quiet-hours.ts';
+import type { DueDigest, QuietHours } from '../port-quiet-hours.ts';
 import type {
   CampaignCounter,
   CampaignCounts,
@@ -354,6 +356,21 @@ export class RedisStore implements StorePort {
   }
   suppressedAmong(appId: string, targets: readonly SuppressionTarget[]): Promise<boolean[]> {
     return campaigns.suppressedAmong(this.ctx, appId, targets);
+  }
+  setQuietHours(pubkey: string, hours: QuietHours | null): Promise<void> {
+    return quietHours.setQuietHours(this.ctx, pubkey, hours);
+  }
+  readQuietHours(pubkeys: readonly string[]): Promise<Array<QuietHours | null>> {
+    return quietHours.readQuietHours(this.ctx, pubkeys);
+  }
+  holdForDigest(pubkey: string, type: string, releaseAtMs: number): Promise<void> {
+    return quietHours.holdForDigest(this.ctx, pubkey, type, releaseAtMs);
+  }
+  claimDueDigest(leaseMs: number): Promise<DueDigest | null> {
+    return quietHours.claimDueDigest(this.ctx, leaseMs);
+  }
+  completeDigest(pubkey: string, counts: Readonly<Record<string, number>>): Promise<void> {
+    return quietHours.completeDigest(this.ctx, pubkey, counts);
   }
 
   // ---- social filters (port-social-filters.ts) ---------------------------------------------

@@ -1,4 +1,5 @@
 import { CREATE_CAMPAIGN_TABLES } from './campaigns.ts';
+import { CREATE_QUIET_HOURS_TABLES } from './quiet-hours.ts';
 import type { Database } from 'better-sqlite3';
 import type { Logger } from '../../observability/logger.ts';
 import { CREATE_COALESCE_TABLES } from './coalesce-sql.ts';
@@ -178,6 +179,7 @@ export const migrations: readonly Migration[] = [
     apply: (db) => db.exec(CREATE_API_KEY_TABLE + CREATE_SEND_TABLES + CREATE_DELIVERY_LOG_TABLES),
   },
   { description: 'create campaigns, campaign delivery claims and suppressions', apply: (db) => db.exec(CREATE_CAMPAIGN_TABLES) },
+  { description: 'create quiet hours and their digest counts', apply: (db) => db.exec(CREATE_QUIET_HOURS_TABLES) },
 ];
 
 /** The version a file has after {@link migrate}. */

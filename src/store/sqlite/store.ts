@@ -43,6 +43,8 @@ import type { StoredVapidKeys } from '../port-vapid.ts';
 import { ApiKeyTable } from './apikeys.ts';
 import { SendTables } from './sends.ts';
 import { CampaignTables } from './campaigns.ts';
+import { QuietHoursTables } from './quiet-hours.ts';
+import type { DueDigest, QuietHours } from '../port-quiet-hours.ts';
 import type {
   CampaignCounter,
   CampaignCounts,
@@ -132,6 +134,7 @@ export class SqliteStore implements StorePort {
   private readonly nip9a: Nip9aGatewayTables;
   private readonly nip9aCallbacks: Nip9aCallbackTables;
   private readonly campaigns: CampaignTables;
+  private readonly quietHours: QuietHoursTables;
   private readonly selectOne: Statement<[]>;
   /** Writes of one event-loop turn share one transaction (see group-commit.ts). */
   private readonly group: GroupCommit;
@@ -160,6 +163,7 @@ export class SqliteStore implements StorePort {
     this.nip9a = new Nip9aGatewayTables(db, clock);
     this.nip9aCallbacks = new Nip9aCallbackTables(db, clock, this.queues);
     this.campaigns = new CampaignTables(db, clock);
+    this.quietHours = new QuietHoursTables(db, clock);
     this.selectOne = db.prepare(PING_SQL);
   }
 
@@ -513,6 +517,28 @@ export class SqliteStore implements StorePort {
 
   async suppressedAmong(appId: string, targets: readonly SuppressionTarget[]): Promise<boolean[]> {
     return targets.length === 0 ? [] : this.campaigns.suppressedAmong(appId, targets);
+  }
+
+  // ---- quiet hours (port-quiet-hours.ts) -----------------------------------------------------
+
+  async setQuietHours(pubkey: string, hours: QuietHours | null): Promise<void> {
+    return this.group.run(() => this.quietHours.set(pubkey, hours));
+  }
+
+  async readQuietHours(pubkeys: readonly string[]): Promise<Array<QuietHours | null>> {
+    return pubkeys.length === 0 ? [] : this.quietHours.read(pubkeys);
+  }
+
+  async holdForDigest(pubkey: string, type: string, releaseAtMs: number): Promise<void> {
+    return this.group.run(() => this.quietHours.hold(pubkey, type, releaseAtMs));
+  }
+
+  async claimDueDigest(leaseMs: number): Promise<DueDigest | null> {
+    return this.group.run(() => this.quietHours.claimDue(leaseMs));
+  }
+
+  async completeDigest(pubkey: string, counts: Readonly<Record<string, number>>): Promise<void> {
+    return this.group.run(() => this.quietHours.complete(pubkey, counts));
   }
 
   // ---- lifecycle ---------------------------------------------------------------------------
