@@ -217,6 +217,13 @@ export interface Config {
     /** Idle poll of the campaign scheduler. */
     poll_millis: number;
   };
+  /** Quiet hours (kind 3083 `quietHours`, docs/campaigns.md): the digest sender. */
+  quiet_hours: {
+    /** How often the scheduler looks for digests whose window ended. */
+    poll_millis: number;
+    /** How long a digest may take before another scheduler takes it over. */
+    lease_secs: number;
+  };
   /** The delivery log (`src/platform/delivery-log.ts`). */
   delivery_log: {
     /** Record every attempt and outcome; off, nothing is logged (and `GET` outcomes show only what the expansion saw). */
@@ -510,6 +517,8 @@ export function defaultConfig(): Config {
       lease_secs: 60,
       poll_millis: 250,
     },
+    // Windows end on a minute; a second's delay of the digest is nothing.
+    quiet_hours: { poll_millis: 1000, lease_secs: 60 },
     delivery_log: { enabled: true, retention_days: 7, sweep_interval_secs: 3600 },
     inbox: { enabled: true, alert_word_refresh_millis: ALERT_WORD_REFRESH_MILLIS },
     ntfy: {

@@ -50,6 +50,8 @@ export const POSITIVE_FIELDS: ReadonlyArray<readonly [NumericPath, string]> = [
   ['campaign_delivery.page_size', 'no campaign device would ever be expanded'],
   ['campaign_delivery.lease_secs', 'every campaign page would be taken over while it runs'],
   ['campaign_delivery.poll_millis', 'the campaign scheduler would spin'],
+  ['quiet_hours.poll_millis', 'the digest sender would spin'],
+  ['quiet_hours.lease_secs', 'every digest would be taken over while it is queued'],
   ['delivery_log.retention_days', 'every entry would be swept as soon as it is written'],
   ['delivery_log.sweep_interval_secs', 'the janitor would sweep in a tight loop'],
   ['ntfy.message_size_limit_bytes', 'every ntfy publish would be refused as too large'],

@@ -3,6 +3,7 @@ import { DONE, retryDelayMs, type WorkOutcome } from '../roles/queue-worker.ts';
 import { deliverNotification, type DeliveryDeps, type DeliveryReport, type OutboundNotification } from './deliver.ts';
 import { deliverCampaignItem } from './campaign.ts';
 import type { SuppressionGate } from './suppression-gate.ts';
+import type { QuietHoursGate } from './quiet-hours-gate.ts';
 import type { DeviceRegistration } from '../store/port.ts';
 import { CAMPAIGN_CLAIM_IN_FLIGHT_SECS } from '../config/defaults.ts';
 
@@ -49,6 +50,8 @@ export interface OutboundHandlerDeps extends DeliveryDeps {
   campaignDedupTtlSecs?: number;
   /** The campaign claim's in-flight window (`campaign_delivery.claim_ttl_secs`). */
   campaignClaimTtlSecs?: number;
+  /** Quiet hours: holds social pushes for the user's digest (`quiet-hours-gate.ts`); absent, nothing is held. */
+  quietHoursGate?: QuietHoursGate;
 }
 
 /** Seed 000's `campaign_delivery.dedup_ttl_secs` default, for handlers built without a configuration (tests). */
@@ -66,7 +69,7 @@ async function devicesOf(
   const notification = item.payload;
   let devices = item.attempts === 1 ? notification.devices : undefined;
   const campaign = notification.campaign;
-  if (devices === undefined && (campaign || deps.suppressionGate)) {
+  if (devices === undefined && (campaign || deps.suppressionGate || deps.quietHoursGate)) {
     devices = await deps.store.listDevices(notification.recipient);
     if (campaign) devices = devices.filter((d) => d.token === campaign.token);
   }
@@ -87,6 +90,12 @@ export async function handleOutbound(
   if (suppressed) {
     // No transport call. A relay notification's claim stays (this push is decided); a campaign's is never taken.
     const report: DeliveryReport = { devices: 0, delivered: 0, failed: 0, pruned: 0, retryAfterSecs: null, suppressedBy: 'suppression' };
+    deps.recordAttempt?.(notification, report, performance.now() - startedMs, false);
+    return DONE;
+  }
+  if (deps.quietHoursGate && devices !== undefined && (await deps.quietHoursGate(notification, devices))) {
+    // Held for the digest at the end of the user's quiet hours; the claim stays (the digest stands for it).
+    const report: DeliveryReport = { devices: 0, delivered: 0, failed: 0, pruned: 0, retryAfterSecs: null, suppressedBy: 'quiet_hours' };
     deps.recordAttempt?.(notification, report, performance.now() - startedMs, false);
     return DONE;
   }

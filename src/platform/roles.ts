@@ -10,6 +10,7 @@ import type { StorePort } from '../store/port.ts';
 import { configuredApps, sendTypeCategories } from './apps.ts';
 import { runSendScheduler, SendWakeup, TASK_SEND_SCHEDULER } from './send-worker.ts';
 import { runCampaignScheduler, TASK_CAMPAIGN_SCHEDULER } from './campaign-worker.ts';
+import { runDigestWorker, TASK_QUIET_HOURS_DIGEST } from './digest-worker.ts';
 
 export const TASK_DELIVERY_LOG_SWEEP = 'delivery_log_sweep';
 /** Entries one sweep call removes; the sweep repeats until a call removes fewer. */
@@ -62,6 +63,14 @@ export function startPlatformRoles(ctx: PlatformRoleContext): void {
       metrics: ctx.metrics,
     };
     ctx.supervisor.spawn(TASK_CAMPAIGN_SCHEDULER, 'critical', (signal) => runCampaignScheduler(campaignDeps, signal));
+    const digestDeps = {
+      store,
+      leaseMs: config.quiet_hours.lease_secs * 1000,
+      pollMs: config.quiet_hours.poll_millis,
+      onQueued: ctx.onOutboundQueued,
+      logger: ctx.logger.child({ role: 'scheduler', task: TASK_QUIET_HOURS_DIGEST }),
+    };
+    ctx.supervisor.spawn(TASK_QUIET_HOURS_DIGEST, 'critical', (signal) => runDigestWorker(digestDeps, signal));
   }
   if (config.roles.includes('janitor') && config.delivery_log.enabled) {
     ctx.supervisor.spawn(TASK_DELIVERY_LOG_SWEEP, 'tolerated', (signal) => runDeliveryLogSweep(ctx, signal));

@@ -30,6 +30,7 @@ import { COALESCE_FLUSH_TASK, runCoalesceFlush } from '../engine/coalesce/worker
 import { batchedBadgeReader, batchedBellBookkeeping, batchedTokenActivity, type OutboundNotification } from '../delivery/deliver.ts';
 import { handleOutbound } from '../delivery/outbound.ts';
 import { storeSuppressionGate } from '../delivery/suppression-gate.ts';
+import { storeQuietHoursGate } from '../delivery/quiet-hours-gate.ts';
 import type { PushTransport } from '../delivery/types.ts';
 import { createListener } from '../listener/index.ts';
 import { runNtfyExpiry, type NtfyHub } from '../ntfy/index.ts';
@@ -289,6 +290,7 @@ function startDelivery(ctx: RoleContext): void {
     ...(config.delivery_log.enabled ? { recordAttempt: storeDeliveryLog(store, ctx.metrics, log) } : {}),
     ...(config.inbox.enabled ? { readBadge: batchedBadgeReader(store) } : { readBadge: null }),
     suppressionGate: storeSuppressionGate(store),
+    quietHoursGate: storeQuietHoursGate(store),
     campaignDedupTtlSecs: config.campaign_delivery.dedup_ttl_secs,
     campaignClaimTtlSecs: config.campaign_delivery.claim_ttl_secs,
     recordDeliveredBell: batchedBellBookkeeping(store, {

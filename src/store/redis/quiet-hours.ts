@@ -35,8 +35,7 @@ export async function claimDueDigest(ctx: RedisContext, leaseMs: number): Promis
     if (pubkey === undefined) return null;
     const leaseExpiresAtMs = nowMs + leaseMs;
     const flat = (await ctx.scripts.run('claimDigest', [digestsDueKey, digestKey(pubkey)], [pubkey, nowMs, leaseExpiresAtMs])) as
-      | string[]
-      | null;
+      string[] | null;
     if (!flat) continue;
     const raw: Record<string, string> = {};
     for (let i = 0; i + 1 < flat.length; i += 2) raw[flat[i] as string] = flat[i + 1] as string;
@@ -48,5 +47,9 @@ export async function claimDueDigest(ctx: RedisContext, leaseMs: number): Promis
 }
 
 export async function completeDigest(ctx: RedisContext, pubkey: string, counts: Readonly<Record<string, number>>): Promise<void> {
-  await ctx.scripts.run('completeDigest', [digestKey(pubkey), digestsDueKey], [pubkey, ctx.clock.nowMs(), ...Object.entries(counts).flat()]);
+  await ctx.scripts.run(
+    'completeDigest',
+    [digestKey(pubkey), digestsDueKey],
+    [pubkey, ctx.clock.nowMs(), ...Object.entries(counts).flat()],
+  );
 }
