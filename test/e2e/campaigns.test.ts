@@ -205,11 +205,18 @@ for (const adapter of ['sqlite', 'redis'] as const) {
       assert.equal(counts.consenting, 3, 'alice, dave, erin');
       assert.equal(counts.deferred, 1, 'dave');
       assert.equal(counts.sent, 1);
-      const log = (await (await request('GET', `/v1/admin/deliveries?recipient=${ERIN}`, keys.admin)).json()) as {
-        entries: Array<{ status: string; error?: string }>;
-      };
+      // The delivery log is written a turn after the attempt, off the delivery's path.
+      const log = await eventually(
+        async () => {
+          const res = await request('GET', `/v1/admin/deliveries?recipient=${ERIN}`, keys.admin);
+          const body = (await res.json()) as { entries: Array<{ status: string; error?: string }> };
+          return body.entries.length > 0 ? body.entries : undefined;
+        },
+        20_000,
+        "erin's delivery log entry",
+      );
       assert.deepEqual(
-        log.entries.map((e) => [e.status, e.error]),
+        log.map((e) => [e.status, e.error]),
         [['suppressed', 'suppression']],
       );
       const opened = await request('POST', `/v1/campaigns/${first}/opened`, keys.send, { recipient: ALICE });
