@@ -20,7 +20,8 @@
  */
 import { campaignSendAtMs, inCampaignQuietHours } from '../platform/local-time.ts';
 import { DONE, type WorkOutcome } from '../roles/queue-worker.ts';
-import type { DeviceRegistration, LeasedItem } from '../store/port.ts';
+import type { DeviceRegistration, LeasedItem, StorePort } from '../store/port.ts';
+import { TurnBatcher } from '../util/turn-batcher.ts';
 import type { OutboundNotification } from './deliver.ts';
 import { deliverNotification } from './deliver.ts';
 import { decideAfterDelivery, type OutboundHandlerDeps } from './outbound.ts';
@@ -34,6 +35,23 @@ export interface CampaignDelivery {
   /** The one device this item is for (a retry re-reads it by token). */
   token: string;
   timezoneOffsetMinutes: number;
+}
+
+/** Counts one outcome of a campaign; the delivery role passes {@link batchedCampaignCounter}. */
+export type CampaignCounterFn = (appId: string, campaignId: string, counter: 'sent' | 'failed') => Promise<void>;
+
+/** A counter that adds up one turn's outcomes and writes one increment per (campaign, counter). */
+export function batchedCampaignCounter(store: StorePort): CampaignCounterFn {
+  const batcher = new TurnBatcher<string, undefined>(async (keys) => {
+    const sums = new Map<string, number>();
+    for (const key of keys) sums.set(key, (sums.get(key) ?? 0) + 1);
+    for (const [key, n] of sums) {
+      const [appId, campaignId, counter] = key.split('\n') as [string, string, 'sent' | 'failed'];
+      await store.countCampaign(appId, campaignId, counter, n);
+    }
+    return keys.map(() => undefined);
+  });
+  return (appId, campaignId, counter) => batcher.add(`${appId}\n${campaignId}\n${counter}`);
 }
 
 export interface CampaignDeliveryDeps extends OutboundHandlerDeps {
@@ -51,6 +69,7 @@ export async function deliverCampaignItem(
 ): Promise<WorkOutcome> {
   const { store } = deps;
   const notification = item.payload;
+  const count: CampaignCounterFn = deps.countCampaignOutcome ?? ((appId, id, counter) => store.countCampaign(appId, id, counter, 1));
   const nowMs = store.clock.nowMs();
   if (inCampaignQuietHours(nowMs, campaign.timezoneOffsetMinutes)) {
     return { kind: 'retry', afterMs: campaignSendAtMs(nowMs, campaign.timezoneOffsetMinutes) - nowMs, error: 'campaign quiet hours' };
@@ -85,10 +104,10 @@ export async function deliverCampaignItem(
     if (!(await store.extendCampaignDelivery(campaign.deliveryKey, owner, deps.campaignDedupTtlSecs))) {
       deps.logger.warn({ campaignId: campaign.campaignId }, 'campaign claim lost before its extension; the push stands as delivered');
     }
-    await store.countCampaign(campaign.appId, campaign.campaignId, 'sent', 1);
+    await count(campaign.appId, campaign.campaignId, 'sent');
     return outcome;
   }
   await store.releaseCampaignDelivery(campaign.deliveryKey, owner);
-  if (outcome.kind !== 'retry') await store.countCampaign(campaign.appId, campaign.campaignId, 'failed', 1);
+  if (outcome.kind !== 'retry') await count(campaign.appId, campaign.campaignId, 'failed');
   return outcome;
 }

@@ -1,7 +1,7 @@
 import type { LeasedItem } from '../store/port.ts';
 import { DONE, retryDelayMs, type WorkOutcome } from '../roles/queue-worker.ts';
 import { deliverNotification, type DeliveryDeps, type DeliveryReport, type OutboundNotification } from './deliver.ts';
-import { deliverCampaignItem } from './campaign.ts';
+import { deliverCampaignItem, type CampaignCounterFn } from './campaign.ts';
 import type { SuppressionGate } from './suppression-gate.ts';
 import type { QuietHoursGate } from './quiet-hours-gate.ts';
 import type { DeviceRegistration } from '../store/port.ts';
@@ -50,6 +50,8 @@ export interface OutboundHandlerDeps extends DeliveryDeps {
   campaignDedupTtlSecs?: number;
   /** The campaign claim's in-flight window (`campaign_delivery.claim_ttl_secs`). */
   campaignClaimTtlSecs?: number;
+  /** Counts campaign outcomes (sent, failed); default one store write per outcome. */
+  countCampaignOutcome?: CampaignCounterFn;
   /** Quiet hours: holds social pushes for the user's digest (`quiet-hours-gate.ts`); absent, nothing is held. */
   quietHoursGate?: QuietHoursGate;
 }

@@ -30,6 +30,7 @@ import { COALESCE_FLUSH_TASK, runCoalesceFlush } from '../engine/coalesce/worker
 import { batchedBadgeReader, batchedBellBookkeeping, batchedTokenActivity, type OutboundNotification } from '../delivery/deliver.ts';
 import { handleOutbound } from '../delivery/outbound.ts';
 import { storeSuppressionGate } from '../delivery/suppression-gate.ts';
+import { batchedCampaignCounter } from '../delivery/campaign.ts';
 import { storeQuietHoursGate } from '../delivery/quiet-hours-gate.ts';
 import type { PushTransport } from '../delivery/types.ts';
 import { createListener } from '../listener/index.ts';
@@ -293,6 +294,7 @@ function startDelivery(ctx: RoleContext): void {
     quietHoursGate: storeQuietHoursGate(store),
     campaignDedupTtlSecs: config.campaign_delivery.dedup_ttl_secs,
     campaignClaimTtlSecs: config.campaign_delivery.claim_ttl_secs,
+    countCampaignOutcome: batchedCampaignCounter(store),
     recordDeliveredBell: batchedBellBookkeeping(store, {
       claimTtlSecs: config.service.processed_event_ttl_secs,
       videoRecordTtlSecs: config.service.video_coordinate_dedup_ttl_secs,

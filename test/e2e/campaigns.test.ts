@@ -195,8 +195,10 @@ for (const adapter of ['sqlite', 'redis'] as const) {
       await eventually(() => (tokensOf(first).length > 0 ? true : undefined), 20_000, 'the push to alice');
       const counts = await eventually(
         async () => {
+          // The queue first: counts are written before an item is acknowledged, so read after it.
+          if (!(await outboundSettledExceptDeferred())) return undefined;
           const c = await readCampaign(first);
-          return c.state === 'done' && (await outboundSettledExceptDeferred()) ? c : undefined;
+          return c.state === 'done' ? c : undefined;
         },
         20_000,
         'the campaign expanded and every due push settled',
