@@ -23,8 +23,8 @@ import {
   OpenedResult,
 } from './schemas.ts';
 
-/** 100,000 pubkeys are about 6.7 MB of JSON. */
-const CAMPAIGN_MAX_BODY_BYTES = 8 * 1024 * 1024;
+/** 10,000 pubkeys are about 700 KB of JSON. */
+const CAMPAIGN_MAX_BODY_BYTES = 2 * 1024 * 1024;
 
 export interface CampaignRoutesDeps {
   store: StorePort;

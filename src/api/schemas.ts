@@ -147,8 +147,8 @@ export const ErrorBody = z.object({ error: z.string(), code: z.string() }).opena
 
 // ---- campaigns and suppressions (issue 15, docs/campaigns.md) ---------------------------------
 
-/** Most pubkeys of one `{pubkeys}` audience: larger audiences are `all` with consent doing the choosing. */
-export const CAMPAIGN_MAX_PUBKEYS = 100_000;
+/** Most pubkeys of one `{pubkeys}` audience (the record is read with every page): larger audiences are `all`, consent choosing. */
+export const CAMPAIGN_MAX_PUBKEYS = 10_000;
 
 export const CampaignRequestSchema = z
   .strictObject({
