@@ -283,6 +283,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
         metrics,
         logger: logger.child({ route: 'platform' }),
         version: SERVICE_VERSION,
+        campaignDedupTtlSecs: config.campaign_delivery.dedup_ttl_secs,
       });
       app.route('/', platform.app);
       app.route(

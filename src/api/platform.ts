@@ -16,6 +16,8 @@ import { requireAppKey, type AppKeyEnv, type AuthDeps } from './auth.ts';
 import { routePath } from 'hono/route';
 import { HttpError } from './errors.ts';
 import { notificationRoutes, type NotificationRoutesDeps, type SendApiAppSettings } from './notifications.ts';
+import { campaignRoutes } from './campaigns.ts';
+import { adminSuppressionRoutes } from './admin-suppressions.ts';
 
 export const OPENAPI_PATH = '/v1/openapi.json';
 
@@ -35,6 +37,8 @@ export interface PlatformApiDeps {
   logger: Logger;
   /** Shown in the document's `info`. */
   version: string;
+  /** How long a campaign open is remembered (`campaign_delivery.dedup_ttl_secs`); default a week. */
+  campaignDedupTtlSecs?: number;
 }
 
 export interface PlatformApi {
@@ -108,6 +112,13 @@ export function createPlatformApi(deps: PlatformApiDeps): PlatformApi {
     auth,
     retentionDays: (appId) => (appSettings ? appSettings(appId).retentionDays : deps.retentionDays),
   });
+  campaignRoutes(app, {
+    auth,
+    openedTtlSecs: deps.campaignDedupTtlSecs ?? 7 * 86_400,
+    onCreated: deps.onCreated,
+    logger: deps.logger,
+  });
+  adminSuppressionRoutes(app, { auth, logger: deps.logger });
   app.doc31(OPENAPI_PATH, {
     openapi: '3.1.0',
     info: { title: 'nostr-push app platform API', version: deps.version },

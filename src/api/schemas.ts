@@ -144,3 +144,80 @@ export const OpenRates = z
   .openapi('OpenRates');
 
 export const ErrorBody = z.object({ error: z.string(), code: z.string() }).openapi('Error');
+
+// ---- campaigns and suppressions (issue 15, docs/campaigns.md) ---------------------------------
+
+/** Most pubkeys of one `{pubkeys}` audience (the record is read with every page): larger audiences are `all`, consent choosing. */
+export const CAMPAIGN_MAX_PUBKEYS = 10_000;
+
+export const CampaignRequestSchema = z
+  .strictObject({
+    idempotencyKey: z
+      .string()
+      .min(1)
+      .max(128)
+      .regex(/^[\x21-\x7e]+$/, 'printable ASCII without spaces')
+      .openapi({ description: 'The campaign delivery claims are per (this key, device): the same key twice sends once' }),
+    title: z.string().min(1).max(TITLE_MAX),
+    body: z.string().min(1).max(BODY_MAX),
+    data: z
+      .record(z.string().min(1).max(DATA_KEY_MAX), z.string().max(DATA_VALUE_MAX))
+      .refine((d) => Object.keys(d).length <= DATA_MAX_ENTRIES, `at most ${DATA_MAX_ENTRIES} entries`)
+      .optional()
+      .openapi({
+        description:
+          'Extra data map entries; `type`, `title`, `body`, `campaignId`, `receiverPubkey`, `receiverNpub` are set by the service',
+      }),
+    audience: z
+      .union([z.literal('all'), z.strictObject({ pubkeys: z.array(Pubkey).min(1).max(CAMPAIGN_MAX_PUBKEYS) })])
+      .openapi({ description: '"all" users of the app, or the listed pubkeys; only those who enabled campaigns (kind 3083) are pushed' }),
+  })
+  .openapi('CampaignRequest');
+
+export const CampaignAccepted = z.object({ id: z.string(), duplicate: z.boolean() }).openapi('CampaignAccepted');
+
+export const CampaignView = z
+  .object({
+    id: z.string(),
+    idempotencyKey: z.string(),
+    state: z.enum(['running', 'done']).openapi({ description: '`done` once every page of the audience is expanded' }),
+    title: z.string(),
+    createdAt: z.string(),
+    audience: z.union([z.literal('all'), z.object({ pubkeys: z.number() })]),
+    consenting: z.number().openapi({ description: 'Devices queued: consent and a registered timezone offset' }),
+    deferred: z.number().openapi({ description: 'Of those, queued for their next 07:00 local' }),
+    sent: z.number(),
+    failed: z.number(),
+    opened: z.number(),
+  })
+  .openapi('Campaign');
+
+export const SuppressionBody = z
+  .strictObject({
+    pubkey: Pubkey.optional(),
+    token: z.string().min(1).max(4096).optional(),
+  })
+  .refine((b) => (b.pubkey === undefined) !== (b.token === undefined), 'exactly one of pubkey and token')
+  .openapi('SuppressionRequest');
+
+export const SuppressionDeleteBody = z
+  .strictObject({
+    pubkey: Pubkey.optional(),
+    token: z.string().min(1).max(4096).optional(),
+    id: z.string().min(1).max(64).optional(),
+  })
+  .refine((b) => [b.pubkey, b.token, b.id].filter((v) => v !== undefined).length === 1, 'exactly one of pubkey, token and id')
+  .openapi('SuppressionDeleteRequest');
+
+export const SuppressionView = z
+  .object({
+    id: z.string(),
+    kind: z.enum(['pubkey', 'token']),
+    value: z.string().openapi({ description: 'The pubkey, or a short prefix of the token (never the whole token)' }),
+    createdAt: z.string(),
+  })
+  .openapi('Suppression');
+
+export const SuppressionCreated = SuppressionView.extend({ created: z.boolean() }).openapi('SuppressionCreated');
+export const SuppressionList = z.object({ suppressions: z.array(SuppressionView) }).openapi('SuppressionList');
+export const SuppressionRemoved = z.object({ id: z.string(), removed: z.literal(true) }).openapi('SuppressionRemoved');

@@ -204,6 +204,26 @@ export interface Config {
     /** Idle poll of the send scheduler. */
     poll_millis: number;
   };
+  /** Campaigns (`POST /v1/campaigns`, `src/platform/campaign-worker.ts`, docs/campaigns.md). */
+  campaign_delivery: {
+    /** How long a delivered (idempotency key, device) claim is kept once a provider accepted the push (seed 000). */
+    dedup_ttl_secs: number;
+    /** How long a claim lives while its send runs (seed 000's CLAIM_TTL_SECS, 600 s); a crashed send's claim frees itself after it. */
+    claim_ttl_secs: number;
+    /** Devices read per expansion page (one scan step, one consent read, one enqueue step). */
+    page_size: number;
+    /** How long a page may take before another scheduler takes it over. */
+    lease_secs: number;
+    /** Idle poll of the campaign scheduler. */
+    poll_millis: number;
+  };
+  /** Quiet hours (kind 3083 `quietHours`, docs/campaigns.md): the digest sender. */
+  quiet_hours: {
+    /** How often the scheduler looks for digests whose window ended. */
+    poll_millis: number;
+    /** How long a digest may take before another scheduler takes it over. */
+    lease_secs: number;
+  };
   /** The delivery log (`src/platform/delivery-log.ts`). */
   delivery_log: {
     /** Record every attempt and outcome; off, nothing is logged (and `GET` outcomes show only what the expansion saw). */
@@ -454,6 +474,11 @@ export const DEFAULT_EVENT_KINDS = [7, 16, 1111, 30023, 34236];
 /** The seed's own types, so relay-style types can be sent as they are; apps add theirs. */
 export const DEFAULT_SEND_API_TYPES = ['comment:1', 'mention:1', 'like:7', 'repost:16', 'directMessage:1059', 'newPost:34236'];
 /** `inbox.alert_word_refresh_millis`: 5 s, a word set is matched within seconds, and an idle index costs one read per 5 s. */
+/**
+ * Seed 000's CLAIM_TTL_SECS: a campaign delivery claim lives this long while its send runs, far
+ * beyond one provider call (45 s at most), and expires by itself if the process dies mid-send.
+ */
+export const CAMPAIGN_CLAIM_IN_FLIGHT_SECS = 600;
 export const ALERT_WORD_REFRESH_MILLIS = 5_000;
 /** Console heartbeats: every 5 s, so the overview is at most seconds behind a process's state. */
 export const CONSOLE_HEARTBEAT_INTERVAL_SECS = 5;
@@ -566,6 +591,17 @@ export function defaultConfig(): Config {
       lease_secs: 60,
       poll_millis: 250,
     },
+    campaign_delivery: {
+      // Seed 000's campaign_delivery.dedup_ttl_secs: a week, the longest a campaign is worth re-offering.
+      dedup_ttl_secs: 7 * DAY_SECS,
+      claim_ttl_secs: CAMPAIGN_CLAIM_IN_FLIGHT_SECS,
+      // As the send API's pages: 200,000 devices are 400 steps, each a few ms of store work.
+      page_size: 500,
+      lease_secs: 60,
+      poll_millis: 250,
+    },
+    // Windows end on a minute; a second's delay of the digest is nothing.
+    quiet_hours: { poll_millis: 1000, lease_secs: 60 },
     delivery_log: { enabled: true, retention_days: 7, sweep_interval_secs: 3600 },
     inbox: { enabled: true, alert_word_refresh_millis: ALERT_WORD_REFRESH_MILLIS },
     console: {

@@ -7,6 +7,7 @@ import type { NotificationType, PushMessage, PushTransport, SendOutcome } from '
 import { withBadge } from '../engine/payload.ts';
 import type { Copywriter } from '../engine/templates/compile.ts';
 import { localizedGroups } from './localized.ts';
+import type { CampaignDelivery } from './campaign.ts';
 
 /**
  * One notification for one recipient, as the engine queues it for delivery (the payload of the
@@ -38,6 +39,8 @@ export interface OutboundNotification {
   send?: { appId: string; notificationId: string; type: string };
   /** The lane it was queued in, when not normal (the per-user throttle lets critical through, `throttle.ts`). */
   lane?: Lane;
+  /** A campaign push (`campaign.ts`): its claim key and the one device it is for. */
+  campaign?: CampaignDelivery;
 }
 
 /** The internal type of a send API notification of an app-defined type. */
@@ -62,7 +65,7 @@ export interface DeliveryReport {
   retryAfterSecs: number | null;
   /** Each device's outcome, in device order (empty without devices). */
   attempts?: DeviceAttempt[];
-  /** Set when a gate of the delivery stage stopped it before any send: why (`throttled`). */
+  /** Set when a gate of the delivery stage stopped it before any provider call: why (`throttled`, `suppression`, `quiet_hours`, `already_delivered`). */
   suppressed?: string;
 }
 

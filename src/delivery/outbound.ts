@@ -2,6 +2,14 @@ import type { LeasedItem } from '../store/port.ts';
 import { DONE, retryDelayMs, type WorkOutcome } from '../roles/queue-worker.ts';
 import { deliverNotification, type DeliveryDeps, type DeliveryReport, type OutboundNotification } from './deliver.ts';
 import { isUrgent, THROTTLE_WINDOW_SECS, THROTTLED } from './throttle.ts';
+import { deliverCampaignItem, type CampaignCounterFn } from './campaign.ts';
+import type { SuppressionGate } from './suppression-gate.ts';
+import type { QuietHoursGate } from './quiet-hours-gate.ts';
+import type { DeviceRegistration } from '../store/port.ts';
+import { CAMPAIGN_CLAIM_IN_FLIGHT_SECS } from '../config/defaults.ts';
+
+/** The app of a notification without one: relay notifications belong to the default app (platform/apps.ts). */
+const DEFAULT_APP_ID = 'default';
 
 /**
  * What to do with an outbound item after one delivery attempt:
@@ -39,6 +47,40 @@ export interface OutboundHandlerDeps extends DeliveryDeps {
   throttlePerUserPerHour?: number;
   /** Records each attempt in the delivery log (`src/platform/delivery-log.ts`); absent, nothing is logged. */
   recordAttempt?: (notification: OutboundNotification, report: DeliveryReport, latencyMs: number, retrying: boolean) => void;
+  /** App-level suppressions, checked before every send (`suppression-gate.ts`); absent, nothing is suppressed. */
+  suppressionGate?: SuppressionGate;
+  /** How long a delivered campaign claim is kept (`campaign_delivery.dedup_ttl_secs`). */
+  campaignDedupTtlSecs?: number;
+  /** The campaign claim's in-flight window (`campaign_delivery.claim_ttl_secs`). */
+  campaignClaimTtlSecs?: number;
+  /** Counts campaign outcomes (sent, failed); default one store write per outcome. */
+  countCampaignOutcome?: CampaignCounterFn;
+  /** Quiet hours: holds social pushes for the user's digest (`quiet-hours-gate.ts`); absent, nothing is held. */
+  quietHoursGate?: QuietHoursGate;
+}
+
+/** Seed 000's `campaign_delivery.dedup_ttl_secs` default, for handlers built without a configuration (tests). */
+const DEFAULT_CAMPAIGN_DEDUP_TTL_SECS = 7 * 86_400;
+
+/**
+ * The devices this attempt goes to: the first attempt sends to the devices the gates read, a
+ * retry reads them afresh (a campaign item only ever its own device); then the suppression gate.
+ * `suppressed` when the gate left none of a non-empty list.
+ */
+async function devicesOf(
+  deps: OutboundHandlerDeps,
+  item: LeasedItem<OutboundNotification>,
+): Promise<{ devices: DeviceRegistration[] | undefined; suppressed: boolean }> {
+  const notification = item.payload;
+  let devices = item.attempts === 1 ? notification.devices : undefined;
+  const campaign = notification.campaign;
+  if (devices === undefined && (campaign || deps.suppressionGate || deps.quietHoursGate)) {
+    devices = await deps.store.listDevices(notification.recipient);
+    if (campaign) devices = devices.filter((d) => d.token === campaign.token);
+  }
+  if (!deps.suppressionGate || devices === undefined || devices.length === 0) return { devices, suppressed: false };
+  const kept = await deps.suppressionGate(notification.send?.appId ?? DEFAULT_APP_ID, notification.recipient, devices);
+  return { devices: kept, suppressed: kept.length === 0 };
 }
 
 /**
@@ -66,14 +108,39 @@ export async function handleOutbound(
 ): Promise<WorkOutcome> {
   const notification = item.payload;
   const startedMs = performance.now();
+  const { devices, suppressed } = await devicesOf(deps, item);
+  if (suppressed) {
+    // No transport call. A relay notification's claim stays (this push is decided); a campaign's is never taken.
+    const report: DeliveryReport = { devices: 0, delivered: 0, failed: 0, pruned: 0, retryAfterSecs: null, suppressed: 'suppression' };
+    deps.recordAttempt?.(notification, report, performance.now() - startedMs, false);
+    return DONE;
+  }
+  if (deps.quietHoursGate && devices !== undefined && (await deps.quietHoursGate(notification, devices))) {
+    // Held for the digest at the end of the user's quiet hours; the claim stays (the digest stands for it).
+    const report: DeliveryReport = { devices: 0, delivered: 0, failed: 0, pruned: 0, retryAfterSecs: null, suppressed: 'quiet_hours' };
+    deps.recordAttempt?.(notification, report, performance.now() - startedMs, false);
+    return DONE;
+  }
+  if (notification.campaign && devices !== undefined) {
+    return deliverCampaignItem(
+      {
+        ...deps,
+        campaignDedupTtlSecs: deps.campaignDedupTtlSecs ?? DEFAULT_CAMPAIGN_DEDUP_TTL_SECS,
+        campaignClaimTtlSecs: deps.campaignClaimTtlSecs ?? CAMPAIGN_CLAIM_IN_FLIGHT_SECS,
+      },
+      item,
+      notification.campaign,
+      devices,
+      signal,
+    );
+  }
   if (await throttled(deps, notification, item.attempts)) {
     const report: DeliveryReport = { devices: 0, delivered: 0, failed: 0, pruned: 0, retryAfterSecs: null, suppressed: THROTTLED };
     deps.recordAttempt?.(notification, report, performance.now() - startedMs, false);
     // Done, and the claim kept: the notification was counted in the inbox, and a replay must not push it later.
     return DONE;
   }
-  // The first attempt sends to the devices the gates read; a retry reads them afresh.
-  const report = await deliverNotification(deps, notification, signal, item.attempts === 1 ? notification.devices : undefined);
+  const report = await deliverNotification(deps, notification, signal, devices);
   const { outcome, releaseClaim } = decideAfterDelivery(
     report,
     notification,

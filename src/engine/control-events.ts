@@ -4,7 +4,7 @@ import type { StorePort } from '../store/port.ts';
 import type { Logger } from '../observability/logger.ts';
 import { redact } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
-import { parsePreferencesPayload, parseSocialFiltersPayload, parseTokenPayload } from './control-payloads.ts';
+import { parsePreferencesPayload, parseSocialFiltersPayload, parseQuietHoursPayload, parseTokenPayload } from './control-payloads.ts';
 import { parseAlertWordList } from './inbox/words.ts';
 import { MAX_ALERT_WORDS_PER_USER } from '../store/port-inbox.ts';
 
@@ -95,13 +95,16 @@ async function decideControlEvent(deps: ControlHandlerDeps, event: NostrEvent): 
   if (event.kind === PREFERENCES) {
     const parsed = parsePreferencesPayload(plaintext);
     const filters = parseSocialFiltersPayload(plaintext);
-    if (!parsed.ok || !filters.ok) {
-      log.warn({ reason: parsed.ok ? (filters.ok ? '' : filters.reason) : parsed.reason }, 'invalid preferences payload');
+    const quiet = parseQuietHoursPayload(plaintext);
+    if (!parsed.ok || !filters.ok || !quiet.ok) {
+      const reason = !parsed.ok ? parsed.reason : !filters.ok ? filters.reason : quiet.ok ? '' : quiet.reason;
+      log.warn({ reason }, 'invalid preferences payload');
       return 'invalid_payload';
     }
     await store.setPreferences(event.pubkey, parsed.value);
     // A 3083 is the whole description: one without mutes or onlyFollowing clears them.
     await store.setSocialFilters(event.pubkey, filters.value);
+    await store.setQuietHours(event.pubkey, quiet.value);
     log.info(
       {
         kinds: parsed.value.kinds,

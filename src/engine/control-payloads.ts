@@ -2,6 +2,8 @@ import type { DeviceRegistration, Preferences, Transport } from '../store/port.t
 import type { SocialFilters } from '../store/port-social-filters.ts';
 import type { NotificationType } from '../delivery/types.ts';
 import { canonicalLocale } from './templates/compile.ts';
+import type { QuietHours } from '../store/port-quiet-hours.ts';
+import { parseClockTime } from '../platform/local-time.ts';
 
 /**
  * The decrypted JSON bodies of the control events (NIP-XX push notifications, reference §2.2):
@@ -155,4 +157,37 @@ export function parseSocialFiltersPayload(plaintext: string): Parsed<SocialFilte
     return { ok: false, reason: 'onlyFollowing must be true, false or a list of notification types' };
   }
   return { ok: true, value: filters };
+}
+
+/** The types quiet hours hold (social pushes); `urgentTypes` may name these. DMs are never held. */
+export const HOLDABLE_TYPES: readonly NotificationType[] = ['like', 'comment', 'mention', 'repost', 'newPost', 'keyword'];
+
+/**
+ * The quiet hours of a 3083 payload (issue 15): `"quietHours": {"start": "22:00", "end": "07:00"}`
+ * (24-hour device-local times; the window is [start, end), wrapping midnight when start > end)
+ * and `"urgentTypes": [type...]` (held types pushed during the window anyway). Absent or null
+ * `quietHours` is none (a 3083 is the whole description: it clears earlier ones).
+ */
+export function parseQuietHoursPayload(plaintext: string): Parsed<QuietHours | null> {
+  const body = parseJsonObject(plaintext);
+  if (typeof body === 'string') return { ok: false, reason: body };
+  const hours = body.quietHours;
+  if (hours === undefined || hours === null) return { ok: true, value: null };
+  if (typeof hours !== 'object' || Array.isArray(hours)) return { ok: false, reason: 'quietHours must be {start, end}' };
+  const { start, end } = hours as Record<string, unknown>;
+  const startMinute = typeof start === 'string' ? parseClockTime(start) : null;
+  const endMinute = typeof end === 'string' ? parseClockTime(end) : null;
+  if (startMinute === null || endMinute === null) return { ok: false, reason: 'quietHours start and end must be "HH:MM"' };
+  if (startMinute === endMinute) return { ok: false, reason: 'quietHours start and end must differ' };
+  const urgent = body.urgentTypes;
+  const urgentTypes: string[] = [];
+  if (urgent !== undefined && urgent !== null) {
+    if (!Array.isArray(urgent)) return { ok: false, reason: 'urgentTypes must be a list of notification types' };
+    for (const type of urgent) {
+      if (typeof type !== 'string' || !(HOLDABLE_TYPES as readonly string[]).includes(type))
+        return { ok: false, reason: `urgentTypes holds ${JSON.stringify(type)}, not a notification type quiet hours hold` };
+      if (!urgentTypes.includes(type)) urgentTypes.push(type);
+    }
+  }
+  return { ok: true, value: { startMinute, endMinute, urgentTypes } };
 }

@@ -9,6 +9,8 @@ import { sleep, type Supervisor } from '../roles/supervisor.ts';
 import type { StorePort } from '../store/port.ts';
 import { sendTypeCategories } from './apps.ts';
 import { runSendScheduler, SendWakeup, TASK_SEND_SCHEDULER } from './send-worker.ts';
+import { runCampaignScheduler, TASK_CAMPAIGN_SCHEDULER } from './campaign-worker.ts';
+import { runDigestWorker, TASK_QUIET_HOURS_DIGEST } from './digest-worker.ts';
 
 export const TASK_DELIVERY_LOG_SWEEP = 'delivery_log_sweep';
 /** Entries one sweep call removes; the sweep repeats until a call removes fewer. */
@@ -32,6 +34,7 @@ export function startPlatformRoles(ctx: PlatformRoleContext): void {
   const { config, store } = ctx;
   if (config.roles.includes('scheduler')) {
     const log = ctx.logger.child({ role: 'scheduler', task: TASK_SEND_SCHEDULER });
+    const wakeup = ctx.sendWakeup ?? new SendWakeup();
     const deps = {
       store,
       typeCategories: sendTypeCategories(config.send_api.types),
@@ -42,12 +45,34 @@ export function startPlatformRoles(ctx: PlatformRoleContext): void {
       pollMs: config.send_api.poll_millis,
       claimTtlSecs: config.service.processed_event_ttl_secs,
       logEnabled: config.delivery_log.enabled,
-      wakeup: ctx.sendWakeup ?? new SendWakeup(),
+      wakeup,
       onQueued: ctx.onOutboundQueued,
       logger: log,
       metrics: ctx.metrics,
     };
     ctx.supervisor.spawn(TASK_SEND_SCHEDULER, 'critical', (signal) => runSendScheduler(deps, signal));
+    // Campaigns wake on the same signal as sends: the API notifies it when it created either.
+    const campaigns = config.campaign_delivery;
+    const campaignDeps = {
+      store,
+      allowedPubkeys: deps.allowedPubkeys,
+      pageSize: campaigns.page_size,
+      leaseMs: campaigns.lease_secs * 1000,
+      pollMs: campaigns.poll_millis,
+      wakeup,
+      onQueued: ctx.onOutboundQueued,
+      logger: ctx.logger.child({ role: 'scheduler', task: TASK_CAMPAIGN_SCHEDULER }),
+      metrics: ctx.metrics,
+    };
+    ctx.supervisor.spawn(TASK_CAMPAIGN_SCHEDULER, 'critical', (signal) => runCampaignScheduler(campaignDeps, signal));
+    const digestDeps = {
+      store,
+      leaseMs: config.quiet_hours.lease_secs * 1000,
+      pollMs: config.quiet_hours.poll_millis,
+      onQueued: ctx.onOutboundQueued,
+      logger: ctx.logger.child({ role: 'scheduler', task: TASK_QUIET_HOURS_DIGEST }),
+    };
+    ctx.supervisor.spawn(TASK_QUIET_HOURS_DIGEST, 'critical', (signal) => runDigestWorker(digestDeps, signal));
   }
   if (config.roles.includes('janitor') && config.delivery_log.enabled) {
     ctx.supervisor.spawn(TASK_DELIVERY_LOG_SWEEP, 'tolerated', (signal) => runDeliveryLogSweep(ctx, signal));

@@ -32,6 +32,9 @@ import { coalesceFlushDeps, coalesceIngester } from '../engine/coalesce/wiring.t
 import { COALESCE_FLUSH_TASK, runCoalesceFlush } from '../engine/coalesce/worker.ts';
 import { batchedBadgeReader, batchedBellBookkeeping, batchedTokenActivity, type OutboundNotification } from '../delivery/deliver.ts';
 import { handleOutbound } from '../delivery/outbound.ts';
+import { storeSuppressionGate } from '../delivery/suppression-gate.ts';
+import { batchedCampaignCounter } from '../delivery/campaign.ts';
+import { storeQuietHoursGate } from '../delivery/quiet-hours-gate.ts';
 import type { PushTransport } from '../delivery/types.ts';
 import { createListener, type Listener, type RelayStatus } from '../listener/index.ts';
 import { runNtfyExpiry, type NtfyHub } from '../ntfy/index.ts';
@@ -318,6 +321,11 @@ function startDelivery(ctx: RoleContext): void {
     refreshTokenActivity: batchedTokenActivity(store),
     ...(config.delivery_log.enabled ? { recordAttempt: storeDeliveryLog(store, ctx.metrics, log, ctx.appId ?? DEFAULT_APP_ID) } : {}),
     ...(config.inbox.enabled ? { readBadge: batchedBadgeReader(store) } : { readBadge: null }),
+    suppressionGate: storeSuppressionGate(store),
+    quietHoursGate: storeQuietHoursGate(store),
+    campaignDedupTtlSecs: config.campaign_delivery.dedup_ttl_secs,
+    campaignClaimTtlSecs: config.campaign_delivery.claim_ttl_secs,
+    countCampaignOutcome: batchedCampaignCounter(store),
     recordDeliveredBell: batchedBellBookkeeping(store, {
       claimTtlSecs: config.service.processed_event_ttl_secs,
       videoRecordTtlSecs: config.service.video_coordinate_dedup_ttl_secs,

@@ -31,6 +31,9 @@ import type { ThrottleStore } from './port-throttle.ts';
 import type { Nip9aGatewayStore } from './port-nip9a-gateway.ts';
 import type { Nip9aCallbackStore } from './port-nip9a-callbacks.ts';
 import type { FleetStore } from './port-fleet.ts';
+import type { CampaignStore } from './port-campaigns.ts';
+import type { SuppressionStore } from './port-suppressions.ts';
+import type { QuietHoursStore } from './port-quiet-hours.ts';
 
 /** Millisecond time source shared by a store and the stages that use it. */
 
@@ -245,7 +248,10 @@ export interface StorePort
     SendStore,
     DeliveryLogStore,
     FleetStore,
-    ThrottleStore {
+    ThrottleStore,
+    CampaignStore,
+    SuppressionStore,
+    QuietHoursStore {
   /** The clock this store's time-dependent operations use. */
   readonly clock: Clock;
 

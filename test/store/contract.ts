@@ -24,6 +24,9 @@ import { nip9aGatewayContract } from './contract/nip9a-gateway.ts';
 import { nip9aCallbackContract } from './contract/nip9a-callbacks.ts';
 import { fleetContract } from './contract/fleet.ts';
 import { throttleContract } from './contract/throttle.ts';
+import { campaignContract } from './contract/campaigns.ts';
+import { suppressionContract } from './contract/suppressions.ts';
+import { quietHoursContract } from './contract/quiet-hours.ts';
 
 /**
  * The store contract: the definition of correct {@link StorePort} behaviour, run against every
@@ -99,6 +102,9 @@ export function runStoreContract(options: StoreContractOptions): void {
     nip9aCallbackContract(ctx);
     fleetContract(ctx);
     throttleContract(ctx);
+    campaignContract(ctx);
+    suppressionContract(ctx);
+    quietHoursContract(ctx);
     for (const queue of QUEUES) {
       queueContract(ctx, queue);
       deadLetterContract(ctx, queue);

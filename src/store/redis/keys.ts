@@ -325,3 +325,32 @@ export const nip9aReceiptKey = (callbackId: string, eventId: string, relay: stri
  * | `push_throttle:{pubkey}:{windowStartSecs}` | HASH | `pushed`, `withheld` in the window; EXPIRE two windows |
  */
 export const pushThrottleKey = (pubkey: string, windowStartSecs: number): string => `push_throttle:${pubkey}:${windowStartSecs}`;
+// ---- campaigns and suppressions (port-campaigns.ts, port-suppressions.ts) ---------------------
+
+/*
+ * | key                                      | type   | value                                                  |
+ * |------------------------------------------|--------|--------------------------------------------------------|
+ * | `campaign:{app}:{id}`                    | HASH   | `request` JSON, `hash`, `state`, `createdAtMs`, `cursor`, and the counters `consenting`, `deferred`, `sent`, `failed`, `opened` |
+ * | `campaign_idem:{app}:{idempotencyKey}`   | STRING | JSON `{"id","hash"}` of the campaign created with that key |
+ * | `campaigns:due`                          | ZSET   | `{app}:{id}` → due time, ms (now, a lease deadline)     |
+ * | `campaign_delivery:{idempotencyKey}`     | STRING | owner uuid: seed 000's campaign claim, `SET NX EX` 600 s, then EXPIRE to the dedup TTL once delivered; `{idempotencyKey}` is `{app}:{campaign key}:{device}` |
+ * | `suppressions:{app}`                     | HASH   | suppression id → JSON `{kind, value, createdAtMs}`       |
+ */
+export const campaignKey = (appId: string, id: string): string => `campaign:${appId}:${id}`;
+export const campaignIdempotencyKey = (appId: string, key: string): string => `campaign_idem:${appId}:${key}`;
+export const campaignsDueKey = 'campaigns:due';
+export const campaignDeliveryKey = (idempotencyKey: string): string => `campaign_delivery:${idempotencyKey}`;
+export const suppressionsKey = (appId: string): string => `suppressions:${appId}`;
+
+/*
+ * Quiet hours (port-quiet-hours.ts):
+ *
+ * | key                     | type   | value                                                           |
+ * |-------------------------|--------|-----------------------------------------------------------------|
+ * | `quiet_hours:{pubkey}`  | STRING | JSON `{startMinute, endMinute, urgentTypes}` (kind 3083)        |
+ * | `digest:{pubkey}`       | HASH   | notification type → pushes held for the digest                  |
+ * | `digests:due`           | ZSET   | pubkey → when its digest is due (window end, lease deadline), ms |
+ */
+export const quietHoursKey = (pubkey: string): string => `quiet_hours:${pubkey}`;
+export const digestKey = (pubkey: string): string => `digest:${pubkey}`;
+export const digestsDueKey = 'digests:due';

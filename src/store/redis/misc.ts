@@ -15,6 +15,11 @@ const CAMPAIGN_CONSENT_VALUE = '1';
 /** Consent values read as "not consented" besides a missing key (written by hand or elsewhere). */
 const CAMPAIGN_CONSENT_REFUSED = new Set(['', '0', 'false']);
 
+/** Whether a `campaign_consent:{pubkey}` value (null when absent) means consent. */
+export function consentGiven(consent: string | null | undefined): boolean {
+  return consent !== null && consent !== undefined && !CAMPAIGN_CONSENT_REFUSED.has(consent.trim().toLowerCase());
+}
+
 /** The kinds of a `user_preferences:{pubkey}` document, or null when it is not `{"kinds":[integers]}`. */
 export function parseKinds(raw: string): number[] | null {
   const document = parseJson(raw);
@@ -31,7 +36,7 @@ export async function getPreferences(ctx: RedisContext, pubkey: string): Promise
     ctx.logger.warn({ pubkey }, 'user_preferences is not {"kinds":[integers]}; using defaults');
     return null;
   }
-  const campaignsEnabled = consent !== null && consent !== undefined && !CAMPAIGN_CONSENT_REFUSED.has(consent.trim().toLowerCase());
+  const campaignsEnabled = consentGiven(consent);
   return { kinds, campaignsEnabled };
 }
 

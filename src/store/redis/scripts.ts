@@ -79,6 +79,13 @@ export const SCRIPT_NAMES = [
   'revokeNip9aCallback',
   'writeMetricSample',
   'takeThrottleSlot',
+  'createCampaign',
+  'claimCampaign',
+  'advanceCampaign',
+  'countCampaign',
+  'holdForDigest',
+  'completeDigest',
+  'claimDigest',
 ] as const;
 
 export type ScriptName = (typeof SCRIPT_NAMES)[number];

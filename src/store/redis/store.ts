@@ -69,6 +69,19 @@ import type { Nip9aAcceptance, Nip9aCallback } from '../port-nip9a-callbacks.ts'
 import type { StoredVapidKeys } from '../port-vapid.ts';
 import * as apiKeys from './apikeys.ts';
 import * as sends from './sends.ts';
+import * as campaigns from './campaigns.ts';
+import * as quietHours from './quiet-hours.ts';
+import type { DueDigest, QuietHours } from '../port-quiet-hours.ts';
+import type {
+  CampaignCounter,
+  CampaignCounts,
+  CampaignRecord,
+  ClaimedCampaign,
+  CreateCampaignResult,
+  DeviceOwnerPage,
+  NewCampaign,
+} from '../port-campaigns.ts';
+import type { Suppression, SuppressionTarget } from '../port-suppressions.ts';
 import * as deliveryLog from './delivery-log.ts';
 import type { ApiKeyRecord, NewApiKey } from '../port-apikeys.ts';
 import type { CancelSendResult, ClaimedSend, CreateSendResult, IdempotencyClaim, NewSend, SendRecord } from '../port-sends.ts';
@@ -307,6 +320,68 @@ export class RedisStore implements StorePort {
   }
   readThrottleWindow(pubkey: string, windowSecs: number): Promise<ThrottleWindow> {
     return throttle.readThrottleWindow(this.ctx, pubkey, windowSecs);
+  }
+
+  // ---- campaigns and suppressions (port-campaigns.ts, port-suppressions.ts) ------------------
+  createCampaign(campaign: NewCampaign): Promise<CreateCampaignResult> {
+    return campaigns.createCampaign(this.ctx, campaign);
+  }
+  getCampaign(appId: string, id: string): Promise<CampaignRecord | null> {
+    return campaigns.getCampaign(this.ctx, appId, id);
+  }
+  claimDueCampaign(leaseMs: number): Promise<ClaimedCampaign | null> {
+    return campaigns.claimDueCampaign(this.ctx, leaseMs);
+  }
+  advanceCampaign(appId: string, id: string, nextCursor: string | null, add: Partial<CampaignCounts>): Promise<boolean> {
+    return campaigns.advanceCampaign(this.ctx, appId, id, nextCursor, add);
+  }
+  countCampaign(appId: string, id: string, counter: CampaignCounter, n: number): Promise<void> {
+    return campaigns.countCampaign(this.ctx, appId, id, counter, n);
+  }
+  scanDeviceOwners(cursor: string, count: number): Promise<DeviceOwnerPage> {
+    return campaigns.scanDeviceOwners(this.ctx, cursor, count);
+  }
+  readCampaignConsent(pubkeys: readonly string[]): Promise<boolean[]> {
+    return campaigns.readCampaignConsent(this.ctx, pubkeys);
+  }
+  claimCampaignDelivery(key: string, ttlSecs: number): Promise<string | null> {
+    return campaigns.claimCampaignDelivery(this.ctx, key, ttlSecs);
+  }
+  extendCampaignDelivery(key: string, owner: string, ttlSecs: number): Promise<boolean> {
+    return campaigns.extendCampaignDelivery(this.ctx, key, owner, ttlSecs);
+  }
+  releaseCampaignDelivery(key: string, owner: string): Promise<boolean> {
+    return campaigns.releaseCampaignDelivery(this.ctx, key, owner);
+  }
+  campaignDeliveryTtlSecs(key: string): Promise<number | null> {
+    return campaigns.campaignDeliveryTtlSecs(this.ctx, key);
+  }
+  addSuppression(appId: string, target: SuppressionTarget): Promise<{ suppression: Suppression; created: boolean }> {
+    return campaigns.addSuppression(this.ctx, appId, target);
+  }
+  removeSuppression(appId: string, id: string): Promise<boolean> {
+    return campaigns.removeSuppression(this.ctx, appId, id);
+  }
+  listSuppressions(appId: string, limit: number): Promise<Suppression[]> {
+    return campaigns.listSuppressions(this.ctx, appId, limit);
+  }
+  suppressedAmong(appId: string, targets: readonly SuppressionTarget[]): Promise<boolean[]> {
+    return campaigns.suppressedAmong(this.ctx, appId, targets);
+  }
+  setQuietHours(pubkey: string, hours: QuietHours | null): Promise<void> {
+    return quietHours.setQuietHours(this.ctx, pubkey, hours);
+  }
+  readQuietHours(pubkeys: readonly string[]): Promise<Array<QuietHours | null>> {
+    return quietHours.readQuietHours(this.ctx, pubkeys);
+  }
+  holdForDigest(pubkey: string, type: string, releaseAtMs: number): Promise<void> {
+    return quietHours.holdForDigest(this.ctx, pubkey, type, releaseAtMs);
+  }
+  claimDueDigest(leaseMs: number): Promise<DueDigest | null> {
+    return quietHours.claimDueDigest(this.ctx, leaseMs);
+  }
+  completeDigest(pubkey: string, counts: Readonly<Record<string, number>>): Promise<void> {
+    return quietHours.completeDigest(this.ctx, pubkey, counts);
   }
 
   // ---- social filters (port-social-filters.ts) ---------------------------------------------

@@ -1,3 +1,5 @@
+import { CREATE_CAMPAIGN_TABLES } from './campaigns.ts';
+import { CREATE_QUIET_HOURS_TABLES } from './quiet-hours.ts';
 import type { Database } from 'better-sqlite3';
 import { CREATE_THROTTLE_TABLE } from './throttle.ts';
 import type { Logger } from '../../observability/logger.ts';
@@ -184,6 +186,8 @@ export const migrations: readonly Migration[] = [
   { description: 'create the console tables: process heartbeats, metric samples, sessions', apply: (db) => db.exec(CREATE_FLEET_TABLES) },
   { description: "add the device's locale to devices", apply: (db) => db.exec(ADD_DEVICE_LOCALE) },
   { description: 'create the per-user push throttle windows', apply: (db) => db.exec(CREATE_THROTTLE_TABLE) },
+  { description: 'create campaigns, campaign delivery claims and suppressions', apply: (db) => db.exec(CREATE_CAMPAIGN_TABLES) },
+  { description: 'create quiet hours and their digest counts', apply: (db) => db.exec(CREATE_QUIET_HOURS_TABLES) },
 ];
 
 /** The version a file has after {@link migrate}. */

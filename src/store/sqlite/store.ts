@@ -45,6 +45,19 @@ import { ApiKeyTable } from './apikeys.ts';
 import { FleetTables } from './fleet.ts';
 import type { ConsoleSession, MetricSample, NtfyTopicCount, ProcessHeartbeat, ProcessHeartbeatRecord } from '../port-fleet.ts';
 import { SendTables } from './sends.ts';
+import { CampaignTables } from './campaigns.ts';
+import { QuietHoursTables } from './quiet-hours.ts';
+import type { DueDigest, QuietHours } from '../port-quiet-hours.ts';
+import type {
+  CampaignCounter,
+  CampaignCounts,
+  CampaignRecord,
+  ClaimedCampaign,
+  CreateCampaignResult,
+  DeviceOwnerPage,
+  NewCampaign,
+} from '../port-campaigns.ts';
+import type { Suppression, SuppressionTarget } from '../port-suppressions.ts';
 import { DeliveryLogTables } from './delivery-log.ts';
 import { ThrottleTable } from './throttle.ts';
 import type { ThrottleDecision, ThrottleWindow } from '../port-throttle.ts';
@@ -127,6 +140,8 @@ export class SqliteStore implements StorePort {
   private readonly inbox: InboxTables;
   private readonly nip9a: Nip9aGatewayTables;
   private readonly nip9aCallbacks: Nip9aCallbackTables;
+  private readonly campaigns: CampaignTables;
+  private readonly quietHours: QuietHoursTables;
   private readonly selectOne: Statement<[]>;
   /** Writes of one event-loop turn share one transaction (see group-commit.ts). */
   private readonly group: GroupCommit;
@@ -156,6 +171,8 @@ export class SqliteStore implements StorePort {
     this.socialFilters = new SocialFilterTable(db, logger);
     this.nip9a = new Nip9aGatewayTables(db, clock);
     this.nip9aCallbacks = new Nip9aCallbackTables(db, clock, this.queues);
+    this.campaigns = new CampaignTables(db, clock);
+    this.quietHours = new QuietHoursTables(db, clock);
     this.selectOne = db.prepare(PING_SQL);
   }
 
@@ -499,6 +516,90 @@ export class SqliteStore implements StorePort {
 
   async readThrottleWindow(pubkey: string, windowSecs: number): Promise<ThrottleWindow> {
     return this.throttle.read(pubkey, windowSecs);
+  }
+
+  // ---- campaigns and suppressions (port-campaigns.ts, port-suppressions.ts) ------------------
+
+  async createCampaign(campaign: NewCampaign): Promise<CreateCampaignResult> {
+    return this.group.run(() => this.campaigns.create(campaign));
+  }
+
+  async getCampaign(appId: string, id: string): Promise<CampaignRecord | null> {
+    return this.campaigns.get(appId, id);
+  }
+
+  async claimDueCampaign(leaseMs: number): Promise<ClaimedCampaign | null> {
+    return this.group.run(() => this.campaigns.claimDue(leaseMs));
+  }
+
+  async advanceCampaign(appId: string, id: string, nextCursor: string | null, add: Partial<CampaignCounts>): Promise<boolean> {
+    return this.group.run(() => this.campaigns.advanceTo(appId, id, nextCursor, add));
+  }
+
+  async countCampaign(appId: string, id: string, counter: CampaignCounter, n: number): Promise<void> {
+    if (n !== 0) await this.group.run(() => this.campaigns.count(appId, id, counter, n));
+  }
+
+  async scanDeviceOwners(cursor: string, count: number): Promise<DeviceOwnerPage> {
+    return this.campaigns.scanOwners(cursor, count);
+  }
+
+  async readCampaignConsent(pubkeys: readonly string[]): Promise<boolean[]> {
+    return pubkeys.length === 0 ? [] : this.campaigns.consent(pubkeys);
+  }
+
+  async claimCampaignDelivery(key: string, ttlSecs: number): Promise<string | null> {
+    return this.group.run(() => this.campaigns.claim(key, ttlSecs));
+  }
+
+  async extendCampaignDelivery(key: string, owner: string, ttlSecs: number): Promise<boolean> {
+    return this.group.run(() => this.campaigns.extend(key, owner, ttlSecs));
+  }
+
+  async releaseCampaignDelivery(key: string, owner: string): Promise<boolean> {
+    return this.group.run(() => this.campaigns.release(key, owner));
+  }
+
+  async campaignDeliveryTtlSecs(key: string): Promise<number | null> {
+    return this.campaigns.claimTtlSecs(key);
+  }
+
+  async addSuppression(appId: string, target: SuppressionTarget): Promise<{ suppression: Suppression; created: boolean }> {
+    return this.group.run(() => this.campaigns.addSuppression(appId, target));
+  }
+
+  async removeSuppression(appId: string, id: string): Promise<boolean> {
+    return this.group.run(() => this.campaigns.removeSuppression(appId, id));
+  }
+
+  async listSuppressions(appId: string, limit: number): Promise<Suppression[]> {
+    return this.campaigns.listSuppressions(appId, limit);
+  }
+
+  async suppressedAmong(appId: string, targets: readonly SuppressionTarget[]): Promise<boolean[]> {
+    return targets.length === 0 ? [] : this.campaigns.suppressedAmong(appId, targets);
+  }
+
+  // ---- quiet hours (port-quiet-hours.ts) -----------------------------------------------------
+
+  async setQuietHours(pubkey: string, hours: QuietHours | null): Promise<void> {
+    return this.group.run(() => this.quietHours.set(pubkey, hours));
+  }
+
+  async readQuietHours(pubkeys: readonly string[]): Promise<Array<QuietHours | null>> {
+    return pubkeys.length === 0 ? [] : this.quietHours.read(pubkeys);
+  }
+
+  async holdForDigest(pubkey: string, type: string, releaseAtMs: number): Promise<void> {
+    return this.group.run(() => this.quietHours.hold(pubkey, type, releaseAtMs));
+  }
+
+  async claimDueDigest(leaseMs: number): Promise<DueDigest | null> {
+    return this.group.run(() => this.quietHours.claimDue(leaseMs));
+  }
+
+  async completeDigest(pubkey: string, counts: Readonly<Record<string, number>>): Promise<void> {
+    return this.group.run(() => this.quietHours.complete(pubkey, counts));
   }
 
   // ---- lifecycle ---------------------------------------------------------------------------

@@ -1,0 +1,154 @@
+/**
+ * bench/campaign: one campaign to `--devices` consenting devices across every time zone, against
+ * the real binary (roles api, scheduler, delivery), the FCM fake in its own process at
+ * `--latency` ms per answer. Devices get offsets −720…+840 in hour steps; those whose local time
+ * is in 21:00–06:59 now are deferred to their 07:00 (the campaign's `deferred` count), the rest
+ * are pushed at once. Prints the pushes/s of the immediate part (from the request to the last
+ * push), the service's peak resident memory (VmHWM), and the verdict: every device that is in
+ * its daytime pushed exactly once, the campaign's counts matching.
+ *
+ *   node --import tsx bench/campaign/run.ts [--store sqlite|redis|both] [--devices 200000] [--latency 20]
+ */
+import { readFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { generateSecretKey } from '../../src/nostr/keys.ts';
+import { createLogger } from '../../src/observability/logger.ts';
+import { createApiKey } from '../../src/platform/api-keys.ts';
+import { inCampaignQuietHours } from '../../src/platform/local-time.ts';
+import type { StorePort } from '../../src/store/port.ts';
+import { openRedisStore } from '../../src/store/redis/index.ts';
+import { openSqliteStore } from '../../src/store/sqlite/index.ts';
+import { startRedisServer } from '../../test/support/redis-server.ts';
+import { startServiceProcess } from '../../test/support/service-process.ts';
+import { startFcmFakeProcess } from '../support/fcm-fake-client.ts';
+
+const { values } = parseArgs({
+  options: {
+    store: { type: 'string', default: 'both' },
+    devices: { type: 'string', default: '200000' },
+    latency: { type: 'string', default: '20' },
+  },
+});
+const DEVICES = Number(values.devices);
+const SEED_BATCH = 1000;
+const DRAIN_LIMIT_MS = 900_000;
+/** Hour offsets from UTC−12 to UTC+14: every local hour is somebody's. */
+const OFFSETS = Array.from({ length: 27 }, (_, i) => (i - 12) * 60);
+
+const pubkeyOf = (i: number): string => `${i.toString(16).padStart(12, '0')}${'e'.repeat(52)}`;
+const offsetOf = (i: number): number => OFFSETS[i % OFFSETS.length] as number;
+
+async function seed(store: StorePort): Promise<void> {
+  for (let i = 0; i < DEVICES; i += SEED_BATCH) {
+    await Promise.all(
+      Array.from({ length: Math.min(SEED_BATCH, DEVICES - i) }, async (_, j) => {
+        const n = i + j;
+        await store.setPreferences(pubkeyOf(n), { kinds: [7], campaignsEnabled: true });
+        await store.registerToken(pubkeyOf(n), { token: `tok-${n}`, transport: 'fcm', timezoneOffsetMinutes: offsetOf(n) });
+      }),
+    );
+  }
+}
+
+/** Peak resident set of a process, MiB (Linux `VmHWM`). */
+function peakRssMiB(pid: number): number {
+  const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return match ? Number(match[1]) / 1024 : Number.NaN;
+}
+
+async function runOne(label: string, storeUrl: string, open: () => Promise<StorePort>, dir: string): Promise<void> {
+  const store = await open();
+  const seedStart = Date.now();
+  await seed(store);
+  const key = (await createApiKey(store, 'default', 'send')).key;
+  await store.close();
+  console.error(`${label}: ${DEVICES} devices seeded in ${((Date.now() - seedStart) / 1000).toFixed(0)} s`);
+  const fake = await startFcmFakeProcess(Number(values.latency), dir);
+  const service = await startServiceProcess({
+    env: {
+      NOSTR_PUSH__ROLES: 'api,scheduler,delivery',
+      NOSTR_PUSH__STORE__URL: storeUrl,
+      NOSTR_PUSH__DATA_DIR: dir,
+      NOSTR_PUSH__SERVICE__PRIVATE_KEY_HEX: generateSecretKey(),
+      NOSTR_PUSH__FIREBASE__CREDENTIALS_PATH: fake.credentialsPath,
+      NOSTR_PUSH__FIREBASE__PROJECT_ID: 'fake-project',
+      NOSTR_PUSH__FIREBASE__API_BASE_URL: fake.baseUrl,
+      NOSTR_PUSH__LOG__LEVEL: 'info',
+      LOG_LEVEL: 'info',
+    },
+  });
+  const onSignal = () => {
+    void Promise.allSettled([service.kill(), fake.stop()]).then(() => process.exit(130));
+  };
+  process.once('SIGTERM', onSignal);
+  process.once('SIGINT', onSignal);
+  try {
+    const nowMs = Date.now();
+    let expected = 0;
+    for (let i = 0; i < DEVICES; i++) if (!inCampaignQuietHours(nowMs, offsetOf(i))) expected++;
+    const t0 = Date.now();
+    const res = await fetch(`${service.baseUrl}/v1/campaigns`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        idempotencyKey: `bench-${label}`,
+        title: 'bench',
+        body: 'campaign',
+        audience: 'all',
+        data: { eventId: 'bench' },
+      }),
+    });
+    const { id } = (await res.json()) as { id: string };
+    let received: Array<[string, string, number]> = [];
+    const deadline = Date.now() + DRAIN_LIMIT_MS;
+    for (;;) {
+      received = (await fake.report()).received.filter(([eventId]) => eventId === 'bench');
+      if (received.length >= expected || Date.now() > deadline) break;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+    const lastMs = Math.max(...received.map(([, , at]) => at));
+    const distinct = new Set(received.map(([, token]) => token)).size;
+    const counts = (await (
+      await fetch(`${service.baseUrl}/v1/campaigns/${id}`, { headers: { authorization: `Bearer ${key}` } })
+    ).json()) as {
+      consenting: number;
+      deferred: number;
+      sent: number;
+    };
+    const rss = peakRssMiB(service.child.pid as number);
+    const ok =
+      received.length === expected && distinct === expected && counts.consenting === DEVICES && counts.deferred === DEVICES - expected;
+    console.log(
+      `${label}: ${DEVICES} consenting devices, ${expected} in daytime pushed in ${((lastMs - t0) / 1000).toFixed(1)} s = ` +
+        `${((received.length * 1000) / (lastMs - t0)).toFixed(0)} pushes/s, ${counts.deferred} deferred to 07:00 local; ` +
+        `service peak RSS ${rss.toFixed(0)} MiB; verdict: ${ok ? 'every daytime device pushed exactly once, counts match' : `WRONG: ${received.length} pushes, ${distinct} distinct, ${expected} expected, counts ${JSON.stringify(counts)}`}`,
+    );
+  } finally {
+    process.off('SIGTERM', onSignal);
+    process.off('SIGINT', onSignal);
+    await service.stop();
+    await fake.stop();
+  }
+}
+
+const stores = values.store === 'both' ? ['sqlite', 'redis'] : [values.store];
+for (const kind of stores) {
+  const dir = mkdtempSync(join(tmpdir(), `np-bench-campaign-${kind}-`));
+  try {
+    if (kind === 'redis') {
+      const redis = await startRedisServer();
+      try {
+        await runOne('redis', redis.url, () => openRedisStore({ url: redis.url, logger: createLogger({ level: 'warn' }) }), dir);
+      } finally {
+        await redis.stop();
+      }
+    } else {
+      const path = join(dir, 'nostr-push.sqlite');
+      await runOne('sqlite', `sqlite:${path}`, () => openSqliteStore({ path, logger: createLogger({ level: 'warn' }) }), dir);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

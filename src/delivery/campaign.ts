@@ -1,0 +1,113 @@
+/**
+ * The delivery stage's side of a campaign push (issue 15 item 1): seed 000's claim lifecycle on
+ * `campaign_delivery:{idempotencyKey}`, per (campaign idempotency key, device):
+ *
+ * 1. a device whose local time is in 21:00–06:59 is not pushed: the item waits until its next
+ *    07:00 local (the expansion already queued it for then; this catches a retry that lands in
+ *    the window), never dropped;
+ * 2. the claim is taken for the in-flight window (`campaign_delivery.claim_ttl_secs`, 600 s)
+ *    just before the provider call. Held with more life than that window means delivered: nothing
+ *    is sent. Held within the window means a send in flight elsewhere or killed mid-way: the item
+ *    is retried when the claim's time is up (seed 000: "the key being present does not by itself
+ *    mean the push was delivered; a TTL beyond the in-flight window does");
+ * 3. a provider accepting the push extends the claim to `campaign_delivery.dedup_ttl_secs`
+ *    (7 days); every outcome that sends nothing (retryable or final failure, no device) drops
+ *    it, so a later attempt may send.
+ *
+ * A process killed between the provider's answer and the extension leaves a claim in its
+ * window: the redelivery waits it out and sends again. Those are the "at most two pushes for the
+ * devices in flight" of a crash; every other device gets exactly one.
+ */
+import { campaignSendAtMs, inCampaignQuietHours } from '../platform/local-time.ts';
+import { DONE, type WorkOutcome } from '../roles/queue-worker.ts';
+import type { DeviceRegistration, LeasedItem, StorePort } from '../store/port.ts';
+import { TurnBatcher } from '../util/turn-batcher.ts';
+import type { OutboundNotification } from './deliver.ts';
+import { deliverNotification } from './deliver.ts';
+import { decideAfterDelivery, type OutboundHandlerDeps } from './outbound.ts';
+
+/** What an outbound item of a campaign carries beyond the notification. */
+export interface CampaignDelivery {
+  appId: string;
+  campaignId: string;
+  /** The claim key: `{app}:{campaign idempotency key}:{device}` (the device as a token digest). */
+  deliveryKey: string;
+  /** The one device this item is for (a retry re-reads it by token). */
+  token: string;
+  timezoneOffsetMinutes: number;
+}
+
+/** Counts one outcome of a campaign; the delivery role passes {@link batchedCampaignCounter}. */
+export type CampaignCounterFn = (appId: string, campaignId: string, counter: 'sent' | 'failed') => Promise<void>;
+
+/** A counter that adds up one turn's outcomes and writes one increment per (campaign, counter). */
+export function batchedCampaignCounter(store: StorePort): CampaignCounterFn {
+  const batcher = new TurnBatcher<string, undefined>(async (keys) => {
+    const sums = new Map<string, number>();
+    for (const key of keys) sums.set(key, (sums.get(key) ?? 0) + 1);
+    for (const [key, n] of sums) {
+      const [appId, campaignId, counter] = key.split('\n') as [string, string, 'sent' | 'failed'];
+      await store.countCampaign(appId, campaignId, counter, n);
+    }
+    return keys.map(() => undefined);
+  });
+  return (appId, campaignId, counter) => batcher.add(`${appId}\n${campaignId}\n${counter}`);
+}
+
+export interface CampaignDeliveryDeps extends OutboundHandlerDeps {
+  campaignDedupTtlSecs: number;
+  /** The in-flight window (`campaign_delivery.claim_ttl_secs`, 600 s). */
+  campaignClaimTtlSecs: number;
+}
+
+export async function deliverCampaignItem(
+  deps: CampaignDeliveryDeps,
+  item: LeasedItem<OutboundNotification>,
+  campaign: CampaignDelivery,
+  devices: DeviceRegistration[],
+  signal?: AbortSignal,
+): Promise<WorkOutcome> {
+  const { store } = deps;
+  const notification = item.payload;
+  const count: CampaignCounterFn = deps.countCampaignOutcome ?? ((appId, id, counter) => store.countCampaign(appId, id, counter, 1));
+  const nowMs = store.clock.nowMs();
+  if (inCampaignQuietHours(nowMs, campaign.timezoneOffsetMinutes)) {
+    return { kind: 'retry', afterMs: campaignSendAtMs(nowMs, campaign.timezoneOffsetMinutes) - nowMs, error: 'campaign quiet hours' };
+  }
+  const owner = await store.claimCampaignDelivery(campaign.deliveryKey, deps.campaignClaimTtlSecs);
+  if (owner === null) {
+    // Held within the in-flight window: a send running elsewhere, or one killed mid-way. Try again
+    // once it ends: an extension (delivered) refuses that retry, a lapse lets it send.
+    const ttlSecs = await store.campaignDeliveryTtlSecs(campaign.deliveryKey);
+    if (ttlSecs !== null && ttlSecs <= deps.campaignClaimTtlSecs) {
+      return { kind: 'retry', afterMs: ttlSecs * 1000, error: 'campaign claim in flight' };
+    }
+    deps.recordAttempt?.(
+      notification,
+      { devices: 0, delivered: 0, failed: 0, pruned: 0, retryAfterSecs: null, suppressed: 'already_delivered' },
+      0,
+      false,
+    );
+    return DONE;
+  }
+  const startedMs = performance.now();
+  let report;
+  try {
+    report = await deliverNotification(deps, notification, signal, devices);
+  } catch (err) {
+    await store.releaseCampaignDelivery(campaign.deliveryKey, owner).catch(() => false);
+    throw err;
+  }
+  const { outcome } = decideAfterDelivery(report, notification, item.attempts, store.clock.nowMs(), deps.maxEventAgeSecs);
+  deps.recordAttempt?.(notification, report, performance.now() - startedMs, outcome.kind === 'retry');
+  if (report.delivered > 0) {
+    if (!(await store.extendCampaignDelivery(campaign.deliveryKey, owner, deps.campaignDedupTtlSecs))) {
+      deps.logger.warn({ campaignId: campaign.campaignId }, 'campaign claim lost before its extension; the push stands as delivered');
+    }
+    await count(campaign.appId, campaign.campaignId, 'sent');
+    return outcome;
+  }
+  await store.releaseCampaignDelivery(campaign.deliveryKey, owner);
+  if (outcome.kind !== 'retry') await count(campaign.appId, campaign.campaignId, 'failed');
+  return outcome;
+}

@@ -1,0 +1,179 @@
+/**
+ * The campaign scheduler (scheduler role): expands a campaign's audience into the outbound
+ * queue's low lane, one page of devices at a time, durably (issue 15 item 1).
+ *
+ * A page is claimed from the store's campaign schedule (`claimDueCampaign`; due again when its
+ * lease runs out, should this worker die). Audience `all` walks the store's cursor over every
+ * registered device (`scanDeviceOwners`: Redis `HSCAN` of `token_to_pubkey`, SQLite by token
+ * order), `{pubkeys}` walks the list by offset; so a page holds at most `page_size` devices or
+ * users and a million users are never in memory at once. A device is consenting when its owner
+ * enabled campaigns (kind 3083 `campaignsEnabled`) and it registered a `timezoneOffsetMinutes`;
+ * each consenting device gets one outbound item, available now or, when its local time is in
+ * 21:00–06:59, at its next 07:00 local (deferred, never dropped). Then the page is recorded
+ * (`advanceCampaign`: cursor and counts in one step) and the next one is due at once.
+ *
+ * A page redone after a crash queues the same item ids (a no-op while they wait) and the delivery
+ * claims (`src/delivery/campaign.ts`) keep a delivered device from a second push.
+ */
+import { createHash } from 'node:crypto';
+import type { OutboundNotification } from '../delivery/deliver.ts';
+import type { PushMessage } from '../delivery/types.ts';
+import { npubEncode } from '../nostr/nip19.ts';
+import type { Logger } from '../observability/logger.ts';
+import type { Metrics } from '../observability/metrics.ts';
+import { sleep } from '../roles/supervisor.ts';
+import type { CampaignRecord, ClaimedCampaign, DeviceOwner } from '../store/port-campaigns.ts';
+import type { DeviceRegistration, EnqueueItem, StorePort } from '../store/port.ts';
+import { campaignSendAtMs } from './local-time.ts';
+import type { SendWakeup } from './send-worker.ts';
+
+/** Health flag of the campaign scheduler task. */
+export const TASK_CAMPAIGN_SCHEDULER = 'campaign_scheduler';
+/** The `data.type` of a campaign push, as seed 000 spells it. */
+export const CAMPAIGN_PUSH_TYPE = 'campaign';
+
+export interface CampaignWorkerDeps {
+  store: StorePort;
+  /** Recipient allowlist; empty means everyone. */
+  allowedPubkeys: ReadonlySet<string>;
+  pageSize: number;
+  leaseMs: number;
+  pollMs: number;
+  wakeup: SendWakeup;
+  /** Wakes this process's delivery stage after queueing. */
+  onQueued: () => void;
+  logger: Logger;
+  metrics: Metrics;
+}
+
+/** The device part of a claim key and item id: a digest, since tokens run to kilobytes and must not show in keys. */
+export function deviceDigest(token: string): string {
+  return createHash('sha256').update(token).digest('hex').slice(0, 32);
+}
+
+/** The claim key of one (campaign idempotency key, device) of an app: seed 000's `campaign_delivery:{idempotencyKey}`. */
+export function campaignDeliveryKey(appId: string, idempotencyKey: string, token: string): string {
+  return `${appId}:${idempotencyKey}:${deviceDigest(token)}`;
+}
+
+/** The push of a campaign: seed 000's campaign data map, plus the app's `data` and the campaign id. */
+export function campaignPushMessage(campaign: CampaignRecord, recipient: string): PushMessage {
+  const { request } = campaign;
+  return {
+    data: {
+      ...request.data,
+      type: CAMPAIGN_PUSH_TYPE,
+      title: request.title,
+      body: request.body,
+      campaignId: campaign.id,
+      notificationId: campaign.id,
+      receiverPubkey: recipient,
+      receiverNpub: npubEncode(recipient),
+    },
+  };
+}
+
+/** One page of (owner, device) pairs to consider, and the cursor after it (null: the last page). */
+async function readPage(
+  deps: CampaignWorkerDeps,
+  campaign: CampaignRecord,
+): Promise<{ pairs: Array<[string, DeviceRegistration]>; next: string | null }> {
+  const { store } = deps;
+  const { audience } = campaign.request;
+  let owners: DeviceOwner[] | null = null;
+  let pubkeys: string[];
+  let next: string | null;
+  if (audience === 'all') {
+    const page = await store.scanDeviceOwners(campaign.cursor, deps.pageSize);
+    owners = page.entries;
+    pubkeys = [...new Set(owners.map((o) => o.pubkey))];
+    next = page.next;
+  } else {
+    const offset = campaign.cursor === '' ? 0 : Number(campaign.cursor);
+    pubkeys = audience.pubkeys.slice(offset, offset + deps.pageSize);
+    const end = offset + pubkeys.length;
+    next = end >= audience.pubkeys.length ? null : String(end);
+  }
+  if (pubkeys.length === 0) return { pairs: [], next };
+  const [states, consent] = await Promise.all([store.readRecipients(pubkeys), store.readCampaignConsent(pubkeys)]);
+  const pairs: Array<[string, DeviceRegistration]> = [];
+  const scanned = owners ? new Set(owners.map((o) => `${o.pubkey}\n${o.token}`)) : null;
+  pubkeys.forEach((pubkey, i) => {
+    if (!consent[i]) return;
+    if (deps.allowedPubkeys.size > 0 && !deps.allowedPubkeys.has(pubkey)) return;
+    for (const device of states[i]?.devices ?? []) {
+      // The scan walks devices: only this page's devices of the owner, the others come in their own page.
+      if (scanned && !scanned.has(`${pubkey}\n${device.token}`)) continue;
+      pairs.push([pubkey, device]);
+    }
+  });
+  return { pairs, next };
+}
+
+/** Expand one claimed page. Returns what it queued (for tests and logs). */
+export async function expandCampaignPage(
+  deps: CampaignWorkerDeps,
+  claimed: ClaimedCampaign,
+): Promise<{ consenting: number; deferred: number; done: boolean }> {
+  const { store } = deps;
+  const { campaign } = claimed;
+  const { pairs, next } = await readPage(deps, campaign);
+  const nowMs = store.clock.nowMs();
+  const items: Array<EnqueueItem<OutboundNotification>> = [];
+  for (const [recipient, device] of pairs) {
+    const offset = device.timezoneOffsetMinutes;
+    if (offset === undefined) continue; // no registered offset: quiet hours cannot be honoured, so no campaign (seed 000)
+    const sendAtMs = campaignSendAtMs(nowMs, offset);
+    const deliveryKey = campaignDeliveryKey(campaign.appId, campaign.request.idempotencyKey, device.token);
+    const notification: OutboundNotification = {
+      eventId: campaign.id,
+      recipient,
+      type: `app:${CAMPAIGN_PUSH_TYPE}`,
+      message: campaignPushMessage(campaign, recipient),
+      claim: null,
+      // Retries are bounded from when the push was due, not from when the campaign was created.
+      eventCreatedAt: Math.floor(sendAtMs / 1000),
+      devices: [device],
+      send: { appId: campaign.appId, notificationId: campaign.id, type: CAMPAIGN_PUSH_TYPE },
+      campaign: { appId: campaign.appId, campaignId: campaign.id, deliveryKey, token: device.token, timezoneOffsetMinutes: offset },
+    };
+    items.push({ id: `campaign:${deliveryKey}`, payload: notification, lane: 'low', availableAtMs: sendAtMs });
+  }
+  const queued = items.length === 0 ? [] : await store.enqueueMany('outbound', items);
+  let consenting = 0;
+  let deferred = 0;
+  items.forEach((item, i) => {
+    if (!queued[i]) return;
+    consenting++;
+    if ((item.availableAtMs ?? nowMs) > nowMs) deferred++;
+  });
+  if (consenting > deferred) deps.onQueued();
+  await store.advanceCampaign(campaign.appId, campaign.id, next, { consenting, deferred });
+  return { consenting, deferred, done: next === null };
+}
+
+/** The scheduler task: claim due campaign pages and expand them until `signal` aborts. */
+export async function runCampaignScheduler(deps: CampaignWorkerDeps, signal: AbortSignal): Promise<void> {
+  const log = deps.logger;
+  while (!signal.aborted) {
+    let claimed: ClaimedCampaign | null = null;
+    try {
+      claimed = await deps.store.claimDueCampaign(deps.leaseMs);
+      if (claimed) {
+        const page = await expandCampaignPage(deps, claimed);
+        log.debug(
+          { appId: claimed.campaign.appId, campaignId: claimed.campaign.id, cursor: claimed.campaign.cursor, ...page },
+          'campaign page expanded',
+        );
+        if (page.done) log.info({ appId: claimed.campaign.appId, campaignId: claimed.campaign.id }, 'campaign expanded');
+        continue;
+      }
+    } catch (err) {
+      // The page stays leased and returns when the lease runs out; item ids and claims keep a redo from re-pushing.
+      log.error({ campaignId: claimed?.campaign.id, err: (err as Error).message }, 'campaign page failed; it returns after its lease');
+      await sleep(deps.pollMs, signal).catch(() => undefined);
+      continue;
+    }
+    await deps.wakeup.wait(deps.pollMs, signal);
+  }
+}
