@@ -4,12 +4,13 @@
  *
  * First the service runs with the default configuration: it does not even ask the relay for kind
  * 1, 9735 or 1059, and a kind-1 reply pushes nothing. Then it runs again, on the same store, with
+ * two apps: the default app keeps divine's events, app `b` (the users' service key) has
  * {@link EVENTS_ENABLED}: a reply, a mention, a valid zap and a gift wrap each push once with
  * their type; an invalid zap pushes nothing; three wraps within the DM interval push once.
  */
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer } from 'node:http';
@@ -19,8 +20,8 @@ import { COMMENT, GIFT_WRAP, METADATA, PREFERENCES, REGISTER_TOKEN, TEXT_NOTE, Z
 import { signEvent } from '../../src/nostr/keys.ts';
 import type { NostrEvent } from '../../src/nostr/event.ts';
 import type { StorePort } from '../../src/store/port.ts';
-import { openSqliteStore } from '../../src/store/sqlite/index.ts';
-import { openRedisStore } from '../../src/store/redis/index.ts';
+import { openStore } from '../../src/store/open.ts';
+import type { StoreLocation } from '../../src/config/load.ts';
 import { LIVE_EVENTS_SUBSCRIPTION_ID, LIVE_GIFT_WRAPS_SUBSCRIPTION_ID } from '../../src/listener/subscriptions.ts';
 import { controlEvent, makeUser, type TestUser } from '../support/nostr-client.ts';
 import { publish } from '../support/publisher.ts';
@@ -30,8 +31,8 @@ import { startFcmFake, type FcmFake, type ReceivedMessage } from '../support/fcm
 import { eventually, startServiceProcess, type ServiceProcess } from '../support/service-process.ts';
 
 /**
- * The `events:` settings under test, as one object: today the top level (the default app); once
- * apps exist, the settings of a second app. Zaps must be verified: the recipient's lnurl-pay
+ * The `events:` settings under test, as one object: the settings of a second app (`b`), beside a
+ * default app that keeps divine's events. Zaps must be verified: the recipient's lnurl-pay
  * endpoint is a loopback HTTP server of this test (`lnurl_allow_loopback`, test suites only).
  */
 const EVENTS_ENABLED = {
@@ -63,11 +64,6 @@ async function startLnurlServer(providers: Record<string, string>): Promise<{ po
   };
 }
 
-/** {@link EVENTS_ENABLED} as the service's environment keys. */
-function eventsEnv(events: typeof EVENTS_ENABLED): Record<string, string> {
-  return Object.fromEntries(Object.entries(events).map(([key, value]) => [`NOSTR_PUSH__EVENTS__${key.toUpperCase()}`, String(value)]));
-}
-
 /** BOLT-11's example invoice of 2500 µBTC (250,000 sats). */
 const SPEC_INVOICE_2500U =
   'lnbc2500u1pvjluezsp5zyg3zyg3zyg3zyg3zyg3zyg3zyg3zyg3zyg3zyg3zyg3zyg3zygspp5qqqsyqcyq5rqwzqfqqqsyqcyq5rqwzqfqqqsyqcyq5rqwzqfqypqdq5xysxxatsyp3k7enxv4jsxqzpu9qrsgquk0rl77nj30yxdy8j9vdx85fkpmdla2087ne0xh8nhedh8w27kyke0lp53ut353s06fv3qfegext0eh0ymjpf39tuven09sam30g4vgpfna3rh';
@@ -88,6 +84,7 @@ for (const adapter of ['sqlite', 'redis'] as const) {
     let dataDir: string;
     let storeUrl: string;
     let reader: StorePort;
+    let location: StoreLocation;
     let service: ServiceProcess;
     let lnurl: { port: number; stop(): Promise<void> };
     const serviceKey = makeUser();
@@ -136,8 +133,8 @@ for (const adapter of ['sqlite', 'redis'] as const) {
         storeUrl = redis.url;
       }
       service = await startService({});
-      reader =
-        adapter === 'redis' ? await openRedisStore({ url: storeUrl }) : await openSqliteStore({ path: join(dataDir, 'nostr-push.sqlite') });
+      location = adapter === 'redis' ? { kind: 'redis', url: storeUrl } : { kind: 'sqlite', path: join(dataDir, 'nostr-push.sqlite') };
+      reader = await openStore(location);
       await publish(relay.url, sign(bob, METADATA, [], JSON.stringify({ name: 'bob', display_name: 'Bob' })));
       await publish(relay.url, sign(alice, METADATA, [], JSON.stringify({ name: 'alice', lud16: `alice@127.0.0.1:${lnurl.port}` })));
       // alice opts in to replies and mentions (1), zaps (9735) and private-message pushes (1059);
@@ -200,15 +197,52 @@ for (const adapter of ['sqlite', 'redis'] as const) {
       await service.stop();
     });
 
-    describe('with the events settings on', () => {
+    describe('with the events settings on in a second app', () => {
+      // The default app (a key of its own, divine's events only) beside app `b`, which owns
+      // `serviceKey` now and turns every optional kind on in its own `events:` settings.
+      const defaultAppKey = makeUser();
       before(async () => {
-        service = await startService(eventsEnv(EVENTS_ENABLED));
+        const configFile = join(dataDir, 'two-apps.yaml');
+        writeFileSync(
+          configFile,
+          `service:\n  private_key_hex: "${defaultAppKey.secret}"\napps:\n  - id: b\n    service:\n      private_key_hex: "${serviceKey.secret}"\n    events: ${JSON.stringify(EVENTS_ENABLED)}\n`,
+        );
+        const { NOSTR_PUSH__SERVICE__PRIVATE_KEY_HEX: _defaultKey, ...env } = baseEnv();
+        service = await startServiceProcess({ env, args: ['--config', configFile] });
+        await service.waitForLog((l) => l.msg === 'live subscriptions open' && l.app === 'b', 15_000, "app b's live subscriptions");
         await eventually(() => (relay.requests().some((r) => r[0] === LIVE_GIFT_WRAPS_SUBSCRIPTION_ID) ? true : undefined));
+        // App b's devices and preferences live in its own store view: registered to it afresh.
+        await reader.close();
+        reader = await openStore(location, { app: 'b' });
+        for (const [user, token] of [
+          [alice, 'alice-phone'],
+          [carol, 'carol-phone'],
+        ] as const) {
+          await publish(relay.url, controlEvent(user, REGISTER_TOKEN, { token }, serviceKey.pubkey));
+          await eventually(
+            async () => ((await reader.tokenOwner(token)) === user.pubkey ? true : undefined),
+            15_000,
+            `${token} registered to b`,
+          );
+        }
+        await publish(relay.url, controlEvent(alice, PREFERENCES, { kinds: [1, 7, 1111, 9735, 1059] }, serviceKey.pubkey));
+        await eventually(async () => ((await reader.getPreferences(alice.pubkey))?.kinds.includes(9735) ? true : undefined));
+      });
+
+      test('the default app keeps its events off while app b turns them on', async () => {
+        const defaultApp = await fetch(`${service.baseUrl}/health`).then((r) => r.json() as Promise<{ pubkey: string }>);
+        assert.equal(defaultApp.pubkey, defaultAppKey.pubkey);
+        const kindsAsked = relay
+          .requests()
+          .filter((r) => r[0] === LIVE_EVENTS_SUBSCRIPTION_ID)
+          .map((r) => (r[1] as { kinds: number[] }).kinds.join(','));
+        assert.ok(kindsAsked.includes([7, 16, 1111, 3079, 3080, 3083, 30023, 34236].join(',')), 'the default app asks for divine kinds');
       });
 
       test('the relay is asked for kinds 1 and 9735, and for gift wraps in a REQ of their own', () => {
         const live = relay.requests().filter((r) => r[0] === LIVE_EVENTS_SUBSCRIPTION_ID);
-        assert.deepEqual((live[live.length - 1]?.[1] as { kinds: number[] }).kinds, [1, 7, 16, 1111, 3079, 3080, 3083, 9735, 30023, 34236]);
+        const kindsAsked = live.map((r) => (r[1] as { kinds: number[] }).kinds.join(','));
+        assert.ok(kindsAsked.includes([1, 7, 16, 1111, 3079, 3080, 3083, 9735, 30023, 34236].join(',')), kindsAsked.join(' | '));
         const wraps = relay.requests().filter((r) => r[0] === LIVE_GIFT_WRAPS_SUBSCRIPTION_ID);
         assert.deepEqual((wraps[0]?.[1] as { kinds: number[] }).kinds, [GIFT_WRAP]);
       });
