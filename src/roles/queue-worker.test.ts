@@ -262,6 +262,8 @@ describe('continuous flow', () => {
     for (let n = 0; n < 5; n++) await store.enqueue('outbound', { id: `job-${n}`, payload: { n }, availableAtMs: clock.nowMs() + n });
     clock.advance(10);
     await until(() => started.length === 1, 'the first item started');
+    // The worker may have leased job-0 alone before the clock moved: abort only once it holds all five.
+    await until(async () => totals(await store.queueStats('outbound')).leased === 5, 'all five items leased');
     controller.abort();
     held.release('job-0');
     await worker;
@@ -277,7 +279,11 @@ describe('continuous flow', () => {
       ['job-1', 'job-2', 'job-3', 'job-4'],
       'available at once, without waiting out the lease',
     );
-    assert.ok(again.every((i) => i.lastError === RELEASED_AT_SHUTDOWN));
+    // With a message: without one, assert reads the source to describe the expression, which can take minutes under tsx.
+    assert.ok(
+      again.every((i) => i.lastError === RELEASED_AT_SHUTDOWN),
+      `handed back at shutdown: ${again.map((i) => i.lastError).join(', ')}`,
+    );
     await store.close();
   });
 });

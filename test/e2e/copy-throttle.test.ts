@@ -136,8 +136,12 @@ for (const adapter of ['sqlite', 'redis'] as const) {
           NOSTR_PUSH__FIREBASE__API_BASE_URL: fcm.baseUrl,
         },
       });
+      // The reader keeps the service's time: the throttle window it reads is the test clock's hour.
+      const readerClock = { nowMs: () => clock.nowMs() };
       reader =
-        adapter === 'redis' ? await openRedisStore({ url: storeUrl }) : await openSqliteStore({ path: join(dataDir, 'nostr-push.sqlite') });
+        adapter === 'redis'
+          ? await openRedisStore({ url: storeUrl, clock: readerClock })
+          : await openSqliteStore({ path: join(dataDir, 'nostr-push.sqlite'), clock: readerClock });
       await service.waitForLog((l) => l.msg === 'live subscriptions open' && l.relay === relay.url, WAIT_MS, 'relay live');
       await publish(
         relay.url,
