@@ -19,7 +19,8 @@
  * Per request it does one JSON parse and, for a JWT it has not seen before, one signature check,
  * so a benchmark measures the client, not the fake.
  */
-import { generateKeyPairSync, randomUUID, verify, type KeyObject } from 'node:crypto';
+import { generateKeyPairSync, randomUUID, type KeyObject } from 'node:crypto';
+import { jwtVerify } from 'jose';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Clock } from '../../src/store/port.ts';
@@ -125,7 +126,8 @@ export async function startApnsFake(options: ApnsFakeOptions = {}): Promise<Apns
   const messages: ApnsReceived[] = [];
   const providerTokens: string[] = [];
   /** Verified JWTs and their `iat`. */
-  const verifiedTokens = new Map<string, number>();
+  /** Each provider token seen, verified once (concurrent first uses share the verification). */
+  const verifiedTokens = new Map<string, Promise<number | null>>();
   const unregistered = new Map<string, number>();
   const rules: ApnsScriptRule[] = [];
   const waits: Array<{ count: number; resolve: () => void }> = [];
@@ -153,25 +155,29 @@ export async function startApnsFake(options: ApnsFakeOptions = {}): Promise<Apns
   }
 
   /** The reason a provider token is refused, or null. */
-  function checkProviderToken(authorization: string): string | null {
+  async function checkProviderToken(authorization: string): Promise<string | null> {
     if (!authorization.startsWith('bearer ')) return 'MissingProviderToken';
     const jwt = authorization.slice('bearer '.length);
-    let iat = verifiedTokens.get(jwt);
-    if (iat === undefined) {
-      const verified = verifyJwt(jwt, publicKey, keyId, teamId);
-      if (verified === null) return 'InvalidProviderToken';
-      iat = verified;
-      verifiedTokens.set(jwt, iat);
-      providerTokens.push(jwt);
-      stats.providerTokensSeen++;
+    let verification = verifiedTokens.get(jwt);
+    if (verification === undefined) {
+      verification = verifyJwt(jwt, publicKey, keyId, teamId);
+      verifiedTokens.set(jwt, verification);
+      // Registered before any caller's await, so the count is current when they resume.
+      void verification.then((verifiedIat) => {
+        if (verifiedIat === null) return;
+        providerTokens.push(jwt);
+        stats.providerTokensSeen++;
+      });
     }
+    const iat = await verification;
+    if (iat === null) return 'InvalidProviderToken';
     if (Math.floor(clock.nowMs() / 1000) - iat > APNS_TOKEN_MAX_AGE_SECS) return 'ExpiredProviderToken';
     return null;
   }
 
   /** Apple's header checks, in its order of precedence as far as it matters here. */
-  function checkRequest(headers: HeaderMap, token: string, bodyText: string): { status: number; reason: string } | null {
-    const auth = checkProviderToken(text(headers.authorization));
+  async function checkRequest(headers: HeaderMap, token: string, bodyText: string): Promise<{ status: number; reason: string } | null> {
+    const auth = await checkProviderToken(text(headers.authorization));
     if (auth !== null) return { status: 403, reason: auth };
     const topic = text(headers['apns-topic']);
     if (topic === '') return { status: 400, reason: 'MissingTopic' };
@@ -228,23 +234,24 @@ export async function startApnsFake(options: ApnsFakeOptions = {}): Promise<Apns
       const { status, reason, timestampMs, headers: extra, delayMs } = rule;
       return later(delayMs ?? 0, () => answer(status, reason === undefined ? '' : reasonBody(reason, timestampMs), extra));
     }
-    const refused = checkRequest(headers, token, bodyText);
-    if (refused) return answer(refused.status, reasonBody(refused.reason));
-    const goneSince = unregistered.get(token);
-    if (goneSince !== undefined) return answer(410, reasonBody('Unregistered', goneSince));
-    stats.accepted++;
-    if (keepWhole) {
-      messages.push({
-        token,
-        environment,
-        headers: Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, text(value)])),
-        payload: JSON.parse(bodyText) as Record<string, unknown>,
-        bodyText,
-        receivedAtMs: clock.nowMs(),
-      });
-    }
-    settleWaits();
-    later(options.latencyMs ?? 0, () => answer(200, ''));
+    void checkRequest(headers, token, bodyText).then((refused) => {
+      if (refused) return answer(refused.status, reasonBody(refused.reason));
+      const goneSince = unregistered.get(token);
+      if (goneSince !== undefined) return answer(410, reasonBody('Unregistered', goneSince));
+      stats.accepted++;
+      if (keepWhole) {
+        messages.push({
+          token,
+          environment,
+          headers: Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, text(value)])),
+          payload: JSON.parse(bodyText) as Record<string, unknown>,
+          bodyText,
+          receivedAtMs: clock.nowMs(),
+        });
+      }
+      settleWaits();
+      later(options.latencyMs ?? 0, () => answer(200, ''));
+    });
   }
 
   const start = (environment: ApnsEnvironment): Promise<H2Server> =>
@@ -308,28 +315,13 @@ export async function startApnsFake(options: ApnsFakeOptions = {}): Promise<Apns
 }
 
 /** The JWT's `iat` when it is an ES256 token of this key id and team, signed by `publicKey`; else null. */
-function verifyJwt(jwt: string, publicKey: KeyObject, keyId: string, teamId: string): number | null {
-  const parts = jwt.split('.');
-  if (parts.length !== 3) return null;
-  const [headerPart, claimsPart, signaturePart] = parts as [string, string, string];
-  let header: unknown;
-  let claims: unknown;
+async function verifyJwt(jwt: string, publicKey: KeyObject, keyId: string, teamId: string): Promise<number | null> {
   try {
-    header = JSON.parse(Buffer.from(headerPart, 'base64url').toString('utf8'));
-    claims = JSON.parse(Buffer.from(claimsPart, 'base64url').toString('utf8'));
+    const { payload, protectedHeader } = await jwtVerify(jwt, publicKey, { algorithms: ['ES256'], issuer: teamId });
+    return protectedHeader.kid === keyId && typeof payload.iat === 'number' ? payload.iat : null;
   } catch {
     return null;
   }
-  if (!isRecord(header) || !isRecord(claims)) return null;
-  if (header.alg !== 'ES256' || header.kid !== keyId || claims.iss !== teamId || typeof claims.iat !== 'number') return null;
-  const signature = Buffer.from(signaturePart, 'base64url');
-  if (signature.length !== 64) return null;
-  const ok = verify('sha256', Buffer.from(`${headerPart}.${claimsPart}`), { key: publicKey, dsaEncoding: 'ieee-p1363' }, signature);
-  return ok ? claims.iat : null;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function text(value: string | string[] | undefined): string {

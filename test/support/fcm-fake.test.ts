@@ -75,12 +75,12 @@ describe('FCM fake: the contract it enforces', () => {
 
   test('the token endpoint also answers over h2c, and refuses expired assertions', async () => {
     const account = parseServiceAccount(JSON.stringify({ ...fake.credentials, token_uri: `${fake.baseUrl}/token` }), 'h2c');
-    const form = (nowMs: number) =>
-      new URLSearchParams({ grant_type: JWT_BEARER_GRANT_TYPE, assertion: signServiceAccountJwt(account, nowMs) }).toString();
-    const fresh = await pool.request({ method: 'POST', path: '/token', body: form(clock.nowMs()) });
+    const form = async (nowMs: number) =>
+      new URLSearchParams({ grant_type: JWT_BEARER_GRANT_TYPE, assertion: await signServiceAccountJwt(account, nowMs) }).toString();
+    const fresh = await pool.request({ method: 'POST', path: '/token', body: await form(clock.nowMs()) });
     assert.equal(fresh.status, 200);
     assert.equal((JSON.parse(fresh.bodyText) as { token_type?: string }).token_type, 'Bearer');
-    const expired = await pool.request({ method: 'POST', path: '/token', body: form(clock.nowMs() - 2 * 3600 * 1000) });
+    const expired = await pool.request({ method: 'POST', path: '/token', body: await form(clock.nowMs() - 2 * 3600 * 1000) });
     assert.equal(expired.status, 400);
     assert.equal((JSON.parse(expired.bodyText) as { error?: string }).error, 'invalid_grant');
   });

@@ -8,10 +8,11 @@
  * connection, re-minted once it is {@link APNS_TOKEN_REFRESH_MS} old, and re-minted early after an
  * `ExpiredProviderToken` only when it is at least {@link APNS_TOKEN_MIN_REFRESH_MS} old.
  *
- * Signed with node:crypto (`dsaEncoding: 'ieee-p1363'` gives JOSE's raw r‖s signature); the JWT
- * itself is two base64url JSON objects, nothing else.
+ * Signed by `jose` (JWS compact serialisation, ES256 with JOSE's raw r‖s signature). Minting is
+ * asynchronous there, so concurrent requests that find the token due share one mint.
  */
-import { createPrivateKey, sign, type KeyObject } from 'node:crypto';
+import { createPrivateKey, type KeyObject } from 'node:crypto';
+import { SignJWT } from 'jose';
 import { readFileSync } from 'node:fs';
 import type { Clock } from '../../store/port.ts';
 
@@ -58,46 +59,58 @@ export interface ApnsProviderTokenOptions {
 }
 
 /** The JWT `{"alg":"ES256","kid":…}.{"iss":…,"iat":…}` signed with `key`. */
-export function signApnsJwt(key: KeyObject, keyId: string, teamId: string, issuedAtSecs: number): string {
-  const header = Buffer.from(JSON.stringify({ alg: 'ES256', kid: keyId })).toString('base64url');
-  const claims = Buffer.from(JSON.stringify({ iss: teamId, iat: issuedAtSecs })).toString('base64url');
-  const signingInput = `${header}.${claims}`;
-  const signature = sign('sha256', Buffer.from(signingInput), { key, dsaEncoding: 'ieee-p1363' });
-  return `${signingInput}.${signature.toString('base64url')}`;
+export function signApnsJwt(key: KeyObject, keyId: string, teamId: string, issuedAtSecs: number): Promise<string> {
+  return new SignJWT().setProtectedHeader({ alg: 'ES256', kid: keyId }).setIssuer(teamId).setIssuedAt(issuedAtSecs).sign(key);
 }
 
 /** The process's one provider token for one key. */
 export class ApnsProviderToken {
   private token = '';
   private mintedAtMs = Number.NEGATIVE_INFINITY;
+  /** The mint in progress, shared by every caller that finds the token due meanwhile. */
+  private minting: Promise<string> | null = null;
   /** Tokens minted so far (tests and diagnostics). */
   minted = 0;
 
   constructor(private readonly options: ApnsProviderTokenOptions) {}
 
   /** The shared token, minted when there is none or it has reached {@link APNS_TOKEN_REFRESH_MS}. */
-  current(): string {
-    if (this.token === '' || this.options.clock.nowMs() - this.mintedAtMs >= APNS_TOKEN_REFRESH_MS) this.mint();
+  async current(): Promise<string> {
+    if (this.token === '' || this.options.clock.nowMs() - this.mintedAtMs >= APNS_TOKEN_REFRESH_MS) return this.mint();
     return this.token;
   }
 
   /**
    * Apple answered `ExpiredProviderToken` to a request that carried `rejected`. True when the
-   * caller should retry with {@link current}: another request already replaced it, or it was old
-   * enough to re-mint. False when it is younger than {@link APNS_TOKEN_MIN_REFRESH_MS}: a fresh
-   * token cannot have expired, and minting again would only earn `TooManyProviderTokenUpdates`.
+   * caller should retry with {@link current}: another request already replaced it (or is
+   * replacing it), or it was old enough to re-mint. False when it is younger than
+   * {@link APNS_TOKEN_MIN_REFRESH_MS}: a fresh token cannot have expired, and minting again would
+   * only earn `TooManyProviderTokenUpdates`.
    */
-  refreshAfterExpired(rejected: string): boolean {
+  async refreshAfterExpired(rejected: string): Promise<boolean> {
+    if (this.minting) {
+      await this.minting;
+      return true;
+    }
     if (rejected !== this.token) return this.token !== '';
     if (this.options.clock.nowMs() - this.mintedAtMs < APNS_TOKEN_MIN_REFRESH_MS) return false;
-    this.mint();
+    await this.mint();
     return true;
   }
 
-  private mint(): void {
-    const nowMs = this.options.clock.nowMs();
-    this.token = signApnsJwt(this.options.key, this.options.keyId, this.options.teamId, Math.floor(nowMs / 1000));
-    this.mintedAtMs = nowMs;
-    this.minted++;
+  private mint(): Promise<string> {
+    this.minting ??= (async () => {
+      const nowMs = this.options.clock.nowMs();
+      try {
+        const token = await signApnsJwt(this.options.key, this.options.keyId, this.options.teamId, Math.floor(nowMs / 1000));
+        this.token = token;
+        this.mintedAtMs = nowMs;
+        this.minted++;
+        return token;
+      } finally {
+        this.minting = null;
+      }
+    })();
+    return this.minting;
   }
 }

@@ -302,8 +302,8 @@ for (const http2Client of HTTP2_CLIENT_KINDS) {
 
       test('a provider token older than an hour is refused by the fake with ExpiredProviderToken', async () => {
         const key = readApnsKey(keyPath);
-        const stale = signApnsJwt(key, fake.keyId, fake.teamId, Math.floor(clock.nowMs() / 1000) - 3601);
-        const fresh = signApnsJwt(key, fake.keyId, fake.teamId, Math.floor(clock.nowMs() / 1000) - 60);
+        const stale = await signApnsJwt(key, fake.keyId, fake.teamId, Math.floor(clock.nowMs() / 1000) - 3601);
+        const fresh = await signApnsJwt(key, fake.keyId, fake.teamId, Math.floor(clock.nowMs() / 1000) - 60);
         const pool = new Http2Pool({ baseUrl: fake.baseUrl });
         try {
           const post = (jwt: string) =>

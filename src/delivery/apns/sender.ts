@@ -198,7 +198,7 @@ export class ApnsTransport implements PushTransport {
     const pool = device.sandbox === true || this.options.sandbox ? this.sandboxPool : this.production;
     const { body } = request;
     for (let attempt = 1; ; attempt++) {
-      const bearer = this.providerToken.current();
+      const bearer = await this.providerToken.current();
       let response;
       try {
         response = await pool.request({
@@ -221,7 +221,7 @@ export class ApnsTransport implements PushTransport {
       }
       if (response.status >= 200 && response.status <= 299) return SENT;
       const verdict = classifyApnsError(response.status, response.headers, response.bodyText);
-      if (verdict.refreshProviderToken && attempt === 1 && this.providerToken.refreshAfterExpired(bearer)) {
+      if (verdict.refreshProviderToken && attempt === 1 && (await this.providerToken.refreshAfterExpired(bearer))) {
         this.logger.info('APNs said ExpiredProviderToken: retrying once with a fresh provider token');
         continue;
       }

@@ -32,8 +32,8 @@ describe('service-account OAuth', () => {
 
   const account = () => parseServiceAccount(JSON.stringify(fake.credentials), 'fixture');
 
-  test('the assertion is an RS256 JWT with kid, iss, scope, aud = token_uri and a one-hour exp', () => {
-    const jwt = signServiceAccountJwt(account(), clock.nowMs());
+  test('the assertion is an RS256 JWT with kid, iss, scope, aud = token_uri and a one-hour exp', async () => {
+    const jwt = await signServiceAccountJwt(account(), clock.nowMs());
     const [header, claims, signature] = jwt.split('.') as [string, string, string];
     assert.deepEqual(decodePart(header), { alg: 'RS256', typ: 'JWT', kid: fake.credentials.private_key_id });
     const iat = Math.floor(clock.nowMs() / 1000);
@@ -150,11 +150,11 @@ describe('service-account parsing', () => {
     project_id: 'p',
   };
 
-  test('a minimal account parses; private_key_id is optional', () => {
+  test('a minimal account parses; private_key_id is optional', async () => {
     const account = parseServiceAccount(JSON.stringify(valid), 'inline');
     assert.equal(account.clientEmail, valid.client_email);
     assert.equal(account.privateKeyId, undefined);
-    const [header] = signServiceAccountJwt(account, 0).split('.') as [string];
+    const [header] = (await signServiceAccountJwt(account, 0)).split('.') as [string];
     assert.deepEqual(decodePart(header), { alg: 'RS256', typ: 'JWT' });
   });
 

@@ -10,7 +10,8 @@
  * {@link DeliveryError} (`unauthorized` when Google rejects the credential, `initialization` for
  * everything else), which the transport reports per token.
  */
-import { createPrivateKey, sign, type KeyObject } from 'node:crypto';
+import { createPrivateKey, type KeyObject } from 'node:crypto';
+import { SignJWT } from 'jose';
 import { readFileSync } from 'node:fs';
 import type { Clock } from '../../store/port.ts';
 import type { DeliveryError } from '../types.ts';
@@ -87,19 +88,16 @@ export function readServiceAccountFile(path: string): ServiceAccount {
   return parseServiceAccount(text, path);
 }
 
-/** The signed RS256 assertion for the token request, issued at `nowMs`. */
-export function signServiceAccountJwt(account: ServiceAccount, nowMs: number): string {
-  const header: Record<string, string> = { alg: 'RS256', typ: 'JWT' };
-  if (account.privateKeyId !== undefined) header.kid = account.privateKeyId;
+/** The signed RS256 assertion for the token request, issued at `nowMs` (signed by `jose`). */
+export function signServiceAccountJwt(account: ServiceAccount, nowMs: number): Promise<string> {
   const iat = Math.floor(nowMs / 1000);
-  const claims = { iss: account.clientEmail, scope: FCM_OAUTH_SCOPE, aud: account.tokenUri, iat, exp: iat + JWT_ASSERTION_LIFETIME_SECS };
-  const signingInput = `${base64UrlJson(header)}.${base64UrlJson(claims)}`;
-  const signature = sign('RSA-SHA256', Buffer.from(signingInput), account.privateKey);
-  return `${signingInput}.${signature.toString('base64url')}`;
-}
-
-function base64UrlJson(value: object): string {
-  return Buffer.from(JSON.stringify(value)).toString('base64url');
+  return new SignJWT({ scope: FCM_OAUTH_SCOPE })
+    .setProtectedHeader({ alg: 'RS256', typ: 'JWT', ...(account.privateKeyId === undefined ? {} : { kid: account.privateKeyId }) })
+    .setIssuer(account.clientEmail)
+    .setAudience(account.tokenUri)
+    .setIssuedAt(iat)
+    .setExpirationTime(iat + JWT_ASSERTION_LIFETIME_SECS)
+    .sign(account.privateKey);
 }
 
 export type AccessTokenResult = { ok: true; accessToken: string } | { ok: false; error: DeliveryError };
@@ -167,7 +165,7 @@ export class AccessTokenSource {
     const requestedAtMs = clock.nowMs();
     let assertion: string;
     try {
-      assertion = signServiceAccountJwt(account, requestedAtMs);
+      assertion = await signServiceAccountJwt(account, requestedAtMs);
     } catch (err) {
       return failure('initialization', `cannot sign the OAuth assertion: ${(err as Error).message}`);
     }
