@@ -38,6 +38,7 @@ import { startRedisServer, type PrivateRedisServer } from '../support/redis-serv
 import { startFcmFake, type FcmFake, type ReceivedMessage } from '../support/fcm-fake.ts';
 import { eventually, startServiceProcess, type ServiceProcess } from '../support/service-process.ts';
 import { TestClockFile } from '../support/test-clock.ts';
+import { queuesDrained } from '../support/queues.ts';
 
 const WAIT_MS = 20_000;
 const HOUR_MS = 3_600_000;
@@ -79,15 +80,7 @@ for (const adapter of ['sqlite', 'redis'] as const) {
       await publish(relay.url, controlEvent(user, REGISTER_TOKEN, { token, ...(locale ? { locale } : {}) }, serviceKey.pubkey));
       await eventually(async () => ((await reader.tokenOwner(token)) === user.pubkey ? true : undefined), WAIT_MS, `${token} registered`);
     };
-    const outboundDrained = () =>
-      eventually(
-        async () => {
-          const [inbound, outbound] = await Promise.all([reader.queueStats('inbound'), reader.queueStats('outbound')]);
-          return inbound.ready + inbound.leased + outbound.ready + outbound.leased === 0 ? true : undefined;
-        },
-        WAIT_MS,
-        'the queues drained',
-      );
+    const outboundDrained = () => queuesDrained(reader, WAIT_MS);
     /** A user-API GET as `user`, with a NIP-98 event dated by the service's (test) clock. */
     const userGet = async (user: TestUser, path: string): Promise<Record<string, unknown>> => {
       const url = `${service.baseUrl}${path}`;
@@ -131,9 +124,7 @@ for (const adapter of ['sqlite', 'redis'] as const) {
           // The likes are dated by the real clock; the test clock may run up to 40 minutes ahead of it.
           NOSTR_PUSH__NOTIFICATION__MAX_EVENT_AGE_SECS: String(3 * 3600),
           NOSTR_PUSH__THROTTLE__PER_USER_PER_HOUR: String(THROTTLE),
-          NOSTR_PUSH__FIREBASE__CREDENTIALS_PATH: fcm.writeCredentials(dataDir),
-          NOSTR_PUSH__FIREBASE__PROJECT_ID: 'fake-project',
-          NOSTR_PUSH__FIREBASE__API_BASE_URL: fcm.baseUrl,
+          ...fcm.serviceEnv(dataDir),
         },
       });
       // The reader keeps the service's time: the throttle window it reads is the test clock's hour.

@@ -27,6 +27,7 @@ import { startRedisServer, type PrivateRedisServer } from '../support/redis-serv
 import { startFcmFake, type FcmFake, type ReceivedMessage } from '../support/fcm-fake.ts';
 import { eventually, startServiceProcess, type ServiceProcess } from '../support/service-process.ts';
 import { TestClockFile } from '../support/test-clock.ts';
+import { queuesDrained } from '../support/queues.ts';
 
 const WAIT_MS = 20_000;
 const MINUTE_MS = 60_000;
@@ -68,15 +69,7 @@ for (const adapter of ['sqlite', 'redis'] as const) {
         },
         liker.secret,
       );
-    const outboundDrained = () =>
-      eventually(
-        async () => {
-          const [inbound, outbound] = await Promise.all([reader.queueStats('inbound'), reader.queueStats('outbound')]);
-          return inbound.ready + inbound.leased + outbound.ready + outbound.leased === 0 ? true : undefined;
-        },
-        WAIT_MS,
-        'the queues drained',
-      );
+    const outboundDrained = () => queuesDrained(reader, WAIT_MS);
 
     before(async () => {
       relay = await startTestRelay();
@@ -98,9 +91,7 @@ for (const adapter of ['sqlite', 'redis'] as const) {
           NOSTR_PUSH__STORE__URL: storeUrl,
           NOSTR_PUSH__DATA_DIR: dataDir,
           NOSTR_PUSH__QUEUE__POLL_MILLIS: '20',
-          NOSTR_PUSH__FIREBASE__CREDENTIALS_PATH: fcm.writeCredentials(dataDir),
-          NOSTR_PUSH__FIREBASE__PROJECT_ID: 'fake-project',
-          NOSTR_PUSH__FIREBASE__API_BASE_URL: fcm.baseUrl,
+          ...fcm.serviceEnv(dataDir),
         },
       });
       const readerClock = { nowMs: () => clock.nowMs() };

@@ -120,6 +120,8 @@ export interface FcmFake {
   credentials: ServiceAccountJson;
   /** Write the credentials to `dir/service-account.json` and return the path. */
   writeCredentials(dir: string): string;
+  /** The service's `firebase.*` environment pointing at this fake (credentials written to `dir`). */
+  serviceEnv(dir: string, projectId?: string): Record<string, string>;
   /** Every accepted message, in arrival order (`record: 'full'`). */
   messages: ReceivedMessage[];
   /** `[data.eventId, token, receivedAtMs]` of every accepted message, in arrival order (`record: 'summary'`). */
@@ -415,15 +417,23 @@ export async function startFcmFake(options: FcmFakeOptions = {}): Promise<FcmFak
     client_id: String(randomBytes(6).readUIntBE(0, 6)),
     token_uri: tokenUri,
   };
+  const writeCredentials = (dir: string): string => {
+    const path = join(dir, 'service-account.json');
+    writeFileSync(path, JSON.stringify(credentials, null, 2), { mode: 0o600 });
+    return path;
+  };
 
   return {
     baseUrl,
     tokenUri,
     credentials,
-    writeCredentials(dir: string): string {
-      const path = join(dir, 'service-account.json');
-      writeFileSync(path, JSON.stringify(credentials, null, 2), { mode: 0o600 });
-      return path;
+    writeCredentials,
+    serviceEnv(dir: string, projectId = 'fake-project'): Record<string, string> {
+      return {
+        NOSTR_PUSH__FIREBASE__CREDENTIALS_PATH: writeCredentials(dir),
+        NOSTR_PUSH__FIREBASE__PROJECT_ID: projectId,
+        NOSTR_PUSH__FIREBASE__API_BASE_URL: baseUrl,
+      };
     },
     messages,
     summaries,
