@@ -14,7 +14,8 @@ import type { Clock, DeviceRegistration } from '../../store/port.ts';
 import { systemClock } from '../../util/clock.ts';
 import { CONNECT_TIMEOUT_MS, Http2Pool, Http2RequestError, REQUEST_TIMEOUT_MS, type Http2ClientKind } from '../http2/pool.ts';
 import type { HeaderField } from '../http2/connection.ts';
-import type { DeliveryError, PushMessage, PushTransport, SendOutcome } from '../types.ts';
+import { failedOutcome as failed, sendPerDevice } from '../per-device.ts';
+import type { PushMessage, PushTransport, SendOutcome } from '../types.ts';
 import { classifyApnsError } from './classify.ts';
 import { ApnsProviderToken, readApnsKey } from './jwt.ts';
 import { toApnsRequest } from './message.ts';
@@ -117,30 +118,16 @@ export class ApnsTransport implements PushTransport {
     return this.providerToken.minted;
   }
 
-  async sendBatch(devices: DeviceRegistration[], message: PushMessage, signal?: AbortSignal): Promise<Map<string, SendOutcome>> {
-    const outcomes = new Map<string, SendOutcome>();
-    const pending: DeviceRegistration[] = [];
-    for (const device of devices) {
-      if (outcomes.has(device.token)) continue;
-      if (!this.handles(device)) {
-        outcomes.set(device.token, failed('invalid_request', `not an APNs device (transport ${device.transport})`));
-        continue;
-      }
-      outcomes.set(device.token, SENDING);
-      pending.push(device);
-    }
+  sendBatch(devices: DeviceRegistration[], message: PushMessage, signal?: AbortSignal): Promise<Map<string, SendOutcome>> {
     // One body for every device of the batch: the device token travels in the path, not the body.
     const parts = toApnsRequest(message, { topic: this.options.bundleId, expiresAtSecs: this.expiresAtSecs() });
     const request = parts === null ? null : { headers: parts.headers.map(withApnsIndexing), body: JSON.stringify(parts.payload) };
-    let next = 0;
-    const worker = async (): Promise<void> => {
-      while (next < pending.length) {
-        const device = pending[next++] as DeviceRegistration;
-        outcomes.set(device.token, await this.sendContained(device, request, signal));
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(this.batchConcurrency, pending.length) }, worker));
-    return outcomes;
+    return sendPerDevice(devices, {
+      transportName: 'APNs',
+      handles: (device) => this.handles(device),
+      concurrency: this.batchConcurrency,
+      sendOne: (device) => this.sendContained(device, request, signal),
+    });
   }
 
   async close(): Promise<void> {
@@ -231,11 +218,3 @@ export class ApnsTransport implements PushTransport {
 }
 
 const SENT: SendOutcome = Object.freeze({ ok: true as const });
-const SENDING: SendOutcome = Object.freeze({
-  ok: false as const,
-  error: { kind: 'internal_request' as const, message: 'APNs send did not finish' },
-});
-
-function failed(kind: DeliveryError['kind'], message: string): SendOutcome {
-  return { ok: false, error: { kind, message } };
-}

@@ -12,7 +12,8 @@ import { redact, type Logger } from '../../observability/logger.ts';
 import type { Metrics } from '../../observability/metrics.ts';
 import type { Clock, DeviceRegistration } from '../../store/port.ts';
 import { systemClock } from '../../util/clock.ts';
-import type { DeliveryError, PushMessage, PushTransport, SendOutcome } from '../types.ts';
+import { failedOutcome as failed, sendPerDevice } from '../per-device.ts';
+import type { PushMessage, PushTransport, SendOutcome } from '../types.ts';
 import { classifyFcmError } from './classify.ts';
 import { CONNECT_TIMEOUT_MS, Http2Pool, Http2RequestError, REQUEST_TIMEOUT_MS, type Http2ClientKind } from '../http2/pool.ts';
 import { toFcmMessage } from './message.ts';
@@ -101,33 +102,13 @@ export class FcmTransport implements PushTransport {
     return this.pool.sessionsOpened;
   }
 
-  async sendBatch(devices: DeviceRegistration[], message: PushMessage, signal?: AbortSignal): Promise<Map<string, SendOutcome>> {
-    const outcomes = new Map<string, SendOutcome>();
-    const pending: string[] = [];
-    for (const device of devices) {
-      if (outcomes.has(device.token)) continue;
-      if (!this.handles(device)) {
-        outcomes.set(device.token, failed('invalid_request', `not an FCM device (transport ${device.transport})`));
-        continue;
-      }
-      // Marked now so a duplicate token is skipped; the real outcome replaces the mark.
-      outcomes.set(device.token, SENDING);
-      pending.push(device.token);
-    }
-    if (pending.length === 1) {
-      const token = pending[0] as string;
-      outcomes.set(token, await this.sendContained(token, message, signal));
-      return outcomes;
-    }
-    let next = 0;
-    const worker = async (): Promise<void> => {
-      while (next < pending.length) {
-        const token = pending[next++] as string;
-        outcomes.set(token, await this.sendContained(token, message, signal));
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(this.batchConcurrency, pending.length) }, worker));
-    return outcomes;
+  sendBatch(devices: DeviceRegistration[], message: PushMessage, signal?: AbortSignal): Promise<Map<string, SendOutcome>> {
+    return sendPerDevice(devices, {
+      transportName: 'FCM',
+      handles: (device) => this.handles(device),
+      concurrency: this.batchConcurrency,
+      sendOne: (device) => this.sendContained(device.token, message, signal),
+    });
   }
 
   async close(): Promise<void> {
@@ -226,16 +207,6 @@ const MESSAGE_NAME = /"name"\s*:\s*"([^"\\]{1,300})"/;
 function sentWithName(bodyText: string): SendOutcome {
   const name = MESSAGE_NAME.exec(bodyText)?.[1];
   return name === undefined ? SENT : { ok: true, messageId: name };
-}
-
-/** Placeholder while a token's send is under way in {@link FcmTransport.sendBatch}. */
-const SENDING: SendOutcome = Object.freeze({
-  ok: false as const,
-  error: { kind: 'internal_request' as const, message: 'FCM send did not finish' },
-});
-
-function failed(kind: DeliveryError['kind'], message: string): SendOutcome {
-  return { ok: false, error: { kind, message } };
 }
 
 /** `FCM send exceeded 45s` (whole seconds) or `… exceeded 300ms`: the text names the configured bound. */
