@@ -18,17 +18,11 @@
  * offered): far past what one delivery process pushes on a 2-core machine, so the backlog grows
  * and phase 1's pushes/s is the service's delivery rate.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { generateSecretKey } from '../../src/nostr/keys.ts';
-import { createLogger } from '../../src/observability/logger.ts';
 import { createApiKey } from '../../src/platform/api-keys.ts';
 import type { StorePort } from '../../src/store/port.ts';
-import { openRedisStore } from '../../src/store/redis/index.ts';
-import { openSqliteStore } from '../../src/store/sqlite/index.ts';
-import { startRedisServer } from '../../test/support/redis-server.ts';
+import { forEachBenchStore } from '../support/stores.ts';
 import { startServiceProcess } from '../../test/support/service-process.ts';
 import { startFcmFakeProcess, type FcmFakeProcess } from '../support/fcm-fake-client.ts';
 
@@ -193,22 +187,4 @@ async function runOne(label: string, storeUrl: string, open: () => Promise<Store
   }
 }
 
-const stores = values.store === 'both' ? ['sqlite', 'redis'] : [values.store];
-for (const kind of stores) {
-  const dir = mkdtempSync(join(tmpdir(), `np-bench-send-${kind}-`));
-  try {
-    if (kind === 'redis') {
-      const redis = await startRedisServer();
-      try {
-        await runOne('redis', redis.url, () => openRedisStore({ url: redis.url, logger: createLogger({ level: 'warn' }) }), dir);
-      } finally {
-        await redis.stop();
-      }
-    } else {
-      const path = join(dir, 'nostr-push.sqlite');
-      await runOne('sqlite', `sqlite:${path}`, () => openSqliteStore({ path, logger: createLogger({ level: 'warn' }) }), dir);
-    }
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
+await forEachBenchStore(values.store, 'np-bench-send', runOne);
