@@ -16,6 +16,13 @@ export interface PrivateRedisServer {
   pid: number;
   /** Kill the server (SIGTERM, SIGKILL after a grace period) and wait until it has exited. */
   stop(): Promise<void>;
+  /** Kill the server with SIGKILL at once (a crash) and wait until it has exited. */
+  kill(): Promise<void>;
+}
+
+export interface RedisServerOptions {
+  /** More `redis-server` arguments (e.g. `--cluster-enabled yes`). */
+  args?: readonly string[];
 }
 
 /** How long the server may take to accept connections after it was spawned. */
@@ -105,11 +112,11 @@ async function stopChild(child: ChildProcess): Promise<void> {
   clearTimeout(killTimer);
 }
 
-async function startOnce(dir: string): Promise<PrivateRedisServer> {
+async function startOnce(dir: string, extraArgs: readonly string[]): Promise<PrivateRedisServer> {
   const port = await freePort();
   const child = spawn(
     'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--loglevel', 'notice'],
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--loglevel', 'notice', ...extraArgs],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let output = '';
@@ -122,20 +129,34 @@ async function startOnce(dir: string): Promise<PrivateRedisServer> {
     await stopChild(child);
     throw error;
   }
-  return { url: `redis://127.0.0.1:${port}`, port, pid: child.pid as number, stop: () => stopChild(child) };
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    port,
+    pid: child.pid as number,
+    stop: () => stopChild(child),
+    kill: async () => {
+      const exited = waitForExit(child);
+      child.kill('SIGKILL');
+      await exited;
+    },
+  };
 }
 
-export async function startRedisServer(): Promise<PrivateRedisServer> {
+export async function startRedisServer(options: RedisServerOptions = {}): Promise<PrivateRedisServer> {
   if (!redisServerAvailable()) throw new Error(INSTALL_HINT);
   const dir = mkdtempSync(join(tmpdir(), 'nostr-push-redis-'));
   let lastError: unknown;
   for (let attempt = 0; attempt < START_ATTEMPTS; attempt++) {
     try {
-      const server = await startOnce(dir);
+      const server = await startOnce(dir, options.args ?? []);
       return {
         ...server,
         stop: async () => {
           await server.stop();
+          rmSync(dir, { recursive: true, force: true });
+        },
+        kill: async () => {
+          await server.kill();
           rmSync(dir, { recursive: true, force: true });
         },
       };

@@ -1,12 +1,11 @@
 /** API keys on Redis (port-apikeys.ts); the layout is in `keys.ts`. */
 import type { ApiKeyRecord, ApiKeyRole, NewApiKey } from '../port-apikeys.ts';
 import type { RedisContext } from './context.ts';
-import { apiKeyHashesKey, apiKeyKey, apiKeysKey } from './keys.ts';
 
 export async function createApiKey(ctx: RedisContext, key: NewApiKey): Promise<boolean> {
   const created = await ctx.scripts.run(
     'createApiKey',
-    [apiKeyKey(key.id), apiKeyHashesKey, apiKeysKey],
+    [ctx.keys.apiKeyKey(key.id), ctx.keys.apiKeyHashesKey, ctx.keys.apiKeysKey],
     [key.id, key.appId, key.role, key.hash, key.prefix, ctx.clock.nowMs()],
   );
   return Number(created) === 1;
@@ -28,9 +27,9 @@ function toRecord(id: string, fields: Record<string, string>): ApiKeyRecord | nu
 }
 
 export async function findApiKeyByHash(ctx: RedisContext, hash: string): Promise<ApiKeyRecord | null> {
-  const id = await ctx.redis.hget(apiKeyHashesKey, hash);
+  const id = await ctx.redis.hget(ctx.keys.apiKeyHashesKey, hash);
   if (id === null) return null;
-  const record = toRecord(id, await ctx.redis.hgetall(apiKeyKey(id)));
+  const record = toRecord(id, await ctx.redis.hgetall(ctx.keys.apiKeyKey(id)));
   if (!record) {
     ctx.logger.warn({ keyId: id }, 'API key record is missing or damaged; refusing the key');
     return null;
@@ -39,9 +38,9 @@ export async function findApiKeyByHash(ctx: RedisContext, hash: string): Promise
 }
 
 export async function listApiKeys(ctx: RedisContext, appId: string | null): Promise<ApiKeyRecord[]> {
-  const ids = await ctx.redis.zrange(apiKeysKey, 0, -1);
+  const ids = await ctx.redis.zrange(ctx.keys.apiKeysKey, 0, -1);
   const pipeline = ctx.redis.pipeline();
-  for (const id of ids) pipeline.hgetall(apiKeyKey(id));
+  for (const id of ids) pipeline.hgetall(ctx.keys.apiKeyKey(id));
   const replies = (await pipeline.exec()) ?? [];
   const records: ApiKeyRecord[] = [];
   ids.forEach((id, i) => {
@@ -54,5 +53,5 @@ export async function listApiKeys(ctx: RedisContext, appId: string | null): Prom
 }
 
 export async function revokeApiKey(ctx: RedisContext, id: string): Promise<boolean> {
-  return Number(await ctx.scripts.run('revokeApiKey', [apiKeyKey(id)], [ctx.clock.nowMs()])) === 1;
+  return Number(await ctx.scripts.run('revokeApiKey', [ctx.keys.apiKeyKey(id)], [ctx.clock.nowMs()])) === 1;
 }

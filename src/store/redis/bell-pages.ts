@@ -15,17 +15,6 @@ import { randomUUID } from 'node:crypto';
 import type { BellBatch, BellWatcherState, VideoCoordinate } from '../port-bells.ts';
 import type { RecipientClaim } from '../port.ts';
 import { expirySeconds, prefixed, type RedisContext } from './context.ts';
-import {
-  legacyVideoRecordKey,
-  notifyRateKey,
-  recipientClaimKey,
-  staleTokensKey,
-  tokenDevicesKey,
-  tokenTimezoneOffsetsKey,
-  userPreferencesKey,
-  userTokensKey,
-  videoRecordKey,
-} from './keys.ts';
 import { parseKinds } from './misc.ts';
 import { activitySliceStartSecs, devicesFromListReply } from './tokens.ts';
 
@@ -63,13 +52,17 @@ export async function readBellWatchers(
   const replies = await Promise.all(
     chunks(watchers).map(async (chunk) => {
       const args = chunk.flatMap((w) => [
-        key(userTokensKey(w)),
-        key(userPreferencesKey(w)),
-        key(videoRecordKey(BELL_RECORD_TYPE, owner, dTag, w)),
-        key(legacyVideoRecordKey(owner, dTag, w)),
-        key(notifyRateKey(w, owner)),
+        key(ctx.keys.userTokensKey(w)),
+        key(ctx.keys.userPreferencesKey(w)),
+        key(ctx.keys.videoRecordKey(BELL_RECORD_TYPE, owner, dTag, w)),
+        key(ctx.keys.legacyVideoRecordKey(owner, dTag, w)),
+        key(ctx.keys.notifyRateKey(w, owner)),
       ]);
-      return (await ctx.scripts.run('readBellWatchers', [tokenTimezoneOffsetsKey, tokenDevicesKey], args)) as WatcherReply[];
+      return (await ctx.scripts.run(
+        'readBellWatchers',
+        [ctx.keys.tokenTimezoneOffsetsKey, ctx.keys.tokenDevicesKey],
+        args,
+      )) as WatcherReply[];
     }),
   );
   return replies.flat().map(([devices, rawPreferences, recorded, rateLimited], i) => {
@@ -98,7 +91,7 @@ export async function claimRecipientDeliveries(
   const replies = await Promise.all(
     chunks(claims).map(async (chunk) => {
       const args: Array<string | number> = [ttl];
-      for (const claim of chunk) args.push(key(recipientClaimKey(eventId, claim.recipient)), claim.owner);
+      for (const claim of chunk) args.push(key(ctx.keys.recipientClaimKey(eventId, claim.recipient)), claim.owner);
       return (await ctx.scripts.run('claimRecipients', [], args)) as number[];
     }),
   );
@@ -112,17 +105,17 @@ export async function recordBellBatch(ctx: RedisContext, batch: BellBatch): Prom
   const rateTtl = expirySeconds('recordBellBatch', batch.rateLimitSecs);
   const recordTtl = expirySeconds('recordBellBatch', batch.videoRecordTtlSecs);
   const { owner, dTag } = batch.video;
-  const claimPair = (claim: RecipientClaim) => [key(recipientClaimKey(claim.eventId, claim.recipient)), claim.owner];
+  const claimPair = (claim: RecipientClaim) => [key(ctx.keys.recipientClaimKey(claim.eventId, claim.recipient)), claim.owner];
   const extend = [...batch.delivered.map((bell) => bell.claim), ...batch.failed].flatMap(claimPair);
   const release = batch.released.flatMap(claimPair);
-  const windows = batch.delivered.map((bell) => key(notifyRateKey(bell.claim.recipient, owner)));
+  const windows = batch.delivered.map((bell) => key(ctx.keys.notifyRateKey(bell.claim.recipient, owner)));
   const records = [...batch.delivered.map((bell) => bell.claim.recipient), ...batch.rateLimited].map((r) =>
-    key(videoRecordKey(BELL_RECORD_TYPE, owner, dTag, r)),
+    key(ctx.keys.videoRecordKey(BELL_RECORD_TYPE, owner, dTag, r)),
   );
   const tokens = batch.delivered.flatMap((bell) => bell.tokens);
   await ctx.scripts.run(
     'recordBellBatch',
-    [staleTokensKey],
+    [ctx.keys.staleTokensKey],
     [
       claimTtl,
       rateTtl,

@@ -10,16 +10,6 @@ import type { ClaimedFanoutJob, FanoutJob, FanoutJobStats, NotifyListOutcome, No
 import { WATCHER_WALK_START } from '../port-bells.ts';
 import type { RecipientClaim } from '../port.ts';
 import { expirySeconds, type RedisContext } from './context.ts';
-import {
-  NOTIFY_WATCHERS_KEY_PREFIX,
-  fanoutEnqueuedKey,
-  newPostFanoutJobsKey,
-  notifyRateKey,
-  notifySubsKey,
-  notifySubsTsKey,
-  notifyWatchersKey,
-  recipientClaimKey,
-} from './keys.ts';
 
 /** The value divine stores in a rate-window marker. */
 const RATE_WINDOW_VALUE = '1';
@@ -35,7 +25,7 @@ function requireDelay(operation: string, delayMs: number): void {
 
 /** The reverse-index prefix as the script must write it: ioredis adds its keyPrefix to KEYS only. */
 function watchersKeyPrefix(ctx: RedisContext): string {
-  return `${ctx.redis.options.keyPrefix ?? ''}${NOTIFY_WATCHERS_KEY_PREFIX}`;
+  return `${ctx.redis.options.keyPrefix ?? ''}${ctx.keys.NOTIFY_WATCHERS_KEY_PREFIX}`;
 }
 
 export async function replaceNotifySubscriptions(ctx: RedisContext, replacement: NotifyListReplacement): Promise<NotifyListOutcome> {
@@ -43,19 +33,19 @@ export async function replaceNotifySubscriptions(ctx: RedisContext, replacement:
   requireWholeSeconds('replaceNotifySubscriptions', createdAt);
   const applied = await ctx.scripts.run(
     'replaceNotifySubscriptions',
-    [notifySubsKey(subscriber), notifySubsTsKey(subscriber)],
+    [ctx.keys.notifySubsKey(subscriber), ctx.keys.notifySubsTsKey(subscriber)],
     [String(createdAt), watchersKeyPrefix(ctx), subscriber, eventId.toLowerCase(), ...creators],
   );
   return applied === 1 ? 'applied' : 'stale';
 }
 
 export async function notifySubscriptions(ctx: RedisContext, subscriber: string): Promise<string[]> {
-  return ctx.redis.smembers(notifySubsKey(subscriber));
+  return ctx.redis.smembers(ctx.keys.notifySubsKey(subscriber));
 }
 
 export async function notifyWatchersPage(ctx: RedisContext, creator: string, cursor: string, count: number): Promise<WatcherPage> {
   if (!Number.isSafeInteger(count) || count < 1) throw new RangeError(`notifyWatchersPage: count must be a positive integer, got ${count}`);
-  const [nextCursor, members] = await ctx.redis.sscan(notifyWatchersKey(creator), cursor, 'COUNT', count);
+  const [nextCursor, members] = await ctx.redis.sscan(ctx.keys.notifyWatchersKey(creator), cursor, 'COUNT', count);
   const watchers: string[] = [];
   const seen = new Set<string>();
   for (const member of members) {
@@ -72,32 +62,37 @@ export async function notifyWatchersPage(ctx: RedisContext, creator: string, cur
 }
 
 export async function isNotifyWatcher(ctx: RedisContext, creator: string, subscriber: string): Promise<boolean> {
-  return (await ctx.redis.sismember(notifyWatchersKey(creator), subscriber)) === 1;
+  return (await ctx.redis.sismember(ctx.keys.notifyWatchersKey(creator), subscriber)) === 1;
 }
 
 export async function removeNotifyWatcher(ctx: RedisContext, creator: string, subscriber: string): Promise<boolean> {
-  return (await ctx.redis.srem(notifyWatchersKey(creator), subscriber)) === 1;
+  return (await ctx.redis.srem(ctx.keys.notifyWatchersKey(creator), subscriber)) === 1;
 }
 
 export async function extendRecipientDelivery(ctx: RedisContext, claim: RecipientClaim, ttlSecs: number): Promise<boolean> {
   const ttl = expirySeconds('extendRecipientDelivery', ttlSecs);
-  return (await ctx.scripts.run('extendClaim', [recipientClaimKey(claim.eventId, claim.recipient)], [claim.owner, ttl])) === 1;
+  return (await ctx.scripts.run('extendClaim', [ctx.keys.recipientClaimKey(claim.eventId, claim.recipient)], [claim.owner, ttl])) === 1;
 }
 
 export async function isNewPostRateLimited(ctx: RedisContext, subscriber: string, creator: string): Promise<boolean> {
-  return (await ctx.redis.exists(notifyRateKey(subscriber, creator))) === 1;
+  return (await ctx.redis.exists(ctx.keys.notifyRateKey(subscriber, creator))) === 1;
 }
 
 export async function openNewPostRateWindow(ctx: RedisContext, subscriber: string, creator: string, ttlSecs: number): Promise<void> {
   // SET EX, never NX: the window restarts with each delivered bell, as divine's SETEX does.
-  await ctx.redis.set(notifyRateKey(subscriber, creator), RATE_WINDOW_VALUE, 'EX', expirySeconds('openNewPostRateWindow', ttlSecs));
+  await ctx.redis.set(
+    ctx.keys.notifyRateKey(subscriber, creator),
+    RATE_WINDOW_VALUE,
+    'EX',
+    expirySeconds('openNewPostRateWindow', ttlSecs),
+  );
 }
 
 export async function enqueueFanoutJob(ctx: RedisContext, eventId: string, job: FanoutJob, markerTtlSecs: number): Promise<boolean> {
   const ttl = expirySeconds('enqueueFanoutJob', markerTtlSecs);
   const queued = await ctx.scripts.run(
     'enqueueFanoutJob',
-    [fanoutEnqueuedKey(eventId), newPostFanoutJobsKey],
+    [ctx.keys.fanoutEnqueuedKey(eventId), ctx.keys.newPostFanoutJobsKey],
     [ttl, ctx.clock.nowMs(), encodeFanoutJob(job)],
   );
   return queued === 1;
@@ -106,7 +101,7 @@ export async function enqueueFanoutJob(ctx: RedisContext, eventId: string, job: 
 export async function claimFanoutJob(ctx: RedisContext, leaseMs: number): Promise<ClaimedFanoutJob | null> {
   requireDelay('claimFanoutJob', leaseMs);
   const nowMs = ctx.clock.nowMs();
-  const member = await ctx.scripts.run('claimFanoutJob', [newPostFanoutJobsKey], [nowMs, nowMs + Math.ceil(leaseMs)]);
+  const member = await ctx.scripts.run('claimFanoutJob', [ctx.keys.newPostFanoutJobsKey], [nowMs, nowMs + Math.ceil(leaseMs)]);
   if (typeof member !== 'string') return null;
   return { member, job: decodeFanoutJob(member) };
 }
@@ -114,7 +109,7 @@ export async function claimFanoutJob(ctx: RedisContext, leaseMs: number): Promis
 export async function completeFanoutJob(ctx: RedisContext, current: ClaimedFanoutJob, successor: FanoutJob | null): Promise<void> {
   await ctx.scripts.run(
     'completeFanoutJob',
-    [newPostFanoutJobsKey],
+    [ctx.keys.newPostFanoutJobsKey],
     [current.member, successor ? encodeFanoutJob(successor) : '', ctx.clock.nowMs()],
   );
 }
@@ -123,7 +118,7 @@ export async function retryFanoutJob(ctx: RedisContext, current: ClaimedFanoutJo
   requireDelay('retryFanoutJob', delayMs);
   await ctx.scripts.run(
     'retryFanoutJob',
-    [newPostFanoutJobsKey],
+    [ctx.keys.newPostFanoutJobsKey],
     [current.member, encodeFanoutJob(retry), ctx.clock.nowMs() + Math.ceil(delayMs)],
   );
 }
@@ -131,17 +126,17 @@ export async function retryFanoutJob(ctx: RedisContext, current: ClaimedFanoutJo
 export async function rescoreFanoutJob(ctx: RedisContext, current: ClaimedFanoutJob, delayMs: number): Promise<boolean> {
   requireDelay('rescoreFanoutJob', delayMs);
   // ZADD XX CH: only an existing member, and CH makes a changed score count, so "still queued" is visible.
-  const changed = await ctx.redis.zadd(newPostFanoutJobsKey, 'XX', 'CH', ctx.clock.nowMs() + Math.ceil(delayMs), current.member);
+  const changed = await ctx.redis.zadd(ctx.keys.newPostFanoutJobsKey, 'XX', 'CH', ctx.clock.nowMs() + Math.ceil(delayMs), current.member);
   if (changed === 1) return true;
-  return (await ctx.redis.zscore(newPostFanoutJobsKey, current.member)) !== null;
+  return (await ctx.redis.zscore(ctx.keys.newPostFanoutJobsKey, current.member)) !== null;
 }
 
 export async function fanoutJobStats(ctx: RedisContext): Promise<FanoutJobStats> {
   const nowMs = ctx.clock.nowMs();
   const replies = await ctx.redis
     .multi()
-    .zcount(newPostFanoutJobsKey, '-inf', nowMs)
-    .zcount(newPostFanoutJobsKey, `(${nowMs}`, '+inf')
+    .zcount(ctx.keys.newPostFanoutJobsKey, '-inf', nowMs)
+    .zcount(ctx.keys.newPostFanoutJobsKey, `(${nowMs}`, '+inf')
     .exec();
   const count = (index: number): number => {
     const reply = replies?.[index];

@@ -14,15 +14,6 @@ import type {
 import { suppressionId, type Suppression, type SuppressionTarget } from '../port-suppressions.ts';
 import { randomUUID } from 'node:crypto';
 import { expirySeconds, isRecord, parseJson, type RedisContext } from './context.ts';
-import {
-  campaignConsentKey,
-  campaignDeliveryKey,
-  campaignIdempotencyKey,
-  campaignKey,
-  campaignsDueKey,
-  suppressionsKey,
-  tokenToPubkeyKey,
-} from './keys.ts';
 import { consentGiven } from './misc.ts';
 
 /** Claims that lose a race with another worker before one is handed out or the schedule is empty. */
@@ -59,10 +50,10 @@ function pairs(flat: readonly string[]): Record<string, string> {
 
 export async function createCampaign(ctx: RedisContext, campaign: NewCampaign): Promise<CreateCampaignResult> {
   const { appId, id, request, requestHash } = campaign;
-  const idemKey = campaignIdempotencyKey(appId, request.idempotencyKey);
+  const idemKey = ctx.keys.campaignIdempotencyKey(appId, request.idempotencyKey);
   const reply = (await ctx.scripts.run(
     'createCampaign',
-    [campaignKey(appId, id), idemKey, campaignsDueKey],
+    [ctx.keys.campaignKey(appId, id), idemKey, ctx.keys.campaignsDueKey],
     [JSON.stringify(request), requestHash, ctx.clock.nowMs(), dueMember(appId, id), JSON.stringify({ id, hash: requestHash })],
   )) as [number, string?];
   if (reply[0] === 1) return { created: true };
@@ -74,21 +65,24 @@ export async function createCampaign(ctx: RedisContext, campaign: NewCampaign): 
 }
 
 export async function getCampaign(ctx: RedisContext, appId: string, id: string): Promise<CampaignRecord | null> {
-  const fields = await ctx.redis.hgetall(campaignKey(appId, id));
+  const fields = await ctx.redis.hgetall(ctx.keys.campaignKey(appId, id));
   return fields.request === undefined ? null : recordFrom(appId, id, fields);
 }
 
 export async function claimDueCampaign(ctx: RedisContext, leaseMs: number): Promise<ClaimedCampaign | null> {
   for (let attempt = 0; attempt < CLAIM_RACE_RETRIES; attempt++) {
     const nowMs = ctx.clock.nowMs();
-    const [member] = await ctx.redis.zrangebyscore(campaignsDueKey, '-inf', nowMs, 'LIMIT', 0, 1);
+    const [member] = await ctx.redis.zrangebyscore(ctx.keys.campaignsDueKey, '-inf', nowMs, 'LIMIT', 0, 1);
     if (member === undefined) return null;
     const colon = member.indexOf(':');
     const appId = member.slice(0, colon);
     const id = member.slice(colon + 1);
     const leaseExpiresAtMs = nowMs + leaseMs;
-    const reply = (await ctx.scripts.run('claimCampaign', [campaignsDueKey, campaignKey(appId, id)], [member, nowMs, leaseExpiresAtMs])) as
-      string[] | null;
+    const reply = (await ctx.scripts.run(
+      'claimCampaign',
+      [ctx.keys.campaignsDueKey, ctx.keys.campaignKey(appId, id)],
+      [member, nowMs, leaseExpiresAtMs],
+    )) as string[] | null;
     if (!reply) continue;
     return { campaign: recordFrom(appId, id, pairs(reply)), leaseExpiresAtMs };
   }
@@ -104,7 +98,7 @@ export async function advanceCampaign(
 ): Promise<boolean> {
   const reply = await ctx.scripts.run(
     'advanceCampaign',
-    [campaignsDueKey, campaignKey(appId, id)],
+    [ctx.keys.campaignsDueKey, ctx.keys.campaignKey(appId, id)],
     [dueMember(appId, id), nextCursor ?? '', nextCursor === null ? '1' : '0', ctx.clock.nowMs(), add.consenting ?? 0, add.deferred ?? 0],
   );
   return Number(reply) === 1;
@@ -112,11 +106,11 @@ export async function advanceCampaign(
 
 export async function countCampaign(ctx: RedisContext, appId: string, id: string, counter: CampaignCounter, n: number): Promise<void> {
   if (n === 0) return;
-  await ctx.scripts.run('countCampaign', [campaignKey(appId, id)], [counter, n]);
+  await ctx.scripts.run('countCampaign', [ctx.keys.campaignKey(appId, id)], [counter, n]);
 }
 
 export async function scanDeviceOwners(ctx: RedisContext, cursor: string, count: number): Promise<DeviceOwnerPage> {
-  const [next, flat] = await ctx.redis.hscan(tokenToPubkeyKey, cursor === '' ? '0' : cursor, 'COUNT', count);
+  const [next, flat] = await ctx.redis.hscan(ctx.keys.tokenToPubkeyKey, cursor === '' ? '0' : cursor, 'COUNT', count);
   const entries = [];
   for (let i = 0; i + 1 < flat.length; i += 2) entries.push({ token: flat[i] as string, pubkey: flat[i + 1] as string });
   return { entries, next: next === '0' ? null : next };
@@ -124,27 +118,27 @@ export async function scanDeviceOwners(ctx: RedisContext, cursor: string, count:
 
 export async function readCampaignConsent(ctx: RedisContext, pubkeys: readonly string[]): Promise<boolean[]> {
   if (pubkeys.length === 0) return [];
-  const values = await ctx.redis.mget(pubkeys.map(campaignConsentKey));
+  const values = await ctx.redis.mget(pubkeys.map(ctx.keys.campaignConsentKey));
   return values.map(consentGiven);
 }
 
 export async function claimCampaignDelivery(ctx: RedisContext, key: string, ttlSecs: number): Promise<string | null> {
   const owner = randomUUID();
-  const reply = await ctx.redis.set(campaignDeliveryKey(key), owner, 'EX', expirySeconds('claimCampaignDelivery', ttlSecs), 'NX');
+  const reply = await ctx.redis.set(ctx.keys.campaignDeliveryKey(key), owner, 'EX', expirySeconds('claimCampaignDelivery', ttlSecs), 'NX');
   return reply === 'OK' ? owner : null;
 }
 
 export async function extendCampaignDelivery(ctx: RedisContext, key: string, owner: string, ttlSecs: number): Promise<boolean> {
   const ttl = expirySeconds('extendCampaignDelivery', ttlSecs);
-  return Number(await ctx.scripts.run('extendClaim', [campaignDeliveryKey(key)], [owner, ttl])) === 1;
+  return Number(await ctx.scripts.run('extendClaim', [ctx.keys.campaignDeliveryKey(key)], [owner, ttl])) === 1;
 }
 
 export async function releaseCampaignDelivery(ctx: RedisContext, key: string, owner: string): Promise<boolean> {
-  return Number(await ctx.scripts.run('releaseClaim', [campaignDeliveryKey(key)], [owner])) === 1;
+  return Number(await ctx.scripts.run('releaseClaim', [ctx.keys.campaignDeliveryKey(key)], [owner])) === 1;
 }
 
 export async function campaignDeliveryTtlSecs(ctx: RedisContext, key: string): Promise<number | null> {
-  const ms = await ctx.redis.pttl(campaignDeliveryKey(key));
+  const ms = await ctx.redis.pttl(ctx.keys.campaignDeliveryKey(key));
   return ms < 0 ? null : Math.ceil(ms / 1000);
 }
 
@@ -164,19 +158,19 @@ export async function addSuppression(
   const id = suppressionId(target);
   const createdAtMs = ctx.clock.nowMs();
   const record = JSON.stringify({ kind: target.kind, value: target.value, createdAtMs });
-  const created = (await ctx.redis.hsetnx(suppressionsKey(appId), id, record)) === 1;
+  const created = (await ctx.redis.hsetnx(ctx.keys.suppressionsKey(appId), id, record)) === 1;
   if (created) return { suppression: { appId, id, ...target, createdAtMs }, created };
-  const existing = suppressionFrom(appId, id, (await ctx.redis.hget(suppressionsKey(appId), id)) ?? '');
+  const existing = suppressionFrom(appId, id, (await ctx.redis.hget(ctx.keys.suppressionsKey(appId), id)) ?? '');
   return { suppression: existing ?? { appId, id, ...target, createdAtMs }, created };
 }
 
 export async function removeSuppression(ctx: RedisContext, appId: string, id: string): Promise<boolean> {
-  return (await ctx.redis.hdel(suppressionsKey(appId), id)) === 1;
+  return (await ctx.redis.hdel(ctx.keys.suppressionsKey(appId), id)) === 1;
 }
 
 export async function listSuppressions(ctx: RedisContext, appId: string, limit: number): Promise<Suppression[]> {
   // Suppressions are a support tool's short list, not a mailing list: one HGETALL reads them.
-  const all = await ctx.redis.hgetall(suppressionsKey(appId));
+  const all = await ctx.redis.hgetall(ctx.keys.suppressionsKey(appId));
   return Object.entries(all)
     .map(([id, raw]) => suppressionFrom(appId, id, raw))
     .filter((s): s is Suppression => s !== null)
@@ -186,6 +180,6 @@ export async function listSuppressions(ctx: RedisContext, appId: string, limit: 
 
 export async function suppressedAmong(ctx: RedisContext, appId: string, targets: readonly SuppressionTarget[]): Promise<boolean[]> {
   if (targets.length === 0) return [];
-  const values = await ctx.redis.hmget(suppressionsKey(appId), ...targets.map(suppressionId));
+  const values = await ctx.redis.hmget(ctx.keys.suppressionsKey(appId), ...targets.map(suppressionId));
   return values.map((v) => v !== null);
 }

@@ -7,14 +7,13 @@
 import { randomUUID } from 'node:crypto';
 import type { RecipientClaim } from '../port.ts';
 import { expirySeconds, type RedisContext } from './context.ts';
-import { eventClaimKey, legacyVideoRecordKey, recipientClaimKey, videoRecordKey } from './keys.ts';
 import type { VideoRecord } from '../port.ts';
 
 /** The value divine stores in a per-event claim. */
 const EVENT_CLAIM_VALUE = '1';
 
 export async function claimEvent(ctx: RedisContext, eventId: string, ttlSecs: number): Promise<boolean> {
-  const reply = await ctx.redis.set(eventClaimKey(eventId), EVENT_CLAIM_VALUE, 'EX', expirySeconds('claimEvent', ttlSecs), 'NX');
+  const reply = await ctx.redis.set(ctx.keys.eventClaimKey(eventId), EVENT_CLAIM_VALUE, 'EX', expirySeconds('claimEvent', ttlSecs), 'NX');
   return reply === 'OK';
 }
 
@@ -26,17 +25,17 @@ export async function claimRecipientDelivery(
 ): Promise<RecipientClaim | null> {
   const owner = randomUUID();
   const ttl = expirySeconds('claimRecipientDelivery', ttlSecs);
-  const reply = await ctx.redis.set(recipientClaimKey(eventId, recipient), owner, 'EX', ttl, 'NX');
+  const reply = await ctx.redis.set(ctx.keys.recipientClaimKey(eventId, recipient), owner, 'EX', ttl, 'NX');
   return reply === 'OK' ? { eventId, recipient, owner } : null;
 }
 
 export async function releaseRecipientDelivery(ctx: RedisContext, claim: RecipientClaim): Promise<boolean> {
-  const deleted = await ctx.scripts.run('releaseClaim', [recipientClaimKey(claim.eventId, claim.recipient)], [claim.owner]);
+  const deleted = await ctx.scripts.run('releaseClaim', [ctx.keys.recipientClaimKey(claim.eventId, claim.recipient)], [claim.owner]);
   return deleted === 1;
 }
 
 export async function releaseEvent(ctx: RedisContext, eventId: string): Promise<void> {
-  await ctx.redis.del(eventClaimKey(eventId));
+  await ctx.redis.del(ctx.keys.eventClaimKey(eventId));
 }
 
 /** The value divine stores in a video coordinate record. */
@@ -44,8 +43,8 @@ const VIDEO_RECORD_VALUE = '1';
 
 export async function hasVideoRecord(ctx: RedisContext, record: VideoRecord): Promise<boolean> {
   const found = await ctx.redis.exists(
-    videoRecordKey(record.type, record.owner, record.dTag, record.recipient),
-    legacyVideoRecordKey(record.owner, record.dTag, record.recipient),
+    ctx.keys.videoRecordKey(record.type, record.owner, record.dTag, record.recipient),
+    ctx.keys.legacyVideoRecordKey(record.owner, record.dTag, record.recipient),
   );
   return found > 0;
 }
@@ -59,6 +58,7 @@ export async function writeVideoRecords(
   if (types.length === 0) return;
   const ttl = expirySeconds('writeVideoRecords', ttlSecs);
   const multi = ctx.redis.multi();
-  for (const type of types) multi.set(videoRecordKey(type, video.owner, video.dTag, video.recipient), VIDEO_RECORD_VALUE, 'EX', ttl);
+  for (const type of types)
+    multi.set(ctx.keys.videoRecordKey(type, video.owner, video.dTag, video.recipient), VIDEO_RECORD_VALUE, 'EX', ttl);
   await multi.exec();
 }

@@ -23,17 +23,6 @@ import {
 } from '../port-coalesce.ts';
 import { StoreError, StoreStatus } from '../errors.ts';
 import type { RedisContext } from './context.ts';
-import {
-  COALESCE_GROUP_KEY_PREFIX,
-  COALESCE_HLL_KEY_PREFIX,
-  coalesceDispositionKey,
-  coalesceDueKey,
-  coalesceEmittedKey,
-  coalesceGroupKey,
-  coalesceHllKey,
-  coalesceLeasesKey,
-  coalesceThrottleKey,
-} from './keys.ts';
 
 /** Expired leases one claim reconciles (divine's max_recovery). */
 export const CLAIM_MAX_RECOVERED_LEASES = 64;
@@ -47,8 +36,8 @@ function nowParts(ctx: RedisContext): { nowMs: number; nowSecs: number } {
   return { nowMs, nowSecs: Math.floor(nowMs / 1000) };
 }
 
-function budgetKeys(owner: string): [string, string] {
-  return [coalesceThrottleKey(owner), coalesceEmittedKey(owner)];
+function budgetKeys(ctx: RedisContext, owner: string): [string, string] {
+  return [ctx.keys.coalesceThrottleKey(owner), ctx.keys.coalesceEmittedKey(owner)];
 }
 
 function corrupt(operation: string, reply: unknown): StoreError {
@@ -65,11 +54,11 @@ export async function ingestCoalesceEvent(ctx: RedisContext, event: CoalesceEven
   const reply = await ctx.scripts.run(
     'coalesceIngest',
     [
-      coalesceDispositionKey(event.eventId, event.owner),
-      coalesceDueKey,
-      coalesceGroupKey(groupId),
-      coalesceHllKey(groupId),
-      ...budgetKeys(event.owner),
+      ctx.keys.coalesceDispositionKey(event.eventId, event.owner),
+      ctx.keys.coalesceDueKey,
+      ctx.keys.coalesceGroupKey(groupId),
+      ctx.keys.coalesceHllKey(groupId),
+      ...budgetKeys(ctx, event.owner),
     ],
     [
       nowMs,
@@ -115,7 +104,7 @@ export async function consumeRecipientToken(
 ): Promise<RecipientTokenResult> {
   const { nowMs, nowSecs } = nowParts(ctx);
   const ttls = coalesceTtls(policy);
-  const reply = await ctx.scripts.run('coalesceToken', budgetKeys(owner), [
+  const reply = await ctx.scripts.run('coalesceToken', budgetKeys(ctx, owner), [
     nowMs,
     nowSecs,
     policy.throttleCapacity,
@@ -137,7 +126,7 @@ export async function consumeRecipientToken(
 
 export async function refundRecipientToken(ctx: RedisContext, owner: string, member: string, policy: CoalescePolicy): Promise<void> {
   const { nowMs } = nowParts(ctx);
-  await ctx.scripts.run('coalesceRefund', budgetKeys(owner), [
+  await ctx.scripts.run('coalesceRefund', budgetKeys(ctx, owner), [
     nowMs,
     policy.throttleCapacity,
     policy.throttleRefillSecs,
@@ -156,11 +145,11 @@ export async function claimDueCoalesceGroup(ctx: RedisContext, leaseSecs: number
   const leaseToken = randomUUID();
   const reply = await ctx.scripts.run(
     'coalesceClaim',
-    [coalesceDueKey, coalesceLeasesKey],
+    [ctx.keys.coalesceDueKey, ctx.keys.coalesceLeasesKey],
     [
       nowSecs,
-      scriptKeyPrefix(ctx, COALESCE_GROUP_KEY_PREFIX),
-      scriptKeyPrefix(ctx, COALESCE_HLL_KEY_PREFIX),
+      scriptKeyPrefix(ctx, ctx.keys.COALESCE_GROUP_KEY_PREFIX),
+      scriptKeyPrefix(ctx, ctx.keys.COALESCE_HLL_KEY_PREFIX),
       Math.max(1, Math.ceil(leaseSecs)),
       CLAIM_MAX_RECOVERED_LEASES,
       leaseToken,
@@ -190,7 +179,7 @@ export async function completeCoalesceGroup(ctx: RedisContext, claim: GroupClaim
   const delay = requeueAfterSecs === undefined ? '' : Math.max(0, Math.ceil(requeueAfterSecs));
   const reply = await ctx.scripts.run(
     'coalesceComplete',
-    [coalesceGroupKey(claim.groupId), coalesceHllKey(claim.groupId), coalesceDueKey, coalesceLeasesKey],
+    [ctx.keys.coalesceGroupKey(claim.groupId), ctx.keys.coalesceHllKey(claim.groupId), ctx.keys.coalesceDueKey, ctx.keys.coalesceLeasesKey],
     [claim.groupId, claim.leaseToken, nowSecs, delay],
   );
   const result = typeof reply === 'number' ? COMPLETE_RESULTS.get(reply) : undefined;
@@ -217,7 +206,7 @@ function storedReferences(hash: Record<string, string>): CoalesceReferences {
 }
 
 export async function readCoalesceGroup(ctx: RedisContext, groupId: string): Promise<CoalesceGroup | null> {
-  const replies = await ctx.redis.multi().hgetall(coalesceGroupKey(groupId)).pfcount(coalesceHllKey(groupId)).exec();
+  const replies = await ctx.redis.multi().hgetall(ctx.keys.coalesceGroupKey(groupId)).pfcount(ctx.keys.coalesceHllKey(groupId)).exec();
   const [hashReply, countReply] = replies ?? [];
   if (hashReply?.[0]) throw hashReply[0];
   const hash = (hashReply?.[1] ?? {}) as Record<string, string>;
@@ -244,7 +233,7 @@ export async function readCoalesceGroup(ctx: RedisContext, groupId: string): Pro
 }
 
 export async function oldestCoalesceDueAgeSecs(ctx: RedisContext): Promise<number> {
-  const head = await ctx.redis.zrange(coalesceDueKey, 0, 0, 'WITHSCORES');
+  const head = await ctx.redis.zrange(ctx.keys.coalesceDueKey, 0, 0, 'WITHSCORES');
   const score = head[1] === undefined ? NaN : Number(head[1]);
   if (!Number.isFinite(score)) return 0;
   return Math.max(0, nowParts(ctx).nowSecs - score);

@@ -1,11 +1,17 @@
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import type { Clock } from '../port.ts';
 import type { Logger } from '../../observability/logger.ts';
 import type { RedisScripts } from './scripts.ts';
+import type { RedisKeys } from './keys.ts';
 
 /** What every operation module of the Redis adapter works with. */
 export interface RedisContext {
+  /** The command client; a cluster client under the same type (see `client.ts`). */
   readonly redis: Redis;
+  /** The cluster client when the store runs on a Redis Cluster, for what only a cluster has. */
+  readonly cluster: Cluster | null;
+  /** Every key name, in the store's layout. */
+  readonly keys: RedisKeys;
   readonly scripts: RedisScripts;
   readonly clock: Clock;
   readonly logger: Logger;

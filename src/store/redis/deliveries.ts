@@ -7,7 +7,6 @@
 import type { ClaimedDelivery, QueueName, RecipientGateState } from '../port.ts';
 import { expirySeconds, prefixed, type RedisContext } from './context.ts';
 import { chunks, preferenceKindsOf } from './bell-pages.ts';
-import { queueKeys, recipientClaimKey, tokenDevicesKey, tokenTimezoneOffsetsKey, userPreferencesKey, userTokensKey } from './keys.ts';
 import { devicesFromListReply } from './tokens.ts';
 import { DEFAULT_LANE } from '../lanes.ts';
 
@@ -18,8 +17,12 @@ export async function readRecipients(ctx: RedisContext, pubkeys: readonly string
   const key = prefixed(ctx);
   const replies = await Promise.all(
     chunks(pubkeys).map(async (chunk) => {
-      const args = chunk.flatMap((pubkey) => [key(userTokensKey(pubkey)), key(userPreferencesKey(pubkey))]);
-      return (await ctx.scripts.run('readRecipients', [tokenTimezoneOffsetsKey, tokenDevicesKey], args)) as RecipientReply[];
+      const args = chunk.flatMap((pubkey) => [key(ctx.keys.userTokensKey(pubkey)), key(ctx.keys.userPreferencesKey(pubkey))]);
+      return (await ctx.scripts.run(
+        'readRecipients',
+        [ctx.keys.tokenTimezoneOffsetsKey, ctx.keys.tokenDevicesKey],
+        args,
+      )) as RecipientReply[];
     }),
   );
   return replies.flat().map(([devices, rawPreferences], i) => {
@@ -42,9 +45,9 @@ export async function claimAndEnqueueDeliveries<T>(
     // undefined for an undefined, function or symbol payload, whatever the lib type says.
     const payload = JSON.stringify(item.payload) as string | undefined;
     if (payload === undefined) throw new TypeError(`claimAndEnqueueDeliveries: payload of ${item.id} is not JSON-serialisable`);
-    args.push(key(recipientClaimKey(claim.eventId, claim.recipient)), claim.owner, item.id, payload, item.lane ?? DEFAULT_LANE);
+    args.push(key(ctx.keys.recipientClaimKey(claim.eventId, claim.recipient)), claim.owner, item.id, payload, item.lane ?? DEFAULT_LANE);
   }
-  const keys = queueKeys(queue);
+  const keys = ctx.keys.queueKeys(queue);
   const replies = (await ctx.scripts.run('claimAndEnqueue', [...keys.readyKeys, keys.items, keys.meta], args)) as number[];
   return entries.map((_, i) => replies[i] === 1);
 }

@@ -15,7 +15,6 @@ import {
   type TypeOpenRate,
 } from '../port-delivery-log.ts';
 import { isRecord, parseJson, type RedisContext } from './context.ts';
-import { deliveryLogKey, deliveryLogNotificationKey, deliveryLogRecipientKey, deliveryStatsDaysKey, deliveryStatsKey } from './keys.ts';
 
 const MEMBER_SEPARATOR = '|';
 
@@ -47,15 +46,15 @@ export async function appendDeliveryLog(ctx: RedisContext, entries: readonly New
     const entry: DeliveryLogEntry = { ...given, atMs };
     if (entry.latencyMs !== undefined) entry.latencyMs = Math.round(entry.latencyMs);
     const member = memberOf(appendId, index, entry);
-    multi.zadd(deliveryLogKey(entry.appId), atMs, member);
-    multi.zadd(deliveryLogRecipientKey(entry.appId, entry.recipient), atMs, member);
-    multi.zadd(deliveryLogNotificationKey(entry.appId, entry.notificationId), atMs, member);
+    multi.zadd(ctx.keys.deliveryLogKey(entry.appId), atMs, member);
+    multi.zadd(ctx.keys.deliveryLogRecipientKey(entry.appId, entry.recipient), atMs, member);
+    multi.zadd(ctx.keys.deliveryLogNotificationKey(entry.appId, entry.notificationId), atMs, member);
   });
   const day = deliveryStatsDay(atMs);
   for (const inc of deliveryStatsIncrements(entries)) {
-    if (inc.sent > 0) multi.hincrby(deliveryStatsKey(inc.appId, day), `sent:${inc.type}`, inc.sent);
-    if (inc.opened > 0) multi.hincrby(deliveryStatsKey(inc.appId, day), `opened:${inc.type}`, inc.opened);
-    multi.zadd(deliveryStatsDaysKey(inc.appId), day, String(day));
+    if (inc.sent > 0) multi.hincrby(ctx.keys.deliveryStatsKey(inc.appId, day), `sent:${inc.type}`, inc.sent);
+    if (inc.opened > 0) multi.hincrby(ctx.keys.deliveryStatsKey(inc.appId, day), `opened:${inc.type}`, inc.opened);
+    multi.zadd(ctx.keys.deliveryStatsDaysKey(inc.appId), day, String(day));
   }
   await execOrThrow(multi);
 }
@@ -63,10 +62,10 @@ export async function appendDeliveryLog(ctx: RedisContext, entries: readonly New
 export async function readDeliveryLog(ctx: RedisContext, appId: string, query: DeliveryLogQuery): Promise<DeliveryLogEntry[]> {
   const key =
     query.notificationId !== undefined
-      ? deliveryLogNotificationKey(appId, query.notificationId)
+      ? ctx.keys.deliveryLogNotificationKey(appId, query.notificationId)
       : query.recipient !== undefined
-        ? deliveryLogRecipientKey(appId, query.recipient)
-        : deliveryLogKey(appId);
+        ? ctx.keys.deliveryLogRecipientKey(appId, query.recipient)
+        : ctx.keys.deliveryLogKey(appId);
   const members = await ctx.redis.zrangebyscore(key, query.sinceMs ?? 0, '+inf', 'LIMIT', 0, query.limit);
   const entries: DeliveryLogEntry[] = [];
   for (const member of members) {
@@ -82,29 +81,29 @@ export async function readDeliveryLog(ctx: RedisContext, appId: string, query: D
 }
 
 export async function sweepDeliveryLog(ctx: RedisContext, appId: string, cutoffMs: number, limit: number): Promise<number> {
-  const members = await ctx.redis.zrangebyscore(deliveryLogKey(appId), '-inf', `(${cutoffMs}`, 'LIMIT', 0, limit);
+  const members = await ctx.redis.zrangebyscore(ctx.keys.deliveryLogKey(appId), '-inf', `(${cutoffMs}`, 'LIMIT', 0, limit);
   const multi = ctx.redis.multi();
   for (const member of members) {
-    multi.zrem(deliveryLogKey(appId), member);
+    multi.zrem(ctx.keys.deliveryLogKey(appId), member);
     const entry = entryOf(member);
     if (!entry) continue;
-    multi.zrem(deliveryLogRecipientKey(appId, entry.recipient), member);
-    multi.zrem(deliveryLogNotificationKey(appId, entry.notificationId), member);
+    multi.zrem(ctx.keys.deliveryLogRecipientKey(appId, entry.recipient), member);
+    multi.zrem(ctx.keys.deliveryLogNotificationKey(appId, entry.notificationId), member);
   }
   const cutoffDay = deliveryStatsDay(cutoffMs);
-  const days = await ctx.redis.zrangebyscore(deliveryStatsDaysKey(appId), '-inf', `(${cutoffDay}`);
+  const days = await ctx.redis.zrangebyscore(ctx.keys.deliveryStatsDaysKey(appId), '-inf', `(${cutoffDay}`);
   for (const day of days) {
-    multi.del(deliveryStatsKey(appId, Number(day)));
-    multi.zrem(deliveryStatsDaysKey(appId), day);
+    multi.del(ctx.keys.deliveryStatsKey(appId, Number(day)));
+    multi.zrem(ctx.keys.deliveryStatsDaysKey(appId), day);
   }
   await execOrThrow(multi);
   return members.length;
 }
 
 export async function deliveryOpenRates(ctx: RedisContext, appId: string, sinceMs: number): Promise<TypeOpenRate[]> {
-  const days = await ctx.redis.zrangebyscore(deliveryStatsDaysKey(appId), deliveryStatsDay(sinceMs), '+inf');
+  const days = await ctx.redis.zrangebyscore(ctx.keys.deliveryStatsDaysKey(appId), deliveryStatsDay(sinceMs), '+inf');
   const pipeline = ctx.redis.pipeline();
-  for (const day of days) pipeline.hgetall(deliveryStatsKey(appId, Number(day)));
+  for (const day of days) pipeline.hgetall(ctx.keys.deliveryStatsKey(appId, Number(day)));
   const byType = new Map<string, TypeOpenRate>();
   for (const counters of (await execOrThrow(pipeline)) as Array<Record<string, string>>) {
     for (const [field, value] of Object.entries(counters)) {

@@ -2,16 +2,6 @@
 import type { Transport } from '../port.ts';
 import type { ConsoleSession, MetricSample, NtfyTopicCount, ProcessHeartbeat, ProcessHeartbeatRecord } from '../port-fleet.ts';
 import { isRecord, parseJson, type RedisContext } from './context.ts';
-import {
-  consoleSessionKey,
-  fleetHeartbeatsKey,
-  fleetSampleValuesKey,
-  fleetSamplesKey,
-  ntfyExpiryKey,
-  ntfyTopicKey,
-  tokenDevicesKey,
-  tokenToPubkeyKey,
-} from './keys.ts';
 
 const TRANSPORTS: readonly Transport[] = ['fcm', 'apns', 'webpush', 'unifiedpush'];
 /** Fields per HSCAN step of the device descriptions (a step is one short server call). */
@@ -33,12 +23,12 @@ function readHeartbeat(raw: string): StoredHeartbeat | null {
 export async function writeHeartbeat(ctx: RedisContext, heartbeat: ProcessHeartbeat, ttlMs: number): Promise<void> {
   const now = ctx.clock.nowMs();
   const stored: StoredHeartbeat = { record: heartbeat, seenAtMs: now, expiresAtMs: now + ttlMs };
-  await ctx.redis.hset(fleetHeartbeatsKey, heartbeat.processId, JSON.stringify(stored));
+  await ctx.redis.hset(ctx.keys.fleetHeartbeatsKey, heartbeat.processId, JSON.stringify(stored));
 }
 
 export async function listHeartbeats(ctx: RedisContext): Promise<ProcessHeartbeatRecord[]> {
   const now = ctx.clock.nowMs();
-  const fields = await ctx.redis.hgetall(fleetHeartbeatsKey);
+  const fields = await ctx.redis.hgetall(ctx.keys.fleetHeartbeatsKey);
   const live: ProcessHeartbeatRecord[] = [];
   const expired: string[] = [];
   for (const [processId, raw] of Object.entries(fields)) {
@@ -48,15 +38,15 @@ export async function listHeartbeats(ctx: RedisContext): Promise<ProcessHeartbea
   }
   // Process ids are unique per run, so an expired field is never rewritten by another process; its
   // own process, back from a stall, simply writes it again on its next beat.
-  if (expired.length > 0) await ctx.redis.hdel(fleetHeartbeatsKey, ...expired);
+  if (expired.length > 0) await ctx.redis.hdel(ctx.keys.fleetHeartbeatsKey, ...expired);
   return live.sort((a, b) => (a.processId < b.processId ? -1 : a.processId > b.processId ? 1 : 0));
 }
 
 export async function removeHeartbeat(ctx: RedisContext, processId: string): Promise<boolean> {
-  const raw = await ctx.redis.hget(fleetHeartbeatsKey, processId);
+  const raw = await ctx.redis.hget(ctx.keys.fleetHeartbeatsKey, processId);
   const stored = raw === null ? null : readHeartbeat(raw);
   const wasLive = stored !== null && stored.expiresAtMs > ctx.clock.nowMs();
-  await ctx.redis.hdel(fleetHeartbeatsKey, processId);
+  await ctx.redis.hdel(ctx.keys.fleetHeartbeatsKey, processId);
   return wasLive;
 }
 
@@ -68,14 +58,14 @@ export async function writeMetricSample(
 ): Promise<void> {
   await ctx.scripts.run(
     'writeMetricSample',
-    [fleetSamplesKey, fleetSampleValuesKey],
+    [ctx.keys.fleetSamplesKey, ctx.keys.fleetSampleValuesKey],
     [processId, ctx.clock.nowMs(), JSON.stringify(values), retentionMs],
   );
 }
 
 export async function readMetricSamples(ctx: RedisContext, sinceMs: number): Promise<MetricSample[]> {
   // Members of one score are ordered by member, `{processId}|…`: ties come by process id.
-  const members = await ctx.redis.zrangebyscore(fleetSamplesKey, sinceMs, '+inf', 'WITHSCORES');
+  const members = await ctx.redis.zrangebyscore(ctx.keys.fleetSamplesKey, sinceMs, '+inf', 'WITHSCORES');
   const names: string[] = [];
   const times: number[] = [];
   for (let i = 0; i + 1 < members.length; i += 2) {
@@ -83,7 +73,7 @@ export async function readMetricSamples(ctx: RedisContext, sinceMs: number): Pro
     times.push(Number(members[i + 1]));
   }
   if (names.length === 0) return [];
-  const values = await ctx.redis.hmget(fleetSampleValuesKey, ...names);
+  const values = await ctx.redis.hmget(ctx.keys.fleetSampleValuesKey, ...names);
   const samples: MetricSample[] = [];
   names.forEach((member, i) => {
     const parsed = parseJson(values[i] ?? '');
@@ -96,12 +86,12 @@ export async function readMetricSamples(ctx: RedisContext, sinceMs: number): Pro
 
 export async function countTokensByTransport(ctx: RedisContext): Promise<Record<Transport, number>> {
   const counts = Object.fromEntries(TRANSPORTS.map((t) => [t, 0])) as Record<Transport, number>;
-  const total = await ctx.redis.hlen(tokenToPubkeyKey);
+  const total = await ctx.redis.hlen(ctx.keys.tokenToPubkeyKey);
   // Only devices that are not a plain FCM token have a description; every other token is FCM.
   let described = 0;
   let cursor = '0';
   do {
-    const [next, flat] = await ctx.redis.hscan(tokenDevicesKey, cursor, 'COUNT', SCAN_COUNT);
+    const [next, flat] = await ctx.redis.hscan(ctx.keys.tokenDevicesKey, cursor, 'COUNT', SCAN_COUNT);
     cursor = next;
     for (let i = 1; i < flat.length; i += 2) {
       const parsed = parseJson(flat[i] ?? '');
@@ -117,10 +107,10 @@ export async function countTokensByTransport(ctx: RedisContext): Promise<Record<
 }
 
 export async function countNtfyMessagesByTopic(ctx: RedisContext, limit: number): Promise<NtfyTopicCount[]> {
-  const topics = (await ctx.redis.zrange(ntfyExpiryKey, 0, -1)).sort().slice(0, limit);
+  const topics = (await ctx.redis.zrange(ctx.keys.ntfyExpiryKey, 0, -1)).sort().slice(0, limit);
   if (topics.length === 0) return [];
   const pipeline = ctx.redis.pipeline();
-  for (const topic of topics) pipeline.xlen(ntfyTopicKey(topic));
+  for (const topic of topics) pipeline.xlen(ctx.keys.ntfyTopicKey(topic));
   const replies = (await pipeline.exec()) ?? [];
   return topics.map((topic, i) => ({ topic, messages: Number(replies[i]?.[1] ?? 0) })).filter((count) => count.messages > 0);
 }
@@ -128,12 +118,12 @@ export async function countNtfyMessagesByTopic(ctx: RedisContext, limit: number)
 export async function createConsoleSession(ctx: RedisContext, session: ConsoleSession): Promise<boolean> {
   const ttlMs = session.expiresAtMs - ctx.clock.nowMs();
   if (ttlMs <= 0) return false;
-  const set = await ctx.redis.set(consoleSessionKey(session.idHash), JSON.stringify(session), 'PX', Math.ceil(ttlMs), 'NX');
+  const set = await ctx.redis.set(ctx.keys.consoleSessionKey(session.idHash), JSON.stringify(session), 'PX', Math.ceil(ttlMs), 'NX');
   return set === 'OK';
 }
 
 export async function findConsoleSession(ctx: RedisContext, idHash: string): Promise<ConsoleSession | null> {
-  const raw = await ctx.redis.get(consoleSessionKey(idHash));
+  const raw = await ctx.redis.get(ctx.keys.consoleSessionKey(idHash));
   const parsed = raw === null ? undefined : parseJson(raw);
   if (!isRecord(parsed)) return null;
   const session = parsed as unknown as ConsoleSession;
@@ -142,6 +132,6 @@ export async function findConsoleSession(ctx: RedisContext, idHash: string): Pro
 
 export async function deleteConsoleSession(ctx: RedisContext, idHash: string): Promise<boolean> {
   const live = (await findConsoleSession(ctx, idHash)) !== null;
-  await ctx.redis.del(consoleSessionKey(idHash));
+  await ctx.redis.del(ctx.keys.consoleSessionKey(idHash));
   return live;
 }

@@ -17,26 +17,14 @@ import {
   type InboxType,
 } from '../port-inbox.ts';
 import { expirySeconds, isRecord, parseJson, prefixed, type RedisContext } from './context.ts';
-import {
-  ALERT_WORD_USERS_KEY_PREFIX,
-  activeAnnouncementsKey,
-  alertWordUsersKey,
-  alertWordsKey,
-  announcementSeqKey,
-  announcementsKey,
-  inboxCountedKey,
-  inboxHintChannel,
-  inboxKey,
-  userAlertWordsKey,
-  userTokensKey,
-} from './keys.ts';
+import { inboxHintChannel } from './keys.ts';
 
 function hintChannel(ctx: RedisContext): string {
   return inboxHintChannel(ctx.redis.options.keyPrefix ?? '');
 }
 
 export async function rememberInboxUser(ctx: RedisContext, pubkey: string): Promise<void> {
-  await ctx.redis.hsetnx(inboxKey(pubkey), 'known', '1');
+  await ctx.redis.hsetnx(ctx.keys.inboxKey(pubkey), 'known', '1');
 }
 
 export async function countInboxNotifications(
@@ -50,25 +38,25 @@ export async function countInboxNotifications(
   const args: (string | number)[] = [ttl, ctx.clock.nowMs(), hintChannel(ctx)];
   for (const entry of entries) {
     args.push(
-      key(inboxCountedKey(entry.countKey, entry.recipient)),
-      key(inboxKey(entry.recipient)),
-      key(userTokensKey(entry.recipient)),
+      key(ctx.keys.inboxCountedKey(entry.countKey, entry.recipient)),
+      key(ctx.keys.inboxKey(entry.recipient)),
+      key(ctx.keys.userTokensKey(entry.recipient)),
       entry.type,
       entry.recipient,
     );
   }
-  const reply = (await ctx.scripts.run('countInbox', [activeAnnouncementsKey], args)) as (number | null)[];
+  const reply = (await ctx.scripts.run('countInbox', [ctx.keys.activeAnnouncementsKey], args)) as (number | null)[];
   return reply.map((value) => (typeof value === 'number' ? value : null));
 }
 
 /** Active announcement ids, as Redis returns them. */
 async function activeIds(ctx: RedisContext): Promise<number[]> {
-  const ids = await ctx.redis.zrangebyscore(activeAnnouncementsKey, `(${ctx.clock.nowMs()}`, '+inf');
+  const ids = await ctx.redis.zrangebyscore(ctx.keys.activeAnnouncementsKey, `(${ctx.clock.nowMs()}`, '+inf');
   return ids.map(Number);
 }
 
 export async function readInboxCounts(ctx: RedisContext, pubkey: string): Promise<InboxCounts> {
-  const [hash, ids] = await Promise.all([ctx.redis.hgetall(inboxKey(pubkey)), activeIds(ctx)]);
+  const [hash, ids] = await Promise.all([ctx.redis.hgetall(ctx.keys.inboxKey(pubkey)), activeIds(ctx)]);
   const number = (field: string): number => {
     const value = Number(hash[field] ?? 0);
     return Number.isFinite(value) ? value : 0;
@@ -83,8 +71,8 @@ export async function readInboxBadges(ctx: RedisContext, pubkeys: readonly strin
   const key = prefixed(ctx);
   const reply = (await ctx.scripts.run(
     'readInboxBadges',
-    [activeAnnouncementsKey],
-    [ctx.clock.nowMs(), ...pubkeys.map((pubkey) => key(inboxKey(pubkey)))],
+    [ctx.keys.activeAnnouncementsKey],
+    [ctx.clock.nowMs(), ...pubkeys.map((pubkey) => key(ctx.keys.inboxKey(pubkey)))],
   )) as number[];
   return reply.map(Number);
 }
@@ -93,7 +81,7 @@ export async function markInboxViewed(ctx: RedisContext, pubkey: string, types: 
   const distinct = INBOX_TYPES.filter((type) => types.includes(type));
   await ctx.scripts.run(
     'markInboxViewed',
-    [inboxKey(pubkey), activeAnnouncementsKey],
+    [ctx.keys.inboxKey(pubkey), ctx.keys.activeAnnouncementsKey],
     [ctx.clock.nowMs(), hintChannel(ctx), pubkey, ...distinct],
   );
   return readInboxCounts(ctx, pubkey);
@@ -105,13 +93,13 @@ export async function replaceAlertWords(ctx: RedisContext, pubkey: string, words
     throw new RangeError(`replaceAlertWords: at most ${MAX_ALERT_WORDS_PER_USER} words, got ${distinct.length}`);
   await ctx.scripts.run(
     'replaceAlertWords',
-    [alertWordsKey, userAlertWordsKey(pubkey), inboxKey(pubkey)],
-    [prefixed(ctx)(ALERT_WORD_USERS_KEY_PREFIX), pubkey, ...distinct],
+    [ctx.keys.alertWordsKey, ctx.keys.userAlertWordsKey(pubkey), ctx.keys.inboxKey(pubkey)],
+    [prefixed(ctx)(ctx.keys.ALERT_WORD_USERS_KEY_PREFIX), pubkey, ...distinct],
   );
 }
 
 export async function readAlertWords(ctx: RedisContext, pubkey: string): Promise<string[]> {
-  return (await ctx.redis.smembers(userAlertWordsKey(pubkey))).sort();
+  return (await ctx.redis.smembers(ctx.keys.userAlertWordsKey(pubkey))).sort();
 }
 
 export async function alertWordWatchers(ctx: RedisContext, words: readonly string[]): Promise<Map<string, string[]>> {
@@ -119,9 +107,9 @@ export async function alertWordWatchers(ctx: RedisContext, words: readonly strin
   const distinct = [...new Set(words)];
   if (distinct.length === 0) return watchers;
   // One index lookup for every word at once; watcher sets only for the words somebody watches.
-  const scores = await ctx.redis.zmscore(alertWordsKey, ...distinct);
+  const scores = await ctx.redis.zmscore(ctx.keys.alertWordsKey, ...distinct);
   const watched = distinct.filter((_, i) => scores[i] !== null);
-  const sets = await Promise.all(watched.map((word) => ctx.redis.smembers(alertWordUsersKey(word))));
+  const sets = await Promise.all(watched.map((word) => ctx.redis.smembers(ctx.keys.alertWordUsersKey(word))));
   watched.forEach((word, i) => {
     const users = sets[i] ?? [];
     if (users.length > 0) watchers.set(word, users.sort());
@@ -130,14 +118,18 @@ export async function alertWordWatchers(ctx: RedisContext, words: readonly strin
 }
 
 export async function alertWordCount(ctx: RedisContext): Promise<number> {
-  return ctx.redis.zcard(alertWordsKey);
+  return ctx.redis.zcard(ctx.keys.alertWordsKey);
 }
 
 export async function publishAnnouncement(ctx: RedisContext, text: string, expiresAtMs: number): Promise<Announcement> {
   const createdAtMs = ctx.clock.nowMs();
   const document = JSON.stringify({ text, createdAtMs, expiresAtMs });
   const id = Number(
-    await ctx.scripts.run('publishAnnouncement', [announcementSeqKey, announcementsKey, activeAnnouncementsKey], [document, expiresAtMs]),
+    await ctx.scripts.run(
+      'publishAnnouncement',
+      [ctx.keys.announcementSeqKey, ctx.keys.announcementsKey, ctx.keys.activeAnnouncementsKey],
+      [document, expiresAtMs],
+    ),
   );
   return { id, text, createdAtMs, expiresAtMs };
 }
@@ -145,7 +137,7 @@ export async function publishAnnouncement(ctx: RedisContext, text: string, expir
 export async function activeAnnouncements(ctx: RedisContext): Promise<Announcement[]> {
   const ids = await activeIds(ctx);
   if (ids.length === 0) return [];
-  const documents = await ctx.redis.hmget(announcementsKey, ...ids.map(String));
+  const documents = await ctx.redis.hmget(ctx.keys.announcementsKey, ...ids.map(String));
   const announcements: Announcement[] = [];
   ids.forEach((id, i) => {
     const parsed = parseJson(documents[i] ?? '');

@@ -47,29 +47,60 @@
 import type { Lane, QueueName } from '../port.ts';
 import { DEFAULT_APP_ID } from '../../config/apps.ts';
 
+/**
+ * How key names are laid out: `divine` is seed 000's layout exactly (one Redis; a divine Redis is
+ * a drop-in); `cluster` wraps the part of a name that says whose data it is in a Redis Cluster
+ * hash tag (`user_tokens:{u:PUBKEY}`, `queue:{q:outbound}:ready`, `ntfy:topic:{t:TOPIC}`), so the keys one operation touches
+ * hash to one slot and the data spreads over the masters by user, topic and queue.
+ */
+export type KeyLayout = 'divine' | 'cluster';
+export const KEY_LAYOUTS: readonly KeyLayout[] = ['divine', 'cluster'];
+
+/** The hash-tag helpers every builder below goes through; identities in the divine layout. */
+export interface KeyTags {
+  readonly layout: KeyLayout;
+  /** The per-user group: a pubkey (a subscriber, recipient, owner or creator); `{u:PUBKEY}` in the cluster. */
+  user(pubkey: string): string;
+  /** A durable queue (or one of its shards); `{q:NAME}` in the cluster. */
+  queue(name: string): string;
+  /** An ntfy topic; `{t:TOPIC}` in the cluster. */
+  topic(topic: string): string;
+}
+
+export function keyTags(layout: KeyLayout): KeyTags {
+  if (layout === 'divine') return { layout, user: (pubkey) => pubkey, queue: (name) => name, topic: (topic) => topic };
+  return { layout, user: (pubkey) => `{u:${pubkey}}`, queue: (name) => `{q:${name}}`, topic: (topic) => `{t:${topic}}` };
+}
+
 /** The key prefix of app `appId`'s store view: none for the default app, `app:{id}:` for the others. */
 export const appKeyPrefix = (appId: string): string => (appId === DEFAULT_APP_ID ? '' : `app:${appId}:`);
 
-export const tokenToPubkeyKey = 'token_to_pubkey';
-export const tokenTimezoneOffsetsKey = 'token_timezone_offsets';
-export const staleTokensKey = 'stale_tokens';
-export const tokenDevicesKey = 'token_devices';
-export const relayCursorsKey = 'relay_cursors';
-
-export const userTokensKey = (pubkey: string): string => `user_tokens:${pubkey}`;
-export const eventClaimKey = (eventId: string): string => `dedup:${eventId}`;
-export const recipientClaimKey = (eventId: string, recipient: string): string => `dedup:${eventId}:${recipient}`;
+function tokenAndClaimKeys(t: KeyTags) {
+  return {
+    tokenToPubkeyKey: 'token_to_pubkey',
+    tokenTimezoneOffsetsKey: 'token_timezone_offsets',
+    staleTokensKey: 'stale_tokens',
+    tokenDevicesKey: 'token_devices',
+    relayCursorsKey: 'relay_cursors',
+    userTokensKey: (pubkey: string): string => `user_tokens:${t.user(pubkey)}`,
+    eventClaimKey: (eventId: string): string => `dedup:${eventId}`,
+    recipientClaimKey: (eventId: string, recipient: string): string => `dedup:${eventId}:${t.user(recipient)}`,
+  };
+}
 /** Kind of the addressable videos whose coordinate records are kept. */
 const VIDEO_KIND = 34236;
-export const videoRecordKey = (type: string, owner: string, dTag: string, recipient: string): string =>
-  `dedup:${VIDEO_KIND}:${type}:${owner}:${dTag}:${recipient}`;
-export const legacyVideoRecordKey = (owner: string, dTag: string, recipient: string): string =>
-  `dedup:${VIDEO_KIND}:${owner}:${dTag}:${recipient}`;
-export const userPreferencesKey = (pubkey: string): string => `user_preferences:${pubkey}`;
-export const campaignConsentKey = (pubkey: string): string => `campaign_consent:${pubkey}`;
-export const profileCacheKey = (pubkey: string): string => `profile_cache:${pubkey}`;
-export const socialFiltersKey = (pubkey: string): string => `social_filters:${pubkey}`;
-
+function userKeys(t: KeyTags) {
+  return {
+    videoRecordKey: (type: string, owner: string, dTag: string, recipient: string): string =>
+      `dedup:${VIDEO_KIND}:${type}:${owner}:${dTag}:${t.user(recipient)}`,
+    legacyVideoRecordKey: (owner: string, dTag: string, recipient: string): string =>
+      `dedup:${VIDEO_KIND}:${owner}:${dTag}:${t.user(recipient)}`,
+    userPreferencesKey: (pubkey: string): string => `user_preferences:${t.user(pubkey)}`,
+    campaignConsentKey: (pubkey: string): string => `campaign_consent:${t.user(pubkey)}`,
+    profileCacheKey: (pubkey: string): string => `profile_cache:${t.user(pubkey)}`,
+    socialFiltersKey: (pubkey: string): string => `social_filters:${t.user(pubkey)}`,
+  };
+}
 /** The ready and leased sets of one lane of a durable queue. */
 export interface LaneKeys {
   ready: string;
@@ -93,8 +124,8 @@ export interface QueueKeys {
   leasedKeys: [string, string, string];
 }
 
-export function queueKeys(queue: QueueName): QueueKeys {
-  const base = `queue:${queue}`;
+function queueKeysOf(t: KeyTags, queue: QueueName): QueueKeys {
+  const base = `queue:${t.queue(queue)}`;
   const lanes: Record<Lane, LaneKeys> = {
     critical: { ready: `${base}:critical:ready`, leased: `${base}:critical:leased` },
     normal: { ready: `${base}:ready`, leased: `${base}:leased` },
@@ -129,10 +160,14 @@ export function queueKeys(queue: QueueName): QueueKeys {
  * the content JSON as stored. Payloads of another format (an older version mid-deploy published
  * `{instance} {topic}`) are ignored: listeners see the broken chain and read the store.
  */
-export const ntfyHeadKey = 'ntfy:head';
-export const ntfyExpiryKey = 'ntfy:expiry';
-export const ntfyIdsKey = 'ntfy:ids';
-export const ntfyTopicKey = (topic: string): string => `ntfy:topic:${topic}`;
+function ntfyKeys(t: KeyTags) {
+  return {
+    ntfyHeadKey: 'ntfy:head',
+    ntfyExpiryKey: 'ntfy:expiry',
+    ntfyIdsKey: 'ntfy:ids',
+    ntfyTopicKey: (topic: string): string => `ntfy:topic:${t.topic(topic)}`,
+  };
+}
 /** The append-event channel of a client with key prefix `keyPrefix` (ioredis does not prefix channels). */
 export const ntfyWakeChannel = (keyPrefix: string): string => `${keyPrefix}ntfy:wake`;
 
@@ -157,16 +192,21 @@ export const ntfyWakeChannel = (keyPrefix: string): string => `${keyPrefix}ntfy:
  * {@link COALESCE_HLL_KEY_PREFIX} with the client's key prefix in front as arguments, so a test
  * prefix still reaches those keys.
  */
-export const COALESCE_GROUP_KEY_PREFIX = 'coalesce:g:';
-export const COALESCE_HLL_KEY_PREFIX = 'coalesce:hll:';
-export const coalesceGroupKey = (groupId: string): string => `${COALESCE_GROUP_KEY_PREFIX}${groupId}`;
-export const coalesceHllKey = (groupId: string): string => `${COALESCE_HLL_KEY_PREFIX}${groupId}`;
-export const coalesceDispositionKey = (eventId: string, recipient: string): string => `coalesce:disp:${eventId}:${recipient}`;
-export const coalesceDueKey = 'coalesce:due';
-export const coalesceLeasesKey = 'coalesce:leases';
-export const coalesceThrottleKey = (owner: string): string => `coalesce:throttle:${owner}`;
-export const coalesceEmittedKey = (owner: string): string => `coalesce:emitted:${owner}`;
-
+const COALESCE_GROUP_KEY_PREFIX = 'coalesce:g:';
+const COALESCE_HLL_KEY_PREFIX = 'coalesce:hll:';
+function coalesceKeys(t: KeyTags) {
+  return {
+    COALESCE_GROUP_KEY_PREFIX,
+    COALESCE_HLL_KEY_PREFIX,
+    coalesceGroupKey: (groupId: string): string => `${COALESCE_GROUP_KEY_PREFIX}${groupId}`,
+    coalesceHllKey: (groupId: string): string => `${COALESCE_HLL_KEY_PREFIX}${groupId}`,
+    coalesceDispositionKey: (eventId: string, recipient: string): string => `coalesce:disp:${eventId}:${t.user(recipient)}`,
+    coalesceDueKey: 'coalesce:due',
+    coalesceLeasesKey: 'coalesce:leases',
+    coalesceThrottleKey: (owner: string): string => `coalesce:throttle:${t.user(owner)}`,
+    coalesceEmittedKey: (owner: string): string => `coalesce:emitted:${t.user(owner)}`,
+  };
+}
 // ---- notify lists and fan-out jobs (port-bells.ts) ------------------------------------------
 
 /*
@@ -185,19 +225,26 @@ export const coalesceEmittedKey = (owner: string): string => `coalesce:emitted:$
  * depend on the stored creators); it gets {@link NOTIFY_WATCHERS_KEY_PREFIX} with the client's key
  * prefix in front as an argument instead, so a test prefix still reaches those keys.
  */
-export const notifySubsKey = (subscriber: string): string => `notify_subs:${subscriber}`;
-export const notifySubsTsKey = (subscriber: string): string => `notify_subs_ts:${subscriber}`;
-export const NOTIFY_WATCHERS_KEY_PREFIX = 'notify_watchers:';
-export const notifyWatchersKey = (creator: string): string => `${NOTIFY_WATCHERS_KEY_PREFIX}${creator}`;
-export const notifyRateKey = (subscriber: string, creator: string): string => `notify_rate:${subscriber}:${creator}`;
-export const fanoutEnqueuedKey = (eventId: string): string => `fanout:enqueued:${eventId}`;
-export const newPostFanoutJobsKey = 'new_post_fanout_jobs';
-
+const NOTIFY_WATCHERS_KEY_PREFIX = 'notify_watchers:';
+function bellKeys(t: KeyTags) {
+  return {
+    notifySubsKey: (subscriber: string): string => `notify_subs:${t.user(subscriber)}`,
+    notifySubsTsKey: (subscriber: string): string => `notify_subs_ts:${t.user(subscriber)}`,
+    NOTIFY_WATCHERS_KEY_PREFIX,
+    notifyWatchersKey: (creator: string): string => `${NOTIFY_WATCHERS_KEY_PREFIX}${t.user(creator)}`,
+    notifyRateKey: (subscriber: string, creator: string): string => `notify_rate:${subscriber}:${t.user(creator)}`,
+    fanoutEnqueuedKey: (eventId: string): string => `fanout:enqueued:${eventId}`,
+    newPostFanoutJobsKey: 'new_post_fanout_jobs',
+  };
+}
 // ---- Web Push (port-vapid.ts) ----------------------------------------------------------------
 
 /** STRING: the fleet's VAPID key pair, JSON `{"publicKey","privateKey"}` (base64url), set once. */
-export const vapidKeysKey = 'webpush:vapid';
-
+function vapidKeys(_t: KeyTags) {
+  return {
+    vapidKeysKey: 'webpush:vapid',
+  };
+}
 // ---- API keys, sends, delivery log (port-apikeys.ts, port-sends.ts, port-delivery-log.ts) ----
 
 /*
@@ -221,17 +268,21 @@ export const vapidKeysKey = 'webpush:vapid';
  * A log member is `{append uuid}{index, 6 digits}|{entry JSON}`: unique, and ordered within one
  * append (a ZSET orders equal scores by member).
  */
-export const apiKeyKey = (id: string): string => `apikey:${id}`;
-export const apiKeyHashesKey = 'apikey_hashes';
-export const apiKeysKey = 'apikeys';
-export const sendKey = (appId: string, id: string): string => `send:${appId}:${id}`;
-export const sendIdempotencyKey = (appId: string, key: string): string => `send_idem:${appId}:${key}`;
-export const sendsDueKey = (lane: Lane): string => `sends:due:${lane}`;
-export const deliveryLogKey = (appId: string): string => `delivery_log:${appId}`;
-export const deliveryLogRecipientKey = (appId: string, recipient: string): string => `delivery_log:${appId}:recipient:${recipient}`;
-export const deliveryLogNotificationKey = (appId: string, id: string): string => `delivery_log:${appId}:notification:${id}`;
-export const deliveryStatsKey = (appId: string, day: number): string => `delivery_stats:${appId}:${day}`;
-export const deliveryStatsDaysKey = (appId: string): string => `delivery_stats_days:${appId}`;
+function platformKeys(_t: KeyTags) {
+  return {
+    apiKeyKey: (id: string): string => `apikey:${id}`,
+    apiKeyHashesKey: 'apikey_hashes',
+    apiKeysKey: 'apikeys',
+    sendKey: (appId: string, id: string): string => `send:${appId}:${id}`,
+    sendIdempotencyKey: (appId: string, key: string): string => `send_idem:${appId}:${key}`,
+    sendsDueKey: (lane: Lane): string => `sends:due:${lane}`,
+    deliveryLogKey: (appId: string): string => `delivery_log:${appId}`,
+    deliveryLogRecipientKey: (appId: string, recipient: string): string => `delivery_log:${appId}:recipient:${recipient}`,
+    deliveryLogNotificationKey: (appId: string, id: string): string => `delivery_log:${appId}:notification:${id}`,
+    deliveryStatsKey: (appId: string, day: number): string => `delivery_stats:${appId}:${day}`,
+    deliveryStatsDaysKey: (appId: string): string => `delivery_stats_days:${appId}`,
+  };
+}
 // ---- the console's fleet view and sessions (port-fleet.ts) ----------------------------------
 
 /*
@@ -242,11 +293,14 @@ export const deliveryStatsDaysKey = (appId: string): string => `delivery_stats_d
  * | `fleet:sample_values`      | HASH   | the same member → values JSON                                 |
  * | `console_session:{idHash}` | STRING | session JSON; PX its time to live                             |
  */
-export const fleetHeartbeatsKey = 'fleet:heartbeats';
-export const fleetSamplesKey = 'fleet:samples';
-export const fleetSampleValuesKey = 'fleet:sample_values';
-export const consoleSessionKey = (idHash: string): string => `console_session:${idHash}`;
-
+function fleetKeys(_t: KeyTags) {
+  return {
+    fleetHeartbeatsKey: 'fleet:heartbeats',
+    fleetSamplesKey: 'fleet:samples',
+    fleetSampleValuesKey: 'fleet:sample_values',
+    consoleSessionKey: (idHash: string): string => `console_session:${idHash}`,
+  };
+}
 // ---- the user's inbox (port-inbox.ts) --------------------------------------------------------
 
 /*
@@ -268,15 +322,20 @@ export const consoleSessionKey = (idHash: string): string => `console_session:${
  * stored words); it gets {@link ALERT_WORD_USERS_KEY_PREFIX} with the client's key prefix in front.
  * The per-user keys of the counting and badge scripts are passed, fully built, as arguments.
  */
-export const inboxKey = (pubkey: string): string => `inbox:${pubkey}`;
-export const inboxCountedKey = (countKey: string, recipient: string): string => `inbox_counted:${countKey}:${recipient}`;
-export const alertWordsKey = 'alertwords';
-export const ALERT_WORD_USERS_KEY_PREFIX = 'alertwordUsers:';
-export const alertWordUsersKey = (word: string): string => `${ALERT_WORD_USERS_KEY_PREFIX}${word}`;
-export const userAlertWordsKey = (pubkey: string): string => `user_alertwords:${pubkey}`;
-export const announcementsKey = 'announcements';
-export const activeAnnouncementsKey = 'announcements:active';
-export const announcementSeqKey = 'announcements:seq';
+const ALERT_WORD_USERS_KEY_PREFIX = 'alertwordUsers:';
+function inboxKeys(t: KeyTags) {
+  return {
+    inboxKey: (pubkey: string): string => `inbox:${t.user(pubkey)}`,
+    inboxCountedKey: (countKey: string, recipient: string): string => `inbox_counted:${countKey}:${t.user(recipient)}`,
+    alertWordsKey: 'alertwords',
+    ALERT_WORD_USERS_KEY_PREFIX,
+    alertWordUsersKey: (word: string): string => `${ALERT_WORD_USERS_KEY_PREFIX}${word}`,
+    userAlertWordsKey: (pubkey: string): string => `user_alertwords:${t.user(pubkey)}`,
+    announcementsKey: 'announcements',
+    activeAnnouncementsKey: 'announcements:active',
+    announcementSeqKey: 'announcements:seq',
+  };
+}
 /** The hint channel of a client with key prefix `keyPrefix` (ioredis does not prefix channels). */
 export const inboxHintChannel = (keyPrefix: string): string => `${keyPrefix}inbox:hints`;
 
@@ -290,11 +349,15 @@ export const inboxHintChannel = (keyPrefix: string): string => `${keyPrefix}inbo
  * | `nip9a:version`          | STRING | change counter, INCR on every change                                  |
  * | `nip9a:outcomes`         | ZSET   | delivery key → terminal outcome recorded at (ms)                      |
  */
-export const nip9aRegistrationsKey = 'nip9a:registrations';
-export const nip9aAuthorKey = (pubkey: string): string => `nip9a:author:${pubkey}`;
-export const nip9aRelayCountsKey = 'nip9a:relay_counts';
-export const nip9aVersionKey = 'nip9a:version';
-export const nip9aOutcomesKey = 'nip9a:outcomes';
+function nip9aGatewayKeys(t: KeyTags) {
+  return {
+    nip9aRegistrationsKey: 'nip9a:registrations',
+    nip9aAuthorKey: (pubkey: string): string => `nip9a:author:${t.user(pubkey)}`,
+    nip9aRelayCountsKey: 'nip9a:relay_counts',
+    nip9aVersionKey: 'nip9a:version',
+    nip9aOutcomesKey: 'nip9a:outcomes',
+  };
+}
 /** The field of a registration in {@link nip9aRegistrationsKey}; the pubkey is 64 hex, so the first `:` ends it. */
 export const nip9aRegistrationField = (pubkey: string, d: string): string => `${pubkey}:${d}`;
 
@@ -311,12 +374,14 @@ export const nip9aRegistrationField = (pubkey: string, d: string): string => `${
  * The receipt key ends with the relay URL (it may hold any character but a space), so the
  * fixed-format parts before it cannot be confused.
  */
-export const nip9aCallbacksKey = 'nip9a:callbacks';
-export const nip9aCallbackSecretsKey = 'nip9a:callback_secrets';
-export const nip9aCallbacksOfKey = (owner: string): string => `nip9a:callbacks_of:${owner}`;
-export const nip9aReceiptKey = (callbackId: string, eventId: string, relay: string): string =>
-  `nip9a:receipt:${callbackId}:${eventId}:${relay}`;
-
+function nip9aCallbackKeys(t: KeyTags) {
+  return {
+    nip9aCallbacksKey: 'nip9a:callbacks',
+    nip9aCallbackSecretsKey: 'nip9a:callback_secrets',
+    nip9aCallbacksOfKey: (owner: string): string => `nip9a:callbacks_of:${t.user(owner)}`,
+    nip9aReceiptKey: (callbackId: string, eventId: string, relay: string): string => `nip9a:receipt:${callbackId}:${eventId}:${relay}`,
+  };
+}
 // ---- the per-user push throttle (port-throttle.ts) -------------------------------------------
 
 /*
@@ -324,7 +389,11 @@ export const nip9aReceiptKey = (callbackId: string, eventId: string, relay: stri
  * |-------------------------------------------|------|---------------------------------------------------|
  * | `push_throttle:{pubkey}:{windowStartSecs}` | HASH | `pushed`, `withheld` in the window; EXPIRE two windows |
  */
-export const pushThrottleKey = (pubkey: string, windowStartSecs: number): string => `push_throttle:${pubkey}:${windowStartSecs}`;
+function throttleKeys(t: KeyTags) {
+  return {
+    pushThrottleKey: (pubkey: string, windowStartSecs: number): string => `push_throttle:${t.user(pubkey)}:${windowStartSecs}`,
+  };
+}
 // ---- campaigns and suppressions (port-campaigns.ts, port-suppressions.ts) ---------------------
 
 /*
@@ -336,12 +405,15 @@ export const pushThrottleKey = (pubkey: string, windowStartSecs: number): string
  * | `campaign_delivery:{idempotencyKey}`     | STRING | owner uuid: seed 000's campaign claim, `SET NX EX` 600 s, then EXPIRE to the dedup TTL once delivered; `{idempotencyKey}` is `{app}:{campaign key}:{device}` |
  * | `suppressions:{app}`                     | HASH   | suppression id → JSON `{kind, value, createdAtMs}`       |
  */
-export const campaignKey = (appId: string, id: string): string => `campaign:${appId}:${id}`;
-export const campaignIdempotencyKey = (appId: string, key: string): string => `campaign_idem:${appId}:${key}`;
-export const campaignsDueKey = 'campaigns:due';
-export const campaignDeliveryKey = (idempotencyKey: string): string => `campaign_delivery:${idempotencyKey}`;
-export const suppressionsKey = (appId: string): string => `suppressions:${appId}`;
-
+function campaignKeys(_t: KeyTags) {
+  return {
+    campaignKey: (appId: string, id: string): string => `campaign:${appId}:${id}`,
+    campaignIdempotencyKey: (appId: string, key: string): string => `campaign_idem:${appId}:${key}`,
+    campaignsDueKey: 'campaigns:due',
+    campaignDeliveryKey: (idempotencyKey: string): string => `campaign_delivery:${idempotencyKey}`,
+    suppressionsKey: (appId: string): string => `suppressions:${appId}`,
+  };
+}
 /*
  * Quiet hours (port-quiet-hours.ts):
  *
@@ -351,6 +423,38 @@ export const suppressionsKey = (appId: string): string => `suppressions:${appId}
  * | `digest:{pubkey}`       | HASH   | notification type → pushes held for the digest                  |
  * | `digests:due`           | ZSET   | pubkey → when its digest is due (window end, lease deadline), ms |
  */
-export const quietHoursKey = (pubkey: string): string => `quiet_hours:${pubkey}`;
-export const digestKey = (pubkey: string): string => `digest:${pubkey}`;
-export const digestsDueKey = 'digests:due';
+function quietHoursKeys(t: KeyTags) {
+  return {
+    quietHoursKey: (pubkey: string): string => `quiet_hours:${t.user(pubkey)}`,
+    digestKey: (pubkey: string): string => `digest:${t.user(pubkey)}`,
+    digestsDueKey: 'digests:due',
+  };
+}
+
+/**
+ * Every key name of one store view, in one layout. Built once per store (`RedisContext.keys`):
+ * two stores of one process may use different layouts (`store migrate-layout` opens both).
+ */
+export function createRedisKeys(layout: KeyLayout) {
+  const t = keyTags(layout);
+  return {
+    layout,
+    queueKeys: (queue: QueueName): QueueKeys => queueKeysOf(t, queue),
+    ...tokenAndClaimKeys(t),
+    ...userKeys(t),
+    ...ntfyKeys(t),
+    ...coalesceKeys(t),
+    ...bellKeys(t),
+    ...vapidKeys(t),
+    ...platformKeys(t),
+    ...fleetKeys(t),
+    ...inboxKeys(t),
+    ...nip9aGatewayKeys(t),
+    ...nip9aCallbackKeys(t),
+    ...throttleKeys(t),
+    ...campaignKeys(t),
+    ...quietHoursKeys(t),
+  };
+}
+
+export type RedisKeys = ReturnType<typeof createRedisKeys>;

@@ -8,7 +8,6 @@
  */
 import type { CachedProfile, Preferences } from '../port.ts';
 import { expirySeconds, isRecord, parseJson, type RedisContext } from './context.ts';
-import { campaignConsentKey, profileCacheKey, relayCursorsKey, userPreferencesKey } from './keys.ts';
 
 /** What `campaign_consent:{pubkey}` holds while campaigns are enabled. */
 const CAMPAIGN_CONSENT_VALUE = '1';
@@ -29,7 +28,7 @@ export function parseKinds(raw: string): number[] | null {
 }
 
 export async function getPreferences(ctx: RedisContext, pubkey: string): Promise<Preferences | null> {
-  const [rawPreferences, consent] = await ctx.redis.mget(userPreferencesKey(pubkey), campaignConsentKey(pubkey));
+  const [rawPreferences, consent] = await ctx.redis.mget(ctx.keys.userPreferencesKey(pubkey), ctx.keys.campaignConsentKey(pubkey));
   if (rawPreferences === null || rawPreferences === undefined) return null;
   const kinds = parseKinds(rawPreferences);
   if (kinds === null) {
@@ -44,15 +43,15 @@ export async function setPreferences(ctx: RedisContext, pubkey: string, preferen
   if (!Array.isArray(preferences.kinds) || !preferences.kinds.every((kind) => Number.isInteger(kind))) {
     throw new TypeError('setPreferences: kinds must be an array of integers');
   }
-  const multi = ctx.redis.multi().set(userPreferencesKey(pubkey), JSON.stringify({ kinds: preferences.kinds }));
-  if (preferences.campaignsEnabled) multi.set(campaignConsentKey(pubkey), CAMPAIGN_CONSENT_VALUE);
-  else multi.del(campaignConsentKey(pubkey));
+  const multi = ctx.redis.multi().set(ctx.keys.userPreferencesKey(pubkey), JSON.stringify({ kinds: preferences.kinds }));
+  if (preferences.campaignsEnabled) multi.set(ctx.keys.campaignConsentKey(pubkey), CAMPAIGN_CONSENT_VALUE);
+  else multi.del(ctx.keys.campaignConsentKey(pubkey));
   const results = (await multi.exec()) ?? [];
   for (const [error] of results) if (error) throw error;
 }
 
 export async function getRelayCursor(ctx: RedisContext, relayUrl: string): Promise<number | null> {
-  const raw = await ctx.redis.hget(relayCursorsKey, relayUrl);
+  const raw = await ctx.redis.hget(ctx.keys.relayCursorsKey, relayUrl);
   if (raw === null) return null;
   const createdAt = Number(raw);
   if (raw.trim() !== '' && Number.isFinite(createdAt)) return createdAt;
@@ -64,11 +63,11 @@ export async function advanceRelayCursor(ctx: RedisContext, relayUrl: string, cr
   if (!Number.isSafeInteger(createdAt) || createdAt < 0) {
     throw new RangeError(`advanceRelayCursor: createdAt must be a non-negative integer, got ${createdAt}`);
   }
-  await ctx.scripts.run('advanceRelayCursor', [relayCursorsKey], [relayUrl, createdAt]);
+  await ctx.scripts.run('advanceRelayCursor', [ctx.keys.relayCursorsKey], [relayUrl, createdAt]);
 }
 
 export async function getCachedProfile(ctx: RedisContext, pubkey: string): Promise<CachedProfile | null> {
-  const raw = await ctx.redis.get(profileCacheKey(pubkey));
+  const raw = await ctx.redis.get(ctx.keys.profileCacheKey(pubkey));
   if (raw === null) return null;
   const document = parseJson(raw);
   if (!isRecord(document)) {
@@ -84,5 +83,5 @@ export async function getCachedProfile(ctx: RedisContext, pubkey: string): Promi
 /** Stored as divine stores it: `{pubkey,name,display_name}` with null for a missing name. */
 export async function cacheProfile(ctx: RedisContext, profile: CachedProfile, ttlSecs: number): Promise<void> {
   const document = { pubkey: profile.pubkey, name: profile.name ?? null, display_name: profile.display_name ?? null };
-  await ctx.redis.setex(profileCacheKey(profile.pubkey), expirySeconds('cacheProfile', ttlSecs), JSON.stringify(document));
+  await ctx.redis.setex(ctx.keys.profileCacheKey(profile.pubkey), expirySeconds('cacheProfile', ttlSecs), JSON.stringify(document));
 }

@@ -9,7 +9,6 @@ import { randomUUID } from 'node:crypto';
 import type { Nip9aAcceptance, Nip9aCallback } from '../port-nip9a-callbacks.ts';
 import { DEFAULT_LANE } from '../lanes.ts';
 import { expirySeconds, isRecord, parseJson, prefixed, type RedisContext } from './context.ts';
-import { nip9aCallbackSecretsKey, nip9aCallbacksKey, nip9aCallbacksOfKey, nip9aReceiptKey, queueKeys } from './keys.ts';
 
 function toJson(callback: Nip9aCallback): string {
   const { id, secretHash, secretHint, owner, relay, createdAtMs } = callback;
@@ -29,7 +28,7 @@ function fromJson(ctx: RedisContext, raw: string | null): Nip9aCallback | null {
     typeof value.relay !== 'string' ||
     typeof value.createdAtMs !== 'number'
   ) {
-    ctx.logger.warn({ key: nip9aCallbacksKey }, 'unreadable NIP-9a callback record; treated as absent');
+    ctx.logger.warn({ key: ctx.keys.nip9aCallbacksKey }, 'unreadable NIP-9a callback record; treated as absent');
     return null;
   }
   const { id, secretHash, secretHint, owner, relay, createdAtMs } = value;
@@ -39,28 +38,28 @@ function fromJson(ctx: RedisContext, raw: string | null): Nip9aCallback | null {
 export async function createNip9aCallback(ctx: RedisContext, callback: Nip9aCallback): Promise<void> {
   const stored = await ctx.scripts.run(
     'createNip9aCallback',
-    [nip9aCallbacksKey, nip9aCallbackSecretsKey, nip9aCallbacksOfKey(callback.owner)],
+    [ctx.keys.nip9aCallbacksKey, ctx.keys.nip9aCallbackSecretsKey, ctx.keys.nip9aCallbacksOfKey(callback.owner)],
     [callback.id, callback.secretHash, callback.createdAtMs, toJson(callback)],
   );
   if (stored !== 1) throw new Error(`createNip9aCallback: id ${callback.id} or its secret hash is already stored`);
 }
 
 export async function findNip9aCallback(ctx: RedisContext, secretHash: string): Promise<Nip9aCallback | null> {
-  const raw = await ctx.scripts.run('findNip9aCallback', [nip9aCallbacksKey, nip9aCallbackSecretsKey], [secretHash]);
+  const raw = await ctx.scripts.run('findNip9aCallback', [ctx.keys.nip9aCallbacksKey, ctx.keys.nip9aCallbackSecretsKey], [secretHash]);
   return fromJson(ctx, typeof raw === 'string' ? raw : null);
 }
 
 export async function listNip9aCallbacks(ctx: RedisContext, owner: string): Promise<Nip9aCallback[]> {
-  const ids = await ctx.redis.zrange(nip9aCallbacksOfKey(owner), 0, -1);
+  const ids = await ctx.redis.zrange(ctx.keys.nip9aCallbacksOfKey(owner), 0, -1);
   if (ids.length === 0) return [];
-  const raws = await ctx.redis.hmget(nip9aCallbacksKey, ...ids);
+  const raws = await ctx.redis.hmget(ctx.keys.nip9aCallbacksKey, ...ids);
   return raws.map((raw) => fromJson(ctx, raw)).filter((c): c is Nip9aCallback => c !== null && c.owner === owner);
 }
 
 export async function revokeNip9aCallback(ctx: RedisContext, owner: string, id: string): Promise<boolean> {
   const deleted = await ctx.scripts.run(
     'revokeNip9aCallback',
-    [nip9aCallbacksKey, nip9aCallbackSecretsKey, nip9aCallbacksOfKey(owner)],
+    [ctx.keys.nip9aCallbacksKey, ctx.keys.nip9aCallbackSecretsKey, ctx.keys.nip9aCallbacksOfKey(owner)],
     [owner, id],
   );
   return deleted === 1;
@@ -80,14 +79,14 @@ export async function acceptNip9aReceipts<T>(
     const payload = JSON.stringify(item.payload) as string | undefined;
     if (payload === undefined) throw new TypeError(`acceptNip9aReceipts: payload of ${item.id} is not JSON-serialisable`);
     args.push(
-      key(nip9aReceiptKey(receipt.callbackId, receipt.eventId, receipt.relay)),
+      key(ctx.keys.nip9aReceiptKey(receipt.callbackId, receipt.eventId, receipt.relay)),
       randomUUID(),
       item.id,
       payload,
       item.lane ?? DEFAULT_LANE,
     );
   }
-  const keys = queueKeys('inbound');
+  const keys = ctx.keys.queueKeys('inbound');
   const replies = (await ctx.scripts.run('claimAndEnqueue', [...keys.readyKeys, keys.items, keys.meta], args)) as number[];
   return entries.map((_, i) => replies[i] === 1);
 }

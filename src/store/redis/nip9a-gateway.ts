@@ -6,17 +6,10 @@
 import type { Nip9aRegistrationLimits, PutNip9aRegistrationResult, StoredNip9aRegistration } from '../port-nip9a-gateway.ts';
 import { StoreError, StoreStatus } from '../errors.ts';
 import { isRecord, parseJson, type RedisContext } from './context.ts';
-import {
-  nip9aAuthorKey,
-  nip9aOutcomesKey,
-  nip9aRegistrationField,
-  nip9aRegistrationsKey,
-  nip9aRelayCountsKey,
-  nip9aVersionKey,
-} from './keys.ts';
+import { nip9aRegistrationField } from './keys.ts';
 
-function registrationKeys(pubkey: string): string[] {
-  return [nip9aRegistrationsKey, nip9aAuthorKey(pubkey), nip9aRelayCountsKey, nip9aVersionKey];
+function registrationKeys(ctx: RedisContext, pubkey: string): string[] {
+  return [ctx.keys.nip9aRegistrationsKey, ctx.keys.nip9aAuthorKey(pubkey), ctx.keys.nip9aRelayCountsKey, ctx.keys.nip9aVersionKey];
 }
 
 function decode(operation: string, raw: string): StoredNip9aRegistration {
@@ -55,7 +48,7 @@ export async function putNip9aRegistration(
     relays: registration.relays,
     eventJson: registration.eventJson,
   });
-  const reply = (await ctx.scripts.run('nip9aPut', registrationKeys(pubkey), [
+  const reply = (await ctx.scripts.run('nip9aPut', registrationKeys(ctx, pubkey), [
     nip9aRegistrationField(pubkey, d),
     d,
     registration.eventId,
@@ -83,37 +76,37 @@ export async function putNip9aRegistration(
 }
 
 export async function deleteNip9aRegistration(ctx: RedisContext, pubkey: string, d: string, eventId?: string): Promise<boolean> {
-  const reply = await ctx.scripts.run('nip9aDelete', registrationKeys(pubkey), [nip9aRegistrationField(pubkey, d), d, eventId ?? '']);
+  const reply = await ctx.scripts.run('nip9aDelete', registrationKeys(ctx, pubkey), [nip9aRegistrationField(pubkey, d), d, eventId ?? '']);
   return reply === 1;
 }
 
 export async function getNip9aRegistration(ctx: RedisContext, pubkey: string, d: string): Promise<StoredNip9aRegistration | null> {
-  const raw = await ctx.redis.hget(nip9aRegistrationsKey, nip9aRegistrationField(pubkey, d));
+  const raw = await ctx.redis.hget(ctx.keys.nip9aRegistrationsKey, nip9aRegistrationField(pubkey, d));
   return raw === null ? null : decode('getNip9aRegistration', raw);
 }
 
 export async function listNip9aRegistrations(ctx: RedisContext, pubkey: string): Promise<StoredNip9aRegistration[]> {
-  const ds = await ctx.redis.smembers(nip9aAuthorKey(pubkey));
+  const ds = await ctx.redis.smembers(ctx.keys.nip9aAuthorKey(pubkey));
   if (ds.length === 0) return [];
-  const raws = await ctx.redis.hmget(nip9aRegistrationsKey, ...ds.map((d) => nip9aRegistrationField(pubkey, d)));
+  const raws = await ctx.redis.hmget(ctx.keys.nip9aRegistrationsKey, ...ds.map((d) => nip9aRegistrationField(pubkey, d)));
   return raws.filter((raw): raw is string => raw !== null).map((raw) => decode('listNip9aRegistrations', raw));
 }
 
 export async function listAllNip9aRegistrations(ctx: RedisContext): Promise<StoredNip9aRegistration[]> {
-  const all = await ctx.redis.hvals(nip9aRegistrationsKey);
+  const all = await ctx.redis.hvals(ctx.keys.nip9aRegistrationsKey);
   return all.map((raw) => decode('listAllNip9aRegistrations', raw));
 }
 
 export async function nip9aRegistrationsVersion(ctx: RedisContext): Promise<number> {
-  return Number((await ctx.redis.get(nip9aVersionKey)) ?? '0');
+  return Number((await ctx.redis.get(ctx.keys.nip9aVersionKey)) ?? '0');
 }
 
 export async function recordNip9aOutcome(ctx: RedisContext, key: string, maxEntries: number, maxAgeMs: number): Promise<boolean> {
-  const reply = await ctx.scripts.run('nip9aRecordOutcome', [nip9aOutcomesKey], [key, ctx.clock.nowMs(), maxEntries, maxAgeMs]);
+  const reply = await ctx.scripts.run('nip9aRecordOutcome', [ctx.keys.nip9aOutcomesKey], [key, ctx.clock.nowMs(), maxEntries, maxAgeMs]);
   return reply === 1;
 }
 
 export async function hasNip9aOutcome(ctx: RedisContext, key: string, maxAgeMs: number): Promise<boolean> {
-  const score = await ctx.redis.zscore(nip9aOutcomesKey, key);
+  const score = await ctx.redis.zscore(ctx.keys.nip9aOutcomesKey, key);
   return score !== null && Number(score) > ctx.clock.nowMs() - maxAgeMs;
 }

@@ -43,7 +43,7 @@ import {
   storedNtfyContent,
 } from '../ntfy-shared.ts';
 import { prefixed, type RedisContext } from './context.ts';
-import { ntfyExpiryKey, ntfyHeadKey, ntfyIdsKey, ntfyTopicKey, ntfyWakeChannel } from './keys.ts';
+import { ntfyWakeChannel } from './keys.ts';
 
 /** Topics whose expired entries one janitor call visits at most. */
 export const NTFY_EXPIRY_TOPICS_PER_CALL = 100;
@@ -145,10 +145,11 @@ export class RedisNtfyTopics {
    * ntfy operation started in the turn (a burst of publishes, a thousand subscriptions catching
    * up) leave in one socket write instead of one each: under load the write was the largest share
    * of an operation's CPU. Each command is still its own atomic step, sent in call order. Not
-   * connected: ioredis queues commands itself and writes them on connect.
+   * connected: ioredis queues commands itself and writes them on connect. A cluster client has a
+   * connection per node and batches per node itself (auto-pipelining), so there is nothing to cork.
    */
   private corkForTurn(): void {
-    if (this.corked || this.ctx.redis.status !== 'ready') return;
+    if (this.corked || this.ctx.cluster || this.ctx.redis.status !== 'ready') return;
     const socket = this.ctx.redis.stream;
     socket.cork();
     this.corked = true;
@@ -166,7 +167,7 @@ export class RedisNtfyTopics {
     this.corkForTurn();
     const reply = await this.ctx.scripts.run(
       'appendNtfyMessage',
-      [ntfyHeadKey, ntfyTopicKey(topic), ntfyExpiryKey, ntfyIdsKey],
+      [this.ctx.keys.ntfyHeadKey, this.ctx.keys.ntfyTopicKey(topic), this.ctx.keys.ntfyExpiryKey, this.ctx.keys.ntfyIdsKey],
       [this.ctx.clock.nowMs(), Math.ceil(ttlMs), stored.json, topic, NTFY_MAX_SEQ, this.channel],
     );
     if (!Array.isArray(reply)) throw new Error('appendNtfyMessage: unexpected reply');
@@ -194,7 +195,7 @@ export class RedisNtfyTopics {
         if (index === undefined) {
           index = rangeIndex.size;
           rangeIndex.set(id, index);
-          args.push(key(ntfyTopicKey(topic)), start, String(request.limit));
+          args.push(key(this.ctx.keys.ntfyTopicKey(topic)), start, String(request.limit));
         }
         return index;
       });
@@ -202,7 +203,10 @@ export class RedisNtfyTopics {
     });
     if (rangeIndex.size === 0) return plans.map(({ request }) => ({ messages: [], position: request.afterId, complete: true }));
     this.corkForTurn();
-    const [headEntry, ...replies] = (await this.ctx.scripts.run('readNtfyTopics', [ntfyHeadKey], args)) as [unknown, ...unknown[]];
+    const [headEntry, ...replies] = (await this.ctx.scripts.run('readNtfyTopics', [this.ctx.keys.ntfyHeadKey], args)) as [
+      unknown,
+      ...unknown[],
+    ];
     const headPosition = typeof headEntry === 'string' ? positionOfEntryId(headEntry) : null;
     const head = headPosition ? encodeNtfyId(headPosition) : null;
     const nowMs = this.ctx.clock.nowMs();
@@ -244,7 +248,7 @@ export class RedisNtfyTopics {
     if (unique.length === 0 || end === null) return [];
     this.corkForTurn();
     const multi = this.ctx.redis.multi();
-    for (const topic of unique) multi.xrevrange(ntfyTopicKey(topic), end, '-', 'COUNT', 1);
+    for (const topic of unique) multi.xrevrange(this.ctx.keys.ntfyTopicKey(topic), end, '-', 'COUNT', 1);
     const ranges = results(await multi.exec(), 'latestNtfyMessages');
     const nowMs = this.ctx.clock.nowMs();
     const messages: NtfyMessage[] = [];
@@ -259,7 +263,7 @@ export class RedisNtfyTopics {
 
   async head(): Promise<string | null> {
     this.corkForTurn();
-    const head = await this.ctx.redis.get(ntfyHeadKey);
+    const head = await this.ctx.redis.get(this.ctx.keys.ntfyHeadKey);
     const position = head === null ? null : positionOfEntryId(head);
     return position ? encodeNtfyId(position) : null;
   }
@@ -269,11 +273,11 @@ export class RedisNtfyTopics {
     if (position === null) return false;
     const entryId = entryIdOf(position);
     this.corkForTurn();
-    const topic = await this.ctx.redis.hget(ntfyIdsKey, entryId);
+    const topic = await this.ctx.redis.hget(this.ctx.keys.ntfyIdsKey, entryId);
     if (topic === null) return false;
     // The index outlives expiry until the janitor runs; the entry's own expiry decides.
     this.corkForTurn();
-    const [entry] = (await this.ctx.redis.xrange(ntfyTopicKey(topic), entryId, entryId)) as StreamEntry[];
+    const [entry] = (await this.ctx.redis.xrange(this.ctx.keys.ntfyTopicKey(topic), entryId, entryId)) as StreamEntry[];
     const message = entry ? this.toMessage(topic, position, entry[1]) : null;
     return message !== null && message.expiresMs > this.ctx.clock.nowMs();
   }
@@ -281,13 +285,13 @@ export class RedisNtfyTopics {
   async expire(limit: number): Promise<number> {
     requireLimit('expireNtfyMessages', limit);
     const nowMs = this.ctx.clock.nowMs();
-    const due = await this.ctx.redis.zrangebyscore(ntfyExpiryKey, '-inf', nowMs, 'LIMIT', 0, NTFY_EXPIRY_TOPICS_PER_CALL);
+    const due = await this.ctx.redis.zrangebyscore(this.ctx.keys.ntfyExpiryKey, '-inf', nowMs, 'LIMIT', 0, NTFY_EXPIRY_TOPICS_PER_CALL);
     let deleted = 0;
     for (const topic of due) {
       if (deleted >= limit) break;
       const [count] = (await this.ctx.scripts.run(
         'expireNtfyTopic',
-        [ntfyTopicKey(topic), ntfyExpiryKey, ntfyIdsKey],
+        [this.ctx.keys.ntfyTopicKey(topic), this.ctx.keys.ntfyExpiryKey, this.ctx.keys.ntfyIdsKey],
         [nowMs, topic, limit - deleted],
       )) as [number, number];
       deleted += count;

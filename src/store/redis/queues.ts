@@ -54,7 +54,6 @@ import { decodeDeadLetterCursor, encodeDeadLetterCursor } from '../dead-letter-c
 import { DEFAULT_LANE, LANES, isLane, leasePasses, zeroLaneStats } from '../lanes.ts';
 import type { ScriptArg } from './scripts.ts';
 import { isRecord, parseJson, type RedisContext } from './context.ts';
-import { queueKeys } from './keys.ts';
 
 /** Reason recorded when a leased item's payload no longer parses (a damaged queue entry). */
 export const CORRUPT_PAYLOAD_REASON = 'payload is not valid JSON';
@@ -94,7 +93,7 @@ export async function enqueueMany<T>(ctx: RedisContext, queue: QueueName, items:
     requireTime('enqueue', 'availableAtMs', availableAtMs);
     args.push(item.id, payload, availableAtMs, item.lane ?? DEFAULT_LANE);
   }
-  const keys = queueKeys(queue);
+  const keys = ctx.keys.queueKeys(queue);
   const added = (await ctx.scripts.run('enqueue', [...keys.readyKeys, keys.items, keys.meta], args)) as number[];
   return items.map((_, i) => added[i] === 1);
 }
@@ -106,7 +105,7 @@ export async function lease<T>(ctx: RedisContext, queue: QueueName, options: Lea
   if (!Number.isFinite(leaseMs) || leaseMs <= 0) throw new RangeError(`lease: leaseMs must be positive, got ${leaseMs}`);
   const now = ctx.clock.nowMs();
   const leaseExpiresAtMs = now + leaseMs;
-  const keys = queueKeys(queue);
+  const keys = ctx.keys.queueKeys(queue);
   const passes = leasePasses(max).flatMap((pass) => [pass.lane, pass.limit ?? '']);
   const [deadCount, droppedCount, rows] = (await ctx.scripts.run(
     'lease',
@@ -143,7 +142,7 @@ export async function settleLeased(ctx: RedisContext, queue: QueueName, settleme
     } else if (entry.outcome === 'dead') args.push(entry.id, entry.leaseToken, 'dead', '', entry.reason);
     else args.push(entry.id, entry.leaseToken, 'ack', '', '');
   }
-  const keys = queueKeys(queue);
+  const keys = ctx.keys.queueKeys(queue);
   const codes = (await ctx.scripts.run(
     'settle',
     [...keys.readyKeys, ...keys.leasedKeys, keys.dead, keys.items, keys.meta],
@@ -215,7 +214,7 @@ function deadLetterOf<T>(id: string, deadAtMs: number, rawPayload: string | null
 
 export async function listDead<T>(ctx: RedisContext, queue: QueueName, limit: number): Promise<DeadItem<T>[]> {
   if (!Number.isSafeInteger(limit) || limit < 1) return [];
-  const keys = queueKeys(queue);
+  const keys = ctx.keys.queueKeys(queue);
   const flat = (await ctx.scripts.run('listDead', [keys.dead, keys.items, keys.meta], [limit])) as (string | null)[];
   const items: DeadItem<T>[] = [];
   for (let i = 0; i + 3 < flat.length; i += 4) {
@@ -233,7 +232,7 @@ export async function listDeadPage<T>(ctx: RedisContext, queue: QueueName, optio
   const limit = Math.floor(options.limit);
   if (!(limit >= 1)) return { items: [], nextCursor: null };
   const after = options.cursor === undefined ? null : decodeDeadLetterCursor(options.cursor);
-  const keys = queueKeys(queue);
+  const keys = ctx.keys.queueKeys(queue);
   // One entry more than asked says whether a next page exists without a second call.
   const flat = (await ctx.scripts.run(
     'listDeadPage',
@@ -252,7 +251,7 @@ export async function listDeadPage<T>(ctx: RedisContext, queue: QueueName, optio
 }
 
 export async function getDead<T>(ctx: RedisContext, queue: QueueName, id: string): Promise<DeadLetter<T> | null> {
-  const keys = queueKeys(queue);
+  const keys = ctx.keys.queueKeys(queue);
   const results = (await ctx.redis.multi().zscore(keys.dead, id).hget(keys.items, id).hget(keys.meta, id).exec()) ?? [];
   const values = results.map(([error, value]) => {
     if (error) throw error;
@@ -262,14 +261,14 @@ export async function getDead<T>(ctx: RedisContext, queue: QueueName, id: string
   return score === null ? null : deadLetterOf<T>(id, Number(score), rawPayload, rawMeta);
 }
 
-function replayKeys(queue: QueueName): string[] {
-  const keys = queueKeys(queue);
+function replayKeys(ctx: RedisContext, queue: QueueName): string[] {
+  const keys = ctx.keys.queueKeys(queue);
   return [keys.dead, ...keys.readyKeys, keys.meta];
 }
 
 export async function replayDead(ctx: RedisContext, queue: QueueName, id: string): Promise<boolean> {
   if (id === '') return false;
-  return ownedResult('replayDead', await ctx.scripts.run('replayDead', replayKeys(queue), [ctx.clock.nowMs(), id, 0]));
+  return ownedResult('replayDead', await ctx.scripts.run('replayDead', replayKeys(ctx, queue), [ctx.clock.nowMs(), id, 0]));
 }
 
 /** Dead letters replayed per script call by {@link replayAllDead}: a short step, so Redis keeps serving others between them. */
@@ -277,10 +276,10 @@ const REPLAY_ALL_STEP = 500;
 
 export async function replayAllDead(ctx: RedisContext, queue: QueueName): Promise<number> {
   // Bounded by the count at the start, so items that die again meanwhile cannot keep it going.
-  const steps = Math.ceil((await ctx.redis.zcard(queueKeys(queue).dead)) / REPLAY_ALL_STEP) + 1;
+  const steps = Math.ceil((await ctx.redis.zcard(ctx.keys.queueKeys(queue).dead)) / REPLAY_ALL_STEP) + 1;
   let replayed = 0;
   for (let step = 0; step < steps; step += 1) {
-    const count = Number(await ctx.scripts.run('replayDead', replayKeys(queue), [ctx.clock.nowMs(), '', REPLAY_ALL_STEP]));
+    const count = Number(await ctx.scripts.run('replayDead', replayKeys(ctx, queue), [ctx.clock.nowMs(), '', REPLAY_ALL_STEP]));
     replayed += count;
     if (count < REPLAY_ALL_STEP) break;
   }
@@ -288,12 +287,12 @@ export async function replayAllDead(ctx: RedisContext, queue: QueueName): Promis
 }
 
 export async function deleteDead(ctx: RedisContext, queue: QueueName, id: string): Promise<boolean> {
-  const keys = queueKeys(queue);
+  const keys = ctx.keys.queueKeys(queue);
   return ownedResult('deleteDead', await ctx.scripts.run('deleteDead', [keys.dead, keys.items, keys.meta], [id]));
 }
 
 export async function queueStats(ctx: RedisContext, queue: QueueName): Promise<QueueStats> {
-  const keys = queueKeys(queue);
+  const keys = ctx.keys.queueKeys(queue);
   const now = ctx.clock.nowMs();
   const multi = ctx.redis.multi();
   for (const lane of LANES) {

@@ -1,7 +1,6 @@
 /** Quiet hours and their digests on Redis (port-quiet-hours.ts); the layout is in `keys.ts`. */
 import type { DueDigest, QuietHours } from '../port-quiet-hours.ts';
 import { isRecord, parseJson, type RedisContext } from './context.ts';
-import { digestKey, digestsDueKey, quietHoursKey } from './keys.ts';
 
 /** Claims that lose a race with another worker before one is handed out. */
 const CLAIM_RACE_RETRIES = 5;
@@ -15,27 +14,30 @@ function parseQuietHours(raw: string | null): QuietHours | null {
 }
 
 export async function setQuietHours(ctx: RedisContext, pubkey: string, quietHours: QuietHours | null): Promise<void> {
-  if (quietHours === null) await ctx.redis.del(quietHoursKey(pubkey));
-  else await ctx.redis.set(quietHoursKey(pubkey), JSON.stringify(quietHours));
+  if (quietHours === null) await ctx.redis.del(ctx.keys.quietHoursKey(pubkey));
+  else await ctx.redis.set(ctx.keys.quietHoursKey(pubkey), JSON.stringify(quietHours));
 }
 
 export async function readQuietHours(ctx: RedisContext, pubkeys: readonly string[]): Promise<Array<QuietHours | null>> {
   if (pubkeys.length === 0) return [];
-  return (await ctx.redis.mget(pubkeys.map(quietHoursKey))).map(parseQuietHours);
+  return (await ctx.redis.mget(pubkeys.map(ctx.keys.quietHoursKey))).map(parseQuietHours);
 }
 
 export async function holdForDigest(ctx: RedisContext, pubkey: string, type: string, releaseAtMs: number): Promise<void> {
-  await ctx.scripts.run('holdForDigest', [digestKey(pubkey), digestsDueKey], [pubkey, type, releaseAtMs]);
+  await ctx.scripts.run('holdForDigest', [ctx.keys.digestKey(pubkey), ctx.keys.digestsDueKey], [pubkey, type, releaseAtMs]);
 }
 
 export async function claimDueDigest(ctx: RedisContext, leaseMs: number): Promise<DueDigest | null> {
   for (let attempt = 0; attempt < CLAIM_RACE_RETRIES; attempt++) {
     const nowMs = ctx.clock.nowMs();
-    const [pubkey] = await ctx.redis.zrangebyscore(digestsDueKey, '-inf', nowMs, 'LIMIT', 0, 1);
+    const [pubkey] = await ctx.redis.zrangebyscore(ctx.keys.digestsDueKey, '-inf', nowMs, 'LIMIT', 0, 1);
     if (pubkey === undefined) return null;
     const leaseExpiresAtMs = nowMs + leaseMs;
-    const flat = (await ctx.scripts.run('claimDigest', [digestsDueKey, digestKey(pubkey)], [pubkey, nowMs, leaseExpiresAtMs])) as
-      string[] | null;
+    const flat = (await ctx.scripts.run(
+      'claimDigest',
+      [ctx.keys.digestsDueKey, ctx.keys.digestKey(pubkey)],
+      [pubkey, nowMs, leaseExpiresAtMs],
+    )) as string[] | null;
     if (!flat) continue;
     const raw: Record<string, string> = {};
     for (let i = 0; i + 1 < flat.length; i += 2) raw[flat[i] as string] = flat[i + 1] as string;
@@ -49,7 +51,7 @@ export async function claimDueDigest(ctx: RedisContext, leaseMs: number): Promis
 export async function completeDigest(ctx: RedisContext, pubkey: string, counts: Readonly<Record<string, number>>): Promise<void> {
   await ctx.scripts.run(
     'completeDigest',
-    [digestKey(pubkey), digestsDueKey],
+    [ctx.keys.digestKey(pubkey), ctx.keys.digestsDueKey],
     [pubkey, ctx.clock.nowMs(), ...Object.entries(counts).flat()],
   );
 }

@@ -23,7 +23,8 @@ import { createHash } from 'node:crypto';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { ChainableCommander, Redis } from 'ioredis';
+import type { ChainableCommander, Cluster, Redis } from 'ioredis';
+import calculateKeySlot from 'cluster-key-slot';
 
 /** Every script the adapter calls; the loader refuses to start when one is missing. */
 export const SCRIPT_NAMES = [
@@ -191,6 +192,21 @@ function commandArguments(keys: readonly string[], args: readonly ScriptArg[]): 
   return argv;
 }
 
+/**
+ * Refuse a call whose declared keys hash to more than one slot, before it is sent: a cluster
+ * would answer CROSSSLOT, and the message here names the script and the keys (without the
+ * client's key prefix, which never holds a hash tag, so the slots are the same).
+ */
+export function assertOneSlot(definition: ScriptDefinition, keys: readonly string[]): void {
+  if (keys.length < 2) return;
+  const slot = calculateKeySlot(keys[0] as string);
+  for (const key of keys) {
+    if (calculateKeySlot(key) !== slot) {
+      throw new ScriptLoaderError(definition.file, `keys in more than one cluster slot: ${keys.join(' ')}`);
+    }
+  }
+}
+
 /** The adapter's typed entry point to its scripts on one ioredis client. */
 export class RedisScripts {
   private readonly byName = new Map<string, ScriptDefinition>();
@@ -198,6 +214,8 @@ export class RedisScripts {
   constructor(
     private readonly redis: Redis,
     definitions: ScriptDefinition[] = loadScriptDefinitions(),
+    /** Set on a Redis Cluster: scripts are loaded on every master, and every call's keys checked for one slot. */
+    private readonly cluster: Cluster | null = null,
   ) {
     for (const definition of definitions) this.byName.set(definition.name, definition);
     const missing = SCRIPT_NAMES.filter((name) => !this.byName.has(name));
@@ -206,7 +224,10 @@ export class RedisScripts {
 
   /** Put every script in the server's cache (at open, so calls never pay for the body). */
   async loadAll(): Promise<void> {
-    await Promise.all([...this.byName.values()].map((definition) => this.redis.script('LOAD', definition.lua)));
+    // A cluster routes SCRIPT LOAD to one node; each master keeps its own cache. A master that
+    // joins later (a promoted replica) gets a body on its first NOSCRIPT, as after a restart.
+    const servers: Array<Redis | Cluster> = this.cluster ? this.cluster.nodes('master') : [this.redis];
+    await Promise.all(servers.flatMap((server) => [...this.byName.values()].map((definition) => server.script('LOAD', definition.lua))));
   }
 
   /** Put one script in the server's cache; needed before {@link addTo}, which cannot resend a body. */
@@ -221,6 +242,7 @@ export class RedisScripts {
 
   run(name: ScriptName, keys: readonly string[], args: readonly ScriptArg[]): Promise<unknown> {
     const definition = this.definition(name, keys.length);
+    if (this.cluster) assertOneSlot(definition, keys);
     // One array, not spread arguments: a call spreading some 150,000 values (a read of every
     // topic the pusher holds) overflows the stack. ioredis flattens it into the command.
     const argv = commandArguments(keys, args);
@@ -237,6 +259,7 @@ export class RedisScripts {
    */
   addTo(chain: ChainableCommander, name: ScriptName, keys: readonly string[], args: readonly ScriptArg[]): ChainableCommander {
     const definition = this.definition(name, keys.length);
+    if (this.cluster) assertOneSlot(definition, keys);
     return chain.evalsha(definition.sha, definition.numberOfKeys, ...keys, ...args);
   }
 

@@ -12,7 +12,6 @@ import type {
 } from '../port-sends.ts';
 import { SEND_LANES } from '../port-sends.ts';
 import { isRecord, parseJson, type RedisContext } from './context.ts';
-import { sendIdempotencyKey, sendKey, sendsDueKey } from './keys.ts';
 
 /** Claims that lose a race with another worker before one is handed out or the schedule is empty. */
 const CLAIM_RACE_RETRIES = 5;
@@ -36,10 +35,10 @@ export async function createSend(
   idempotency: IdempotencyClaim | null,
 ): Promise<CreateSendResult> {
   if (!(recordTtlSecs > 0)) throw new RangeError(`createSend: recordTtlSecs must be positive, got ${recordTtlSecs}`);
-  const idemKey = sendIdempotencyKey(send.appId, idempotency?.key ?? '');
+  const idemKey = ctx.keys.sendIdempotencyKey(send.appId, idempotency?.key ?? '');
   const reply = (await ctx.scripts.run(
     'createSend',
-    [sendKey(send.appId, send.id), idemKey, sendsDueKey(send.request.priority)],
+    [ctx.keys.sendKey(send.appId, send.id), idemKey, ctx.keys.sendsDueKey(send.request.priority)],
     [
       JSON.stringify(send.request),
       send.sendAtMs,
@@ -62,7 +61,7 @@ export async function createSend(
 
 export async function getSend(ctx: RedisContext, appId: string, id: string): Promise<SendRecord | null> {
   const [request, state, sendAtMs, createdAtMs, offset] = await ctx.redis.hmget(
-    sendKey(appId, id),
+    ctx.keys.sendKey(appId, id),
     'request',
     'state',
     'sendAtMs',
@@ -87,7 +86,7 @@ export async function claimDueSend(ctx: RedisContext, leaseMs: number): Promise<
     const nowMs = ctx.clock.nowMs();
     // The most urgent lane with a due send (one round trip for the three).
     const pipeline = ctx.redis.pipeline();
-    for (const lane of SEND_LANES) pipeline.zrangebyscore(sendsDueKey(lane), '-inf', nowMs, 'LIMIT', 0, 1);
+    for (const lane of SEND_LANES) pipeline.zrangebyscore(ctx.keys.sendsDueKey(lane), '-inf', nowMs, 'LIMIT', 0, 1);
     const replies = (await pipeline.exec()) ?? [];
     let member: string | undefined;
     let dueKey = '';
@@ -97,7 +96,7 @@ export async function claimDueSend(ctx: RedisContext, leaseMs: number): Promise<
       const first = (found as string[])[0];
       if (member === undefined && first !== undefined) {
         member = first;
-        dueKey = sendsDueKey(lane);
+        dueKey = ctx.keys.sendsDueKey(lane);
       }
     });
     if (member === undefined) return null;
@@ -105,7 +104,7 @@ export async function claimDueSend(ctx: RedisContext, leaseMs: number): Promise<
     const appId = member.slice(0, colon);
     const id = member.slice(colon + 1);
     const leaseExpiresAtMs = nowMs + leaseMs;
-    const reply = (await ctx.scripts.run('claimSend', [dueKey, sendKey(appId, id)], [member, nowMs, leaseExpiresAtMs])) as
+    const reply = (await ctx.scripts.run('claimSend', [dueKey, ctx.keys.sendKey(appId, id)], [member, nowMs, leaseExpiresAtMs])) as
       [string, string, string, string] | null;
     if (!reply) continue;
     const [request, sendAtMs, createdAtMs, offset] = reply;
@@ -128,14 +127,16 @@ export async function claimDueSend(ctx: RedisContext, leaseMs: number): Promise<
 export async function advanceSend(ctx: RedisContext, appId: string, id: string, nextOffset: number, done: boolean): Promise<boolean> {
   const reply = await ctx.scripts.run(
     'advanceSend',
-    [...SEND_LANES.map(sendsDueKey), sendKey(appId, id)],
+    [...SEND_LANES.map(ctx.keys.sendsDueKey), ctx.keys.sendKey(appId, id)],
     [dueMember(appId, id), nextOffset, done ? '1' : '0', ctx.clock.nowMs()],
   );
   return Number(reply) === 1;
 }
 
 export async function cancelSend(ctx: RedisContext, appId: string, id: string): Promise<CancelSendResult> {
-  const code = Number(await ctx.scripts.run('cancelSend', [...SEND_LANES.map(sendsDueKey), sendKey(appId, id)], [dueMember(appId, id)]));
+  const code = Number(
+    await ctx.scripts.run('cancelSend', [...SEND_LANES.map(ctx.keys.sendsDueKey), ctx.keys.sendKey(appId, id)], [dueMember(appId, id)]),
+  );
   if (code === NOT_FOUND) return 'not_found';
   return code === 1 ? 'cancelled' : 'not_cancellable';
 }

@@ -6,17 +6,16 @@
  */
 import { decodeSocialFilters, encodeSocialFilters, filtersNothing, type SocialFilters } from '../port-social-filters.ts';
 import type { RedisContext } from './context.ts';
-import { socialFiltersKey } from './keys.ts';
 
 export async function setSocialFilters(ctx: RedisContext, pubkey: string, filters: SocialFilters | null): Promise<void> {
-  if (filters === null || filtersNothing(filters)) await ctx.redis.del(socialFiltersKey(pubkey));
-  else await ctx.redis.set(socialFiltersKey(pubkey), encodeSocialFilters(filters));
+  if (filters === null || filtersNothing(filters)) await ctx.redis.del(ctx.keys.socialFiltersKey(pubkey));
+  else await ctx.redis.set(ctx.keys.socialFiltersKey(pubkey), encodeSocialFilters(filters));
 }
 
 export async function getSocialFilters(ctx: RedisContext, pubkeys: readonly string[]): Promise<Array<SocialFilters | null>> {
   if (pubkeys.length === 0) return [];
   const pipeline = ctx.redis.pipeline();
-  for (const pubkey of pubkeys) pipeline.get(socialFiltersKey(pubkey));
+  for (const pubkey of pubkeys) pipeline.get(ctx.keys.socialFiltersKey(pubkey));
   const replies = (await pipeline.exec()) ?? [];
   return pubkeys.map((pubkey, i) => {
     const [error, raw] = replies[i] ?? [null, null];

@@ -4,7 +4,9 @@
  * taken over as it is.
  */
 import type { DeadLetter, DeadLetterPage, DeadLetterPageOptions } from '../port-dlq.ts';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { createRedisClient, defaultKeyLayout, describeRedisTarget, parseRedisTarget, type RedisClientHandle } from './client.ts';
+import { createRedisKeys, type KeyLayout } from './keys.ts';
 import type {
   CachedProfile,
   Clock,
@@ -95,8 +97,15 @@ import type { ThrottleDecision, ThrottleWindow } from '../port-throttle.ts';
 import type { NtfyAppendEvent, NtfyMessage, NtfyMessageContent, NtfyReadRequest, NtfyReadResult } from '../port-ntfy.ts';
 
 export interface RedisStoreOptions {
-  /** `redis://[user:password@]host:port[/db]`. */
+  /**
+   * `redis://[user:password@]host:port[/db]`, or a cluster's seed nodes
+   * `redis+cluster://[user:password@]host:port,host:port,…` (`client.ts`).
+   */
   url: string;
+  /** More cluster seed nodes, `host:port` (`redis.cluster_nodes`); only with a cluster URL. */
+  clusterNodes?: readonly string[];
+  /** The key layout (`redis.key_layout`); default `cluster` on a cluster, `divine` otherwise. */
+  layout?: KeyLayout;
   /** Time source; defaults to the Redis server clock ({@link RedisServerClock}). */
   clock?: Clock;
   /** Prefix for every key. For test isolation only: a divine Redis has no prefix. */
@@ -104,29 +113,30 @@ export interface RedisStoreOptions {
   logger?: Logger;
 }
 
-/** The URL without credentials, for messages and logs. */
-function describeUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    return `${parsed.protocol}//${parsed.host}${parsed.pathname === '/' ? '' : parsed.pathname}`;
-  } catch {
-    return '(unparseable Redis URL)';
-  }
-}
-
 export class RedisStore implements StorePort {
   private readonly ctx: RedisContext;
 
+  private readonly redis: Redis;
+
   constructor(
-    private readonly redis: Redis,
+    client: RedisClientHandle,
     readonly clock: Clock,
     logger: Logger,
+    readonly layout: KeyLayout,
     private readonly serverClock?: RedisServerClock,
   ) {
-    this.ctx = { redis, scripts: new RedisScripts(redis), clock, logger };
+    this.redis = client.redis;
+    this.ctx = {
+      redis: client.redis,
+      cluster: client.cluster,
+      keys: createRedisKeys(layout),
+      scripts: new RedisScripts(client.redis, undefined, client.cluster),
+      clock,
+      logger,
+    };
   }
 
-  /** Load every Lua script into the server's cache (done by {@link openRedisStore}). */
+  /** Load every Lua script into the server's cache (every master's, on a cluster; done by {@link openRedisStore}). */
   loadScripts(): Promise<void> {
     return this.ctx.scripts.loadAll();
   }
@@ -605,12 +615,10 @@ export class RedisStore implements StorePort {
 /** Connect to Redis, register the scripts and start the server clock (unless a clock is given). */
 export async function openRedisStore(options: RedisStoreOptions): Promise<RedisStore> {
   const logger = options.logger ?? createLogger();
-  const where = describeUrl(options.url);
-  const redis = new Redis(options.url, {
-    lazyConnect: true,
-    enableAutoPipelining: true,
-    ...(options.keyPrefix ? { keyPrefix: options.keyPrefix } : {}),
-  });
+  const target = parseRedisTarget(options.url, options.clusterNodes);
+  const where = describeRedisTarget(target);
+  const client = createRedisClient(target, options.keyPrefix);
+  const { redis } = client;
   // ioredis emits 'error' on every failed reconnect; without a listener Node would crash.
   let lastConnectionError: Error | undefined;
   redis.on('error', (error: Error) => {
@@ -628,7 +636,7 @@ export async function openRedisStore(options: RedisStoreOptions): Promise<RedisS
       await serverClock.sync();
       clock = serverClock;
     }
-    const store = new RedisStore(redis, clock, logger, serverClock);
+    const store = new RedisStore(client, clock, logger, options.layout ?? defaultKeyLayout(target), serverClock);
     await store.loadScripts();
     serverClock?.start();
     return store;

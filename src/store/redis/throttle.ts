@@ -4,14 +4,13 @@
  */
 import { throttleWindowStartMs, type ThrottleDecision, type ThrottleWindow } from '../port-throttle.ts';
 import type { RedisContext } from './context.ts';
-import { pushThrottleKey } from './keys.ts';
 
 /** Windows a key outlives its start by: its own, then one more so it is readable to the end. */
 const WINDOWS_KEPT = 2;
 
 function windowKey(ctx: RedisContext, pubkey: string, windowSecs: number): { key: string; startMs: number } {
   const startMs = throttleWindowStartMs(ctx.clock.nowMs(), windowSecs);
-  return { key: pushThrottleKey(pubkey, startMs / 1000), startMs };
+  return { key: ctx.keys.pushThrottleKey(pubkey, startMs / 1000), startMs };
 }
 
 export async function takeThrottleSlot(ctx: RedisContext, pubkey: string, limit: number, windowSecs: number): Promise<ThrottleDecision> {

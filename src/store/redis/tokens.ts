@@ -10,7 +10,6 @@ import { StoreError, StoreStatus } from '../errors.ts';
 import { tokenActivitySliceStartMs, type DeviceRegistration, type RegisterTokenResult, type Transport } from '../port.ts';
 import { redact } from '../../observability/logger.ts';
 import { isRecord, parseJson, type RedisContext } from './context.ts';
-import { staleTokensKey, tokenDevicesKey, tokenTimezoneOffsetsKey, tokenToPubkeyKey, userTokensKey } from './keys.ts';
 
 /** Compare-and-set rounds before a registration gives up on an owner that keeps changing. */
 export const REGISTER_MAX_ROUNDS = 5;
@@ -47,12 +46,12 @@ export async function registerToken(ctx: RedisContext, pubkey: string, device: D
     const reply = (await ctx.scripts.run(
       'registerToken',
       [
-        tokenToPubkeyKey,
-        userTokensKey(pubkey),
-        staleTokensKey,
-        tokenTimezoneOffsetsKey,
-        tokenDevicesKey,
-        userTokensKey(expectedOwner === '' ? pubkey : expectedOwner),
+        ctx.keys.tokenToPubkeyKey,
+        ctx.keys.userTokensKey(pubkey),
+        ctx.keys.staleTokensKey,
+        ctx.keys.tokenTimezoneOffsetsKey,
+        ctx.keys.tokenDevicesKey,
+        ctx.keys.userTokensKey(expectedOwner === '' ? pubkey : expectedOwner),
       ],
       [device.token, pubkey, nowSeconds(ctx), expectedOwner, offsetArg, record],
     )) as [number, string | null];
@@ -69,7 +68,13 @@ export async function registerToken(ctx: RedisContext, pubkey: string, device: D
 export async function removeToken(ctx: RedisContext, pubkey: string, token: string): Promise<boolean> {
   const removed = await ctx.scripts.run(
     'removeToken',
-    [tokenToPubkeyKey, userTokensKey(pubkey), staleTokensKey, tokenTimezoneOffsetsKey, tokenDevicesKey],
+    [
+      ctx.keys.tokenToPubkeyKey,
+      ctx.keys.userTokensKey(pubkey),
+      ctx.keys.staleTokensKey,
+      ctx.keys.tokenTimezoneOffsetsKey,
+      ctx.keys.tokenDevicesKey,
+    ],
     [token, pubkey],
   );
   return removed === 1;
@@ -116,9 +121,11 @@ function readDevice(ctx: RedisContext, token: string, rawOffset: string | null, 
 }
 
 export async function listDevices(ctx: RedisContext, pubkey: string): Promise<DeviceRegistration[]> {
-  const flat = (await ctx.scripts.run('listDevices', [userTokensKey(pubkey), tokenTimezoneOffsetsKey, tokenDevicesKey], [])) as (
-    string | null
-  )[];
+  const flat = (await ctx.scripts.run(
+    'listDevices',
+    [ctx.keys.userTokensKey(pubkey), ctx.keys.tokenTimezoneOffsetsKey, ctx.keys.tokenDevicesKey],
+    [],
+  )) as (string | null)[];
   return devicesFromListReply(ctx, flat);
 }
 
@@ -135,7 +142,7 @@ export function devicesFromListReply(ctx: RedisContext, flat: readonly (string |
 }
 
 export async function tokenOwner(ctx: RedisContext, token: string): Promise<string | null> {
-  return ctx.redis.hget(tokenToPubkeyKey, token);
+  return ctx.redis.hget(ctx.keys.tokenToPubkeyKey, token);
 }
 
 /** The `stale_tokens` score a delivery writes now (whole seconds). */
@@ -151,12 +158,12 @@ export async function refreshTokenActivity(ctx: RedisContext, tokens: string[]):
   if (tokens.length === 0) return 0;
   const now = activitySliceStartSecs(ctx);
   const pairs = tokens.flatMap((token) => [now, token]);
-  const changed = await ctx.redis.call('ZADD', staleTokensKey, 'XX', 'GT', 'CH', ...pairs);
+  const changed = await ctx.redis.call('ZADD', ctx.keys.staleTokensKey, 'XX', 'GT', 'CH', ...pairs);
   return Number(changed);
 }
 
 export async function tokenActivityMs(ctx: RedisContext, token: string): Promise<number | null> {
-  const score = await ctx.redis.zscore(staleTokensKey, token);
+  const score = await ctx.redis.zscore(ctx.keys.staleTokensKey, token);
   return score === null ? null : Number(score) * 1000;
 }
 
@@ -171,9 +178,9 @@ export async function sweepStaleTokens(ctx: RedisContext, maxAgeMs: number): Pro
   const cutoffSecs = (ctx.clock.nowMs() - maxAgeMs) / 1000;
   let removed = 0;
   for (;;) {
-    const tokens = await ctx.redis.zrangebyscore(staleTokensKey, '-inf', `(${cutoffSecs}`, 'LIMIT', 0, SWEEP_BATCH_SIZE);
+    const tokens = await ctx.redis.zrangebyscore(ctx.keys.staleTokensKey, '-inf', `(${cutoffSecs}`, 'LIMIT', 0, SWEEP_BATCH_SIZE);
     if (tokens.length === 0) break;
-    const owners = await ctx.redis.hmget(tokenToPubkeyKey, ...tokens);
+    const owners = await ctx.redis.hmget(ctx.keys.tokenToPubkeyKey, ...tokens);
     await ctx.scripts.load('sweepStaleToken');
     const multi = ctx.redis.multi();
     let ownerless = 0;
@@ -183,7 +190,13 @@ export async function sweepStaleTokens(ctx: RedisContext, maxAgeMs: number): Pro
       ctx.scripts.addTo(
         multi,
         'sweepStaleToken',
-        [staleTokensKey, tokenToPubkeyKey, tokenTimezoneOffsetsKey, tokenDevicesKey, userTokensKey(owner)],
+        [
+          ctx.keys.staleTokensKey,
+          ctx.keys.tokenToPubkeyKey,
+          ctx.keys.tokenTimezoneOffsetsKey,
+          ctx.keys.tokenDevicesKey,
+          ctx.keys.userTokensKey(owner),
+        ],
         [token, owner, cutoffSecs],
       );
     });

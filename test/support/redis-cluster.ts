@@ -1,0 +1,103 @@
+/**
+ * A private Redis Cluster for one test file: `masters` (default 3) `redis-server --cluster-enabled
+ * yes` processes on free ports, `replicasPerMaster` replicas each, joined by `redis-cli --cluster
+ * create … --cluster-yes`, every process stopped by pid. Tests never touch a Redis on 6379.
+ */
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { Redis } from 'ioredis';
+import { startRedisServer, type PrivateRedisServer } from './redis-server.ts';
+
+const run = promisify(execFile);
+
+/** How long the cluster may take to agree that every slot is served (an upper bound only a hang reaches). */
+const CLUSTER_READY_TIMEOUT_MS = 60_000;
+/** Between two looks at `CLUSTER INFO` while the cluster forms. */
+const CLUSTER_POLL_MS = 50;
+/**
+ * How long a master may be unreachable before its replica is promoted. Short, so the failover
+ * test does not wait long; well above a loaded machine's scheduling hiccups.
+ */
+export const CLUSTER_NODE_TIMEOUT_MS = 2_000;
+
+export interface PrivateRedisCluster {
+  /** `redis+cluster://127.0.0.1:p1,127.0.0.1:p2,…` (the masters as seeds). */
+  url: string;
+  /** Every node, masters first in creation order, then the replicas. */
+  nodes: PrivateRedisServer[];
+  /** Stop every node (SIGTERM, SIGKILL after a grace period). */
+  stop(): Promise<void>;
+}
+
+export interface RedisClusterOptions {
+  masters?: number;
+  replicasPerMaster?: number;
+}
+
+async function clusterInfo(port: number): Promise<Record<string, string>> {
+  const client = new Redis({ host: '127.0.0.1', port, lazyConnect: true, maxRetriesPerRequest: 1 });
+  try {
+    await client.connect();
+    const text = (await client.call('CLUSTER', 'INFO')) as string;
+    return Object.fromEntries(
+      text
+        .split('\r\n')
+        .filter((line) => line.includes(':'))
+        .map((line) => line.split(':', 2) as [string, string]),
+    );
+  } finally {
+    client.disconnect();
+  }
+}
+
+/** Resolves once every live node says `cluster_state:ok` with all 16,384 slots assigned and ok. */
+export async function waitForClusterOk(nodes: readonly PrivateRedisServer[], timeoutMs = CLUSTER_READY_TIMEOUT_MS): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last = '';
+  for (;;) {
+    try {
+      const infos = await Promise.all(nodes.map((node) => clusterInfo(node.port)));
+      if (infos.every((info) => info.cluster_state === 'ok' && info.cluster_slots_ok === '16384')) return;
+      last = JSON.stringify(infos.map((info) => [info.cluster_state, info.cluster_slots_ok]));
+    } catch (error) {
+      last = (error as Error).message;
+    }
+    if (Date.now() > deadline) throw new Error(`the Redis Cluster did not become ok within ${timeoutMs} ms: ${last}`);
+    await new Promise((resolve) => setTimeout(resolve, CLUSTER_POLL_MS));
+  }
+}
+
+export async function startRedisCluster(options: RedisClusterOptions = {}): Promise<PrivateRedisCluster> {
+  const masters = options.masters ?? 3;
+  const replicas = options.replicasPerMaster ?? 0;
+  const args = [
+    '--cluster-enabled',
+    'yes',
+    '--cluster-config-file',
+    'nodes.conf',
+    '--cluster-node-timeout',
+    String(CLUSTER_NODE_TIMEOUT_MS),
+  ];
+  const nodes: PrivateRedisServer[] = [];
+  const stop = async () => {
+    await Promise.all(nodes.map((node) => node.stop()));
+  };
+  try {
+    for (let i = 0; i < masters * (1 + replicas); i++) nodes.push(await startRedisServer({ args }));
+    // redis-cli makes the first `masters` addresses masters and the rest their replicas.
+    await run('redis-cli', [
+      '--cluster',
+      'create',
+      ...nodes.map((node) => `127.0.0.1:${node.port}`),
+      '--cluster-replicas',
+      String(replicas),
+      '--cluster-yes',
+    ]);
+    await waitForClusterOk(nodes);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  const seeds = nodes.slice(0, masters).map((node) => `127.0.0.1:${node.port}`);
+  return { url: `redis+cluster://${seeds.join(',')}`, nodes, stop };
+}
