@@ -8,6 +8,7 @@ import { SERVICE_KEY_FILE, resolveServiceKey } from './config/service-key.ts';
 import { appServiceKeyFile } from './config/apps.ts';
 import { describeStoreLocation, openStore } from './store/open.ts';
 import { selectSecp256k1Backend } from './nostr/secp256k1.ts';
+import { describeTopology, topologyServesEverySlot } from './store/port-topology.ts';
 
 /** How long `doctor` waits for one relay to accept a WebSocket. */
 export const DOCTOR_RELAY_TIMEOUT_MS = 5_000;
@@ -68,6 +69,16 @@ export async function runDoctor(loaded: LoadedConfig, say: Say): Promise<number>
     const store = await openStore(location);
     try {
       await store.ping();
+      // The topology first: on a cluster with a master down, it says why the reads below fail.
+      const topology = await store.topology();
+      if (topology.kind === 'redis-cluster') {
+        if (topologyServesEverySlot(topology)) ok(`store: ${describeTopology(topology)}`);
+        else fail(`store: ${describeTopology(topology)}; commands for the uncovered slots fail until a replica takes over`);
+        for (const node of topology.nodes) {
+          const role = node.role === 'master' ? `master, ${node.slots} slots` : `replica of ${node.masterId?.slice(0, 8) ?? '?'}`;
+          (node.reachable ? ok : warn)(`  node ${node.address} ${node.id.slice(0, 8)} (${role})${node.reachable ? '' : ' unreachable'}`);
+        }
+      } else ok(`store: ${describeTopology(topology)}`);
       const inbound = await store.queueStats('inbound');
       ok(
         `store ${describeStoreLocation(location)} answers (inbound queue: ${inbound.ready} ready, ${inbound.leased} leased, ${inbound.dead} dead)`,

@@ -42,6 +42,8 @@ import { gatewayHttpRoutes } from './nip9a/gateway/http.ts';
 import { gatewayMetrics } from './nip9a/gateway/metrics.ts';
 import { attachNip9aRelayEndpoint, NIP9A_RELAY_PATH } from './nip9a/gateway/relay-endpoint.ts';
 import { ensureAdminKey, FleetReporter, mountConsole, TASK_FLEET_REPORTER } from './console/index.ts';
+import { describeTopology } from './store/port-topology.ts';
+import { STORE_SLOTS_FLAG, StoreTopologyWatch, TASK_STORE_TOPOLOGY } from './store/topology-watch.ts';
 
 /** The verifier of a process whose roles check no signatures: using it is a wiring bug, said plainly. */
 function unavailableVerifier(roles: readonly string[]): EventVerifier {
@@ -200,6 +202,15 @@ export async function startService(config: Config, overrides: ServiceOverrides =
     ntfySubscribers: () => ntfy?.hub?.topicSubscriberCounts() ?? {},
   });
   supervisor.spawn(TASK_FLEET_REPORTER, 'fatal', (signal) => reporter.run(signal));
+  // On a Redis Cluster, /health also says whether every hash slot is served (store_slots).
+  const initialTopology = await store.topology();
+  logger.info({ store: describeTopology(initialTopology) }, 'store topology');
+  const topologyWatch = initialTopology.kind === 'redis-cluster' ? new StoreTopologyWatch(store, logger) : null;
+  if (topologyWatch) supervisor.spawn(TASK_STORE_TOPOLOGY, 'fatal', (signal) => topologyWatch.run(signal));
+  const criticalFlags = (): Record<string, boolean> => ({
+    ...supervisor.criticalFlags(),
+    ...(topologyWatch ? { [STORE_SLOTS_FLAG]: topologyWatch.servesEverySlot } : {}),
+  });
 
   let server: Server | null = null;
   let nip9aEndpoint: { close(): void } | null = null;
@@ -215,7 +226,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
   };
   if (servesHttp) {
     const app = createApiApp({
-      health: { pubkey: () => key.pubkey, criticalFlags: () => supervisor.criticalFlags() },
+      health: { pubkey: () => key.pubkey, criticalFlags },
       metrics,
       logger,
     });

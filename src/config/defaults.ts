@@ -1,3 +1,4 @@
+import type { KeyLayout } from '../store/redis/keys.ts';
 /**
  * Every configuration key with its default, unit and reason.
  *
@@ -88,13 +89,20 @@ export interface Config {
   service: ServiceConfig;
   nostr: NostrConfig;
   store: {
-    /** `sqlite:PATH`, `sqlite::memory:` or `redis://…`. */
+    /** `sqlite:PATH`, `sqlite::memory:`, `redis://…` or a cluster's `redis+cluster://host:port,host:port,…`. */
     url: string;
   };
   redis: {
     /** Selects the Redis store when set (also `REDIS_URL`). */
     url: string;
     connection_pool_size: number;
+    /** More Redis Cluster seed nodes (`host:port`) beside those of a `redis+cluster://` URL. */
+    cluster_nodes: string[];
+    /**
+     * Key names: `divine` (seed 000's layout; a divine Redis is a drop-in) or `cluster` (hash-tagged
+     * so every script touches one slot). Empty: `cluster` with a cluster URL, `divine` otherwise.
+     */
+    key_layout: '' | KeyLayout;
   };
   server: {
     listen_addr: string;
@@ -543,7 +551,9 @@ export function defaultConfig(): Config {
       list_cache_entries: 50_000,
     },
     store: { url: '' },
-    redis: { url: '', connection_pool_size: 10 },
+    // Empty key_layout follows the URL (cluster URL → cluster layout), so a divine Redis stays a
+    // drop-in and a cluster never runs the divine layout's cross-slot scripts by accident.
+    redis: { url: '', connection_pool_size: 10, cluster_nodes: [], key_layout: '' },
     server: { listen_addr: '0.0.0.0:8000', internal_api_token: '', public_url: '' },
     notification: {
       event_kinds: [...DEFAULT_EVENT_KINDS],

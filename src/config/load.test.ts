@@ -123,6 +123,41 @@ describe('config environment', () => {
     );
   });
 
+  test('a redis+cluster:// URL with more seeds from redis.cluster_nodes selects Redis Cluster, cluster layout by default', () => {
+    const { config } = loadConfig({
+      env: {
+        NOSTR_PUSH__STORE__URL: 'redis+cluster://10.0.0.1:7000,10.0.0.2:7000',
+        NOSTR_PUSH__REDIS__CLUSTER_NODES: '10.0.0.3:7000, 10.0.0.4:7000',
+      },
+    });
+    assert.deepEqual(
+      resolveStoreLocation(config),
+      { kind: 'redis', url: 'redis+cluster://10.0.0.1:7000,10.0.0.2:7000', clusterNodes: ['10.0.0.3:7000', '10.0.0.4:7000'] },
+      'the seeds of both settings reach the store; no layout means the URL decides (cluster)',
+    );
+    const single = loadConfig({ env: { REDIS_URL: 'redis://b:6379', NOSTR_PUSH__REDIS__KEY_LAYOUT: 'cluster' } }).config;
+    assert.deepEqual(
+      resolveStoreLocation(single),
+      { kind: 'redis', url: 'redis://b:6379', layout: 'cluster' },
+      'an explicit layout is carried',
+    );
+  });
+
+  test('Redis Cluster settings that cannot work are refused with the reason', () => {
+    assert.deepEqual(problemsOf({ NOSTR_PUSH__STORE__URL: 'redis+cluster://10.0.0.1:7000', NOSTR_PUSH__REDIS__KEY_LAYOUT: 'divine' }), [
+      'redis.key_layout: divine cannot run on a Redis Cluster; use cluster (the default there)',
+    ]);
+    assert.deepEqual(problemsOf({ NOSTR_PUSH__REDIS__KEY_LAYOUT: 'sharded' }), [
+      'redis.key_layout: "sharded" must be one of divine, cluster (or empty: by the URL)',
+    ]);
+    assert.deepEqual(problemsOf({ REDIS_URL: 'redis://b:6379', NOSTR_PUSH__REDIS__CLUSTER_NODES: '10.0.0.3:7000' }), [
+      'redis.cluster_nodes: needs a redis+cluster:// store URL',
+    ]);
+    assert.deepEqual(problemsOf({ NOSTR_PUSH__STORE__URL: 'redis+cluster://10.0.0.1', NOSTR_PUSH__REDIS__CLUSTER_NODES: '' }), [
+      'store.url / redis.cluster_nodes: "10.0.0.1" is not host:port',
+    ]);
+  });
+
   test('environment overrides the YAML file, which overrides defaults', () => {
     const dir = mkdtempSync(join(tmpdir(), 'np-config-'));
     const file = join(dir, 'config.yaml');

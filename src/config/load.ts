@@ -4,6 +4,8 @@ import { parse as parseYaml } from 'yaml';
 import { defaultConfig, ROLE_NAMES, type AppEntry, type Config, type RoleName } from './defaults.ts';
 import { validateConfig } from './validate.ts';
 import { APP_SECTIONS, appListProblems } from './apps.ts';
+import type { KeyLayout } from '../store/redis/keys.ts';
+import { isClusterUrl } from '../store/redis/target.ts';
 
 /** Prefix of every environment key; `__` separates levels (`NOSTR_PUSH__SERVICE__PRIVATE_KEY_HEX`). */
 export const ENV_PREFIX = 'NOSTR_PUSH__';
@@ -296,12 +298,30 @@ function mergeApps(top: Config, raw: Json, origin: string, problems: string[], t
   return apps;
 }
 
-export type StoreLocation = { kind: 'sqlite'; path: string } | { kind: 'redis'; url: string };
+export type StoreLocation =
+  | { kind: 'sqlite'; path: string }
+  | {
+      kind: 'redis';
+      /** One server (`redis://`) or a cluster's seeds (`redis+cluster://`). */
+      url: string;
+      /** More cluster seeds (`redis.cluster_nodes`). */
+      clusterNodes?: string[];
+      /** `redis.key_layout`; absent: by the URL. */
+      layout?: KeyLayout;
+    };
 
 /** Which adapter `store.url` names. Validated at load, so this never throws on a loaded config. */
 export function resolveStoreLocation(config: Config): StoreLocation {
   const url = config.store.url;
-  if (url.startsWith('redis://') || url.startsWith('rediss://')) return { kind: 'redis', url };
+  if (url.startsWith('redis://') || url.startsWith('rediss://') || isClusterUrl(url)) {
+    const { key_layout: layout, cluster_nodes: clusterNodes } = config.redis;
+    return {
+      kind: 'redis',
+      url,
+      ...(clusterNodes.length > 0 ? { clusterNodes: [...clusterNodes] } : {}),
+      ...(layout === '' ? {} : { layout }),
+    };
+  }
   if (url.startsWith('sqlite:')) return { kind: 'sqlite', path: url.slice('sqlite:'.length) };
-  throw new ConfigError([`store.url: "${url}" must start with sqlite: or redis://`]);
+  throw new ConfigError([`store.url: "${url}" must start with sqlite:, redis:// or redis+cluster://`]);
 }

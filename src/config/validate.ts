@@ -1,4 +1,6 @@
 import { HTTP2_CLIENT_KINDS, type Config } from './defaults.ts';
+import { KEY_LAYOUTS } from '../store/redis/keys.ts';
+import { isClusterUrl, parseRedisTarget } from '../store/redis/target.ts';
 import { ntfyConfigProblems } from '../ntfy/config.ts';
 import { nip9aConfigProblems } from '../nip9a/gateway/config.ts';
 import { templateConfigProblems } from '../engine/templates/load.ts';
@@ -169,11 +171,12 @@ export function validateConfig(config: Config, explicitKeys: ReadonlySet<string>
   }
 
   const url = config.store.url;
-  if (!url.startsWith('sqlite:') && !url.startsWith('redis://') && !url.startsWith('rediss://')) {
-    problems.push(`store.url: "${url}" must be sqlite:PATH, sqlite::memory: or redis://…`);
+  if (!url.startsWith('sqlite:') && !url.startsWith('redis://') && !url.startsWith('rediss://') && !isClusterUrl(url)) {
+    problems.push(`store.url: "${url}" must be sqlite:PATH, sqlite::memory:, redis://… or redis+cluster://host:port,…`);
   } else if (url === 'sqlite:') {
     problems.push('store.url: sqlite: needs a path (or :memory:)');
   }
+  problems.push(...redisTargetProblems(config));
   if (!(HTTP2_CLIENT_KINDS as readonly string[]).includes(config.delivery.http2_client))
     problems.push(`delivery.http2_client: "${config.delivery.http2_client}" must be one of ${HTTP2_CLIENT_KINDS.join(', ')}`);
   if (!/^https?:\/\/[^\s/]+/.test(config.firebase.api_base_url)) problems.push('firebase.api_base_url must be an http:// or https:// URL');
@@ -237,5 +240,27 @@ function apnsConfigProblems(apns: Config['apns']): string[] {
   if (apns.team_id !== '' && !/^[A-Z0-9]{10}$/.test(apns.team_id)) problems.push('apns.team_id must be the 10-character Team ID');
   if (!Number.isInteger(apns.expiration_secs) || apns.expiration_secs < 0)
     problems.push('apns.expiration_secs must be a whole number of seconds, 0 or more (0: try once, never stored)');
+  return problems;
+}
+
+/** `redis.cluster_nodes` and `redis.key_layout` against the store URL they go with. */
+function redisTargetProblems(config: Config): string[] {
+  const { url } = config.store;
+  const { cluster_nodes: clusterNodes, key_layout: layout } = config.redis;
+  const problems: string[] = [];
+  if (layout !== '' && !(KEY_LAYOUTS as readonly string[]).includes(layout)) {
+    problems.push(`redis.key_layout: "${layout}" must be one of ${KEY_LAYOUTS.join(', ')} (or empty: by the URL)`);
+  }
+  if (isClusterUrl(url)) {
+    try {
+      parseRedisTarget(url, clusterNodes);
+    } catch (error) {
+      problems.push(`store.url / redis.cluster_nodes: ${(error as Error).message}`);
+    }
+    // The divine layout's scripts touch keys of many slots at once: a cluster refuses them.
+    if (layout === 'divine') problems.push('redis.key_layout: divine cannot run on a Redis Cluster; use cluster (the default there)');
+  } else if (clusterNodes.length > 0) {
+    problems.push('redis.cluster_nodes: needs a redis+cluster:// store URL');
+  }
   return problems;
 }

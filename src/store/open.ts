@@ -4,6 +4,7 @@ import type { StoreLocation } from '../config/load.ts';
 import type { Logger } from '../observability/logger.ts';
 import { DEFAULT_APP_ID } from '../config/apps.ts';
 import { appKeyPrefix } from './redis/keys.ts';
+import { describeRedisTarget, isClusterUrl, parseRedisTarget } from './redis/target.ts';
 
 export interface OpenStoreOptions {
   clock?: Clock;
@@ -42,6 +43,8 @@ export async function openStore(location: StoreLocation, options: OpenStoreOptio
     const keyPrefix = `${options.redisKeyPrefix ?? ''}${appKeyPrefix(app)}`;
     return openRedisStore({
       url: location.url,
+      ...(location.clusterNodes ? { clusterNodes: location.clusterNodes } : {}),
+      ...(location.layout ? { layout: location.layout } : {}),
       clock: options.clock,
       logger: options.logger,
       ...(keyPrefix === '' ? {} : { keyPrefix }),
@@ -54,6 +57,13 @@ export async function openStore(location: StoreLocation, options: OpenStoreOptio
 /** A store location for logs: the Redis URL loses its password, SQLite keeps its path. */
 export function describeStoreLocation(location: StoreLocation): string {
   if (location.kind === 'sqlite') return `sqlite:${location.path}`;
+  if (isClusterUrl(location.url)) {
+    try {
+      return describeRedisTarget(parseRedisTarget(location.url, location.clusterNodes));
+    } catch {
+      return 'redis+cluster (unparseable URL)';
+    }
+  }
   try {
     const url = new URL(location.url);
     if (url.password) url.password = '***';

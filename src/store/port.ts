@@ -34,6 +34,7 @@ import type { FleetStore } from './port-fleet.ts';
 import type { CampaignStore } from './port-campaigns.ts';
 import type { SuppressionStore } from './port-suppressions.ts';
 import type { QuietHoursStore } from './port-quiet-hours.ts';
+import type { TopologyStore } from './port-topology.ts';
 
 /** Millisecond time source shared by a store and the stages that use it. */
 
@@ -251,7 +252,8 @@ export interface StorePort
     ThrottleStore,
     CampaignStore,
     SuppressionStore,
-    QuietHoursStore {
+    QuietHoursStore,
+    TopologyStore {
   /** The clock this store's time-dependent operations use. */
   readonly clock: Clock;
 

@@ -114,9 +114,27 @@ async function stopChild(child: ChildProcess): Promise<void> {
 
 async function startOnce(dir: string, extraArgs: readonly string[]): Promise<PrivateRedisServer> {
   const port = await freePort();
+  // A cluster node's bus port defaults to port + 10,000, past 65,535 for a high free port: give
+  // it a free port of its own.
+  const clusterArgs = extraArgs.includes('--cluster-enabled') ? ['--cluster-port', String(await freePort())] : [];
   const child = spawn(
     'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--loglevel', 'notice', ...extraArgs],
+    [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--dir',
+      dir,
+      '--loglevel',
+      'notice',
+      ...extraArgs,
+      ...clusterArgs,
+    ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let output = '';

@@ -207,6 +207,9 @@ export function assertOneSlot(definition: ScriptDefinition, keys: readonly strin
   }
 }
 
+/** Told of every script call, with the keys it declares (without the client's key prefix). */
+export type ScriptCallObserver = (name: ScriptName, keys: readonly string[]) => void;
+
 /** The adapter's typed entry point to its scripts on one ioredis client. */
 export class RedisScripts {
   private readonly byName = new Map<string, ScriptDefinition>();
@@ -216,6 +219,7 @@ export class RedisScripts {
     definitions: ScriptDefinition[] = loadScriptDefinitions(),
     /** Set on a Redis Cluster: scripts are loaded on every master, and every call's keys checked for one slot. */
     private readonly cluster: Cluster | null = null,
+    private readonly observer?: ScriptCallObserver,
   ) {
     for (const definition of definitions) this.byName.set(definition.name, definition);
     const missing = SCRIPT_NAMES.filter((name) => !this.byName.has(name));
@@ -226,8 +230,19 @@ export class RedisScripts {
   async loadAll(): Promise<void> {
     // A cluster routes SCRIPT LOAD to one node; each master keeps its own cache. A master that
     // joins later (a promoted replica) gets a body on its first NOSCRIPT, as after a restart.
-    const servers: Array<Redis | Cluster> = this.cluster ? this.cluster.nodes('master') : [this.redis];
-    await Promise.all(servers.flatMap((server) => [...this.byName.values()].map((definition) => server.script('LOAD', definition.lua))));
+    // A master that is down now is skipped: it gets the bodies the same way when it is back.
+    if (this.cluster) {
+      const masters = this.cluster.nodes('master');
+      const loaded = await Promise.allSettled(masters.map((master) => this.loadOn(master)));
+      const failure = loaded.find((result) => result.status === 'rejected');
+      if (failure && loaded.every((result) => result.status === 'rejected')) throw failure.reason;
+      return;
+    }
+    await this.loadOn(this.redis);
+  }
+
+  private async loadOn(server: Redis): Promise<void> {
+    await Promise.all([...this.byName.values()].map((definition) => server.script('LOAD', definition.lua)));
   }
 
   /** Put one script in the server's cache; needed before {@link addTo}, which cannot resend a body. */
@@ -242,6 +257,7 @@ export class RedisScripts {
 
   run(name: ScriptName, keys: readonly string[], args: readonly ScriptArg[]): Promise<unknown> {
     const definition = this.definition(name, keys.length);
+    this.observer?.(name, keys);
     if (this.cluster) assertOneSlot(definition, keys);
     // One array, not spread arguments: a call spreading some 150,000 values (a read of every
     // topic the pusher holds) overflows the stack. ioredis flattens it into the command.
@@ -259,6 +275,7 @@ export class RedisScripts {
    */
   addTo(chain: ChainableCommander, name: ScriptName, keys: readonly string[], args: readonly ScriptArg[]): ChainableCommander {
     const definition = this.definition(name, keys.length);
+    this.observer?.(name, keys);
     if (this.cluster) assertOneSlot(definition, keys);
     return chain.evalsha(definition.sha, definition.numberOfKeys, ...keys, ...args);
   }

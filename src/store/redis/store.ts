@@ -3,9 +3,12 @@
  * MULTI over divine-push-service's key layout (see `keys.ts`), so an existing divine Redis is
  * taken over as it is.
  */
+import type { StoreTopology } from '../port-topology.ts';
+import { readRedisTopology } from './topology.ts';
 import type { DeadLetter, DeadLetterPage, DeadLetterPageOptions } from '../port-dlq.ts';
 import type { Redis } from 'ioredis';
-import { createRedisClient, defaultKeyLayout, describeRedisTarget, parseRedisTarget, type RedisClientHandle } from './client.ts';
+import { createRedisClient, type RedisClientHandle } from './client.ts';
+import { defaultKeyLayout, describeRedisTarget, parseRedisTarget } from './target.ts';
 import { createRedisKeys, type KeyLayout } from './keys.ts';
 import type {
   CachedProfile,
@@ -29,7 +32,7 @@ import type {
 } from '../port.ts';
 import { createLogger, type Logger } from '../../observability/logger.ts';
 import type { RedisContext } from './context.ts';
-import { RedisScripts } from './scripts.ts';
+import { RedisScripts, type ScriptCallObserver } from './scripts.ts';
 import { RedisServerClock } from './server-clock.ts';
 import * as bells from './bells.ts';
 import * as bellPages from './bell-pages.ts';
@@ -99,7 +102,7 @@ import type { NtfyAppendEvent, NtfyMessage, NtfyMessageContent, NtfyReadRequest,
 export interface RedisStoreOptions {
   /**
    * `redis://[user:password@]host:port[/db]`, or a cluster's seed nodes
-   * `redis+cluster://[user:password@]host:port,host:port,…` (`client.ts`).
+   * `redis+cluster://[user:password@]host:port,host:port,…` (`target.ts`).
    */
   url: string;
   /** More cluster seed nodes, `host:port` (`redis.cluster_nodes`); only with a cluster URL. */
@@ -110,6 +113,8 @@ export interface RedisStoreOptions {
   clock?: Clock;
   /** Prefix for every key. For test isolation only: a divine Redis has no prefix. */
   keyPrefix?: string;
+  /** Told of every script call (name and declared keys) before it is sent: the slot test's recorder. */
+  scriptObserver?: ScriptCallObserver;
   logger?: Logger;
 }
 
@@ -124,13 +129,14 @@ export class RedisStore implements StorePort {
     logger: Logger,
     readonly layout: KeyLayout,
     private readonly serverClock?: RedisServerClock,
+    scriptObserver?: ScriptCallObserver,
   ) {
     this.redis = client.redis;
     this.ctx = {
       redis: client.redis,
       cluster: client.cluster,
       keys: createRedisKeys(layout),
-      scripts: new RedisScripts(client.redis, undefined, client.cluster),
+      scripts: new RedisScripts(client.redis, undefined, client.cluster, scriptObserver),
       clock,
       logger,
     };
@@ -599,6 +605,10 @@ export class RedisStore implements StorePort {
     await this.redis.ping();
   }
 
+  topology(): Promise<StoreTopology> {
+    return readRedisTopology(this.ctx.cluster, this.ctx.keys.layout);
+  }
+
   async close(): Promise<void> {
     this.serverClock?.stop();
     await this.ntfyTopics?.close();
@@ -617,6 +627,11 @@ export async function openRedisStore(options: RedisStoreOptions): Promise<RedisS
   const logger = options.logger ?? createLogger();
   const target = parseRedisTarget(options.url, options.clusterNodes);
   const where = describeRedisTarget(target);
+  const layout = options.layout ?? defaultKeyLayout(target);
+  // The divine layout's scripts touch keys of many slots at once, which a cluster refuses.
+  if (target.kind === 'cluster' && layout === 'divine') {
+    throw new RangeError(`cannot open the Redis store at ${where}: the divine key layout cannot run on a Redis Cluster; use cluster`);
+  }
   const client = createRedisClient(target, options.keyPrefix);
   const { redis } = client;
   // ioredis emits 'error' on every failed reconnect; without a listener Node would crash.
@@ -636,7 +651,7 @@ export async function openRedisStore(options: RedisStoreOptions): Promise<RedisS
       await serverClock.sync();
       clock = serverClock;
     }
-    const store = new RedisStore(client, clock, logger, options.layout ?? defaultKeyLayout(target), serverClock);
+    const store = new RedisStore(client, clock, logger, layout, serverClock, options.scriptObserver);
     await store.loadScripts();
     serverClock?.start();
     return store;

@@ -1,4 +1,5 @@
 import { mkdirSync } from 'node:fs';
+import type { StoreTopology } from '../port-topology.ts';
 import { dirname } from 'node:path';
 import BetterSqlite3, { type Database, type Statement } from 'better-sqlite3';
 import { createLogger, type Logger } from '../../observability/logger.ts';
@@ -804,6 +805,10 @@ export class SqliteStore implements StorePort {
 
   async ping(): Promise<void> {
     this.selectOne.get();
+  }
+
+  topology(): Promise<StoreTopology> {
+    return Promise.resolve({ kind: 'sqlite' });
   }
 
   async close(): Promise<void> {

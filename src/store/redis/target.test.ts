@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { defaultKeyLayout, describeRedisTarget, isClusterUrl, parseClusterNode, parseRedisTarget } from './client.ts';
+import { defaultKeyLayout, describeRedisTarget, isClusterUrl, parseClusterNode, parseRedisTarget } from './target.ts';
 
 describe('Redis store URLs', () => {
   it('a redis:// URL is one server with the divine layout by default', () => {
