@@ -7,7 +7,7 @@
  * fake (in its own process, 20 ms answer latency). Prints pushes per second from the queueing of
  * the fan-out job to the last push settled, and the verdict: every watcher pushed exactly once.
  *
- *   node --import tsx bench/fanout/run.ts [--watchers 100000] [--store sqlite|redis|both] [--latency 20]
+ *   node --import tsx bench/fanout/run.ts [--watchers 100000] [--store sqlite|redis|cluster|both|all] [--latency 20]
  *                                         [--page-size 1000] [--concurrency 400]
  *
  * Page size defaults to `service.new_post_fanout_page_size`, concurrency to the delivery stage's
@@ -36,6 +36,7 @@ import type { PushMessage, PushTransport, SendOutcome } from '../../src/delivery
 import { openRedisStore } from '../../src/store/redis/index.ts';
 import { openSqliteStore } from '../../src/store/sqlite/index.ts';
 import { startRedisServer } from '../../test/support/redis-server.ts';
+import { startRedisCluster } from '../../test/support/redis-cluster.ts';
 import { printProfile, profile } from '../support/cpu-profile.ts';
 import { startFcmFakeProcess } from '../support/fcm-fake-client.ts';
 
@@ -114,7 +115,7 @@ function ownCpuMs(): number {
   return (usage.user + usage.system) / 1000;
 }
 
-async function runOne(label: string, store: StorePort, dir: string, redisPid?: number): Promise<void> {
+async function runOne(label: string, store: StorePort, dir: string, redisPids: readonly number[] = []): Promise<void> {
   const logger = createLogger({ level: 'silent' });
   const metrics = new Metrics();
   const creatorSecret = generateSecretKey();
@@ -160,7 +161,8 @@ async function runOne(label: string, store: StorePort, dir: string, redisPid?: n
   );
   const controller = new AbortController();
 
-  const cpuBefore = { self: ownCpuMs(), fake: processCpuMs(fake.pid), redis: redisPid ? processCpuMs(redisPid) : 0 };
+  const redisCpuMs = () => redisPids.reduce((sum, pid) => sum + processCpuMs(pid), 0);
+  const cpuBefore = { self: ownCpuMs(), fake: processCpuMs(fake.pid), redis: redisCpuMs() };
   const { result: elapsedMs, top } = await profile(async () => {
     const started = performance.now();
     await enqueueNewPostFanout(
@@ -225,7 +227,9 @@ async function runOne(label: string, store: StorePort, dir: string, redisPid?: n
   const cpuPerPush = (ms: number) => ((ms * 1000) / WATCHERS).toFixed(0);
   const cpuLine =
     `  CPU per push: this process ${cpuPerPush(ownCpuMs() - cpuBefore.self)} µs, FCM fake ${cpuPerPush(processCpuMs(fake.pid) - cpuBefore.fake)} µs` +
-    (redisPid ? `, redis-server ${cpuPerPush(processCpuMs(redisPid) - cpuBefore.redis)} µs` : '');
+    (redisPids.length > 0
+      ? `, redis-server ${cpuPerPush(redisCpuMs() - cpuBefore.redis)} µs${redisPids.length > 1 ? ` (${redisPids.length} nodes)` : ''}`
+      : '');
   const { received, peakStreams } =
     transport instanceof StubTransport ? { received: transport.received, peakStreams: transport.peak } : await fake.report();
   const counts = new Map<string, number>();
@@ -256,7 +260,7 @@ async function runOne(label: string, store: StorePort, dir: string, redisPid?: n
   await fake.stop();
 }
 
-const stores = values.store === 'both' ? ['sqlite', 'redis'] : [values.store];
+const stores = values.store === 'both' ? ['sqlite', 'redis'] : values.store === 'all' ? ['sqlite', 'redis', 'cluster'] : [values.store];
 for (const kind of stores) {
   const dir = mkdtempSync(join(tmpdir(), 'np-bench-fanout-'));
   try {
@@ -267,11 +271,26 @@ for (const kind of stores) {
       } finally {
         await store.close();
       }
+    } else if (kind === 'cluster') {
+      // Three masters on this machine, the cluster key layout (issue 18): the cost of the layout.
+      const cluster = await startRedisCluster({ masters: 3 });
+      const store = await openRedisStore({ url: cluster.url });
+      try {
+        await runOne(
+          'Redis Cluster (3 masters)',
+          store,
+          dir,
+          cluster.nodes.map((node) => node.pid),
+        );
+      } finally {
+        await store.close();
+        await cluster.stop();
+      }
     } else {
       const server = await startRedisServer();
       const store = await openRedisStore({ url: server.url });
       try {
-        await runOne('Redis', store, dir, server.pid);
+        await runOne('Redis', store, dir, [server.pid]);
       } finally {
         await store.close();
         await server.stop();

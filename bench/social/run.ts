@@ -9,7 +9,7 @@
  * verdict: every expected (event, token) pushed exactly once. BENCH_TRACE=1 prints the queues and
  * the worst event-loop delay every half second.
  *
- *   node --import tsx bench/social/run.ts [--users 10000] [--events 10000] [--rate 2000] [--warmup 5] [--store sqlite|redis|both] [--latency 20] [--phased] [--http2-client builtin|node|both]
+ *   node --import tsx bench/social/run.ts [--users 10000] [--events 10000] [--rate 2000] [--warmup 5] [--store sqlite|redis|cluster|both|all] [--latency 20] [--phased] [--http2-client builtin|node|both]
  *   --http2-client runs the whole benchmark on each HTTP/2 client named (delivery.http2_client).
  *   --rate 0 offers everything at once (peak throughput).
  *   --warmup offers events at the same rate for that many seconds first (paced runs only): a fresh
@@ -43,6 +43,7 @@ import { CryptoWorkerPool } from '../../src/nostr/crypto-worker-pool.ts';
 import type { InboundEnvelope } from '../../src/engine/router.ts';
 import { startService, type RunningService } from '../../src/service.ts';
 import { startRedisServer } from '../../test/support/redis-server.ts';
+import { startRedisCluster } from '../../test/support/redis-cluster.ts';
 import { printProfile, profile } from '../support/cpu-profile.ts';
 import { startFcmFakeProcess } from '../support/fcm-fake-client.ts';
 import { useWasmSigning } from '../support/wasm-signing.ts';
@@ -183,21 +184,34 @@ function processCpuMs(pid: number, tid?: number): number {
   return (Number(fields[11] ?? 0) + Number(fields[12] ?? 0)) * 10;
 }
 
-/** Calls per command since the last CONFIG RESETSTAT (Redis INFO commandstats). */
-async function redisCommandCalls(url: string): Promise<Map<string, number>> {
-  const client = new Redis(url);
-  try {
-    const stats = await client.info('commandstats');
-    return new Map([...stats.matchAll(/^cmdstat_(\S+):calls=(\d+)/gm)].map((m) => [m[1] as string, Number(m[2])]));
-  } finally {
+/** Calls per command since the last CONFIG RESETSTAT (Redis INFO commandstats), summed over every node given. */
+async function redisCommandCalls(urls: readonly string[]): Promise<Map<string, number>> {
+  const calls = new Map<string, number>();
+  for (const url of urls) {
+    const client = new Redis(url);
+    try {
+      const stats = await client.info('commandstats');
+      for (const m of stats.matchAll(/^cmdstat_(\S+):calls=(\d+)/gm))
+        calls.set(m[1] as string, (calls.get(m[1] as string) ?? 0) + Number(m[2]));
+    } finally {
+      client.disconnect();
+    }
+  }
+  return calls;
+}
+
+async function resetRedisStats(urls: readonly string[]): Promise<void> {
+  for (const url of urls) {
+    const client = new Redis(url);
+    await client.config('RESETSTAT');
     client.disconnect();
   }
 }
 
-async function resetRedisStats(url: string): Promise<void> {
-  const client = new Redis(url);
-  await client.config('RESETSTAT');
-  client.disconnect();
+/** The Redis processes behind a run: their pids (CPU) and URLs (command counts); none for SQLite. */
+interface RedisNodes {
+  pids: number[];
+  urls: string[];
 }
 
 interface CpuSample {
@@ -208,13 +222,13 @@ interface CpuSample {
   redisMs: number;
 }
 
-function sampleCpu(fakePid: number, redisPid: number | undefined): CpuSample {
+function sampleCpu(fakePid: number, redis: RedisNodes | undefined): CpuSample {
   const self = process.cpuUsage();
   return {
     selfMs: (self.user + self.system) / 1000,
     mainMs: processCpuMs(process.pid, process.pid),
     fakeMs: processCpuMs(fakePid),
-    redisMs: redisPid ? processCpuMs(redisPid) : 0,
+    redisMs: (redis?.pids ?? []).reduce((sum, pid) => sum + processCpuMs(pid), 0),
   };
 }
 
@@ -315,13 +329,13 @@ async function drained(store: StorePort, queues: Array<'inbound' | 'outbound'>, 
   }
 }
 
-async function runOne(label: string, storeUrl: string, prepared: Prepared, dir: string, redisPid?: number): Promise<void> {
+async function runOne(label: string, storeUrl: string, prepared: Prepared, dir: string, redisNodes?: RedisNodes): Promise<void> {
   const fake = await startFcmFakeProcess(Number(values.latency), dir);
   const pool = new CryptoWorkerPool({ size: 1, secretHex: null, cacheCapacity: 16 });
   await pool.ready;
   const arrivedAt = new Map<string, number>();
   const events = prepared.frames.length - prepared.warmupIds.size;
-  if (label === 'redis') await resetRedisStats(storeUrl);
+  if (redisNodes) await resetRedisStats(redisNodes.urls);
   let started: number;
   /** When offering began (the warm-up's start, if there is one). */
   let runStarted = Date.now();
@@ -338,26 +352,26 @@ async function runOne(label: string, storeUrl: string, prepared: Prepared, dir: 
       const { top } = await profile(work);
       if (process.env.BENCH_PROFILE) printProfile(`${label} ${name}`, top);
     };
-    const c0 = sampleCpu(fake.pid, redisPid);
+    const c0 = sampleCpu(fake.pid, redisNodes);
     started = Date.now();
     await stage('listener', async () => void (offeredMs = await offer(prepared.frames, ingester(store, pool, arrivedAt), () => undefined)));
-    const c1 = sampleCpu(fake.pid, redisPid);
+    const c1 = sampleCpu(fake.pid, redisNodes);
     await store.close();
     const engine = await startService(serviceConfig('engine', storeUrl, dir, fake, label));
-    const c1b = sampleCpu(fake.pid, redisPid);
+    const c1b = sampleCpu(fake.pid, redisNodes);
     await stage('engine', async () => {
       engine.wake.notify('inbound');
       await drained(engine.store, ['inbound'], started);
     });
-    const c2 = sampleCpu(fake.pid, redisPid);
+    const c2 = sampleCpu(fake.pid, redisNodes);
     await engine.stop();
     const delivery = await startService(serviceConfig('delivery', storeUrl, dir, fake, label));
-    const c2b = sampleCpu(fake.pid, redisPid);
+    const c2b = sampleCpu(fake.pid, redisNodes);
     await stage('delivery', async () => {
       delivery.wake.notify('outbound');
       await drained(delivery.store, ['outbound'], started);
     });
-    const c3 = sampleCpu(fake.pid, redisPid);
+    const c3 = sampleCpu(fake.pid, redisNodes);
     await delivery.stop();
     cpuSummary = [
       `  CPU per event, listener (parse, verify, queue): ${cpuLine(c0, c1, events)}`,
@@ -371,7 +385,7 @@ async function runOne(label: string, storeUrl: string, prepared: Prepared, dir: 
     const wake = () => service.wake.notify('inbound');
     runStarted = Date.now();
     if (WARMUP_EVENTS > 0) await offer(prepared.frames.slice(0, WARMUP_EVENTS), ingest, wake);
-    const c0 = sampleCpu(fake.pid, redisPid);
+    const c0 = sampleCpu(fake.pid, redisNodes);
     started = Date.now();
     const loopDelay = monitorEventLoopDelay({ resolution: 5 });
     loopDelay.enable();
@@ -386,10 +400,10 @@ async function runOne(label: string, storeUrl: string, prepared: Prepared, dir: 
     offeredMs = await offer(prepared.frames.slice(WARMUP_EVENTS), ingest, wake);
     await drained(service.store, ['inbound', 'outbound'], started);
     clearInterval(trace);
-    cpuSummary = `  CPU per event: ${cpuLine(c0, sampleCpu(fake.pid, redisPid), events)}`;
+    cpuSummary = `  CPU per event: ${cpuLine(c0, sampleCpu(fake.pid, redisNodes), events)}`;
     await service.stop();
   }
-  const commands = label === 'redis' ? await redisCommandCalls(storeUrl) : null;
+  const commands = redisNodes ? await redisCommandCalls(redisNodes.urls) : null;
   let counterVerdict = '';
   if (INBOX) {
     const store = await openStore(resolveStoreLocation(serviceConfig('engine', storeUrl, dir, fake, label)), {
@@ -485,13 +499,20 @@ async function profiled(label: string, run: () => Promise<void>): Promise<void> 
 for (const client of HTTP2_CLIENTS) {
   http2Client = client;
   console.log(`delivery.http2_client: ${client}`);
-  if (values.store === 'sqlite' || values.store === 'both') {
+  if (values.store === 'sqlite' || values.store === 'both' || values.store === 'all') {
     await profiled('sqlite', () => runOne('sqlite', `sqlite:${join(dir, `bench-${client}.sqlite`)}`, prepared, dir));
   }
-  if (values.store === 'redis' || values.store === 'both') {
+  if (values.store === 'redis' || values.store === 'both' || values.store === 'all') {
     const redis = await startRedisServer();
-    await profiled('redis', () => runOne('redis', redis.url, prepared, dir, redis.pid));
+    await profiled('redis', () => runOne('redis', redis.url, prepared, dir, { pids: [redis.pid], urls: [redis.url] }));
     await redis.stop();
+  }
+  if (values.store === 'cluster' || values.store === 'all') {
+    // Three masters on this machine, the cluster key layout (issue 18): the cost of the layout.
+    const cluster = await startRedisCluster({ masters: 3 });
+    const nodes = { pids: cluster.nodes.map((node) => node.pid), urls: cluster.nodes.map((node) => node.url) };
+    await profiled('redis-cluster', () => runOne('redis-cluster', cluster.url, prepared, dir, nodes));
+    await cluster.stop();
   }
 }
 rmSync(dir, { recursive: true, force: true });
