@@ -14,7 +14,7 @@
  *       `leases` — apart from the one window named under ingest.
  *
  * Ingest. 1: the recipient's script decides and records (group, actors, disposition, budget);
- * 2: a buffered group is queued in its shard (`ZADD NX`, skipped while a lease holds it). A crash
+ * 2: a buffered group is queued in its shard (`ZADD NX`; a replay skips a group a lease holds). A crash
  * between the steps can leave a group unqueued only when no later event of the same group comes
  * (each buffered event queues its group again), so it costs at most the event being ingested —
  * the same as a crash between the recipient claim and the ingest. An error between them fails the
@@ -80,20 +80,26 @@ function corrupt(operation: string, reply: unknown): StoreError {
   return new StoreError(StoreStatus.Corrupt, operation, `unexpected script reply ${JSON.stringify(reply)}`);
 }
 
-/** Ingest step 2: put a buffered group in its outbox shard (idempotent; see the module header). */
-async function queueGroup(ctx: RedisContext, groupId: string, dueAtSecs: number): Promise<void> {
-  const shard = ctx.keys.coalesceOutboxShardOf(groupId);
-  await ctx.scripts.run('coalesceQueue', [ctx.keys.coalesceDueKey(shard), ctx.keys.coalesceLeasesKey(shard)], [groupId, dueAtSecs]);
+/**
+ * Ingest step 2 after a fresh buffered decision: `ZADD NX` into the group's outbox shard. A plain
+ * command (the hot path): the group of the current bucket cannot be held by a flush yet, since a
+ * claim takes a group only from its deadline, the end of its bucket.
+ */
+async function queueNewGroup(ctx: RedisContext, groupId: string, dueAtSecs: number): Promise<void> {
+  await ctx.redis.zadd(ctx.keys.coalesceDueKey(ctx.keys.coalesceOutboxShardOf(groupId)), 'NX', dueAtSecs, groupId);
 }
 
 /**
- * A replayed buffered event: queue its group again when it still holds buffered work, which
- * completes an ingest that failed between its two steps (nothing changes otherwise).
+ * Ingest step 2 after a replayed buffered decision: queue the group again when it still holds
+ * buffered work and no flush holds it (coalesceQueue-2.lua), which completes an ingest that failed
+ * between its two steps and changes nothing otherwise.
  */
 async function queueReplayedGroup(ctx: RedisContext, groupId: string): Promise<void> {
   const [pending, due] = await ctx.redis.hmget(ctx.keys.coalesceGroupKey(groupId), 'pending', 'due');
   const dueAtSecs = numberField(due ?? undefined);
-  if ((numberField(pending ?? undefined) ?? 0) > 0 && dueAtSecs !== null) await queueGroup(ctx, groupId, dueAtSecs);
+  if ((numberField(pending ?? undefined) ?? 0) <= 0 || dueAtSecs === null) return;
+  const shard = ctx.keys.coalesceOutboxShardOf(groupId);
+  await ctx.scripts.run('coalesceQueue', [ctx.keys.coalesceDueKey(shard), ctx.keys.coalesceLeasesKey(shard)], [groupId, dueAtSecs]);
 }
 
 export async function ingestCoalesceEvent(ctx: RedisContext, event: CoalesceEvent, policy: CoalescePolicy): Promise<IngestResult> {
@@ -146,7 +152,7 @@ export async function ingestCoalesceEvent(ctx: RedisContext, event: CoalesceEven
   if (disposition === undefined || typeof gid !== 'string' || typeof due !== 'number') throw corrupt('ingestCoalesceEvent', reply);
   if (disposition !== 'immediate') {
     if (replayed === 1) await queueReplayedGroup(ctx, gid);
-    else await queueGroup(ctx, gid, due);
+    else await queueNewGroup(ctx, gid, due);
   }
   return { disposition, groupId: gid, replayed: replayed === 1 };
 }

@@ -1,10 +1,11 @@
 --[[
-  Put a group with buffered work in its outbox shard (step 2 of ingest, coalesce.ts), unless it
-  is there already or a flush (or a reconciliation) holds it: an existing due entry never moves,
-  and a held group comes back through its holder.
+  Put a group back in its outbox shard after an ingest replayed a buffered disposition (step 2
+  of ingest, coalesce.ts; a fresh decision queues with a plain ZADD NX), unless it is there
+  already or a flush (or a reconciliation) holds it: an existing due entry never moves, and a
+  held group comes back through its holder.
 
-  Idempotent: a retried ingest that replays a buffered disposition runs it again, which repairs a
-  crash between the two steps and changes nothing otherwise.
+  Idempotent: it repairs an ingest that failed between its two steps and changes nothing
+  otherwise.
 
   Input:
     KEYS[1] coalesce:due     ZSET gid -> flush time (s), of the gid's shard
