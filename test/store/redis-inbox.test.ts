@@ -88,6 +88,11 @@ describe('the cluster layout', () => {
   const keys = createRedisKeys('cluster');
   let store: RedisStore;
   let scripts: RedisScripts;
+  const widenKeys = (pubkey: string): string[] => [
+    keys.userAlertWordsKey(pubkey),
+    keys.inboxKey(pubkey),
+    keys.userAlertWordsLockKey(pubkey),
+  ];
   beforeEach(async () => {
     store = await openRedisStore({ url, clock, layout: 'cluster' });
     scripts = new RedisScripts(raw);
@@ -120,10 +125,12 @@ describe('the cluster layout', () => {
   test('a replace that stopped after widening leaves a superset of words, and the next replace settles it', async () => {
     await store.replaceAlertWords(ALICE, ['pizza', 'sunset']);
     // A replace to ['tea'] that stopped after step 1 and half of step 2.
-    const before = await scripts.run('widenAlertWords', [keys.userAlertWordsKey(ALICE), keys.inboxKey(ALICE)], ['tea', 'cake']);
+    const before = await scripts.run('widenAlertWords', widenKeys(ALICE), ['crashed', 10_000, 'tea', 'cake']);
     assert.deepEqual((before as string[]).sort(), ['pizza', 'sunset'], 'step 1 answers the words held before');
     await scripts.run('watchAlertWord', [keys.alertWordIndexKey('tea'), keys.alertWordUsersKey('tea')], ['tea', ALICE, 1]);
     assert.deepEqual(await store.readAlertWords(ALICE), ['cake', 'pizza', 'sunset', 'tea'], 'the user’s set is a superset meanwhile');
+    assert.equal(await raw.get(keys.userAlertWordsLockKey(ALICE)), 'crashed', 'the crashed replace holds the lock');
+    await raw.del(keys.userAlertWordsLockKey(ALICE)); // its expiry, without waiting 10 s for it
     assert.deepEqual([...(await store.alertWordWatchers(['pizza', 'tea', 'cake']))].sort(), [
       ['pizza', [ALICE]],
       ['tea', [ALICE]],
@@ -141,9 +148,10 @@ describe('the cluster layout', () => {
     await store.replaceAlertWords(BOB, ['pizza']);
     await store.replaceAlertWords(ALICE, ['pizza', 'sunset']);
     // A replace to ['pizza', 'tea'] that stopped after step 3 (before narrowing), then its retry.
-    await scripts.run('widenAlertWords', [keys.userAlertWordsKey(ALICE), keys.inboxKey(ALICE)], ['pizza', 'tea']);
+    await scripts.run('widenAlertWords', widenKeys(ALICE), ['crashed', 10_000, 'pizza', 'tea']);
     await scripts.run('watchAlertWord', [keys.alertWordIndexKey('tea'), keys.alertWordUsersKey('tea')], ['tea', ALICE, 1]);
     await scripts.run('watchAlertWord', [keys.alertWordIndexKey('sunset'), keys.alertWordUsersKey('sunset')], ['sunset', ALICE, 0]);
+    await raw.del(keys.userAlertWordsLockKey(ALICE)); // the crashed replace's lock expired
     await store.replaceAlertWords(ALICE, ['pizza', 'tea']);
     assert.deepEqual(await store.readAlertWords(ALICE), ['pizza', 'tea']);
     assert.deepEqual([...(await store.alertWordWatchers(['pizza', 'sunset', 'tea']))].sort(), [
@@ -151,5 +159,40 @@ describe('the cluster layout', () => {
       ['tea', [ALICE]],
     ]);
     assert.equal(await raw.zscore(keys.alertWordIndexKey('pizza'), 'pizza'), '2', 'pizza is watched by two, not counted again');
+  });
+
+  test('replaces of one user at once take turns: the watchers end exactly the words of the last one', async () => {
+    const lists = [['pizza', 'tea'], ['tea', 'cake'], ['sunset'], ['cake', 'pizza', 'sunset'], []];
+    for (let round = 0; round < 5; round++) {
+      await Promise.all(lists.map((list) => store.replaceAlertWords(ALICE, list)));
+      const words = await store.readAlertWords(ALICE);
+      assert.ok(
+        lists.some((list) => JSON.stringify([...list].sort()) === JSON.stringify(words)),
+        `the set is one replace's words: ${words.join(' ')}`,
+      );
+      const watched = await store.alertWordWatchers(['pizza', 'tea', 'cake', 'sunset']);
+      assert.deepEqual([...watched.keys()].sort(), words, 'watched exactly the words in the set');
+      assert.equal(await store.alertWordCount(), words.length, 'the index holds those words only');
+      assert.equal(await raw.exists(keys.userAlertWordsLockKey(ALICE)), 0, 'the lock is released');
+    }
+  });
+
+  test('a replace waits for the one holding the user’s lock, then works from the words it left', async () => {
+    await store.replaceAlertWords(ALICE, ['pizza']);
+    // Replace A, step by step: widen to ['tea'] under its lock and watch it.
+    assert.deepEqual(await scripts.run('widenAlertWords', widenKeys(ALICE), ['replace-a', 10_000, 'tea']), ['pizza']);
+    let secondDone = false;
+    const second = store.replaceAlertWords(ALICE, ['cake']).then(() => {
+      secondDone = true;
+    });
+    await scripts.run('watchAlertWord', [keys.alertWordIndexKey('tea'), keys.alertWordUsersKey('tea')], ['tea', ALICE, 1]);
+    await scripts.run('watchAlertWord', [keys.alertWordIndexKey('pizza'), keys.alertWordUsersKey('pizza')], ['pizza', ALICE, 0]);
+    assert.deepEqual(await store.readAlertWords(ALICE), ['pizza', 'tea'], 'the second replace has not widened: it waits');
+    assert.equal(secondDone, false);
+    await raw.srem(keys.userAlertWordsKey(ALICE), 'pizza');
+    assert.equal(await scripts.run('releaseClaim', [keys.userAlertWordsLockKey(ALICE)], ['replace-a']), 1, 'A releases its lock');
+    await second;
+    assert.deepEqual(await store.readAlertWords(ALICE), ['cake']);
+    assert.deepEqual([...(await store.alertWordWatchers(['pizza', 'tea', 'cake']))], [['cake', [ALICE]]], 'tea, from A, is unwatched by B');
   });
 });

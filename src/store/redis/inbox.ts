@@ -11,15 +11,19 @@
  *   in its hint; a badge read is a per-user pipeline beside that read;
  * - replacing alert words is four steps in an order that keeps one invariant — the user's own word
  *   set (`user_alertwords`) is a superset of the words whose watcher set holds the user:
- *   1. widen the user's set to old ∪ new (returns old);
+ *   1. take the user's replace lock and widen the user's set to old ∪ new (returns old);
  *   2. add the user to the watchers of every new word, and 3. remove them from the watchers of
  *      every old word not kept (concurrently: the two sets of words are disjoint);
- *   4. narrow the user's set to the new words (SREM of the removed ones).
+ *   4. narrow the user's set to the new words (SREM of the removed ones), and release the lock.
  *   Each step is idempotent (SADD, SREM, scores set from SCARD). A crash at any point leaves the
  *   user's set holding every word they still watch, so the next replace (its step 3 works from
  *   that set) removes what the crashed one left; meanwhile the user may get alerts for a word
- *   on its way out, never miss one they asked for once step 2 ran.
+ *   on its way out, never miss one they asked for once step 2 ran. The lock (per user, expiring)
+ *   keeps two replaces of one user (a 3083 and an API call at once) from interleaving a watch and
+ *   an unwatch of one word, which would leave the user watching a word outside their set.
  */
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import {
   INBOX_TYPES,
@@ -120,23 +124,51 @@ async function watchAlertWord(ctx: RedisContext, word: string, pubkey: string, w
   );
 }
 
+/** How long one replace may hold a user's lock; a crashed holder's lock frees itself after it. */
+export const ALERT_WORDS_LOCK_TTL_MS = 10_000;
+/** The first wait for a busy lock; each further wait doubles, up to {@link ALERT_WORDS_LOCK_MAX_WAIT_MS}. */
+const ALERT_WORDS_LOCK_FIRST_WAIT_MS = 5;
+const ALERT_WORDS_LOCK_MAX_WAIT_MS = 500;
+
+/**
+ * Step 1 of {@link replaceAlertWords} under the user's lock: the words held before, after waiting
+ * out another replace (a short one, or a crashed one's lock expiry).
+ */
+async function widenUnderLock(ctx: RedisContext, pubkey: string, lockToken: string, words: readonly string[]): Promise<string[]> {
+  const deadline = Date.now() + 2 * ALERT_WORDS_LOCK_TTL_MS;
+  for (let wait = ALERT_WORDS_LOCK_FIRST_WAIT_MS; ; wait = Math.min(2 * wait, ALERT_WORDS_LOCK_MAX_WAIT_MS)) {
+    const before = await ctx.scripts.run(
+      'widenAlertWords',
+      [ctx.keys.userAlertWordsKey(pubkey), ctx.keys.inboxKey(pubkey), ctx.keys.userAlertWordsLockKey(pubkey)],
+      [lockToken, ALERT_WORDS_LOCK_TTL_MS, ...words],
+    );
+    if (Array.isArray(before) && before.every((word): word is string => typeof word === 'string')) return before;
+    if (before !== null) throw new TypeError(`replaceAlertWords: widenAlertWords replied ${JSON.stringify(before)}, not a list of words`);
+    if (Date.now() > deadline) throw new Error(`replaceAlertWords: the alert words of ${pubkey} stay locked by another replace`);
+    await sleep(wait);
+  }
+}
+
 /** Replace a user's alert words in the four steps of the module header. */
 export async function replaceAlertWords(ctx: RedisContext, pubkey: string, words: readonly string[]): Promise<void> {
   const distinct = [...new Set(words)];
   if (distinct.length > MAX_ALERT_WORDS_PER_USER)
     throw new RangeError(`replaceAlertWords: at most ${MAX_ALERT_WORDS_PER_USER} words, got ${distinct.length}`);
+  const lockToken = randomUUID();
   const userWordsKey = ctx.keys.userAlertWordsKey(pubkey);
-  const before = await ctx.scripts.run('widenAlertWords', [userWordsKey, ctx.keys.inboxKey(pubkey)], distinct);
-  if (!Array.isArray(before) || !before.every((word): word is string => typeof word === 'string'))
-    throw new TypeError(`replaceAlertWords: widenAlertWords replied ${JSON.stringify(before)}, not a list of words`);
-  const kept = new Set(distinct);
-  const dropped = before.filter((word) => !kept.has(word));
-  // Every new word, not only the ones missing before: a retry after a crash finds them in the set already.
-  await Promise.all([
-    ...distinct.map((word) => watchAlertWord(ctx, word, pubkey, true)),
-    ...dropped.map((word) => watchAlertWord(ctx, word, pubkey, false)),
-  ]);
-  if (dropped.length > 0) await ctx.redis.srem(userWordsKey, ...dropped);
+  try {
+    const before = await widenUnderLock(ctx, pubkey, lockToken, distinct);
+    const kept = new Set(distinct);
+    const dropped = before.filter((word) => !kept.has(word));
+    // Every new word, not only the ones missing before: a retry after a crash finds them in the set already.
+    await Promise.all([
+      ...distinct.map((word) => watchAlertWord(ctx, word, pubkey, true)),
+      ...dropped.map((word) => watchAlertWord(ctx, word, pubkey, false)),
+    ]);
+    if (dropped.length > 0) await ctx.redis.srem(userWordsKey, ...dropped);
+  } finally {
+    await ctx.scripts.run('releaseClaim', [ctx.keys.userAlertWordsLockKey(pubkey)], [lockToken]);
+  }
 }
 
 export async function readAlertWords(ctx: RedisContext, pubkey: string): Promise<string[]> {

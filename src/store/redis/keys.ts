@@ -339,6 +339,7 @@ function fleetKeys(_t: KeyTags) {
  * | `alertwords`                     | `alertwords:{a:N}`, N < {@link CLUSTER_ALERT_WORD_SHARDS} | ZSET | watched word → number of users watching it (Twitarr's index); in the cluster, the words of shard N |
  * | `alertwordUsers:{word}`          | `alertwordUsers:{a:N}:{word}`, N the word's shard | SET | the pubkeys watching the word |
  * | `user_alertwords:{pubkey}`       | `user_alertwords:{u:PUBKEY}`    | SET     | the user's own words (the forward index); a superset of the words whose watcher set holds the user |
+ * | `user_alertwords_lock:{pubkey}`  | `user_alertwords_lock:{u:PUBKEY}` | STRING | token of the replace in progress, `SET NX PX`; nostr-push's own |
  * | `announcements`                  | `{announcements}`               | HASH    | id → JSON `{text, createdAtMs, expiresAtMs}` |
  * | `announcements:active`           | `{announcements}:active`        | ZSET    | id → expiry (ms); read from `(now` upwards |
  * | `announcements:seq`              | `{announcements}:seq`           | STRING  | the last announcement id given out (INCR) |
@@ -367,6 +368,7 @@ function inboxKeys(t: KeyTags) {
     alertWordUsersKey: (word: string): string =>
       divine ? `alertwordUsers:${word}` : `alertwordUsers:{a:${shardOf(word, wordShards)}}:${word}`,
     userAlertWordsKey: (pubkey: string): string => `user_alertwords:${t.user(pubkey)}`,
+    userAlertWordsLockKey: (pubkey: string): string => `user_alertwords_lock:${t.user(pubkey)}`,
     announcementsKey: divine ? 'announcements' : '{announcements}',
     activeAnnouncementsKey: divine ? 'announcements:active' : '{announcements}:active',
     announcementSeqKey: divine ? 'announcements:seq' : '{announcements}:seq',
