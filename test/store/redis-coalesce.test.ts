@@ -424,4 +424,27 @@ describe('the cluster layout: slots and per-slot steps', () => {
       targets.map((target, i) => coalesceGroupId('like', OWNER, target, BUCKET + i)),
     );
   });
+
+  test('claims racing from two stores take every due group exactly once', async () => {
+    const other = await openRedisStore({ url, clock, layout: 'cluster' });
+    try {
+      const policy = { ...POLICY, immediateLimit: 0 };
+      const targets = Array.from({ length: 20 }, (_, i) => `e:${(i + 1).toString(16).padStart(64, '0')}`);
+      for (const target of targets) await clustered.ingestCoalesceEvent(like({ target }), policy);
+      clock.advance(POLICY.windowSecs * SECOND_MS);
+      const drain = async (store: RedisStore): Promise<string[]> => {
+        const claimed: string[] = [];
+        for (;;) {
+          const { claim } = await store.claimDueCoalesceGroup(300);
+          if (!claim) return claimed;
+          claimed.push(claim.groupId);
+        }
+      };
+      const [mine, theirs] = await Promise.all([drain(clustered), drain(other)]);
+      const all = [...mine, ...theirs].sort();
+      assert.deepEqual(all, targets.map((target) => coalesceGroupId('like', OWNER, target, BUCKET)).sort(), 'each group once');
+    } finally {
+      await other.close();
+    }
+  });
 });
