@@ -177,32 +177,58 @@ export const ntfyWakeChannel = (keyPrefix: string): string => `${keyPrefix}ntfy:
  * Coalescing (seed 000's key table; divine's names, types and value formats). `{gid}` is the
  * group id `{type}:{owner}:{target}:{bucket}`; every time is unix seconds unless it says ms.
  *
- * | key                                  | type   | value                                                    |
- * |--------------------------------------|--------|----------------------------------------------------------|
- * | `coalesce:g:{gid}`                   | HASH   | `due`, `expires_at`, `owner`, `type`, `target`, `event_kind`, `immediate`, `pending`, `first_actor`, `first_event`, `last_at`, `ref_event_id`, `ref_address`, `ref_kind`, `ref_author`, `ref_dtag`, `lease`; TTL group_ttl + grace with buffered work, window + grace with immediates only |
- * | `coalesce:hll:{gid}`                 | HLL    | distinct buffered actors; same TTL as the group          |
- * | `coalesce:disp:{eventId}:{recipient}`| STRING | `i:{gid}` (immediate) or `b:{gid}` (buffered); TTL window + grace |
- * | `coalesce:due`                       | ZSET   | gid → when it may be flushed                             |
- * | `coalesce:leases`                    | ZSET   | gid → lease expiry of the flush holding it               |
- * | `coalesce:throttle:{owner}`          | HASH   | `tokens` (may be fractional), `ts` (ms of the last refill); TTL max(capacity·refill·2, window + grace) |
- * | `coalesce:emitted:{owner}`           | ZSET   | emitted notification (event id of an immediate, gid of a summary) → send time; TTL daily window + grace |
+ * | key (divine)                         | key (cluster)                          | type   | value |
+ * |--------------------------------------|----------------------------------------|--------|-------|
+ * | `coalesce:g:{gid}`                   | `coalesce:g:{type}:{u:OWNER}:{target}:{bucket}` | HASH | `due`, `expires_at`, `owner`, `type`, `target`, `event_kind`, `immediate`, `pending`, `first_actor`, `first_event`, `last_at`, `ref_event_id`, `ref_address`, `ref_kind`, `ref_author`, `ref_dtag`, `lease`; TTL group_ttl + grace with buffered work, window + grace with immediates only |
+ * | `coalesce:hll:{gid}`                 | `coalesce:hll:{type}:{u:OWNER}:{target}:{bucket}` | HLL | distinct buffered actors; same TTL as the group |
+ * | `coalesce:disp:{eventId}:{recipient}`| `coalesce:disp:{eventId}:{u:RECIPIENT}` | STRING | `i:{gid}` (immediate) or `b:{gid}` (buffered); TTL window + grace |
+ * | `coalesce:due`                       | `coalesce:due:{c:N}`, N < {@link CLUSTER_COALESCE_OUTBOX_SHARDS} | ZSET | gid → when it may be flushed |
+ * | `coalesce:leases`                    | `coalesce:leases:{c:N}`, same N as its due set | ZSET | gid → lease expiry of the flush (or the reconciliation) holding it |
+ * | `coalesce:throttle:{owner}`          | `coalesce:throttle:{u:OWNER}`          | HASH   | `tokens` (may be fractional), `ts` (ms of the last refill); TTL max(capacity·refill·2, window + grace) |
+ * | `coalesce:emitted:{owner}`           | `coalesce:emitted:{u:OWNER}`           | ZSET   | emitted notification (event id of an immediate, gid of a summary) → send time; TTL daily window + grace |
  *
- * `coalesceClaim-2.lua` reaches the group and actor keys of the gids it finds in `due` and
- * `leases`, which it cannot declare; it gets {@link COALESCE_GROUP_KEY_PREFIX} and
- * {@link COALESCE_HLL_KEY_PREFIX} with the client's key prefix in front as arguments, so a test
- * prefix still reaches those keys.
+ * Slots in the cluster: a group, its actors, the dispositions and the budget of one recipient
+ * share `{u:OWNER}` (the gid's owner field is the tag; a gid without one is tagged whole). The
+ * outbox is split into shards (a gid's shard is {@link shardOf} its gid), each shard's due
+ * and lease sets sharing `{c:N}`; the divine layout is the one shard with seed 000's names. The
+ * steps between the two slots, and why they are safe, are in the header of `coalesce.ts`.
  */
-const COALESCE_GROUP_KEY_PREFIX = 'coalesce:g:';
-const COALESCE_HLL_KEY_PREFIX = 'coalesce:hll:';
+/** Outbox shards in the cluster layout; changing it strands entries of the dropped shards. */
+export const CLUSTER_COALESCE_OUTBOX_SHARDS = 8;
+
+/** FNV-1a (32 bits) of a string's UTF-16 units, mod `count`: a fixed, evenly spread shard. */
+export function shardOf(value: string, count: number): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < value.length; i++) {
+    hash ^= value.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash % count;
+}
+
+/** A gid with its owner field in the per-user tag: `like:{u:OWNER}:e:…:123` (the gid itself in divine). */
+function taggedGroupId(t: KeyTags, groupId: string): string {
+  const first = groupId.indexOf(':');
+  const second = first < 0 ? -1 : groupId.indexOf(':', first + 1);
+  // Not a gid this service writes: tagged whole, so its group and actor keys still share a slot.
+  if (second < 0) return t.user(groupId);
+  return `${groupId.slice(0, first + 1)}${t.user(groupId.slice(first + 1, second))}${groupId.slice(second)}`;
+}
+
 function coalesceKeys(t: KeyTags) {
+  const outboxShards = t.layout === 'divine' ? 1 : CLUSTER_COALESCE_OUTBOX_SHARDS;
+  const outboxKey = (set: 'due' | 'leases', shard: number): string =>
+    t.layout === 'divine' ? `coalesce:${set}` : `coalesce:${set}:{c:${shard}}`;
   return {
-    COALESCE_GROUP_KEY_PREFIX,
-    COALESCE_HLL_KEY_PREFIX,
-    coalesceGroupKey: (groupId: string): string => `${COALESCE_GROUP_KEY_PREFIX}${groupId}`,
-    coalesceHllKey: (groupId: string): string => `${COALESCE_HLL_KEY_PREFIX}${groupId}`,
+    coalesceGroupKey: (groupId: string): string => `coalesce:g:${taggedGroupId(t, groupId)}`,
+    coalesceHllKey: (groupId: string): string => `coalesce:hll:${taggedGroupId(t, groupId)}`,
     coalesceDispositionKey: (eventId: string, recipient: string): string => `coalesce:disp:${eventId}:${t.user(recipient)}`,
-    coalesceDueKey: 'coalesce:due',
-    coalesceLeasesKey: 'coalesce:leases',
+    /** How many outbox shards there are: 1 in divine, {@link CLUSTER_COALESCE_OUTBOX_SHARDS} in the cluster. */
+    coalesceOutboxShards: outboxShards,
+    /** The outbox shard of a group. */
+    coalesceOutboxShardOf: (groupId: string): number => shardOf(groupId, outboxShards),
+    coalesceDueKey: (shard: number): string => outboxKey('due', shard),
+    coalesceLeasesKey: (shard: number): string => outboxKey('leases', shard),
     coalesceThrottleKey: (owner: string): string => `coalesce:throttle:${t.user(owner)}`,
     coalesceEmittedKey: (owner: string): string => `coalesce:emitted:${t.user(owner)}`,
   };
@@ -306,34 +332,46 @@ function fleetKeys(_t: KeyTags) {
 /*
  * Inbox counters, alert words and announcements (issue 13), Twitarr's layout (seed 002):
  *
- * | key                              | type    | value                                                     |
- * |----------------------------------|---------|-----------------------------------------------------------|
- * | `inbox:{pubkey}`                 | HASH    | Twitarr's `NotificationHash-<user>`: `{type}` total and `{type}_viewed` per counted type, `announcement` (the id high-water mark), `known` = "1" once remembered; its existence makes the user known |
- * | `inbox_counted:{countKey}:{recipient}` | STRING | "1", the notification was counted, `SET NX EX processed_event_ttl_secs` |
- * | `alertwords`                     | ZSET    | every watched word → number of users watching it (Twitarr's index) |
- * | `alertwordUsers:{word}`          | SET     | the pubkeys watching the word                             |
- * | `user_alertwords:{pubkey}`       | SET     | the user's own words (the forward index)                  |
- * | `announcements`                  | HASH    | id → JSON `{text, createdAtMs, expiresAtMs}`              |
- * | `announcements:active`           | ZSET    | id → expiry (ms); read from `(now` upwards                |
- * | `announcements:seq`              | STRING  | the last announcement id given out (INCR)                 |
- * | `inbox:hints`                    | channel | pub/sub, JSON {@link InboxHint}; not a key, so the client's key prefix is added by hand |
+ * | key (divine)                     | key (cluster)                   | type    | value |
+ * |----------------------------------|---------------------------------|---------|-------|
+ * | `inbox:{pubkey}`                 | `inbox:{u:PUBKEY}`              | HASH    | Twitarr's `NotificationHash-<user>`: `{type}` total and `{type}_viewed` per counted type, `announcement` (the id high-water mark), `known` = "1" once remembered; its existence makes the user known |
+ * | `inbox_counted:{countKey}:{recipient}` | `inbox_counted:{countKey}:{u:RECIPIENT}` | STRING | "1", the notification was counted, `SET NX EX processed_event_ttl_secs` |
+ * | `alertwords`                     | `alertwords:{a:N}`, N < {@link CLUSTER_ALERT_WORD_SHARDS} | ZSET | watched word → number of users watching it (Twitarr's index); in the cluster, the words of shard N |
+ * | `alertwordUsers:{word}`          | `alertwordUsers:{a:N}:{word}`, N the word's shard | SET | the pubkeys watching the word |
+ * | `user_alertwords:{pubkey}`       | `user_alertwords:{u:PUBKEY}`    | SET     | the user's own words (the forward index); a superset of the words whose watcher set holds the user |
+ * | `user_alertwords_lock:{pubkey}`  | `user_alertwords_lock:{u:PUBKEY}` | STRING | token of the replace in progress, `SET NX PX`; nostr-push's own |
+ * | `announcements`                  | `{announcements}`               | HASH    | id → JSON `{text, createdAtMs, expiresAtMs}` |
+ * | `announcements:active`           | `{announcements}:active`        | ZSET    | id → expiry (ms); read from `(now` upwards |
+ * | `announcements:seq`              | `{announcements}:seq`           | STRING  | the last announcement id given out (INCR) |
+ * | `inbox:hints`                    | the same                        | channel | pub/sub, JSON {@link InboxHint}; not a key, so the client's key prefix is added by hand |
  *
- * `replaceAlertWords-3.lua` writes `alertwordUsers:*` keys it cannot declare (they depend on the
- * stored words); it gets {@link ALERT_WORD_USERS_KEY_PREFIX} with the client's key prefix in front.
- * The per-user keys of the counting and badge scripts are passed, fully built, as arguments.
+ * Slots in the cluster: a user's counters, marks, words and devices share `{u:PUBKEY}`; a word's
+ * watcher set sits in the slot of its index shard (`{a:N}`, N = {@link shardOf} the word), so one
+ * script keeps the two in step; the announcements (operator data, a handful) share one slot. The
+ * divine layout is the one shard with Twitarr's names. Hints are published by the scripts that
+ * change a user's counters, on the user's node, so one user's hints keep their order.
  */
-const ALERT_WORD_USERS_KEY_PREFIX = 'alertwordUsers:';
+/** Alert-word index shards in the cluster layout; changing it strands the words of other shards. */
+export const CLUSTER_ALERT_WORD_SHARDS = 8;
+
 function inboxKeys(t: KeyTags) {
+  const divine = t.layout === 'divine';
+  const wordShards = divine ? 1 : CLUSTER_ALERT_WORD_SHARDS;
+  const wordIndexKey = (shard: number): string => (divine ? 'alertwords' : `alertwords:{a:${shard}}`);
   return {
     inboxKey: (pubkey: string): string => `inbox:${t.user(pubkey)}`,
     inboxCountedKey: (countKey: string, recipient: string): string => `inbox_counted:${countKey}:${t.user(recipient)}`,
-    alertWordsKey: 'alertwords',
-    ALERT_WORD_USERS_KEY_PREFIX,
-    alertWordUsersKey: (word: string): string => `${ALERT_WORD_USERS_KEY_PREFIX}${word}`,
+    /** Every shard of the alert-word index (one key in divine). */
+    alertWordIndexKeys: Array.from({ length: wordShards }, (_, shard) => wordIndexKey(shard)),
+    /** The index shard that holds `word`. */
+    alertWordIndexKey: (word: string): string => wordIndexKey(shardOf(word, wordShards)),
+    alertWordUsersKey: (word: string): string =>
+      divine ? `alertwordUsers:${word}` : `alertwordUsers:{a:${shardOf(word, wordShards)}}:${word}`,
     userAlertWordsKey: (pubkey: string): string => `user_alertwords:${t.user(pubkey)}`,
-    announcementsKey: 'announcements',
-    activeAnnouncementsKey: 'announcements:active',
-    announcementSeqKey: 'announcements:seq',
+    userAlertWordsLockKey: (pubkey: string): string => `user_alertwords_lock:${t.user(pubkey)}`,
+    announcementsKey: divine ? 'announcements' : '{announcements}',
+    activeAnnouncementsKey: divine ? 'announcements:active' : '{announcements}:active',
+    announcementSeqKey: divine ? 'announcements:seq' : '{announcements}:seq',
   };
 }
 /** The hint channel of a client with key prefix `keyPrefix` (ioredis does not prefix channels). */

@@ -1,16 +1,17 @@
 --[[
   Mark types viewed for one user (port-inbox.ts markInboxViewed): `{type}_viewed = {type}` for a
   counted type, the announcement high-water mark raised to the newest active id for
-  `announcement`. Remembers the user, and publishes one hint when something changed.
+  `announcement`. Remembers the user, and publishes one hint when something changed (on the
+  user's node, like countInbox-3.lua, so the user's hints keep their order).
 
   Input:
-    KEYS[1] inbox:{pubkey}         HASH counters
-    KEYS[2] announcements:active   ZSET id -> expiry (ms)
+    KEYS[1] inbox:{pubkey}  HASH counters
 
-    ARGV[1] now (ms)
-    ARGV[2] the hint channel (inbox:hints with the client's key prefix)
-    ARGV[3] the pubkey (for the hint)
-    ARGV[4] and on: the types to mark viewed
+    ARGV[1] the hint channel (inbox:hints with the client's key prefix)
+    ARGV[2] the pubkey (for the hint)
+    ARGV[3] n: how many active announcement ids follow (read by the caller just before)
+    ARGV[4] .. ARGV[3 + n] the active announcement ids
+    ARGV[4 + n] and on: the types to mark viewed
 
   Output:
     1 when some value changed, 0 otherwise
@@ -18,18 +19,18 @@
 local rcall = redis.call
 --- @include "inbox"
 
-local ids = activeAnnouncementIds(KEYS[2], ARGV[1])
+local idCount = tonumber(ARGV[3])
+local ids = {}
+local newest = 0
+for i = 4, 3 + idCount do
+  ids[#ids + 1] = ARGV[i]
+  newest = math.max(newest, tonumber(ARGV[i]))
+end
 rcall("HSETNX", KEYS[1], "known", "1")
 local changedType = nil
-for i = 4, #ARGV do
+for i = 4 + idCount, #ARGV do
   local markedType = ARGV[i]
   if markedType == "announcement" then
-    local newest = 0
-    for _, id in ipairs(ids) do
-      if tonumber(id) > newest then
-        newest = tonumber(id)
-      end
-    end
     if newest > (tonumber(rcall("HGET", KEYS[1], "announcement")) or 0) then
       rcall("HSET", KEYS[1], "announcement", newest)
       changedType = changedType or markedType
@@ -46,5 +47,5 @@ end
 if changedType == nil then
   return 0
 end
-rcall("PUBLISH", ARGV[2], cjson.encode({ pubkey = ARGV[3], type = changedType, totalNew = inboxTotalNew(KEYS[1], ids) }))
+rcall("PUBLISH", ARGV[1], cjson.encode({ pubkey = ARGV[2], type = changedType, totalNew = inboxTotalNew(KEYS[1], ids) }))
 return 1

@@ -1,6 +1,10 @@
 --[[
   Ingest one like/repost for one recipient (reference §8.2), atomically: replay a stored
-  disposition, else decide immediate / buffered / throttled and record it.
+  disposition, else decide immediate / buffered / throttled and record it. Every key is the
+  recipient's ({u:OWNER} in the cluster layout).
+
+  Step 1 of 2 (coalesce.ts, "ingest"): the outbox is in another slot, so this script does not
+  queue the group; it returns the due time and the caller queues it with coalesceQueue-2.lua.
 
   Time: "now" is the caller's store clock, passed in ARGV[1]/ARGV[2] — the Redis server clock in
   production (RedisServerClock tracks TIME), a manual clock in tests — so the caller can compute
@@ -9,11 +13,10 @@
 
   Input:
     KEYS[1] coalesce:disp:{eventId}:{recipient}  STRING i:{gid} | b:{gid}
-    KEYS[2] coalesce:due                          ZSET gid -> flush time (s)
-    KEYS[3] coalesce:g:{gid}                      HASH the group of the current bucket
-    KEYS[4] coalesce:hll:{gid}                    HLL distinct buffered actors
-    KEYS[5] coalesce:throttle:{owner}             HASH tokens, ts (ms)
-    KEYS[6] coalesce:emitted:{owner}              ZSET emitted notification -> send time (s)
+    KEYS[2] coalesce:g:{gid}                      HASH the group of the current bucket
+    KEYS[3] coalesce:hll:{gid}                    HLL distinct buffered actors
+    KEYS[4] coalesce:throttle:{owner}             HASH tokens, ts (ms)
+    KEYS[5] coalesce:emitted:{owner}              ZSET emitted notification -> send time (s)
 
     ARGV[1]  now, ms
     ARGV[2]  now, unix seconds (floor of ARGV[1] / 1000)
@@ -43,10 +46,11 @@
     ARGV[26] ref_dtag
 
   Output:
-    {code, gid, replayed}: code 1 immediate, 2 buffered, 3 buffered because the recipient's
+    {code, gid, replayed, due}: code 1 immediate, 2 buffered, 3 buffered because the recipient's
     budget (token bucket or emission cap) was spent; replayed 1 when a stored disposition was
     returned (then code is 1 or 2 and nothing was written). gid is the group the event belongs
-    to: on a replay the original one, which may be an earlier bucket's.
+    to: on a replay the original one, which may be an earlier bucket's. due is ARGV[4] when this
+    call buffered the event (the caller queues the gid there), else 0.
 ]]
 local rcall = redis.call
 --- @include "recipientBudget"
@@ -54,8 +58,8 @@ local rcall = redis.call
 local stored = rcall("GET", KEYS[1])
 if stored then
   local code, storedGid = string.match(stored, "^(%a):(.+)$")
-  if code == "i" then return {1, storedGid, 1} end
-  if code == "b" then return {2, storedGid, 1} end
+  if code == "i" then return {1, storedGid, 1, 0} end
+  if code == "b" then return {2, storedGid, 1, 0} end
   -- Anything else is not a disposition this service wrote: decide afresh and overwrite it.
 end
 
@@ -63,7 +67,7 @@ local nowMsText = ARGV[1]
 local nowMs = tonumber(nowMsText)
 local now = tonumber(ARGV[2])
 local gid = ARGV[3]
-local group = KEYS[3]
+local group = KEYS[2]
 local limit = tonumber(ARGV[6])
 local groupTtl = ARGV[7]
 local dispTtl = ARGV[8]
@@ -76,18 +80,18 @@ local immediate = tonumber(rcall("HGET", group, "immediate")) or 0
 -- The budget is consulted only while an immediate slot is free: a buffered event costs nothing.
 if immediate < limit then
   local capacity = tonumber(ARGV[9])
-  local emitted = trimEmitted(KEYS[6], now, tonumber(ARGV[12]))
-  local tokens = refilledTokens(KEYS[5], nowMs, capacity, tonumber(ARGV[10]))
+  local emitted = trimEmitted(KEYS[5], now, tonumber(ARGV[12]))
+  local tokens = refilledTokens(KEYS[4], nowMs, capacity, tonumber(ARGV[10]))
   if emitted >= tonumber(ARGV[13]) then
     throttled = true
   elseif tokens >= 1 then
     tokens = tokens - 1
     sendNow = true
-    recordEmission(KEYS[6], now, eventId, ARGV[14])
+    recordEmission(KEYS[5], now, eventId, ARGV[14])
   else
     throttled = true
   end
-  saveTokens(KEYS[5], tokens, nowMsText, ARGV[11])
+  saveTokens(KEYS[4], tokens, nowMsText, ARGV[11])
 end
 
 rcall("HSETNX", group, "due", ARGV[4])
@@ -113,7 +117,7 @@ if sendNow then
     rcall("EXPIRE", group, dispTtl)
   end
   rcall("SET", KEYS[1], "i:" .. gid, "EX", dispTtl)
-  return {1, gid, 0}
+  return {1, gid, 0, 0}
 end
 
 rcall("HINCRBY", group, "pending", 1)
@@ -123,10 +127,10 @@ local createdAt = tonumber(ARGV[21]) or 0
 if createdAt > (tonumber(rcall("HGET", group, "last_at")) or 0) then
   rcall("HSET", group, "last_at", ARGV[21])
 end
-rcall("PFADD", KEYS[4], actor)
+rcall("PFADD", KEYS[3], actor)
 rcall("EXPIRE", group, groupTtl)
-rcall("EXPIRE", KEYS[4], groupTtl)
-rcall("ZADD", KEYS[2], "NX", ARGV[4], gid)
+rcall("EXPIRE", KEYS[3], groupTtl)
 rcall("SET", KEYS[1], "b:" .. gid, "EX", dispTtl)
-if throttled then return {3, gid, 0} end
-return {2, gid, 0}
+local due = tonumber(ARGV[4])
+if throttled then return {3, gid, 0, due} end
+return {2, gid, 0, due}
