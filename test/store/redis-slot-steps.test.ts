@@ -104,7 +104,9 @@ describe('notify-list replacement, step by step', () => {
     await bells.updateNotifyWatchers(ctx, SUBSCRIBER, next.creators, begun.dropped);
     assert.deepEqual(await forward(), [CREATOR_A, CREATOR_B, CREATOR_C], 'every creator whose set may name the subscriber');
 
-    assert.deepEqual(await bells.beginNotifyListReplacement(ctx, next), { outcome: 'go', dropped: [CREATOR_A, CREATOR_B] });
+    const again = await bells.beginNotifyListReplacement(ctx, next);
+    if (again.outcome !== 'go') throw new Error(`the retry's step 1 answered ${again.outcome}`);
+    assert.deepEqual(again.dropped.sort(), [CREATOR_A, CREATOR_B], 'the same dropped creators, from the superset');
     assert.equal(await bells.replaceNotifySubscriptions(ctx, next), 'applied');
     assert.deepEqual(await forward(), [CREATOR_C]);
     for (const creator of [CREATOR_A, CREATOR_B]) assert.deepEqual(await watchers(creator), [], `${creator.slice(0, 4)} dropped`);
