@@ -39,8 +39,8 @@ import type { RedisContext } from './context.ts';
 export const NTFY_PENDING_LEASE_MS = 10_000;
 /** Allocations one append tries when its commit loses to a later id of the same topic. */
 const APPEND_ATTEMPTS = 3;
-/** Topics whose expired entries one janitor call visits at most (as on a single server). */
-const EXPIRY_TOPICS_PER_CALL = 100;
+/** Topics whose expired entries one janitor call visits at most (both layouts). */
+export const NTFY_EXPIRY_TOPICS_PER_CALL = 100;
 
 /** The stream entry id, the allocated position and the previous head of one committed append. */
 export interface ClusterAppend {
@@ -136,10 +136,10 @@ export async function expireInCluster(ctx: RedisContext, limit: number): Promise
   const { keys } = ctx;
   const nowMs = ctx.clock.nowMs();
   const shards = await Promise.all(
-    keys.ntfyExpiryKeys.map((key) => ctx.redis.zrangebyscore(key, '-inf', nowMs, 'LIMIT', 0, EXPIRY_TOPICS_PER_CALL)),
+    keys.ntfyExpiryKeys.map((key) => ctx.redis.zrangebyscore(key, '-inf', nowMs, 'LIMIT', 0, NTFY_EXPIRY_TOPICS_PER_CALL)),
   );
   let deleted = 0;
-  for (const topic of shards.flat().slice(0, EXPIRY_TOPICS_PER_CALL)) {
+  for (const topic of shards.flat().slice(0, NTFY_EXPIRY_TOPICS_PER_CALL)) {
     if (deleted >= limit) break;
     const [next, ...ids] = (await ctx.scripts.run('trimNtfyTopic', [keys.ntfyTopicKey(topic)], [nowMs, limit - deleted])) as [
       number | string,

@@ -49,10 +49,14 @@ import {
 } from '../ntfy-shared.ts';
 import { prefixed, type RedisContext } from './context.ts';
 import { ntfyWakeChannel } from './keys.ts';
-import { appendInCluster, expireInCluster, readRangesInCluster, readWatermark, type TopicRange } from './ntfy-cluster.ts';
-
-/** Topics whose expired entries one janitor call visits at most. */
-export const NTFY_EXPIRY_TOPICS_PER_CALL = 100;
+import {
+  appendInCluster,
+  expireInCluster,
+  NTFY_EXPIRY_TOPICS_PER_CALL,
+  readRangesInCluster,
+  readWatermark,
+  type TopicRange,
+} from './ntfy-cluster.ts';
 
 type StreamEntry = [string, string[]];
 
