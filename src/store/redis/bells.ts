@@ -249,13 +249,12 @@ export async function completeFanoutJob(ctx: RedisContext, current: ClaimedFanou
 
 export async function retryFanoutJob(ctx: RedisContext, current: ClaimedFanoutJob, retry: FanoutJob, delayMs: number): Promise<void> {
   requireDelay('retryFanoutJob', delayMs);
-  const [key] = jobKeysOf(ctx, current.member);
-  // A damaged member has no retry (the worker discards it); the retry of a job shares its video's shard.
-  const shardKey =
-    shardOfMember(ctx, current.member) === null ? ctx.keys.newPostFanoutJobsKey(ctx.keys.fanoutShardOf(retry.eventJson)) : key;
+  // A retry is the same video's page, so it shares the current job's shard (a damaged current
+  // job, which the worker discards rather than retries, is looked for in the retry's shard).
+  const shard = shardOfMember(ctx, current.member) ?? ctx.keys.fanoutShardOf(retry.eventJson);
   await ctx.scripts.run(
     'retryFanoutJob',
-    [shardKey as string],
+    [ctx.keys.newPostFanoutJobsKey(shard)],
     [current.member, encodeFanoutJob(retry), ctx.clock.nowMs() + Math.ceil(delayMs)],
   );
 }

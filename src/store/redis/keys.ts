@@ -193,6 +193,8 @@ function ntfyKeys(t: KeyTags) {
     /** Every shard of the expiry index (one key in divine: `ntfy:expiry`). */
     ntfyExpiryKeys: shardIndexes(shards).map((shard) => sharded('expiry', shard)),
     ntfyExpiryKeyOf: (topic: string): string => sharded('expiry', shardOf(topic, shards)),
+    /** Every shard of the id index (one key in divine: `ntfy:ids`). */
+    ntfyIdsKeys: shardIndexes(shards).map((shard) => sharded('ids', shard)),
     ntfyIdsKeyOf: (entryId: string): string => sharded('ids', shardOf(entryId, shards)),
     ntfyTopicKey: (topic: string): string => `ntfy:topic:${t.topic(topic)}`,
   };

@@ -173,10 +173,11 @@ export class RedisNtfyTopics {
       return { id: encodeNtfyId({ ms, seq }), topic, timeMs: ms, expiresMs, ...stored.content };
     }
     this.corkForTurn();
+    // The divine layout: one expiry index and one id index (their only shards).
     const { keys } = this.ctx;
     const reply = await this.ctx.scripts.run(
       'appendNtfyMessage',
-      [keys.ntfyHeadKey, keys.ntfyTopicKey(topic), keys.ntfyExpiryKeyOf(topic), keys.ntfyIdsKeyOf('')],
+      [keys.ntfyHeadKey, keys.ntfyTopicKey(topic), keys.ntfyExpiryKeys[0] as string, keys.ntfyIdsKeys[0] as string],
       [this.ctx.clock.nowMs(), Math.ceil(ttlMs), stored.json, topic, NTFY_MAX_SEQ, this.channel],
     );
     if (!Array.isArray(reply)) throw new Error('appendNtfyMessage: unexpected reply');
@@ -312,7 +313,7 @@ export class RedisNtfyTopics {
       if (deleted >= limit) break;
       const [count] = (await this.ctx.scripts.run(
         'expireNtfyTopic',
-        [keys.ntfyTopicKey(topic), expiryKey, keys.ntfyIdsKeyOf('')],
+        [keys.ntfyTopicKey(topic), expiryKey, keys.ntfyIdsKeys[0] as string],
         [nowMs, topic, limit - deleted],
       )) as [number, number];
       deleted += count;
