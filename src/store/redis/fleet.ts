@@ -107,12 +107,13 @@ export async function countTokensByTransport(ctx: RedisContext): Promise<Record<
 }
 
 export async function countNtfyMessagesByTopic(ctx: RedisContext, limit: number): Promise<NtfyTopicCount[]> {
-  const topics = (await ctx.redis.zrange(ctx.keys.ntfyExpiryKey, 0, -1)).sort().slice(0, limit);
+  // Every shard of the expiry index (one key in the divine layout), then each topic's own key:
+  // one command per key, issued at once, so a cluster serves them by slot.
+  const shards = await Promise.all(ctx.keys.ntfyExpiryKeys.map((key) => ctx.redis.zrange(key, 0, -1)));
+  const topics = shards.flat().sort().slice(0, limit);
   if (topics.length === 0) return [];
-  const pipeline = ctx.redis.pipeline();
-  for (const topic of topics) pipeline.xlen(ctx.keys.ntfyTopicKey(topic));
-  const replies = (await pipeline.exec()) ?? [];
-  return topics.map((topic, i) => ({ topic, messages: Number(replies[i]?.[1] ?? 0) })).filter((count) => count.messages > 0);
+  const lengths = await Promise.all(topics.map((topic) => ctx.redis.xlen(ctx.keys.ntfyTopicKey(topic))));
+  return topics.map((topic, i) => ({ topic, messages: lengths[i] ?? 0 })).filter((count) => count.messages > 0);
 }
 
 export async function createConsoleSession(ctx: RedisContext, session: ConsoleSession): Promise<boolean> {

@@ -44,6 +44,7 @@
  * starts with `app:`, so the two never meet. API keys are the exception: they live in the
  * default app's view only (`apikey:*`), since the key is what names the app.
  */
+import calculateKeySlot from 'cluster-key-slot';
 import type { Lane, QueueName } from '../port.ts';
 import { DEFAULT_APP_ID } from '../../config/apps.ts';
 
@@ -71,6 +72,17 @@ export function keyTags(layout: KeyLayout): KeyTags {
   if (layout === 'divine') return { layout, user: (pubkey) => pubkey, queue: (name) => name, topic: (topic) => topic };
   return { layout, user: (pubkey) => `{u:${pubkey}}`, queue: (name) => `{q:${name}}`, topic: (topic) => `{t:${topic}}` };
 }
+
+/**
+ * The shard (0 … `shardCount` − 1) a value belongs to: its CRC16 (Redis Cluster's key hash), so
+ * every process of a fleet agrees without coordination. Always 0 for one shard (the divine layout).
+ */
+export function shardOf(value: string, shardCount: number): number {
+  return shardCount <= 1 ? 0 : calculateKeySlot(value) % shardCount;
+}
+
+/** Every shard index of a sharded index, in order (what a sweeper walks). */
+export const shardIndexes = (shardCount: number): number[] => Array.from({ length: shardCount }, (_, i) => i);
 
 /** The key prefix of app `appId`'s store view: none for the default app, `app:{id}:` for the others. */
 export const appKeyPrefix = (appId: string): string => (appId === DEFAULT_APP_ID ? '' : `app:${appId}:`);
@@ -144,15 +156,21 @@ function queueKeysOf(t: KeyTags, queue: QueueName): QueueKeys {
 // ---- ntfy topics (port-ntfy.ts) -------------------------------------------------------------
 
 /*
- * ntfy topics (port-ntfy.ts; the design is described in full in `ntfy.ts`):
+ * ntfy topics (port-ntfy.ts; the design is described in full in `ntfy.ts` and, for the cluster
+ * layout, `ntfy-cluster.ts`). `{S}` is an index shard, {@link NTFY_CLUSTER_INDEX_SHARDS} of them.
  *
- * | key                  | type    | value                                                         |
- * |----------------------|---------|---------------------------------------------------------------|
- * | `ntfy:head`          | STRING  | `ms-seq` of the newest message id allocated (any topic)       |
- * | `ntfy:topic:{topic}` | STREAM  | entry id `ms-seq` (the message id) → `m` content JSON, `x` expiry ms |
- * | `ntfy:expiry`        | ZSET    | topic → expiry (ms) of the topic's oldest entry; the janitor's index |
- * | `ntfy:ids`           | HASH    | entry id `ms-seq` → topic, for every stored message (`since=<id>` of any topic) |
- * | `ntfy:wake`          | channel | pub/sub, one append event per append (below); not a key, so the client's key prefix is added by hand |
+ * | divine name          | cluster name                | type    | value                                        |
+ * |----------------------|-----------------------------|---------|----------------------------------------------|
+ * | `ntfy:head`          | `ntfy:head:{n:seq}`         | STRING  | `ms-seq` of the newest message id allocated (any topic) |
+ * | `ntfy:topic:{topic}` | `ntfy:topic:{t:TOPIC}`      | STREAM  | entry id `ms-seq` (the message id) → `m` content JSON, `x` expiry ms |
+ * | `ntfy:expiry`        | `ntfy:expiry:{n:S}`, S = shard of the topic    | ZSET | topic → expiry (ms) of the topic's oldest entry; the janitor's index |
+ * | `ntfy:ids`           | `ntfy:ids:{n:S}`, S = shard of the entry id    | HASH | entry id `ms-seq` → topic, for every stored message (`since=<id>` of any topic) |
+ * | (none)               | `ntfy:pending:{n:seq}`      | ZSET    | ids allocated and not yet committed: member `<ntfy id> <previous ntfy id or -> <lease deadline ms>`, score 0 (lexical order is id order) |
+ * | (none)               | `ntfy:held:{n:seq}`         | HASH    | ntfy id → append event, committed while an earlier id was pending; published in id order |
+ * | `ntfy:wake`          | `ntfy:wake`                 | channel | pub/sub, one append event per append (below); not a key, so the client's key prefix is added by hand |
+ *
+ * The id sequencer (head, pending, held) is one slot in the cluster: ids are globally ordered,
+ * so one place allocates them; it holds three small keys whatever the number of topics.
  *
  * An append event is `1 <previous> <entry id> <expiry ms> <topic length> <topic><content JSON>`:
  * format version 1, the head before the append (`ms-seq`, or `-` for the first message ever),
@@ -160,11 +178,24 @@ function queueKeysOf(t: KeyTags, queue: QueueName): QueueKeys {
  * the content JSON as stored. Payloads of another format (an older version mid-deploy published
  * `{instance} {topic}`) are ignored: listeners see the broken chain and read the store.
  */
+/** Index shards of the ntfy expiry and id indexes in the cluster layout (one in divine). */
+export const NTFY_CLUSTER_INDEX_SHARDS = 16;
 function ntfyKeys(t: KeyTags) {
+  const cluster = t.layout === 'cluster';
+  const shards = cluster ? NTFY_CLUSTER_INDEX_SHARDS : 1;
+  const sequencer = (name: string): string => (cluster ? `ntfy:${name}:{n:seq}` : `ntfy:${name}`);
+  const sharded = (name: string, shard: number): string => (cluster ? `ntfy:${name}:{n:${shard}}` : `ntfy:${name}`);
   return {
-    ntfyHeadKey: 'ntfy:head',
-    ntfyExpiryKey: 'ntfy:expiry',
-    ntfyIdsKey: 'ntfy:ids',
+    ntfyIndexShards: shards,
+    ntfyHeadKey: sequencer('head'),
+    ntfyPendingKey: sequencer('pending'),
+    ntfyHeldKey: sequencer('held'),
+    /** Every shard of the expiry index (one key in divine: `ntfy:expiry`). */
+    ntfyExpiryKeys: shardIndexes(shards).map((shard) => sharded('expiry', shard)),
+    ntfyExpiryKeyOf: (topic: string): string => sharded('expiry', shardOf(topic, shards)),
+    /** Every shard of the id index (one key in divine: `ntfy:ids`). */
+    ntfyIdsKeys: shardIndexes(shards).map((shard) => sharded('ids', shard)),
+    ntfyIdsKeyOf: (entryId: string): string => sharded('ids', shardOf(entryId, shards)),
     ntfyTopicKey: (topic: string): string => `ntfy:topic:${t.topic(topic)}`,
   };
 }
@@ -236,31 +267,43 @@ function coalesceKeys(t: KeyTags) {
 // ---- notify lists and fan-out jobs (port-bells.ts) ------------------------------------------
 
 /*
- * Bells (seed 000's key table; divine's names, types and value formats):
+ * Bells (seed 000's key table; divine's names, types and value formats). `{S}` is a fan-out job
+ * shard, {@link FANOUT_CLUSTER_SHARDS} of them: the shard of a job's video (its `event_json`).
  *
- * | key                                  | type   | value                                                    |
- * |--------------------------------------|--------|----------------------------------------------------------|
- * | `notify_subs:{subscriber}`           | SET    | creators the subscriber bells (forward index); no TTL    |
- * | `notify_subs_ts:{subscriber}`        | STRING | `created_at:event_id` of the applied list (a bare integer from an earlier build is a timestamp with no id); no TTL |
- * | `notify_watchers:{creator}`          | SET    | subscribers watching the creator (reverse index, walked by SSCAN); no TTL |
- * | `notify_rate:{subscriber}:{creator}` | STRING | "1", bell rate window, `SET EX new_post_rate_limit_secs`; full hex, never truncated |
- * | `fanout:enqueued:{eventId}`          | STRING | "1", the video's fan-out was queued, `EX processed_event_ttl_secs` |
- * | `new_post_fanout_jobs`               | ZSET   | job JSON (`fanout-job-codec.ts`) → next availability or lease deadline, ms |
+ * | divine name                          | cluster name                          | type   | value |
+ * |--------------------------------------|---------------------------------------|--------|-------|
+ * | `notify_subs:{subscriber}`           | `notify_subs:{u:SUBSCRIBER}`          | SET    | creators the subscriber bells (forward index); no TTL |
+ * | `notify_subs_ts:{subscriber}`        | `notify_subs_ts:{u:SUBSCRIBER}`       | STRING | `created_at:event_id` of the applied list (a bare integer from an earlier build is a timestamp with no id); no TTL |
+ * | `notify_subs_lease:{subscriber}`     | `notify_subs_lease:{u:SUBSCRIBER}`    | STRING | `created_at:event_id` of the list being applied, PX the lease (nostr-push's own, see `bells.ts`) |
+ * | `notify_watchers:{creator}`          | `notify_watchers:{u:CREATOR}`         | SET    | subscribers watching the creator (reverse index, walked by SSCAN); no TTL |
+ * | `notify_rate:{subscriber}:{creator}` | `notify_rate:SUBSCRIBER:{u:CREATOR}`  | STRING | "1", bell rate window, `SET EX new_post_rate_limit_secs`; full hex, never truncated |
+ * | `fanout:enqueued:{eventId}`          | `fanout:enqueued:{f:S}:EVENTID`       | STRING | "1", the video's fan-out was queued, `EX processed_event_ttl_secs` |
+ * | `new_post_fanout_jobs`               | `new_post_fanout_jobs:{f:S}`          | ZSET   | job JSON (`fanout-job-codec.ts`) → next availability or lease deadline, ms |
  *
- * `replaceNotifySubscriptions-2.lua` writes `notify_watchers:*` keys it cannot declare (they
- * depend on the stored creators); it gets {@link NOTIFY_WATCHERS_KEY_PREFIX} with the client's key
- * prefix in front as an argument instead, so a test prefix still reaches those keys.
+ * The rate window sits in the creator's slot: one bell page (one creator) opens its windows there.
+ * A job, its successors and retries, and its enqueue marker share the shard of the video, so each
+ * transition of the queue is one script in one slot.
  */
-const NOTIFY_WATCHERS_KEY_PREFIX = 'notify_watchers:';
+/** Fan-out job shards in the cluster layout (one in divine). */
+export const FANOUT_CLUSTER_SHARDS = 8;
 function bellKeys(t: KeyTags) {
+  const cluster = t.layout === 'cluster';
+  const shards = cluster ? FANOUT_CLUSTER_SHARDS : 1;
+  const jobsKey = (shard: number): string => (cluster ? `new_post_fanout_jobs:{f:${shard}}` : 'new_post_fanout_jobs');
   return {
     notifySubsKey: (subscriber: string): string => `notify_subs:${t.user(subscriber)}`,
     notifySubsTsKey: (subscriber: string): string => `notify_subs_ts:${t.user(subscriber)}`,
-    NOTIFY_WATCHERS_KEY_PREFIX,
-    notifyWatchersKey: (creator: string): string => `${NOTIFY_WATCHERS_KEY_PREFIX}${t.user(creator)}`,
+    notifySubsLeaseKey: (subscriber: string): string => `notify_subs_lease:${t.user(subscriber)}`,
+    notifyWatchersKey: (creator: string): string => `notify_watchers:${t.user(creator)}`,
     notifyRateKey: (subscriber: string, creator: string): string => `notify_rate:${subscriber}:${t.user(creator)}`,
-    fanoutEnqueuedKey: (eventId: string): string => `fanout:enqueued:${eventId}`,
-    newPostFanoutJobsKey: 'new_post_fanout_jobs',
+    fanoutShards: shards,
+    /** The shard of a fan-out job: the shard of its video's JSON, so a video's jobs stay together. */
+    fanoutShardOf: (eventJson: string): number => shardOf(eventJson, shards),
+    fanoutEnqueuedKey: (shard: number, eventId: string): string =>
+      cluster ? `fanout:enqueued:{f:${shard}}:${eventId}` : `fanout:enqueued:${eventId}`,
+    newPostFanoutJobsKey: jobsKey,
+    /** Every shard of the job queue (one key in divine: `new_post_fanout_jobs`). */
+    newPostFanoutJobsKeys: shardIndexes(shards).map(jobsKey),
   };
 }
 // ---- Web Push (port-vapid.ts) ----------------------------------------------------------------
@@ -453,19 +496,29 @@ function campaignKeys(_t: KeyTags) {
   };
 }
 /*
- * Quiet hours (port-quiet-hours.ts):
+ * Quiet hours (port-quiet-hours.ts). `{S}` is a digest shard, {@link DIGEST_CLUSTER_SHARDS} of
+ * them: the shard of the pubkey. A user's held counts sit in the slot of their shard's schedule,
+ * so hold, claim and complete each change both in one script.
  *
- * | key                     | type   | value                                                           |
- * |-------------------------|--------|-----------------------------------------------------------------|
- * | `quiet_hours:{pubkey}`  | STRING | JSON `{startMinute, endMinute, urgentTypes}` (kind 3083)        |
- * | `digest:{pubkey}`       | HASH   | notification type → pushes held for the digest                  |
- * | `digests:due`           | ZSET   | pubkey → when its digest is due (window end, lease deadline), ms |
+ * | divine name             | cluster name                 | type   | value                                          |
+ * |-------------------------|------------------------------|--------|------------------------------------------------|
+ * | `quiet_hours:{pubkey}`  | `quiet_hours:{u:PUBKEY}`     | STRING | JSON `{startMinute, endMinute, urgentTypes}` (kind 3083) |
+ * | `digest:{pubkey}`       | `digest:{d:S}:PUBKEY`        | HASH   | notification type → pushes held for the digest  |
+ * | `digests:due`           | `digests:due:{d:S}`          | ZSET   | pubkey → when its digest is due (window end, lease deadline), ms |
  */
+/** Digest schedule shards in the cluster layout (one in divine). */
+export const DIGEST_CLUSTER_SHARDS = 8;
 function quietHoursKeys(t: KeyTags) {
+  const cluster = t.layout === 'cluster';
+  const shards = cluster ? DIGEST_CLUSTER_SHARDS : 1;
+  const dueKey = (shard: number): string => (cluster ? `digests:due:{d:${shard}}` : 'digests:due');
   return {
     quietHoursKey: (pubkey: string): string => `quiet_hours:${t.user(pubkey)}`,
-    digestKey: (pubkey: string): string => `digest:${t.user(pubkey)}`,
-    digestsDueKey: 'digests:due',
+    digestKey: (pubkey: string): string => (cluster ? `digest:{d:${shardOf(pubkey, shards)}}:${pubkey}` : `digest:${pubkey}`),
+    /** The schedule shard holding `pubkey`'s digest (`digests:due` in divine). */
+    digestsDueKeyOf: (pubkey: string): string => dueKey(shardOf(pubkey, shards)),
+    /** Every shard of the digest schedule, in order. */
+    digestsDueKeys: shardIndexes(shards).map(dueKey),
   };
 }
 

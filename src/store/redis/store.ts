@@ -521,8 +521,15 @@ export class RedisStore implements StorePort {
   activeAnnouncements(): Promise<Announcement[]> {
     return inbox.activeAnnouncements(this.ctx);
   }
-  subscribeInboxHints(listener: (hint: InboxHint) => void): Promise<() => Promise<void>> {
-    return inbox.subscribeInboxHints(this.ctx, listener);
+  /** Hint subscriptions still open, closed by {@link close} (a caller that failed before unsubscribing leaves one). */
+  private readonly hintSubscriptions = new Set<() => Promise<void>>();
+  async subscribeInboxHints(listener: (hint: InboxHint) => void): Promise<() => Promise<void>> {
+    const unsubscribe = await inbox.subscribeInboxHints(this.ctx, listener);
+    const once = async (): Promise<void> => {
+      if (this.hintSubscriptions.delete(once)) await unsubscribe();
+    };
+    this.hintSubscriptions.add(once);
+    return once;
   }
 
   // ---- coalescing (port-coalesce.ts) -------------------------------------------------------
@@ -612,6 +619,8 @@ export class RedisStore implements StorePort {
   async close(): Promise<void> {
     this.serverClock?.stop();
     await this.ntfyTopics?.close();
+    // A subscriber connection left open would keep reconnecting (on a cluster, to every node) after the store is gone.
+    await Promise.all([...this.hintSubscriptions].map((unsubscribe) => unsubscribe()));
     if (this.redis.status === 'end') return;
     try {
       await this.redis.quit();
