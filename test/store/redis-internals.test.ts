@@ -407,7 +407,7 @@ describe('two store instances on one Redis', () => {
 describe('closing a store', () => {
   /** Pub/sub connections the server holds now (CLIENT LIST TYPE pubsub, one line each). */
   const pubsubConnections = async (): Promise<number> =>
-    String(await raw.client('LIST', 'TYPE', 'pubsub'))
+    String(await raw.call('CLIENT', 'LIST', 'TYPE', 'pubsub'))
       .split('\n')
       .filter((line) => line.trim() !== '').length;
 

@@ -227,16 +227,6 @@ export const ntfyWakeChannel = (keyPrefix: string): string => `${keyPrefix}ntfy:
 /** Outbox shards in the cluster layout; changing it strands entries of the dropped shards. */
 export const CLUSTER_COALESCE_OUTBOX_SHARDS = 8;
 
-/** FNV-1a (32 bits) of a string's UTF-16 units, mod `count`: a fixed, evenly spread shard. */
-export function shardOf(value: string, count: number): number {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < value.length; i++) {
-    hash ^= value.charCodeAt(i);
-    hash = Math.imul(hash, 0x01000193) >>> 0;
-  }
-  return hash % count;
-}
-
 /** A gid with its owner field in the per-user tag: `like:{u:OWNER}:e:…:123` (the gid itself in divine). */
 function taggedGroupId(t: KeyTags, groupId: string): string {
   const first = groupId.indexOf(':');
