@@ -11,7 +11,6 @@
  * (which ioredis adds to KEYS only), so a test prefix still reaches every key and no script
  * builds a key name. Like divine's notify-list script, this is single-instance Redis only.
  */
-import { randomUUID } from 'node:crypto';
 import type { BellBatch, BellWatcherState, VideoCoordinate } from '../port-bells.ts';
 import type { RecipientClaim } from '../port.ts';
 import { expirySeconds, prefixed, type RedisContext } from './context.ts';
@@ -75,28 +74,6 @@ export async function readBellWatchers(
       rateLimited: rateLimited === 1,
     };
   });
-}
-
-/** `SET dedup:{eventId}:{recipient} owner EX ttl NX` for many recipients, as claimRecipientDelivery does alone, one script per chunk. */
-export async function claimRecipientDeliveries(
-  ctx: RedisContext,
-  eventId: string,
-  recipients: readonly string[],
-  ttlSecs: number,
-): Promise<Array<RecipientClaim | null>> {
-  if (recipients.length === 0) return [];
-  const ttl = expirySeconds('claimRecipientDeliveries', ttlSecs);
-  const key = prefixed(ctx);
-  const claims = recipients.map((recipient) => ({ eventId, recipient, owner: randomUUID() }));
-  const replies = await Promise.all(
-    chunks(claims).map(async (chunk) => {
-      const args: Array<string | number> = [ttl];
-      for (const claim of chunk) args.push(key(ctx.keys.recipientClaimKey(eventId, claim.recipient)), claim.owner);
-      return (await ctx.scripts.run('claimRecipients', [], args)) as number[];
-    }),
-  );
-  const taken = replies.flat();
-  return claims.map((claim, i) => (taken[i] === 1 ? claim : null));
 }
 
 export async function recordBellBatch(ctx: RedisContext, batch: BellBatch): Promise<void> {
