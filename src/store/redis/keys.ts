@@ -11,7 +11,7 @@
  * | `token_timezone_offsets`         | HASH   | token → UTC offset in minutes (east positive)                |
  * | `stale_tokens`                   | ZSET   | token → last activity, unix SECONDS (registration, delivery) |
  * | `dedup:{eventId}`                | STRING | "1", per-event control claim, `SET NX EX`                    |
- * | `dedup:{eventId}:{recipient}`    | STRING | owner uuid, per-recipient delivery claim, `SET NX EX`        |
+ * | `dedup:{eventId}:{recipient}`    | STRING | owner uuid, per-recipient delivery claim, `SET NX EX`; `dedup:{eventId}:{u:RECIPIENT}` in the cluster layout (the recipient's slot) |
  * | `dedup:34236:{type}:{owner}:{d}:{recipient}` | STRING | "1", per-recipient video decision per notification type, `SETEX` |
  * | `dedup:34236:{owner}:{d}:{recipient}` | STRING | legacy type-less video decision; read, never written  |
  * | `user_preferences:{pubkey}`      | STRING | JSON `{"kinds":[…]}`                                         |
