@@ -15,7 +15,6 @@
  * count is fixed by its file name. They are built here with `keys.ts` and given the client's key
  * prefix (which ioredis adds to KEYS only), so a test prefix still reaches every key.
  */
-import { randomUUID } from 'node:crypto';
 import type { BellBatch, BellWatcherState, VideoCoordinate } from '../port-bells.ts';
 import type { RecipientClaim } from '../port.ts';
 import { expirySeconds, prefixed, type RedisContext } from './context.ts';
@@ -79,26 +78,6 @@ export async function readBellWatchers(
       rateLimited: rateLimited === 1,
     };
   });
-}
-
-/**
- * `SET dedup:{eventId}:{recipient} owner EX ttl NX` for many recipients, as claimRecipientDelivery
- * does alone: one command per recipient (each in the recipient's slot in a cluster), issued at once
- * so auto-pipelining sends a page's claims together.
- */
-export async function claimRecipientDeliveries(
-  ctx: RedisContext,
-  eventId: string,
-  recipients: readonly string[],
-  ttlSecs: number,
-): Promise<Array<RecipientClaim | null>> {
-  if (recipients.length === 0) return [];
-  const ttl = expirySeconds('claimRecipientDeliveries', ttlSecs);
-  const claims = recipients.map((recipient) => ({ eventId, recipient, owner: randomUUID() }));
-  const taken = await Promise.all(
-    claims.map((claim) => ctx.redis.set(ctx.keys.recipientClaimKey(eventId, claim.recipient), claim.owner, 'EX', ttl, 'NX')),
-  );
-  return claims.map((claim, i) => (taken[i] === 'OK' ? claim : null));
 }
 
 export async function recordBellBatch(ctx: RedisContext, batch: BellBatch): Promise<void> {

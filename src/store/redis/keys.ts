@@ -11,7 +11,7 @@
  * | `token_timezone_offsets`         | HASH   | token → UTC offset in minutes (east positive)                |
  * | `stale_tokens`                   | ZSET   | token → last activity, unix SECONDS (registration, delivery) |
  * | `dedup:{eventId}`                | STRING | "1", per-event control claim, `SET NX EX`                    |
- * | `dedup:{eventId}:{recipient}`    | STRING | owner uuid, per-recipient delivery claim, `SET NX EX`        |
+ * | `dedup:{eventId}:{recipient}`    | STRING | owner uuid, per-recipient delivery claim, `SET NX EX`; `dedup:{eventId}:{u:RECIPIENT}` in the cluster layout (the recipient's slot) |
  * | `dedup:34236:{type}:{owner}:{d}:{recipient}` | STRING | "1", per-recipient video decision per notification type, `SETEX` |
  * | `dedup:34236:{owner}:{d}:{recipient}` | STRING | legacy type-less video decision; read, never written  |
  * | `user_preferences:{pubkey}`      | STRING | JSON `{"kinds":[…]}`                                         |
@@ -31,10 +31,16 @@
  * | `queue:{name}:{lane}:leased`     | ZSET   | the same for the `critical` and `low` lanes                  |
  * | `queue:{name}:dead`              | ZSET   | item id → dead-lettered at (ms), every lane                  |
  * | `queue:{name}:items`             | HASH   | item id → payload JSON, opaque to Lua, every lane            |
- * | `queue:{name}:meta`              | HASH   | item id → JSON `{attempts, leaseToken?, lastError?, reason?, lane?, firstFailedAt?, lastFailedAt?}` |
+ * | `queue:{name}:meta`              | HASH   | item id → JSON `{attempts, leaseToken?, lastError?, reason?, lane?, firstFailedAt?, lastFailedAt?, pendingOwner?}` |
+ * | `queue:{name}:pending`           | ZSET   | item id → expiry (ms) of a delivery staged by claimAndEnqueue, not yet committed (`deliveries.ts`) |
  *
  * The queue design (states, transitions, why payload and metadata are split) is described in
- * full in the header of `queues.ts` and in `docs/queues.md`.
+ * full in the header of `queues.ts` and in `docs/queues.md`. The divine layout has ONE shard per
+ * queue with exactly these names. The cluster layout splits every queue into
+ * `redis.queue_shards` shards (default {@link DEFAULT_CLUSTER_QUEUE_SHARDS}), each the whole
+ * table above under its own hash tag: `queue:{q:outbound:3}:ready`, `queue:{q:outbound:3}:items`,
+ * … An item lives in shard {@link queueShardOf}(its id), so every operation on one item touches
+ * one slot; lease, stats and the dead-letter views walk every shard.
  *
  * A `keyPrefix` given to the ioredis client is added by ioredis to every key below, including
  * Lua `KEYS`; no script builds a key name itself, so the prefix reaches every key a script
@@ -130,14 +136,50 @@ export interface QueueKeys {
   dead: string;
   items: string;
   meta: string;
+  /** Deliveries staged by claimAndEnqueue and not yet committed (`deliveries.ts`). */
+  pending: string;
   /** The per-lane ready sets in KEYS order (critical, normal, low). */
   readyKeys: [string, string, string];
   /** The per-lane leased sets in KEYS order (critical, normal, low). */
   leasedKeys: [string, string, string];
 }
 
-function queueKeysOf(t: KeyTags, queue: QueueName): QueueKeys {
-  const base = `queue:${t.queue(queue)}`;
+/** Shards per durable queue in the cluster layout when `redis.queue_shards` is not set. */
+export const DEFAULT_CLUSTER_QUEUE_SHARDS = 8;
+/** The most shards a queue may have: a lease reads every shard, so more only costs. */
+export const MAX_QUEUE_SHARDS = 256;
+
+/**
+ * The shard of a queue item: FNV-1a (32 bits) of the id's UTF-8 bytes, modulo the shard count.
+ * Stable across processes and versions, so every process finds an id in the same shard. (Only the
+ * shard count may change it: see `redis.queue_shards` in docs/queues.md.)
+ */
+export function queueShardOf(id: string, shards: number): number {
+  if (shards <= 1) return 0;
+  let hash = 0x811c9dc5;
+  for (const byte of Buffer.from(id, 'utf8')) {
+    hash ^= byte;
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash % shards;
+}
+
+/** The number of queue shards of a layout: always 1 in divine; the setting (or the default) in the cluster. */
+export function queueShardCount(layout: KeyLayout, configured: number | undefined): number {
+  if (layout === 'divine') {
+    if (configured !== undefined && configured !== 1)
+      throw new RangeError(`redis.queue_shards: the divine key layout has exactly one shard per queue, got ${configured}`);
+    return 1;
+  }
+  const shards = configured ?? DEFAULT_CLUSTER_QUEUE_SHARDS;
+  if (!Number.isSafeInteger(shards) || shards < 1 || shards > MAX_QUEUE_SHARDS)
+    throw new RangeError(`redis.queue_shards must be an integer from 1 to ${MAX_QUEUE_SHARDS}, got ${shards}`);
+  return shards;
+}
+
+function queueKeysOf(t: KeyTags, queue: QueueName, shard: number): QueueKeys {
+  // Divine: the one shard keeps the names of before the shards. Cluster: one hash tag per shard.
+  const base = t.layout === 'divine' ? `queue:${queue}` : `queue:${t.queue(`${queue}:${shard}`)}`;
   const lanes: Record<Lane, LaneKeys> = {
     critical: { ready: `${base}:critical:ready`, leased: `${base}:critical:leased` },
     normal: { ready: `${base}:ready`, leased: `${base}:leased` },
@@ -148,6 +190,7 @@ function queueKeysOf(t: KeyTags, queue: QueueName): QueueKeys {
     dead: `${base}:dead`,
     items: `${base}:items`,
     meta: `${base}:meta`,
+    pending: `${base}:pending`,
     readyKeys: [lanes.critical.ready, lanes.normal.ready, lanes.low.ready],
     leasedKeys: [lanes.critical.leased, lanes.normal.leased, lanes.low.leased],
   };
@@ -440,7 +483,7 @@ export const nip9aRegistrationField = (pubkey: string, d: string): string => `${
  * | `nip9a:callbacks`                        | HASH   | callback id → JSON `{id, secretHash, secretHint, owner, relay, createdAtMs}` |
  * | `nip9a:callback_secrets`                 | HASH   | SHA-256 of a callback URL's secret (hex) → callback id  |
  * | `nip9a:callbacks_of:{owner}`             | ZSET   | callback id → created-at ms                            |
- * | `nip9a:receipt:{callbackId}:{eventId}:{relay}` | STRING | owner uuid; one relay POST queued, `SET NX EX` in `claimAndEnqueue-5.lua` |
+ * | `nip9a:receipt:{callbackId}:{eventId}:{relay}` | STRING | owner uuid; one relay POST queued, `SET NX EX` by the claimAndEnqueue steps (`deliveries.ts`) |
  *
  * The receipt key ends with the relay URL (it may hold any character but a space), so the
  * fixed-format parts before it cannot be confused.
@@ -516,11 +559,17 @@ function quietHoursKeys(t: KeyTags) {
  * Every key name of one store view, in one layout. Built once per store (`RedisContext.keys`):
  * two stores of one process may use different layouts (`store migrate-layout` opens both).
  */
-export function createRedisKeys(layout: KeyLayout) {
+export function createRedisKeys(layout: KeyLayout, options: { queueShards?: number } = {}) {
   const t = keyTags(layout);
+  const queueShards = queueShardCount(layout, options.queueShards);
   return {
     layout,
-    queueKeys: (queue: QueueName): QueueKeys => queueKeysOf(t, queue),
+    /** Shards per durable queue: 1 in the divine layout. */
+    queueShards,
+    /** The keys of one shard of a queue (shard 0, the only one, in the divine layout). */
+    queueKeys: (queue: QueueName, shard = 0): QueueKeys => queueKeysOf(t, queue, shard),
+    /** The shard of item `id`. */
+    queueShardOf: (id: string): number => queueShardOf(id, queueShards),
     ...tokenAndClaimKeys(t),
     ...userKeys(t),
     ...ntfyKeys(t),

@@ -2,13 +2,13 @@
  * NIP-9a callback URLs and relay-POST receipts on Redis (port-nip9a-callbacks.ts; keys in
  * `keys.ts`). A callback is one JSON field of `nip9a:callbacks`, indexed by its secret's hash
  * and by its owner; a receipt is a `SET NX EX` key taken together with the inbound enqueue by the
- * same script that claims and queues deliveries (`claimAndEnqueue-5.lua`), so a receipt is never
- * recorded without its item queued.
+ * same steps that claim and queue deliveries (`claimAndEnqueue` in `deliveries.ts`), so a receipt
+ * is never recorded without its item queued (or staged, and committed by the retry).
  */
 import { randomUUID } from 'node:crypto';
 import type { Nip9aAcceptance, Nip9aCallback } from '../port-nip9a-callbacks.ts';
-import { DEFAULT_LANE } from '../lanes.ts';
-import { expirySeconds, isRecord, parseJson, prefixed, type RedisContext } from './context.ts';
+import { expirySeconds, isRecord, parseJson, type RedisContext } from './context.ts';
+import { claimAndEnqueue } from './deliveries.ts';
 
 function toJson(callback: Nip9aCallback): string {
   const { id, secretHash, secretHint, owner, relay, createdAtMs } = callback;
@@ -70,23 +70,15 @@ export async function acceptNip9aReceipts<T>(
   ttlSecs: number,
   entries: ReadonlyArray<Nip9aAcceptance<T>>,
 ): Promise<boolean[]> {
-  if (entries.length === 0) return [];
   const ttl = expirySeconds('acceptNip9aReceipts', ttlSecs);
-  const key = prefixed(ctx);
-  const args: Array<string | number> = [ttl, ctx.clock.nowMs()];
-  for (const { receipt, item } of entries) {
-    // Typed string, but undefined for a payload such as `undefined` or a function.
-    const payload = JSON.stringify(item.payload) as string | undefined;
-    if (payload === undefined) throw new TypeError(`acceptNip9aReceipts: payload of ${item.id} is not JSON-serialisable`);
-    args.push(
-      key(ctx.keys.nip9aReceiptKey(receipt.callbackId, receipt.eventId, receipt.relay)),
-      randomUUID(),
-      item.id,
-      payload,
-      item.lane ?? DEFAULT_LANE,
-    );
-  }
-  const keys = ctx.keys.queueKeys('inbound');
-  const replies = (await ctx.scripts.run('claimAndEnqueue', [...keys.readyKeys, keys.items, keys.meta], args)) as number[];
-  return entries.map((_, i) => replies[i] === 1);
+  return claimAndEnqueue(
+    ctx,
+    'inbound',
+    ttl,
+    entries.map(({ receipt, item }) => ({
+      claimKey: ctx.keys.nip9aReceiptKey(receipt.callbackId, receipt.eventId, receipt.relay),
+      owner: randomUUID(),
+      item,
+    })),
+  );
 }

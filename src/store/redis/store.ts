@@ -109,6 +109,13 @@ export interface RedisStoreOptions {
   clusterNodes?: readonly string[];
   /** The key layout (`redis.key_layout`); default `cluster` on a cluster, `divine` otherwise. */
   layout?: KeyLayout;
+  /**
+   * Shards per durable queue (`redis.queue_shards`): only 1 in the divine layout; default 8
+   * (`DEFAULT_CLUSTER_QUEUE_SHARDS`, keys.ts) in the cluster layout. Every process sharing a Redis must
+   * use the same count (an item's shard follows from its id and the count), so change it only
+   * with the queues drained.
+   */
+  queueShards?: number;
   /** Time source; defaults to the Redis server clock ({@link RedisServerClock}). */
   clock?: Clock;
   /** Prefix for every key. For test isolation only: a divine Redis has no prefix. */
@@ -130,12 +137,13 @@ export class RedisStore implements StorePort {
     readonly layout: KeyLayout,
     private readonly serverClock?: RedisServerClock,
     scriptObserver?: ScriptCallObserver,
+    queueShards?: number,
   ) {
     this.redis = client.redis;
     this.ctx = {
       redis: client.redis,
       cluster: client.cluster,
-      keys: createRedisKeys(layout),
+      keys: createRedisKeys(layout, queueShards === undefined ? {} : { queueShards }),
       scripts: new RedisScripts(client.redis, undefined, client.cluster, scriptObserver),
       clock,
       logger,
@@ -575,7 +583,7 @@ export class RedisStore implements StorePort {
     return bellPages.readBellWatchers(this.ctx, video, watchers);
   }
   claimRecipientDeliveries(eventId: string, recipients: readonly string[], ttlSecs: number): Promise<Array<RecipientClaim | null>> {
-    return bellPages.claimRecipientDeliveries(this.ctx, eventId, recipients, ttlSecs);
+    return claims.claimRecipientDeliveries(this.ctx, eventId, recipients, ttlSecs);
   }
   recordBellBatch(batch: BellBatch): Promise<void> {
     return bellPages.recordBellBatch(this.ctx, batch);
@@ -660,7 +668,7 @@ export async function openRedisStore(options: RedisStoreOptions): Promise<RedisS
       await serverClock.sync();
       clock = serverClock;
     }
-    const store = new RedisStore(client, clock, logger, layout, serverClock, options.scriptObserver);
+    const store = new RedisStore(client, clock, logger, layout, serverClock, options.scriptObserver, options.queueShards);
     await store.loadScripts();
     serverClock?.start();
     return store;
