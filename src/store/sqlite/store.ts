@@ -560,6 +560,10 @@ export class SqliteStore implements StorePort {
     return this.group.run(() => this.campaigns.claim(key, ttlSecs));
   }
 
+  async claimCampaignDeliveries(keys: readonly string[], ttlSecs: number): Promise<Array<string | null>> {
+    return keys.length === 0 ? [] : this.group.run(() => keys.map((key) => this.campaigns.claim(key, ttlSecs)));
+  }
+
   async extendCampaignDelivery(key: string, owner: string, ttlSecs: number): Promise<boolean> {
     return this.group.run(() => this.campaigns.extend(key, owner, ttlSecs));
   }
