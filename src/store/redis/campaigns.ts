@@ -128,6 +128,22 @@ export async function claimCampaignDelivery(ctx: RedisContext, key: string, ttlS
   return reply === 'OK' ? owner : null;
 }
 
+/**
+ * Many claims in one round trip: one `SET NX EX` per key, all issued in the same turn, so the
+ * client's auto-pipelining sends them together (one pipeline per node on a cluster, where the
+ * keys hash to different slots and an explicit pipeline would be refused), in order: a key
+ * repeated in the batch is refused after its first.
+ */
+export async function claimCampaignDeliveries(ctx: RedisContext, keys: readonly string[], ttlSecs: number): Promise<Array<string | null>> {
+  if (keys.length === 0) return [];
+  const ttl = expirySeconds('claimCampaignDeliveries', ttlSecs);
+  const owners = keys.map(() => randomUUID());
+  const replies = await Promise.all(
+    keys.map((key, i) => ctx.redis.set(ctx.keys.campaignDeliveryKey(key), owners[i] as string, 'EX', ttl, 'NX')),
+  );
+  return replies.map((reply, i) => (reply === 'OK' ? (owners[i] as string) : null));
+}
+
 export async function extendCampaignDelivery(ctx: RedisContext, key: string, owner: string, ttlSecs: number): Promise<boolean> {
   const ttl = expirySeconds('extendCampaignDelivery', ttlSecs);
   return Number(await ctx.scripts.run('extendClaim', [ctx.keys.campaignDeliveryKey(key)], [owner, ttl])) === 1;

@@ -371,6 +371,9 @@ export class RedisStore implements StorePort {
   claimCampaignDelivery(key: string, ttlSecs: number): Promise<string | null> {
     return campaigns.claimCampaignDelivery(this.ctx, key, ttlSecs);
   }
+  claimCampaignDeliveries(keys: readonly string[], ttlSecs: number): Promise<Array<string | null>> {
+    return campaigns.claimCampaignDeliveries(this.ctx, keys, ttlSecs);
+  }
   extendCampaignDelivery(key: string, owner: string, ttlSecs: number): Promise<boolean> {
     return campaigns.extendCampaignDelivery(this.ctx, key, owner, ttlSecs);
   }
