@@ -118,6 +118,13 @@ export class RedisStore implements StorePort {
 
   private readonly redis: Redis;
 
+  /**
+   * Inbox hint subscriptions still open, closed with the store: each holds a connection of its
+   * own, and one left open (a caller that failed before unsubscribing) keeps reconnecting — and
+   * its process alive — after the server is gone.
+   */
+  private readonly hintSubscriptions = new Set<() => Promise<void>>();
+
   constructor(
     client: RedisClientHandle,
     readonly clock: Clock,
@@ -515,8 +522,16 @@ export class RedisStore implements StorePort {
   activeAnnouncements(): Promise<Announcement[]> {
     return inbox.activeAnnouncements(this.ctx);
   }
-  subscribeInboxHints(listener: (hint: InboxHint) => void): Promise<() => Promise<void>> {
-    return inbox.subscribeInboxHints(this.ctx, listener);
+  async subscribeInboxHints(listener: (hint: InboxHint) => void): Promise<() => Promise<void>> {
+    const unsubscribe = await inbox.subscribeInboxHints(this.ctx, listener);
+    let closing: Promise<void> | undefined;
+    const close = (): Promise<void> => {
+      this.hintSubscriptions.delete(close);
+      closing ??= unsubscribe();
+      return closing;
+    };
+    this.hintSubscriptions.add(close);
+    return close;
   }
 
   // ---- coalescing (port-coalesce.ts) -------------------------------------------------------
@@ -601,6 +616,7 @@ export class RedisStore implements StorePort {
 
   async close(): Promise<void> {
     this.serverClock?.stop();
+    await Promise.all([...this.hintSubscriptions].map((unsubscribe) => unsubscribe()));
     await this.ntfyTopics?.close();
     if (this.redis.status === 'end') return;
     try {
