@@ -1,25 +1,22 @@
 /**
- * Bell pages on Redis: the batched steps of one fan-out page — the gate read one Lua script per
- * chunk of watchers (`readBellWatchers-2`), the claims one pipeline, the outcome writes one call
- * per watcher issued at once — so a page of 1,000 watchers costs a handful of round trips
- * instead of a dozen per watcher. Keys and values are the ones the single-watcher operations use
- * (`keys.ts`), so both paths read and write the same records.
+ * Bell pages on Redis: the batched steps of one fan-out page — the gate read (concurrent
+ * per-slot reads: each watcher's devices, preferences and records in the watcher's slot), the
+ * claims one pipeline, the outcome writes one call per watcher issued at once — so a page of
+ * 1,000 watchers costs a handful of round trips instead of a dozen per watcher. Keys and values
+ * are the ones the single-watcher operations use (`keys.ts`), so both paths read and write the
+ * same records.
  *
  * The outcome writes are grouped by slot: a watcher's claim and coordinate record share the
  * watcher's slot (`recordBellOutcome-2`, every key declared), the page's rate windows the
  * creator's slot (`notify_rate:{subscriber}:{creator}`, one SET each), the token activity goes
  * through `tokens.ts`. The writes are independent (each is an idempotent overwrite or a
  * compare-and-set on an owner token), so they run at once and a retried page rewrites them.
- *
- * Why the gate read's keys travel in ARGV: their number varies with the batch, and a script's key
- * count is fixed by its file name. They are built here with `keys.ts` and given the client's key
- * prefix (which ioredis adds to KEYS only), so a test prefix still reaches every key.
- */
+ * */
 import type { BellBatch, BellWatcherState, VideoCoordinate } from '../port-bells.ts';
 import type { RecipientClaim } from '../port.ts';
 import { expirySeconds, prefixed, type RedisContext } from './context.ts';
 import { parseKinds } from './misc.ts';
-import { devicesFromListReply, refreshTokenActivity } from './tokens.ts';
+import { readDevicesOfMany, refreshTokenActivity } from './tokens.ts';
 
 const BELL_RECORD_TYPE = 'newPost';
 /**
@@ -27,8 +24,6 @@ const BELL_RECORD_TYPE = 'newPost';
  * Redis runs nothing else while a script runs.
  */
 export const BELL_SCRIPT_CHUNK = 500;
-
-type WatcherReply = [(string | null)[], string | null, number, number];
 
 /** Split a batch into script-sized chunks of {@link BELL_SCRIPT_CHUNK}. */
 export function chunks<T>(items: readonly T[]): T[][] {
@@ -45,39 +40,35 @@ export function preferenceKindsOf(ctx: RedisContext, pubkey: string, rawPreferen
   return kinds;
 }
 
+/**
+ * The gate state of each watcher: devices through tokens.ts' per-slot reads, and per watcher its
+ * preferences and video records (its slot) and its rate window (the creator's slot), all issued
+ * concurrently so a page goes out in one write per node.
+ */
 export async function readBellWatchers(
   ctx: RedisContext,
   video: VideoCoordinate,
   watchers: readonly string[],
 ): Promise<BellWatcherState[]> {
-  const key = prefixed(ctx);
   const { owner, dTag } = video;
-  const replies = await Promise.all(
-    chunks(watchers).map(async (chunk) => {
-      const args = chunk.flatMap((w) => [
-        key(ctx.keys.userTokensKey(w)),
-        key(ctx.keys.userPreferencesKey(w)),
-        key(ctx.keys.videoRecordKey(BELL_RECORD_TYPE, owner, dTag, w)),
-        key(ctx.keys.legacyVideoRecordKey(owner, dTag, w)),
-        key(ctx.keys.notifyRateKey(w, owner)),
-      ]);
-      return (await ctx.scripts.run(
-        'readBellWatchers',
-        [ctx.keys.tokenTimezoneOffsetsKey, ctx.keys.tokenDevicesKey],
-        args,
-      )) as WatcherReply[];
-    }),
-  );
-  return replies.flat().map(([devices, rawPreferences, recorded, rateLimited], i) => {
-    const watcher = watchers[i] ?? '';
-    return {
-      watcher,
-      devices: devicesFromListReply(ctx, devices),
-      preferenceKinds: preferenceKindsOf(ctx, watcher, rawPreferences),
-      alreadyNotified: recorded === 1,
-      rateLimited: rateLimited === 1,
-    };
-  });
+  const [devices, preferences, recorded, rateLimited] = await Promise.all([
+    readDevicesOfMany(ctx, watchers),
+    Promise.all(watchers.map((w) => ctx.redis.get(ctx.keys.userPreferencesKey(w)))),
+    // The typed and divine's legacy type-less record of one watcher share the watcher's slot.
+    Promise.all(
+      watchers.map((w) =>
+        ctx.redis.exists(ctx.keys.videoRecordKey(BELL_RECORD_TYPE, owner, dTag, w), ctx.keys.legacyVideoRecordKey(owner, dTag, w)),
+      ),
+    ),
+    Promise.all(watchers.map((w) => ctx.redis.exists(ctx.keys.notifyRateKey(w, owner)))),
+  ]);
+  return watchers.map((watcher, i) => ({
+    watcher,
+    devices: devices[i] ?? [],
+    preferenceKinds: preferenceKindsOf(ctx, watcher, preferences[i] ?? null),
+    alreadyNotified: (recorded[i] ?? 0) > 0,
+    rateLimited: rateLimited[i] === 1,
+  }));
 }
 
 export async function recordBellBatch(ctx: RedisContext, batch: BellBatch): Promise<void> {

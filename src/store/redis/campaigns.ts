@@ -109,11 +109,26 @@ export async function countCampaign(ctx: RedisContext, appId: string, id: string
   await ctx.scripts.run('countCampaign', [ctx.keys.campaignKey(appId, id)], [counter, n]);
 }
 
+/**
+ * The device walk over the token-record shards in order. The cursor is the HSCAN cursor of shard
+ * 0 alone (divine's one shard: the cursor as before), `{shard}:{hscan cursor}` past it.
+ */
 export async function scanDeviceOwners(ctx: RedisContext, cursor: string, count: number): Promise<DeviceOwnerPage> {
-  const [next, flat] = await ctx.redis.hscan(ctx.keys.tokenToPubkeyKey, cursor === '' ? '0' : cursor, 'COUNT', count);
+  const colon = cursor.indexOf(':');
+  let shard = colon < 0 ? 0 : Number(cursor.slice(0, colon));
+  let scanCursor = (colon < 0 ? cursor : cursor.slice(colon + 1)) || '0';
+  if (!Number.isSafeInteger(shard) || shard < 0) throw new RangeError(`scanDeviceOwners: not a device cursor: ${cursor}`);
   const entries = [];
-  for (let i = 0; i + 1 < flat.length; i += 2) entries.push({ token: flat[i] as string, pubkey: flat[i + 1] as string });
-  return { entries, next: next === '0' ? null : next };
+  // Move on to the next shards until the page is full or the walk ends (a small shard is one HSCAN).
+  while (shard < ctx.keys.tokenShards) {
+    const [next, flat] = await ctx.redis.hscan(ctx.keys.tokenShardKeys(shard).owners, scanCursor, 'COUNT', count);
+    for (let i = 0; i + 1 < flat.length; i += 2) entries.push({ token: flat[i] as string, pubkey: flat[i + 1] as string });
+    if (next !== '0') return { entries, next: shard === 0 ? next : `${shard}:${next}` };
+    shard += 1;
+    scanCursor = '0';
+    if (entries.length >= count) break;
+  }
+  return { entries, next: shard < ctx.keys.tokenShards ? `${shard}:0` : null };
 }
 
 export async function readCampaignConsent(ctx: RedisContext, pubkeys: readonly string[]): Promise<boolean[]> {

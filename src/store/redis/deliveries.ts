@@ -1,7 +1,7 @@
 /**
- * The batched steps of routing one content event on Redis: one script reads every recipient's
- * gate state (`readRecipients-2`), and {@link claimAndEnqueue} claims and queues every delivery
- * that passed. Keys and values are the single-recipient operations' own (`keys.ts`, the queue
+ * The batched steps of routing one content event on Redis: one read of every recipient's gate
+ * state (`readRecipients`: their devices through tokens.ts' per-slot reads, their preferences,
+ * concurrently), and {@link claimAndEnqueue} claims and queues every delivery that passed. Keys and values are the single-recipient operations' own (`keys.ts`, the queue
  * layout of queues.ts), so both paths read and write the same records.
  *
  * claimAndEnqueue: a claim (`dedup:{eventId}:{recipient}`, in the recipient's slot `{u:…}` in the
@@ -32,30 +32,22 @@
  */
 import type { ClaimedDelivery, EnqueueItem, QueueName, RecipientGateState } from '../port.ts';
 import { expirySeconds, prefixed, type RedisContext } from './context.ts';
-import { chunks, preferenceKindsOf } from './bell-pages.ts';
-import { devicesFromListReply } from './tokens.ts';
+import { preferenceKindsOf } from './bell-pages.ts';
+import { readDevicesOfMany } from './tokens.ts';
 import { DEFAULT_LANE } from '../lanes.ts';
 import { payloadJson, perShard } from './queue-shards.ts';
 
-type RecipientReply = [(string | null)[], string | null];
-
 export async function readRecipients(ctx: RedisContext, pubkeys: readonly string[]): Promise<RecipientGateState[]> {
   if (pubkeys.length === 0) return [];
-  const key = prefixed(ctx);
-  const replies = await Promise.all(
-    chunks(pubkeys).map(async (chunk) => {
-      const args = chunk.flatMap((pubkey) => [key(ctx.keys.userTokensKey(pubkey)), key(ctx.keys.userPreferencesKey(pubkey))]);
-      return (await ctx.scripts.run(
-        'readRecipients',
-        [ctx.keys.tokenTimezoneOffsetsKey, ctx.keys.tokenDevicesKey],
-        args,
-      )) as RecipientReply[];
-    }),
-  );
-  return replies.flat().map(([devices, rawPreferences], i) => {
-    const pubkey = pubkeys[i] ?? '';
-    return { devices: devicesFromListReply(ctx, devices), preferenceKinds: preferenceKindsOf(ctx, pubkey, rawPreferences) };
-  });
+  // One GET per user (each in their own slot), issued with the device reads: one write when pipelined.
+  const [devices, preferences] = await Promise.all([
+    readDevicesOfMany(ctx, pubkeys),
+    Promise.all(pubkeys.map((pubkey) => ctx.redis.get(ctx.keys.userPreferencesKey(pubkey)))),
+  ]);
+  return pubkeys.map((pubkey, i) => ({
+    devices: devices[i] ?? [],
+    preferenceKinds: preferenceKindsOf(ctx, pubkey, preferences[i] ?? null),
+  }));
 }
 
 export async function claimAndEnqueueDeliveries<T>(

@@ -86,23 +86,29 @@ export async function readMetricSamples(ctx: RedisContext, sinceMs: number): Pro
 
 export async function countTokensByTransport(ctx: RedisContext): Promise<Record<Transport, number>> {
   const counts = Object.fromEntries(TRANSPORTS.map((t) => [t, 0])) as Record<Transport, number>;
-  const total = await ctx.redis.hlen(ctx.keys.tokenToPubkeyKey);
-  // Only devices that are not a plain FCM token have a description; every other token is FCM.
-  let described = 0;
-  let cursor = '0';
-  do {
-    const [next, flat] = await ctx.redis.hscan(ctx.keys.tokenDevicesKey, cursor, 'COUNT', SCAN_COUNT);
-    cursor = next;
-    for (let i = 1; i < flat.length; i += 2) {
-      const parsed = parseJson(flat[i] ?? '');
-      const transport = isRecord(parsed) ? parsed.transport : undefined;
-      if (typeof transport === 'string' && (TRANSPORTS as readonly string[]).includes(transport)) {
-        counts[transport as Transport] += 1;
-        described += 1;
-      }
-    }
-  } while (cursor !== '0');
-  counts.fcm += Math.max(0, total - described);
+  // Every token-record shard (one in divine), concurrently; counts add up.
+  const shards = Array.from({ length: ctx.keys.tokenShards }, (_, shard) => ctx.keys.tokenShardKeys(shard));
+  await Promise.all(
+    shards.map(async (keys) => {
+      const total = await ctx.redis.hlen(keys.owners);
+      // Only devices that are not a plain FCM token have a description; every other token is FCM.
+      let described = 0;
+      let cursor = '0';
+      do {
+        const [next, flat] = await ctx.redis.hscan(keys.devices, cursor, 'COUNT', SCAN_COUNT);
+        cursor = next;
+        for (let i = 1; i < flat.length; i += 2) {
+          const parsed = parseJson(flat[i] ?? '');
+          const transport = isRecord(parsed) ? parsed.transport : undefined;
+          if (typeof transport === 'string' && (TRANSPORTS as readonly string[]).includes(transport)) {
+            counts[transport as Transport] += 1;
+            described += 1;
+          }
+        }
+      } while (cursor !== '0');
+      counts.fcm += Math.max(0, total - described);
+    }),
+  );
   return counts;
 }
 

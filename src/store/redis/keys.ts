@@ -6,7 +6,7 @@
  *
  * | key                              | type   | value                                                        |
  * |----------------------------------|--------|--------------------------------------------------------------|
- * | `user_tokens:{pubkey}`           | SET    | the pubkey's device tokens                                   |
+ * | `user_tokens:{pubkey}`           | SET    | the pubkey's device tokens (see "device tokens" below)       |
  * | `token_to_pubkey`                | HASH   | token → owner pubkey                                         |
  * | `token_timezone_offsets`         | HASH   | token → UTC offset in minutes (east positive)                |
  * | `stale_tokens`                   | ZSET   | token → last activity, unix SECONDS (registration, delivery) |
@@ -22,7 +22,8 @@
  *
  * | key                              | type   | value                                                        |
  * |----------------------------------|--------|--------------------------------------------------------------|
- * | `token_devices`                  | HASH   | token → JSON `{transport, endpoint?, p256dh?, auth?, sandbox?, encryptTo?}`, only for devices that are not a plain FCM token. A token absent here is transport `fcm`, so a divine Redis reads as FCM devices |
+ * | `token_devices`                  | HASH   | token → JSON `{transport, endpoint?, p256dh?, auth?, sandbox?, encryptTo?, locale?}`, only for devices that are not a plain FCM token. A token absent here is transport `fcm`, so a divine Redis reads as FCM devices |
+ * | `user_tokens_forgetting:{pubkey}` | HASH  | token → intent id: tokens being taken out of `user_tokens:{pubkey}`, only while a removal step runs (or after it crashed); see `tokens.ts` |
  * | `social_filters:{pubkey}`        | STRING | JSON `{mutedPubkeys:[hex…], onlyFollowing: "all"\|[types]\|null}` (kind 3083), absent when nothing is filtered |
  * | `relay_cursors`                  | HASH   | relay URL → newest `created_at` seen (unix seconds), only ever raised |
  * | `queue:{name}:ready`             | ZSET   | item id → available-at (ms), normal lane                     |
@@ -93,14 +94,61 @@ export const shardIndexes = (shardCount: number): number[] => Array.from({ lengt
 /** The key prefix of app `appId`'s store view: none for the default app, `app:{id}:` for the others. */
 export const appKeyPrefix = (appId: string): string => (appId === DEFAULT_APP_ID ? '' : `app:${appId}:`);
 
+// ---- device tokens (port.ts; the steps and their invariant are in `tokens.ts`) ----------------
+
+/*
+ * Device tokens in the two layouts. Everything keyed by a token (its owner, activity, timezone
+ * offset and description) is one token record, split in the cluster into
+ * {@link CLUSTER_TOKEN_SHARDS} fixed shards by the token's hash ({@link shardOf}); the four keys of
+ * a shard share the tag `{k:N}`, so a token record is written by one script. A user's token set
+ * and the removal intents share the user's tag. The divine layout is the one shard with divine's
+ * global names.
+ *
+ * | key (divine)                     | key (cluster)                        | type | value              |
+ * |----------------------------------|--------------------------------------|------|--------------------|
+ * | `token_to_pubkey`                | `token_to_pubkey:{k:N}`              | HASH | token → owner      |
+ * | `stale_tokens`                   | `stale_tokens:{k:N}`                 | ZSET | token → activity, unix seconds |
+ * | `token_timezone_offsets`         | `token_timezone_offsets:{k:N}`       | HASH | token → minutes    |
+ * | `token_devices`                  | `token_devices:{k:N}`                | HASH | token → device JSON |
+ * | `user_tokens:{pubkey}`           | `user_tokens:{u:PUBKEY}`             | SET  | the user's tokens: an index, checked against `token_to_pubkey` by every reader |
+ * | `user_tokens_forgetting:{pubkey}`| `user_tokens_forgetting:{u:PUBKEY}`  | HASH | token → intent id, while a token leaves the user's set |
+ *
+ * N = {@link shardOf}(token, {@link CLUSTER_TOKEN_SHARDS}).
+ */
+/** Token-record shards in the cluster layout; changing it strands the tokens of the other shards. */
+export const CLUSTER_TOKEN_SHARDS = 64;
+
+/** The four keys of one token-record shard, in the KEYS order of the token-record scripts. */
+export interface TokenShardKeys {
+  owners: string;
+  activity: string;
+  offsets: string;
+  devices: string;
+}
+
+function tokenKeys(t: KeyTags) {
+  const divine = t.layout === 'divine';
+  const shards = divine ? 1 : CLUSTER_TOKEN_SHARDS;
+  const shardKey = (name: string, shard: number): string => (divine ? name : `${name}:{k:${shard}}`);
+  return {
+    /** How many token-record shards there are: 1 in divine, {@link CLUSTER_TOKEN_SHARDS} in the cluster. */
+    tokenShards: shards,
+    /** The token-record shard of a token. */
+    tokenShardOf: (token: string): number => shardOf(token, shards),
+    tokenShardKeys: (shard: number): TokenShardKeys => ({
+      owners: shardKey('token_to_pubkey', shard),
+      activity: shardKey('stale_tokens', shard),
+      offsets: shardKey('token_timezone_offsets', shard),
+      devices: shardKey('token_devices', shard),
+    }),
+    userTokensKey: (pubkey: string): string => `user_tokens:${t.user(pubkey)}`,
+    userTokensForgettingKey: (pubkey: string): string => `user_tokens_forgetting:${t.user(pubkey)}`,
+  };
+}
+
 function tokenAndClaimKeys(t: KeyTags) {
   return {
-    tokenToPubkeyKey: 'token_to_pubkey',
-    tokenTimezoneOffsetsKey: 'token_timezone_offsets',
-    staleTokensKey: 'stale_tokens',
-    tokenDevicesKey: 'token_devices',
     relayCursorsKey: 'relay_cursors',
-    userTokensKey: (pubkey: string): string => `user_tokens:${t.user(pubkey)}`,
     eventClaimKey: (eventId: string): string => `dedup:${eventId}`,
     recipientClaimKey: (eventId: string, recipient: string): string => `dedup:${eventId}:${t.user(recipient)}`,
   };
@@ -570,6 +618,7 @@ export function createRedisKeys(layout: KeyLayout, options: { queueShards?: numb
     queueKeys: (queue: QueueName, shard = 0): QueueKeys => queueKeysOf(t, queue, shard),
     /** The shard of item `id`. */
     queueShardOf: (id: string): number => queueShardOf(id, queueShards),
+    ...tokenKeys(t),
     ...tokenAndClaimKeys(t),
     ...userKeys(t),
     ...ntfyKeys(t),

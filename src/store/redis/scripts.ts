@@ -28,17 +28,18 @@ import calculateKeySlot from 'cluster-key-slot';
 
 /** Every script the adapter calls; the loader refuses to start when one is missing. */
 export const SCRIPT_NAMES = [
-  'registerToken',
-  'removeToken',
-  'sweepStaleToken',
-  'listDevices',
+  'registerTokenRecord',
+  'removeTokenRecord',
+  'sweepStaleTokens',
+  'readTokenRecords',
+  'forgetUserTokens',
+  'settleForgottenTokens',
   'releaseClaim',
   'advanceRelayCursor',
   'enqueue',
   'peekDue',
   'lease',
   'settle',
-  'readRecipients',
   'stageDeliveries',
   'takeClaim',
   'commitDeliveries',
@@ -71,7 +72,6 @@ export const SCRIPT_NAMES = [
   'completeFanoutJob',
   'retryFanoutJob',
   'extendClaim',
-  'readBellWatchers',
   'recordBellOutcome',
   'claimVapidKeys',
   'createApiKey',
@@ -113,7 +113,7 @@ const ANY_INCLUDE_LINE = /^--- @include /m;
 export type ScriptArg = string | number;
 
 export interface ScriptDefinition {
-  /** camelCase name from the file name, e.g. `registerToken`. */
+  /** camelCase name from the file name, e.g. `registerTokenRecord`. */
   name: string;
   /** Key count from the file name. */
   numberOfKeys: number;
@@ -134,7 +134,7 @@ export class ScriptLoaderError extends Error {
   }
 }
 
-/** `registerToken-6.lua` → `{ name: 'registerToken', numberOfKeys: 6 }`; null for other names. */
+/** `registerTokenRecord-4.lua` → `{ name: 'registerTokenRecord', numberOfKeys: 4 }`; null for other names. */
 export function parseScriptFileName(file: string): { name: string; numberOfKeys: number } | null {
   const match = SCRIPT_FILE_PATTERN.exec(file);
   if (!match?.[1] || !match[2]) return null;

@@ -130,6 +130,13 @@ export class RedisStore implements StorePort {
 
   private readonly redis: Redis;
 
+  /**
+   * Inbox hint subscriptions still open, closed with the store: each holds a connection of its
+   * own, and one left open (a caller that failed before unsubscribing) keeps reconnecting — and
+   * its process alive — after the server is gone.
+   */
+  private readonly hintSubscriptions = new Set<() => Promise<void>>();
+
   constructor(
     client: RedisClientHandle,
     readonly clock: Clock,
@@ -532,8 +539,6 @@ export class RedisStore implements StorePort {
   activeAnnouncements(): Promise<Announcement[]> {
     return inbox.activeAnnouncements(this.ctx);
   }
-  /** Hint subscriptions still open, closed by {@link close} (a caller that failed before unsubscribing leaves one). */
-  private readonly hintSubscriptions = new Set<() => Promise<void>>();
   async subscribeInboxHints(listener: (hint: InboxHint) => void): Promise<() => Promise<void>> {
     const unsubscribe = await inbox.subscribeInboxHints(this.ctx, listener);
     const once = async (): Promise<void> => {
@@ -629,9 +634,9 @@ export class RedisStore implements StorePort {
 
   async close(): Promise<void> {
     this.serverClock?.stop();
-    await this.ntfyTopics?.close();
     // A subscriber connection left open would keep reconnecting (on a cluster, to every node) after the store is gone.
     await Promise.all([...this.hintSubscriptions].map((unsubscribe) => unsubscribe()));
+    await this.ntfyTopics?.close();
     if (this.redis.status === 'end') return;
     try {
       await this.redis.quit();
