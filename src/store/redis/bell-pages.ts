@@ -14,7 +14,7 @@
  * */
 import type { BellBatch, BellWatcherState, VideoCoordinate } from '../port-bells.ts';
 import type { RecipientClaim } from '../port.ts';
-import { expirySeconds, prefixed, type RedisContext } from './context.ts';
+import { expirySeconds, type RedisContext } from './context.ts';
 import { parseKinds } from './misc.ts';
 import { readDevicesOfMany, refreshTokenActivity } from './tokens.ts';
 

@@ -31,7 +31,7 @@
  * On one Redis the steps run the same way (three round trips, each step's calls pipelined).
  */
 import type { ClaimedDelivery, EnqueueItem, QueueName, RecipientGateState } from '../port.ts';
-import { expirySeconds, prefixed, type RedisContext } from './context.ts';
+import { expirySeconds, type RedisContext } from './context.ts';
 import { preferenceKindsOf } from './bell-pages.ts';
 import { readDevicesOfMany } from './tokens.ts';
 import { DEFAULT_LANE } from '../lanes.ts';
