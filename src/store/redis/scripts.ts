@@ -104,6 +104,13 @@ export const SCRIPT_NAMES = [
 
 export type ScriptName = (typeof SCRIPT_NAMES)[number];
 
+/**
+ * Scripts only the divine layout calls: on one Redis they append to, expire and read ntfy topics
+ * in one step each; the cluster layout does the same work in one-slot steps (`ntfy-cluster.ts`).
+ * Their keys span slots, which is why the cluster layout never calls them.
+ */
+export const DIVINE_LAYOUT_ONLY_SCRIPTS: readonly ScriptName[] = ['appendNtfyMessage', 'expireNtfyTopic', 'readNtfyTopics'];
+
 export const LUA_DIR = fileURLToPath(new URL('./lua/', import.meta.url));
 
 const SCRIPT_FILE_PATTERN = /^([a-z][A-Za-z0-9]*)-(\d+)\.lua$/;
