@@ -1,4 +1,9 @@
-/** The console's fleet view and sessions on Redis (port-fleet.ts); the layout is in `keys.ts`. */
+/**
+ * The console's fleet view and sessions on Redis (port-fleet.ts); the layout is in `keys.ts`.
+ * Heartbeats and sessions are one key per command; the metric samples' two keys share the
+ * `{fleet}` slot in the cluster layout (`writeMetricSample-2`); counts read other areas' keys
+ * (devices, ntfy topics) one slot at a time.
+ */
 import type { Transport } from '../port.ts';
 import type { ConsoleSession, MetricSample, NtfyTopicCount, ProcessHeartbeat, ProcessHeartbeatRecord } from '../port-fleet.ts';
 import { isRecord, parseJson, type RedisContext } from './context.ts';
@@ -109,10 +114,9 @@ export async function countTokensByTransport(ctx: RedisContext): Promise<Record<
 export async function countNtfyMessagesByTopic(ctx: RedisContext, limit: number): Promise<NtfyTopicCount[]> {
   const topics = (await ctx.redis.zrange(ctx.keys.ntfyExpiryKey, 0, -1)).sort().slice(0, limit);
   if (topics.length === 0) return [];
-  const pipeline = ctx.redis.pipeline();
-  for (const topic of topics) pipeline.xlen(ctx.keys.ntfyTopicKey(topic));
-  const replies = (await pipeline.exec()) ?? [];
-  return topics.map((topic, i) => ({ topic, messages: Number(replies[i]?.[1] ?? 0) })).filter((count) => count.messages > 0);
+  // One XLEN per topic, issued together (auto-pipelined; per node on a cluster, where topics have their own slots).
+  const lengths = await Promise.all(topics.map((topic) => ctx.redis.xlen(ctx.keys.ntfyTopicKey(topic))));
+  return topics.map((topic, i) => ({ topic, messages: lengths[i] ?? 0 })).filter((count) => count.messages > 0);
 }
 
 export async function createConsoleSession(ctx: RedisContext, session: ConsoleSession): Promise<boolean> {

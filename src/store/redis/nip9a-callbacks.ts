@@ -1,14 +1,37 @@
 /**
  * NIP-9a callback URLs and relay-POST receipts on Redis (port-nip9a-callbacks.ts; keys in
  * `keys.ts`). A callback is one JSON field of `nip9a:callbacks`, indexed by its secret's hash
- * and by its owner; a receipt is a `SET NX EX` key taken together with the inbound enqueue by the
- * same script that claims and queues deliveries (`claimAndEnqueue-5.lua`), so a receipt is never
- * recorded without its item queued.
+ * (`nip9a:callback_secrets`) and by its owner (`nip9a:callbacks_of:{owner}`). In the cluster
+ * layout the record, the secret index entry and the owner's list are in three slots (the
+ * callback's, the secret's, the owner's), so every operation is one-key steps, the same on a
+ * single Redis, in an order that is safe at every step:
+ *
+ * - create: (1) the record (`HSETNX`: a repeated id writes nothing), (2) the secret index
+ *   (`HSETNX`; a repeated secret hash takes step 1 back), (3) the owner's list. The URL works
+ *   from step 2 on; its secret is known only to the response of this call, so a crash before
+ *   step 3 leaves a URL nobody holds, and a crash before step 2 a record nothing reaches.
+ * - find: the secret index, then the record (whose own secret hash must match).
+ * - revoke: (1) read the record and check its owner, (2) drop the secret index entry, so the URL
+ *   stops working first, (3) drop the record, (4) drop it from the owner's list. A crash between
+ *   leaves it listed (steps 2–3: revoke again completes it) or listed without a record (step 3:
+ *   lists skip it, and revoking it again drops it from the list).
+ *
+ * A receipt is its own key: (1) take it pending (`claimNip9aReceipt-1`), (2) queue the items of
+ * the receipts taken (queues.ts' enqueue, item ids deterministic per callback and event), (3)
+ * mark them queued. A receipt still pending when a POST repeats belongs to a call that is
+ * queueing it or died before marking it: its item is queued again under the same id (a no-op
+ * while queued), so a crash never loses a push; a duplicate is possible only for an item already
+ * handled by the time a crashed call's POST is repeated.
  */
 import { randomUUID } from 'node:crypto';
+import type { EnqueueItem } from '../port.ts';
 import type { Nip9aAcceptance, Nip9aCallback } from '../port-nip9a-callbacks.ts';
-import { DEFAULT_LANE } from '../lanes.ts';
-import { expirySeconds, isRecord, parseJson, prefixed, type RedisContext } from './context.ts';
+import { expirySeconds, isRecord, parseJson, type RedisContext } from './context.ts';
+import { enqueueMany } from './queues.ts';
+
+/** `claimNip9aReceipt-1.lua`'s answers. */
+const RECEIPT_TAKEN = 1;
+const RECEIPT_PENDING = 2;
 
 function toJson(callback: Nip9aCallback): string {
   const { id, secretHash, secretHint, owner, relay, createdAtMs } = callback;
@@ -16,7 +39,7 @@ function toJson(callback: Nip9aCallback): string {
 }
 
 /** A stored record, or null (with a warning) when something else wrote that field. */
-function fromJson(ctx: RedisContext, raw: string | null): Nip9aCallback | null {
+function fromJson(ctx: RedisContext, field: string, raw: string | null): Nip9aCallback | null {
   if (raw === null) return null;
   const value = parseJson(raw);
   if (
@@ -28,7 +51,7 @@ function fromJson(ctx: RedisContext, raw: string | null): Nip9aCallback | null {
     typeof value.relay !== 'string' ||
     typeof value.createdAtMs !== 'number'
   ) {
-    ctx.logger.warn({ key: ctx.keys.nip9aCallbacksKey }, 'unreadable NIP-9a callback record; treated as absent');
+    ctx.logger.warn({ key: ctx.keys.nip9aCallbacksKey(field), field }, 'unreadable NIP-9a callback record; treated as absent');
     return null;
   }
   const { id, secretHash, secretHint, owner, relay, createdAtMs } = value;
@@ -36,33 +59,47 @@ function fromJson(ctx: RedisContext, raw: string | null): Nip9aCallback | null {
 }
 
 export async function createNip9aCallback(ctx: RedisContext, callback: Nip9aCallback): Promise<void> {
-  const stored = await ctx.scripts.run(
-    'createNip9aCallback',
-    [ctx.keys.nip9aCallbacksKey, ctx.keys.nip9aCallbackSecretsKey, ctx.keys.nip9aCallbacksOfKey(callback.owner)],
-    [callback.id, callback.secretHash, callback.createdAtMs, toJson(callback)],
-  );
-  if (stored !== 1) throw new Error(`createNip9aCallback: id ${callback.id} or its secret hash is already stored`);
+  const { id, secretHash, owner, createdAtMs } = callback;
+  const recordKey = ctx.keys.nip9aCallbacksKey(id);
+  if ((await ctx.redis.hsetnx(recordKey, id, toJson(callback))) !== 1) {
+    throw new Error(`createNip9aCallback: id ${id} is already stored`);
+  }
+  if ((await ctx.redis.hsetnx(ctx.keys.nip9aCallbackSecretsKey(secretHash), secretHash, id)) !== 1) {
+    await ctx.redis.hdel(recordKey, id);
+    throw new Error(`createNip9aCallback: the secret hash of ${id} is already stored`);
+  }
+  await ctx.redis.zadd(ctx.keys.nip9aCallbacksOfKey(owner), createdAtMs, id);
+}
+
+async function readCallback(ctx: RedisContext, id: string): Promise<Nip9aCallback | null> {
+  return fromJson(ctx, id, await ctx.redis.hget(ctx.keys.nip9aCallbacksKey(id), id));
 }
 
 export async function findNip9aCallback(ctx: RedisContext, secretHash: string): Promise<Nip9aCallback | null> {
-  const raw = await ctx.scripts.run('findNip9aCallback', [ctx.keys.nip9aCallbacksKey, ctx.keys.nip9aCallbackSecretsKey], [secretHash]);
-  return fromJson(ctx, typeof raw === 'string' ? raw : null);
+  const id = await ctx.redis.hget(ctx.keys.nip9aCallbackSecretsKey(secretHash), secretHash);
+  if (id === null) return null;
+  const callback = await readCallback(ctx, id);
+  return callback?.secretHash === secretHash ? callback : null;
 }
 
 export async function listNip9aCallbacks(ctx: RedisContext, owner: string): Promise<Nip9aCallback[]> {
   const ids = await ctx.redis.zrange(ctx.keys.nip9aCallbacksOfKey(owner), 0, -1);
-  if (ids.length === 0) return [];
-  const raws = await ctx.redis.hmget(ctx.keys.nip9aCallbacksKey, ...ids);
-  return raws.map((raw) => fromJson(ctx, raw)).filter((c): c is Nip9aCallback => c !== null && c.owner === owner);
+  const callbacks = await Promise.all(ids.map((id) => readCallback(ctx, id)));
+  return callbacks.filter((c): c is Nip9aCallback => c !== null && c.owner === owner);
 }
 
 export async function revokeNip9aCallback(ctx: RedisContext, owner: string, id: string): Promise<boolean> {
-  const deleted = await ctx.scripts.run(
-    'revokeNip9aCallback',
-    [ctx.keys.nip9aCallbacksKey, ctx.keys.nip9aCallbackSecretsKey, ctx.keys.nip9aCallbacksOfKey(owner)],
-    [owner, id],
-  );
-  return deleted === 1;
+  const callback = await readCallback(ctx, id);
+  if (callback === null) {
+    // Unknown, or a revoke that died after dropping the record: finish it for the owner's list.
+    await ctx.redis.zrem(ctx.keys.nip9aCallbacksOfKey(owner), id);
+    return false;
+  }
+  if (callback.owner !== owner) return false;
+  await ctx.redis.hdel(ctx.keys.nip9aCallbackSecretsKey(callback.secretHash), callback.secretHash);
+  await ctx.redis.hdel(ctx.keys.nip9aCallbacksKey(id), id);
+  await ctx.redis.zrem(ctx.keys.nip9aCallbacksOfKey(owner), id);
+  return true;
 }
 
 export async function acceptNip9aReceipts<T>(
@@ -72,21 +109,29 @@ export async function acceptNip9aReceipts<T>(
 ): Promise<boolean[]> {
   if (entries.length === 0) return [];
   const ttl = expirySeconds('acceptNip9aReceipts', ttlSecs);
-  const key = prefixed(ctx);
-  const args: Array<string | number> = [ttl, ctx.clock.nowMs()];
-  for (const { receipt, item } of entries) {
+  for (const { item } of entries) {
     // Typed string, but undefined for a payload such as `undefined` or a function.
-    const payload = JSON.stringify(item.payload) as string | undefined;
-    if (payload === undefined) throw new TypeError(`acceptNip9aReceipts: payload of ${item.id} is not JSON-serialisable`);
-    args.push(
-      key(ctx.keys.nip9aReceiptKey(receipt.callbackId, receipt.eventId, receipt.relay)),
-      randomUUID(),
-      item.id,
-      payload,
-      item.lane ?? DEFAULT_LANE,
-    );
+    if ((JSON.stringify(item.payload) as string | undefined) === undefined) {
+      throw new TypeError(`acceptNip9aReceipts: payload of ${item.id} is not JSON-serialisable`);
+    }
   }
-  const keys = ctx.keys.queueKeys('inbound');
-  const replies = (await ctx.scripts.run('claimAndEnqueue', [...keys.readyKeys, keys.items, keys.meta], args)) as number[];
-  return entries.map((_, i) => replies[i] === 1);
+  const owners = entries.map(() => randomUUID());
+  const receiptKeys = entries.map(({ receipt }) => ctx.keys.nip9aReceiptKey(receipt.callbackId, receipt.eventId, receipt.relay));
+  // Step 1: every receipt of the call at once (each its own key). Entries of one call are in
+  // order: a receipt repeated within the call is taken by its first entry only.
+  const seen = new Set<string>();
+  const replies = await Promise.all(
+    receiptKeys.map((key, i) => {
+      if (seen.has(key)) return Promise.resolve(0);
+      seen.add(key);
+      return ctx.scripts.run('claimNip9aReceipt', [key], [owners[i] as string, ttl]);
+    }),
+  );
+  const accepted = replies.map((reply) => Number(reply) === RECEIPT_TAKEN || Number(reply) === RECEIPT_PENDING);
+  // Step 2: queue what was taken (an item id already queued stays as it was).
+  const items: Array<EnqueueItem<T>> = entries.filter((_, i) => accepted[i]).map(({ item }) => item);
+  await enqueueMany(ctx, 'inbound', items);
+  // Step 3: mark them queued (KEEPTTL: the receipt keeps its lifetime).
+  await Promise.all(receiptKeys.flatMap((key, i) => (accepted[i] ? [ctx.redis.set(key, owners[i] as string, 'KEEPTTL', 'XX')] : [])));
+  return accepted;
 }
