@@ -1,4 +1,9 @@
-/** The console's fleet view and sessions on Redis (port-fleet.ts); the layout is in `keys.ts`. */
+/**
+ * The console's fleet view and sessions on Redis (port-fleet.ts); the layout is in `keys.ts`.
+ * Heartbeats and sessions are one key per command; the metric samples' two keys share the
+ * `{fleet}` slot in the cluster layout (`writeMetricSample-2`); counts read other areas' keys
+ * (devices, ntfy topics) one slot at a time.
+ */
 import type { Transport } from '../port.ts';
 import type { ConsoleSession, MetricSample, NtfyTopicCount, ProcessHeartbeat, ProcessHeartbeatRecord } from '../port-fleet.ts';
 import { isRecord, parseJson, type RedisContext } from './context.ts';
@@ -118,6 +123,7 @@ export async function countNtfyMessagesByTopic(ctx: RedisContext, limit: number)
   const shards = await Promise.all(ctx.keys.ntfyExpiryKeys.map((key) => ctx.redis.zrange(key, 0, -1)));
   const topics = shards.flat().sort().slice(0, limit);
   if (topics.length === 0) return [];
+  // One XLEN per topic, issued together (auto-pipelined; per node on a cluster, where topics have their own slots).
   const lengths = await Promise.all(topics.map((topic) => ctx.redis.xlen(ctx.keys.ntfyTopicKey(topic))));
   return topics.map((topic, i) => ({ topic, messages: lengths[i] ?? 0 })).filter((count) => count.messages > 0);
 }

@@ -389,48 +389,93 @@ function bellKeys(t: KeyTags) {
 }
 // ---- Web Push (port-vapid.ts) ----------------------------------------------------------------
 
-/** STRING: the fleet's VAPID key pair, JSON `{"publicKey","privateKey"}` (base64url), set once. */
+/**
+ * STRING: the fleet's VAPID key pair, JSON `{"publicKey","privateKey"}` (base64url), set once.
+ * The same name in both layouts: `claimVapidKeys-1` touches it alone.
+ */
 function vapidKeys(_t: KeyTags) {
   return {
     vapidKeysKey: 'webpush:vapid',
   };
 }
+
+/**
+ * `{TAG}` in the cluster layout, nothing in the divine one: for a group of small operator keys
+ * that one script touches together (API keys, metric samples), kept in one slot by name.
+ */
+const groupTag = (t: KeyTags, group: string): string => (t.layout === 'cluster' ? `:{${group}}` : '');
+
+/**
+ * Shards of an index that grows with traffic: 1 in the divine layout (the seed's one key, its
+ * name unchanged), a fixed number in the cluster, each its own slot. Fixed, because an entry's
+ * shard is computed from its id: a different count would lose track of stored entries.
+ */
+export const SEND_DUE_SHARDS = 8;
+export const DELIVERY_LOG_SHARDS = 16;
+const shardCount = (t: KeyTags, clusterShards: number): number => (t.layout === 'cluster' ? clusterShards : 1);
+
 // ---- API keys, sends, delivery log (port-apikeys.ts, port-sends.ts, port-delivery-log.ts) ----
 
 /*
  * Keys of the app platform (nostr-push's own; divine never reads them). `{app}` is an app id
- * (`[a-z0-9_-]`, no colon), so `{app}:{id}` members split at the first colon.
+ * (`[a-z0-9_-]`, no colon), so `{app}:{id}` members split at the first colon. Divine layout
+ * names first; the cluster layout's name below each (hash tags in braces, `S` a shard number).
  *
  * | key                                     | type   | value                                                  |
  * |-----------------------------------------|--------|--------------------------------------------------------|
  * | `apikey:{id}`                           | HASH   | `appId`, `role`, `hash`, `prefix`, `createdAtMs`, `revokedAtMs` (once revoked) |
+ * |   cluster `apikey:{apikeys}:{id}`       |        | every API key in one slot: small operator data, created atomically with its hash |
  * | `apikey_hashes`                         | HASH   | key hash (SHA-256 hex) → key id                         |
+ * |   cluster `apikey_hashes:{apikeys}`     |        |                                                        |
  * | `apikeys`                               | ZSET   | key id → created at, ms                                |
+ * |   cluster `apikeys:{apikeys}`           |        |                                                        |
  * | `send:{app}:{id}`                       | HASH   | `request` JSON, `lane`, `state`, `sendAtMs`, `createdAtMs`, `offset`; PEXPIRE the record lifetime |
- * | `send_idem:{app}:{key}`                 | STRING | JSON `{"id","hash"}` of the first send with that Idempotency-Key; EX its TTL |
+ * |   cluster `send:{app}:{s:ID}`           |        | the send's own slot                                    |
+ * | `send_idem:{app}:{key}`                 | STRING | JSON `{"id","hash","atMs"}` of the first send with that Idempotency-Key (`atMs`: when it was taken); EX its TTL; the same name in the cluster (touched alone) |
  * | `sends:due:{lane}`                      | ZSET   | `{app}:{id}` → due time, ms (send time, lease deadline, or now after a page), one per lane (critical, normal, low) |
+ * |   cluster `sends:due:{lane}:{sd:S}`     |        | {@link SEND_DUE_SHARDS} shards per lane, by `{app}:{id}`; touched alone |
  * | `delivery_log:{app}`                    | ZSET   | entry member (below) → appended at, ms                 |
+ * |   cluster `delivery_log:{app}:{dl:S}`   |        | {@link DELIVERY_LOG_SHARDS} shards by recipient: every key of an entry is in its recipient's shard |
  * | `delivery_log:{app}:recipient:{pubkey}` | ZSET   | the same members, of one recipient                     |
+ * |   cluster `delivery_log:{app}:{dl:S}:recipient:{pubkey}` |  |                                                  |
  * | `delivery_log:{app}:notification:{id}`  | ZSET   | the same members, of one notification                  |
+ * |   cluster `delivery_log:{app}:{dl:S}:notification:{id}` |   | the notification's recipients of shard S           |
  * | `delivery_stats:{app}:{day}`            | HASH   | `sent:{type}`, `opened:{type}` → counts of one UTC day  |
+ * |   cluster `delivery_stats:{app}:{dl:S}:{day}` |  | the counts of shard S's entries; readers sum the shards  |
  * | `delivery_stats_days:{app}`             | ZSET   | day → day: the days that have counters, for the sweep   |
+ * |   cluster `delivery_stats_days:{app}:{dl:S}` |   |                                                        |
  *
  * A log member is `{append uuid}{index, 6 digits}|{entry JSON}`: unique, and ordered within one
- * append (a ZSET orders equal scores by member).
+ * append (a ZSET orders equal scores by member); readers merge the shards by (score, member),
+ * the order one ZSET would have.
  */
-function platformKeys(_t: KeyTags) {
+function platformKeys(t: KeyTags) {
+  const apiKeys = groupTag(t, 'apikeys');
+  const sendDueShards = shardCount(t, SEND_DUE_SHARDS);
+  const sendDueKey = (lane: Lane, shard: number): string =>
+    t.layout === 'cluster' ? `sends:due:${lane}:{sd:${shard}}` : `sends:due:${lane}`;
+  const logShards = shardCount(t, DELIVERY_LOG_SHARDS);
+  const logShard = (shard: number): string => (t.layout === 'cluster' ? `:{dl:${shard}}` : '');
   return {
-    apiKeyKey: (id: string): string => `apikey:${id}`,
-    apiKeyHashesKey: 'apikey_hashes',
-    apiKeysKey: 'apikeys',
-    sendKey: (appId: string, id: string): string => `send:${appId}:${id}`,
+    apiKeyKey: (id: string): string => (t.layout === 'cluster' ? `apikey${apiKeys}:${id}` : `apikey:${id}`),
+    apiKeyHashesKey: `apikey_hashes${apiKeys}`,
+    apiKeysKey: `apikeys${apiKeys}`,
+    sendKey: (appId: string, id: string): string => (t.layout === 'cluster' ? `send:${appId}:{s:${id}}` : `send:${appId}:${id}`),
     sendIdempotencyKey: (appId: string, key: string): string => `send_idem:${appId}:${key}`,
-    sendsDueKey: (lane: Lane): string => `sends:due:${lane}`,
-    deliveryLogKey: (appId: string): string => `delivery_log:${appId}`,
-    deliveryLogRecipientKey: (appId: string, recipient: string): string => `delivery_log:${appId}:recipient:${recipient}`,
-    deliveryLogNotificationKey: (appId: string, id: string): string => `delivery_log:${appId}:notification:${id}`,
-    deliveryStatsKey: (appId: string, day: number): string => `delivery_stats:${appId}:${day}`,
-    deliveryStatsDaysKey: (appId: string): string => `delivery_stats_days:${appId}`,
+    /** The due shard of send `{appId}:{id}` in `lane`. */
+    sendDueKey: (lane: Lane, appId: string, id: string): string => sendDueKey(lane, shardOf(`${appId}:${id}`, sendDueShards)),
+    /** Every due shard of `lane` (one in the divine layout). */
+    sendDueShardKeys: (lane: Lane): string[] => Array.from({ length: sendDueShards }, (_, shard) => sendDueKey(lane, shard)),
+    /** The delivery-log shards (1 in the divine layout) and the shard of a recipient. */
+    deliveryLogShards: logShards,
+    deliveryLogShardOf: (recipient: string): number => shardOf(recipient, logShards),
+    deliveryLogKey: (appId: string, shard: number): string => `delivery_log:${appId}${logShard(shard)}`,
+    deliveryLogRecipientKey: (appId: string, recipient: string): string =>
+      `delivery_log:${appId}${logShard(shardOf(recipient, logShards))}:recipient:${recipient}`,
+    deliveryLogNotificationKey: (appId: string, id: string, shard: number): string =>
+      `delivery_log:${appId}${logShard(shard)}:notification:${id}`,
+    deliveryStatsKey: (appId: string, day: number, shard: number): string => `delivery_stats:${appId}${logShard(shard)}:${day}`,
+    deliveryStatsDaysKey: (appId: string, shard: number): string => `delivery_stats_days:${appId}${logShard(shard)}`,
   };
 }
 // ---- the console's fleet view and sessions (port-fleet.ts) ----------------------------------
@@ -438,16 +483,19 @@ function platformKeys(_t: KeyTags) {
 /*
  * | key                        | type   | value                                                         |
  * |----------------------------|--------|---------------------------------------------------------------|
- * | `fleet:heartbeats`         | HASH   | process id → JSON `{record, seenAtMs, expiresAtMs}`; expired fields are dropped by reads |
+ * | `fleet:heartbeats`         | HASH   | process id → JSON `{record, seenAtMs, expiresAtMs}`; expired fields are dropped by reads; the same name in the cluster (one key per command) |
  * | `fleet:samples`            | ZSET   | `{processId}|{atMs}` → at, ms; older than the retention dropped by writes |
+ * |   cluster `fleet:samples:{fleet}` |  | with the values in one slot (`writeMetricSample-2`); bounded by processes × retention |
  * | `fleet:sample_values`      | HASH   | the same member → values JSON                                 |
- * | `console_session:{idHash}` | STRING | session JSON; PX its time to live                             |
+ * |   cluster `fleet:sample_values:{fleet}` | |                                                        |
+ * | `console_session:{idHash}` | STRING | session JSON; PX its time to live; the same name in the cluster |
  */
-function fleetKeys(_t: KeyTags) {
+function fleetKeys(t: KeyTags) {
+  const fleet = groupTag(t, 'fleet');
   return {
     fleetHeartbeatsKey: 'fleet:heartbeats',
-    fleetSamplesKey: 'fleet:samples',
-    fleetSampleValuesKey: 'fleet:sample_values',
+    fleetSamplesKey: `fleet:samples${fleet}`,
+    fleetSampleValuesKey: `fleet:sample_values${fleet}`,
     consoleSessionKey: (idHash: string): string => `console_session:${idHash}`,
   };
 }
@@ -509,14 +557,22 @@ export const inboxHintChannel = (keyPrefix: string): string => `${keyPrefix}inbo
  * | `nip9a:author:{pubkey}`  | SET    | the author's `d` values                                               |
  * | `nip9a:relay_counts`     | HASH   | normalised relay URL → registrations watching it                      |
  * | `nip9a:version`          | STRING | change counter, INCR on every change                                  |
- * | `nip9a:outcomes`         | ZSET   | delivery key → terminal outcome recorded at (ms)                      |
+ * | `nip9a:outcomes`         | ZSET   | delivery key → terminal outcome recorded at (ms); the same name in the cluster (touched alone) |
+ *
+ * In the cluster layout the first four carry the tag `{nip9a}` (`nip9a:registrations:{nip9a}`,
+ * `nip9a:author:{nip9a}:{pubkey}`, …): one slot, so `nip9aPut-4` and `nip9aDelete-4` keep checking
+ * the per-author and the per-relay limits atomically with the write. The set is bounded by
+ * design: every relay takes at most `nip9a.max_registrations_per_relay` registrations, every
+ * author `max_registrations_per_author`, and every gateway process holds the whole set in memory
+ * (`listAllNip9aRegistrations` on each change), so it would outgrow a gateway long before a master.
  */
 function nip9aGatewayKeys(t: KeyTags) {
+  const gateway = groupTag(t, 'nip9a');
   return {
-    nip9aRegistrationsKey: 'nip9a:registrations',
-    nip9aAuthorKey: (pubkey: string): string => `nip9a:author:${t.user(pubkey)}`,
-    nip9aRelayCountsKey: 'nip9a:relay_counts',
-    nip9aVersionKey: 'nip9a:version',
+    nip9aRegistrationsKey: `nip9a:registrations${gateway}`,
+    nip9aAuthorKey: (pubkey: string): string => `nip9a:author${gateway}:${pubkey}`,
+    nip9aRelayCountsKey: `nip9a:relay_counts${gateway}`,
+    nip9aVersionKey: `nip9a:version${gateway}`,
     nip9aOutcomesKey: 'nip9a:outcomes',
   };
 }
@@ -529,17 +585,22 @@ export const nip9aRegistrationField = (pubkey: string, d: string): string => `${
  * | key                                      | type   | value                                                  |
  * |------------------------------------------|--------|--------------------------------------------------------|
  * | `nip9a:callbacks`                        | HASH   | callback id → JSON `{id, secretHash, secretHint, owner, relay, createdAtMs}` |
+ * |   cluster `nip9a:callbacks:{cb:ID}`      |        | one field, in the callback's own slot                  |
  * | `nip9a:callback_secrets`                 | HASH   | SHA-256 of a callback URL's secret (hex) → callback id  |
- * | `nip9a:callbacks_of:{owner}`             | ZSET   | callback id → created-at ms                            |
+ * |   cluster `nip9a:callback_secrets:{cs:HASH}` |    | one field, in the secret's own slot                    |
+ * | `nip9a:callbacks_of:{owner}`             | ZSET   | callback id → created-at ms; cluster `{u:OWNER}`       |
  * | `nip9a:receipt:{callbackId}:{eventId}:{relay}` | STRING | owner uuid; one relay POST queued, `SET NX EX` by the claimAndEnqueue steps (`deliveries.ts`) |
  *
- * The receipt key ends with the relay URL (it may hold any character but a space), so the
- * fixed-format parts before it cannot be confused.
+ * Every step of `nip9a-callbacks.ts` touches one of these keys at a time (the order and why it is
+ * safe are in its header). The receipt key ends with the relay URL (it may hold any character but
+ * a space), so the fixed-format parts before it cannot be confused.
  */
 function nip9aCallbackKeys(t: KeyTags) {
+  const cluster = t.layout === 'cluster';
   return {
-    nip9aCallbacksKey: 'nip9a:callbacks',
-    nip9aCallbackSecretsKey: 'nip9a:callback_secrets',
+    nip9aCallbacksKey: (id: string): string => (cluster ? `nip9a:callbacks:{cb:${id}}` : 'nip9a:callbacks'),
+    nip9aCallbackSecretsKey: (secretHash: string): string =>
+      cluster ? `nip9a:callback_secrets:{cs:${secretHash}}` : 'nip9a:callback_secrets',
     nip9aCallbacksOfKey: (owner: string): string => `nip9a:callbacks_of:${t.user(owner)}`,
     nip9aReceiptKey: (callbackId: string, eventId: string, relay: string): string => `nip9a:receipt:${callbackId}:${eventId}:${relay}`,
   };
@@ -562,14 +623,18 @@ function throttleKeys(t: KeyTags) {
  * | key                                      | type   | value                                                  |
  * |------------------------------------------|--------|--------------------------------------------------------|
  * | `campaign:{app}:{id}`                    | HASH   | `request` JSON, `hash`, `state`, `createdAtMs`, `cursor`, and the counters `consenting`, `deferred`, `sent`, `failed`, `opened` |
+ * |   cluster `campaign:{app}:{c:ID}`        |        | the campaign's own slot                                |
  * | `campaign_idem:{app}:{idempotencyKey}`   | STRING | JSON `{"id","hash"}` of the campaign created with that key |
- * | `campaigns:due`                          | ZSET   | `{app}:{id}` → due time, ms (now, a lease deadline)     |
+ * | `campaigns:due`                          | ZSET   | `{app}:{id}` → due time, ms (now, a lease deadline); operator-created campaigns only, touched alone |
  * | `campaign_delivery:{idempotencyKey}`     | STRING | owner uuid: seed 000's campaign claim, `SET NX EX` 600 s, then EXPIRE to the dedup TTL once delivered; `{idempotencyKey}` is `{app}:{campaign key}:{device}` |
- * | `suppressions:{app}`                     | HASH   | suppression id → JSON `{kind, value, createdAtMs}`       |
+ * | `suppressions:{app}`                     | HASH   | suppression id → JSON `{kind, value, createdAtMs}`; a support tool's short list, one key per command |
+ *
+ * Every key but the campaign record has the same name in both layouts: each is touched alone.
  */
-function campaignKeys(_t: KeyTags) {
+function campaignKeys(t: KeyTags) {
   return {
-    campaignKey: (appId: string, id: string): string => `campaign:${appId}:${id}`,
+    campaignKey: (appId: string, id: string): string =>
+      t.layout === 'cluster' ? `campaign:${appId}:{c:${id}}` : `campaign:${appId}:${id}`,
     campaignIdempotencyKey: (appId: string, key: string): string => `campaign_idem:${appId}:${key}`,
     campaignsDueKey: 'campaigns:due',
     campaignDeliveryKey: (idempotencyKey: string): string => `campaign_delivery:${idempotencyKey}`,
