@@ -143,19 +143,6 @@ for (const layout of KEY_LAYOUTS) {
       assert.equal(await store.claimDueCampaign(LEASE_MS), null);
     });
 
-    test('a NIP-9a receipt left pending by a crash queues its item on the repeated POST, once', async () => {
-      const receipt = { callbackId: 'cb-1', eventId: 'e'.repeat(64), relay: 'wss://relay.example/' };
-      const receiptKey = keys.nip9aReceiptKey(receipt.callbackId, receipt.eventId, receipt.relay);
-      await raw.set(receiptKey, 'pending:dead-owner', 'EX', 600);
-      const entry = { receipt, item: { id: 'cb-1:e', payload: { n: 1 } } };
-      assert.deepEqual(await store.acceptNip9aReceipts(600, [entry]), [true], 'the pending receipt is completed');
-      assert.deepEqual(await store.acceptNip9aReceipts(600, [entry]), [false], 'then a duplicate');
-      assert.equal((await store.queueStats('inbound')).ready, 1);
-      assert.ok(!(await raw.get(receiptKey))?.startsWith('pending:'), 'marked queued');
-      const ttl = await raw.ttl(receiptKey);
-      assert.ok(ttl > 590 && ttl <= 600, `the receipt keeps its lifetime: ${ttl}`);
-    });
-
     test('a callback revoke that died after dropping the secret, or the record, completes when repeated', async () => {
       await store.createNip9aCallback(callback('cb-1'));
       await store.createNip9aCallback(callback('cb-2'));
