@@ -8,6 +8,7 @@ import { runDoctor } from './doctor.ts';
 import { DLQ_USAGE, dlqCommand } from './cli-dlq.ts';
 import { Secp256k1BackendError } from './nostr/secp256k1.ts';
 import { appsCommand } from './platform/apps-cli.ts';
+import { limitHeapGrowth } from './util/heap-growth.ts';
 
 const USAGE = `nostr-push — push notifications for Nostr apps
 
@@ -90,6 +91,8 @@ async function serveCommand(args: string[]): Promise<void> {
   const loaded = loadConfig({ configPath: configPathFrom(args) });
   const logger = createLogger({ level: loaded.config.log.level });
   logger.info({ sources: loaded.sources, roles: loaded.config.roles }, 'configuration loaded');
+  const heapGrowingPercent = limitHeapGrowth();
+  if (heapGrowingPercent !== null) logger.info({ heapGrowingPercent }, 'V8 heap growth over the live heap bounded');
   const clock = testClockFromEnvironment(process.env, logger);
   const service = await startService(loaded.config, { logger, clock });
   // The npub is what app developers need; print it plainly as well as in the log.

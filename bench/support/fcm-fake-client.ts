@@ -8,6 +8,8 @@ export interface FcmFakeProcess {
   pid: number;
   /** Every message the fake accepted: `[eventId, token, receivedAtMs]`, and the peak stream count. */
   report(): Promise<{ received: Array<[string, string, number]>; peakStreams: number }>;
+  /** How many messages the fake accepted so far (a progress poll without the report's megabytes). */
+  accepted(): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -25,6 +27,11 @@ export async function startFcmFakeProcess(latencyMs: number, credentialsDir: str
       new Promise((resolve) => {
         child.once('message', (m: { received: Array<[string, string, number]>; peakStreams: number }) => resolve(m));
         child.send({ report: true });
+      }),
+    accepted: () =>
+      new Promise((resolve) => {
+        child.once('message', (m: { accepted: number }) => resolve(m.accepted));
+        child.send({ count: true });
       }),
     stop: () =>
       new Promise((resolve) => {

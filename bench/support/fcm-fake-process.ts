@@ -3,6 +3,8 @@
  * share one event loop. The parent talks to it over IPC:
  *   child → `{ ready: { baseUrl, credentialsPath } }`
  *   parent → `{ report: true }`   child → `{ received: Array<[eventId, token, receivedAtMs]> }`
+ *   parent → `{ count: true }`    child → `{ accepted: number }` (a cheap progress poll: a report
+ *                                 of 100,000 messages is megabytes of IPC JSON each time)
  *   parent → `{ stop: true }`     child exits
  * Usage: fork this file with argv [latencyMs, credentialsDir] and `--import tsx`.
  */
@@ -13,7 +15,8 @@ const fake = await startFcmFake({ latencyMs: Number(latency), record: 'summary' 
 const credentialsPath = fake.writeCredentials(dir);
 process.send?.({ ready: { baseUrl: fake.baseUrl, credentialsPath } });
 
-async function onMessage(message: { report?: boolean; stop?: boolean }): Promise<void> {
+async function onMessage(message: { report?: boolean; count?: boolean; stop?: boolean }): Promise<void> {
+  if (message.count) process.send?.({ accepted: fake.summaries.length });
   if (message.report) {
     process.send?.({ received: fake.summaries, peakStreams: fake.stats.peakConcurrentSendStreams });
   }
@@ -23,4 +26,4 @@ async function onMessage(message: { report?: boolean; stop?: boolean }): Promise
   }
 }
 
-process.on('message', (message: { report?: boolean; stop?: boolean }) => void onMessage(message));
+process.on('message', (message: { report?: boolean; count?: boolean; stop?: boolean }) => void onMessage(message));

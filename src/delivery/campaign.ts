@@ -54,6 +54,38 @@ export function batchedCampaignCounter(store: StorePort): CampaignCounterFn {
   return (appId, campaignId, counter) => batcher.add(`${appId}\n${campaignId}\n${counter}`);
 }
 
+/** Takes one campaign delivery claim (owner token, or null when held); the delivery role passes {@link batchedCampaignClaims}. */
+export type CampaignClaimFn = (key: string, ttlSecs: number) => Promise<string | null>;
+
+/**
+ * Claims that gather one turn's takes and write them with one store call per in-flight window
+ * ({@link StorePort.claimCampaignDeliveries}): the delivery stage starts up to its concurrency of
+ * campaign items in one turn after a lease, and one SQLite transaction (one Redis pipeline) for
+ * all of them costs about what one claim did. Each caller still gets its own owner token (or
+ * null) once the batch is written. A window is always the same `campaign_delivery.claim_ttl_secs`;
+ * a batch that mixes windows is written per window all the same.
+ */
+export function batchedCampaignClaims(store: StorePort): CampaignClaimFn {
+  const batcher = new TurnBatcher<{ key: string; ttlSecs: number }, string | null>(async (claims) => {
+    const owners: Array<string | null> = new Array<string | null>(claims.length).fill(null);
+    const byTtl = new Map<number, number[]>();
+    claims.forEach(({ ttlSecs }, i) => {
+      const at = byTtl.get(ttlSecs);
+      if (at) at.push(i);
+      else byTtl.set(ttlSecs, [i]);
+    });
+    for (const [ttlSecs, indexes] of byTtl) {
+      const taken = await store.claimCampaignDeliveries(
+        indexes.map((i) => (claims[i] as { key: string }).key),
+        ttlSecs,
+      );
+      indexes.forEach((at, j) => (owners[at] = taken[j] ?? null));
+    }
+    return owners;
+  });
+  return (key, ttlSecs) => batcher.add({ key, ttlSecs });
+}
+
 export interface CampaignDeliveryDeps extends OutboundHandlerDeps {
   campaignDedupTtlSecs: number;
   /** The in-flight window (`campaign_delivery.claim_ttl_secs`, 600 s). */
@@ -74,7 +106,8 @@ export async function deliverCampaignItem(
   if (inCampaignQuietHours(nowMs, campaign.timezoneOffsetMinutes)) {
     return { kind: 'retry', afterMs: campaignSendAtMs(nowMs, campaign.timezoneOffsetMinutes) - nowMs, error: 'campaign quiet hours' };
   }
-  const owner = await store.claimCampaignDelivery(campaign.deliveryKey, deps.campaignClaimTtlSecs);
+  const claim: CampaignClaimFn = deps.claimCampaignDelivery ?? ((key, ttlSecs) => store.claimCampaignDelivery(key, ttlSecs));
+  const owner = await claim(campaign.deliveryKey, deps.campaignClaimTtlSecs);
   if (owner === null) {
     // Held within the in-flight window: a send running elsewhere, or one killed mid-way. Try again
     // once it ends: an extension (delivered) refuses that retry, a lapse lets it send.

@@ -2,7 +2,7 @@ import type { LeasedItem } from '../store/port.ts';
 import { DONE, retryDelayMs, type WorkOutcome } from '../roles/queue-worker.ts';
 import { deliverNotification, type DeliveryDeps, type DeliveryReport, type OutboundNotification } from './deliver.ts';
 import { isUrgent, THROTTLE_WINDOW_SECS, THROTTLED } from './throttle.ts';
-import { deliverCampaignItem, type CampaignCounterFn } from './campaign.ts';
+import { deliverCampaignItem, type CampaignClaimFn, type CampaignCounterFn } from './campaign.ts';
 import type { SuppressionGate } from './suppression-gate.ts';
 import type { QuietHoursGate } from './quiet-hours-gate.ts';
 import type { DeviceRegistration } from '../store/port.ts';
@@ -55,6 +55,8 @@ export interface OutboundHandlerDeps extends DeliveryDeps {
   campaignClaimTtlSecs?: number;
   /** Counts campaign outcomes (sent, failed); default one store write per outcome. */
   countCampaignOutcome?: CampaignCounterFn;
+  /** Takes campaign delivery claims; default one store call per claim. */
+  claimCampaignDelivery?: CampaignClaimFn;
   /** Quiet hours: holds social pushes for the user's digest (`quiet-hours-gate.ts`); absent, nothing is held. */
   quietHoursGate?: QuietHoursGate;
 }

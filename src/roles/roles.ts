@@ -33,7 +33,7 @@ import { COALESCE_FLUSH_TASK, runCoalesceFlush } from '../engine/coalesce/worker
 import { batchedBadgeReader, batchedBellBookkeeping, batchedTokenActivity, type OutboundNotification } from '../delivery/deliver.ts';
 import { handleOutbound } from '../delivery/outbound.ts';
 import { storeSuppressionGate } from '../delivery/suppression-gate.ts';
-import { batchedCampaignCounter } from '../delivery/campaign.ts';
+import { batchedCampaignClaims, batchedCampaignCounter } from '../delivery/campaign.ts';
 import { storeQuietHoursGate } from '../delivery/quiet-hours-gate.ts';
 import type { PushTransport } from '../delivery/types.ts';
 import { createListener, type Listener, type RelayStatus } from '../listener/index.ts';
@@ -326,6 +326,7 @@ function startDelivery(ctx: RoleContext): void {
     campaignDedupTtlSecs: config.campaign_delivery.dedup_ttl_secs,
     campaignClaimTtlSecs: config.campaign_delivery.claim_ttl_secs,
     countCampaignOutcome: batchedCampaignCounter(store),
+    claimCampaignDelivery: batchedCampaignClaims(store),
     recordDeliveredBell: batchedBellBookkeeping(store, {
       claimTtlSecs: config.service.processed_event_ttl_secs,
       videoRecordTtlSecs: config.service.video_coordinate_dedup_ttl_secs,

@@ -145,6 +145,9 @@ export interface NotifyListStore {
    * their reverse index first and leave the forward index after; added creators enter the forward
    * index first and the reverse index after, both unconditionally, so an exact replay rebuilds a
    * lost reverse entry and a write that dies midway leaves the forward index a superset.
+   * An adapter that applies a list in several steps (Redis: one per slot, see `redis/bells.ts`)
+   * refuses a second list of the same subscriber while one is being applied with an error; the
+   * caller retries it (the inbound queue does), as after any store error.
    */
   replaceNotifySubscriptions(replacement: NotifyListReplacement): Promise<NotifyListOutcome>;
 

@@ -126,6 +126,14 @@ export interface CampaignStore {
   /** Take a campaign delivery claim for `ttlSecs`; the owner token, or null when it is held. */
   claimCampaignDelivery(key: string, ttlSecs: number): Promise<string | null>;
 
+  /**
+   * {@link claimCampaignDelivery} for many keys in one store call (one transaction, one
+   * pipelined round trip): each key's owner token, or null where it is held, in the order given.
+   * Keys are taken one after another, so a key repeated in the batch is taken once and refused
+   * after. The delivery stage claims every campaign item a turn starts through this.
+   */
+  claimCampaignDeliveries(keys: readonly string[], ttlSecs: number): Promise<Array<string | null>>;
+
   /** Give a held claim `ttlSecs` more life if it is still `owner`'s (compare-and-expire). */
   extendCampaignDelivery(key: string, owner: string, ttlSecs: number): Promise<boolean>;
 

@@ -1,7 +1,7 @@
 /**
  * Redis-only behaviour of bells that the adapter-neutral contract cannot see: divine's exact key
  * layout and value formats, a legacy bare-integer list version, a list write that dies midway,
- * the key prefix reaching the reverse-index keys the script cannot declare, divine-written and
+ * the key prefix reaching the reverse-index keys of every creator, divine-written and
  * damaged fan-out jobs, and a failed queue write that must not consume the enqueue marker.
  *
  * Runs on database 4 of a private redis-server with no key prefix (the seed's key names must
@@ -127,7 +127,7 @@ describe('notify lists on Redis', () => {
     assert.deepEqual(await raw.smembers(`notify_watchers:${KEPT}`), [], 'the later empty list removed kept');
   });
 
-  test('a key prefix reaches the reverse-index keys the script writes without declaring them', async () => {
+  test('a key prefix reaches the reverse-index key of every creator the replacement touches', async () => {
     const prefixed = await openRedisStore({ url, clock, keyPrefix: 'tenant:' });
     extraStores.push(prefixed);
     await prefixed.replaceNotifySubscriptions({ subscriber: SUBSCRIBER, creators: [KEPT], createdAt: 1, eventId: LOW_ID });

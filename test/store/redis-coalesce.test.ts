@@ -2,15 +2,19 @@
  * Redis-only behaviour of coalescing, which the adapter-neutral contract cannot see: seed 000's
  * exact `coalesce:*` keys and value formats, their TTLs, groups and dispositions written by
  * divine-push-service, reconciliation of entries only a damaged or foreign Redis holds, the
- * HyperLogLog's error, and buckets taken from the Redis server clock.
+ * HyperLogLog's error, buckets taken from the Redis server clock, and the cluster layout's
+ * slots and per-slot steps (a crash between two steps, shown by running the first step alone).
  *
  * Runs on database 4 of a private redis-server with no key prefix, flushed before each test.
  */
 import assert from 'node:assert/strict';
 import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
 import { Redis } from 'ioredis';
+import calculateKeySlot from 'cluster-key-slot';
 import { coalesceGroupId, type CoalesceEvent, type CoalescePolicy } from '../../src/store/port-coalesce.ts';
 import { openRedisStore, type RedisStore } from '../../src/store/redis/index.ts';
+import { CLUSTER_COALESCE_OUTBOX_SHARDS, createRedisKeys, shardOf } from '../../src/store/redis/keys.ts';
+import { RedisScripts } from '../../src/store/redis/scripts.ts';
 import { ManualClock } from '../../src/util/clock.ts';
 import { startRedisServer, type PrivateRedisServer } from '../support/redis-server.ts';
 
@@ -282,6 +286,165 @@ describe('coalescing on the Redis server clock', () => {
       assert.equal(Number(await raw.hget(`coalesce:g:${result.groupId}`, 'due')), (bucket + 1) * POLICY.windowSecs);
     } finally {
       await live.close();
+    }
+  });
+});
+
+describe('the cluster layout: slots and per-slot steps', () => {
+  const keys = createRedisKeys('cluster');
+  const shard = shardOf(GID, CLUSTER_COALESCE_OUTBOX_SHARDS);
+  const due = `coalesce:due:{c:${shard}}`;
+  const leases = `coalesce:leases:{c:${shard}}`;
+  const groupKey = `coalesce:g:like:{u:${OWNER}}:e:${POST}:${BUCKET}`;
+  const hllKey = `coalesce:hll:like:{u:${OWNER}}:e:${POST}:${BUCKET}`;
+  let clustered: RedisStore;
+  let scripts: RedisScripts;
+
+  beforeEach(async () => {
+    clustered = await openRedisStore({ url, clock, layout: 'cluster' });
+    scripts = new RedisScripts(raw);
+  });
+
+  afterEach(async () => {
+    await clustered.close();
+  });
+
+  async function bufferOne(): Promise<CoalesceEvent> {
+    const events = [like(), like(), like(), like()];
+    for (const e of events) await clustered.ingestCoalesceEvent(e, POLICY);
+    return events[3] as CoalesceEvent;
+  }
+
+  test("a recipient's coalescing keys share the recipient's slot; the outbox is the gid's shard", async () => {
+    const buffered = await bufferOne();
+    assert.equal(keys.coalesceGroupKey(GID), groupKey);
+    assert.equal(keys.coalesceHllKey(GID), hllKey);
+    const recipientKeys = (await raw.keys('coalesce:*')).filter((key) => !/^coalesce:(due|leases):/.test(key));
+    assert.equal(recipientKeys.length, 8, `group, actors, 4 dispositions, bucket, emissions: ${recipientKeys.join(' ')}`);
+    assert.ok(recipientKeys.includes(`coalesce:disp:${buffered.eventId}:{u:${OWNER}}`));
+    assert.ok(recipientKeys.includes(`coalesce:throttle:{u:${OWNER}}`) && recipientKeys.includes(`coalesce:emitted:{u:${OWNER}}`));
+    const slots = new Set(recipientKeys.map((key) => calculateKeySlot(key)));
+    assert.equal(slots.size, 1, `one slot for ${recipientKeys.join(' ')}`);
+    assert.deepEqual(await raw.zrange(due, 0, -1, 'WITHSCORES'), [GID, String(START_SECS + POLICY.windowSecs)], 'queued in its shard');
+    assert.equal(calculateKeySlot(due), calculateKeySlot(leases), 'due and leases of a shard share a slot');
+  });
+
+  test('an ingest that stopped after its first step is completed by the replay, without counting twice', async () => {
+    const buffered = await bufferOne();
+    await raw.zrem(due, GID); // as if the process died before step 2
+    assert.deepEqual(await clustered.ingestCoalesceEvent(buffered, POLICY), { disposition: 'buffered', groupId: GID, replayed: true });
+    assert.deepEqual(await raw.zrange(due, 0, -1, 'WITHSCORES'), [GID, String(START_SECS + POLICY.windowSecs)], 'queued again');
+    assert.equal((await clustered.readCoalesceGroup(GID))?.pending, 1, 'not counted twice');
+    assert.deepEqual(await clustered.ingestCoalesceEvent(buffered, POLICY), { disposition: 'buffered', groupId: GID, replayed: true });
+    assert.equal(await raw.zcard(due), 1, 'a second replay changes nothing');
+  });
+
+  test('a replay does not queue a group a flush holds', async () => {
+    const buffered = await bufferOne();
+    clock.advance(POLICY.windowSecs * SECOND_MS);
+    const { claim } = await clustered.claimDueCoalesceGroup(300);
+    assert.equal(claim?.groupId, GID);
+    await clustered.ingestCoalesceEvent(buffered, POLICY);
+    assert.equal(await raw.zcard(due), 0, 'held in leases only');
+    assert.equal((await clustered.claimDueCoalesceGroup(300)).claim, null, 'not claimed twice');
+  });
+
+  test('a claim that stopped after taking the due entry leaves a lease that expires into the next claim', async () => {
+    await bufferOne();
+    const now = START_SECS + POLICY.windowSecs;
+    clock.advance(POLICY.windowSecs * SECOND_MS);
+    assert.equal(await scripts.run('coalesceTakeDue', [due, leases], [now, now + 300]), GID, 'step C1 alone');
+    assert.equal((await clustered.claimDueCoalesceGroup(300)).claim, null, 'held until the lease expires');
+    clock.advance(300 * SECOND_MS);
+    const recovered = await clustered.claimDueCoalesceGroup(300);
+    assert.deepEqual({ ...recovered, claim: recovered.claim?.groupId }, { claim: GID, expiredDropped: 0, danglingDropped: 0 });
+    assert.equal((await clustered.readCoalesceGroup(GID))?.leaseToken, recovered.claim?.leaseToken);
+    assert.equal((await clustered.readCoalesceGroup(GID))?.pending, 1);
+  });
+
+  test('a reconciliation that stopped after taking the expired leases is done again after its own lease', async () => {
+    await bufferOne();
+    clock.advance(POLICY.windowSecs * SECOND_MS);
+    const crashed = await clustered.claimDueCoalesceGroup(300);
+    assert.ok(crashed.claim, 'claimed');
+    clock.advance(300 * SECOND_MS);
+    const now = START_SECS + POLICY.windowSecs + 300;
+    assert.deepEqual(await scripts.run('coalesceRecoverLeases', [leases], [now, now + 300, 64]), [GID], 'step R1 alone');
+    assert.equal((await clustered.claimDueCoalesceGroup(300)).claim, null, 'nobody reconciles it meanwhile');
+    assert.equal(await clustered.completeCoalesceGroup(crashed.claim), 'completed', 'the late flush may still finish it');
+    clock.advance(300 * SECOND_MS);
+    assert.deepEqual(await clustered.claimDueCoalesceGroup(300), { claim: null, expiredDropped: 0, danglingDropped: 0 });
+    assert.equal(await raw.zcard(leases), 0, 'the lease entry is gone');
+    assert.equal(await raw.zcard(due), 0, 'and nothing is due');
+  });
+
+  test('a completion that stopped after its first step is finished by reconciliation: dropped, or requeued', async () => {
+    await bufferOne();
+    clock.advance(POLICY.windowSecs * SECOND_MS);
+    const first = await clustered.claimDueCoalesceGroup(300);
+    assert.ok(first.claim);
+    const now = START_SECS + POLICY.windowSecs;
+    assert.deepEqual(
+      await scripts.run('coalesceComplete', [groupKey, hllKey], [first.claim.leaseToken, now, 60]),
+      [2, now + 60],
+      'requeue, step 1 alone',
+    );
+    clock.advance(300 * SECOND_MS);
+    const second = await clustered.claimDueCoalesceGroup(300);
+    assert.equal(second.claim?.groupId, GID, 'the requeued group comes back when the lease expires');
+    assert.equal((await clustered.readCoalesceGroup(GID))?.pending, 1);
+    assert.deepEqual(
+      await scripts.run('coalesceComplete', [groupKey, hllKey], [second.claim.leaseToken, now + 300, '']),
+      [1, 0],
+      'complete, step 1 alone',
+    );
+    clock.advance(300 * SECOND_MS);
+    assert.deepEqual(await clustered.claimDueCoalesceGroup(300), { claim: null, expiredDropped: 0, danglingDropped: 0 });
+    assert.equal(await raw.zcard(leases), 0, 'the completed group leaves the outbox');
+    assert.equal(await raw.exists(groupKey, hllKey), 0);
+  });
+
+  test('groups spread over the shards are claimed in deadline order', async () => {
+    const policy = { ...POLICY, immediateLimit: 0 };
+    const targets = Array.from({ length: 12 }, (_, i) => `e:${i.toString(16).padStart(64, '0')}`);
+    for (const target of targets) {
+      await clustered.ingestCoalesceEvent(like({ target }), policy);
+      clock.advance(POLICY.windowSecs * SECOND_MS);
+    }
+    const shards = await raw.keys('coalesce:due:*');
+    assert.ok(shards.length > 1, `spread over ${shards.length} shards`);
+    const claimed: string[] = [];
+    for (;;) {
+      const { claim } = await clustered.claimDueCoalesceGroup(300);
+      if (!claim) break;
+      claimed.push(claim.groupId);
+    }
+    assert.deepEqual(
+      claimed,
+      targets.map((target, i) => coalesceGroupId('like', OWNER, target, BUCKET + i)),
+    );
+  });
+
+  test('claims racing from two stores take every due group exactly once', async () => {
+    const other = await openRedisStore({ url, clock, layout: 'cluster' });
+    try {
+      const policy = { ...POLICY, immediateLimit: 0 };
+      const targets = Array.from({ length: 20 }, (_, i) => `e:${(i + 1).toString(16).padStart(64, '0')}`);
+      for (const target of targets) await clustered.ingestCoalesceEvent(like({ target }), policy);
+      clock.advance(POLICY.windowSecs * SECOND_MS);
+      const drain = async (store: RedisStore): Promise<string[]> => {
+        const claimed: string[] = [];
+        for (;;) {
+          const { claim } = await store.claimDueCoalesceGroup(300);
+          if (!claim) return claimed;
+          claimed.push(claim.groupId);
+        }
+      };
+      const [mine, theirs] = await Promise.all([drain(clustered), drain(other)]);
+      const all = [...mine, ...theirs].sort();
+      assert.deepEqual(all, targets.map((target) => coalesceGroupId('like', OWNER, target, BUCKET)).sort(), 'each group once');
+    } finally {
+      await other.close();
     }
   });
 });

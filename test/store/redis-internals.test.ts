@@ -404,6 +404,28 @@ describe('two store instances on one Redis', () => {
   });
 });
 
+describe('closing a store', () => {
+  /** Pub/sub connections the server holds now (CLIENT LIST TYPE pubsub, one line each). */
+  const pubsubConnections = async (): Promise<number> =>
+    String(await raw.call('CLIENT', 'LIST', 'TYPE', 'pubsub'))
+      .split('\n')
+      .filter((line) => line.trim() !== '').length;
+
+  test('closes the inbox-hint subscriptions a caller left open (else they reconnect forever)', async () => {
+    const opened = await openExtraStore({ clock });
+    const before = await pubsubConnections();
+    await opened.subscribeInboxHints(() => undefined);
+    const unsubscribe = await opened.subscribeInboxHints(() => undefined);
+    await unsubscribe();
+    assert.equal(await pubsubConnections(), before + 1, 'one subscription left open');
+    await opened.close();
+    const deadline = Date.now() + 5_000;
+    while ((await pubsubConnections()) > before && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+    assert.equal(await pubsubConnections(), before, 'close() ended it');
+    await unsubscribe();
+  });
+});
+
 describe('RedisServerClock', () => {
   test('without an injected clock the store follows the Redis server clock', async () => {
     const serverTimed = await openExtraStore();

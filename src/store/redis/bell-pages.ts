@@ -1,22 +1,22 @@
 /**
- * Bell pages on Redis: the batched steps of one fan-out page — the gate read and the outcome
- * writes one Lua script per chunk of watchers (`readBellWatchers-2`, `recordBellBatch-1`), the
- * claims one pipeline — so a page of 1,000 watchers costs a handful of round trips instead of a
- * dozen per watcher. Keys and values are the
- * ones the single-watcher operations use (`keys.ts`), so both paths read and write the same
- * records.
+ * Bell pages on Redis: the batched steps of one fan-out page — the gate read (concurrent
+ * per-slot reads: each watcher's devices, preferences and records in the watcher's slot), the
+ * claims one pipeline, the outcome writes one call per watcher issued at once — so a page of
+ * 1,000 watchers costs a handful of round trips instead of a dozen per watcher. Keys and values
+ * are the ones the single-watcher operations use (`keys.ts`), so both paths read and write the
+ * same records.
  *
- * Why the keys travel in ARGV: their number varies with the batch, and a script's key count is
- * fixed by its file name. They are built here with `keys.ts` and given the client's key prefix
- * (which ioredis adds to KEYS only), so a test prefix still reaches every key and no script
- * builds a key name. Like divine's notify-list script, this is single-instance Redis only.
- */
-import { randomUUID } from 'node:crypto';
+ * The outcome writes are grouped by slot: a watcher's claim and coordinate record share the
+ * watcher's slot (`recordBellOutcome-2`, every key declared), the page's rate windows the
+ * creator's slot (`notify_rate:{subscriber}:{creator}`, one SET each), the token activity goes
+ * through `tokens.ts`. The writes are independent (each is an idempotent overwrite or a
+ * compare-and-set on an owner token), so they run at once and a retried page rewrites them.
+ * */
 import type { BellBatch, BellWatcherState, VideoCoordinate } from '../port-bells.ts';
 import type { RecipientClaim } from '../port.ts';
-import { expirySeconds, prefixed, type RedisContext } from './context.ts';
+import { expirySeconds, type RedisContext } from './context.ts';
 import { parseKinds } from './misc.ts';
-import { activitySliceStartSecs, devicesFromListReply } from './tokens.ts';
+import { readDevicesOfMany, refreshTokenActivity } from './tokens.ts';
 
 const BELL_RECORD_TYPE = 'newPost';
 /**
@@ -24,8 +24,6 @@ const BELL_RECORD_TYPE = 'newPost';
  * Redis runs nothing else while a script runs.
  */
 export const BELL_SCRIPT_CHUNK = 500;
-
-type WatcherReply = [(string | null)[], string | null, number, number];
 
 /** Split a batch into script-sized chunks of {@link BELL_SCRIPT_CHUNK}. */
 export function chunks<T>(items: readonly T[]): T[][] {
@@ -42,95 +40,59 @@ export function preferenceKindsOf(ctx: RedisContext, pubkey: string, rawPreferen
   return kinds;
 }
 
+/**
+ * The gate state of each watcher: devices through tokens.ts' per-slot reads, and per watcher its
+ * preferences and video records (its slot) and its rate window (the creator's slot), all issued
+ * concurrently so a page goes out in one write per node.
+ */
 export async function readBellWatchers(
   ctx: RedisContext,
   video: VideoCoordinate,
   watchers: readonly string[],
 ): Promise<BellWatcherState[]> {
-  const key = prefixed(ctx);
   const { owner, dTag } = video;
-  const replies = await Promise.all(
-    chunks(watchers).map(async (chunk) => {
-      const args = chunk.flatMap((w) => [
-        key(ctx.keys.userTokensKey(w)),
-        key(ctx.keys.userPreferencesKey(w)),
-        key(ctx.keys.videoRecordKey(BELL_RECORD_TYPE, owner, dTag, w)),
-        key(ctx.keys.legacyVideoRecordKey(owner, dTag, w)),
-        key(ctx.keys.notifyRateKey(w, owner)),
-      ]);
-      return (await ctx.scripts.run(
-        'readBellWatchers',
-        [ctx.keys.tokenTimezoneOffsetsKey, ctx.keys.tokenDevicesKey],
-        args,
-      )) as WatcherReply[];
-    }),
-  );
-  return replies.flat().map(([devices, rawPreferences, recorded, rateLimited], i) => {
-    const watcher = watchers[i] ?? '';
-    return {
-      watcher,
-      devices: devicesFromListReply(ctx, devices),
-      preferenceKinds: preferenceKindsOf(ctx, watcher, rawPreferences),
-      alreadyNotified: recorded === 1,
-      rateLimited: rateLimited === 1,
-    };
-  });
-}
-
-/** `SET dedup:{eventId}:{recipient} owner EX ttl NX` for many recipients, as claimRecipientDelivery does alone, one script per chunk. */
-export async function claimRecipientDeliveries(
-  ctx: RedisContext,
-  eventId: string,
-  recipients: readonly string[],
-  ttlSecs: number,
-): Promise<Array<RecipientClaim | null>> {
-  if (recipients.length === 0) return [];
-  const ttl = expirySeconds('claimRecipientDeliveries', ttlSecs);
-  const key = prefixed(ctx);
-  const claims = recipients.map((recipient) => ({ eventId, recipient, owner: randomUUID() }));
-  const replies = await Promise.all(
-    chunks(claims).map(async (chunk) => {
-      const args: Array<string | number> = [ttl];
-      for (const claim of chunk) args.push(key(ctx.keys.recipientClaimKey(eventId, claim.recipient)), claim.owner);
-      return (await ctx.scripts.run('claimRecipients', [], args)) as number[];
-    }),
-  );
-  const taken = replies.flat();
-  return claims.map((claim, i) => (taken[i] === 1 ? claim : null));
+  const [devices, preferences, recorded, rateLimited] = await Promise.all([
+    readDevicesOfMany(ctx, watchers),
+    Promise.all(watchers.map((w) => ctx.redis.get(ctx.keys.userPreferencesKey(w)))),
+    // The typed and divine's legacy type-less record of one watcher share the watcher's slot.
+    Promise.all(
+      watchers.map((w) =>
+        ctx.redis.exists(ctx.keys.videoRecordKey(BELL_RECORD_TYPE, owner, dTag, w), ctx.keys.legacyVideoRecordKey(owner, dTag, w)),
+      ),
+    ),
+    Promise.all(watchers.map((w) => ctx.redis.exists(ctx.keys.notifyRateKey(w, owner)))),
+  ]);
+  return watchers.map((watcher, i) => ({
+    watcher,
+    devices: devices[i] ?? [],
+    preferenceKinds: preferenceKindsOf(ctx, watcher, preferences[i] ?? null),
+    alreadyNotified: (recorded[i] ?? 0) > 0,
+    rateLimited: rateLimited[i] === 1,
+  }));
 }
 
 export async function recordBellBatch(ctx: RedisContext, batch: BellBatch): Promise<void> {
-  const key = prefixed(ctx);
   const claimTtl = expirySeconds('recordBellBatch', batch.claimTtlSecs);
   const rateTtl = expirySeconds('recordBellBatch', batch.rateLimitSecs);
   const recordTtl = expirySeconds('recordBellBatch', batch.videoRecordTtlSecs);
   const { owner, dTag } = batch.video;
-  const claimPair = (claim: RecipientClaim) => [key(ctx.keys.recipientClaimKey(claim.eventId, claim.recipient)), claim.owner];
-  const extend = [...batch.delivered.map((bell) => bell.claim), ...batch.failed].flatMap(claimPair);
-  const release = batch.released.flatMap(claimPair);
-  const windows = batch.delivered.map((bell) => key(ctx.keys.notifyRateKey(bell.claim.recipient, owner)));
-  const records = [...batch.delivered.map((bell) => bell.claim.recipient), ...batch.rateLimited].map((r) =>
-    key(ctx.keys.videoRecordKey(BELL_RECORD_TYPE, owner, dTag, r)),
-  );
-  const tokens = batch.delivered.flatMap((bell) => bell.tokens);
-  await ctx.scripts.run(
-    'recordBellBatch',
-    [ctx.keys.staleTokensKey],
-    [
-      claimTtl,
-      rateTtl,
-      recordTtl,
-      activitySliceStartSecs(ctx),
-      extend.length / 2,
-      release.length / 2,
-      windows.length,
-      records.length,
-      tokens.length,
-      ...extend,
-      ...release,
-      ...windows,
-      ...records,
-      ...tokens,
-    ],
-  );
+  /** One watcher's writes in its slot: the claim (extended, released or untouched) and maybe the record. */
+  const outcome = (recipient: string, action: 'extend' | 'release' | 'keep', claim: RecipientClaim | null, recordSecs: number) =>
+    ctx.scripts.run(
+      'recordBellOutcome',
+      [ctx.keys.recipientClaimKey(claim?.eventId ?? '', recipient), ctx.keys.videoRecordKey(BELL_RECORD_TYPE, owner, dTag, recipient)],
+      [action, claim?.owner ?? '', claimTtl, recordSecs],
+    );
+  await Promise.all([
+    ...batch.delivered.map(({ claim }) => outcome(claim.recipient, 'extend', claim, recordTtl)),
+    ...batch.failed.map((claim) => outcome(claim.recipient, 'extend', claim, 0)),
+    ...batch.released.map((claim) => outcome(claim.recipient, 'release', claim, 0)),
+    ...batch.rateLimited.map((recipient) => outcome(recipient, 'keep', null, recordTtl)),
+    // SET EX, never NX: the window restarts with each delivered bell, as divine's SETEX does.
+    ...batch.delivered.map(({ claim }) => ctx.redis.set(ctx.keys.notifyRateKey(claim.recipient, owner), '1', 'EX', rateTtl)),
+    refreshTokenActivity(
+      ctx,
+      batch.delivered.flatMap((bell) => bell.tokens),
+    ),
+  ]);
 }

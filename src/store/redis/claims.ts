@@ -1,8 +1,16 @@
 /**
  * Event and per-recipient claims, as divine-push-service takes them: `SET NX EX` on
  * `dedup:{eventId}` ("1") and `dedup:{eventId}:{recipient}` (an owner uuid). Expiry is Redis's
- * own key expiry; release is a compare-and-delete script so a stale attempt never frees a
- * successor's claim.
+ * own key expiry; release and extension are compare-and-delete / compare-and-expire scripts
+ * (`releaseClaim-1`, `extendClaim-1`) so a stale attempt never frees or extends a successor's
+ * claim.
+ *
+ * Cluster layout: a recipient claim is `dedup:{eventId}:{u:RECIPIENT}`, in the recipient's slot
+ * with the rest of the recipient's data; an event claim `dedup:{eventId}` is a key of its own.
+ * Every operation here touches one key, so each is one-slot; the batch of
+ * {@link claimRecipientDeliveries} is one `SET NX EX` per recipient, issued together (ioredis
+ * pipelines them, per node on a cluster). Claiming and queueing a delivery together is
+ * `claimAndEnqueue` in `deliveries.ts`.
  */
 import { randomUUID } from 'node:crypto';
 import type { RecipientClaim } from '../port.ts';
@@ -27,6 +35,23 @@ export async function claimRecipientDelivery(
   const ttl = expirySeconds('claimRecipientDelivery', ttlSecs);
   const reply = await ctx.redis.set(ctx.keys.recipientClaimKey(eventId, recipient), owner, 'EX', ttl, 'NX');
   return reply === 'OK' ? { eventId, recipient, owner } : null;
+}
+
+/** `SET dedup:{eventId}:{recipient} owner EX ttl NX` for many recipients, each as {@link claimRecipientDelivery} alone; one answer per recipient, in order. */
+export async function claimRecipientDeliveries(
+  ctx: RedisContext,
+  eventId: string,
+  recipients: readonly string[],
+  ttlSecs: number,
+): Promise<Array<RecipientClaim | null>> {
+  const ttl = expirySeconds('claimRecipientDeliveries', ttlSecs);
+  return Promise.all(
+    recipients.map(async (recipient) => {
+      const owner = randomUUID();
+      const reply = await ctx.redis.set(ctx.keys.recipientClaimKey(eventId, recipient), owner, 'EX', ttl, 'NX');
+      return reply === 'OK' ? { eventId, recipient, owner } : null;
+    }),
+  );
 }
 
 export async function releaseRecipientDelivery(ctx: RedisContext, claim: RecipientClaim): Promise<boolean> {

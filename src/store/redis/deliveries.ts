@@ -1,34 +1,53 @@
 /**
- * The batched steps of routing one content event on Redis: one script reads every recipient's
- * gate state (`readRecipients-2`), one claims and queues every delivery that passed
- * (`claimAndEnqueue-5`). Keys and values are the single-recipient operations' own (`keys.ts`,
- * the queue layout of queues.ts), so both paths read and write the same records.
+ * The batched steps of routing one content event on Redis: one read of every recipient's gate
+ * state (`readRecipients`: their devices through tokens.ts' per-slot reads, their preferences,
+ * concurrently), and {@link claimAndEnqueue} claims and queues every delivery that passed. Keys and values are the single-recipient operations' own (`keys.ts`, the queue
+ * layout of queues.ts), so both paths read and write the same records.
+ *
+ * claimAndEnqueue: a claim (`dedup:{eventId}:{recipient}`, in the recipient's slot `{u:…}` in the
+ * cluster layout; or a NIP-9a receipt key) and its queue item (in the item's queue shard) are in
+ * different slots, so taking them is three one-slot steps, in this order:
+ *
+ *   1. stage (`stageDeliveries-3`, per queue shard): the item is written under its id with the
+ *      claim owner (`pendingOwner`) and put in the shard's `pending` set, in no lane. An id
+ *      already queued is left alone; an id already staged keeps its earlier owner and payload,
+ *      and that owner is what the next steps use.
+ *   2. claim (`takeClaim-1`, per claim key): `SET NX EX` under the staged owner, or find the
+ *      claim already held by that owner.
+ *   3. commit or discard (`commitDeliveries-6`, per queue shard): claim ours → the staged item
+ *      moves to its lane's ready set; claim someone else's → the staged item is removed.
+ *
+ * Invariant: a claim taken here is never held without its item queued or staged under the
+ * claim's owner (staging comes first). A crash (or an error) between the steps leaves a staged
+ * item, and the caller's retry (the inbound event's replay) completes it exactly once: step 1
+ * returns the earlier owner, step 2 finds the claim held by that owner (or takes it under that
+ * owner), step 3 commits the one item. A replay after everything completed stages a new item,
+ * finds the claim held by the first owner and discards it: nothing is queued twice, even when
+ * the first item was already delivered and acknowledged. Step 3 applies only while the item is
+ * still staged under that owner, so a repeated or concurrent call commits an item once, and only
+ * the call that committed it answers true. A staged item nobody retries is dropped by step 1 of
+ * later calls once its expiry (the claim lifetime) passed.
+ *
+ * On one Redis the steps run the same way (three round trips, each step's calls pipelined).
  */
-import type { ClaimedDelivery, QueueName, RecipientGateState } from '../port.ts';
-import { expirySeconds, prefixed, type RedisContext } from './context.ts';
-import { chunks, preferenceKindsOf } from './bell-pages.ts';
-import { devicesFromListReply } from './tokens.ts';
+import type { ClaimedDelivery, EnqueueItem, QueueName, RecipientGateState } from '../port.ts';
+import { expirySeconds, type RedisContext } from './context.ts';
+import { preferenceKindsOf } from './bell-pages.ts';
+import { readDevicesOfMany } from './tokens.ts';
 import { DEFAULT_LANE } from '../lanes.ts';
-
-type RecipientReply = [(string | null)[], string | null];
+import { payloadJson, perShard } from './queue-shards.ts';
 
 export async function readRecipients(ctx: RedisContext, pubkeys: readonly string[]): Promise<RecipientGateState[]> {
   if (pubkeys.length === 0) return [];
-  const key = prefixed(ctx);
-  const replies = await Promise.all(
-    chunks(pubkeys).map(async (chunk) => {
-      const args = chunk.flatMap((pubkey) => [key(ctx.keys.userTokensKey(pubkey)), key(ctx.keys.userPreferencesKey(pubkey))]);
-      return (await ctx.scripts.run(
-        'readRecipients',
-        [ctx.keys.tokenTimezoneOffsetsKey, ctx.keys.tokenDevicesKey],
-        args,
-      )) as RecipientReply[];
-    }),
-  );
-  return replies.flat().map(([devices, rawPreferences], i) => {
-    const pubkey = pubkeys[i] ?? '';
-    return { devices: devicesFromListReply(ctx, devices), preferenceKinds: preferenceKindsOf(ctx, pubkey, rawPreferences) };
-  });
+  // One GET per user (each in their own slot), issued with the device reads: one write when pipelined.
+  const [devices, preferences] = await Promise.all([
+    readDevicesOfMany(ctx, pubkeys),
+    Promise.all(pubkeys.map((pubkey) => ctx.redis.get(ctx.keys.userPreferencesKey(pubkey)))),
+  ]);
+  return pubkeys.map((pubkey, i) => ({
+    devices: devices[i] ?? [],
+    preferenceKinds: preferenceKindsOf(ctx, pubkey, preferences[i] ?? null),
+  }));
 }
 
 export async function claimAndEnqueueDeliveries<T>(
@@ -37,17 +56,97 @@ export async function claimAndEnqueueDeliveries<T>(
   ttlSecs: number,
   entries: ReadonlyArray<ClaimedDelivery<T>>,
 ): Promise<boolean[]> {
+  return claimAndEnqueue(
+    ctx,
+    queue,
+    expirySeconds('claimAndEnqueueDeliveries', ttlSecs),
+    entries.map(({ claim, item }) => ({ claimKey: ctx.keys.recipientClaimKey(claim.eventId, claim.recipient), owner: claim.owner, item })),
+  );
+}
+
+/** One delivery of {@link claimAndEnqueue}: the claim that covers it (key and owner) and its queue item. */
+export interface ClaimAndEnqueueEntry<T> {
+  claimKey: string;
+  owner: string;
+  item: EnqueueItem<T>;
+}
+
+/** A delivery on its way through the steps. */
+interface Staged {
+  id: string;
+  claimKey: string;
+  /** The owner the item is staged under; null when the id was already queued (not staged). */
+  stagedOwner: string | null;
+  /** The caller's owner: the one to claim under when the item was not staged. */
+  owner: string;
+}
+
+/**
+ * Claim each entry's key and queue its item (available now, in its lane) when the claim is this
+ * call's; one boolean per entry: true when the claim was taken (and the item queued, or its id
+ * already queued), false when someone else holds it. The three steps and their invariant are in
+ * the module comment.
+ */
+export async function claimAndEnqueue<T>(
+  ctx: RedisContext,
+  queue: QueueName,
+  ttlSecs: number,
+  entries: ReadonlyArray<ClaimAndEnqueueEntry<T>>,
+): Promise<boolean[]> {
   if (entries.length === 0) return [];
-  const ttl = expirySeconds('claimAndEnqueueDeliveries', ttlSecs);
-  const key = prefixed(ctx);
-  const args: Array<string | number> = [ttl, ctx.clock.nowMs()];
-  for (const { claim, item } of entries) {
-    // undefined for an undefined, function or symbol payload, whatever the lib type says.
-    const payload = JSON.stringify(item.payload) as string | undefined;
-    if (payload === undefined) throw new TypeError(`claimAndEnqueueDeliveries: payload of ${item.id} is not JSON-serialisable`);
-    args.push(key(ctx.keys.recipientClaimKey(claim.eventId, claim.recipient)), claim.owner, item.id, payload, item.lane ?? DEFAULT_LANE);
-  }
-  const keys = ctx.keys.queueKeys(queue);
-  const replies = (await ctx.scripts.run('claimAndEnqueue', [...keys.readyKeys, keys.items, keys.meta], args)) as number[];
-  return entries.map((_, i) => replies[i] === 1);
+  const now = ctx.clock.nowMs();
+  const stageArgs = entries.map((entry) => ({
+    entry,
+    values: [
+      entry.item.id,
+      entry.owner,
+      payloadJson('claimAndEnqueue', entry.item.id, entry.item.payload),
+      entry.item.lane ?? DEFAULT_LANE,
+    ],
+  }));
+  // Step 1: stage every item (or find it staged or queued), one script per queue shard.
+  const owners = await perShard(
+    ctx,
+    stageArgs,
+    ({ entry }) => entry.item.id,
+    async (shard, shardEntries) => {
+      const keys = ctx.keys.queueKeys(queue, shard);
+      return (await ctx.scripts.run(
+        'stageDeliveries',
+        [keys.items, keys.meta, keys.pending],
+        [now, now + ttlSecs * 1000, ...shardEntries.flatMap(({ values }) => values)],
+      )) as string[];
+    },
+  );
+  const staged: Staged[] = entries.map((entry, i) => {
+    const owner = owners[i] ?? '';
+    return { id: entry.item.id, claimKey: entry.claimKey, owner: entry.owner, stagedOwner: owner === '' ? null : owner };
+  });
+  // Step 2: every claim, one slot each, concurrently (auto-pipelined).
+  const claimed = await Promise.all(
+    staged.map(
+      async ({ claimKey, owner, stagedOwner }) => (await ctx.scripts.run('takeClaim', [claimKey], [stagedOwner ?? owner, ttlSecs])) === 1,
+    ),
+  );
+  // Step 3: commit or discard what was staged, one script per queue shard.
+  const toSettle = staged.flatMap((entry, i) => (entry.stagedOwner === null ? [] : [{ ...entry, index: i, commit: claimed[i] === true }]));
+  const committed = await perShard(
+    ctx,
+    toSettle,
+    (entry) => entry.id,
+    async (shard, shardEntries) => {
+      const keys = ctx.keys.queueKeys(queue, shard);
+      const replies = (await ctx.scripts.run(
+        'commitDeliveries',
+        [...keys.readyKeys, keys.items, keys.meta, keys.pending],
+        [ctx.clock.nowMs(), ...shardEntries.flatMap((entry) => [entry.id, entry.stagedOwner ?? '', entry.commit ? 'commit' : 'discard'])],
+      )) as number[];
+      return replies.map((reply) => reply === 1);
+    },
+  );
+  const results = staged.map((entry, i) => entry.stagedOwner === null && claimed[i] === true);
+  toSettle.forEach((entry, k) => {
+    results[entry.index] = committed[k] === true;
+  });
+  return results;
 }

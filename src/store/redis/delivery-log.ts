@@ -1,7 +1,19 @@
 /**
- * The delivery log on Redis (port-delivery-log.ts); the layout is in `keys.ts`. An append is one
- * MULTI (the entry in three ZSETs, the day counters); a sweep reads the oldest members of the
- * app's ZSET and removes each from its three ZSETs in one MULTI.
+ * The delivery log on Redis (port-delivery-log.ts); the layout is in `keys.ts`.
+ *
+ * The log grows with pushes, so in the cluster layout it is split into shards by recipient
+ * (`{dl:S}`, {@link DELIVERY_LOG_SHARDS}); every key of one entry (the app's view, the
+ * recipient's, the notification's, the day counters) is in its recipient's shard, and the divine
+ * layout is the same code with one shard under seed names.
+ *
+ * - An append is one MULTI per shard its entries fall in, issued together. Entries are
+ *   independent records: a crash between two shards' MULTIs leaves some entries of the append
+ *   logged and never half an entry (each MULTI writes an entry's views and its counters whole).
+ * - A read by recipient is one key; a read by app or by notification reads the first `limit`
+ *   members of every shard and merges them by (score, member), the order one ZSET keeps.
+ * - A sweep finds the oldest `limit` members the same way and removes each from its own shard's
+ *   three views, one MULTI per shard (ZREM: a retry removes nothing twice); whole days of
+ *   counters older than the cutoff go with it.
  */
 import { randomUUID } from 'node:crypto';
 import type { ChainableCommander } from 'ioredis';
@@ -37,75 +49,148 @@ function entryOf(member: string): DeliveryLogEntry | null {
   return parsed as unknown as DeliveryLogEntry;
 }
 
+const allShards = (ctx: RedisContext): number[] => Array.from({ length: ctx.keys.deliveryLogShards }, (_, shard) => shard);
+
+/** Group values by the delivery-log shard of their recipient. */
+function byShard<T>(ctx: RedisContext, values: readonly T[], recipientOf: (value: T) => string): Map<number, T[]> {
+  const groups = new Map<number, T[]>();
+  for (const value of values) {
+    const shard = ctx.keys.deliveryLogShardOf(recipientOf(value));
+    let group = groups.get(shard);
+    if (!group) groups.set(shard, (group = []));
+    group.push(value);
+  }
+  return groups;
+}
+
 export async function appendDeliveryLog(ctx: RedisContext, entries: readonly NewDeliveryLogEntry[]): Promise<void> {
   if (entries.length === 0) return;
   const atMs = ctx.clock.nowMs();
   const appendId = randomUUID();
-  const multi = ctx.redis.multi();
-  entries.forEach((given, index) => {
-    const entry: DeliveryLogEntry = { ...given, atMs };
-    if (entry.latencyMs !== undefined) entry.latencyMs = Math.round(entry.latencyMs);
-    const member = memberOf(appendId, index, entry);
-    multi.zadd(ctx.keys.deliveryLogKey(entry.appId), atMs, member);
-    multi.zadd(ctx.keys.deliveryLogRecipientKey(entry.appId, entry.recipient), atMs, member);
-    multi.zadd(ctx.keys.deliveryLogNotificationKey(entry.appId, entry.notificationId), atMs, member);
-  });
   const day = deliveryStatsDay(atMs);
-  for (const inc of deliveryStatsIncrements(entries)) {
-    if (inc.sent > 0) multi.hincrby(ctx.keys.deliveryStatsKey(inc.appId, day), `sent:${inc.type}`, inc.sent);
-    if (inc.opened > 0) multi.hincrby(ctx.keys.deliveryStatsKey(inc.appId, day), `opened:${inc.type}`, inc.opened);
-    multi.zadd(ctx.keys.deliveryStatsDaysKey(inc.appId), day, String(day));
+  // The index in the whole append keeps members unique and in append order across shards.
+  const indexed = entries.map((given, index) => ({ given, index }));
+  const appends = [...byShard(ctx, indexed, ({ given }) => given.recipient)].map(([shard, group]) => {
+    const multi = ctx.redis.multi();
+    for (const { given, index } of group) {
+      const entry: DeliveryLogEntry = { ...given, atMs };
+      if (entry.latencyMs !== undefined) entry.latencyMs = Math.round(entry.latencyMs);
+      const member = memberOf(appendId, index, entry);
+      multi.zadd(ctx.keys.deliveryLogKey(entry.appId, shard), atMs, member);
+      multi.zadd(ctx.keys.deliveryLogRecipientKey(entry.appId, entry.recipient), atMs, member);
+      multi.zadd(ctx.keys.deliveryLogNotificationKey(entry.appId, entry.notificationId, shard), atMs, member);
+    }
+    // A (notification, recipient) pair is in one shard, so counting per shard counts it once.
+    for (const inc of deliveryStatsIncrements(group.map(({ given }) => given))) {
+      const statsKey = ctx.keys.deliveryStatsKey(inc.appId, day, shard);
+      if (inc.sent > 0) multi.hincrby(statsKey, `sent:${inc.type}`, inc.sent);
+      if (inc.opened > 0) multi.hincrby(statsKey, `opened:${inc.type}`, inc.opened);
+      multi.zadd(ctx.keys.deliveryStatsDaysKey(inc.appId, shard), day, String(day));
+    }
+    return execOrThrow(multi);
+  });
+  await Promise.all(appends);
+}
+
+interface LogMember {
+  member: string;
+  atMs: number;
+}
+
+/** The first `limit` members of the given shard keys in [min, max], merged in one ZSET's order. */
+async function firstMembers(
+  ctx: RedisContext,
+  keys: readonly string[],
+  min: number | string,
+  max: string,
+  limit: number,
+): Promise<LogMember[]> {
+  const perShard = await Promise.all(keys.map((key) => ctx.redis.zrangebyscore(key, min, max, 'WITHSCORES', 'LIMIT', 0, limit)));
+  const merged: LogMember[] = [];
+  for (const flat of perShard) {
+    for (let i = 0; i + 1 < flat.length; i += 2) merged.push({ member: flat[i] as string, atMs: Number(flat[i + 1]) });
   }
-  await execOrThrow(multi);
+  if (keys.length > 1) merged.sort((a, b) => a.atMs - b.atMs || (a.member < b.member ? -1 : a.member > b.member ? 1 : 0));
+  return merged.slice(0, limit);
 }
 
 export async function readDeliveryLog(ctx: RedisContext, appId: string, query: DeliveryLogQuery): Promise<DeliveryLogEntry[]> {
-  const key =
-    query.notificationId !== undefined
-      ? ctx.keys.deliveryLogNotificationKey(appId, query.notificationId)
-      : query.recipient !== undefined
-        ? ctx.keys.deliveryLogRecipientKey(appId, query.recipient)
-        : ctx.keys.deliveryLogKey(appId);
-  const members = await ctx.redis.zrangebyscore(key, query.sinceMs ?? 0, '+inf', 'LIMIT', 0, query.limit);
+  const { recipient, notificationId } = query;
+  const keys =
+    notificationId !== undefined
+      ? // A recipient's entries of a notification are all in the recipient's shard.
+        (recipient !== undefined ? [ctx.keys.deliveryLogShardOf(recipient)] : allShards(ctx)).map((shard) =>
+          ctx.keys.deliveryLogNotificationKey(appId, notificationId, shard),
+        )
+      : recipient !== undefined
+        ? [ctx.keys.deliveryLogRecipientKey(appId, recipient)]
+        : allShards(ctx).map((shard) => ctx.keys.deliveryLogKey(appId, shard));
   const entries: DeliveryLogEntry[] = [];
-  for (const member of members) {
+  for (const { member } of await firstMembers(ctx, keys, query.sinceMs ?? 0, '+inf', query.limit)) {
     const entry = entryOf(member);
     if (!entry) {
-      ctx.logger.warn({ key }, 'delivery log member does not parse; skipped');
+      ctx.logger.warn({ keys }, 'delivery log member does not parse; skipped');
       continue;
     }
-    if (query.recipient !== undefined && entry.recipient !== query.recipient) continue;
+    if (recipient !== undefined && entry.recipient !== recipient) continue;
     entries.push(entry);
   }
   return entries;
 }
 
 export async function sweepDeliveryLog(ctx: RedisContext, appId: string, cutoffMs: number, limit: number): Promise<number> {
-  const members = await ctx.redis.zrangebyscore(ctx.keys.deliveryLogKey(appId), '-inf', `(${cutoffMs}`, 'LIMIT', 0, limit);
-  const multi = ctx.redis.multi();
-  for (const member of members) {
-    multi.zrem(ctx.keys.deliveryLogKey(appId), member);
-    const entry = entryOf(member);
-    if (!entry) continue;
-    multi.zrem(ctx.keys.deliveryLogRecipientKey(appId, entry.recipient), member);
-    multi.zrem(ctx.keys.deliveryLogNotificationKey(appId, entry.notificationId), member);
-  }
+  const shards = allShards(ctx);
+  const oldest = await firstMembers(
+    ctx,
+    shards.map((shard) => ctx.keys.deliveryLogKey(appId, shard)),
+    '-inf',
+    `(${cutoffMs}`,
+    limit,
+  );
   const cutoffDay = deliveryStatsDay(cutoffMs);
-  const days = await ctx.redis.zrangebyscore(ctx.keys.deliveryStatsDaysKey(appId), '-inf', `(${cutoffDay}`);
-  for (const day of days) {
-    multi.del(ctx.keys.deliveryStatsKey(appId, Number(day)));
-    multi.zrem(ctx.keys.deliveryStatsDaysKey(appId), day);
+  const oldDays = await Promise.all(
+    shards.map((shard) => ctx.redis.zrangebyscore(ctx.keys.deliveryStatsDaysKey(appId, shard), '-inf', `(${cutoffDay}`)),
+  );
+  const removals = new Map<number, ChainableCommander>();
+  const removalOf = (shard: number): ChainableCommander => {
+    let multi = removals.get(shard);
+    if (!multi) removals.set(shard, (multi = ctx.redis.multi()));
+    return multi;
+  };
+  for (const { member } of oldest) {
+    const entry = entryOf(member);
+    // An unreadable member has no recipient to find its shard by: remove it from every app view.
+    if (!entry) {
+      for (const shard of shards) removalOf(shard).zrem(ctx.keys.deliveryLogKey(appId, shard), member);
+      continue;
+    }
+    const shard = ctx.keys.deliveryLogShardOf(entry.recipient);
+    removalOf(shard)
+      .zrem(ctx.keys.deliveryLogKey(appId, shard), member)
+      .zrem(ctx.keys.deliveryLogRecipientKey(appId, entry.recipient), member)
+      .zrem(ctx.keys.deliveryLogNotificationKey(appId, entry.notificationId, shard), member);
   }
-  await execOrThrow(multi);
-  return members.length;
+  shards.forEach((shard, i) => {
+    for (const day of oldDays[i] ?? []) {
+      removalOf(shard)
+        .del(ctx.keys.deliveryStatsKey(appId, Number(day), shard))
+        .zrem(ctx.keys.deliveryStatsDaysKey(appId, shard), day);
+    }
+  });
+  await Promise.all([...removals.values()].map(execOrThrow));
+  return oldest.length;
 }
 
 export async function deliveryOpenRates(ctx: RedisContext, appId: string, sinceMs: number): Promise<TypeOpenRate[]> {
-  const days = await ctx.redis.zrangebyscore(ctx.keys.deliveryStatsDaysKey(appId), deliveryStatsDay(sinceMs), '+inf');
-  const pipeline = ctx.redis.pipeline();
-  for (const day of days) pipeline.hgetall(ctx.keys.deliveryStatsKey(appId, Number(day)));
+  const sinceDay = deliveryStatsDay(sinceMs);
+  const perShard = await Promise.all(
+    allShards(ctx).map(async (shard) => {
+      const days = await ctx.redis.zrangebyscore(ctx.keys.deliveryStatsDaysKey(appId, shard), sinceDay, '+inf');
+      return Promise.all(days.map((day) => ctx.redis.hgetall(ctx.keys.deliveryStatsKey(appId, Number(day), shard))));
+    }),
+  );
   const byType = new Map<string, TypeOpenRate>();
-  for (const counters of (await execOrThrow(pipeline)) as Array<Record<string, string>>) {
+  for (const counters of perShard.flat()) {
     for (const [field, value] of Object.entries(counters)) {
       const colon = field.indexOf(':');
       const kind = field.slice(0, colon);

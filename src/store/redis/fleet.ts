@@ -1,4 +1,9 @@
-/** The console's fleet view and sessions on Redis (port-fleet.ts); the layout is in `keys.ts`. */
+/**
+ * The console's fleet view and sessions on Redis (port-fleet.ts); the layout is in `keys.ts`.
+ * Heartbeats and sessions are one key per command; the metric samples' two keys share the
+ * `{fleet}` slot in the cluster layout (`writeMetricSample-2`); counts read other areas' keys
+ * (devices, ntfy topics) one slot at a time.
+ */
 import type { Transport } from '../port.ts';
 import type { ConsoleSession, MetricSample, NtfyTopicCount, ProcessHeartbeat, ProcessHeartbeatRecord } from '../port-fleet.ts';
 import { isRecord, parseJson, type RedisContext } from './context.ts';
@@ -86,33 +91,41 @@ export async function readMetricSamples(ctx: RedisContext, sinceMs: number): Pro
 
 export async function countTokensByTransport(ctx: RedisContext): Promise<Record<Transport, number>> {
   const counts = Object.fromEntries(TRANSPORTS.map((t) => [t, 0])) as Record<Transport, number>;
-  const total = await ctx.redis.hlen(ctx.keys.tokenToPubkeyKey);
-  // Only devices that are not a plain FCM token have a description; every other token is FCM.
-  let described = 0;
-  let cursor = '0';
-  do {
-    const [next, flat] = await ctx.redis.hscan(ctx.keys.tokenDevicesKey, cursor, 'COUNT', SCAN_COUNT);
-    cursor = next;
-    for (let i = 1; i < flat.length; i += 2) {
-      const parsed = parseJson(flat[i] ?? '');
-      const transport = isRecord(parsed) ? parsed.transport : undefined;
-      if (typeof transport === 'string' && (TRANSPORTS as readonly string[]).includes(transport)) {
-        counts[transport as Transport] += 1;
-        described += 1;
-      }
-    }
-  } while (cursor !== '0');
-  counts.fcm += Math.max(0, total - described);
+  // Every token-record shard (one in divine), concurrently; counts add up.
+  const shards = Array.from({ length: ctx.keys.tokenShards }, (_, shard) => ctx.keys.tokenShardKeys(shard));
+  await Promise.all(
+    shards.map(async (keys) => {
+      const total = await ctx.redis.hlen(keys.owners);
+      // Only devices that are not a plain FCM token have a description; every other token is FCM.
+      let described = 0;
+      let cursor = '0';
+      do {
+        const [next, flat] = await ctx.redis.hscan(keys.devices, cursor, 'COUNT', SCAN_COUNT);
+        cursor = next;
+        for (let i = 1; i < flat.length; i += 2) {
+          const parsed = parseJson(flat[i] ?? '');
+          const transport = isRecord(parsed) ? parsed.transport : undefined;
+          if (typeof transport === 'string' && (TRANSPORTS as readonly string[]).includes(transport)) {
+            counts[transport as Transport] += 1;
+            described += 1;
+          }
+        }
+      } while (cursor !== '0');
+      counts.fcm += Math.max(0, total - described);
+    }),
+  );
   return counts;
 }
 
 export async function countNtfyMessagesByTopic(ctx: RedisContext, limit: number): Promise<NtfyTopicCount[]> {
-  const topics = (await ctx.redis.zrange(ctx.keys.ntfyExpiryKey, 0, -1)).sort().slice(0, limit);
+  // Every shard of the expiry index (one key in the divine layout), then each topic's own key:
+  // one command per key, issued at once, so a cluster serves them by slot.
+  const shards = await Promise.all(ctx.keys.ntfyExpiryKeys.map((key) => ctx.redis.zrange(key, 0, -1)));
+  const topics = shards.flat().sort().slice(0, limit);
   if (topics.length === 0) return [];
-  const pipeline = ctx.redis.pipeline();
-  for (const topic of topics) pipeline.xlen(ctx.keys.ntfyTopicKey(topic));
-  const replies = (await pipeline.exec()) ?? [];
-  return topics.map((topic, i) => ({ topic, messages: Number(replies[i]?.[1] ?? 0) })).filter((count) => count.messages > 0);
+  // One XLEN per topic, issued together (auto-pipelined; per node on a cluster, where topics have their own slots).
+  const lengths = await Promise.all(topics.map((topic) => ctx.redis.xlen(ctx.keys.ntfyTopicKey(topic))));
+  return topics.map((topic, i) => ({ topic, messages: lengths[i] ?? 0 })).filter((count) => count.messages > 0);
 }
 
 export async function createConsoleSession(ctx: RedisContext, session: ConsoleSession): Promise<boolean> {

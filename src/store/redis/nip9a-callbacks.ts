@@ -1,14 +1,29 @@
 /**
  * NIP-9a callback URLs and relay-POST receipts on Redis (port-nip9a-callbacks.ts; keys in
  * `keys.ts`). A callback is one JSON field of `nip9a:callbacks`, indexed by its secret's hash
- * and by its owner; a receipt is a `SET NX EX` key taken together with the inbound enqueue by the
- * same script that claims and queues deliveries (`claimAndEnqueue-5.lua`), so a receipt is never
- * recorded without its item queued.
+ * (`nip9a:callback_secrets`) and by its owner (`nip9a:callbacks_of:{owner}`). In the cluster
+ * layout the record, the secret index entry and the owner's list are in three slots (the
+ * callback's, the secret's, the owner's), so every operation is one-key steps, the same on a
+ * single Redis, in an order that is safe at every step:
+ *
+ * - create: (1) the record (`HSETNX`: a repeated id writes nothing), (2) the secret index
+ *   (`HSETNX`; a repeated secret hash takes step 1 back), (3) the owner's list. The URL works
+ *   from step 2 on; its secret is known only to the response of this call, so a crash before
+ *   step 3 leaves a URL nobody holds, and a crash before step 2 a record nothing reaches.
+ * - find: the secret index, then the record (whose own secret hash must match).
+ * - revoke: (1) read the record and check its owner, (2) drop the secret index entry, so the URL
+ *   stops working first, (3) drop the record, (4) drop it from the owner's list. A crash between
+ *   leaves it listed (steps 2–3: revoke again completes it) or listed without a record (step 3:
+ *   lists skip it, and revoking it again drops it from the list).
+ *
+ * A receipt is a `SET NX EX` key taken together with the inbound enqueue by the same steps that
+ * claim and queue deliveries (`claimAndEnqueue` in `deliveries.ts`), so a receipt is never
+ * recorded without its item queued (or staged, and committed by the retry).
  */
 import { randomUUID } from 'node:crypto';
 import type { Nip9aAcceptance, Nip9aCallback } from '../port-nip9a-callbacks.ts';
-import { DEFAULT_LANE } from '../lanes.ts';
-import { expirySeconds, isRecord, parseJson, prefixed, type RedisContext } from './context.ts';
+import { expirySeconds, isRecord, parseJson, type RedisContext } from './context.ts';
+import { claimAndEnqueue } from './deliveries.ts';
 
 function toJson(callback: Nip9aCallback): string {
   const { id, secretHash, secretHint, owner, relay, createdAtMs } = callback;
@@ -16,7 +31,7 @@ function toJson(callback: Nip9aCallback): string {
 }
 
 /** A stored record, or null (with a warning) when something else wrote that field. */
-function fromJson(ctx: RedisContext, raw: string | null): Nip9aCallback | null {
+function fromJson(ctx: RedisContext, field: string, raw: string | null): Nip9aCallback | null {
   if (raw === null) return null;
   const value = parseJson(raw);
   if (
@@ -28,7 +43,7 @@ function fromJson(ctx: RedisContext, raw: string | null): Nip9aCallback | null {
     typeof value.relay !== 'string' ||
     typeof value.createdAtMs !== 'number'
   ) {
-    ctx.logger.warn({ key: ctx.keys.nip9aCallbacksKey }, 'unreadable NIP-9a callback record; treated as absent');
+    ctx.logger.warn({ key: ctx.keys.nip9aCallbacksKey(field), field }, 'unreadable NIP-9a callback record; treated as absent');
     return null;
   }
   const { id, secretHash, secretHint, owner, relay, createdAtMs } = value;
@@ -36,33 +51,47 @@ function fromJson(ctx: RedisContext, raw: string | null): Nip9aCallback | null {
 }
 
 export async function createNip9aCallback(ctx: RedisContext, callback: Nip9aCallback): Promise<void> {
-  const stored = await ctx.scripts.run(
-    'createNip9aCallback',
-    [ctx.keys.nip9aCallbacksKey, ctx.keys.nip9aCallbackSecretsKey, ctx.keys.nip9aCallbacksOfKey(callback.owner)],
-    [callback.id, callback.secretHash, callback.createdAtMs, toJson(callback)],
-  );
-  if (stored !== 1) throw new Error(`createNip9aCallback: id ${callback.id} or its secret hash is already stored`);
+  const { id, secretHash, owner, createdAtMs } = callback;
+  const recordKey = ctx.keys.nip9aCallbacksKey(id);
+  if ((await ctx.redis.hsetnx(recordKey, id, toJson(callback))) !== 1) {
+    throw new Error(`createNip9aCallback: id ${id} is already stored`);
+  }
+  if ((await ctx.redis.hsetnx(ctx.keys.nip9aCallbackSecretsKey(secretHash), secretHash, id)) !== 1) {
+    await ctx.redis.hdel(recordKey, id);
+    throw new Error(`createNip9aCallback: the secret hash of ${id} is already stored`);
+  }
+  await ctx.redis.zadd(ctx.keys.nip9aCallbacksOfKey(owner), createdAtMs, id);
+}
+
+async function readCallback(ctx: RedisContext, id: string): Promise<Nip9aCallback | null> {
+  return fromJson(ctx, id, await ctx.redis.hget(ctx.keys.nip9aCallbacksKey(id), id));
 }
 
 export async function findNip9aCallback(ctx: RedisContext, secretHash: string): Promise<Nip9aCallback | null> {
-  const raw = await ctx.scripts.run('findNip9aCallback', [ctx.keys.nip9aCallbacksKey, ctx.keys.nip9aCallbackSecretsKey], [secretHash]);
-  return fromJson(ctx, typeof raw === 'string' ? raw : null);
+  const id = await ctx.redis.hget(ctx.keys.nip9aCallbackSecretsKey(secretHash), secretHash);
+  if (id === null) return null;
+  const callback = await readCallback(ctx, id);
+  return callback?.secretHash === secretHash ? callback : null;
 }
 
 export async function listNip9aCallbacks(ctx: RedisContext, owner: string): Promise<Nip9aCallback[]> {
   const ids = await ctx.redis.zrange(ctx.keys.nip9aCallbacksOfKey(owner), 0, -1);
-  if (ids.length === 0) return [];
-  const raws = await ctx.redis.hmget(ctx.keys.nip9aCallbacksKey, ...ids);
-  return raws.map((raw) => fromJson(ctx, raw)).filter((c): c is Nip9aCallback => c !== null && c.owner === owner);
+  const callbacks = await Promise.all(ids.map((id) => readCallback(ctx, id)));
+  return callbacks.filter((c): c is Nip9aCallback => c !== null && c.owner === owner);
 }
 
 export async function revokeNip9aCallback(ctx: RedisContext, owner: string, id: string): Promise<boolean> {
-  const deleted = await ctx.scripts.run(
-    'revokeNip9aCallback',
-    [ctx.keys.nip9aCallbacksKey, ctx.keys.nip9aCallbackSecretsKey, ctx.keys.nip9aCallbacksOfKey(owner)],
-    [owner, id],
-  );
-  return deleted === 1;
+  const callback = await readCallback(ctx, id);
+  if (callback === null) {
+    // Unknown, or a revoke that died after dropping the record: finish it for the owner's list.
+    await ctx.redis.zrem(ctx.keys.nip9aCallbacksOfKey(owner), id);
+    return false;
+  }
+  if (callback.owner !== owner) return false;
+  await ctx.redis.hdel(ctx.keys.nip9aCallbackSecretsKey(callback.secretHash), callback.secretHash);
+  await ctx.redis.hdel(ctx.keys.nip9aCallbacksKey(id), id);
+  await ctx.redis.zrem(ctx.keys.nip9aCallbacksOfKey(owner), id);
+  return true;
 }
 
 export async function acceptNip9aReceipts<T>(
@@ -70,23 +99,15 @@ export async function acceptNip9aReceipts<T>(
   ttlSecs: number,
   entries: ReadonlyArray<Nip9aAcceptance<T>>,
 ): Promise<boolean[]> {
-  if (entries.length === 0) return [];
   const ttl = expirySeconds('acceptNip9aReceipts', ttlSecs);
-  const key = prefixed(ctx);
-  const args: Array<string | number> = [ttl, ctx.clock.nowMs()];
-  for (const { receipt, item } of entries) {
-    // Typed string, but undefined for a payload such as `undefined` or a function.
-    const payload = JSON.stringify(item.payload) as string | undefined;
-    if (payload === undefined) throw new TypeError(`acceptNip9aReceipts: payload of ${item.id} is not JSON-serialisable`);
-    args.push(
-      key(ctx.keys.nip9aReceiptKey(receipt.callbackId, receipt.eventId, receipt.relay)),
-      randomUUID(),
-      item.id,
-      payload,
-      item.lane ?? DEFAULT_LANE,
-    );
-  }
-  const keys = ctx.keys.queueKeys('inbound');
-  const replies = (await ctx.scripts.run('claimAndEnqueue', [...keys.readyKeys, keys.items, keys.meta], args)) as number[];
-  return entries.map((_, i) => replies[i] === 1);
+  return claimAndEnqueue(
+    ctx,
+    'inbound',
+    ttl,
+    entries.map(({ receipt, item }) => ({
+      claimKey: ctx.keys.nip9aReceiptKey(receipt.callbackId, receipt.eventId, receipt.relay),
+      owner: randomUUID(),
+      item,
+    })),
+  );
 }

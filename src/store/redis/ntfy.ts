@@ -1,7 +1,7 @@
 /**
  * ntfy topics on Redis (port-ntfy.ts).
  *
- * Layout (keys in `keys.ts`):
+ * Layout (keys in `keys.ts`; the divine layout's names here):
  *
  * | key                  | type   | content                                                       |
  * |----------------------|--------|---------------------------------------------------------------|
@@ -10,6 +10,11 @@
  * | `ntfy:expiry`        | ZSET   | topic → expiry (ms) of its oldest entry, the janitor's index  |
  * | `ntfy:ids`           | HASH   | entry id `ms-seq` → topic, for `since=<id>` of any topic      |
  * | channel `ntfy:wake`  | pub/sub| the append event (format in `keys.ts`), published by the append |
+ *
+ * This module describes the single-server path (the divine layout). In the cluster layout the
+ * topics are spread over slots and the indexes sharded, so appending, reading and expiring run as
+ * per-slot steps instead of the scripts below (`ntfy-cluster.ts`, which says why they keep the
+ * same guarantees); the rest (ids, events, listeners, lookups) is shared.
  *
  * A message id `(ms, seq)` is the stream entry id `ms-seq`; the 12-character ntfy id is the same
  * position in base 62 (`ntfy-ids.ts`), converted here in both directions. Appending is one Lua
@@ -44,9 +49,14 @@ import {
 } from '../ntfy-shared.ts';
 import { prefixed, type RedisContext } from './context.ts';
 import { ntfyWakeChannel } from './keys.ts';
-
-/** Topics whose expired entries one janitor call visits at most. */
-export const NTFY_EXPIRY_TOPICS_PER_CALL = 100;
+import {
+  appendInCluster,
+  expireInCluster,
+  NTFY_EXPIRY_TOPICS_PER_CALL,
+  readRangesInCluster,
+  readWatermark,
+  type TopicRange,
+} from './ntfy-cluster.ts';
 
 type StreamEntry = [string, string[]];
 
@@ -56,7 +66,6 @@ interface ReadPlan {
   topics: string[];
   ranges: number[];
 }
-type MultiReply = [Error | null, unknown][] | null;
 
 function entryIdOf(position: NtfyPosition): string {
   return `${position.ms}-${position.seq}`;
@@ -82,14 +91,6 @@ function entryIdAfter(id: string | null): string {
   const position = decodeNtfyId(id);
   if (!position) throw new RangeError(`not an ntfy message id: ${id}`);
   return position.seq < NTFY_MAX_SEQ ? `${position.ms}-${position.seq + 1}` : `${position.ms + 1}-0`;
-}
-
-function results(reply: MultiReply, operation: string): unknown[] {
-  if (!reply) throw new Error(`${operation}: the MULTI was discarded`);
-  return reply.map(([error, value]) => {
-    if (error) throw error;
-    return value;
-  });
 }
 
 /** Leading field of an append event in the format this version publishes (see `keys.ts`). */
@@ -134,10 +135,13 @@ export class RedisNtfyTopics {
   private corked = false;
   readonly listeners: NtfyAppendListeners;
   private subscriber: Redis | null = null;
+  /** The cluster layout's per-slot steps (`ntfy-cluster.ts`) instead of the single-server scripts. */
+  private readonly inSlots: boolean;
 
   constructor(private readonly ctx: RedisContext) {
     this.listeners = new NtfyAppendListeners(ctx.logger);
     this.channel = ntfyWakeChannel(ctx.redis.options.keyPrefix ?? '');
+    this.inSlots = ctx.keys.layout === 'cluster';
   }
 
   /**
@@ -164,10 +168,16 @@ export class RedisNtfyTopics {
     requirePositiveTtl(ttlMs);
     // The stored form, so the answer is exactly what every reader will see.
     const stored = storedNtfyContent(content);
+    if (this.inSlots) {
+      const { ms, seq, expiresMs } = await appendInCluster(this.ctx, this.channel, topic, stored.json, Math.ceil(ttlMs));
+      return { id: encodeNtfyId({ ms, seq }), topic, timeMs: ms, expiresMs, ...stored.content };
+    }
     this.corkForTurn();
+    // The divine layout: one expiry index and one id index (their only shards).
+    const { keys } = this.ctx;
     const reply = await this.ctx.scripts.run(
       'appendNtfyMessage',
-      [this.ctx.keys.ntfyHeadKey, this.ctx.keys.ntfyTopicKey(topic), this.ctx.keys.ntfyExpiryKey, this.ctx.keys.ntfyIdsKey],
+      [keys.ntfyHeadKey, keys.ntfyTopicKey(topic), keys.ntfyExpiryKeys[0] as string, keys.ntfyIdsKeys[0] as string],
       [this.ctx.clock.nowMs(), Math.ceil(ttlMs), stored.json, topic, NTFY_MAX_SEQ, this.channel],
     );
     if (!Array.isArray(reply)) throw new Error('appendNtfyMessage: unexpected reply');
@@ -179,38 +189,45 @@ export class RedisNtfyTopics {
     return (await this.readMany([{ topics, afterId, limit }]))[0] as NtfyReadResult;
   }
 
-  /** Every read by one `readNtfyTopics` script: the head and each distinct range once. */
+  /** Every read in one step: the head and each distinct range once. */
   async readMany(requests: readonly NtfyReadRequest[]): Promise<NtfyReadResult[]> {
     for (const request of requests) requireNtfyReadRequest(request);
-    const key = prefixed(this.ctx);
-    const args: string[] = [];
+    const ranges: TopicRange[] = [];
     /** Range index by `start limit topic` (neither start nor limit holds a space). */
     const rangeIndex = new Map<string, number>();
     const plans = requests.map((request): ReadPlan => {
       const topics = [...new Set(request.topics)];
       const start = entryIdAfter(request.afterId);
-      const ranges = topics.map((topic) => {
+      const indexes = topics.map((topic) => {
         const id = `${start} ${request.limit} ${topic}`;
         let index = rangeIndex.get(id);
         if (index === undefined) {
           index = rangeIndex.size;
           rangeIndex.set(id, index);
-          args.push(key(this.ctx.keys.ntfyTopicKey(topic)), start, String(request.limit));
+          ranges.push({ topic, start, count: request.limit });
         }
         return index;
       });
-      return { request, topics, ranges };
+      return { request, topics, ranges: indexes };
     });
-    if (rangeIndex.size === 0) return plans.map(({ request }) => ({ messages: [], position: request.afterId, complete: true }));
-    this.corkForTurn();
-    const [headEntry, ...replies] = (await this.ctx.scripts.run('readNtfyTopics', [this.ctx.keys.ntfyHeadKey], args)) as [
-      unknown,
-      ...unknown[],
-    ];
-    const headPosition = typeof headEntry === 'string' ? positionOfEntryId(headEntry) : null;
+    if (ranges.length === 0) return plans.map(({ request }) => ({ messages: [], position: request.afterId, complete: true }));
+    const { head: headEntry, replies } = this.inSlots
+      ? await readRangesInCluster(this.ctx, this.channel, ranges)
+      : await this.readRangesOnOneServer(ranges);
+    const headPosition = headEntry === null ? null : positionOfEntryId(headEntry);
     const head = headPosition ? encodeNtfyId(headPosition) : null;
     const nowMs = this.ctx.clock.nowMs();
     return plans.map((plan) => this.resultOf(plan, replies, head, nowMs));
+  }
+
+  /** The head and every range by one `readNtfyTopics` script: one snapshot. */
+  private async readRangesOnOneServer(ranges: readonly TopicRange[]): Promise<{ head: string | null; replies: unknown[] }> {
+    const key = prefixed(this.ctx);
+    const args: string[] = [];
+    for (const range of ranges) args.push(key(this.ctx.keys.ntfyTopicKey(range.topic)), range.start, String(range.count));
+    this.corkForTurn();
+    const [head, ...replies] = (await this.ctx.scripts.run('readNtfyTopics', [this.ctx.keys.ntfyHeadKey], args)) as [unknown, ...unknown[]];
+    return { head: typeof head === 'string' ? head : null, replies };
   }
 
   /** One read's answer from the ranges of the script's reply. */
@@ -247,9 +264,10 @@ export class RedisNtfyTopics {
     const end = entryIdOfNtfyId(upToId);
     if (unique.length === 0 || end === null) return [];
     this.corkForTurn();
-    const multi = this.ctx.redis.multi();
-    for (const topic of unique) multi.xrevrange(this.ctx.keys.ntfyTopicKey(topic), end, '-', 'COUNT', 1);
-    const ranges = results(await multi.exec(), 'latestNtfyMessages');
+    // One command per topic (each its own slot in a cluster), issued at once.
+    const ranges = await Promise.all(
+      unique.map((topic) => this.ctx.redis.xrevrange(this.ctx.keys.ntfyTopicKey(topic), end, '-', 'COUNT', 1)),
+    );
     const nowMs = this.ctx.clock.nowMs();
     const messages: NtfyMessage[] = [];
     unique.forEach((topic, i) => {
@@ -261,9 +279,10 @@ export class RedisNtfyTopics {
     return messages.sort((a, b) => (a.id < b.id ? -1 : 1));
   }
 
+  /** The newest id; in the cluster layout the newest with nothing pending at or below it (a safe cursor). */
   async head(): Promise<string | null> {
     this.corkForTurn();
-    const head = await this.ctx.redis.get(this.ctx.keys.ntfyHeadKey);
+    const head = this.inSlots ? await readWatermark(this.ctx, this.channel) : await this.ctx.redis.get(this.ctx.keys.ntfyHeadKey);
     const position = head === null ? null : positionOfEntryId(head);
     return position ? encodeNtfyId(position) : null;
   }
@@ -273,7 +292,7 @@ export class RedisNtfyTopics {
     if (position === null) return false;
     const entryId = entryIdOf(position);
     this.corkForTurn();
-    const topic = await this.ctx.redis.hget(this.ctx.keys.ntfyIdsKey, entryId);
+    const topic = await this.ctx.redis.hget(this.ctx.keys.ntfyIdsKeyOf(entryId), entryId);
     if (topic === null) return false;
     // The index outlives expiry until the janitor runs; the entry's own expiry decides.
     this.corkForTurn();
@@ -284,14 +303,17 @@ export class RedisNtfyTopics {
 
   async expire(limit: number): Promise<number> {
     requireLimit('expireNtfyMessages', limit);
+    if (this.inSlots) return expireInCluster(this.ctx, limit);
+    const { keys } = this.ctx;
     const nowMs = this.ctx.clock.nowMs();
-    const due = await this.ctx.redis.zrangebyscore(this.ctx.keys.ntfyExpiryKey, '-inf', nowMs, 'LIMIT', 0, NTFY_EXPIRY_TOPICS_PER_CALL);
+    const expiryKey = keys.ntfyExpiryKeys[0] as string;
+    const due = await this.ctx.redis.zrangebyscore(expiryKey, '-inf', nowMs, 'LIMIT', 0, NTFY_EXPIRY_TOPICS_PER_CALL);
     let deleted = 0;
     for (const topic of due) {
       if (deleted >= limit) break;
       const [count] = (await this.ctx.scripts.run(
         'expireNtfyTopic',
-        [this.ctx.keys.ntfyTopicKey(topic), this.ctx.keys.ntfyExpiryKey, this.ctx.keys.ntfyIdsKey],
+        [keys.ntfyTopicKey(topic), expiryKey, keys.ntfyIdsKeys[0] as string],
         [nowMs, topic, limit - deleted],
       )) as [number, number];
       deleted += count;

@@ -1,8 +1,10 @@
 /**
  * Durable queues on Redis.
  *
- * Layout, per queue `{name}` (`inbound`, `outbound`) and lane (`critical`, `normal`, `low`; the
- * normal lane keeps the names of before the lanes, so older items are normal ones):
+ * Layout, per queue shard `{name}` (`inbound`, `outbound`; in the divine layout the queue's one
+ * shard, named as before the shards; in the cluster layout `{q:inbound:3}`, one hash tag per
+ * shard, see "Shards" below) and lane (`critical`, `normal`, `low`; the normal lane keeps the
+ * names of before the lanes, so older items are normal ones):
  *
  * | key                            | type | member → score / value                                  |
  * |--------------------------------|------|---------------------------------------------------------|
@@ -12,7 +14,8 @@
  * | `queue:{name}:{lane}:leased`   | ZSET | the same, critical and low lanes                        |
  * | `queue:{name}:dead`            | ZSET | id → dead-lettered at, ms (every lane)                  |
  * | `queue:{name}:items`           | HASH | id → payload JSON, exactly as `JSON.stringify` wrote it |
- * | `queue:{name}:meta`            | HASH | id → `{"attempts":n,"leaseToken"?,"lastError"?,"reason"?,"lane"?,"firstFailedAt"?,"lastFailedAt"?}` |
+ * | `queue:{name}:meta`            | HASH | id → `{"attempts":n,"leaseToken"?,"lastError"?,"reason"?,"lane"?,"firstFailedAt"?,"lastFailedAt"?,"pendingOwner"?}` |
+ * | `queue:{name}:pending`         | ZSET | id → expiry, ms, of a delivery staged by claimAndEnqueue (`deliveries.ts`) |
  *
  * An item's lane is in its metadata (absent: normal) and never changes. An item id is in exactly
  * one of its lane's ready / leased sets or the dead list, and in `items` and `meta` from
@@ -25,7 +28,7 @@
  *
  * - `enqueue-5` (many items per call): new id → its lane's ready at `availableAtMs` (default
  *   now), attempts 0. Known id (in any lane) → no-op.
- * - `lease-9`: first, in every lane, leases with expiry ≤ now go back to ready scored by their
+ * - `lease-9` (one shard): first, in every lane, leases with expiry ≤ now go back to ready scored by their
  *   expiry (so they are due at once and keep their place), or straight to dead when they already
  *   had `maxAttempts` leases. Then the passes of `lanes.ts` take due items (score ≤ now,
  *   ascending score, ties by id) lane by lane up to `max`: one that already had `maxAttempts` leases goes to dead with reason
@@ -37,42 +40,53 @@
  *   attempt count and records `lastError`; `deadLetter` records `reason`.
  * - `replayDead-5`: dead → its lane's ready now, attempts reset to 0 (one id, or the oldest n).
  *   `deleteDead-3`: dead → gone.
+ * - `stageDeliveries-3` / `commitDeliveries-6` (claimAndEnqueue, `deliveries.ts`): a staged id is
+ *   in `items`, in `meta` with its `pendingOwner` and in `pending`, in no lane, until the claim
+ *   step decides: committed → its lane's ready set; discarded → gone.
  * - Failure times (port-dlq.ts): `settle-9` records now on a retry or dead-letter, `lease-9` an
  *   expired lease's expiry when it recovers it.
  *
  * Stats count an expired, not yet recovered lease as ready (it is waiting, not live).
+ *
+ * Shards (cluster layout; `redis.queue_shards`, default 8): an item lives in shard
+ * `queueShardOf(id)` (a stable hash of the id), so enqueue, settle, replay, delete and getDead of
+ * one id touch one slot, and ids stay unique across the lanes and shards of a queue. Calls on
+ * many items group them by shard, one script call per shard, issued concurrently. A lease is two
+ * steps (`queue-lease-plan.ts`): `peekDue-8` on every shard (recovery of expired leases, then the
+ * oldest due ids per lane), a plan over the merged reports (lane passes, oldest first across the
+ * shards), then `lease-9` on each shard with its counts per lane. Both steps are idempotent reads
+ * or moves within one shard: a crash between them leaves every item ready or leased as one
+ * lease call of one shard would, and a concurrent leaser only makes a shard hand out fewer
+ * items than planned. With one shard (divine) the plan is skipped: `lease-9` runs the passes
+ * itself, one script call as before. Readers of the whole queue (stats, dead-letter pages,
+ * replay-all) walk every shard; dead-letter pages merge the shards in (dead-at, id) order, so a
+ * cursor means the same whatever shard its entry is in.
  *
  * Operator view (redis-cli): `ZRANGE queue:outbound:dead 0 9 WITHSCORES`, then
  * `HGET queue:outbound:meta <id>` for the reason and `HGET queue:outbound:items <id>` for the
  * payload. docs/queues.md describes the same design for operators.
  */
 import { randomUUID } from 'node:crypto';
-import { StoreStatus, checkStatus } from '../errors.ts';
-import type { DeadItem, EnqueueItem, Lane, LeaseOptions, LeasedItem, QueueName, QueueStats, Settlement } from '../port.ts';
-import type { DeadLetter, DeadLetterPage, DeadLetterPageOptions } from '../port-dlq.ts';
-import { decodeDeadLetterCursor, encodeDeadLetterCursor } from '../dead-letter-cursor.ts';
-import { DEFAULT_LANE, LANES, isLane, leasePasses, zeroLaneStats } from '../lanes.ts';
+import type { EnqueueItem, LeaseOptions, LeasedItem, QueueName, Settlement } from '../port.ts';
+import { DEFAULT_LANE, LANES, leasePasses, type LanePass } from '../lanes.ts';
 import type { ScriptArg } from './scripts.ts';
-import { isRecord, parseJson, type RedisContext } from './context.ts';
+import type { QueueKeys } from './keys.ts';
+import { parseJson, type RedisContext } from './context.ts';
+import { ownedResult, payloadJson, perShard, queueShards, requireTime } from './queue-shards.ts';
+import { peekLimit, planShardedLease, type DueEntry, type ShardReport } from './queue-lease-plan.ts';
+
+export { listDead, listDeadPage, getDead, replayDead, replayAllDead, deleteDead, queueStats } from './queue-dead-letters.ts';
 
 /** Reason recorded when a leased item's payload no longer parses (a damaged queue entry). */
 export const CORRUPT_PAYLOAD_REASON = 'payload is not valid JSON';
 
-type LeaseReply = [number, number, [string, string, number, string, string | null][]];
+/** A leased row: id, payload, attempts, token, last error, lane index (1 critical … 3 low), available-at ms. */
+type LeaseRow = [string, string, number, string, string | null, number, string];
+type LeaseReply = [number, number, LeaseRow[]];
+type PeekReply = [number, string[], string[], string[]];
 
 function requirePositiveInteger(operation: string, name: string, value: number): void {
   if (!Number.isSafeInteger(value) || value < 1) throw new RangeError(`${operation}: ${name} must be a positive integer, got ${value}`);
-}
-
-function requireTime(operation: string, name: string, value: number): void {
-  if (!Number.isFinite(value)) throw new RangeError(`${operation}: ${name} must be a finite number of ms, got ${value}`);
-}
-
-/** NotOwner and NotFound mean "not yours to change" (false); anything else negative throws. */
-function ownedResult(operation: string, code: unknown): boolean {
-  const status = Number(code);
-  if (status === (StoreStatus.NotOwner as number) || status === (StoreStatus.NotFound as number)) return false;
-  return checkStatus(operation, status) === 1;
 }
 
 export async function enqueue<T>(ctx: RedisContext, queue: QueueName, item: EnqueueItem<T>): Promise<boolean> {
@@ -80,22 +94,79 @@ export async function enqueue<T>(ctx: RedisContext, queue: QueueName, item: Enqu
   return added === true;
 }
 
-/** Enqueue many items in one script call; one result per item, in order (false for a known id). */
+/** Enqueue many items, one script call per shard; one result per item, in order (false for a known id). */
 export async function enqueueMany<T>(ctx: RedisContext, queue: QueueName, items: ReadonlyArray<EnqueueItem<T>>): Promise<boolean[]> {
   if (items.length === 0) return [];
   const nowMs = ctx.clock.nowMs();
-  const args: ScriptArg[] = [];
-  for (const item of items) {
-    // undefined for an undefined, function or symbol payload, whatever the lib type says.
-    const payload = JSON.stringify(item.payload) as string | undefined;
-    if (payload === undefined) throw new TypeError(`enqueue: payload of ${item.id} is not JSON-serialisable`);
+  const args = items.map((item) => {
+    const payload = payloadJson('enqueue', item.id, item.payload);
     const availableAtMs = item.availableAtMs ?? nowMs;
     requireTime('enqueue', 'availableAtMs', availableAtMs);
-    args.push(item.id, payload, availableAtMs, item.lane ?? DEFAULT_LANE);
-  }
-  const keys = ctx.keys.queueKeys(queue);
-  const added = (await ctx.scripts.run('enqueue', [...keys.readyKeys, keys.items, keys.meta], args)) as number[];
-  return items.map((_, i) => added[i] === 1);
+    return { id: item.id, values: [item.id, payload, availableAtMs, item.lane ?? DEFAULT_LANE] };
+  });
+  return perShard(
+    ctx,
+    args,
+    (entry) => entry.id,
+    async (shard, entries) => {
+      const keys = ctx.keys.queueKeys(queue, shard);
+      const added = (await ctx.scripts.run(
+        'enqueue',
+        [...keys.readyKeys, keys.items, keys.meta],
+        entries.flatMap((entry) => entry.values),
+      )) as number[];
+      return added.map((value) => value === 1);
+    },
+  );
+}
+
+/** Plan-and-lease rounds of one lease call on a sharded queue (see {@link lease}). */
+const LEASE_ROUNDS = 3;
+
+function leaseKeys(keys: QueueKeys): string[] {
+  return [...keys.readyKeys, ...keys.leasedKeys, keys.dead, keys.items, keys.meta];
+}
+
+function dueEntries(flat: readonly string[]): DueEntry[] {
+  const entries: DueEntry[] = [];
+  for (let i = 0; i + 1 < flat.length; i += 2) entries.push({ id: flat[i] ?? '', availableAtMs: Number(flat[i + 1]) });
+  return entries;
+}
+
+/**
+ * The passes of each shard for one lease call: on one shard, the lane passes themselves (the
+ * script runs them); on several, the plan over every shard's due items (`queue-lease-plan.ts`).
+ */
+async function planLease(
+  ctx: RedisContext,
+  queue: QueueName,
+  now: number,
+  options: LeaseOptions,
+): Promise<{ shard: number; passes: LanePass[] }[]> {
+  const { max, maxAttempts } = options;
+  if (ctx.keys.queueShards === 1) return [{ shard: 0, passes: leasePasses(max) }];
+  const limit = peekLimit(max, ctx.keys.queueShards);
+  const reports = await Promise.all(
+    queueShards(ctx).map(async (shard): Promise<ShardReport> => {
+      const keys = ctx.keys.queueKeys(queue, shard);
+      const [deadCount, ...lanes] = (await ctx.scripts.run(
+        'peekDue',
+        [...keys.readyKeys, ...keys.leasedKeys, keys.dead, keys.meta],
+        [now, maxAttempts, limit],
+      )) as PeekReply;
+      if (deadCount > 0) ctx.logger.warn({ queue, shard, count: deadCount }, 'queue items exceeded max attempts; dead-lettered');
+      const report = {} as ShardReport;
+      LANES.forEach((lane, i) => {
+        const entries = dueEntries(lanes[i] ?? []);
+        report[lane] = { entries, truncated: entries.length >= limit };
+      });
+      return report;
+    }),
+  );
+  return planShardedLease(reports, max).flatMap((take, shard) => {
+    const passes = LANES.filter((lane) => take[lane] > 0).map((lane) => ({ lane, limit: take[lane] }));
+    return passes.length === 0 ? [] : [{ shard, passes }];
+  });
 }
 
 export async function lease<T>(ctx: RedisContext, queue: QueueName, options: LeaseOptions): Promise<LeasedItem<T>[]> {
@@ -105,15 +176,42 @@ export async function lease<T>(ctx: RedisContext, queue: QueueName, options: Lea
   if (!Number.isFinite(leaseMs) || leaseMs <= 0) throw new RangeError(`lease: leaseMs must be positive, got ${leaseMs}`);
   const now = ctx.clock.nowMs();
   const leaseExpiresAtMs = now + leaseMs;
-  const keys = ctx.keys.queueKeys(queue);
-  const passes = leasePasses(max).flatMap((pass) => [pass.lane, pass.limit ?? '']);
-  const [deadCount, droppedCount, rows] = (await ctx.scripts.run(
-    'lease',
-    [...keys.readyKeys, ...keys.leasedKeys, keys.dead, keys.items, keys.meta],
-    [now, leaseExpiresAtMs, maxAttempts, max, randomUUID(), ...passes],
-  )) as LeaseReply;
-  if (deadCount > 0) ctx.logger.warn({ queue, count: deadCount }, 'queue items exceeded max attempts; dead-lettered');
-  if (droppedCount > 0) ctx.logger.warn({ queue, count: droppedCount }, 'queue ids without a payload dropped');
+  const callToken = randomUUID();
+  const rows: LeaseRow[] = [];
+  // On several shards a planned slot can go unused (its item had used up its attempts, or another
+  // leaser took it): plan again for what is left, a few rounds at most. One shard refills itself.
+  for (let round = 0; round < LEASE_ROUNDS && rows.length < max; round += 1) {
+    const plan = await planLease(ctx, queue, now, { ...options, max: max - rows.length });
+    if (plan.length === 0) break;
+    let discarded = 0;
+    await Promise.all(
+      plan.map(async ({ shard, passes }) => {
+        // A planned shard takes its counts; a lone shard runs the passes up to the whole batch.
+        const limits = passes.map((pass) => pass.limit);
+        const shardMax = limits.includes(undefined) ? max : limits.reduce((sum: number, limit) => sum + (limit ?? 0), 0);
+        const [deadCount, droppedCount, shardRows] = (await ctx.scripts.run('lease', leaseKeys(ctx.keys.queueKeys(queue, shard)), [
+          now,
+          leaseExpiresAtMs,
+          maxAttempts,
+          shardMax,
+          // Tokens `<uuid>:<k>` on one shard, `<uuid>.<shard>.<round>:<k>` on several: unique per item.
+          ctx.keys.queueShards === 1 ? callToken : `${callToken}.${shard}.${round}`,
+          ...passes.flatMap((pass) => [pass.lane, pass.limit ?? '']),
+        ])) as LeaseReply;
+        if (deadCount > 0) ctx.logger.warn({ queue, shard, count: deadCount }, 'queue items exceeded max attempts; dead-lettered');
+        if (droppedCount > 0) ctx.logger.warn({ queue, shard, count: droppedCount }, 'queue ids without a payload dropped');
+        discarded += deadCount + droppedCount;
+        rows.push(...shardRows);
+      }),
+    );
+    if (ctx.keys.queueShards === 1 || discarded === 0) break;
+  }
+  // One batch as one queue would hand it out: critical first, then normal, then low, each lane
+  // oldest first, ties by id.
+  rows.sort(
+    ([idA, , , , , laneA, atA], [idB, , , , , laneB, atB]) =>
+      laneA - laneB || Number(atA) - Number(atB) || (idA < idB ? -1 : idA > idB ? 1 : 0),
+  );
 
   const leased: LeasedItem<T>[] = [];
   for (const [id, rawPayload, attempts, leaseToken, lastError] of rows) {
@@ -129,26 +227,28 @@ export async function lease<T>(ctx: RedisContext, queue: QueueName, options: Lea
 }
 
 /**
- * Settle many leased items in one script call (see `settle-5.lua`); one boolean per entry:
- * false when the item was not the caller's to settle (another token, or no longer leased).
+ * Settle many leased items, one script call per shard (see `settle-9.lua`); one boolean per
+ * entry: false when the item was not the caller's to settle (another token, or no longer leased).
  */
 export async function settleLeased(ctx: RedisContext, queue: QueueName, settlements: readonly Settlement[]): Promise<boolean[]> {
   if (settlements.length === 0) return [];
-  const args: ScriptArg[] = [ctx.clock.nowMs()];
-  for (const entry of settlements) {
-    if (entry.outcome === 'retry') {
-      requireTime('retry', 'availableAtMs', entry.availableAtMs);
-      args.push(entry.id, entry.leaseToken, 'retry', entry.availableAtMs, entry.error);
-    } else if (entry.outcome === 'dead') args.push(entry.id, entry.leaseToken, 'dead', '', entry.reason);
-    else args.push(entry.id, entry.leaseToken, 'ack', '', '');
-  }
-  const keys = ctx.keys.queueKeys(queue);
-  const codes = (await ctx.scripts.run(
-    'settle',
-    [...keys.readyKeys, ...keys.leasedKeys, keys.dead, keys.items, keys.meta],
-    args,
-  )) as unknown[];
-  return settlements.map((entry, i) => ownedResult(entry.outcome, codes[i]));
+  const now = ctx.clock.nowMs();
+  for (const entry of settlements) if (entry.outcome === 'retry') requireTime('retry', 'availableAtMs', entry.availableAtMs);
+  return perShard(
+    ctx,
+    settlements,
+    (entry) => entry.id,
+    async (shard, entries) => {
+      const args: ScriptArg[] = [now];
+      for (const entry of entries) {
+        if (entry.outcome === 'retry') args.push(entry.id, entry.leaseToken, 'retry', entry.availableAtMs, entry.error);
+        else if (entry.outcome === 'dead') args.push(entry.id, entry.leaseToken, 'dead', '', entry.reason);
+        else args.push(entry.id, entry.leaseToken, 'ack', '', '');
+      }
+      const codes = (await ctx.scripts.run('settle', leaseKeys(ctx.keys.queueKeys(queue, shard)), args)) as unknown[];
+      return entries.map((entry, i) => ownedResult(entry.outcome, codes[i]));
+    },
+  );
 }
 
 export async function ack(ctx: RedisContext, queue: QueueName, id: string, leaseToken: string): Promise<boolean> {
@@ -171,144 +271,4 @@ export async function retry(
 export async function deadLetter(ctx: RedisContext, queue: QueueName, id: string, leaseToken: string, reason: string): Promise<boolean> {
   const [settled] = await settleLeased(ctx, queue, [{ id, leaseToken, outcome: 'dead', reason }]);
   return settled === true;
-}
-
-interface StoredMeta {
-  attempts: number;
-  reason: string;
-  lane: Lane;
-  lastError: string | null;
-  firstFailedAtMs: number | null;
-  lastFailedAtMs: number | null;
-}
-
-function readMeta(raw: string | null): StoredMeta {
-  const meta = raw === null ? undefined : parseJson(raw);
-  if (!isRecord(meta)) return { attempts: 0, reason: '', lane: DEFAULT_LANE, lastError: null, firstFailedAtMs: null, lastFailedAtMs: null };
-  return {
-    attempts: typeof meta.attempts === 'number' ? meta.attempts : 0,
-    reason: typeof meta.reason === 'string' ? meta.reason : '',
-    lane: isLane(meta.lane) ? meta.lane : DEFAULT_LANE,
-    lastError: typeof meta.lastError === 'string' ? meta.lastError : null,
-    firstFailedAtMs: typeof meta.firstFailedAt === 'number' ? meta.firstFailedAt : null,
-    lastFailedAtMs: typeof meta.lastFailedAt === 'number' ? meta.lastFailedAt : null,
-  };
-}
-
-function deadLetterOf<T>(id: string, deadAtMs: number, rawPayload: string | null, rawMeta: string | null): DeadLetter<T> {
-  const payload = rawPayload === null ? null : (parseJson(rawPayload) ?? rawPayload);
-  const meta = readMeta(rawMeta);
-  const lastFailedAtMs = meta.lastFailedAtMs ?? deadAtMs;
-  return {
-    id,
-    lane: meta.lane,
-    payload: payload as T,
-    attempts: meta.attempts,
-    reason: meta.reason,
-    lastError: meta.lastError,
-    firstFailedAtMs: meta.firstFailedAtMs ?? lastFailedAtMs,
-    lastFailedAtMs,
-    deadAtMs,
-  };
-}
-
-export async function listDead<T>(ctx: RedisContext, queue: QueueName, limit: number): Promise<DeadItem<T>[]> {
-  if (!Number.isSafeInteger(limit) || limit < 1) return [];
-  const keys = ctx.keys.queueKeys(queue);
-  const flat = (await ctx.scripts.run('listDead', [keys.dead, keys.items, keys.meta], [limit])) as (string | null)[];
-  const items: DeadItem<T>[] = [];
-  for (let i = 0; i + 3 < flat.length; i += 4) {
-    const id = flat[i];
-    if (typeof id !== 'string') continue;
-    const rawPayload = flat[i + 2] ?? null;
-    const payload = rawPayload === null ? null : (parseJson(rawPayload) ?? rawPayload);
-    const meta = readMeta(flat[i + 3] ?? null);
-    items.push({ id, payload: payload as T, attempts: meta.attempts, reason: meta.reason, deadAtMs: Number(flat[i + 1]) });
-  }
-  return items;
-}
-
-export async function listDeadPage<T>(ctx: RedisContext, queue: QueueName, options: DeadLetterPageOptions): Promise<DeadLetterPage<T>> {
-  const limit = Math.floor(options.limit);
-  if (!(limit >= 1)) return { items: [], nextCursor: null };
-  const after = options.cursor === undefined ? null : decodeDeadLetterCursor(options.cursor);
-  const keys = ctx.keys.queueKeys(queue);
-  // One entry more than asked says whether a next page exists without a second call.
-  const flat = (await ctx.scripts.run(
-    'listDeadPage',
-    [keys.dead, keys.items, keys.meta],
-    [after === null ? '-inf' : after.deadAtMs, after?.id ?? '', limit + 1],
-  )) as (string | null)[];
-  const items: DeadLetter<T>[] = [];
-  for (let i = 0; i + 3 < flat.length; i += 4) {
-    const id = flat[i];
-    if (typeof id !== 'string') continue;
-    items.push(deadLetterOf<T>(id, Number(flat[i + 1]), flat[i + 2] ?? null, flat[i + 3] ?? null));
-  }
-  const page = items.slice(0, limit);
-  const last = page.at(-1);
-  return { items: page, nextCursor: items.length > limit && last ? encodeDeadLetterCursor(last) : null };
-}
-
-export async function getDead<T>(ctx: RedisContext, queue: QueueName, id: string): Promise<DeadLetter<T> | null> {
-  const keys = ctx.keys.queueKeys(queue);
-  const results = (await ctx.redis.multi().zscore(keys.dead, id).hget(keys.items, id).hget(keys.meta, id).exec()) ?? [];
-  const values = results.map(([error, value]) => {
-    if (error) throw error;
-    return value as string | null;
-  });
-  const [score = null, rawPayload = null, rawMeta = null] = values;
-  return score === null ? null : deadLetterOf<T>(id, Number(score), rawPayload, rawMeta);
-}
-
-function replayKeys(ctx: RedisContext, queue: QueueName): string[] {
-  const keys = ctx.keys.queueKeys(queue);
-  return [keys.dead, ...keys.readyKeys, keys.meta];
-}
-
-export async function replayDead(ctx: RedisContext, queue: QueueName, id: string): Promise<boolean> {
-  if (id === '') return false;
-  return ownedResult('replayDead', await ctx.scripts.run('replayDead', replayKeys(ctx, queue), [ctx.clock.nowMs(), id, 0]));
-}
-
-/** Dead letters replayed per script call by {@link replayAllDead}: a short step, so Redis keeps serving others between them. */
-const REPLAY_ALL_STEP = 500;
-
-export async function replayAllDead(ctx: RedisContext, queue: QueueName): Promise<number> {
-  // Bounded by the count at the start, so items that die again meanwhile cannot keep it going.
-  const steps = Math.ceil((await ctx.redis.zcard(ctx.keys.queueKeys(queue).dead)) / REPLAY_ALL_STEP) + 1;
-  let replayed = 0;
-  for (let step = 0; step < steps; step += 1) {
-    const count = Number(await ctx.scripts.run('replayDead', replayKeys(ctx, queue), [ctx.clock.nowMs(), '', REPLAY_ALL_STEP]));
-    replayed += count;
-    if (count < REPLAY_ALL_STEP) break;
-  }
-  return replayed;
-}
-
-export async function deleteDead(ctx: RedisContext, queue: QueueName, id: string): Promise<boolean> {
-  const keys = ctx.keys.queueKeys(queue);
-  return ownedResult('deleteDead', await ctx.scripts.run('deleteDead', [keys.dead, keys.items, keys.meta], [id]));
-}
-
-export async function queueStats(ctx: RedisContext, queue: QueueName): Promise<QueueStats> {
-  const keys = ctx.keys.queueKeys(queue);
-  const now = ctx.clock.nowMs();
-  const multi = ctx.redis.multi();
-  for (const lane of LANES) {
-    multi.zcard(keys.lanes[lane].ready).zcount(keys.lanes[lane].leased, '-inf', now).zcount(keys.lanes[lane].leased, `(${now}`, '+inf');
-  }
-  multi.zcard(keys.dead);
-  const counts = ((await multi.exec()) ?? []).map(([error, value]) => {
-    if (error) throw error;
-    return Number(value);
-  });
-  const stats: QueueStats = { ready: 0, leased: 0, dead: counts[LANES.length * 3] ?? 0, lanes: zeroLaneStats() };
-  LANES.forEach((lane, i) => {
-    const [ready = 0, expiredLeases = 0, liveLeases = 0] = counts.slice(i * 3, i * 3 + 3);
-    stats.lanes[lane] = { ready: ready + expiredLeases, leased: liveLeases };
-    stats.ready += ready + expiredLeases;
-    stats.leased += liveLeases;
-  });
-  return stats;
 }

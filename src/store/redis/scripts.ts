@@ -28,18 +28,21 @@ import calculateKeySlot from 'cluster-key-slot';
 
 /** Every script the adapter calls; the loader refuses to start when one is missing. */
 export const SCRIPT_NAMES = [
-  'registerToken',
-  'removeToken',
-  'sweepStaleToken',
-  'listDevices',
+  'registerTokenRecord',
+  'removeTokenRecord',
+  'sweepStaleTokens',
+  'readTokenRecords',
+  'forgetUserTokens',
+  'settleForgottenTokens',
   'releaseClaim',
   'advanceRelayCursor',
   'enqueue',
+  'peekDue',
   'lease',
   'settle',
-  'readRecipients',
-  'claimAndEnqueue',
-  'claimRecipients',
+  'stageDeliveries',
+  'takeClaim',
+  'commitDeliveries',
   'replayDead',
   'deleteDead',
   'listDead',
@@ -47,19 +50,29 @@ export const SCRIPT_NAMES = [
   'appendNtfyMessage',
   'expireNtfyTopic',
   'readNtfyTopics',
+  'allocateNtfyId',
+  'completeNtfyAppend',
+  'readNtfyWatermark',
+  'trimNtfyTopic',
   'coalesceIngest',
+  'coalesceQueue',
   'coalesceToken',
   'coalesceRefund',
-  'coalesceClaim',
+  'coalesceRecoverLeases',
+  'coalesceRecoverGroup',
+  'coalesceTakeDue',
+  'coalesceLeaseGroup',
+  'coalesceSettleLease',
   'coalesceComplete',
-  'replaceNotifySubscriptions',
+  'coalesceRelease',
+  'beginNotifyListReplacement',
+  'finishNotifyListReplacement',
   'enqueueFanoutJob',
   'claimFanoutJob',
   'completeFanoutJob',
   'retryFanoutJob',
   'extendClaim',
-  'readBellWatchers',
-  'recordBellBatch',
+  'recordBellOutcome',
   'claimVapidKeys',
   'createApiKey',
   'revokeApiKey',
@@ -67,17 +80,16 @@ export const SCRIPT_NAMES = [
   'claimSend',
   'advanceSend',
   'cancelSend',
+  'claimIdempotencyKey',
+  'leaseDue',
   'countInbox',
-  'readInboxBadges',
   'markInboxViewed',
-  'replaceAlertWords',
+  'widenAlertWords',
+  'watchAlertWord',
   'publishAnnouncement',
   'nip9aPut',
   'nip9aDelete',
   'nip9aRecordOutcome',
-  'createNip9aCallback',
-  'findNip9aCallback',
-  'revokeNip9aCallback',
   'writeMetricSample',
   'takeThrottleSlot',
   'createCampaign',
@@ -91,6 +103,13 @@ export const SCRIPT_NAMES = [
 
 export type ScriptName = (typeof SCRIPT_NAMES)[number];
 
+/**
+ * Scripts only the divine layout calls: on one Redis they append to, expire and read ntfy topics
+ * in one step each; the cluster layout does the same work in one-slot steps (`ntfy-cluster.ts`).
+ * Their keys span slots, which is why the cluster layout never calls them.
+ */
+export const DIVINE_LAYOUT_ONLY_SCRIPTS: readonly ScriptName[] = ['appendNtfyMessage', 'expireNtfyTopic', 'readNtfyTopics'];
+
 export const LUA_DIR = fileURLToPath(new URL('./lua/', import.meta.url));
 
 const SCRIPT_FILE_PATTERN = /^([a-z][A-Za-z0-9]*)-(\d+)\.lua$/;
@@ -100,7 +119,7 @@ const ANY_INCLUDE_LINE = /^--- @include /m;
 export type ScriptArg = string | number;
 
 export interface ScriptDefinition {
-  /** camelCase name from the file name, e.g. `registerToken`. */
+  /** camelCase name from the file name, e.g. `registerTokenRecord`. */
   name: string;
   /** Key count from the file name. */
   numberOfKeys: number;
@@ -121,7 +140,7 @@ export class ScriptLoaderError extends Error {
   }
 }
 
-/** `registerToken-6.lua` → `{ name: 'registerToken', numberOfKeys: 6 }`; null for other names. */
+/** `registerTokenRecord-4.lua` → `{ name: 'registerTokenRecord', numberOfKeys: 4 }`; null for other names. */
 export function parseScriptFileName(file: string): { name: string; numberOfKeys: number } | null {
   const match = SCRIPT_FILE_PATTERN.exec(file);
   if (!match?.[1] || !match[2]) return null;

@@ -1,8 +1,8 @@
 /**
  * Social filters on Redis (port-social-filters.ts): one STRING per user with filters,
  * `social_filters:{pubkey}`, the JSON document the port describes, never expiring. Read with
- * one GET per pubkey in a pipeline (one round trip; no multi-key command, so it holds on a
- * cluster too).
+ * one GET per pubkey, issued together (auto-pipelining sends them in one write per node; a
+ * MULTI or an explicit pipeline would have to stay on one node of a cluster).
  */
 import { decodeSocialFilters, encodeSocialFilters, filtersNothing, type SocialFilters } from '../port-social-filters.ts';
 import type { RedisContext } from './context.ts';
@@ -14,12 +14,9 @@ export async function setSocialFilters(ctx: RedisContext, pubkey: string, filter
 
 export async function getSocialFilters(ctx: RedisContext, pubkeys: readonly string[]): Promise<Array<SocialFilters | null>> {
   if (pubkeys.length === 0) return [];
-  const pipeline = ctx.redis.pipeline();
-  for (const pubkey of pubkeys) pipeline.get(ctx.keys.socialFiltersKey(pubkey));
-  const replies = (await pipeline.exec()) ?? [];
+  const replies = await Promise.all(pubkeys.map((pubkey) => ctx.redis.get(ctx.keys.socialFiltersKey(pubkey))));
   return pubkeys.map((pubkey, i) => {
-    const [error, raw] = replies[i] ?? [null, null];
-    if (error) throw error;
+    const raw = replies[i];
     if (typeof raw !== 'string') return null;
     const filters = decodeSocialFilters(raw);
     if (filters === null) ctx.logger.warn({ pubkey }, 'social_filters is not a filter document; ignored');

@@ -109,6 +109,13 @@ export interface RedisStoreOptions {
   clusterNodes?: readonly string[];
   /** The key layout (`redis.key_layout`); default `cluster` on a cluster, `divine` otherwise. */
   layout?: KeyLayout;
+  /**
+   * Shards per durable queue (`redis.queue_shards`): only 1 in the divine layout; default 8
+   * (`DEFAULT_CLUSTER_QUEUE_SHARDS`, keys.ts) in the cluster layout. Every process sharing a Redis must
+   * use the same count (an item's shard follows from its id and the count), so change it only
+   * with the queues drained.
+   */
+  queueShards?: number;
   /** Time source; defaults to the Redis server clock ({@link RedisServerClock}). */
   clock?: Clock;
   /** Prefix for every key. For test isolation only: a divine Redis has no prefix. */
@@ -123,6 +130,13 @@ export class RedisStore implements StorePort {
 
   private readonly redis: Redis;
 
+  /**
+   * Inbox hint subscriptions still open, closed with the store: each holds a connection of its
+   * own, and one left open (a caller that failed before unsubscribing) keeps reconnecting — and
+   * its process alive — after the server is gone.
+   */
+  private readonly hintSubscriptions = new Set<() => Promise<void>>();
+
   constructor(
     client: RedisClientHandle,
     readonly clock: Clock,
@@ -130,12 +144,13 @@ export class RedisStore implements StorePort {
     readonly layout: KeyLayout,
     private readonly serverClock?: RedisServerClock,
     scriptObserver?: ScriptCallObserver,
+    queueShards?: number,
   ) {
     this.redis = client.redis;
     this.ctx = {
       redis: client.redis,
       cluster: client.cluster,
-      keys: createRedisKeys(layout),
+      keys: createRedisKeys(layout, queueShards === undefined ? {} : { queueShards }),
       scripts: new RedisScripts(client.redis, undefined, client.cluster, scriptObserver),
       clock,
       logger,
@@ -363,6 +378,9 @@ export class RedisStore implements StorePort {
   claimCampaignDelivery(key: string, ttlSecs: number): Promise<string | null> {
     return campaigns.claimCampaignDelivery(this.ctx, key, ttlSecs);
   }
+  claimCampaignDeliveries(keys: readonly string[], ttlSecs: number): Promise<Array<string | null>> {
+    return campaigns.claimCampaignDeliveries(this.ctx, keys, ttlSecs);
+  }
   extendCampaignDelivery(key: string, owner: string, ttlSecs: number): Promise<boolean> {
     return campaigns.extendCampaignDelivery(this.ctx, key, owner, ttlSecs);
   }
@@ -521,8 +539,13 @@ export class RedisStore implements StorePort {
   activeAnnouncements(): Promise<Announcement[]> {
     return inbox.activeAnnouncements(this.ctx);
   }
-  subscribeInboxHints(listener: (hint: InboxHint) => void): Promise<() => Promise<void>> {
-    return inbox.subscribeInboxHints(this.ctx, listener);
+  async subscribeInboxHints(listener: (hint: InboxHint) => void): Promise<() => Promise<void>> {
+    const unsubscribe = await inbox.subscribeInboxHints(this.ctx, listener);
+    const once = async (): Promise<void> => {
+      if (this.hintSubscriptions.delete(once)) await unsubscribe();
+    };
+    this.hintSubscriptions.add(once);
+    return once;
   }
 
   // ---- coalescing (port-coalesce.ts) -------------------------------------------------------
@@ -568,7 +591,7 @@ export class RedisStore implements StorePort {
     return bellPages.readBellWatchers(this.ctx, video, watchers);
   }
   claimRecipientDeliveries(eventId: string, recipients: readonly string[], ttlSecs: number): Promise<Array<RecipientClaim | null>> {
-    return bellPages.claimRecipientDeliveries(this.ctx, eventId, recipients, ttlSecs);
+    return claims.claimRecipientDeliveries(this.ctx, eventId, recipients, ttlSecs);
   }
   recordBellBatch(batch: BellBatch): Promise<void> {
     return bellPages.recordBellBatch(this.ctx, batch);
@@ -611,6 +634,8 @@ export class RedisStore implements StorePort {
 
   async close(): Promise<void> {
     this.serverClock?.stop();
+    // A subscriber connection left open would keep reconnecting (on a cluster, to every node) after the store is gone.
+    await Promise.all([...this.hintSubscriptions].map((unsubscribe) => unsubscribe()));
     await this.ntfyTopics?.close();
     if (this.redis.status === 'end') return;
     try {
@@ -651,7 +676,7 @@ export async function openRedisStore(options: RedisStoreOptions): Promise<RedisS
       await serverClock.sync();
       clock = serverClock;
     }
-    const store = new RedisStore(client, clock, logger, layout, serverClock, options.scriptObserver);
+    const store = new RedisStore(client, clock, logger, layout, serverClock, options.scriptObserver, options.queueShards);
     await store.loadScripts();
     serverClock?.start();
     return store;

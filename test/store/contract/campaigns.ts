@@ -167,6 +167,29 @@ export function campaignContract(ctx: ContractContext): void {
         assert.notEqual(await store.claimCampaignDelivery(key, IN_FLIGHT_SECS), null);
       });
 
+      test('many claims in one call: each key taken once, a held key refused, a repeated key refused after its first', async () => {
+        const store = ctx.store();
+        assert.deepEqual(await store.claimCampaignDeliveries([], IN_FLIGHT_SECS), []);
+        const held = await store.claimCampaignDelivery(key, IN_FLIGHT_SECS);
+        assert.ok(held);
+        const keys = ['default:spring-sale:device-2', key, 'default:spring-sale:device-3', 'default:spring-sale:device-2'];
+        const owners = await store.claimCampaignDeliveries(keys, IN_FLIGHT_SECS);
+        assert.equal(owners.length, keys.length);
+        assert.ok(owners[0], 'a free key is taken');
+        assert.equal(owners[1], null, 'a held key is refused');
+        assert.ok(owners[2]);
+        assert.notEqual(owners[0], owners[2], 'each claim has its own owner token');
+        assert.equal(owners[3], null, 'a key repeated in the batch is refused after its first');
+        const ttl = await store.campaignDeliveryTtlSecs('default:spring-sale:device-3');
+        assert.ok(ttl !== null && ttl >= IN_FLIGHT_SECS - 1 && ttl <= IN_FLIGHT_SECS, `in-flight TTL ${ttl}`);
+        // A batch-taken claim follows the same lifecycle: extended by its owner, refused after.
+        assert.equal(await store.extendCampaignDelivery('default:spring-sale:device-2', owners[0], DEDUP_SECS), true);
+        assert.deepEqual(await store.claimCampaignDeliveries(['default:spring-sale:device-2'], IN_FLIGHT_SECS), [null]);
+        assert.equal(await store.releaseCampaignDelivery('default:spring-sale:device-3', owners[2]), true);
+        const [again] = await store.claimCampaignDeliveries(['default:spring-sale:device-3'], IN_FLIGHT_SECS);
+        assert.ok(again, 'a dropped claim may be taken again');
+      });
+
       test('a stale attempt neither drops nor extends a successor claim; a dropped claim is not extended back', async () => {
         const store = ctx.store();
         const first = await store.claimCampaignDelivery(key, IN_FLIGHT_SECS);

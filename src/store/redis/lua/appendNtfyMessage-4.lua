@@ -7,6 +7,10 @@
   used up). Allocation and append happen in this one script, so ids rise in commit order even
   when the clocks of two writers disagree.
 
+  Single-server path (the divine layout): the keys live in different slots in the cluster layout,
+  where ntfy-cluster.ts runs the per-slot steps (allocateNtfyId-3, completeNtfyAppend-2,
+  readNtfyWatermark-3, trimNtfyTopic-1) instead.
+
   Input:
     KEYS[1] ntfy:head             STRING "ms-seq" of the newest id allocated
     KEYS[2] ntfy:topic:{topic}    STREAM entry id "ms-seq" -> m = content JSON, x = expiry ms

@@ -3,8 +3,8 @@
   make it due again at the lease deadline and return its counts.
 
   Input:
-    KEYS[1] digests:due      ZSET pubkey -> due, ms
-    KEYS[2] digest:{pubkey}  HASH type -> count
+    KEYS[1] digests:due      ZSET pubkey -> due, ms (cluster: digests:due:{d:S}, the pubkey's shard: one slot)
+    KEYS[2] digest:{pubkey}  HASH type -> count (cluster: digest:{d:S}:PUBKEY)
 
     ARGV[1] pubkey
     ARGV[2] now, ms

@@ -5,6 +5,7 @@
 
   Input:
     KEYS[1] new_post_fanout_jobs  ZSET job JSON -> next availability or lease deadline, ms
+                                  (cluster: one shard, new_post_fanout_jobs:{f:S}, the video's)
 
     ARGV[1] now, ms
     ARGV[2] lease deadline, ms (now + lease)

@@ -3,8 +3,8 @@
   schedule when nothing is left, else make the rest due at once.
 
   Input:
-    KEYS[1] digest:{pubkey}  HASH type -> count
-    KEYS[2] digests:due      ZSET pubkey -> due, ms
+    KEYS[1] digest:{pubkey}  HASH type -> count (cluster: digest:{d:S}:PUBKEY)
+    KEYS[2] digests:due      ZSET pubkey -> due, ms (cluster: digests:due:{d:S}, the pubkey's shard: one slot)
 
     ARGV[1] pubkey
     ARGV[2] now, ms

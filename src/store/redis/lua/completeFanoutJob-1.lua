@@ -5,6 +5,7 @@
 
   Input:
     KEYS[1] new_post_fanout_jobs  ZSET job JSON -> next availability or lease deadline, ms
+                                  (cluster: one shard, new_post_fanout_jobs:{f:S}, the video's)
 
     ARGV[1] the current job JSON
     ARGV[2] the successor job JSON, or "" when the walk is complete

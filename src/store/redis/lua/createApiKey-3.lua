@@ -1,7 +1,8 @@
 --[[
   Store a new API key (port-apikeys.ts) unless its id or its hash is already stored.
 
-  Input:
+  Input (cluster layout: `apikey:{apikeys}:{id}`, `apikey_hashes:{apikeys}`, `apikeys:{apikeys}`,
+  one slot; see keys.ts):
     KEYS[1] apikey:{id}    HASH appId, role, hash, prefix, createdAtMs, revokedAtMs (only once revoked)
     KEYS[2] apikey_hashes  HASH key hash (SHA-256 hex) -> key id
     KEYS[3] apikeys        ZSET key id -> createdAtMs

@@ -5,7 +5,9 @@
 
   Input:
     KEYS[1] fanout:enqueued:{eventId}  STRING "1" with the processed-event TTL
+                                       (cluster: fanout:enqueued:{f:S}:EVENTID, S the video's shard)
     KEYS[2] new_post_fanout_jobs       ZSET   job JSON -> next availability or lease deadline, ms
+                                       (cluster: new_post_fanout_jobs:{f:S}, the same slot)
 
     ARGV[1] marker TTL, seconds
     ARGV[2] now, ms (the job is due at once)

@@ -6,6 +6,10 @@
   single cache duration expiry follows append order. An entry with a shorter TTL behind a longer
   one waits for it (readers skip it meanwhile, by its expiry).
 
+  Single-server path (the divine layout): the keys live in different slots in the cluster layout,
+  where ntfy-cluster.ts runs the per-slot steps (allocateNtfyId-3, completeNtfyAppend-2,
+  readNtfyWatermark-3, trimNtfyTopic-1) instead.
+
   Input:
     KEYS[1] ntfy:topic:{topic}   STREAM entry id "ms-seq" -> m = content JSON, x = expiry ms
     KEYS[2] ntfy:expiry          ZSET topic -> expiry ms of the topic's oldest entry

@@ -1,5 +1,5 @@
 --[[
-  Lease up to `max` due items of a queue's lanes, in one atomic step:
+  Lease up to `max` due items of the lanes of one queue shard, in one atomic step:
     1. in every lane, expired leases (expiry <= now) go back to that lane's ready set, scored by
        their expiry so they are available at once and keep their place, with the expiry recorded
        as a failure; one already at maxAttempts goes to dead instead;
@@ -9,7 +9,9 @@
        other gets attempts + 1, a fresh lease token and a lease until ARGV[2], in its lane's
        leased set. A lane found empty is not asked again in later passes.
   A ready id without a payload (a damaged queue) is dropped and counted. The passes come from
-  `leasePasses` in lanes.ts (reserved slots of the lower lanes first, then critical, normal, low).
+  `leasePasses` in lanes.ts (reserved slots of the lower lanes first, then critical, normal, low)
+  on a queue of one shard, or from the plan of `queue-lease-plan.ts` (a count per lane of this
+  shard, drawn from the oldest due items of every shard) on a sharded queue.
 
   Input:
     KEYS[1] queue:{name}:critical:ready   ZSET id -> available-at ms   (critical lane)
@@ -21,6 +23,7 @@
     KEYS[7] queue:{name}:dead             ZSET id -> dead-at ms        (every lane)
     KEYS[8] queue:{name}:items            HASH id -> payload JSON
     KEYS[9] queue:{name}:meta             HASH id -> metadata JSON
+    (all of one shard: `queue:{name}` is `queue:{q:name:shard}` in the cluster layout)
 
     ARGV[1] now, ms
     ARGV[2] lease expiry of the items leased now (now + lease length), ms
@@ -32,7 +35,8 @@
             integer, or "" for whatever is left of max)
 
   Output:
-    {deadCount, droppedCount, {{id, payloadJson, attempts, leaseToken, lastError or false}, ...}}
+    {deadCount, droppedCount, {{id, payloadJson, attempts, leaseToken, lastError or false,
+                                lane index (1 critical, 2 normal, 3 low), available-at ms}, ...}}
     deadCount counts items moved to dead by this call, droppedCount ids dropped for lack of a
     payload; the inner list holds the critical items first, then normal, then low, each lane's
     in lease order.
@@ -40,11 +44,7 @@
 local rcall = redis.call
 --- @include "queueMeta"
 
--- Bounds on the work one call does, so a backlog of expired or exhausted items cannot turn one
--- script into a long stall of the whole Redis; later calls continue where this one stopped.
-local RECOVER_PER_CALL = 1000
 local DISCARDS_PER_CALL = 1000
-local MAX_ATTEMPTS_REASON = "max attempts exceeded"
 
 local READY = { KEYS[1], KEYS[2], KEYS[3] }
 local LEASED = { KEYS[4], KEYS[5], KEYS[6] }
@@ -57,35 +57,11 @@ local leaseExpiry = ARGV[2]
 local maxAttempts = tonumber(ARGV[3])
 local max = tonumber(ARGV[4])
 
-local deadCount = 0
+--- @include "queueRecovery"
+
 local droppedCount = 0
 
--- A dead item's failures: an item that never failed (exhausted by a replay-less path) dies now.
-local function moveToDead(id, meta)
-  meta.leaseToken = nil
-  meta.reason = MAX_ATTEMPTS_REASON
-  if meta.lastFailedAt == nil then recordFailure(meta, nowMs) end
-  writeMeta(META, id, meta)
-  rcall("ZADD", DEAD, now, id)
-  deadCount = deadCount + 1
-end
-
-for lane = 1, 3 do
-  local expired = rcall("ZRANGEBYSCORE", LEASED[lane], "-inf", now, "WITHSCORES", "LIMIT", 0, RECOVER_PER_CALL)
-  for i = 1, #expired, 2 do
-    local id = expired[i]
-    rcall("ZREM", LEASED[lane], id)
-    local meta = readMeta(META, id)
-    recordFailure(meta, tonumber(expired[i + 1]))
-    if meta.attempts >= maxAttempts then
-      moveToDead(id, meta)
-    else
-      meta.leaseToken = nil
-      writeMeta(META, id, meta)
-      rcall("ZADD", READY[lane], expired[i + 1], id)
-    end
-  end
-end
+recoverExpiredLeases()
 
 local leasedByLane = { {}, {}, {} }
 local total = 0
@@ -94,11 +70,12 @@ local total = 0
 local function takeFrom(lane, want)
   local got = 0
   while got < want and deadCount + droppedCount < DISCARDS_PER_CALL do
-    local due = rcall("ZRANGEBYSCORE", READY[lane], "-inf", now, "LIMIT", 0, want - got)
+    local due = rcall("ZRANGEBYSCORE", READY[lane], "-inf", now, "WITHSCORES", "LIMIT", 0, want - got)
     if #due == 0 then
       break
     end
-    for _, id in ipairs(due) do
+    for d = 1, #due, 2 do
+      local id = due[d]
       rcall("ZREM", READY[lane], id)
       local payload = rcall("HGET", ITEMS, id)
       if not payload then
@@ -117,7 +94,7 @@ local function takeFrom(lane, want)
           writeMeta(META, id, meta)
           rcall("ZADD", LEASED[lane], leaseExpiry, id)
           local list = leasedByLane[lane]
-          list[#list + 1] = {id, payload, meta.attempts, token, meta.lastError or false}
+          list[#list + 1] = {id, payload, meta.attempts, token, meta.lastError or false, lane, due[d + 1]}
         end
       end
     end

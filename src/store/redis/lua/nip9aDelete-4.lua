@@ -2,7 +2,7 @@
   Delete a NIP-9a registration, optionally only if it is still a given version
   (compare-and-delete; port-nip9a-gateway.ts).
 
-  Input:
+  Input (cluster layout: every key carries the {nip9a} tag, one slot; see keys.ts):
     KEYS[1] nip9a:registrations     HASH {pubkey}:{d} -> record JSON
     KEYS[2] nip9a:author:{pubkey}   SET of d
     KEYS[3] nip9a:relay_counts      HASH relay -> count

@@ -3,7 +3,7 @@
   created_at wins; on a tie the lower id), within the per-author and per-relay limits, the
   version being replaced not counted (port-nip9a-gateway.ts).
 
-  Input:
+  Input (cluster layout: every key carries the {nip9a} tag, one slot; see keys.ts):
     KEYS[1] nip9a:registrations     HASH {pubkey}:{d} -> record JSON
     KEYS[2] nip9a:author:{pubkey}   SET of d
     KEYS[3] nip9a:relay_counts      HASH relay -> count

@@ -5,7 +5,11 @@
   the entries agree (what lets a complete read move an idle cursor up to the head).
 
   The topic keys cannot be declared in KEYS (their number varies with the reads), so the caller
-  passes them, fully built and with its client key prefix, in ARGV. Not Redis Cluster safe.
+  passes them, fully built and with its client key prefix, in ARGV.
+
+  Single-server path (the divine layout): the keys live in different slots in the cluster layout,
+  where ntfy-cluster.ts runs the per-slot steps (allocateNtfyId-3, completeNtfyAppend-2,
+  readNtfyWatermark-3, trimNtfyTopic-1) instead.
 
   Input:
     KEYS[1] ntfy:head             STRING "ms-seq" of the newest id allocated

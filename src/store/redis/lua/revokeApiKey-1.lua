@@ -1,7 +1,8 @@
 --[[
   Revoke a live API key (port-apikeys.ts): set its revocation time, once.
 
-  Input:
+  Input (cluster layout: `apikey:{apikeys}:{id}`, `apikey_hashes:{apikeys}`, `apikeys:{apikeys}`,
+  one slot; see keys.ts):
     KEYS[1] apikey:{id}    HASH appId, role, hash, prefix, createdAtMs, revokedAtMs
 
     ARGV[1] now, ms

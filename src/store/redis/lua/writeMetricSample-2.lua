@@ -4,7 +4,9 @@
 
   Input:
     KEYS[1] fleet:samples        ZSET member `{processId}|{atMs}` → at, ms
+                                 (cluster layout: fleet:samples:{fleet})
     KEYS[2] fleet:sample_values  HASH the same member → values JSON
+                                 (cluster layout: fleet:sample_values:{fleet}, the same slot)
 
     ARGV[1] process id
     ARGV[2] now, ms (the sample's time)

@@ -1,16 +1,11 @@
--- Included by the inbox scripts (not a script of its own): countInbox, readInboxBadges,
--- markInboxViewed. Expects `rcall` to be defined by the including script.
+-- Included by the inbox scripts (not a script of its own): countInbox, markInboxViewed.
+-- Expects `rcall` to be defined by the including script.
 --   inbox:{pubkey}          HASH  {type} / {type}_viewed per counted type, announcement = high-water id
---   announcements:active    ZSET  id -> expiry (ms)
+-- The active announcement ids live in another slot: the caller reads them and passes them in.
 
 -- The counted types: INBOX_TYPES of port-inbox.ts without `announcement`. Keep in step with it
 -- (the contract test counts every type).
 local COUNTED_TYPES = { "like", "comment", "mention", "repost", "newPost", "directMessage", "keyword", "relayEvent", "reply", "zap" }
-
--- Ids (strings) of the announcements still active at nowMs.
-local function activeAnnouncementIds(activeKey, nowMs)
-  return rcall("ZRANGEBYSCORE", activeKey, "(" .. nowMs, "+inf")
-end
 
 -- How many of `ids` are above the high-water mark `highWater` (a number).
 local function countAbove(ids, highWater)
