@@ -77,11 +77,13 @@ describe('Redis Cluster topology', () => {
 
     const broken = await doctor(env);
     assert.equal(broken.status, 1, broken.stdout);
-    assert.match(
-      broken.stdout,
-      /^FAIL {2}store: Redis Cluster, cluster key layout: 3 masters, 0 replicas \(1 unreachable\), \d+\/16384 slots covered, state fail; /m,
-      broken.stdout,
-    );
+    // The node asked may still be between suspecting the master (unreachable to it) and the
+    // cluster's vote that marks it failed: the state reads either way; the uncovered slots count.
+    const failLine =
+      /^FAIL {2}store: Redis Cluster, cluster key layout: 3 masters, 0 replicas \(1 unreachable\), (\d+)\/16384 slots covered, state (ok|fail); /m.exec(
+        broken.stdout,
+      );
+    assert.ok(failLine && Number(failLine[1]) < 16_384, broken.stdout);
     assert.match(broken.stdout, /^warn {2} {2}node 127\.0\.0\.1:\d+ [0-9a-f]{8} \(master, \d+ slots\) unreachable$/m, broken.stdout);
   });
 });
