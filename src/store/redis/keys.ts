@@ -198,18 +198,12 @@ export const DEFAULT_CLUSTER_QUEUE_SHARDS = 8;
 export const MAX_QUEUE_SHARDS = 256;
 
 /**
- * The shard of a queue item: FNV-1a (32 bits) of the id's UTF-8 bytes, modulo the shard count.
+ * The shard of a queue item: {@link shardOf} its id (CRC16, as every sharded index here).
  * Stable across processes and versions, so every process finds an id in the same shard. (Only the
  * shard count may change it: see `redis.queue_shards` in docs/queues.md.)
  */
 export function queueShardOf(id: string, shards: number): number {
-  if (shards <= 1) return 0;
-  let hash = 0x811c9dc5;
-  for (const byte of Buffer.from(id, 'utf8')) {
-    hash ^= byte;
-    hash = Math.imul(hash, 0x01000193) >>> 0;
-  }
-  return hash % shards;
+  return shardOf(id, shards);
 }
 
 /** The number of queue shards of a layout: always 1 in divine; the setting (or the default) in the cluster. */

@@ -4,7 +4,7 @@
  */
 import { StoreStatus, checkStatus } from '../errors.ts';
 import type { QueueName } from '../port.ts';
-import type { QueueKeys } from './keys.ts';
+import { shardIndexes, type QueueKeys } from './keys.ts';
 import type { RedisContext } from './context.ts';
 
 export function requireTime(operation: string, name: string, value: number): void {
@@ -20,7 +20,7 @@ export function ownedResult(operation: string, code: unknown): boolean {
 
 /** Every shard number of a queue, 0 … n-1. */
 export function queueShards(ctx: RedisContext): number[] {
-  return Array.from({ length: ctx.keys.queueShards }, (_, shard) => shard);
+  return shardIndexes(ctx.keys.queueShards);
 }
 
 /**
