@@ -6,6 +6,7 @@ import { generateSecretKey, publicKeyOf } from './nostr/keys.ts';
 import { npubEncode, nsecEncode } from './nostr/nip19.ts';
 import { runDoctor } from './doctor.ts';
 import { DLQ_USAGE, dlqCommand } from './cli-dlq.ts';
+import { STORE_USAGE, storeCommand } from './cli-store.ts';
 import { Secp256k1BackendError } from './nostr/secp256k1.ts';
 import { appsCommand } from './platform/apps-cli.ts';
 import { limitHeapGrowth } from './util/heap-growth.ts';
@@ -20,6 +21,8 @@ usage:
   nostr-push apps keys list [APP]     list API keys
   nostr-push apps keys revoke ID      revoke an API key
   nostr-push dlq list|replay|delete   list, replay or delete dead letters (nostr-push dlq help)
+  nostr-push store migrate-layout --from divine --to cluster --source URL
+                                      copy a divine Redis into the cluster key layout (nostr-push store help)
   nostr-push help                     this text
 
 configuration: defaults < YAML file (--config or NOSTR_PUSH_CONFIG) < NOSTR_PUSH__SECTION__KEY environment
@@ -57,6 +60,13 @@ export async function main(argv: string[]): Promise<void> {
           return;
         }
         process.exitCode = await dlqCommand(args);
+        return;
+      case 'store':
+        if (args[0] === 'help' || args.length === 0) {
+          process.stdout.write(STORE_USAGE);
+          return;
+        }
+        process.exitCode = await storeCommand(args);
         return;
       case 'help':
       case '--help':

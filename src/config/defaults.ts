@@ -103,6 +103,12 @@ export interface Config {
      * so every script touches one slot). Empty: `cluster` with a cluster URL, `divine` otherwise.
      */
     key_layout: '' | KeyLayout;
+    /**
+     * Shards per durable queue in the cluster layout (each its own slot, so enqueue and lease
+     * spread over the masters). 0: the layout's default (8 in `cluster`; the divine layout has
+     * exactly 1). Every process sharing a store must use the same count.
+     */
+    queue_shards: number;
   };
   server: {
     listen_addr: string;
@@ -553,7 +559,7 @@ export function defaultConfig(): Config {
     store: { url: '' },
     // Empty key_layout follows the URL (cluster URL → cluster layout), so a divine Redis stays a
     // drop-in and a cluster never runs the divine layout's cross-slot scripts by accident.
-    redis: { url: '', connection_pool_size: 10, cluster_nodes: [], key_layout: '' },
+    redis: { url: '', connection_pool_size: 10, cluster_nodes: [], key_layout: '', queue_shards: 0 },
     server: { listen_addr: '0.0.0.0:8000', internal_api_token: '', public_url: '' },
     notification: {
       event_kinds: [...DEFAULT_EVENT_KINDS],

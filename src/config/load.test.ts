@@ -156,6 +156,21 @@ describe('config environment', () => {
     assert.deepEqual(problemsOf({ NOSTR_PUSH__STORE__URL: 'redis+cluster://10.0.0.1', NOSTR_PUSH__REDIS__CLUSTER_NODES: '' }), [
       'store.url / redis.cluster_nodes: "10.0.0.1" is not host:port',
     ]);
+    assert.deepEqual(problemsOf({ REDIS_URL: 'redis://b:6379', NOSTR_PUSH__REDIS__QUEUE_SHARDS: '4' }), [
+      'redis.queue_shards: the divine key layout has exactly one shard per queue (got 4); shards need redis.key_layout: cluster',
+    ]);
+    assert.deepEqual(problemsOf({ NOSTR_PUSH__STORE__URL: 'redis+cluster://10.0.0.1:7000', NOSTR_PUSH__REDIS__QUEUE_SHARDS: '257' }), [
+      "redis.queue_shards must be a whole number from 0 (the layout's default) to 256, got 257",
+    ]);
+  });
+
+  test('redis.queue_shards reaches the store location; 0 leaves the layout default', () => {
+    const cluster = (shards: string) =>
+      resolveStoreLocation(
+        loadConfig({ env: { NOSTR_PUSH__STORE__URL: 'redis+cluster://10.0.0.1:7000', NOSTR_PUSH__REDIS__QUEUE_SHARDS: shards } }).config,
+      );
+    assert.deepEqual(cluster('16'), { kind: 'redis', url: 'redis+cluster://10.0.0.1:7000', queueShards: 16 }, 'a count is carried');
+    assert.deepEqual(cluster('0'), { kind: 'redis', url: 'redis+cluster://10.0.0.1:7000' }, '0 means the layout default: nothing carried');
   });
 
   test('environment overrides the YAML file, which overrides defaults', () => {

@@ -308,18 +308,21 @@ export type StoreLocation =
       clusterNodes?: string[];
       /** `redis.key_layout`; absent: by the URL. */
       layout?: KeyLayout;
+      /** `redis.queue_shards`; absent: the layout's default. */
+      queueShards?: number;
     };
 
 /** Which adapter `store.url` names. Validated at load, so this never throws on a loaded config. */
 export function resolveStoreLocation(config: Config): StoreLocation {
   const url = config.store.url;
   if (url.startsWith('redis://') || url.startsWith('rediss://') || isClusterUrl(url)) {
-    const { key_layout: layout, cluster_nodes: clusterNodes } = config.redis;
+    const { key_layout: layout, cluster_nodes: clusterNodes, queue_shards: queueShards } = config.redis;
     return {
       kind: 'redis',
       url,
       ...(clusterNodes.length > 0 ? { clusterNodes: [...clusterNodes] } : {}),
       ...(layout === '' ? {} : { layout }),
+      ...(queueShards > 0 ? { queueShards } : {}),
     };
   }
   if (url.startsWith('sqlite:')) return { kind: 'sqlite', path: url.slice('sqlite:'.length) };

@@ -1,5 +1,5 @@
 import { HTTP2_CLIENT_KINDS, type Config } from './defaults.ts';
-import { KEY_LAYOUTS } from '../store/redis/keys.ts';
+import { KEY_LAYOUTS, MAX_QUEUE_SHARDS } from '../store/redis/keys.ts';
 import { isClusterUrl, parseRedisTarget } from '../store/redis/target.ts';
 import { ntfyConfigProblems } from '../ntfy/config.ts';
 import { nip9aConfigProblems } from '../nip9a/gateway/config.ts';
@@ -261,6 +261,15 @@ function redisTargetProblems(config: Config): string[] {
     if (layout === 'divine') problems.push('redis.key_layout: divine cannot run on a Redis Cluster; use cluster (the default there)');
   } else if (clusterNodes.length > 0) {
     problems.push('redis.cluster_nodes: needs a redis+cluster:// store URL');
+  }
+  const shards = config.redis.queue_shards;
+  const clusterLayout = layout === 'cluster' || (layout === '' && isClusterUrl(url));
+  if (!Number.isSafeInteger(shards) || shards < 0 || shards > MAX_QUEUE_SHARDS) {
+    problems.push(`redis.queue_shards must be a whole number from 0 (the layout's default) to ${MAX_QUEUE_SHARDS}, got ${String(shards)}`);
+  } else if (!clusterLayout && shards > 1) {
+    problems.push(
+      `redis.queue_shards: the divine key layout has exactly one shard per queue (got ${shards}); shards need redis.key_layout: cluster`,
+    );
   }
   return problems;
 }

@@ -45,6 +45,7 @@ export async function openStore(location: StoreLocation, options: OpenStoreOptio
       url: location.url,
       ...(location.clusterNodes ? { clusterNodes: location.clusterNodes } : {}),
       ...(location.layout ? { layout: location.layout } : {}),
+      ...(location.queueShards !== undefined ? { queueShards: location.queueShards } : {}),
       clock: options.clock,
       logger: options.logger,
       ...(keyPrefix === '' ? {} : { keyPrefix }),

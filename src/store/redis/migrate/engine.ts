@@ -44,7 +44,10 @@ export interface KeyFamily {
    * after all (a pattern can be wider than the family, e.g. `dedup:*`).
    */
   copy(key: string, io: MigrationIo): Promise<number>;
-  /** Units in the target once copied, for the verification (the same units `copy` returns). */
+  /**
+   * Units in the target once copied, for the verification (the same units `copy` returns); called
+   * after each scan step with the keys that step copied.
+   */
   countTarget(copiedKeys: readonly string[], io: MigrationIo): Promise<number>;
 }
 
@@ -85,22 +88,19 @@ export async function migrateLayout(options: MigrationOptions): Promise<FamilyRe
     let cursor = saved ?? '0';
     let keys = 0;
     let copied = 0;
-    const copiedKeys: string[] = [];
+    let inTarget = 0;
     do {
       const [next, batch] = await io.source.scan(cursor, 'MATCH', sourcePattern(io.source, family.match), 'COUNT', MIGRATE_SCAN_COUNT);
       const names = batch.map((key) => withoutPrefix(io.source, key));
       const units = await Promise.all(names.map((key) => family.copy(key, io)));
-      names.forEach((key, i) => {
-        if ((units[i] ?? 0) > 0) {
-          keys += 1;
-          copied += units[i] ?? 0;
-          copiedKeys.push(key);
-        }
-      });
+      const copiedKeys = names.filter((_, i) => (units[i] ?? 0) > 0);
+      keys += copiedKeys.length;
+      copied += units.reduce((sum, n) => sum + n, 0);
+      // Verified batch by batch, so a walk of millions of keys never holds their names.
+      if (copiedKeys.length > 0) inTarget += await family.countTarget(copiedKeys, io);
       cursor = next;
       await io.target.hset(MIGRATE_PROGRESS_KEY, family.name, cursor === '0' ? 'done' : cursor);
     } while (cursor !== '0');
-    const inTarget = await family.countTarget(copiedKeys, io);
     const report = { name: family.name, keys, copied, inTarget, skipped: false };
     reports.push(report);
     options.onFamily?.(report);
