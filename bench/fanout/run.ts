@@ -7,7 +7,7 @@
  * fake (in its own process, 20 ms answer latency). Prints pushes per second from the queueing of
  * the fan-out job to the last push settled, and the verdict: every watcher pushed exactly once.
  *
- *   node --import tsx bench/fanout/run.ts [--watchers 100000] [--store sqlite|redis|cluster|both|all] [--latency 20]
+ *   node --import tsx bench/fanout/run.ts [--watchers 100000] [--store sqlite|redis|layout|cluster|both|all] [--latency 20]
  *                                         [--page-size 1000] [--concurrency 400]
  *
  * Page size defaults to `service.new_post_fanout_page_size`, concurrency to the delivery stage's
@@ -287,10 +287,11 @@ for (const kind of stores) {
         await cluster.stop();
       }
     } else {
+      // `layout`: one Redis with the cluster key layout, the layout's cost without a cluster's.
       const server = await startRedisServer();
-      const store = await openRedisStore({ url: server.url });
+      const store = await openRedisStore({ url: server.url, ...(kind === 'layout' ? { layout: 'cluster' as const } : {}) });
       try {
-        await runOne('Redis', store, dir, [server.pid]);
+        await runOne(kind === 'layout' ? 'Redis, cluster layout' : 'Redis', store, dir, [server.pid]);
       } finally {
         await store.close();
         await server.stop();

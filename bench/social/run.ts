@@ -9,7 +9,7 @@
  * verdict: every expected (event, token) pushed exactly once. BENCH_TRACE=1 prints the queues and
  * the worst event-loop delay every half second.
  *
- *   node --import tsx bench/social/run.ts [--users 10000] [--events 10000] [--rate 2000] [--warmup 5] [--store sqlite|redis|cluster|both|all] [--latency 20] [--phased] [--http2-client builtin|node|both]
+ *   node --import tsx bench/social/run.ts [--users 10000] [--events 10000] [--rate 2000] [--warmup 5] [--store sqlite|redis|layout|cluster|both|all] [--latency 20] [--phased] [--http2-client builtin|node|both]
  *   --http2-client runs the whole benchmark on each HTTP/2 client named (delivery.http2_client).
  *   --rate 0 offers everything at once (peak throughput).
  *   --warmup offers events at the same rate for that many seconds first (paced runs only): a fresh
@@ -252,6 +252,8 @@ function serviceConfig(roles: string, storeUrl: string, dir: string, fake: { cre
       NOSTR_PUSH__INBOX__ENABLED: String(INBOX),
       NOSTR_PUSH__LOG__LEVEL: 'warn',
       NOSTR_PUSH__DELIVERY__HTTP2_CLIENT: http2Client,
+      // `--store layout`: one Redis with the cluster key layout, the layout's cost without a cluster's.
+      ...(label === 'redis-cluster-layout' ? { NOSTR_PUSH__REDIS__KEY_LAYOUT: 'cluster' } : {}),
     },
   }).config;
 }
@@ -505,6 +507,13 @@ for (const client of HTTP2_CLIENTS) {
   if (values.store === 'redis' || values.store === 'both' || values.store === 'all') {
     const redis = await startRedisServer();
     await profiled('redis', () => runOne('redis', redis.url, prepared, dir, { pids: [redis.pid], urls: [redis.url] }));
+    await redis.stop();
+  }
+  if (values.store === 'layout') {
+    const redis = await startRedisServer();
+    await profiled('redis-cluster-layout', () =>
+      runOne('redis-cluster-layout', redis.url, prepared, dir, { pids: [redis.pid], urls: [redis.url] }),
+    );
     await redis.stop();
   }
   if (values.store === 'cluster' || values.store === 'all') {
