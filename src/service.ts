@@ -310,7 +310,15 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       );
       // Admin routes behind the app's admin API keys (the X-App rule), on that app's store view.
       app.route('/', dlqRoutes({ auth: platform.adminKeys, logger: logger.child({ route: 'admin-dlq' }), metrics }));
-      app.route('/', adminAnnouncementRoutes({ auth: platform.adminKeys, metrics, logger: logger.child({ route: 'admin' }) }));
+      app.route(
+        '/',
+        adminAnnouncementRoutes({
+          auth: platform.adminKeys,
+          metrics,
+          logger: logger.child({ route: 'admin' }),
+          onPushCreated: () => sendWakeup.notify(),
+        }),
+      );
     }
     if (config.roles.includes('api') && config.console.enabled) {
       await ensureAdminKey(store, key.npub, logger);

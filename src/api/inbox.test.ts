@@ -11,6 +11,7 @@ import type { StorePort } from '../store/port.ts';
 import { ManualClock } from '../util/clock.ts';
 import { createHash } from 'node:crypto';
 import { adminAnnouncementRoutes, parseExpiresAt } from './admin-announcements.ts';
+import { ANNOUNCEMENT_PREFERENCE_CATEGORY } from '../engine/content.ts';
 import { requireAppKey } from './auth.ts';
 import { createApiKey } from '../platform/api-keys.ts';
 import { HttpError } from './errors.ts';
@@ -186,6 +187,47 @@ describe('user API', () => {
       [[id, 'Hello', expiresAt]],
     );
     assert.equal(((await call('GET', '/v1/inbox/counts')).json?.types as Record<string, { new: number }>).announcement?.new, 0);
+  });
+
+  test('announcements with push: a campaign of kind announcement is created for the opted-in; bad push or title fields are 422', async () => {
+    const post = (body: unknown) =>
+      app.request(`${BASE}/v1/admin/announcements`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${adminKey}` },
+        body: JSON.stringify(body),
+      });
+    const expiresAt = new Date(store.clock.nowMs() + 3_600_000).toISOString();
+    for (const bad of [
+      { text: 'Hi', expiresAt, push: 'yes' },
+      { text: 'Hi', expiresAt, push: true, title: '' },
+      { text: 'Hi', expiresAt, push: true, title: 'x'.repeat(101) },
+    ]) {
+      const refused = await post(bad);
+      assert.equal(refused.status, 422, JSON.stringify(bad));
+      assert.equal(((await refused.json()) as { code: string }).code, 'INVALID_ANNOUNCEMENT');
+    }
+    const silent = (await (await post({ text: 'No push', expiresAt })).json()) as { id: number; push?: unknown };
+    assert.equal(silent.push, undefined, 'no push unless asked');
+    assert.equal(await store.getCampaign('default', `announcement-${silent.id}`), null, 'no campaign unless asked');
+
+    const pushed = await post({ text: 'Maintenance at 22:00 UTC', expiresAt, push: true, title: 'Heads up' });
+    assert.equal(pushed.status, 201);
+    const answer = (await pushed.json()) as { id: number; push: { campaignId: string; preferenceCategory: number } };
+    assert.deepEqual(answer.push, { campaignId: `announcement-${answer.id}`, preferenceCategory: ANNOUNCEMENT_PREFERENCE_CATEGORY });
+    const campaign = await store.getCampaign('default', answer.push.campaignId);
+    assert.deepEqual(
+      campaign?.request,
+      {
+        idempotencyKey: `announcement-${answer.id}`,
+        title: 'Heads up',
+        body: 'Maintenance at 22:00 UTC',
+        audience: 'all',
+        kind: 'announcement',
+        announcementId: answer.id,
+      },
+      'the push is a campaign of kind announcement to everyone (consent is checked per user when it expands)',
+    );
+    assert.equal(campaign.state, 'running');
   });
 
   test('tenancy: X-App names the app whose inbox and announcements the caller reads; an unknown app is 404', async () => {

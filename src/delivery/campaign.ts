@@ -34,7 +34,11 @@ export interface CampaignDelivery {
   deliveryKey: string;
   /** The one device this item is for (a retry re-reads it by token). */
   token: string;
-  timezoneOffsetMinutes: number;
+  /**
+   * The device's offset, for the 21:00–06:59 local rule of campaigns. Absent for an announcement
+   * (issue 13): the user opted into those, and they go out whatever the local time.
+   */
+  timezoneOffsetMinutes?: number;
 }
 
 /** Counts one outcome of a campaign; the delivery role passes {@link batchedCampaignCounter}. */
@@ -103,8 +107,9 @@ export async function deliverCampaignItem(
   const notification = item.payload;
   const count: CampaignCounterFn = deps.countCampaignOutcome ?? ((appId, id, counter) => store.countCampaign(appId, id, counter, 1));
   const nowMs = store.clock.nowMs();
-  if (inCampaignQuietHours(nowMs, campaign.timezoneOffsetMinutes)) {
-    return { kind: 'retry', afterMs: campaignSendAtMs(nowMs, campaign.timezoneOffsetMinutes) - nowMs, error: 'campaign quiet hours' };
+  const offset = campaign.timezoneOffsetMinutes;
+  if (offset !== undefined && inCampaignQuietHours(nowMs, offset)) {
+    return { kind: 'retry', afterMs: campaignSendAtMs(nowMs, offset) - nowMs, error: 'campaign quiet hours' };
   }
   const claim: CampaignClaimFn = deps.claimCampaignDelivery ?? ((key, ttlSecs) => store.claimCampaignDelivery(key, ttlSecs));
   const owner = await claim(campaign.deliveryKey, deps.campaignClaimTtlSecs);

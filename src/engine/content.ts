@@ -29,6 +29,13 @@ import { countRouted } from './inbox/count.ts';
 export const KEYWORD_PREFERENCE_CATEGORY = 65_001;
 
 /**
+ * The preference category of announcement pushes (issue 13): operator announcements pushed to the
+ * users who opted in, off by default like the keyword category and for the same reason the next
+ * number up (no trigger kind of its own).
+ */
+export const ANNOUNCEMENT_PREFERENCE_CATEGORY = 65_002;
+
+/**
  * The preference category (kind 3083 `kinds`) that enables each notification type. `relayEvent`
  * has none: the user asked for those pushes by creating the NIP-9a callback URL and registering
  * it at a relay, and stops them by revoking it.

@@ -25,18 +25,28 @@ import { sleep } from '../roles/supervisor.ts';
 import type { CampaignRecord, ClaimedCampaign, DeviceOwner } from '../store/port-campaigns.ts';
 import type { DeviceRegistration, EnqueueItem, StorePort } from '../store/port.ts';
 import { campaignSendAtMs } from './local-time.ts';
+import { ANNOUNCEMENT_PREFERENCE_CATEGORY } from '../engine/content.ts';
 import type { SendWakeup } from './send-worker.ts';
 
 /** Health flag of the campaign scheduler task. */
 export const TASK_CAMPAIGN_SCHEDULER = 'campaign_scheduler';
 /** The `data.type` of a campaign push, as seed 000 spells it. */
 export const CAMPAIGN_PUSH_TYPE = 'campaign';
+/** The `data.type` of an announcement push (a campaign of kind `announcement`, issue 13). */
+export const ANNOUNCEMENT_PUSH_TYPE = 'announcement';
+
+/** The push type of a campaign record: `campaign`, or `announcement` for an operator announcement. */
+export function campaignPushType(campaign: CampaignRecord): string {
+  return campaign.request.kind === 'announcement' ? ANNOUNCEMENT_PUSH_TYPE : CAMPAIGN_PUSH_TYPE;
+}
 
 export interface CampaignWorkerDeps {
   store: StorePort;
   /** Recipient allowlist; empty means everyone. */
   allowedPubkeys: ReadonlySet<string>;
   pageSize: number;
+  /** The categories of a user with no stored preferences (`notification.default_preferences.kinds`): who gets announcements by default. */
+  defaultPreferenceKinds: readonly number[];
   leaseMs: number;
   pollMs: number;
   wakeup: SendWakeup;
@@ -62,11 +72,12 @@ export function campaignPushMessage(campaign: CampaignRecord, recipient: string)
   return {
     data: {
       ...request.data,
-      type: CAMPAIGN_PUSH_TYPE,
+      type: campaignPushType(campaign),
       title: request.title,
       body: request.body,
       campaignId: campaign.id,
       notificationId: campaign.id,
+      ...(request.announcementId !== undefined ? { announcementId: String(request.announcementId) } : {}),
       receiverPubkey: recipient,
       receiverNpub: npubEncode(recipient),
     },
@@ -95,7 +106,12 @@ async function readPage(
     next = end >= audience.pubkeys.length ? null : String(end);
   }
   if (pubkeys.length === 0) return { pairs: [], next };
-  const [states, consent] = await Promise.all([store.readRecipients(pubkeys), store.readCampaignConsent(pubkeys)]);
+  const announcement = campaign.request.kind === 'announcement';
+  const states = await store.readRecipients(pubkeys);
+  // An announcement goes to who enabled its preference category; a campaign to who enabled campaigns.
+  const consent = announcement
+    ? states.map((state) => (state.preferenceKinds ?? deps.defaultPreferenceKinds).includes(ANNOUNCEMENT_PREFERENCE_CATEGORY))
+    : await store.readCampaignConsent(pubkeys);
   const pairs: Array<[string, DeviceRegistration]> = [];
   const scanned = owners ? new Set(owners.map((o) => `${o.pubkey}\n${o.token}`)) : null;
   pubkeys.forEach((pubkey, i) => {
@@ -120,22 +136,32 @@ export async function expandCampaignPage(
   const { pairs, next } = await readPage(deps, campaign);
   const nowMs = store.clock.nowMs();
   const items: Array<EnqueueItem<OutboundNotification>> = [];
+  const announcement = campaign.request.kind === 'announcement';
+  const pushType = campaignPushType(campaign);
   for (const [recipient, device] of pairs) {
     const offset = device.timezoneOffsetMinutes;
-    if (offset === undefined) continue; // no registered offset: quiet hours cannot be honoured, so no campaign (seed 000)
-    const sendAtMs = campaignSendAtMs(nowMs, offset);
+    // No registered offset: quiet hours cannot be honoured, so no campaign (seed 000). An
+    // announcement the user opted into goes out at once, local time or not.
+    if (offset === undefined && !announcement) continue;
+    const sendAtMs = announcement || offset === undefined ? nowMs : campaignSendAtMs(nowMs, offset);
     const deliveryKey = campaignDeliveryKey(campaign.appId, campaign.request.idempotencyKey, device.token);
     const notification: OutboundNotification = {
       eventId: campaign.id,
       recipient,
-      type: `app:${CAMPAIGN_PUSH_TYPE}`,
+      type: `app:${pushType}`,
       message: campaignPushMessage(campaign, recipient),
       claim: null,
       // Retries are bounded from when the push was due, not from when the campaign was created.
       eventCreatedAt: Math.floor(sendAtMs / 1000),
       devices: [device],
-      send: { appId: campaign.appId, notificationId: campaign.id, type: CAMPAIGN_PUSH_TYPE },
-      campaign: { appId: campaign.appId, campaignId: campaign.id, deliveryKey, token: device.token, timezoneOffsetMinutes: offset },
+      send: { appId: campaign.appId, notificationId: campaign.id, type: pushType },
+      campaign: {
+        appId: campaign.appId,
+        campaignId: campaign.id,
+        deliveryKey,
+        token: device.token,
+        ...(offset === undefined ? {} : { timezoneOffsetMinutes: offset }),
+      },
     };
     items.push({ id: `campaign:${deliveryKey}`, payload: notification, lane: 'low', availableAtMs: sendAtMs });
   }

@@ -57,6 +57,7 @@ export function startPlatformRoles(ctx: PlatformRoleContext): void {
       store,
       allowedPubkeys: deps.allowedPubkeys,
       pageSize: campaigns.page_size,
+      defaultPreferenceKinds: config.notification.default_preferences.kinds,
       leaseMs: campaigns.lease_secs * 1000,
       pollMs: campaigns.poll_millis,
       wakeup,

@@ -32,6 +32,14 @@ export interface CampaignRequest {
   body: string;
   data?: Record<string, string>;
   audience: CampaignAudience;
+  /**
+   * What the campaign is. Absent: an app's campaign (consent is `campaignsEnabled`, devices need a
+   * timezone offset, sends wait for 07:00 local). `announcement`: an operator announcement pushed
+   * to the users whose preferences enable the announcement category (they asked for it), sent at
+   * once to every device, offset or not; `announcementId` names it.
+   */
+  kind?: 'announcement';
+  announcementId?: number;
 }
 
 export type CampaignState = 'running' | 'done';

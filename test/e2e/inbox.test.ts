@@ -14,7 +14,8 @@ import { signEvent } from '../../src/nostr/keys.ts';
 import type { StorePort } from '../../src/store/port.ts';
 import { openSqliteStore } from '../../src/store/sqlite/index.ts';
 import { openRedisStore } from '../../src/store/redis/index.ts';
-import { KEYWORD_PREFERENCE_CATEGORY } from '../../src/engine/content.ts';
+import { ANNOUNCEMENT_PREFERENCE_CATEGORY, KEYWORD_PREFERENCE_CATEGORY } from '../../src/engine/content.ts';
+import { createApiKey } from '../../src/platform/api-keys.ts';
 import { DEFAULT_PREFERENCE_KINDS } from '../../src/config/defaults.ts';
 import { controlEvent, makeUser, type TestUser } from '../support/nostr-client.ts';
 import { publish } from '../support/publisher.ts';
@@ -235,6 +236,58 @@ for (const adapter of ['sqlite', 'redis'] as const) {
         'the outbound queue drained',
       );
       assert.equal(messagesFor('carol-phone', videoOfDave.id).length, 0, 'keyword pushes are off by default');
+    });
+
+    test('an announcement with push reaches each device of the users who enabled announcements once, and nobody else', async () => {
+      const adminKey = (await createApiKey(reader, 'default', 'admin')).key;
+      const later = now() + 5; // newer than any preferences published above, whatever second this runs in
+      await publish(
+        relayA.url,
+        controlEvent(alice, PREFERENCES, { kinds: [...DEFAULT_PREFERENCE_KINDS, ANNOUNCEMENT_PREFERENCE_CATEGORY] }, serviceKey.pubkey, {
+          createdAt: later,
+        }),
+      );
+      await publish(
+        relayA.url,
+        controlEvent(carol, PREFERENCES, { kinds: [...DEFAULT_PREFERENCE_KINDS] }, serviceKey.pubkey, { createdAt: later }),
+      );
+      await eventually(
+        async () => ((await reader.getPreferences(alice.pubkey))?.kinds.includes(ANNOUNCEMENT_PREFERENCE_CATEGORY) ? true : undefined),
+        WAIT_MS,
+        "alice's preferences enable announcements",
+      );
+      await inboundDrained();
+
+      const published = await fetch(`${service.baseUrl}/v1/admin/announcements`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ text: 'Maintenance tonight at 22:00 UTC', expiresAt: now() + 3600, push: true }),
+      });
+      assert.equal(published.status, 201, await published.clone().text());
+      const answer = (await published.json()) as { id: number; push: { campaignId: string } };
+      const announcementPushes = (token: string) =>
+        fcm.messages.filter((m) => m.token === token && m.body.message.data.type === 'announcement');
+      const push = await eventually(() => announcementPushes('alice-iphone')[0], WAIT_MS, 'the announcement pushed to alice');
+      assert.equal(push.body.message.data.body, 'Maintenance tonight at 22:00 UTC');
+      assert.equal(push.body.message.data.title, 'Announcement', 'the default title');
+      assert.equal(push.body.message.data.announcementId, String(answer.id));
+      await eventually(
+        async () => ((await reader.getCampaign('default', answer.push.campaignId))?.state === 'done' ? true : undefined),
+        WAIT_MS,
+        'the announcement campaign expanded',
+      );
+      await eventually(
+        async () => {
+          const outbound = await reader.queueStats('outbound');
+          return outbound.ready === 0 && outbound.leased === 0 ? true : undefined;
+        },
+        WAIT_MS,
+        'the outbound queue drained',
+      );
+      assert.equal(announcementPushes('alice-iphone').length, 1, 'once to alice');
+      assert.equal(announcementPushes('carol-phone').length, 0, 'carol did not enable announcements');
+      const campaign = await reader.getCampaign('default', answer.push.campaignId);
+      assert.equal(campaign?.counts.sent, 1, 'one device sent');
     });
   });
 }
