@@ -310,6 +310,9 @@ export type StoreLocation =
       layout?: KeyLayout;
       /** `redis.queue_shards`; absent: the layout's default. */
       queueShards?: number;
+      /** `redis.wait_replicas` (-1: auto) and `redis.wait_timeout_ms`. */
+      waitReplicas?: number;
+      waitTimeoutMs?: number;
     };
 
 /** Which adapter `store.url` names. Validated at load, so this never throws on a loaded config. */
@@ -320,6 +323,8 @@ export function resolveStoreLocation(config: Config): StoreLocation {
     return {
       kind: 'redis',
       url,
+      waitReplicas: config.redis.wait_replicas,
+      waitTimeoutMs: config.redis.wait_timeout_ms,
       ...(clusterNodes.length > 0 ? { clusterNodes: [...clusterNodes] } : {}),
       ...(layout === '' ? {} : { layout }),
       ...(queueShards > 0 ? { queueShards } : {}),

@@ -117,6 +117,33 @@ export async function waitForFailover(
   await waitForClusterOk(survivors, Math.max(0, deadline - Date.now()));
 }
 
+/**
+ * Resolves once every node's `CLUSTER SLOTS` names `perRange` nodes (the master and its replicas)
+ * for every slot range: the cluster is ok before every node has heard of every replica, and a
+ * client reading the slot map then would see masters without replicas.
+ */
+async function waitForReplicasListed(nodes: readonly PrivateRedisServer[], perRange: number): Promise<void> {
+  const deadline = Date.now() + CLUSTER_READY_TIMEOUT_MS;
+  for (;;) {
+    const listed = await Promise.all(
+      nodes.map(async (node) => {
+        const client = new Redis({ host: '127.0.0.1', port: node.port, lazyConnect: true, maxRetriesPerRequest: 1 });
+        try {
+          await client.connect();
+          // Each range: [start, end, master, ...replicas].
+          const ranges = (await client.call('CLUSTER', 'SLOTS')) as unknown[][];
+          return ranges.every((range) => range.length - 2 >= perRange);
+        } finally {
+          client.disconnect();
+        }
+      }),
+    );
+    if (listed.every(Boolean)) return;
+    if (Date.now() > deadline) throw new Error(`the replicas were not listed by every node within ${CLUSTER_READY_TIMEOUT_MS} ms`);
+    await new Promise((resolve) => setTimeout(resolve, CLUSTER_POLL_MS));
+  }
+}
+
 export async function startRedisCluster(options: RedisClusterOptions = {}): Promise<PrivateRedisCluster> {
   const masters = options.masters ?? 3;
   const replicas = options.replicasPerMaster ?? 0;
@@ -144,6 +171,7 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
       '--cluster-yes',
     ]);
     await waitForClusterOk(nodes);
+    if (replicas > 0) await waitForReplicasListed(nodes, 1 + replicas);
   } catch (error) {
     await stop();
     throw error;
