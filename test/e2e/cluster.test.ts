@@ -33,6 +33,7 @@ import { publish } from '../support/publisher.ts';
 import { startTestRelay, type TestRelay } from '../support/relay.ts';
 import { clusterNodeId, startRedisCluster, waitForFailover, type PrivateRedisCluster } from '../support/redis-cluster.ts';
 import { Cluster } from 'ioredis';
+import calculateKeySlot from 'cluster-key-slot';
 import { createRedisKeys, DEFAULT_CLUSTER_QUEUE_SHARDS, shardIndexes } from '../../src/store/redis/keys.ts';
 import { DELIVERY_WINDOW } from '../../src/roles/roles.ts';
 import { startFcmFake, type FcmFake, type ReceivedMessage } from '../support/fcm-fake.ts';
@@ -173,6 +174,9 @@ describe('a fleet on a Redis Cluster: three masters with replicas, roles split o
         NOSTR_PUSH__NOSTR__RELAYS: relay.url,
         NOSTR_PUSH__NOSTR__QUERY_TIMEOUT_SECS: '1',
         NOSTR_PUSH__STORE__URL: cluster.url,
+        // What auto resolves to on this cluster (a replica per master), said outright: the
+        // failover case depends on each cross-slot step's writes reaching the replica first.
+        NOSTR_PUSH__REDIS__WAIT_REPLICAS: '1',
         NOSTR_PUSH__DATA_DIR: dataDir,
         NOSTR_PUSH__QUEUE__POLL_MILLIS: '20',
         NOSTR_PUSH__QUEUE__LEASE_SECS: String(LEASE_SECS),
@@ -331,8 +335,11 @@ describe('a fleet on a Redis Cluster: three masters with replicas, roles split o
       const posted = video(frank, 'failover-vine');
       await publish(relay.url, posted);
       await eventually(() => (pushesFor(posted.id).length >= FANOUT_WATCHERS / 5 ? true : undefined), FANOUT_WAIT_MS, 'a fifth pushed');
-      const victim = cluster.nodes[0];
-      assert.ok(victim, 'a master to kill');
+      // The master of the creator's watcher set: the walk's SSCAN cursor then has to survive the
+      // failover too, beside the queue shards and claims that master holds.
+      const [watcherSetMaster] = raw.slots[calculateKeySlot(clusterKeys.notifyWatchersKey(frank.pubkey))] ?? [];
+      const victim = cluster.nodes.find((node) => `127.0.0.1:${node.port}` === watcherSetMaster);
+      assert.ok(victim, `the master of the watcher set (${String(watcherSetMaster)}) is a node of the test cluster`);
       const victimId = await clusterNodeId(victim);
       await victim.kill();
       const pushedAtKill = pushesFor(posted.id).length;
