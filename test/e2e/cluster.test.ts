@@ -174,8 +174,8 @@ describe('a fleet on a Redis Cluster: three masters with replicas, roles split o
         NOSTR_PUSH__NOSTR__RELAYS: relay.url,
         NOSTR_PUSH__NOSTR__QUERY_TIMEOUT_SECS: '1',
         NOSTR_PUSH__STORE__URL: cluster.url,
-        // What auto resolves to on this cluster (a replica per master), said outright: the
-        // failover case depends on each cross-slot step's writes reaching the replica first.
+        // Auto's value on a cluster, said outright: the failover case depends on each cross-slot
+        // step's writes reaching the replica first.
         NOSTR_PUSH__REDIS__WAIT_REPLICAS: '1',
         NOSTR_PUSH__DATA_DIR: dataDir,
         NOSTR_PUSH__QUEUE__POLL_MILLIS: '20',
