@@ -1,4 +1,5 @@
 import type { KeyLayout } from '../store/redis/keys.ts';
+import { DEFAULT_WAIT_TIMEOUT_MS, WAIT_REPLICAS_AUTO } from '../store/redis/replication.ts';
 /**
  * Every configuration key with its default, unit and reason.
  *
@@ -109,6 +110,15 @@ export interface Config {
      * exactly 1). Every process sharing a store must use the same count.
      */
     queue_shards: number;
+    /**
+     * Replicas a step's writes must reach before a step in another slot depends on them
+     * (`WAIT`, `src/store/redis/replication.ts`): -1 (auto) is 1 on a cluster and 0 on one Redis;
+     * 0 never waits. A master is never asked for more replicas than it has alive, and a WAIT
+     * answered by fewer than asked fails the step, which is retried.
+     */
+    wait_replicas: number;
+    /** Longest one WAIT blocks, ms (it holds the process's connection to that master meanwhile). */
+    wait_timeout_ms: number;
   };
   server: {
     listen_addr: string;
@@ -559,7 +569,16 @@ export function defaultConfig(): Config {
     store: { url: '' },
     // Empty key_layout follows the URL (cluster URL → cluster layout), so a divine Redis stays a
     // drop-in and a cluster never runs the divine layout's cross-slot scripts by accident.
-    redis: { url: '', connection_pool_size: 10, cluster_nodes: [], key_layout: '', queue_shards: 0 },
+    // wait_replicas auto: durable across a failover wherever a replica exists to fail over to.
+    redis: {
+      url: '',
+      connection_pool_size: 10,
+      cluster_nodes: [],
+      key_layout: '',
+      queue_shards: 0,
+      wait_replicas: WAIT_REPLICAS_AUTO,
+      wait_timeout_ms: DEFAULT_WAIT_TIMEOUT_MS,
+    },
     server: { listen_addr: '0.0.0.0:8000', internal_api_token: '', public_url: '' },
     notification: {
       event_kinds: [...DEFAULT_EVENT_KINDS],

@@ -173,6 +173,26 @@ describe('config environment', () => {
     assert.deepEqual(cluster('0'), { kind: 'redis', url: 'redis+cluster://10.0.0.1:7000' }, '0 means the layout default: nothing carried');
   });
 
+  test('redis.wait_replicas and redis.wait_timeout_ms reach the store location when set; bad values are refused', () => {
+    const url = 'redis+cluster://10.0.0.1:7000';
+    const location = (env: Record<string, string>) =>
+      resolveStoreLocation(loadConfig({ env: { NOSTR_PUSH__STORE__URL: url, ...env } }).config);
+    assert.deepEqual(location({}), { kind: 'redis', url }, 'auto and the default timeout: nothing carried, the store decides');
+    assert.deepEqual(
+      location({ NOSTR_PUSH__REDIS__WAIT_REPLICAS: '0', NOSTR_PUSH__REDIS__WAIT_TIMEOUT_MS: '1000' }),
+      { kind: 'redis', url, waitReplicas: 0, waitTimeoutMs: 1000 },
+      'off and a longer timeout are carried',
+    );
+    assert.deepEqual(
+      problemsOf({ NOSTR_PUSH__STORE__URL: url, NOSTR_PUSH__REDIS__WAIT_REPLICAS: '-2', NOSTR_PUSH__REDIS__WAIT_TIMEOUT_MS: '0' }),
+      [
+        'redis.wait_replicas must be -1 (auto), 0 (off) or a number of replicas up to 16, got -2',
+        'redis.wait_timeout_ms must be a whole number of ms from 1 to 10000, got 0',
+      ],
+      'out of range',
+    );
+  });
+
   test('environment overrides the YAML file, which overrides defaults', () => {
     const dir = mkdtempSync(join(tmpdir(), 'np-config-'));
     const file = join(dir, 'config.yaml');

@@ -6,6 +6,7 @@ import { validateConfig } from './validate.ts';
 import { APP_SECTIONS, appListProblems } from './apps.ts';
 import type { KeyLayout } from '../store/redis/keys.ts';
 import { isClusterUrl } from '../store/redis/target.ts';
+import { DEFAULT_WAIT_TIMEOUT_MS, WAIT_REPLICAS_AUTO } from '../store/redis/replication.ts';
 
 /** Prefix of every environment key; `__` separates levels (`NOSTR_PUSH__SERVICE__PRIVATE_KEY_HEX`). */
 export const ENV_PREFIX = 'NOSTR_PUSH__';
@@ -310,19 +311,31 @@ export type StoreLocation =
       layout?: KeyLayout;
       /** `redis.queue_shards`; absent: the layout's default. */
       queueShards?: number;
+      /** `redis.wait_replicas` (-1: auto) and `redis.wait_timeout_ms`. */
+      waitReplicas?: number;
+      waitTimeoutMs?: number;
     };
 
 /** Which adapter `store.url` names. Validated at load, so this never throws on a loaded config. */
 export function resolveStoreLocation(config: Config): StoreLocation {
   const url = config.store.url;
   if (url.startsWith('redis://') || url.startsWith('rediss://') || isClusterUrl(url)) {
-    const { key_layout: layout, cluster_nodes: clusterNodes, queue_shards: queueShards } = config.redis;
+    const {
+      key_layout: layout,
+      cluster_nodes: clusterNodes,
+      queue_shards: queueShards,
+      wait_replicas: waitReplicas,
+      wait_timeout_ms: waitTimeoutMs,
+    } = config.redis;
     return {
       kind: 'redis',
       url,
       ...(clusterNodes.length > 0 ? { clusterNodes: [...clusterNodes] } : {}),
       ...(layout === '' ? {} : { layout }),
       ...(queueShards > 0 ? { queueShards } : {}),
+      // The defaults are the store's own: only a value set otherwise is carried.
+      ...(waitReplicas === WAIT_REPLICAS_AUTO ? {} : { waitReplicas }),
+      ...(waitTimeoutMs === DEFAULT_WAIT_TIMEOUT_MS ? {} : { waitTimeoutMs }),
     };
   }
   if (url.startsWith('sqlite:')) return { kind: 'sqlite', path: url.slice('sqlite:'.length) };

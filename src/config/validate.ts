@@ -1,6 +1,7 @@
 import { HTTP2_CLIENT_KINDS, type Config } from './defaults.ts';
 import { KEY_LAYOUTS, MAX_QUEUE_SHARDS } from '../store/redis/keys.ts';
 import { isClusterUrl, parseRedisTarget } from '../store/redis/target.ts';
+import { MAX_WAIT_REPLICAS, MAX_WAIT_TIMEOUT_MS, WAIT_REPLICAS_AUTO } from '../store/redis/replication.ts';
 import { ntfyConfigProblems } from '../ntfy/config.ts';
 import { nip9aConfigProblems } from '../nip9a/gateway/config.ts';
 import { templateConfigProblems } from '../engine/templates/load.ts';
@@ -206,6 +207,15 @@ export function validateConfig(config: Config, explicitKeys: ReadonlySet<string>
   const throttle = config.throttle.per_user_per_hour;
   if (!Number.isInteger(throttle) || throttle < 0)
     problems.push('throttle.per_user_per_hour must be a whole number of pushes, 0 (off) or more');
+  const { wait_replicas: waitReplicas, wait_timeout_ms: waitTimeoutMs } = config.redis;
+  if (!Number.isSafeInteger(waitReplicas) || waitReplicas < WAIT_REPLICAS_AUTO || waitReplicas > MAX_WAIT_REPLICAS) {
+    problems.push(
+      `redis.wait_replicas must be -1 (auto), 0 (off) or a number of replicas up to ${MAX_WAIT_REPLICAS}, got ${String(waitReplicas)}`,
+    );
+  }
+  if (!Number.isSafeInteger(waitTimeoutMs) || waitTimeoutMs < 1 || waitTimeoutMs > MAX_WAIT_TIMEOUT_MS) {
+    problems.push(`redis.wait_timeout_ms must be a whole number of ms from 1 to ${MAX_WAIT_TIMEOUT_MS}, got ${String(waitTimeoutMs)}`);
+  }
   return problems;
 }
 

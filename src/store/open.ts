@@ -46,6 +46,8 @@ export async function openStore(location: StoreLocation, options: OpenStoreOptio
       ...(location.clusterNodes ? { clusterNodes: location.clusterNodes } : {}),
       ...(location.layout ? { layout: location.layout } : {}),
       ...(location.queueShards !== undefined ? { queueShards: location.queueShards } : {}),
+      ...(location.waitReplicas !== undefined ? { waitReplicas: location.waitReplicas } : {}),
+      ...(location.waitTimeoutMs !== undefined ? { waitTimeoutMs: location.waitTimeoutMs } : {}),
       clock: options.clock,
       logger: options.logger,
       ...(keyPrefix === '' ? {} : { keyPrefix }),

@@ -20,6 +20,7 @@ import { createRedisKeys, ntfyWakeChannel } from '../../src/store/redis/keys.ts'
 import { NTFY_PENDING_LEASE_MS } from '../../src/store/redis/ntfy-cluster.ts';
 import { parseAppendEvent, RedisNtfyTopics } from '../../src/store/redis/ntfy.ts';
 import { RedisScripts } from '../../src/store/redis/scripts.ts';
+import { ReplicaWaiter } from '../../src/store/redis/replication.ts';
 import { NTFY_MAX_SEQ } from '../../src/store/ntfy-ids.ts';
 import { startRedisServer, type PrivateRedisServer } from '../support/redis-server.ts';
 
@@ -57,7 +58,15 @@ beforeEach(async () => {
   clock = new ManualClock();
   const scripts = new RedisScripts(client);
   await scripts.loadAll();
-  ctx = { redis: client, cluster: null, keys: createRedisKeys('cluster'), scripts, clock, logger: createLogger({ level: 'silent' }) };
+  ctx = {
+    redis: client,
+    cluster: null,
+    keys: createRedisKeys('cluster'),
+    scripts,
+    replication: ReplicaWaiter.off(client),
+    clock,
+    logger: createLogger({ level: 'silent' }),
+  };
 });
 
 const list = (creators: string[], createdAt: number, eventId = LOW_ID): NotifyListReplacement => ({

@@ -14,6 +14,7 @@ import type { RedisContext } from '../../src/store/redis/context.ts';
 import { openRedisStore, type RedisStore } from '../../src/store/redis/index.ts';
 import { createRedisKeys, KEY_LAYOUTS } from '../../src/store/redis/keys.ts';
 import { RedisScripts } from '../../src/store/redis/scripts.ts';
+import { ReplicaWaiter } from '../../src/store/redis/replication.ts';
 import { forgetTokens } from '../../src/store/redis/tokens.ts';
 import { createLogger } from '../../src/observability/logger.ts';
 import { ManualClock } from '../../src/util/clock.ts';
@@ -52,6 +53,7 @@ for (const layout of KEY_LAYOUTS) {
         cluster: null,
         keys: createRedisKeys(layout),
         scripts: new RedisScripts(raw),
+        replication: ReplicaWaiter.off(raw),
         clock,
         logger: createLogger({ level: 'silent' }),
       };

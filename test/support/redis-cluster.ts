@@ -67,6 +67,83 @@ export async function waitForClusterOk(nodes: readonly PrivateRedisServer[], tim
   }
 }
 
+/** A node's cluster id (`CLUSTER MYID`), read while it is up: the others name it by this after it is gone. */
+export async function clusterNodeId(node: PrivateRedisServer): Promise<string> {
+  const client = new Redis({ host: '127.0.0.1', port: node.port, lazyConnect: true, maxRetriesPerRequest: 1 });
+  try {
+    await client.connect();
+    return (await client.call('CLUSTER', 'MYID')) as string;
+  } finally {
+    client.disconnect();
+  }
+}
+
+/** The flags of node `id` in one node's `CLUSTER NODES` (e.g. `master,fail`), or null when it does not list it. */
+async function flagsOf(port: number, id: string): Promise<string | null> {
+  const client = new Redis({ host: '127.0.0.1', port, lazyConnect: true, maxRetriesPerRequest: 1 });
+  try {
+    await client.connect();
+    const text = (await client.call('CLUSTER', 'NODES')) as string;
+    const line = text.split('\n').find((entry) => entry.startsWith(`${id} `));
+    return line?.split(' ')[2] ?? null;
+  } finally {
+    client.disconnect();
+  }
+}
+
+/**
+ * Resolves once the master `victimId` (killed) is marked `fail` by every survivor and the cluster
+ * is ok again: its replica was promoted and serves its slots. `waitForClusterOk` alone can pass
+ * before the survivors noticed the death (the cluster still looks ok for a node timeout).
+ */
+export async function waitForFailover(
+  survivors: readonly PrivateRedisServer[],
+  victimId: string,
+  timeoutMs = CLUSTER_READY_TIMEOUT_MS,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last = '';
+  for (;;) {
+    try {
+      const flags = await Promise.all(survivors.map((node) => flagsOf(node.port, victimId)));
+      if (flags.every((entry) => entry?.split(',').includes('fail') === true)) break;
+      last = JSON.stringify(flags);
+    } catch (error) {
+      last = (error as Error).message;
+    }
+    if (Date.now() > deadline) throw new Error(`the survivors did not mark ${victimId} failed within ${timeoutMs} ms: ${last}`);
+    await new Promise((resolve) => setTimeout(resolve, CLUSTER_POLL_MS));
+  }
+  await waitForClusterOk(survivors, Math.max(0, deadline - Date.now()));
+}
+
+/**
+ * Resolves once every node's `CLUSTER SLOTS` names `perRange` nodes (the master and its replicas)
+ * for every slot range: the cluster is ok before every node has heard of every replica, and a
+ * client reading the slot map then would see masters without replicas.
+ */
+async function waitForReplicasListed(nodes: readonly PrivateRedisServer[], perRange: number): Promise<void> {
+  const deadline = Date.now() + CLUSTER_READY_TIMEOUT_MS;
+  for (;;) {
+    const listed = await Promise.all(
+      nodes.map(async (node) => {
+        const client = new Redis({ host: '127.0.0.1', port: node.port, lazyConnect: true, maxRetriesPerRequest: 1 });
+        try {
+          await client.connect();
+          // Each range: [start, end, master, ...replicas].
+          const ranges = (await client.call('CLUSTER', 'SLOTS')) as unknown[][];
+          return ranges.every((range) => range.length - 2 >= perRange);
+        } finally {
+          client.disconnect();
+        }
+      }),
+    );
+    if (listed.every(Boolean)) return;
+    if (Date.now() > deadline) throw new Error(`the replicas were not listed by every node within ${CLUSTER_READY_TIMEOUT_MS} ms`);
+    await new Promise((resolve) => setTimeout(resolve, CLUSTER_POLL_MS));
+  }
+}
+
 export async function startRedisCluster(options: RedisClusterOptions = {}): Promise<PrivateRedisCluster> {
   const masters = options.masters ?? 3;
   const replicas = options.replicasPerMaster ?? 0;
@@ -94,6 +171,7 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
       '--cluster-yes',
     ]);
     await waitForClusterOk(nodes);
+    if (replicas > 0) await waitForReplicasListed(nodes, 1 + replicas);
   } catch (error) {
     await stop();
     throw error;

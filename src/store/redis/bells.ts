@@ -95,6 +95,10 @@ export async function updateNotifyWatchers(
 ): Promise<void> {
   await Promise.all(creators.map((creator) => ctx.redis.sadd(ctx.keys.notifyWatchersKey(creator), subscriber)));
   await Promise.all(dropped.map((creator) => ctx.redis.srem(ctx.keys.notifyWatchersKey(creator), subscriber)));
+  // Step 4 records the list, and the inbound event carrying it is acknowledged after it: the
+  // watcher sets reach the replicas first (`replication.ts`), or a failover could leave the
+  // subscriber out of a creator's watchers until their next list.
+  await ctx.replication.afterWrites([...creators, ...dropped].map((creator) => ctx.keys.notifyWatchersKey(creator)));
 }
 
 /** Step 4 (subscriber slot): the dropped creators leave the forward index, the version is recorded; false when the lease was no longer this list's. */
@@ -143,9 +147,35 @@ export async function notifySubscriptions(ctx: RedisContext, subscriber: string)
   return ctx.redis.smembers(ctx.keys.notifySubsKey(subscriber));
 }
 
+/** Between a cursor's issuing server (`run_id`) and its SSCAN position, in the cluster layout's tagged cursors. */
+const CURSOR_TAG_SEPARATOR = ':';
+
+/**
+ * One SSCAN page. The cluster layout tags each cursor with the server process that issued it and
+ * restarts a walk whose server changed (`readWatcherPage-1.lua`: a failover or a restart moves
+ * the set to a process whose hash table a foreign cursor would walk wrongly, skipping watchers).
+ * The divine layout keeps divine's plain cursors, so jobs stay readable by either writer.
+ */
+async function scanWatchers(ctx: RedisContext, creator: string, cursor: string, count: number): Promise<[string, string[]]> {
+  const key = ctx.keys.notifyWatchersKey(creator);
+  if (ctx.keys.layout !== 'cluster') return ctx.redis.sscan(key, cursor, 'COUNT', count);
+  const separator = cursor.indexOf(CURSOR_TAG_SEPARATOR);
+  const [tag, position] = separator < 0 ? ['', cursor] : [cursor.slice(0, separator), cursor.slice(separator + 1)];
+  const [run, next, members, restarted] = (await ctx.scripts.run('readWatcherPage', [key], [tag, position, count])) as [
+    string,
+    string,
+    string[],
+    number,
+  ];
+  if (restarted === 1)
+    ctx.logger.warn({ creator }, 'watcher walk continued on another Redis process; restarting it (claims skip the watchers done)');
+  // The walk's end stays the plain start cursor, as the port defines it.
+  return [next === WATCHER_WALK_START ? WATCHER_WALK_START : `${run}${CURSOR_TAG_SEPARATOR}${next}`, members];
+}
+
 export async function notifyWatchersPage(ctx: RedisContext, creator: string, cursor: string, count: number): Promise<WatcherPage> {
   if (!Number.isSafeInteger(count) || count < 1) throw new RangeError(`notifyWatchersPage: count must be a positive integer, got ${count}`);
-  const [nextCursor, members] = await ctx.redis.sscan(ctx.keys.notifyWatchersKey(creator), cursor, 'COUNT', count);
+  const [nextCursor, members] = await scanWatchers(ctx, creator, cursor, count);
   const watchers: string[] = [];
   const seen = new Set<string>();
   for (const member of members) {
@@ -206,11 +236,10 @@ function jobKeysOf(ctx: RedisContext, member: string): string[] {
 export async function enqueueFanoutJob(ctx: RedisContext, eventId: string, job: FanoutJob, markerTtlSecs: number): Promise<boolean> {
   const ttl = expirySeconds('enqueueFanoutJob', markerTtlSecs);
   const shard = ctx.keys.fanoutShardOf(job.eventJson);
-  const queued = await ctx.scripts.run(
-    'enqueueFanoutJob',
-    [ctx.keys.fanoutEnqueuedKey(shard, eventId), ctx.keys.newPostFanoutJobsKey(shard)],
-    [ttl, ctx.clock.nowMs(), encodeFanoutJob(job)],
-  );
+  const keys = [ctx.keys.fanoutEnqueuedKey(shard, eventId), ctx.keys.newPostFanoutJobsKey(shard)];
+  const queued = await ctx.scripts.run('enqueueFanoutJob', keys, [ttl, ctx.clock.nowMs(), encodeFanoutJob(job)]);
+  // The inbound event that made the job is acknowledged next: the job reaches the replicas first.
+  await ctx.replication.afterWrites(keys);
   return queued === 1;
 }
 

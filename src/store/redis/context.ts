@@ -3,6 +3,7 @@ import type { Clock } from '../port.ts';
 import type { Logger } from '../../observability/logger.ts';
 import type { RedisScripts } from './scripts.ts';
 import type { RedisKeys } from './keys.ts';
+import type { ReplicaWaiter } from './replication.ts';
 
 /** What every operation module of the Redis adapter works with. */
 export interface RedisContext {
@@ -13,6 +14,8 @@ export interface RedisContext {
   /** Every key name, in the store's layout. */
   readonly keys: RedisKeys;
   readonly scripts: RedisScripts;
+  /** The replica acknowledgement after steps a later step in another slot depends on (`replication.ts`). */
+  readonly replication: ReplicaWaiter;
   readonly clock: Clock;
   readonly logger: Logger;
 }

@@ -29,13 +29,17 @@
  * later calls once its expiry (the claim lifetime) passed.
  *
  * On one Redis the steps run the same way (three round trips, each step's calls pipelined).
+ *
+ * With `redis.wait_replicas` (`replication.ts`), each step ends with a WAIT on every master it
+ * wrote to, so a failover between two steps cannot undo a step the next one builds on: the
+ * stage before its claim, the claim before its commit, the commit before the caller moves on.
  */
 import type { ClaimedDelivery, EnqueueItem, QueueName, RecipientGateState } from '../port.ts';
 import { expirySeconds, type RedisContext } from './context.ts';
 import { preferenceKindsOf } from './bell-pages.ts';
 import { readDevicesOfMany } from './tokens.ts';
 import { DEFAULT_LANE } from '../lanes.ts';
-import { payloadJson, perShard } from './queue-shards.ts';
+import { itemShardKeys, payloadJson, perShard } from './queue-shards.ts';
 
 export async function readRecipients(ctx: RedisContext, pubkeys: readonly string[]): Promise<RecipientGateState[]> {
   if (pubkeys.length === 0) return [];
@@ -118,6 +122,11 @@ export async function claimAndEnqueue<T>(
       )) as string[];
     },
   );
+  // Each step's writes reach the replicas before the next step, in other slots, depends on them
+  // (`replication.ts`): a claim must not outlive its staged item in a failover, nor the caller
+  // move on (complete its page, acknowledge its event) past a commit a promoted replica lacks.
+  const shardKeysOf = (ids: readonly string[]): string[] => [...new Set(ids.map((id) => itemShardKeys(ctx, queue, id).items))];
+  await ctx.replication.afterWrites(shardKeysOf(entries.map((entry) => entry.item.id)));
   const staged: Staged[] = entries.map((entry, i) => {
     const owner = owners[i] ?? '';
     return { id: entry.item.id, claimKey: entry.claimKey, owner: entry.owner, stagedOwner: owner === '' ? null : owner };
@@ -128,6 +137,9 @@ export async function claimAndEnqueue<T>(
       async ({ claimKey, owner, stagedOwner }) => (await ctx.scripts.run('takeClaim', [claimKey], [stagedOwner ?? owner, ttlSecs])) === 1,
     ),
   );
+  // A claim lost with its master lets a retried page claim and send again: a duplicate, never a
+  // loss, but one WAIT per master is cheap next to a send.
+  await ctx.replication.afterWrites(staged.map((entry) => entry.claimKey));
   // Step 3: commit or discard what was staged, one script per queue shard.
   const toSettle = staged.flatMap((entry, i) => (entry.stagedOwner === null ? [] : [{ ...entry, index: i, commit: claimed[i] === true }]));
   const committed = await perShard(
@@ -144,6 +156,7 @@ export async function claimAndEnqueue<T>(
       return replies.map((reply) => reply === 1);
     },
   );
+  await ctx.replication.afterWrites(shardKeysOf(toSettle.map((entry) => entry.id)));
   const results = staged.map((entry, i) => entry.stagedOwner === null && claimed[i] === true);
   toSettle.forEach((entry, k) => {
     results[entry.index] = committed[k] === true;

@@ -72,7 +72,7 @@ import { DEFAULT_LANE, LANES, leasePasses, type LanePass } from '../lanes.ts';
 import type { ScriptArg } from './scripts.ts';
 import type { QueueKeys } from './keys.ts';
 import { parseJson, type RedisContext } from './context.ts';
-import { ownedResult, payloadJson, perShard, queueShards, requireTime } from './queue-shards.ts';
+import { itemShardKeys, ownedResult, payloadJson, perShard, queueShards, requireTime } from './queue-shards.ts';
 import { peekLimit, planShardedLease, type DueEntry, type ShardReport } from './queue-lease-plan.ts';
 
 export { listDead, listDeadPage, getDead, replayDead, replayAllDead, deleteDead, queueStats } from './queue-dead-letters.ts';
@@ -104,7 +104,7 @@ export async function enqueueMany<T>(ctx: RedisContext, queue: QueueName, items:
     requireTime('enqueue', 'availableAtMs', availableAtMs);
     return { id: item.id, values: [item.id, payload, availableAtMs, item.lane ?? DEFAULT_LANE] };
   });
-  return perShard(
+  const added = await perShard(
     ctx,
     args,
     (entry) => entry.id,
@@ -118,6 +118,10 @@ export async function enqueueMany<T>(ctx: RedisContext, queue: QueueName, items:
       return added.map((value) => value === 1);
     },
   );
+  // The caller lets go of the item's source next (a relay cursor, an inbound event, a schedule):
+  // the item reaches the replicas first (`replication.ts`).
+  await ctx.replication.afterWrites([...new Set(items.map((item) => itemShardKeys(ctx, queue, item.id).items))]);
+  return added;
 }
 
 /** Plan-and-lease rounds of one lease call on a sharded queue (see {@link lease}). */

@@ -68,6 +68,7 @@ export const SCRIPT_NAMES = [
   'beginNotifyListReplacement',
   'finishNotifyListReplacement',
   'enqueueFanoutJob',
+  'readWatcherPage',
   'claimFanoutJob',
   'completeFanoutJob',
   'retryFanoutJob',

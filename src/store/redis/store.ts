@@ -98,6 +98,13 @@ import * as nip9a from './nip9a-gateway.ts';
 import * as throttle from './throttle.ts';
 import type { ThrottleDecision, ThrottleWindow } from '../port-throttle.ts';
 import type { NtfyAppendEvent, NtfyMessage, NtfyMessageContent, NtfyReadRequest, NtfyReadResult } from '../port-ntfy.ts';
+import {
+  DEFAULT_WAIT_TIMEOUT_MS,
+  ReplicaWaiter,
+  resolveWaitReplicas,
+  WAIT_REPLICAS_AUTO,
+  type ReplicationSettings,
+} from './replication.ts';
 
 export interface RedisStoreOptions {
   /**
@@ -116,6 +123,14 @@ export interface RedisStoreOptions {
    * with the queues drained.
    */
   queueShards?: number;
+  /**
+   * Replicas the writes of a step must reach before a step in another slot depends on them
+   * (`redis.wait_replicas`, `replication.ts`); default {@link WAIT_REPLICAS_AUTO}: 1 on a cluster
+   * (each master asked for no more replicas than it has alive), 0 on one Redis.
+   */
+  waitReplicas?: number;
+  /** Longest one such wait blocks, ms (`redis.wait_timeout_ms`); default {@link DEFAULT_WAIT_TIMEOUT_MS}. */
+  waitTimeoutMs?: number;
   /** Time source; defaults to the Redis server clock ({@link RedisServerClock}). */
   clock?: Clock;
   /** Prefix for every key. For test isolation only: a divine Redis has no prefix. */
@@ -145,6 +160,7 @@ export class RedisStore implements StorePort {
     private readonly serverClock?: RedisServerClock,
     scriptObserver?: ScriptCallObserver,
     queueShards?: number,
+    replication: ReplicationSettings = { replicas: 0, timeoutMs: DEFAULT_WAIT_TIMEOUT_MS },
   ) {
     this.redis = client.redis;
     this.ctx = {
@@ -152,6 +168,7 @@ export class RedisStore implements StorePort {
       cluster: client.cluster,
       keys: createRedisKeys(layout, queueShards === undefined ? {} : { queueShards }),
       scripts: new RedisScripts(client.redis, undefined, client.cluster, scriptObserver),
+      replication: new ReplicaWaiter(client.redis, client.cluster, replication),
       clock,
       logger,
     };
@@ -676,7 +693,13 @@ export async function openRedisStore(options: RedisStoreOptions): Promise<RedisS
       await serverClock.sync();
       clock = serverClock;
     }
-    const store = new RedisStore(client, clock, logger, layout, serverClock, options.scriptObserver, options.queueShards);
+    const replication = {
+      replicas: resolveWaitReplicas(options.waitReplicas ?? WAIT_REPLICAS_AUTO, client.cluster),
+      timeoutMs: options.waitTimeoutMs ?? DEFAULT_WAIT_TIMEOUT_MS,
+    };
+    if (client.cluster)
+      logger.info({ waitReplicas: replication.replicas, waitTimeoutMs: replication.timeoutMs }, 'redis cluster replica acknowledgement');
+    const store = new RedisStore(client, clock, logger, layout, serverClock, options.scriptObserver, options.queueShards, replication);
     await store.loadScripts();
     serverClock?.start();
     return store;

@@ -1,0 +1,144 @@
+/**
+ * Replica acknowledgement after the steps whose loss would lose work (issue 18, `redis.wait_replicas`).
+ *
+ * Redis replicates asynchronously: a master answers a write before any replica has it, and a
+ * master killed in that window takes the write with it when its replica is promoted. A write lost
+ * that way is harmless when whatever made it retries it. It loses work when a LATER step in
+ * ANOTHER slot (so, on a cluster, maybe another master) already depends on it and survives:
+ *
+ * - a delivery staged before its claim is taken, and committed before the caller moves on (the
+ *   fan-out page completes and its cursor moves, the inbound event is acknowledged): a claim held
+ *   without its item, or an item left staged that nobody commits (`deliveries.ts`);
+ * - an item enqueued before its source lets go of it (a relay cursor advanced, an inbound event
+ *   acknowledged, a schedule moved on) (`queues.ts`);
+ * - a fan-out job queued before the inbound event that made it is acknowledged (`bells.ts`);
+ * - a subscriber added to a creator's watchers before the notify list's version is recorded.
+ *
+ * After such a step the adapter sends `WAIT numreplicas timeout` to each master the step wrote
+ * to, on the connection the step's commands went through. WAIT counts the replicas that
+ * acknowledged every write that connection made so far; ioredis keeps one connection per node,
+ * shared by every command of the process, so one WAIT per master covers the whole step (and
+ * whatever else the process wrote there before). The WAIT is a command of its own after the
+ * step's answers: in one pipeline with the step's script it would go to the same node, but
+ * ioredis follows a MOVED in a pipeline only when every command of it failed alike, and WAIT
+ * would not, so a pipeline would turn a redirection into an error.
+ *
+ * Each master is asked for the configured count, or for as many replicas as the client's slot
+ * map lists for it when that is fewer (Redis leaves failed replicas out of `CLUSTER SLOTS`). A
+ * master with no live replica cannot fail over, so there is nothing to wait for: after a failover
+ * the promoted master has no replica until one joins it, and its slots keep working meanwhile.
+ *
+ * A WAIT answered by fewer replicas than asked is an error ({@link ReplicationWaitError}), which
+ * the step's caller retries as it retries any store error (the queues' leases, the fan-out page's
+ * backoff, the inbound event's retry); every such step is idempotent. It is not merely logged: a
+ * listed replica that does not acknowledge is lagging (and a failover now would promote it
+ * without the step's writes), or the master just died; carrying on then is exactly the loss
+ * this guards against. A shortfall also refreshes the slot map, so a replica the cluster has
+ * since marked failed stops being waited for on the retry. While a replica is alive but does not
+ * keep up (a full resync), the steps writing to its master's slots fail after the timeout and are
+ * retried: the price of the guarantee, as with Redis' own `min-replicas-to-write`.
+ *
+ * The master is read from the slot map just after the step's answers. A failover completing in
+ * between (it takes at least the cluster's node timeout, seconds) would make the WAIT ask the new
+ * master, which holds the step's writes only if the client's retry ran the step there.
+ */
+import calculateKeySlot from 'cluster-key-slot';
+import type { Cluster, Redis } from 'ioredis';
+
+/** `redis.wait_replicas` meaning "by the target": 1 on a cluster (each master's live replicas at most), 0 on one Redis. */
+export const WAIT_REPLICAS_AUTO = -1;
+/** The most replicas a step may wait for (a bound for the configuration, far above any deployment's). */
+export const MAX_WAIT_REPLICAS = 16;
+/**
+ * How long a WAIT may block, in ms (`redis.wait_timeout_ms`): far above a healthy replica's
+ * acknowledgement (well under a millisecond on a LAN, a few under load), and short because a
+ * blocked WAIT holds the process's one connection to that master, so every command queued
+ * behind it waits too.
+ */
+export const DEFAULT_WAIT_TIMEOUT_MS = 250;
+/** The longest `redis.wait_timeout_ms` accepted. */
+export const MAX_WAIT_TIMEOUT_MS = 10_000;
+
+/** A step's writes reached fewer replicas than `redis.wait_replicas` asks: the caller retries the step. */
+export class ReplicationWaitError extends Error {
+  constructor(detail: string) {
+    super(`replica acknowledgement: ${detail}; the step is retried`);
+    this.name = 'ReplicationWaitError';
+  }
+}
+
+export interface ReplicationSettings {
+  /** Replicas each step's writes must reach; 0: no WAIT. */
+  replicas: number;
+  /** Longest a WAIT blocks, ms. */
+  timeoutMs: number;
+}
+
+/** What `redis.wait_replicas` becomes on this target: {@link WAIT_REPLICAS_AUTO} resolved, anything else as it is. */
+export function resolveWaitReplicas(requested: number, cluster: Cluster | null): number {
+  if (requested !== WAIT_REPLICAS_AUTO) return requested;
+  // Failover to a replica is a cluster's (this adapter does not follow Sentinel). A master
+  // without a replica is not waited for at all (see the module comment), so 1 costs nothing there.
+  return cluster ? 1 : 0;
+}
+
+/** One master to WAIT on, and how many replicas to ask it for. */
+interface WaitTarget {
+  node: Redis;
+  replicas: number;
+}
+
+/** Sends the WAITs of {@link ReplicationSettings} after the steps that must survive a failover. */
+export class ReplicaWaiter {
+  constructor(
+    private readonly redis: Redis,
+    private readonly cluster: Cluster | null,
+    readonly settings: ReplicationSettings,
+  ) {}
+
+  /** A waiter that never waits (a single Redis, `redis.wait_replicas: 0`, or a test's bare context). */
+  static off(redis: Redis): ReplicaWaiter {
+    return new ReplicaWaiter(redis, null, { replicas: 0, timeoutMs: DEFAULT_WAIT_TIMEOUT_MS });
+  }
+
+  /**
+   * Resolves once the writes just made to `keys` (their answers already received) reached the
+   * configured replicas, one WAIT per master holding them; throws {@link ReplicationWaitError}
+   * when a master answers fewer.
+   */
+  async afterWrites(keys: readonly string[]): Promise<void> {
+    const { replicas } = this.settings;
+    if (replicas === 0 || keys.length === 0) return;
+    const targets = this.cluster ? this.mastersOf(this.cluster, keys, replicas) : [{ node: this.redis, replicas }];
+    await Promise.all(targets.filter((target) => target.replicas > 0).map((target) => this.waitOn(target)));
+  }
+
+  private async waitOn({ node, replicas }: WaitTarget): Promise<void> {
+    const { timeoutMs } = this.settings;
+    const acknowledged = Number(await node.call('WAIT', replicas, timeoutMs));
+    if (acknowledged < replicas) {
+      // The map may list a replica the cluster has since marked failed: the retry reads it anew.
+      this.cluster?.refreshSlotsCache();
+      const where = this.cluster ? ` on ${node.options.host ?? '?'}:${node.options.port ?? '?'}` : '';
+      throw new ReplicationWaitError(`${acknowledged} of ${replicas} replicas acknowledged${where} within ${timeoutMs} ms`);
+    }
+  }
+
+  /** The masters that serve `keys` now, each once, with the replicas to ask each for (at most those it has). */
+  private mastersOf(cluster: Cluster, keys: readonly string[], wanted: number): WaitTarget[] {
+    const prefix = cluster.options.keyPrefix ?? '';
+    const byAddress = new Map<string, Redis>(cluster.nodes('master').map((node) => [`${node.options.host}:${node.options.port}`, node]));
+    const targets = new Map<Redis, WaitTarget>();
+    for (const key of keys) {
+      // The slot of the key as sent, prefix included (a key without a hash tag hashes whole).
+      const slot = calculateKeySlot(`${prefix}${key}`);
+      // ioredis lists a slot's nodes master first, then its replicas (failed ones left out).
+      const [address, ...replicas]: readonly string[] = cluster.slots[slot] ?? [];
+      const node = address === undefined ? undefined : byAddress.get(address);
+      // The slot map is being refreshed (a failover): the step is retried once it is known again.
+      if (!node) throw new ReplicationWaitError(`no known master for slot ${slot}`);
+      targets.set(node, { node, replicas: Math.min(wanted, replicas.length) });
+    }
+    return [...targets.values()];
+  }
+}

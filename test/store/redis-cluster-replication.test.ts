@@ -1,0 +1,140 @@
+/**
+ * `redis.wait_replicas` on a real Redis Cluster of three masters with one replica each
+ * (`src/store/redis/replication.ts`): a step that must survive a failover waits for the replica
+ * of the master it wrote to, and fails (for its caller to retry) when that replica does not
+ * answer. The replica is frozen with SIGSTOP, so it is connected but acknowledges nothing, as a
+ * lagging or resyncing replica would; the other masters' steps go on. A replica that died and was
+ * marked failed is not waited for: its master could not fail over anyway.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import calculateKeySlot from 'cluster-key-slot';
+import { Cluster } from 'ioredis';
+import type { StorePort } from '../../src/store/port.ts';
+import { WATCHER_WALK_START } from '../../src/store/port-bells.ts';
+import { openRedisStore } from '../../src/store/redis/index.ts';
+import { createRedisKeys, queueShardOf, DEFAULT_CLUSTER_QUEUE_SHARDS } from '../../src/store/redis/keys.ts';
+import { ReplicationWaitError } from '../../src/store/redis/replication.ts';
+import { createLogger } from '../../src/observability/logger.ts';
+import { clusterNodeId, startRedisCluster, waitForFailover, type PrivateRedisCluster } from '../support/redis-cluster.ts';
+import { eventually } from '../support/service-process.ts';
+
+/** Short, so a step meeting the frozen replica fails fast. */
+const WAIT_TIMEOUT_MS = 100;
+const PREFIX = 'replication-test:';
+/** A watcher set large enough to be a hash table, walked in pages. */
+const WALKED_WATCHERS = 1_000;
+const WALK_PAGE = 100;
+/** An upper bound only a hang reaches. */
+const RETRY_DEADLINE_MS = 30_000;
+
+describe('replica acknowledgement on a Redis Cluster with replicas', () => {
+  let cluster: PrivateRedisCluster;
+  let raw: Cluster;
+  let store: StorePort;
+  const keys = createRedisKeys('cluster');
+
+  before(async () => {
+    cluster = await startRedisCluster({ masters: 3, replicasPerMaster: 1 });
+    raw = new Cluster(cluster.nodes.map((node) => ({ host: '127.0.0.1', port: node.port })));
+    await raw.ping();
+    // wait_replicas left at auto: 1 on a cluster.
+    store = await openRedisStore({
+      url: cluster.url,
+      keyPrefix: PREFIX,
+      waitTimeoutMs: WAIT_TIMEOUT_MS,
+      logger: createLogger({ level: 'silent' }),
+    });
+  });
+
+  after(async () => {
+    /* eslint-disable @typescript-eslint/no-unnecessary-condition -- before() can fail before it assigns these. */
+    await store?.close();
+    raw?.disconnect();
+    await cluster?.stop();
+    /* eslint-enable @typescript-eslint/no-unnecessary-condition */
+  });
+
+  /** The port of the replica of the master serving the queue shard of `id` (ioredis lists a slot's nodes master first). */
+  function replicaPortOf(id: string): { replicaPort: number; masterAddress: string } {
+    const shardKey = keys.queueKeys('outbound', queueShardOf(id, DEFAULT_CLUSTER_QUEUE_SHARDS)).items;
+    const [masterAddress, replicaAddress] = raw.slots[calculateKeySlot(`${PREFIX}${shardKey}`)] ?? [];
+    assert.ok(masterAddress && replicaAddress, `the shard of ${id} has a master and a replica`);
+    return { replicaPort: Number(replicaAddress.split(':')[1]), masterAddress };
+  }
+
+  test('an enqueue waits for its master’s replica: refused while it is frozen, done when retried after', async () => {
+    const frozenId = 'item-on-a-frozen-master';
+    const { replicaPort, masterAddress } = replicaPortOf(frozenId);
+    // An item whose shard another master serves: its WAIT goes there, and is answered.
+    const otherId = Array.from({ length: 64 }, (_, i) => `item-${i}`).find((id) => replicaPortOf(id).masterAddress !== masterAddress);
+    assert.ok(otherId, 'an id on another master');
+    const replica = cluster.nodes.find((node) => node.port === replicaPort);
+    assert.ok(replica, 'the replica is one of the test cluster’s nodes');
+
+    assert.equal(await store.enqueue('outbound', { id: 'warm-up', payload: 1 }), true, 'enqueued with every replica answering');
+    process.kill(replica.pid, 'SIGSTOP');
+    try {
+      await assert.rejects(
+        store.enqueue('outbound', { id: frozenId, payload: 'a' }),
+        (error: unknown) => error instanceof ReplicationWaitError && /0 of 1 replicas acknowledged/.test(error.message),
+        'the step fails when its master’s replica does not acknowledge',
+      );
+      assert.equal(await store.enqueue('outbound', { id: otherId, payload: 'b' }), true, 'a step on another master is unaffected');
+    } finally {
+      process.kill(replica.pid, 'SIGCONT');
+    }
+    // The caller's retry: the master kept the write, so the item is known; now it is replicated.
+    assert.equal(await store.enqueue('outbound', { id: frozenId, payload: 'a' }), false, 'the retry finds the item already queued');
+    const stats = await store.queueStats('outbound');
+    assert.equal(stats.ready, 3, 'warm-up, the other and the retried item are queued, once each');
+  });
+
+  test('a watcher walk continued on another Redis process restarts instead of skipping watchers', async () => {
+    const creator = 'c4'.repeat(32);
+    const watchers = Array.from({ length: WALKED_WATCHERS }, (_, i) => `d${i.toString(16).padStart(63, '0')}`);
+    await raw.sadd(`${PREFIX}${keys.notifyWatchersKey(creator)}`, ...watchers);
+    const first = await store.notifyWatchersPage(creator, WATCHER_WALK_START, WALK_PAGE);
+    const [issuer, position] = first.nextCursor.split(':');
+    assert.match(issuer ?? '', /^[0-9a-f]{40}$/, `the cursor names the process that issued it (${first.nextCursor})`);
+    // The same position from a process that did not issue it (a promoted replica, a restart).
+    const foreign = await store.notifyWatchersPage(creator, `${'0'.repeat(40)}:${String(position)}`, WALK_PAGE);
+    assert.deepEqual(foreign.watchers, first.watchers, 'the walk starts over, from the first page');
+    const walked = new Set(first.watchers);
+    for (let cursor = first.nextCursor; cursor !== WATCHER_WALK_START;) {
+      const page = await store.notifyWatchersPage(creator, cursor, WALK_PAGE);
+      for (const watcher of page.watchers) walked.add(watcher);
+      cursor = page.nextCursor;
+    }
+    assert.equal(walked.size, WALKED_WATCHERS, 'the issuer’s own cursors walk every watcher');
+  });
+
+  test('a master whose replica died is not waited for once the cluster marked it failed', async () => {
+    const id = 'item-on-a-master-without-replica';
+    const { replicaPort } = replicaPortOf(id);
+    const replica = cluster.nodes.find((node) => node.port === replicaPort);
+    assert.ok(replica, 'the replica is one of the test cluster’s nodes');
+    const replicaId = await clusterNodeId(replica);
+    await replica.kill();
+    await waitForFailover(
+      cluster.nodes.filter((node) => node !== replica),
+      replicaId,
+    );
+    // The first try may still find the dead replica in the client's slot map: its shortfall
+    // refreshes the map, and a retry (as the callers make) asks for no replica.
+    const added = await eventually(
+      async () => {
+        try {
+          return await store.enqueue('outbound', { id, payload: 'c' });
+        } catch (error) {
+          if (error instanceof ReplicationWaitError) return undefined;
+          throw error;
+        }
+      },
+      RETRY_DEADLINE_MS,
+      'an enqueue on the master without a replica',
+    );
+    assert.equal(typeof added, 'boolean', 'the enqueue completed');
+    assert.equal((await store.queueStats('outbound')).ready, 4, 'the item is queued beside the first test’s three');
+  });
+});
