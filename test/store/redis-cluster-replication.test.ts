@@ -11,6 +11,7 @@ import { after, before, describe, test } from 'node:test';
 import calculateKeySlot from 'cluster-key-slot';
 import { Cluster } from 'ioredis';
 import type { StorePort } from '../../src/store/port.ts';
+import type { CoalesceEvent, CoalescePolicy } from '../../src/store/port-coalesce.ts';
 import { WATCHER_WALK_START } from '../../src/store/port-bells.ts';
 import { openRedisStore } from '../../src/store/redis/index.ts';
 import { createRedisKeys, queueShardOf, DEFAULT_CLUSTER_QUEUE_SHARDS } from '../../src/store/redis/keys.ts';
@@ -107,6 +108,47 @@ describe('replica acknowledgement on a Redis Cluster with replicas', () => {
       cursor = page.nextCursor;
     }
     assert.equal(walked.size, WALKED_WATCHERS, 'the issuer’s own cursors walk every watcher');
+  });
+
+  test('a buffered like waits for its group’s replica before the event can be acknowledged; the retry replays it once', async () => {
+    const owner = 'e5'.repeat(32);
+    const policy: CoalescePolicy = {
+      windowSecs: 600,
+      immediateLimit: 0,
+      groupTtlSecs: 3600,
+      graceSecs: 600,
+      throttleCapacity: 20,
+      throttleRefillSecs: 60,
+      dailyWindowSecs: 86_400,
+      dailyCap: 20,
+    };
+    const like: CoalesceEvent = {
+      type: 'like',
+      owner,
+      target: `e:${'f1'.repeat(32)}`,
+      actor: 'ac'.repeat(32),
+      eventId: 'ee'.repeat(32),
+      eventKind: 7,
+      createdAt: 1_767_225_600,
+      references: { referencedEventId: 'f1'.repeat(32) },
+    };
+    // The group lives in the recipient's slot; freeze the replica of that slot's master.
+    const [, replicaAddress] = raw.slots[calculateKeySlot(`${PREFIX}${keys.coalesceDispositionKey(like.eventId, owner)}`)] ?? [];
+    const replica = cluster.nodes.find((node) => `127.0.0.1:${node.port}` === replicaAddress);
+    assert.ok(replica, 'the recipient’s master has a replica among the test cluster’s nodes');
+    process.kill(replica.pid, 'SIGSTOP');
+    try {
+      await assert.rejects(
+        store.ingestCoalesceEvent(like, policy),
+        (error: unknown) => error instanceof ReplicationWaitError,
+        'the ingest fails while the group’s master’s replica does not acknowledge',
+      );
+    } finally {
+      process.kill(replica.pid, 'SIGCONT');
+    }
+    const retried = await store.ingestCoalesceEvent(like, policy);
+    assert.deepEqual([retried.disposition, retried.replayed], ['buffered', true], 'the retry replays the recorded disposition');
+    assert.equal((await store.readCoalesceGroup(retried.groupId))?.pending, 1, 'the like is buffered once');
   });
 
   test('a master whose replica died is not waited for once the cluster marked it failed', async () => {

@@ -153,6 +153,11 @@ export async function ingestCoalesceEvent(ctx: RedisContext, event: CoalesceEven
   if (disposition !== 'immediate') {
     if (replayed === 1) await queueReplayedGroup(ctx, gid);
     else await queueNewGroup(ctx, gid, due);
+    // The engine acknowledges the event next: the buffered like must be on the replicas of both
+    // the group's and the outbox shard's masters first, or a failover could take it with it. (An
+    // immediate one is queued by the claimed-delivery steps, which wait for themselves; the
+    // disposition shares the claim's slot, so their wait covers it.)
+    await ctx.replication.afterWrites([ctx.keys.coalesceGroupKey(gid), ctx.keys.coalesceDueKey(ctx.keys.coalesceOutboxShardOf(gid))]);
   }
   return { disposition, groupId: gid, replayed: replayed === 1 };
 }

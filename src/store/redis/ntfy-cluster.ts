@@ -88,6 +88,10 @@ export async function appendInCluster(
       commit.status === 'fulfilled' ? ctx.redis.zadd(expiryKey, 'LT', expiresMs, topic) : null,
     ]);
     if (commit.status === 'fulfilled') {
+      // The publisher is answered once its message is on the replicas too: a failover right after
+      // the answer must not take the message with it (a shortfall fails the publish, which the
+      // publisher may send again).
+      await ctx.replication.afterWrites([keys.ntfyTopicKey(topic), keys.ntfyIdsKeyOf(entryId), expiryKey, keys.ntfyHeadKey]);
       if (completed !== 1)
         ctx.logger.warn({ topic, entryId }, 'ntfy append committed after its pending lease ran out; live feeds may miss it');
       return { ms, seq, expiresMs };
