@@ -12,7 +12,11 @@
  * outbound queue a critical waits behind the whole backlog; with them it should not.
  *
  *   node --import tsx bench/send-api/run.ts [--store sqlite|redis|both] [--rate 100] [--recipients 1000]
- *        [--seconds 3] [--backlog 100000] [--criticals 10] [--latency 20]
+ *        [--seconds 3] [--backlog 100000] [--criticals 10] [--latency 20] [--split]
+ *
+ * --split (Redis only: a SQLite store belongs to one process) runs the roles as a fleet does:
+ * `api` in one process, `scheduler,delivery` in another, so the API's answers do not wait behind
+ * the delivery's turns on one event loop.
  *
  * The issue's target run is --rate 100 --recipients 1000 --backlog 100000 (100,000 pushes/s
  * offered): far past what one delivery process pushes on a 2-core machine, so the backlog grows
@@ -35,6 +39,7 @@ const { values } = parseArgs({
     backlog: { type: 'string', default: '100000' },
     criticals: { type: 'string', default: '10' },
     latency: { type: 'string', default: '20' },
+    split: { type: 'boolean', default: false },
   },
 });
 const RATE = Number(values.rate);
@@ -86,25 +91,46 @@ async function runOne(label: string, storeUrl: string, open: () => Promise<Store
   const key = (await createApiKey(store, 'default', 'send')).key;
   await store.close();
   const fake = await startFcmFakeProcess(Number(values.latency), dir);
-  const service = await startServiceProcess({
-    env: {
-      NOSTR_PUSH__ROLES: 'api,scheduler,delivery',
-      NOSTR_PUSH__STORE__URL: storeUrl,
-      NOSTR_PUSH__DATA_DIR: dir,
-      NOSTR_PUSH__SERVICE__PRIVATE_KEY_HEX: generateSecretKey(),
-      NOSTR_PUSH__SEND_API__TYPES: 'bench:1059',
-      NOSTR_PUSH__FIREBASE__CREDENTIALS_PATH: fake.credentialsPath,
-      NOSTR_PUSH__FIREBASE__PROJECT_ID: 'fake-project',
-      NOSTR_PUSH__FIREBASE__API_BASE_URL: fake.baseUrl,
-      NOSTR_PUSH__NOTIFICATION__MAX_EVENT_AGE_SECS: '86400',
-      // info: startServiceProcess waits for the 'http listening' line.
-      NOSTR_PUSH__LOG__LEVEL: 'info',
-      LOG_LEVEL: 'info',
-    },
+  const split = values.split && !storeUrl.startsWith('sqlite:');
+  if (values.split && !split) console.error(`${label}: --split needs Redis (a SQLite store belongs to one process); one process`);
+  const serviceEnv = (roles: string, name: string): Record<string, string> => ({
+    NOSTR_PUSH__ROLES: roles,
+    NOSTR_PUSH__STORE__URL: storeUrl,
+    NOSTR_PUSH__DATA_DIR: `${dir}/${name}`,
+    NOSTR_PUSH__SERVICE__PRIVATE_KEY_HEX: serviceKeyHex,
+    NOSTR_PUSH__SEND_API__TYPES: 'bench:1059',
+    NOSTR_PUSH__FIREBASE__CREDENTIALS_PATH: fake.credentialsPath,
+    NOSTR_PUSH__FIREBASE__PROJECT_ID: 'fake-project',
+    NOSTR_PUSH__FIREBASE__API_BASE_URL: fake.baseUrl,
+    NOSTR_PUSH__NOTIFICATION__MAX_EVENT_AGE_SECS: '86400',
+    NOSTR_PUSH__LOG__LEVEL: 'info',
+    LOG_LEVEL: 'info',
   });
+  const serviceKeyHex = generateSecretKey();
+  // The delivery side of a split fleet: no HTTP wait (its api role is off).
+  const worker = split ? await startServiceProcess({ env: serviceEnv('scheduler,delivery', 'work'), waitForHttp: false }) : null;
+  const service = await startServiceProcess({
+    env: split
+      ? serviceEnv('api', 'edge')
+      : {
+          NOSTR_PUSH__ROLES: 'api,scheduler,delivery',
+          NOSTR_PUSH__STORE__URL: storeUrl,
+          NOSTR_PUSH__DATA_DIR: dir,
+          NOSTR_PUSH__SERVICE__PRIVATE_KEY_HEX: generateSecretKey(),
+          NOSTR_PUSH__SEND_API__TYPES: 'bench:1059',
+          NOSTR_PUSH__FIREBASE__CREDENTIALS_PATH: fake.credentialsPath,
+          NOSTR_PUSH__FIREBASE__PROJECT_ID: 'fake-project',
+          NOSTR_PUSH__FIREBASE__API_BASE_URL: fake.baseUrl,
+          NOSTR_PUSH__NOTIFICATION__MAX_EVENT_AGE_SECS: '86400',
+          // info: startServiceProcess waits for the 'http listening' line.
+          NOSTR_PUSH__LOG__LEVEL: 'info',
+          LOG_LEVEL: 'info',
+        },
+  });
+  if (split) console.error(`${label}: split fleet, api in one process, scheduler and delivery in another`);
   // A stopped benchmark (timeout, Ctrl-C) must not leave the service or the fake behind.
   const onSignal = () => {
-    void Promise.allSettled([service.kill(), fake.stop()]).then(() => process.exit(130));
+    void Promise.allSettled([service.kill(), worker?.kill(), fake.stop()]).then(() => process.exit(130));
   };
   process.once('SIGTERM', onSignal);
   process.once('SIGINT', onSignal);
@@ -183,6 +209,7 @@ async function runOne(label: string, storeUrl: string, open: () => Promise<Store
     process.off('SIGTERM', onSignal);
     process.off('SIGINT', onSignal);
     await service.stop();
+    await worker?.stop();
     await fake.stop();
   }
 }
