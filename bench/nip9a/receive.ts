@@ -275,7 +275,7 @@ async function measure(
   const unexpected = [...seen.keys()].filter((k) => !expected.has(k)).length;
   toPush.sort((a, b) => a - b);
   answerMs.sort((a, b) => a - b);
-  const lastAnswerAt = Math.max(...measured.map((p) => answers.get(p.eventId)?.answeredAt ?? 0));
+  const lastAnswerAt = measured.reduce((latest, p) => Math.max(latest, answers.get(p.eventId)?.answeredAt ?? 0), 0);
   const answeredSecs = (lastAnswerAt - started) / 1000;
   const pushedSecs = (lastPushAt - started) / 1000;
   console.log(
