@@ -1,8 +1,10 @@
 /**
  * The batched steps of routing one content event on Redis: one read of every recipient's gate
  * state (`readRecipients`: their devices through tokens.ts' per-slot reads, their preferences,
- * concurrently), and {@link claimAndEnqueue} claims and queues every delivery that passed. Keys and values are the single-recipient operations' own (`keys.ts`, the queue
- * layout of queues.ts), so both paths read and write the same records.
+ * concurrently; in the divine layout one script, `readRecipients-3`), and {@link claimAndEnqueue}
+ * claims and queues every delivery that passed. Keys and values are the single-recipient
+ * operations' own (`keys.ts`, the queue layout of queues.ts), so both paths read and write the
+ * same records.
  *
  * claimAndEnqueue: a claim (`dedup:{eventId}:{recipient}`, in the recipient's slot `{u:…}` in the
  * cluster layout; or a NIP-9a receipt key) and its queue item (in the item's queue shard) are in
@@ -41,12 +43,13 @@
 import type { ClaimedDelivery, EnqueueItem, QueueName, RecipientGateState } from '../port.ts';
 import { expirySeconds, prefixed, type RedisContext } from './context.ts';
 import { preferenceKindsOf } from './bell-pages.ts';
-import { readDevicesOfMany } from './tokens.ts';
+import { devicesFromRecords, readDevicesOfMany, type Candidates, type TokenRecord } from './tokens.ts';
 import { DEFAULT_LANE } from '../lanes.ts';
 import { itemShardKeys, payloadJson, perShard } from './queue-shards.ts';
 
 export async function readRecipients(ctx: RedisContext, pubkeys: readonly string[]): Promise<RecipientGateState[]> {
   if (pubkeys.length === 0) return [];
+  if (ctx.keys.layout === 'divine') return readRecipientsInOneStep(ctx, pubkeys);
   // One GET per user (each in their own slot), issued with the device reads: one write when pipelined.
   const [devices, preferences] = await Promise.all([
     readDevicesOfMany(ctx, pubkeys),
@@ -55,6 +58,53 @@ export async function readRecipients(ctx: RedisContext, pubkeys: readonly string
   return pubkeys.map((pubkey, i) => ({
     devices: devices[i] ?? [],
     preferenceKinds: preferenceKindsOf(ctx, pubkey, preferences[i] ?? null),
+  }));
+}
+
+/** One user's answer of `readRecipients-3.lua`: members, intents (flat), preferences, records (flat triples). */
+type OneStepRecipient = [string[], string[], string | null, Array<string | null>];
+
+/**
+ * {@link readRecipients} on one Redis: every user's token candidates, preferences and candidate
+ * records in one script, then the same keep-or-forget of each token as the two-round read
+ * (`devicesFromRecords`), so both layouts answer alike.
+ */
+async function readRecipientsInOneStep(ctx: RedisContext, pubkeys: readonly string[]): Promise<RecipientGateState[]> {
+  const prefix = prefixed(ctx);
+  const distinct = [...new Set(pubkeys)];
+  const args: string[] = [];
+  for (const pubkey of distinct) {
+    args.push(
+      prefix(ctx.keys.userTokensKey(pubkey)),
+      prefix(ctx.keys.userTokensForgettingKey(pubkey)),
+      prefix(ctx.keys.userPreferencesKey(pubkey)),
+    );
+  }
+  const shard = ctx.keys.tokenShardKeys(0);
+  const replies = (await ctx.scripts.run('readRecipients', [shard.owners, shard.offsets, shard.devices], args)) as OneStepRecipient[];
+  const candidates: Candidates[] = [];
+  const records = new Map<string, TokenRecord>();
+  const preferencesOf = new Map<string, string | null>();
+  distinct.forEach((pubkey, i) => {
+    const [members, flatIntents, preferences, flatRecords] = replies[i] ?? [[], [], null, []];
+    const intents: Record<string, string> = {};
+    for (let k = 0; k + 1 < flatIntents.length; k += 2) intents[flatIntents[k] as string] = flatIntents[k + 1] as string;
+    candidates.push({ members, intents });
+    preferencesOf.set(pubkey, preferences);
+    // The records follow the members, then the intents' tokens (the script's order).
+    const tokens = [...members, ...Object.keys(intents)];
+    tokens.forEach((token, k) => {
+      records.set(token, {
+        owner: flatRecords[3 * k] ?? null,
+        rawOffset: flatRecords[3 * k + 1] ?? null,
+        rawDevice: flatRecords[3 * k + 2] ?? null,
+      });
+    });
+  });
+  const devicesOf = await devicesFromRecords(ctx, distinct, candidates, records);
+  return pubkeys.map((pubkey) => ({
+    devices: devicesOf.get(pubkey) ?? [],
+    preferenceKinds: preferenceKindsOf(ctx, pubkey, preferencesOf.get(pubkey) ?? null),
   }));
 }
 
@@ -198,7 +248,11 @@ async function claimAndEnqueueInOneStep<T>(
           entry.item.lane ?? DEFAULT_LANE,
         );
       }
-      const replies = (await ctx.scripts.run('claimAndEnqueue', [...keys.readyKeys, keys.items, keys.meta, keys.pending], args)) as number[];
+      const replies = (await ctx.scripts.run(
+        'claimAndEnqueue',
+        [...keys.readyKeys, keys.items, keys.meta, keys.pending],
+        args,
+      )) as number[];
       return replies.map((reply) => reply === 1);
     },
   );

@@ -32,6 +32,7 @@ export const SCRIPT_NAMES = [
   'removeTokenRecord',
   'sweepStaleTokens',
   'readTokenRecords',
+  'readRecipients',
   'forgetUserTokens',
   'settleForgottenTokens',
   'releaseClaim',
@@ -107,11 +108,17 @@ export type ScriptName = (typeof SCRIPT_NAMES)[number];
 
 /**
  * Scripts only the divine layout calls: on one Redis they append to, expire and read ntfy topics
- * in one step each, and claim and queue deliveries in one step (`deliveries.ts`); the cluster
- * layout does the same work in one-slot steps (`ntfy-cluster.ts`, stageDeliveries / takeClaim /
- * commitDeliveries). Their keys span slots, which is why the cluster layout never calls them.
+ * in one step each, and read recipients and claim and queue deliveries in one step each
+ * (`deliveries.ts`); the cluster layout does the same work in one-slot steps (`ntfy-cluster.ts`;
+ * per-user reads and readTokenRecords; stageDeliveries, takeClaim, commitDeliveries). Their keys span slots, which is why the cluster layout never calls them.
  */
-export const DIVINE_LAYOUT_ONLY_SCRIPTS: readonly ScriptName[] = ['appendNtfyMessage', 'expireNtfyTopic', 'readNtfyTopics', 'claimAndEnqueue'];
+export const DIVINE_LAYOUT_ONLY_SCRIPTS: readonly ScriptName[] = [
+  'appendNtfyMessage',
+  'expireNtfyTopic',
+  'readNtfyTopics',
+  'claimAndEnqueue',
+  'readRecipients',
+];
 
 export const LUA_DIR = fileURLToPath(new URL('./lua/', import.meta.url));
 
