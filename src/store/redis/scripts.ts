@@ -86,6 +86,7 @@ export const SCRIPT_NAMES = [
   'claimIdempotencyKey',
   'leaseDue',
   'countInbox',
+  'countInboxMany',
   'markInboxViewed',
   'widenAlertWords',
   'watchAlertWord',
@@ -107,10 +108,13 @@ export const SCRIPT_NAMES = [
 export type ScriptName = (typeof SCRIPT_NAMES)[number];
 
 /**
- * Scripts only the divine layout calls: on one Redis they append to, expire and read ntfy topics
- * in one step each, and read recipients and claim and queue deliveries in one step each
- * (`deliveries.ts`); the cluster layout does the same work in one-slot steps (`ntfy-cluster.ts`;
- * per-user reads and readTokenRecords; stageDeliveries, takeClaim, commitDeliveries). Their keys span slots, which is why the cluster layout never calls them.
+ * Scripts only the divine layout calls: on one Redis every key is on the same server, so work the
+ * cluster layout does in one-slot steps runs in one script: appending to, expiring and reading
+ * ntfy topics (`ntfy-cluster.ts` in the cluster), reading a turn's recipients and claiming and
+ * queueing their deliveries (`deliveries.ts`; per-user reads and readTokenRecords, and
+ * stageDeliveries, takeClaim, commitDeliveries in the cluster), and counting a batch of inbox
+ * entries (`inbox.ts`; countInbox per entry in the cluster). Their keys span slots, which is why
+ * the cluster layout never calls them.
  */
 export const DIVINE_LAYOUT_ONLY_SCRIPTS: readonly ScriptName[] = [
   'appendNtfyMessage',
@@ -118,6 +122,7 @@ export const DIVINE_LAYOUT_ONLY_SCRIPTS: readonly ScriptName[] = [
   'readNtfyTopics',
   'claimAndEnqueue',
   'readRecipients',
+  'countInboxMany',
 ];
 
 export const LUA_DIR = fileURLToPath(new URL('./lua/', import.meta.url));
