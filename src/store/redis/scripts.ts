@@ -87,6 +87,7 @@ export const SCRIPT_NAMES = [
   'leaseDue',
   'countInbox',
   'countInboxMany',
+  'appendDeliveryLog',
   'markInboxViewed',
   'widenAlertWords',
   'watchAlertWord',
@@ -112,8 +113,9 @@ export type ScriptName = (typeof SCRIPT_NAMES)[number];
  * cluster layout does in one-slot steps runs in one script: appending to, expiring and reading
  * ntfy topics (`ntfy-cluster.ts` in the cluster), reading a turn's recipients and claiming and
  * queueing their deliveries (`deliveries.ts`; per-user reads and readTokenRecords, and
- * stageDeliveries, takeClaim, commitDeliveries in the cluster), and counting a batch of inbox
- * entries (`inbox.ts`; countInbox per entry in the cluster). Their keys span slots, which is why
+ * stageDeliveries, takeClaim, commitDeliveries in the cluster), counting a batch of inbox
+ * entries (`inbox.ts`; countInbox per entry in the cluster), and appending to the delivery log
+ * (`delivery-log.ts`; a MULTI per log shard in the cluster). Their keys span slots, which is why
  * the cluster layout never calls them.
  */
 export const DIVINE_LAYOUT_ONLY_SCRIPTS: readonly ScriptName[] = [
@@ -123,6 +125,7 @@ export const DIVINE_LAYOUT_ONLY_SCRIPTS: readonly ScriptName[] = [
   'claimAndEnqueue',
   'readRecipients',
   'countInboxMany',
+  'appendDeliveryLog',
 ];
 
 export const LUA_DIR = fileURLToPath(new URL('./lua/', import.meta.url));
