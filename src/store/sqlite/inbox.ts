@@ -98,7 +98,9 @@ const INSERT_ANNOUNCEMENT = `INSERT INTO announcements (text, created_at_ms, exp
 const SELECT_USER_WORDS = `SELECT word FROM alert_words WHERE pubkey = ? ORDER BY word`;
 const DELETE_USER_WORDS = `DELETE FROM alert_words WHERE pubkey = ?`;
 const INSERT_WORD = `INSERT INTO alert_words (word, pubkey) VALUES (?, ?) ON CONFLICT DO NOTHING`;
-const SELECT_WATCHERS = `SELECT pubkey FROM alert_words WHERE word = ? ORDER BY pubkey`;
+// Every word of a comment in one statement (most of them watched by nobody): ordered per word.
+const SELECT_WATCHERS = `
+  SELECT word, pubkey FROM alert_words WHERE word IN (SELECT value FROM json_each(?)) ORDER BY word, pubkey`;
 const COUNT_WORDS = `SELECT COUNT(DISTINCT word) AS n FROM alert_words`;
 
 /** What a write produced, for the caller to act on once it is committed. */
@@ -123,7 +125,7 @@ export class InboxTables {
   private readonly userWords: Statement<[string], { word: string }>;
   private readonly deleteUserWords: Statement<[string]>;
   private readonly insertWord: Statement<[string, string]>;
-  private readonly watchers: Statement<[string], { pubkey: string }>;
+  private readonly watchers: Statement<[string], { word: string; pubkey: string }>;
   private readonly countWords: Statement<[], { n: number }>;
   private readonly sweeper: ExpiredRowSweeper;
   /** The in-process hint bus (see the module comment). */
@@ -225,10 +227,19 @@ export class InboxTables {
   }
 
   wordWatchers(words: readonly string[]): Map<string, string[]> {
+    const distinct = [...new Set(words)];
+    if (distinct.length === 0) return new Map();
+    const found = new Map<string, string[]>();
+    for (const { word, pubkey } of this.watchers.all(JSON.stringify(distinct))) {
+      const users = found.get(word);
+      if (users) users.push(pubkey);
+      else found.set(word, [pubkey]);
+    }
+    // In the order the words were asked, as one lookup per word gave them.
     const watchers = new Map<string, string[]>();
-    for (const word of new Set(words)) {
-      const users = this.watchers.all(word).map((row) => row.pubkey);
-      if (users.length > 0) watchers.set(word, users);
+    for (const word of distinct) {
+      const users = found.get(word);
+      if (users) watchers.set(word, users);
     }
     return watchers;
   }
