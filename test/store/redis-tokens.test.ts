@@ -22,7 +22,9 @@ import { startRedisServer, type PrivateRedisServer } from '../support/redis-serv
 
 const ALICE = 'a1'.repeat(32);
 const BOB = 'b2'.repeat(32);
+const CAROL = 'c3'.repeat(32);
 const PHONE: DeviceRegistration = { token: 'fcm-phone-1', transport: 'fcm', timezoneOffsetMinutes: 60 };
+const TABLET: DeviceRegistration = { token: 'fcm-tablet-1', transport: 'fcm' };
 
 let server: PrivateRedisServer;
 
@@ -104,6 +106,32 @@ for (const layout of KEY_LAYOUTS) {
       assert.deepEqual(await store.listDevices(ALICE), [PHONE], 'the intent token is still ALICE’s by its record');
       assert.deepEqual(await members(ALICE), [PHONE.token], 'the read put it back');
       assert.deepEqual(await intents(ALICE), {}, 'and settled the intent');
+    });
+
+    test('readRecipients (one script in the divine layout) keeps and forgets candidates as listDevices does', async () => {
+      await store.registerToken(ALICE, PHONE);
+      await writeRecordOnly(BOB, PHONE);
+      await store.registerToken(CAROL, TABLET);
+      await ctx.scripts.run(
+        'forgetUserTokens',
+        [keys().userTokensKey(CAROL), keys().userTokensForgettingKey(CAROL)],
+        ['dead-attempt', TABLET.token],
+      );
+      await store.setPreferences(CAROL, { kinds: [7], campaignsEnabled: false });
+
+      const states = await store.readRecipients([ALICE, CAROL, BOB, CAROL]);
+      assert.deepEqual(
+        states.map((state) => state.devices),
+        [[], [TABLET], [], [TABLET]],
+        "ALICE's stale member is not listed, CAROL's intent is, BOB's record alone is not; a repeated user answered twice",
+      );
+      assert.deepEqual(
+        states.map((state) => state.preferenceKinds),
+        [null, [7], null, [7]],
+      );
+      assert.deepEqual(await members(ALICE), [], "ALICE's stale member was forgotten");
+      assert.deepEqual(await members(CAROL), [TABLET.token], "CAROL's intent was settled back");
+      assert.deepEqual(await intents(CAROL), {});
     });
 
     test('a removal stopped half-way for a token that moved on is settled without putting it back', async () => {

@@ -1,8 +1,10 @@
 /**
  * The batched steps of routing one content event on Redis: one read of every recipient's gate
  * state (`readRecipients`: their devices through tokens.ts' per-slot reads, their preferences,
- * concurrently), and {@link claimAndEnqueue} claims and queues every delivery that passed. Keys and values are the single-recipient operations' own (`keys.ts`, the queue
- * layout of queues.ts), so both paths read and write the same records.
+ * concurrently; in the divine layout one script, `readRecipients-3`), and {@link claimAndEnqueue}
+ * claims and queues every delivery that passed. Keys and values are the single-recipient
+ * operations' own (`keys.ts`, the queue layout of queues.ts), so both paths read and write the
+ * same records.
  *
  * claimAndEnqueue: a claim (`dedup:{eventId}:{recipient}`, in the recipient's slot `{u:…}` in the
  * cluster layout; or a NIP-9a receipt key) and its queue item (in the item's queue shard) are in
@@ -28,21 +30,26 @@
  * the call that committed it answers true. A staged item nobody retries is dropped by step 1 of
  * later calls once its expiry (the claim lifetime) passed.
  *
- * On one Redis the steps run the same way (three round trips, each step's calls pipelined).
+ * In the divine layout (one Redis, every key on one server) the three steps run as one script,
+ * `claimAndEnqueue-6` ({@link claimAndEnqueueInOneStep}): one round trip per queue shard instead
+ * of three, and no EVALSHA per claim. Each entry ends as the three steps would leave it (an
+ * earlier call's staged item is committed or discarded under its staged owner), and being atomic
+ * it never leaves a staged item behind. The cluster layout's steps stay as they are.
  *
  * With `redis.wait_replicas` (`replication.ts`), each step ends with a WAIT on every master it
  * wrote to, so a failover between two steps cannot undo a step the next one builds on: the
  * stage before its claim, the claim before its commit, the commit before the caller moves on.
  */
 import type { ClaimedDelivery, EnqueueItem, QueueName, RecipientGateState } from '../port.ts';
-import { expirySeconds, type RedisContext } from './context.ts';
+import { expirySeconds, prefixed, type RedisContext } from './context.ts';
 import { preferenceKindsOf } from './bell-pages.ts';
-import { readDevicesOfMany } from './tokens.ts';
+import { devicesFromRecords, readDevicesOfMany, type Candidates, type TokenRecord } from './tokens.ts';
 import { DEFAULT_LANE } from '../lanes.ts';
 import { itemShardKeys, payloadJson, perShard } from './queue-shards.ts';
 
 export async function readRecipients(ctx: RedisContext, pubkeys: readonly string[]): Promise<RecipientGateState[]> {
   if (pubkeys.length === 0) return [];
+  if (ctx.keys.layout === 'divine') return readRecipientsInOneStep(ctx, pubkeys);
   // One GET per user (each in their own slot), issued with the device reads: one write when pipelined.
   const [devices, preferences] = await Promise.all([
     readDevicesOfMany(ctx, pubkeys),
@@ -51,6 +58,53 @@ export async function readRecipients(ctx: RedisContext, pubkeys: readonly string
   return pubkeys.map((pubkey, i) => ({
     devices: devices[i] ?? [],
     preferenceKinds: preferenceKindsOf(ctx, pubkey, preferences[i] ?? null),
+  }));
+}
+
+/** One user's answer of `readRecipients-3.lua`: members, intents (flat), preferences, records (flat triples). */
+type OneStepRecipient = [string[], string[], string | null, Array<string | null>];
+
+/**
+ * {@link readRecipients} on one Redis: every user's token candidates, preferences and candidate
+ * records in one script, then the same keep-or-forget of each token as the two-round read
+ * (`devicesFromRecords`), so both layouts answer alike.
+ */
+async function readRecipientsInOneStep(ctx: RedisContext, pubkeys: readonly string[]): Promise<RecipientGateState[]> {
+  const prefix = prefixed(ctx);
+  const distinct = [...new Set(pubkeys)];
+  const args: string[] = [];
+  for (const pubkey of distinct) {
+    args.push(
+      prefix(ctx.keys.userTokensKey(pubkey)),
+      prefix(ctx.keys.userTokensForgettingKey(pubkey)),
+      prefix(ctx.keys.userPreferencesKey(pubkey)),
+    );
+  }
+  const shard = ctx.keys.tokenShardKeys(0);
+  const replies = (await ctx.scripts.run('readRecipients', [shard.owners, shard.offsets, shard.devices], args)) as OneStepRecipient[];
+  const candidates: Candidates[] = [];
+  const records = new Map<string, TokenRecord>();
+  const preferencesOf = new Map<string, string | null>();
+  distinct.forEach((pubkey, i) => {
+    const [members, flatIntents, preferences, flatRecords] = replies[i] ?? [[], [], null, []];
+    const intents: Record<string, string> = {};
+    for (let k = 0; k + 1 < flatIntents.length; k += 2) intents[flatIntents[k] as string] = flatIntents[k + 1] as string;
+    candidates.push({ members, intents });
+    preferencesOf.set(pubkey, preferences);
+    // The records follow the members, then the intents' tokens (the script's order).
+    const tokens = [...members, ...Object.keys(intents)];
+    tokens.forEach((token, k) => {
+      records.set(token, {
+        owner: flatRecords[3 * k] ?? null,
+        rawOffset: flatRecords[3 * k + 1] ?? null,
+        rawDevice: flatRecords[3 * k + 2] ?? null,
+      });
+    });
+  });
+  const devicesOf = await devicesFromRecords(ctx, distinct, candidates, records);
+  return pubkeys.map((pubkey) => ({
+    devices: devicesOf.get(pubkey) ?? [],
+    preferenceKinds: preferenceKindsOf(ctx, pubkey, preferencesOf.get(pubkey) ?? null),
   }));
 }
 
@@ -98,6 +152,7 @@ export async function claimAndEnqueue<T>(
   entries: ReadonlyArray<ClaimAndEnqueueEntry<T>>,
 ): Promise<boolean[]> {
   if (entries.length === 0) return [];
+  if (ctx.keys.layout === 'divine') return claimAndEnqueueInOneStep(ctx, queue, ttlSecs, entries);
   const now = ctx.clock.nowMs();
   const stageArgs = entries.map((entry) => ({
     entry,
@@ -161,5 +216,48 @@ export async function claimAndEnqueue<T>(
   toSettle.forEach((entry, k) => {
     results[entry.index] = committed[k] === true;
   });
+  return results;
+}
+
+/**
+ * {@link claimAndEnqueue} on one Redis: the three steps as one script per queue shard (the
+ * divine layout has one), so a turn's deliveries cost one round trip. The claim keys travel in
+ * ARGV with the client's key prefix, as keys the script cannot declare.
+ */
+async function claimAndEnqueueInOneStep<T>(
+  ctx: RedisContext,
+  queue: QueueName,
+  ttlSecs: number,
+  entries: ReadonlyArray<ClaimAndEnqueueEntry<T>>,
+): Promise<boolean[]> {
+  const prefix = prefixed(ctx);
+  const now = ctx.clock.nowMs();
+  const results = await perShard(
+    ctx,
+    entries,
+    (entry) => entry.item.id,
+    async (shard, shardEntries) => {
+      const keys = ctx.keys.queueKeys(queue, shard);
+      const args: Array<string | number> = [now, ttlSecs];
+      for (const entry of shardEntries) {
+        args.push(
+          prefix(entry.claimKey),
+          entry.owner,
+          entry.item.id,
+          payloadJson('claimAndEnqueue', entry.item.id, entry.item.payload),
+          entry.item.lane ?? DEFAULT_LANE,
+        );
+      }
+      const replies = (await ctx.scripts.run(
+        'claimAndEnqueue',
+        [...keys.readyKeys, keys.items, keys.meta, keys.pending],
+        args,
+      )) as number[];
+      return replies.map((reply) => reply === 1);
+    },
+  );
+  // One step on one server, so one acknowledgement covers the claims and the items alike (a
+  // no-op unless `redis.wait_replicas` is set).
+  await ctx.replication.afterWrites([ctx.keys.queueKeys(queue, 0).items]);
   return results;
 }

@@ -26,7 +26,7 @@ import {
   type NewDeliveryLogEntry,
   type TypeOpenRate,
 } from '../port-delivery-log.ts';
-import { isRecord, parseJson, type RedisContext } from './context.ts';
+import { isRecord, parseJson, prefixed, type RedisContext } from './context.ts';
 
 const MEMBER_SEPARATOR = '|';
 
@@ -70,6 +70,7 @@ export async function appendDeliveryLog(ctx: RedisContext, entries: readonly New
   const day = deliveryStatsDay(atMs);
   // The index in the whole append keeps members unique and in append order across shards.
   const indexed = entries.map((given, index) => ({ given, index }));
+  if (ctx.keys.layout === 'divine') return appendInOneScript(ctx, indexed, appendId, atMs, day);
   const appends = [...byShard(ctx, indexed, ({ given }) => given.recipient)].map(([shard, group]) => {
     const multi = ctx.redis.multi();
     for (const { given, index } of group) {
@@ -90,6 +91,47 @@ export async function appendDeliveryLog(ctx: RedisContext, entries: readonly New
     return execOrThrow(multi);
   });
   await Promise.all(appends);
+}
+
+/**
+ * The divine layout's append: the writes of every shard's MULTI below in one script call
+ * (`appendDeliveryLog-0`), one round trip and no MULTI of several commands per entry (every key is
+ * on the one server).
+ */
+async function appendInOneScript(
+  ctx: RedisContext,
+  indexed: ReadonlyArray<{ given: NewDeliveryLogEntry; index: number }>,
+  appendId: string,
+  atMs: number,
+  day: number,
+): Promise<void> {
+  const prefix = prefixed(ctx);
+  const members: string[] = [];
+  const stats: Array<string | number> = [];
+  for (const [shard, group] of byShard(ctx, indexed, ({ given }) => given.recipient)) {
+    for (const { given, index } of group) {
+      const entry: DeliveryLogEntry = { ...given, atMs };
+      if (entry.latencyMs !== undefined) entry.latencyMs = Math.round(entry.latencyMs);
+      members.push(
+        prefix(ctx.keys.deliveryLogKey(entry.appId, shard)),
+        prefix(ctx.keys.deliveryLogRecipientKey(entry.appId, entry.recipient)),
+        prefix(ctx.keys.deliveryLogNotificationKey(entry.appId, entry.notificationId, shard)),
+        memberOf(appendId, index, entry),
+      );
+    }
+    for (const inc of deliveryStatsIncrements(group.map(({ given }) => given))) {
+      stats.push(
+        prefix(ctx.keys.deliveryStatsKey(inc.appId, day, shard)),
+        `sent:${inc.type}`,
+        inc.sent,
+        `opened:${inc.type}`,
+        inc.opened,
+        prefix(ctx.keys.deliveryStatsDaysKey(inc.appId, shard)),
+        day,
+      );
+    }
+  }
+  await ctx.scripts.run('appendDeliveryLog', [], [atMs, indexed.length, ...members, ...stats]);
 }
 
 interface LogMember {

@@ -36,7 +36,7 @@ import {
   type InboxHint,
   type InboxType,
 } from '../port-inbox.ts';
-import { expirySeconds, isRecord, parseJson, type RedisContext } from './context.ts';
+import { expirySeconds, isRecord, parseJson, prefixed, type RedisContext } from './context.ts';
 import { inboxHintChannel } from './keys.ts';
 
 function hintChannel(ctx: RedisContext): string {
@@ -56,6 +56,7 @@ export async function countInboxNotifications(
   const ttl = expirySeconds('countInboxNotifications', ttlSecs);
   const ids = await activeIds(ctx);
   const channel = hintChannel(ctx);
+  if (ctx.keys.layout === 'divine') return countInOneCall(ctx, entries, ttl, channel, ids);
   // Concurrent, one script per entry: entries of one recipient go to one node in order, so a
   // repeated entry finds its mark taken and the totals come back in entry order.
   const replies = await Promise.all(
@@ -72,6 +73,36 @@ export async function countInboxNotifications(
     ),
   );
   return replies.map((value) => (typeof value === 'number' ? value : null));
+}
+
+/**
+ * The divine layout's count: every entry in one script call (`countInboxMany-0`), in entry order,
+ * each counted as `countInbox-3` counts it; one round trip per batch instead of one script per
+ * entry (every recipient's keys are on the one server).
+ */
+async function countInOneCall(
+  ctx: RedisContext,
+  entries: readonly InboxCountEntry[],
+  ttl: number,
+  channel: string,
+  ids: readonly string[],
+): Promise<(number | null)[]> {
+  const prefix = prefixed(ctx);
+  const args: Array<string | number> = [ttl, channel, ids.length, ...ids];
+  for (const entry of entries) {
+    args.push(
+      prefix(ctx.keys.inboxCountedKey(entry.countKey, entry.recipient)),
+      prefix(ctx.keys.inboxKey(entry.recipient)),
+      prefix(ctx.keys.userTokensKey(entry.recipient)),
+      entry.type,
+      entry.recipient,
+    );
+  }
+  const replies = (await ctx.scripts.run('countInboxMany', [], args)) as unknown[];
+  return entries.map((_, i) => {
+    const value = replies[i];
+    return typeof value === 'number' ? value : null;
+  });
 }
 
 /** Active announcement ids, as Redis returns them (decimal strings). */

@@ -32,6 +32,7 @@ export const SCRIPT_NAMES = [
   'removeTokenRecord',
   'sweepStaleTokens',
   'readTokenRecords',
+  'readRecipients',
   'forgetUserTokens',
   'settleForgottenTokens',
   'releaseClaim',
@@ -43,6 +44,7 @@ export const SCRIPT_NAMES = [
   'stageDeliveries',
   'takeClaim',
   'commitDeliveries',
+  'claimAndEnqueue',
   'replayDead',
   'deleteDead',
   'listDead',
@@ -84,6 +86,8 @@ export const SCRIPT_NAMES = [
   'claimIdempotencyKey',
   'leaseDue',
   'countInbox',
+  'countInboxMany',
+  'appendDeliveryLog',
   'markInboxViewed',
   'widenAlertWords',
   'watchAlertWord',
@@ -105,11 +109,24 @@ export const SCRIPT_NAMES = [
 export type ScriptName = (typeof SCRIPT_NAMES)[number];
 
 /**
- * Scripts only the divine layout calls: on one Redis they append to, expire and read ntfy topics
- * in one step each; the cluster layout does the same work in one-slot steps (`ntfy-cluster.ts`).
- * Their keys span slots, which is why the cluster layout never calls them.
+ * Scripts only the divine layout calls: on one Redis every key is on the same server, so work the
+ * cluster layout does in one-slot steps runs in one script: appending to, expiring and reading
+ * ntfy topics (`ntfy-cluster.ts` in the cluster), reading a turn's recipients and claiming and
+ * queueing their deliveries (`deliveries.ts`; per-user reads and readTokenRecords, and
+ * stageDeliveries, takeClaim, commitDeliveries in the cluster), counting a batch of inbox
+ * entries (`inbox.ts`; countInbox per entry in the cluster), and appending to the delivery log
+ * (`delivery-log.ts`; a MULTI per log shard in the cluster). Their keys span slots, which is why
+ * the cluster layout never calls them.
  */
-export const DIVINE_LAYOUT_ONLY_SCRIPTS: readonly ScriptName[] = ['appendNtfyMessage', 'expireNtfyTopic', 'readNtfyTopics'];
+export const DIVINE_LAYOUT_ONLY_SCRIPTS: readonly ScriptName[] = [
+  'appendNtfyMessage',
+  'expireNtfyTopic',
+  'readNtfyTopics',
+  'claimAndEnqueue',
+  'readRecipients',
+  'countInboxMany',
+  'appendDeliveryLog',
+];
 
 export const LUA_DIR = fileURLToPath(new URL('./lua/', import.meta.url));
 

@@ -106,7 +106,7 @@ function byShard(ctx: RedisContext, tokens: Iterable<string>): Map<number, strin
 }
 
 /** What a token's record holds, as stored. */
-interface TokenRecord {
+export interface TokenRecord {
   owner: string | null;
   rawOffset: string | null;
   rawDevice: string | null;
@@ -230,7 +230,7 @@ function readDevice(ctx: RedisContext, token: string, rawOffset: string | null, 
 }
 
 /** A user's candidate tokens: the members of their set and their removal intents (token → id). */
-interface Candidates {
+export interface Candidates {
   members: string[];
   intents: Record<string, string>;
 }
@@ -256,6 +256,21 @@ export async function readDevicesOfMany(ctx: RedisContext, pubkeys: readonly str
     ctx,
     candidates.flatMap(({ members, intents }) => [...members, ...Object.keys(intents)]),
   );
+  const devicesOf = await devicesFromRecords(ctx, distinct, candidates, records);
+  return pubkeys.map((pubkey) => devicesOf.get(pubkey) ?? []);
+}
+
+/**
+ * The second half of {@link readDevicesOfMany}, shared with the divine layout's one-step read
+ * (`deliveries.ts`): each distinct user's devices from their candidates (`candidates[i]` is
+ * `distinct[i]`'s) and the candidates' records, stale members forgotten and intents settled.
+ */
+export async function devicesFromRecords(
+  ctx: RedisContext,
+  distinct: readonly string[],
+  candidates: readonly Candidates[],
+  records: ReadonlyMap<string, TokenRecord>,
+): Promise<Map<string, DeviceRegistration[]>> {
   const devicesOf = new Map<string, DeviceRegistration[]>();
   const repairs: Array<Promise<void>> = [];
   distinct.forEach((pubkey, i) => {
@@ -279,7 +294,7 @@ export async function readDevicesOfMany(ctx: RedisContext, pubkeys: readonly str
     if (settled.length > 0) repairs.push(settleIntents(ctx, pubkey, settled));
   });
   await Promise.all(repairs);
-  return pubkeys.map((pubkey) => devicesOf.get(pubkey) ?? []);
+  return devicesOf;
 }
 
 export async function listDevices(ctx: RedisContext, pubkey: string): Promise<DeviceRegistration[]> {

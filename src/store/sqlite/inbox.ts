@@ -67,9 +67,11 @@ export const CREATE_INBOX_TABLES = `
 `;
 
 const REMEMBER_USER = `INSERT INTO inbox_users (pubkey) VALUES (?) ON CONFLICT (pubkey) DO NOTHING`;
+/** 2: remembered (an inbox_users row); 1: known by a registered device only; 0: unknown. */
 const IS_KNOWN = `
-  SELECT EXISTS (SELECT 1 FROM inbox_users WHERE pubkey = @pubkey)
-      OR EXISTS (SELECT 1 FROM devices WHERE pubkey = @pubkey) AS known`;
+  SELECT CASE WHEN EXISTS (SELECT 1 FROM inbox_users WHERE pubkey = @pubkey) THEN 2
+              WHEN EXISTS (SELECT 1 FROM devices WHERE pubkey = @pubkey) THEN 1
+              ELSE 0 END AS known`;
 const TAKE_COUNTED_MARK = `
   INSERT INTO inbox_counted (count_key, recipient, expires_at_ms) VALUES (@countKey, @recipient, @expiresAtMs)
   ON CONFLICT (count_key, recipient) DO UPDATE SET expires_at_ms = excluded.expires_at_ms
@@ -80,7 +82,10 @@ const INCREMENT = `
   INSERT INTO inbox_counters (pubkey, type, total) VALUES (@pubkey, @type, 1)
   ON CONFLICT (pubkey, type) DO UPDATE SET total = total + 1`;
 const SELECT_COUNTERS = `SELECT type, total, viewed FROM inbox_counters WHERE pubkey = ?`;
-const SELECT_NEW_SUM = `SELECT COALESCE(SUM(MAX(total - viewed, 0)), 0) AS fresh FROM inbox_counters WHERE pubkey = ?`;
+// The badge's two parts in one statement: it is read for every counted entry and every push.
+const SELECT_BADGE_PARTS = `
+  SELECT (SELECT COALESCE(SUM(MAX(total - viewed, 0)), 0) FROM inbox_counters WHERE pubkey = @pubkey) AS fresh,
+         COALESCE((SELECT announcement_high_water FROM inbox_users WHERE pubkey = @pubkey), 0) AS highWater`;
 const SELECT_HIGH_WATER = `SELECT announcement_high_water AS highWater FROM inbox_users WHERE pubkey = ?`;
 const MARK_VIEWED = `UPDATE inbox_counters SET viewed = total WHERE pubkey = @pubkey AND type = @type AND viewed <> total`;
 const RAISE_HIGH_WATER = `
@@ -93,7 +98,9 @@ const INSERT_ANNOUNCEMENT = `INSERT INTO announcements (text, created_at_ms, exp
 const SELECT_USER_WORDS = `SELECT word FROM alert_words WHERE pubkey = ? ORDER BY word`;
 const DELETE_USER_WORDS = `DELETE FROM alert_words WHERE pubkey = ?`;
 const INSERT_WORD = `INSERT INTO alert_words (word, pubkey) VALUES (?, ?) ON CONFLICT DO NOTHING`;
-const SELECT_WATCHERS = `SELECT pubkey FROM alert_words WHERE word = ? ORDER BY pubkey`;
+// Every word of a comment in one statement (most of them watched by nobody): ordered per word.
+const SELECT_WATCHERS = `
+  SELECT word, pubkey FROM alert_words WHERE word IN (SELECT value FROM json_each(?)) ORDER BY word, pubkey`;
 const COUNT_WORDS = `SELECT COUNT(DISTINCT word) AS n FROM alert_words`;
 
 /** What a write produced, for the caller to act on once it is committed. */
@@ -108,7 +115,7 @@ export class InboxTables {
   private readonly takeMark: Statement<[{ countKey: string; recipient: string; expiresAtMs: number; nowMs: number }]>;
   private readonly increment: Statement<[{ pubkey: string; type: string }]>;
   private readonly counters: Statement<[string], { type: string; total: number; viewed: number }>;
-  private readonly newSum: Statement<[string], { fresh: number }>;
+  private readonly badgeParts: Statement<[{ pubkey: string }], { fresh: number; highWater: number }>;
   private readonly highWater: Statement<[string], { highWater: number }>;
   private readonly setViewed: Statement<[{ pubkey: string; type: string }]>;
   private readonly raiseHighWater: Statement<[{ pubkey: string; highWater: number }]>;
@@ -118,7 +125,7 @@ export class InboxTables {
   private readonly userWords: Statement<[string], { word: string }>;
   private readonly deleteUserWords: Statement<[string]>;
   private readonly insertWord: Statement<[string, string]>;
-  private readonly watchers: Statement<[string], { pubkey: string }>;
+  private readonly watchers: Statement<[string], { word: string; pubkey: string }>;
   private readonly countWords: Statement<[], { n: number }>;
   private readonly sweeper: ExpiredRowSweeper;
   /** The in-process hint bus (see the module comment). */
@@ -133,7 +140,7 @@ export class InboxTables {
     this.takeMark = db.prepare(TAKE_COUNTED_MARK);
     this.increment = db.prepare(INCREMENT);
     this.counters = db.prepare(SELECT_COUNTERS);
-    this.newSum = db.prepare(SELECT_NEW_SUM);
+    this.badgeParts = db.prepare(SELECT_BADGE_PARTS);
     this.highWater = db.prepare(SELECT_HIGH_WATER);
     this.setViewed = db.prepare(MARK_VIEWED);
     this.raiseHighWater = db.prepare(RAISE_HIGH_WATER);
@@ -161,10 +168,12 @@ export class InboxTables {
     const activeIds = this.activeIdList(nowMs);
     const hints: InboxHint[] = [];
     const result = entries.map((entry) => {
-      if (this.isKnown.get({ pubkey: entry.recipient })?.known !== 1) return null;
+      const known = this.isKnown.get({ pubkey: entry.recipient })?.known ?? 0;
+      if (known === 0) return null;
       const taken = this.takeMark.run({ countKey: entry.countKey, recipient: entry.recipient, expiresAtMs: expires, nowMs });
       if (taken.changes === 0) return null;
-      this.remember.run(entry.recipient);
+      // A user known by a device only is remembered now; one remembered already needs no write.
+      if (known === 1) this.remember.run(entry.recipient);
       this.increment.run({ pubkey: entry.recipient, type: entry.type });
       const totalNew = this.totalNew(entry.recipient, activeIds);
       hints.push({ pubkey: entry.recipient, type: entry.type, totalNew });
@@ -218,10 +227,19 @@ export class InboxTables {
   }
 
   wordWatchers(words: readonly string[]): Map<string, string[]> {
+    const distinct = [...new Set(words)];
+    if (distinct.length === 0) return new Map();
+    const found = new Map<string, string[]>();
+    for (const { word, pubkey } of this.watchers.all(JSON.stringify(distinct))) {
+      const users = found.get(word);
+      if (users) users.push(pubkey);
+      else found.set(word, [pubkey]);
+    }
+    // In the order the words were asked, as one lookup per word gave them.
     const watchers = new Map<string, string[]>();
-    for (const word of new Set(words)) {
-      const users = this.watchers.all(word).map((row) => row.pubkey);
-      if (users.length > 0) watchers.set(word, users);
+    for (const word of distinct) {
+      const users = found.get(word);
+      if (users) watchers.set(word, users);
     }
     return watchers;
   }
@@ -245,8 +263,9 @@ export class InboxTables {
   }
 
   private totalNew(pubkey: string, activeIds: readonly number[]): number {
-    const highWater = this.highWater.get(pubkey)?.highWater ?? 0;
+    const parts = this.badgeParts.get({ pubkey });
+    const highWater = parts?.highWater ?? 0;
     const fresh = activeIds.filter((id) => id > highWater).length;
-    return (this.newSum.get(pubkey)?.fresh ?? 0) + fresh;
+    return (parts?.fresh ?? 0) + fresh;
   }
 }
