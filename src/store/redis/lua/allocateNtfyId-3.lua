@@ -24,26 +24,14 @@
 ]]
 local rcall = redis.call
 --- @include "ntfySequencer"
+--- @include "ntfyNextId"
 
 local now = tonumber(ARGV[1])
 ntfySettleFront(KEYS[2], KEYS[3], now, ARGV[4])
 
-local ms, seq = now, 0
 local head = rcall("GET", KEYS[1])
 local previous = head or "-"
-if head then
-  local dash = string.find(head, "-", 1, true)
-  local headMs = tonumber(string.sub(head, 1, dash - 1))
-  local headSeq = tonumber(string.sub(head, dash + 1))
-  if headMs >= now then
-    ms = headMs
-    seq = headSeq + 1
-    if seq > tonumber(ARGV[2]) then
-      ms = headMs + 1
-      seq = 0
-    end
-  end
-end
+local ms, seq = ntfyNextId(head, now, tonumber(ARGV[2]))
 
 local entryId = string.format("%.0f-%.0f", ms, seq)
 rcall("SET", KEYS[1], entryId)

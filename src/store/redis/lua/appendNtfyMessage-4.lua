@@ -34,25 +34,12 @@
   The stream entry is written first: if XADD fails nothing else has changed.
 ]]
 local rcall = redis.call
+--- @include "ntfyNextId"
 
 local now = tonumber(ARGV[1])
-local ms, seq = now, 0
 local head = rcall("GET", KEYS[1])
 local previous = head or "-"
-
-if head then
-  local dash = string.find(head, "-", 1, true)
-  local headMs = tonumber(string.sub(head, 1, dash - 1))
-  local headSeq = tonumber(string.sub(head, dash + 1))
-  if headMs >= now then
-    ms = headMs
-    seq = headSeq + 1
-    if seq > tonumber(ARGV[5]) then
-      ms = headMs + 1
-      seq = 0
-    end
-  end
-end
+local ms, seq = ntfyNextId(head, now, tonumber(ARGV[5]))
 
 local entryId = string.format("%.0f-%.0f", ms, seq)
 local expiresMs = ms + tonumber(ARGV[2])

@@ -41,6 +41,7 @@
 ]]
 local rcall = redis.call
 --- @include "queueMeta"
+--- @include "stagedDelivery"
 
 local ITEMS, META, PENDING = KEYS[4], KEYS[5], KEYS[6]
 local SWEEP_PER_CALL = 20
@@ -72,16 +73,11 @@ for i = 3, #ARGV, 5 do
       out[#out + 1] = claim(claimKey, owner) and 1 or 0
     elseif claim(claimKey, staged) then
       -- commitDeliveries-6.lua's commit of an earlier call's staged item.
-      meta.pendingOwner = nil
-      writeMeta(META, id, meta)
-      rcall("ZREM", PENDING, id)
-      rcall("ZADD", KEYS[laneOf(meta)], now, id)
+      commitStaged(META, PENDING, id, meta, now)
       out[#out + 1] = 1
     else
       -- ... and its discard.
-      rcall("ZREM", PENDING, id)
-      rcall("HDEL", ITEMS, id)
-      rcall("HDEL", META, id)
+      discardStaged(ITEMS, META, PENDING, id)
       out[#out + 1] = 0
     end
   elseif claim(claimKey, owner) then

@@ -23,6 +23,7 @@
 ]]
 local rcall = redis.call
 --- @include "queueMeta"
+--- @include "stagedDelivery"
 
 local ITEMS, META, PENDING = KEYS[4], KEYS[5], KEYS[6]
 
@@ -33,15 +34,10 @@ for i = 2, #ARGV, 3 do
   if not meta or meta.pendingOwner ~= owner then
     out[#out + 1] = 0
   elseif verdict == "commit" then
-    meta.pendingOwner = nil
-    writeMeta(META, id, meta)
-    rcall("ZREM", PENDING, id)
-    rcall("ZADD", KEYS[laneOf(meta)], ARGV[1], id)
+    commitStaged(META, PENDING, id, meta, ARGV[1])
     out[#out + 1] = 1
   else
-    rcall("ZREM", PENDING, id)
-    rcall("HDEL", ITEMS, id)
-    rcall("HDEL", META, id)
+    discardStaged(ITEMS, META, PENDING, id)
     out[#out + 1] = 0
   end
 end

@@ -20,6 +20,7 @@
     expired entries left
 ]]
 local rcall = redis.call
+--- @include "ntfyStream"
 
 local now = tonumber(ARGV[1])
 local limit = tonumber(ARGV[2])
@@ -33,13 +34,7 @@ while #deleted < limit and not nextExpiry do
   end
   local due = {}
   for _, entry in ipairs(entries) do
-    local fields = entry[2]
-    local expiry = nil
-    for i = 1, #fields, 2 do
-      if fields[i] == "x" then
-        expiry = tonumber(fields[i + 1])
-      end
-    end
+    local expiry = ntfyEntryExpiry(entry[2])
     -- An entry without a readable expiry is damaged; it is reclaimed like an expired one.
     if expiry and expiry > now then
       nextExpiry = expiry
