@@ -124,41 +124,49 @@ export async function copyWholeKey(io: MigrationIo, sourceKey: string, targetKey
   return 1;
 }
 
-/** Copy a hash field by field, each to the target key `route(field, value)` chooses; returns the fields copied. */
-export async function splitHash(io: MigrationIo, sourceKey: string, route: (field: string, value: string) => string): Promise<number> {
+/** A key split member by member: a hash (field → value) or a sorted set (member → score). */
+export type SplitKind = 'hash' | 'zset';
+
+/**
+ * Walk the (field, value) pairs of a hash or the (member, score) pairs of a sorted set, one
+ * HSCAN/ZSCAN step at a time; `onStep` handles one step's pairs and answers how many it counts.
+ * Returns the sum.
+ */
+export async function forEachMemberStep(
+  client: Redis,
+  kind: SplitKind,
+  key: string,
+  onStep: (pairs: Array<[string, string]>) => Promise<number>,
+): Promise<number> {
   let cursor = '0';
-  let copied = 0;
+  let counted = 0;
   do {
-    const [next, flat] = await io.source.hscan(sourceKey, cursor, 'COUNT', MIGRATE_MEMBER_SCAN_COUNT);
-    const writes: Array<Promise<unknown>> = [];
-    for (let i = 0; i + 1 < flat.length; i += 2) {
-      const field = flat[i] as string;
-      const value = flat[i + 1] as string;
-      writes.push(io.target.hset(route(field, value), field, value));
-    }
-    await Promise.all(writes);
-    copied += writes.length;
+    const [next, flat] =
+      kind === 'hash'
+        ? await client.hscan(key, cursor, 'COUNT', MIGRATE_MEMBER_SCAN_COUNT)
+        : await client.zscan(key, cursor, 'COUNT', MIGRATE_MEMBER_SCAN_COUNT);
+    const pairs: Array<[string, string]> = [];
+    for (let i = 0; i + 1 < flat.length; i += 2) pairs.push([flat[i] as string, flat[i + 1] as string]);
+    counted += await onStep(pairs);
     cursor = next;
   } while (cursor !== '0');
-  return copied;
+  return counted;
+}
+
+/** Copy a hash field by field, each to the target key `route(field, value)` chooses; returns the fields copied. */
+export function splitHash(io: MigrationIo, sourceKey: string, route: (field: string, value: string) => string): Promise<number> {
+  return forEachMemberStep(io.source, 'hash', sourceKey, async (pairs) => {
+    await Promise.all(pairs.map(([field, value]) => io.target.hset(route(field, value), field, value)));
+    return pairs.length;
+  });
 }
 
 /** Copy a sorted set member by member, each to the target key `route(member)` chooses; returns the members copied. */
-export async function splitSortedSet(io: MigrationIo, sourceKey: string, route: (member: string) => string): Promise<number> {
-  let cursor = '0';
-  let copied = 0;
-  do {
-    const [next, flat] = await io.source.zscan(sourceKey, cursor, 'COUNT', MIGRATE_MEMBER_SCAN_COUNT);
-    const writes: Array<Promise<unknown>> = [];
-    for (let i = 0; i + 1 < flat.length; i += 2) {
-      const member = flat[i] as string;
-      writes.push(io.target.zadd(route(member), flat[i + 1] as string, member));
-    }
-    await Promise.all(writes);
-    copied += writes.length;
-    cursor = next;
-  } while (cursor !== '0');
-  return copied;
+export function splitSortedSet(io: MigrationIo, sourceKey: string, route: (member: string) => string): Promise<number> {
+  return forEachMemberStep(io.source, 'zset', sourceKey, async (pairs) => {
+    await Promise.all(pairs.map(([member, score]) => io.target.zadd(route(member), score, member)));
+    return pairs.length;
+  });
 }
 
 /** Whole-key families: the target keys that exist among `targetKeys`. */

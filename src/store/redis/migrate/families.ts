@@ -47,6 +47,18 @@ function perOwner(name: string, build: (owner: string) => string, target: (owner
   };
 }
 
+/** A family of keys whose two variable parts `pattern` captures, renamed by the cluster builder `target`. */
+function twoParts(name: string, match: string, pattern: RegExp, target: (first: string, second: string) => string): FamilySpec {
+  return {
+    name,
+    match,
+    place: (key) => {
+      const parts = pattern.exec(key);
+      return parts ? { copy: 'whole', to: target(parts[1] as string, parts[2] as string) } : null;
+    },
+  };
+}
+
 /** A family of one key, copied under `to` (its name in the cluster layout). */
 function single(name: string, from: string, to: string): FamilySpec {
   return { name, match: from, place: (key) => (key === from ? { copy: 'whole', to } : null) };
@@ -111,22 +123,10 @@ function userFamilies(t: RedisKeys): FamilySpec[] {
     perOwner('alertword_users', divine.alertWordUsersKey, t.alertWordUsersKey),
     perOwner('nip9a_author', divine.nip9aAuthorKey, t.nip9aAuthorKey),
     perOwner('ntfy_topic', divine.ntfyTopicKey, t.ntfyTopicKey),
-    {
-      name: 'push_throttle',
-      match: 'push_throttle:*',
-      place: (key) => {
-        const parts = /^push_throttle:([^:]+):(\d+)$/.exec(key);
-        return parts ? { copy: 'whole', to: t.pushThrottleKey(parts[1] as string, Number(parts[2])) } : null;
-      },
-    },
-    {
-      name: 'notify_rate',
-      match: 'notify_rate:*',
-      place: (key) => {
-        const parts = /^notify_rate:([^:]+):([^:]+)$/.exec(key);
-        return parts ? { copy: 'whole', to: t.notifyRateKey(parts[1] as string, parts[2] as string) } : null;
-      },
-    },
+    twoParts('push_throttle', 'push_throttle:*', /^push_throttle:([^:]+):(\d+)$/, (pubkey, window) =>
+      t.pushThrottleKey(pubkey, Number(window)),
+    ),
+    twoParts('notify_rate', 'notify_rate:*', /^notify_rate:([^:]+):([^:]+)$/, t.notifyRateKey),
     {
       name: 'inbox_counted',
       match: 'inbox_counted:*',
@@ -190,14 +190,7 @@ function coalesceFamilies(t: RedisKeys): FamilySpec[] {
   return [
     group('coalesce_group', divine.coalesceGroupKey, t.coalesceGroupKey),
     group('coalesce_hll', divine.coalesceHllKey, t.coalesceHllKey),
-    {
-      name: 'coalesce_disposition',
-      match: 'coalesce:disp:*',
-      place: (key) => {
-        const parts = /^coalesce:disp:([^:]+):([^:]+)$/.exec(key);
-        return parts ? { copy: 'whole', to: t.coalesceDispositionKey(parts[1] as string, parts[2] as string) } : null;
-      },
-    },
+    twoParts('coalesce_disposition', 'coalesce:disp:*', /^coalesce:disp:([^:]+):([^:]+)$/, t.coalesceDispositionKey),
     {
       name: 'coalesce_due',
       match: divine.coalesceDueKey(0),
@@ -303,22 +296,10 @@ function logRecipientOf(member: string): string {
 function platformFamilies(t: RedisKeys): FamilySpec[] {
   const dueLanes = new Map(LANES.map((lane) => [divine.sendDueShardKeys(lane)[0] as string, lane]));
   return [
-    {
-      name: 'apikey',
-      match: `${prefixOf(divine.apiKeyKey)}*`,
-      place: (k) =>
-        k.startsWith(prefixOf(divine.apiKeyKey)) ? { copy: 'whole', to: t.apiKeyKey(k.slice(prefixOf(divine.apiKeyKey).length)) } : null,
-    },
+    perOwner('apikey', divine.apiKeyKey, t.apiKeyKey),
     single('apikey_hashes', divine.apiKeyHashesKey, t.apiKeyHashesKey),
     single('apikeys', divine.apiKeysKey, t.apiKeysKey),
-    {
-      name: 'send',
-      match: 'send:*',
-      place: (key) => {
-        const parts = /^send:([^:]+):(.+)$/.exec(key);
-        return parts ? { copy: 'whole', to: t.sendKey(parts[1] as string, parts[2] as string) } : null;
-      },
-    },
+    twoParts('send', 'send:*', /^send:([^:]+):(.+)$/, t.sendKey),
     {
       name: 'sends_due',
       match: 'sends:due:*',
@@ -334,14 +315,7 @@ function platformFamilies(t: RedisKeys): FamilySpec[] {
         };
       },
     },
-    {
-      name: 'campaign',
-      match: 'campaign:*',
-      place: (key) => {
-        const parts = /^campaign:([^:]+):(.+)$/.exec(key);
-        return parts ? { copy: 'whole', to: t.campaignKey(parts[1] as string, parts[2] as string) } : null;
-      },
-    },
+    twoParts('campaign', 'campaign:*', /^campaign:([^:]+):(.+)$/, t.campaignKey),
     {
       name: 'delivery_log',
       match: 'delivery_log:*',

@@ -7,7 +7,7 @@ import {
   copyWholeKey,
   type KeyFamily,
   type MigrationIo,
-  MIGRATE_MEMBER_SCAN_COUNT,
+  forEachMemberStep,
   MIGRATE_SCAN_COUNT,
   splitHash,
   splitSortedSet,
@@ -100,27 +100,17 @@ async function countPlaced(io: MigrationIo, key: string, placement: Placement | 
     return (await io.target.exists(placement.eventClaim)) + (await io.target.exists(placement.recipientClaim)) > 0 ? 1 : 0;
   // One EXISTS per name: on a cluster the names are in different slots.
   if (placement.copy === 'each') return (await Promise.all(placement.to.map((to) => io.target.exists(to)))).every((n) => n === 1) ? 1 : 0;
-  let cursor = '0';
-  let found = 0;
-  do {
-    const [next, flat] =
-      placement.copy === 'hash'
-        ? await io.source.hscan(key, cursor, 'COUNT', MIGRATE_MEMBER_SCAN_COUNT)
-        : await io.source.zscan(key, cursor, 'COUNT', MIGRATE_MEMBER_SCAN_COUNT);
-    const checks: Array<Promise<boolean>> = [];
-    for (let i = 0; i + 1 < flat.length; i += 2) {
-      const member = flat[i] as string;
-      const to = placement.route(member);
-      checks.push(
+  const { route } = placement;
+  return forEachMemberStep(io.source, placement.copy, key, async (pairs) => {
+    const found = await Promise.all(
+      pairs.map(([member]) =>
         placement.copy === 'hash'
-          ? io.target.hexists(to, member).then((n) => n === 1)
-          : io.target.zscore(to, member).then((score) => score !== null),
-      );
-    }
-    found += (await Promise.all(checks)).filter(Boolean).length;
-    cursor = next;
-  } while (cursor !== '0');
-  return found;
+          ? io.target.hexists(route(member), member).then((n) => n === 1)
+          : io.target.zscore(route(member), member).then((score) => score !== null),
+      ),
+    );
+    return found.filter(Boolean).length;
+  });
 }
 
 /**
