@@ -98,7 +98,7 @@ export async function updateNotifyWatchers(
   // Step 4 records the list, and the inbound event carrying it is acknowledged after it: the
   // watcher sets reach the replicas first (`replication.ts`), or a failover could leave the
   // subscriber out of a creator's watchers until their next list.
-  await ctx.replication.afterWrites([...creators, ...dropped].map((creator) => ctx.keys.notifyWatchersKey(creator)));
+  await ctx.replication.afterWrites(() => [...creators, ...dropped].map((creator) => ctx.keys.notifyWatchersKey(creator)));
 }
 
 /** Step 4 (subscriber slot): the dropped creators leave the forward index, the version is recorded; false when the lease was no longer this list's. */
@@ -239,7 +239,7 @@ export async function enqueueFanoutJob(ctx: RedisContext, eventId: string, job: 
   const keys = [ctx.keys.fanoutEnqueuedKey(shard, eventId), ctx.keys.newPostFanoutJobsKey(shard)];
   const queued = await ctx.scripts.run('enqueueFanoutJob', keys, [ttl, ctx.clock.nowMs(), encodeFanoutJob(job)]);
   // The inbound event that made the job is acknowledged next: the job reaches the replicas first.
-  await ctx.replication.afterWrites(keys);
+  await ctx.replication.afterWrites(() => keys);
   return queued === 1;
 }
 

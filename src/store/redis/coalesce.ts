@@ -157,7 +157,7 @@ export async function ingestCoalesceEvent(ctx: RedisContext, event: CoalesceEven
     // the group's and the outbox shard's masters first, or a failover could take it with it. (An
     // immediate one is queued by the claimed-delivery steps, which wait for themselves; the
     // disposition shares the claim's slot, so their wait covers it.)
-    await ctx.replication.afterWrites([ctx.keys.coalesceGroupKey(gid), ctx.keys.coalesceDueKey(ctx.keys.coalesceOutboxShardOf(gid))]);
+    await ctx.replication.afterWrites(() => [ctx.keys.coalesceGroupKey(gid), ctx.keys.coalesceDueKey(ctx.keys.coalesceOutboxShardOf(gid))]);
   }
   return { disposition, groupId: gid, replayed: replayed === 1 };
 }

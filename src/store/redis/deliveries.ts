@@ -181,7 +181,7 @@ export async function claimAndEnqueue<T>(
   // (`replication.ts`): a claim must not outlive its staged item in a failover, nor the caller
   // move on (complete its page, acknowledge its event) past a commit a promoted replica lacks.
   const shardKeysOf = (ids: readonly string[]): string[] => [...new Set(ids.map((id) => itemShardKeys(ctx, queue, id).items))];
-  await ctx.replication.afterWrites(shardKeysOf(entries.map((entry) => entry.item.id)));
+  await ctx.replication.afterWrites(() => shardKeysOf(entries.map((entry) => entry.item.id)));
   const staged: Staged[] = entries.map((entry, i) => {
     const owner = owners[i] ?? '';
     return { id: entry.item.id, claimKey: entry.claimKey, owner: entry.owner, stagedOwner: owner === '' ? null : owner };
@@ -194,7 +194,7 @@ export async function claimAndEnqueue<T>(
   );
   // A claim lost with its master lets a retried page claim and send again: a duplicate, never a
   // loss, but one WAIT per master is cheap next to a send.
-  await ctx.replication.afterWrites(staged.map((entry) => entry.claimKey));
+  await ctx.replication.afterWrites(() => staged.map((entry) => entry.claimKey));
   // Step 3: commit or discard what was staged, one script per queue shard.
   const toSettle = staged.flatMap((entry, i) => (entry.stagedOwner === null ? [] : [{ ...entry, index: i, commit: claimed[i] === true }]));
   const committed = await perShard(
@@ -211,7 +211,7 @@ export async function claimAndEnqueue<T>(
       return replies.map((reply) => reply === 1);
     },
   );
-  await ctx.replication.afterWrites(shardKeysOf(toSettle.map((entry) => entry.id)));
+  await ctx.replication.afterWrites(() => shardKeysOf(toSettle.map((entry) => entry.id)));
   const results = staged.map((entry, i) => entry.stagedOwner === null && claimed[i] === true);
   toSettle.forEach((entry, k) => {
     results[entry.index] = committed[k] === true;
@@ -258,6 +258,6 @@ async function claimAndEnqueueInOneStep<T>(
   );
   // One step on one server, so one acknowledgement covers the claims and the items alike (a
   // no-op unless `redis.wait_replicas` is set).
-  await ctx.replication.afterWrites([ctx.keys.queueKeys(queue, 0).items]);
+  await ctx.replication.afterWrites(() => [ctx.keys.queueKeys(queue, 0).items]);
   return results;
 }

@@ -91,7 +91,7 @@ export async function appendInCluster(
       // The publisher is answered once its message is on the replicas too: a failover right after
       // the answer must not take the message with it (a shortfall fails the publish, which the
       // publisher may send again).
-      await ctx.replication.afterWrites([keys.ntfyTopicKey(topic), keys.ntfyIdsKeyOf(entryId), expiryKey, keys.ntfyHeadKey]);
+      await ctx.replication.afterWrites(() => [keys.ntfyTopicKey(topic), keys.ntfyIdsKeyOf(entryId), expiryKey, keys.ntfyHeadKey]);
       if (completed !== 1)
         ctx.logger.warn({ topic, entryId }, 'ntfy append committed after its pending lease ran out; live feeds may miss it');
       return { ms, seq, expiresMs };

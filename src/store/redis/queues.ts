@@ -120,7 +120,7 @@ export async function enqueueMany<T>(ctx: RedisContext, queue: QueueName, items:
   );
   // The caller lets go of the item's source next (a relay cursor, an inbound event, a schedule):
   // the item reaches the replicas first (`replication.ts`).
-  await ctx.replication.afterWrites([...new Set(items.map((item) => itemShardKeys(ctx, queue, item.id).items))]);
+  await ctx.replication.afterWrites(() => [...new Set(items.map((item) => itemShardKeys(ctx, queue, item.id).items))]);
   return added;
 }
 

@@ -102,13 +102,17 @@ export class ReplicaWaiter {
   }
 
   /**
-   * Resolves once the writes just made to `keys` (their answers already received) reached the
+   * Resolves once the writes just made to the keys `keysOf` names (their answers already received) reached the
    * configured replicas, one WAIT per master holding them; throws {@link ReplicationWaitError}
    * when a master answers fewer.
    */
-  async afterWrites(keys: readonly string[]): Promise<void> {
+  async afterWrites(keysOf: () => readonly string[]): Promise<void> {
     const { replicas } = this.settings;
-    if (replicas === 0 || keys.length === 0) return;
+    // The keys are asked for only when there is a replica to wait for: off (one Redis, the
+    // default there), the hot paths calling this build nothing.
+    if (replicas === 0) return;
+    const keys = keysOf();
+    if (keys.length === 0) return;
     const targets = this.cluster ? this.mastersOf(this.cluster, keys, replicas) : [{ node: this.redis, replicas }];
     await Promise.all(targets.filter((target) => target.replicas > 0).map((target) => this.waitOn(target)));
   }
