@@ -16,17 +16,20 @@
  * outbound queue a critical waits behind the whole backlog; with them it should not.
  *
  *   node --import tsx bench/send-api/run.ts [--store sqlite|redis|both] [--rate 100] [--recipients 1000]
- *        [--seconds 3] [--backlog 100000] [--criticals 10] [--latency 20] [--split] [--warmup 2]
+ *        [--seconds 3] [--backlog 100000] [--criticals 10] [--latency 20] [--split] [--warmup 2] [--worker-nice 0]
  *
  * --split (Redis only: a SQLite store belongs to one process) runs the roles as a fleet does:
  * `api` in one process, `scheduler,delivery` in another, so the API's answers do not wait behind
- * the delivery's turns on one event loop.
+ * the delivery's turns on one event loop. --worker-nice N starts that second process at nice N, as
+ * an operator sharing one box between an api process and workers would (docs/scaling.md): the
+ * kernel then runs the API's requests before the backlog's pushes.
  *
  * The issue's target run is --rate 100 --recipients 1000 --backlog 100000 (100,000 pushes/s
  * offered): far past what one delivery process pushes on a 2-core machine, so the backlog grows
  * and phase 1's pushes/s is the service's delivery rate.
  */
 import { parseArgs } from 'node:util';
+import { setPriority } from 'node:os';
 import { generateSecretKey } from '../../src/nostr/keys.ts';
 import { createApiKey } from '../../src/platform/api-keys.ts';
 import type { StorePort } from '../../src/store/port.ts';
@@ -45,6 +48,7 @@ const { values } = parseArgs({
     latency: { type: 'string', default: '20' },
     split: { type: 'boolean', default: false },
     warmup: { type: 'string', default: '2' },
+    'worker-nice': { type: 'string', default: '0' },
   },
 });
 const RATE = Number(values.rate);
@@ -53,6 +57,7 @@ const SECONDS = Number(values.seconds);
 const BACKLOG = Number(values.backlog);
 const CRITICALS = Number(values.criticals);
 const WARMUP_SECS = Number(values.warmup);
+const WORKER_NICE = Number(values['worker-nice']);
 /** Recipients of a warm-up request: enough to run every path, few enough to leave no backlog. */
 const WARMUP_RECIPIENTS = 10;
 /** Recipients registered; each request takes a window of RECIPIENTS of them. */
@@ -117,6 +122,8 @@ async function runOne(label: string, storeUrl: string, open: () => Promise<Store
   const serviceKeyHex = generateSecretKey();
   // The delivery side of a split fleet: no HTTP wait (its api role is off).
   const worker = split ? await startServiceProcess({ env: serviceEnv('scheduler,delivery', 'work'), waitForHttp: false }) : null;
+  // As `nice -n N nostr-push serve` (systemd `Nice=N`) would: the box's API answers before its pushes.
+  if (worker && WORKER_NICE !== 0) setPriority(worker.child.pid ?? 0, WORKER_NICE);
   const service = await startServiceProcess({
     // BENCH_CPU_PROF_DIR: a V8 profile of the api process (bench/support/profile-report.mjs, long-tasks.mjs).
     nodeArgs: process.env.BENCH_CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}`] : [],
