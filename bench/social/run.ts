@@ -16,7 +16,8 @@
  *   process is still compiling its hot paths. Warm-up events are checked like every other, their
  *   latency is reported apart; rates, percentiles and CPU per event are the measured phase's.
  *   --phased runs the listener part, the engine and the delivery one after another, each drained
- *   before the next starts, and prints the CPU each stage spent per event (no latency figures).
+ *   before the next starts, and prints the CPU and the Redis commands (scripts' own included) each
+ *   stage spent per event (no latency figures).
  *   --inbox on|off (default on) runs with the inbox counters, badges and alert words, or without
  *   (`inbox.enabled`): the difference of two runs is their cost. --alert-words N (default 1000)
  *   watches N words, two users each; every other comment names a watched word, so it is matched
@@ -200,6 +201,20 @@ async function redisCommandCalls(urls: readonly string[]): Promise<Map<string, n
   return calls;
 }
 
+/** `total (name n, …)` per event of the commands called between two {@link redisCommandCalls} snapshots. */
+function commandsLine(before: Map<string, number>, after: Map<string, number>, events: number): string {
+  const calls = [...after]
+    .filter(([name]) => name !== 'info' && !name.startsWith('config'))
+    .map(([name, n]): [string, number] => [name, n - (before.get(name) ?? 0)])
+    .filter(([, n]) => n > 0)
+    .sort((a, b) => b[1] - a[1]);
+  const total = calls.reduce((sum, [, n]) => sum + n, 0);
+  return `${(total / events).toFixed(1)} (${calls
+    .slice(0, 10)
+    .map(([name, n]) => `${name} ${(n / events).toFixed(2)}`)
+    .join(', ')})`;
+}
+
 async function resetRedisStats(urls: readonly string[]): Promise<void> {
   for (const url of urls) {
     const client = new Redis(url);
@@ -350,9 +365,15 @@ async function runOne(label: string, storeUrl: string, prepared: Prepared, dir: 
       logger: createLogger({ level: 'warn' }),
     });
     await seed(store, prepared);
+    const stageCommands: string[] = [];
     const stage = async (name: string, work: () => Promise<void>): Promise<void> => {
+      const before = redisNodes ? await redisCommandCalls(redisNodes.urls) : null;
       const { top } = await profile(work);
       if (process.env.BENCH_PROFILE) printProfile(`${label} ${name}`, top);
+      if (before && redisNodes)
+        stageCommands.push(
+          `  Redis commands per event, ${name}: ${commandsLine(before, await redisCommandCalls(redisNodes.urls), events)}`,
+        );
     };
     const c0 = sampleCpu(fake.pid, redisNodes);
     started = Date.now();
@@ -379,6 +400,7 @@ async function runOne(label: string, storeUrl: string, prepared: Prepared, dir: 
       `  CPU per event, listener (parse, verify, queue): ${cpuLine(c0, c1, events)}`,
       `  CPU per event, engine: ${cpuLine(c1b, c2, events)}`,
       `  CPU per event, delivery: ${cpuLine(c2b, c3, events)}`,
+      ...stageCommands,
     ].join('\n');
   } else {
     const service: RunningService = await startService(serviceConfig('engine,delivery,scheduler', storeUrl, dir, fake, label));
