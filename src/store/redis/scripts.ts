@@ -91,6 +91,7 @@ export const SCRIPT_NAMES = [
   'countInboxMany',
   'appendDeliveryLog',
   'appendDeliveryLogShard',
+  'readRecipientSlot',
   'markInboxViewed',
   'widenAlertWords',
   'watchAlertWord',
@@ -115,8 +116,8 @@ export type ScriptName = (typeof SCRIPT_NAMES)[number];
  * Scripts only the divine layout calls: on one Redis every key is on the same server, so work the
  * cluster layout does in one-slot steps runs in one script: appending to, expiring and reading
  * ntfy topics (`ntfy-cluster.ts` in the cluster), reading a turn's recipients and claiming and
- * queueing their deliveries (`deliveries.ts`; per-user reads and readTokenRecords per token
- * shard, and stageDeliveries, takeClaim, commitDeliveries in the cluster), counting a
+ * queueing their deliveries (`deliveries.ts`; readRecipientSlot per user and readTokenRecords
+ * per token shard, and stageDeliveries, takeClaim, commitDeliveries in the cluster), counting a
  * batch of inbox entries (`inbox.ts`; countInbox per entry in the cluster), and appending to the
  * delivery log (`delivery-log.ts`; appendDeliveryLogShard per log shard in the cluster). Their keys span slots, which is why
  * the cluster layout never calls them.

@@ -113,7 +113,7 @@ export interface TokenRecord {
 }
 
 /** The records of `tokens`, read per shard concurrently (one atomic script per shard chunk). */
-async function readTokenRecords(ctx: RedisContext, tokens: Iterable<string>): Promise<Map<string, TokenRecord>> {
+export async function readTokenRecords(ctx: RedisContext, tokens: Iterable<string>): Promise<Map<string, TokenRecord>> {
   const calls: Array<Promise<void>> = [];
   const records = new Map<string, TokenRecord>();
   for (const [shard, group] of byShard(ctx, tokens)) {
