@@ -44,7 +44,7 @@
 import type { ClaimedDelivery, EnqueueItem, QueueName, RecipientGateState } from '../port.ts';
 import { expirySeconds, prefixed, type RedisContext } from './context.ts';
 import { preferenceKindsOf } from './bell-pages.ts';
-import { devicesFromRecords, readTokenRecords, type Candidates, type TokenRecord } from './tokens.ts';
+import { devicesFromRecords, intentsOf, readTokenRecords, type Candidates, type TokenRecord } from './tokens.ts';
 import { DEFAULT_LANE } from '../lanes.ts';
 import { itemShardKeys, payloadJson, perShard } from './queue-shards.ts';
 
@@ -80,13 +80,6 @@ export async function readRecipients(ctx: RedisContext, pubkeys: readonly string
 
 /** One user's answer of `readRecipientSlot-3.lua`: members, intents (flat), preferences. */
 type SlotRecipient = [string[], string[], string | null];
-
-/** `[field, value, field, value, …]` (HGETALL in a script) as an object. */
-function intentsOf(flat: readonly string[]): Record<string, string> {
-  const intents: Record<string, string> = {};
-  for (let k = 0; k + 1 < flat.length; k += 2) intents[flat[k] as string] = flat[k + 1] as string;
-  return intents;
-}
 
 /** One user's answer of `readRecipients-3.lua`: members, intents (flat), preferences, records (flat triples). */
 type OneStepRecipient = [string[], string[], string | null, Array<string | null>];

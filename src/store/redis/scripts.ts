@@ -92,6 +92,7 @@ export const SCRIPT_NAMES = [
   'appendDeliveryLog',
   'appendDeliveryLogShard',
   'readRecipientSlot',
+  'readBellWatcher',
   'markInboxViewed',
   'widenAlertWords',
   'watchAlertWord',

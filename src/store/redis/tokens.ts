@@ -235,6 +235,13 @@ export interface Candidates {
   intents: Record<string, string>;
 }
 
+/** A removal-intent hash as a script's HGETALL answers it (`[token, id, token, id, …]`), as an object. */
+export function intentsOf(flat: readonly string[]): Record<string, string> {
+  const intents: Record<string, string> = {};
+  for (let k = 0; k + 1 < flat.length; k += 2) intents[flat[k] as string] = flat[k + 1] as string;
+  return intents;
+}
+
 async function readCandidates(ctx: RedisContext, pubkey: string): Promise<Candidates> {
   const [members, intents] = await Promise.all([
     ctx.redis.smembers(ctx.keys.userTokensKey(pubkey)),
