@@ -11,6 +11,8 @@
  *
  *   node --import tsx bench/social/run.ts [--users 10000] [--events 10000] [--rate 2000] [--warmup 5] [--store sqlite|redis|layout|cluster|both|all] [--latency 20] [--phased] [--http2-client builtin|node|both]
  *   --http2-client runs the whole benchmark on each HTTP/2 client named (delivery.http2_client).
+ *   --queue-shards N sets `redis.queue_shards` (the cluster layout's shards per queue; 0, the
+ *   default, keeps its default of 8): e.g. 3 for as many shards as a 3-master cluster's masters.
  *   --rate 0 offers everything at once (peak throughput).
  *   --warmup offers events at the same rate for that many seconds first (paced runs only): a fresh
  *   process is still compiling its hot paths. Warm-up events are checked like every other, their
@@ -61,6 +63,7 @@ const { values } = parseArgs({
     inbox: { type: 'string', default: 'on' },
     'alert-words': { type: 'string', default: '1000' },
     'http2-client': { type: 'string', default: 'builtin' },
+    'queue-shards': { type: 'string', default: '0' },
   },
 });
 /** Inbox counters, badges and alert words on (`inbox.enabled`). */
@@ -269,6 +272,10 @@ function serviceConfig(roles: string, storeUrl: string, dir: string, fake: { cre
       NOSTR_PUSH__DELIVERY__HTTP2_CLIENT: http2Client,
       // `--store layout`: one Redis with the cluster key layout, the layout's cost without a cluster's.
       ...(label === 'redis-cluster-layout' ? { NOSTR_PUSH__REDIS__KEY_LAYOUT: 'cluster' } : {}),
+      // `--queue-shards N`: the cluster layout's shards per durable queue (the divine layout has one).
+      ...(label.startsWith('redis-cluster') && values['queue-shards'] !== '0'
+        ? { NOSTR_PUSH__REDIS__QUEUE_SHARDS: values['queue-shards'] }
+        : {}),
     },
   }).config;
 }
