@@ -1,5 +1,5 @@
-import { type Database, type Statement } from 'better-sqlite3';
-import { type Logger } from '../../observability/logger.ts';
+import type { Database, Statement } from 'better-sqlite3';
+import type { Logger } from '../../observability/logger.ts';
 import type {
   CachedProfile,
   Clock,

@@ -16,7 +16,7 @@ import type {
   VideoCoordinate,
   WatcherPage,
 } from '../port-bells.ts';
-import { type InboxWrite } from './inbox.ts';
+import type { InboxWrite } from './inbox.ts';
 import type { Announcement, InboxCountEntry, InboxCounts, InboxHint, InboxType } from '../port-inbox.ts';
 import type { NtfyAppendEvent, NtfyMessage, NtfyMessageContent, NtfyReadRequest, NtfyReadResult } from '../port-ntfy.ts';
 import type {
