@@ -15,7 +15,7 @@
  * A page redone after a crash queues the same item ids (a no-op while they wait) and the delivery
  * claims (`src/delivery/campaign.ts`) keep a delivered device from a second push.
  */
-import { campaignDeliveryKey, campaignItemId, type CampaignItemRef } from '../delivery/campaign-items.ts';
+import { campaignItemId, type CampaignItemRef } from '../delivery/campaign-items.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import { sleep } from '../roles/supervisor.ts';
@@ -106,8 +106,8 @@ export async function expandCampaignPage(
     // A reference, not the notification: the delivery stage rebuilds it from the campaign record
     // (campaign-items.ts), so the queue does not hold the same copy once per device.
     const payload: CampaignItemRef = { campaignItem: { appId: campaign.appId, campaignId: campaign.id, recipient, device, sendAtMs } };
-    const deliveryKey = campaignDeliveryKey(campaign.appId, campaign.request.idempotencyKey, device.token);
-    items.push({ id: campaignItemId(deliveryKey), payload, lane: 'low', availableAtMs: sendAtMs });
+    const id = campaignItemId(campaign.appId, campaign.request.idempotencyKey, device.token);
+    items.push({ id, payload, lane: 'low', availableAtMs: sendAtMs });
   }
   const queued = items.length === 0 ? [] : await store.enqueueMany('outbound', items);
   let consenting = 0;
