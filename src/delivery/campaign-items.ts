@@ -179,16 +179,17 @@ export const CAMPAIGN_RECORD_MISSING = 'campaign record not found';
 
 /**
  * The item with its notification: a whole one as it is, a reference rebuilt from its campaign's
- * record; null when that record is missing.
+ * record; null when that record is missing. Synchronous for a whole one, so the pushes that are
+ * not campaigns' pay no extra promise.
  */
-export async function withNotification(
+export function withNotification(
   copies: CampaignCopies,
   item: LeasedItem<OutboundPayload>,
-): Promise<LeasedItem<OutboundNotification> | null> {
+): LeasedItem<OutboundNotification> | Promise<LeasedItem<OutboundNotification> | null> {
   const payload = item.payload;
   if (!isCampaignItemRef(payload)) return { ...item, payload };
   const { appId, campaignId, recipient, device, sendAtMs } = payload.campaignItem;
-  const campaign = await copies.get(appId, campaignId);
-  if (campaign === null) return null;
-  return { ...item, payload: campaignNotification(campaign, recipient, device, sendAtMs) };
+  return copies
+    .get(appId, campaignId)
+    .then((campaign) => (campaign === null ? null : { ...item, payload: campaignNotification(campaign, recipient, device, sendAtMs) }));
 }

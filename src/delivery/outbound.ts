@@ -121,7 +121,8 @@ export async function handleOutbound(
   leased: LeasedItem<OutboundPayload>,
   signal?: AbortSignal,
 ): Promise<WorkOutcome> {
-  const item = await withNotification(campaignCopiesOf(deps), leased);
+  const whole = withNotification(campaignCopiesOf(deps), leased);
+  const item = whole instanceof Promise ? await whole : whole;
   if (item === null) return { kind: 'dead', reason: CAMPAIGN_RECORD_MISSING };
   const notification = item.payload;
   const startedMs = performance.now();
