@@ -183,6 +183,8 @@ async function runOne(label: string, storeUrl: string, location: StoreLocation, 
   await seed(location, prepared);
   const port = await freePort();
   const service = await startServiceProcess({
+    // BENCH_CPU_PROF_DIR: a V8 profile of the service (bench/support/profile-report.mjs).
+    nodeArgs: process.env.BENCH_CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}`] : [],
     env: {
       NOSTR_PUSH__ROLES: 'api,engine,delivery,scheduler',
       NOSTR_PUSH__DATA_DIR: join(dir, `data-${label}`),

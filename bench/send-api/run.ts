@@ -2,6 +2,10 @@
  * bench/send-api: app servers calling `POST /v1/notifications` against the real binary (roles
  * api, scheduler, delivery), FCM fake in its own process at 20 ms per answer.
  *
+ * Warm-up: `--warmup` seconds of requests at `--rate`, each to `WARMUP_RECIPIENTS` recipients, not
+ * measured: a fresh process answers its first ~150 requests 10–100× slower (module compilation,
+ * JIT, first statements), which a 3 s phase would otherwise report as its p99; the small requests
+ * warm every code path without piling up a push backlog ahead of phase 1.
  * Phase 1, throughput: `--rate` requests per second for `--seconds`, each to `--recipients`
  * recipients (one FCM token each), priority normal. Prints accepted requests/s, the API's p50/p99
  * answer time, pushes/s from the first request to the last push, and the verdict: every
@@ -12,17 +16,20 @@
  * outbound queue a critical waits behind the whole backlog; with them it should not.
  *
  *   node --import tsx bench/send-api/run.ts [--store sqlite|redis|both] [--rate 100] [--recipients 1000]
- *        [--seconds 3] [--backlog 100000] [--criticals 10] [--latency 20] [--split]
+ *        [--seconds 3] [--backlog 100000] [--criticals 10] [--latency 20] [--split] [--warmup 2] [--worker-nice 0]
  *
  * --split (Redis only: a SQLite store belongs to one process) runs the roles as a fleet does:
  * `api` in one process, `scheduler,delivery` in another, so the API's answers do not wait behind
- * the delivery's turns on one event loop.
+ * the delivery's turns on one event loop. --worker-nice N starts that second process at nice N, as
+ * an operator sharing one box between an api process and workers would (docs/scaling.md): the
+ * kernel then runs the API's requests before the backlog's pushes.
  *
  * The issue's target run is --rate 100 --recipients 1000 --backlog 100000 (100,000 pushes/s
  * offered): far past what one delivery process pushes on a 2-core machine, so the backlog grows
  * and phase 1's pushes/s is the service's delivery rate.
  */
 import { parseArgs } from 'node:util';
+import { setPriority } from 'node:os';
 import { generateSecretKey } from '../../src/nostr/keys.ts';
 import { createApiKey } from '../../src/platform/api-keys.ts';
 import type { StorePort } from '../../src/store/port.ts';
@@ -40,6 +47,8 @@ const { values } = parseArgs({
     criticals: { type: 'string', default: '10' },
     latency: { type: 'string', default: '20' },
     split: { type: 'boolean', default: false },
+    warmup: { type: 'string', default: '2' },
+    'worker-nice': { type: 'string', default: '0' },
   },
 });
 const RATE = Number(values.rate);
@@ -47,6 +56,10 @@ const RECIPIENTS = Number(values.recipients);
 const SECONDS = Number(values.seconds);
 const BACKLOG = Number(values.backlog);
 const CRITICALS = Number(values.criticals);
+const WARMUP_SECS = Number(values.warmup);
+const WORKER_NICE = Number(values['worker-nice']);
+/** Recipients of a warm-up request: enough to run every path, few enough to leave no backlog. */
+const WARMUP_RECIPIENTS = 10;
 /** Recipients registered; each request takes a window of RECIPIENTS of them. */
 const POOL = Math.max(RECIPIENTS * 4, 4000);
 const SEED_BATCH = 500;
@@ -109,7 +122,11 @@ async function runOne(label: string, storeUrl: string, open: () => Promise<Store
   const serviceKeyHex = generateSecretKey();
   // The delivery side of a split fleet: no HTTP wait (its api role is off).
   const worker = split ? await startServiceProcess({ env: serviceEnv('scheduler,delivery', 'work'), waitForHttp: false }) : null;
+  // As `nice -n N nostr-push serve` (systemd `Nice=N`) would: the box's API answers before its pushes.
+  if (worker && WORKER_NICE !== 0) setPriority(worker.child.pid ?? 0, WORKER_NICE);
   const service = await startServiceProcess({
+    // BENCH_CPU_PROF_DIR: a V8 profile of the api process (bench/support/profile-report.mjs, long-tasks.mjs).
+    nodeArgs: process.env.BENCH_CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}`] : [],
     env: split
       ? serviceEnv('api', 'edge')
       : {
@@ -146,7 +163,29 @@ async function runOne(label: string, storeUrl: string, open: () => Promise<Store
     if (res.status !== 202) throw new Error(`POST answered ${res.status}`);
     return performance.now() - started;
   };
+  /** The api process's event-loop delay since the last read (prom-client resets its histogram on each scrape). */
+  const apiLoopDelay = async (): Promise<string> => {
+    const text = await (await fetch(`${service.baseUrl}/metrics`)).text();
+    const seconds = (name: string) => Number(/^(\S+) (\S+)$/m.exec(text.split('\n').find((l) => l.startsWith(`${name} `)) ?? '')?.[2]);
+    return `p99 ${(seconds('nodejs_eventloop_lag_p99_seconds') * 1000).toFixed(0)} ms, max ${(seconds('nodejs_eventloop_lag_max_seconds') * 1000).toFixed(0)} ms`;
+  };
   try {
+    if (WARMUP_SECS > 0) {
+      const warmups: Array<Promise<number>> = [];
+      const w0 = Date.now();
+      for (let i = 0; i < RATE * WARMUP_SECS; i++) {
+        const wait = w0 + (i * 1000) / RATE - Date.now();
+        if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+        const first = (i * WARMUP_RECIPIENTS) % POOL;
+        const recipients = Array.from({ length: WARMUP_RECIPIENTS }, (_, j) => recipientOf((first + j) % POOL));
+        warmups.push(post(`wu-${i}`, recipients, 'normal'));
+      }
+      await Promise.all(warmups);
+      const expected = warmups.length * WARMUP_RECIPIENTS;
+      await waitForPushes(fake, (r) => r.filter(([id]) => id.startsWith('wu-')).length >= expected);
+      console.error(`${label}: warmed up (${warmups.length} requests of ${WARMUP_RECIPIENTS}, pushed)`);
+    }
+    await apiLoopDelay();
     // Phase 1: a steady rate of requests.
     const requests = RATE * SECONDS;
     const latencies: number[] = [];
@@ -162,6 +201,7 @@ async function runOne(label: string, storeUrl: string, open: () => Promise<Store
     }
     await Promise.all(inflight);
     const acceptedSecs = (Date.now() - t0) / 1000;
+    console.error(`${label}: api process event-loop delay while accepting: ${await apiLoopDelay()}`);
     const expected = requests * RECIPIENTS;
     console.error(`${label}: ${requests} requests accepted, waiting for ${expected} pushes`);
     const received = await waitForPushes(fake, (r) => r.filter(([id]) => id.startsWith('tp-')).length >= expected);

@@ -11,12 +11,15 @@
  *
  *   node --import tsx bench/social/run.ts [--users 10000] [--events 10000] [--rate 2000] [--warmup 5] [--store sqlite|redis|layout|cluster|both|all] [--latency 20] [--phased] [--http2-client builtin|node|both]
  *   --http2-client runs the whole benchmark on each HTTP/2 client named (delivery.http2_client).
+ *   --queue-shards N sets `redis.queue_shards` (the cluster layout's shards per queue; 0, the
+ *   default, keeps its default of 8): e.g. 3 for as many shards as a 3-master cluster's masters.
  *   --rate 0 offers everything at once (peak throughput).
  *   --warmup offers events at the same rate for that many seconds first (paced runs only): a fresh
  *   process is still compiling its hot paths. Warm-up events are checked like every other, their
  *   latency is reported apart; rates, percentiles and CPU per event are the measured phase's.
  *   --phased runs the listener part, the engine and the delivery one after another, each drained
- *   before the next starts, and prints the CPU each stage spent per event (no latency figures).
+ *   before the next starts, and prints the CPU and the Redis commands (scripts' own included) each
+ *   stage spent per event (no latency figures).
  *   --inbox on|off (default on) runs with the inbox counters, badges and alert words, or without
  *   (`inbox.enabled`): the difference of two runs is their cost. --alert-words N (default 1000)
  *   watches N words, two users each; every other comment names a watched word, so it is matched
@@ -60,6 +63,7 @@ const { values } = parseArgs({
     inbox: { type: 'string', default: 'on' },
     'alert-words': { type: 'string', default: '1000' },
     'http2-client': { type: 'string', default: 'builtin' },
+    'queue-shards': { type: 'string', default: '0' },
   },
 });
 /** Inbox counters, badges and alert words on (`inbox.enabled`). */
@@ -200,6 +204,20 @@ async function redisCommandCalls(urls: readonly string[]): Promise<Map<string, n
   return calls;
 }
 
+/** `total (name n, …)` per event of the commands called between two {@link redisCommandCalls} snapshots. */
+function commandsLine(before: Map<string, number>, after: Map<string, number>, events: number): string {
+  const calls = [...after]
+    .filter(([name]) => name !== 'info' && !name.startsWith('config'))
+    .map(([name, n]): [string, number] => [name, n - (before.get(name) ?? 0)])
+    .filter(([, n]) => n > 0)
+    .sort((a, b) => b[1] - a[1]);
+  const total = calls.reduce((sum, [, n]) => sum + n, 0);
+  return `${(total / events).toFixed(1)} (${calls
+    .slice(0, 10)
+    .map(([name, n]) => `${name} ${(n / events).toFixed(2)}`)
+    .join(', ')})`;
+}
+
 async function resetRedisStats(urls: readonly string[]): Promise<void> {
   for (const url of urls) {
     const client = new Redis(url);
@@ -254,6 +272,10 @@ function serviceConfig(roles: string, storeUrl: string, dir: string, fake: { cre
       NOSTR_PUSH__DELIVERY__HTTP2_CLIENT: http2Client,
       // `--store layout`: one Redis with the cluster key layout, the layout's cost without a cluster's.
       ...(label === 'redis-cluster-layout' ? { NOSTR_PUSH__REDIS__KEY_LAYOUT: 'cluster' } : {}),
+      // `--queue-shards N`: the cluster layout's shards per durable queue (the divine layout has one).
+      ...(label.startsWith('redis-cluster') && values['queue-shards'] !== '0'
+        ? { NOSTR_PUSH__REDIS__QUEUE_SHARDS: values['queue-shards'] }
+        : {}),
     },
   }).config;
 }
@@ -350,9 +372,15 @@ async function runOne(label: string, storeUrl: string, prepared: Prepared, dir: 
       logger: createLogger({ level: 'warn' }),
     });
     await seed(store, prepared);
+    const stageCommands: string[] = [];
     const stage = async (name: string, work: () => Promise<void>): Promise<void> => {
+      const before = redisNodes ? await redisCommandCalls(redisNodes.urls) : null;
       const { top } = await profile(work);
       if (process.env.BENCH_PROFILE) printProfile(`${label} ${name}`, top);
+      if (before && redisNodes)
+        stageCommands.push(
+          `  Redis commands per event, ${name}: ${commandsLine(before, await redisCommandCalls(redisNodes.urls), events)}`,
+        );
     };
     const c0 = sampleCpu(fake.pid, redisNodes);
     started = Date.now();
@@ -379,6 +407,7 @@ async function runOne(label: string, storeUrl: string, prepared: Prepared, dir: 
       `  CPU per event, listener (parse, verify, queue): ${cpuLine(c0, c1, events)}`,
       `  CPU per event, engine: ${cpuLine(c1b, c2, events)}`,
       `  CPU per event, delivery: ${cpuLine(c2b, c3, events)}`,
+      ...stageCommands,
     ].join('\n');
   } else {
     const service: RunningService = await startService(serviceConfig('engine,delivery,scheduler', storeUrl, dir, fake, label));

@@ -213,14 +213,14 @@ export function notificationRoutes(app: OpenAPIHono<AppKeyEnv>, deps: Notificati
     const sendAtMs = body.sendAt === undefined ? nowMs : Math.max(Date.parse(body.sendAt), nowMs);
     const request: SendRequest = { ...body, recipients: [...new Set(body.recipients)] };
     const key = c.req.valid('header')['idempotency-key'];
-    const requestHash = createHash('sha256').update(canonicalJson(body)).digest('hex');
     const id = randomUUID();
     const recordTtlSecs = settings.recordTtlSecs + (sendAtMs - nowMs) / 1000;
-    const result = await store.createSend(
-      { appId, id, request, sendAtMs },
-      recordTtlSecs,
-      key === undefined ? null : { key, requestHash, ttlSecs: settings.idempotencyTtlSecs },
-    );
+    // The request's hash only tells a retry from a reuse of its key: without a key there is nothing to compare.
+    const idempotency =
+      key === undefined
+        ? null
+        : { key, requestHash: createHash('sha256').update(canonicalJson(body)).digest('hex'), ttlSecs: settings.idempotencyTtlSecs };
+    const result = await store.createSend({ appId, id, request, sendAtMs }, recordTtlSecs, idempotency);
     if (!result.created) {
       if (!result.sameRequest) {
         count('send', 'IDEMPOTENCY_KEY_REUSED');

@@ -312,17 +312,23 @@ describe('script loader', () => {
       assert.match(source, /^\s*(ARGV\[1\]|ARGV: none)/m, `${file} documents ARGV`);
       assert.match(source, /^\s*Output:/m, `${file} documents its Output`);
       assert.match(source, /^local rcall = redis\.call$/m, `${file} aliases redis.call`);
-      assert.deepEqual(findHeaderProblems(source, parsed.numberOfKeys), [], file);
+      assert.deepEqual(findHeaderProblems(source, parsed.numberOfKeys, parsed.variadicKeys), [], file);
     }
   });
 
   test('key counts come from the file names and scripts are named by the SHA1 of their inlined body', () => {
-    assert.deepEqual(parseScriptFileName('registerToken-6.lua'), { name: 'registerToken', numberOfKeys: 6 });
+    assert.deepEqual(parseScriptFileName('registerToken-6.lua'), { name: 'registerToken', numberOfKeys: 6, variadicKeys: false });
+    assert.deepEqual(
+      parseScriptFileName('appendShard-n.lua'),
+      { name: 'appendShard', numberOfKeys: 1, variadicKeys: true },
+      'a -n.lua script takes one key or more',
+    );
     assert.equal(parseScriptFileName('register_token.lua'), null);
+    assert.equal(parseScriptFileName('registerToken-x.lua'), null, 'only a number or n counts the keys');
     const definitions = loadScriptDefinitions();
     assert.deepEqual(definitions.map((d) => d.name).sort(), [...SCRIPT_NAMES].sort());
     for (const definition of definitions) {
-      assert.equal(definition.file, `${definition.name}-${definition.numberOfKeys}.lua`);
+      assert.equal(definition.file, `${definition.name}-${definition.variadicKeys ? 'n' : definition.numberOfKeys}.lua`);
       assert.equal(definition.sha, createHash('sha1').update(definition.lua).digest('hex'));
       assert.doesNotMatch(definition.lua, /@include/, `${definition.file} has its includes inlined`);
     }
@@ -342,6 +348,24 @@ describe('script loader', () => {
       assert.equal(await scripts.run('releaseClaim', ['claim'], ['me']), 1, 'NOSCRIPT is answered by sending the body');
       assert.deepEqual(await raw.script('EXISTS', sha), [1], 'and the server has it again');
       assert.throws(() => scripts.run('releaseClaim', ['a', 'b'], ['me']), ScriptLoaderError);
+    } finally {
+      client.disconnect();
+    }
+  });
+
+  test('a -n.lua script takes as many keys as a call declares, one at least, and sees every one in KEYS', async () => {
+    const client = new Redis(url);
+    try {
+      const scripts = new RedisScripts(client);
+      await scripts.loadAll();
+      const keys = ['dl-a', 'dl-a:recipient:r1', 'dl-a:notification:n1', 'dl-a', 'dl-a:recipient:r2', 'dl-a:notification:n2'];
+      keys.push('dl-stats', 'dl-days');
+      assert.equal(await scripts.run('appendDeliveryLogShard', keys, [1000, 2, 7, 'm1', 'm2', 'sent:like', 2, 'opened:like', 0]), 2);
+      assert.deepEqual(await raw.zrange('dl-a', 0, -1), ['m1', 'm2'], 'both entries in the app view');
+      assert.deepEqual(await raw.zrange('dl-a:notification:n2', 0, -1), ['m2'], 'the second entry in its own notification view');
+      assert.deepEqual(await raw.hgetall('dl-stats'), { 'sent:like': '2' }, 'a count of 0 is not written');
+      assert.deepEqual(await raw.zrange('dl-days', 0, -1), ['7'], 'the day indexed');
+      assert.throws(() => scripts.run('appendDeliveryLogShard', [], [1000, 0, 7]), ScriptLoaderError, 'no keys at all is refused');
     } finally {
       client.disconnect();
     }
@@ -374,6 +398,9 @@ describe('script loader', () => {
       writeFileSync(join(dir, 'wrongKeys-2.lua'), '--[[\n  KEYS[1] k\n  ARGV: none\n  Output: 1\n]]\nreturn 1\n');
       assert.throws(() => loadScriptDefinitions(dir), /KEYS\[2\] is not documented/);
       rmSync(join(dir, 'wrongKeys-2.lua'));
+      writeFileSync(join(dir, 'manyKeys-n.lua'), '--[[\n  KEYS[1] k\n  ARGV: none\n  Output: 1\n]]\nreturn 1\n');
+      assert.throws(() => loadScriptDefinitions(dir), /symbolic index/, 'a -n.lua script documents its further keys');
+      rmSync(join(dir, 'manyKeys-n.lua'));
       writeFileSync(join(dir, 'no_count.lua'), 'return 1\n');
       assert.throws(() => loadScriptDefinitions(dir), /<camelCaseName>-<numberOfKeys>/);
     } finally {

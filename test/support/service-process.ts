@@ -73,6 +73,8 @@ export interface StartServiceProcessOptions {
   /** Wait until `/health` answers (default true). */
   waitForHttp?: boolean;
   args?: string[];
+  /** Node flags for the binary (e.g. `--cpu-prof`, which NODE_OPTIONS does not allow); benchmarks profile with it. */
+  nodeArgs?: string[];
 }
 
 export async function startServiceProcess(options: StartServiceProcessOptions): Promise<ServiceProcess> {
@@ -89,7 +91,10 @@ export async function startServiceProcess(options: StartServiceProcessOptions): 
     NOSTR_PUSH__SERVER__LISTEN_ADDR: `127.0.0.1:${port}`,
     ...options.env,
   };
-  const child = spawn(process.execPath, [BIN, 'serve', ...(options.args ?? [])], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), BIN, 'serve', ...(options.args ?? [])], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const logs: LogLine[] = [];
   const stderr: string[] = [];
   const waiters = new Set<{ predicate: (l: LogLine) => boolean; resolve: (l: LogLine) => void }>();

@@ -1,6 +1,7 @@
 /**
  * Bell pages on Redis: the batched steps of one fan-out page — the gate read (concurrent
- * per-slot reads: each watcher's devices, preferences and records in the watcher's slot), the
+ * per-slot reads: one script per watcher for its tokens, preferences and records in the
+ * watcher's slot, then the token records per token shard), the
  * claims one pipeline, the outcome writes one call per watcher issued at once — so a page of
  * 1,000 watchers costs a handful of round trips instead of a dozen per watcher. Keys and values
  * are the ones the single-watcher operations use (`keys.ts`), so both paths read and write the
@@ -16,7 +17,7 @@ import type { BellBatch, BellWatcherState, VideoCoordinate } from '../port-bells
 import type { RecipientClaim } from '../port.ts';
 import { expirySeconds, type RedisContext } from './context.ts';
 import { parseKinds } from './misc.ts';
-import { readDevicesOfMany, refreshTokenActivity } from './tokens.ts';
+import { devicesFromRecords, intentsOf, readTokenRecords, refreshTokenActivity, type Candidates } from './tokens.ts';
 
 const BELL_RECORD_TYPE = 'newPost';
 /**
@@ -40,10 +41,15 @@ export function preferenceKindsOf(ctx: RedisContext, pubkey: string, rawPreferen
   return kinds;
 }
 
+/** One watcher's answer of `readBellWatcher-5.lua`: members, intents (flat), preferences, records found. */
+type WatcherSlot = [string[], string[], string | null, number];
+
 /**
- * The gate state of each watcher: devices through tokens.ts' per-slot reads, and per watcher its
- * preferences and video records (its slot) and its rate window (the creator's slot), all issued
- * concurrently so a page goes out in one write per node.
+ * The gate state of each watcher, in two rounds: per watcher one script for what its slot holds
+ * (token set, removal intents, preferences, the video's two coordinate records;
+ * `readBellWatcher-5`) beside one EXISTS of its rate window (the creator's slot), all issued
+ * concurrently so a page goes out in one write per node; then the candidates' token records per
+ * token shard, kept or forgotten as tokens.ts does.
  */
 export async function readBellWatchers(
   ctx: RedisContext,
@@ -51,24 +57,44 @@ export async function readBellWatchers(
   watchers: readonly string[],
 ): Promise<BellWatcherState[]> {
   const { owner, dTag } = video;
-  const [devices, preferences, recorded, rateLimited] = await Promise.all([
-    readDevicesOfMany(ctx, watchers),
-    Promise.all(watchers.map((w) => ctx.redis.get(ctx.keys.userPreferencesKey(w)))),
-    // The typed and divine's legacy type-less record of one watcher share the watcher's slot.
+  const distinct = [...new Set(watchers)];
+  const [slots, rateLimited] = await Promise.all([
     Promise.all(
-      watchers.map((w) =>
-        ctx.redis.exists(ctx.keys.videoRecordKey(BELL_RECORD_TYPE, owner, dTag, w), ctx.keys.legacyVideoRecordKey(owner, dTag, w)),
+      distinct.map(
+        async (w) =>
+          (await ctx.scripts.run(
+            'readBellWatcher',
+            [
+              ctx.keys.userTokensKey(w),
+              ctx.keys.userTokensForgettingKey(w),
+              ctx.keys.userPreferencesKey(w),
+              ctx.keys.videoRecordKey(BELL_RECORD_TYPE, owner, dTag, w),
+              ctx.keys.legacyVideoRecordKey(owner, dTag, w),
+            ],
+            [],
+          )) as WatcherSlot,
       ),
     ),
-    Promise.all(watchers.map((w) => ctx.redis.exists(ctx.keys.notifyRateKey(w, owner)))),
+    Promise.all(distinct.map((w) => ctx.redis.exists(ctx.keys.notifyRateKey(w, owner)))),
   ]);
-  return watchers.map((watcher, i) => ({
-    watcher,
-    devices: devices[i] ?? [],
-    preferenceKinds: preferenceKindsOf(ctx, watcher, preferences[i] ?? null),
-    alreadyNotified: (recorded[i] ?? 0) > 0,
-    rateLimited: rateLimited[i] === 1,
-  }));
+  const candidates: Candidates[] = slots.map(([members, flatIntents]) => ({ members, intents: intentsOf(flatIntents) }));
+  const records = await readTokenRecords(
+    ctx,
+    candidates.flatMap(({ members, intents }) => [...members, ...Object.keys(intents)]),
+  );
+  const devicesOf = await devicesFromRecords(ctx, distinct, candidates, records);
+  const index = new Map(distinct.map((w, i) => [w, i]));
+  return watchers.map((watcher) => {
+    const i = index.get(watcher) ?? -1;
+    const slot = slots[i];
+    return {
+      watcher,
+      devices: devicesOf.get(watcher) ?? [],
+      preferenceKinds: preferenceKindsOf(ctx, watcher, slot?.[2] ?? null),
+      alreadyNotified: (slot?.[3] ?? 0) > 0,
+      rateLimited: rateLimited[i] === 1,
+    };
+  });
 }
 
 export async function recordBellBatch(ctx: RedisContext, batch: BellBatch): Promise<void> {

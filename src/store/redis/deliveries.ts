@@ -1,7 +1,8 @@
 /**
  * The batched steps of routing one content event on Redis: one read of every recipient's gate
- * state (`readRecipients`: their devices through tokens.ts' per-slot reads, their preferences,
- * concurrently; in the divine layout one script, `readRecipients-3`), and {@link claimAndEnqueue}
+ * state (`readRecipients`: per user one script for their token set, removal intents and
+ * preferences, `readRecipientSlot-3`, then the candidates' records per token shard as tokens.ts
+ * reads them; in the divine layout one script, `readRecipients-3`), and {@link claimAndEnqueue}
  * claims and queues every delivery that passed. Keys and values are the single-recipient
  * operations' own (`keys.ts`, the queue layout of queues.ts), so both paths read and write the
  * same records.
@@ -43,23 +44,42 @@
 import type { ClaimedDelivery, EnqueueItem, QueueName, RecipientGateState } from '../port.ts';
 import { expirySeconds, prefixed, type RedisContext } from './context.ts';
 import { preferenceKindsOf } from './bell-pages.ts';
-import { devicesFromRecords, readDevicesOfMany, type Candidates, type TokenRecord } from './tokens.ts';
+import { devicesFromRecords, intentsOf, readTokenRecords, type Candidates, type TokenRecord } from './tokens.ts';
 import { DEFAULT_LANE } from '../lanes.ts';
 import { itemShardKeys, payloadJson, perShard } from './queue-shards.ts';
 
 export async function readRecipients(ctx: RedisContext, pubkeys: readonly string[]): Promise<RecipientGateState[]> {
   if (pubkeys.length === 0) return [];
   if (ctx.keys.layout === 'divine') return readRecipientsInOneStep(ctx, pubkeys);
-  // One GET per user (each in their own slot), issued with the device reads: one write when pipelined.
-  const [devices, preferences] = await Promise.all([
-    readDevicesOfMany(ctx, pubkeys),
-    Promise.all(pubkeys.map((pubkey) => ctx.redis.get(ctx.keys.userPreferencesKey(pubkey)))),
-  ]);
-  return pubkeys.map((pubkey, i) => ({
-    devices: devices[i] ?? [],
-    preferenceKinds: preferenceKindsOf(ctx, pubkey, preferences[i] ?? null),
+  // Two rounds of one-slot calls: per user one script for what their slot holds (token set,
+  // removal intents, preferences; `readRecipientSlot-3`), all of them concurrently (one write
+  // when auto-pipelined); then the candidates' records per token shard.
+  const distinct = [...new Set(pubkeys)];
+  const slots = await Promise.all(
+    distinct.map(
+      async (pubkey) =>
+        (await ctx.scripts.run(
+          'readRecipientSlot',
+          [ctx.keys.userTokensKey(pubkey), ctx.keys.userTokensForgettingKey(pubkey), ctx.keys.userPreferencesKey(pubkey)],
+          [],
+        )) as SlotRecipient,
+    ),
+  );
+  const candidates: Candidates[] = slots.map(([members, flatIntents]) => ({ members, intents: intentsOf(flatIntents) }));
+  const records = await readTokenRecords(
+    ctx,
+    candidates.flatMap(({ members, intents }) => [...members, ...Object.keys(intents)]),
+  );
+  const devicesOf = await devicesFromRecords(ctx, distinct, candidates, records);
+  const preferencesOf = new Map(distinct.map((pubkey, i) => [pubkey, slots[i]?.[2] ?? null]));
+  return pubkeys.map((pubkey) => ({
+    devices: devicesOf.get(pubkey) ?? [],
+    preferenceKinds: preferenceKindsOf(ctx, pubkey, preferencesOf.get(pubkey) ?? null),
   }));
 }
+
+/** One user's answer of `readRecipientSlot-3.lua`: members, intents (flat), preferences. */
+type SlotRecipient = [string[], string[], string | null];
 
 /** One user's answer of `readRecipients-3.lua`: members, intents (flat), preferences, records (flat triples). */
 type OneStepRecipient = [string[], string[], string | null, Array<string | null>];
@@ -87,8 +107,7 @@ async function readRecipientsInOneStep(ctx: RedisContext, pubkeys: readonly stri
   const preferencesOf = new Map<string, string | null>();
   distinct.forEach((pubkey, i) => {
     const [members, flatIntents, preferences, flatRecords] = replies[i] ?? [[], [], null, []];
-    const intents: Record<string, string> = {};
-    for (let k = 0; k + 1 < flatIntents.length; k += 2) intents[flatIntents[k] as string] = flatIntents[k + 1] as string;
+    const intents = intentsOf(flatIntents);
     candidates.push({ members, intents });
     preferencesOf.set(pubkey, preferences);
     // The records follow the members, then the intents' tokens (the script's order).

@@ -6,9 +6,12 @@
  * recipient's, the notification's, the day counters) is in its recipient's shard, and the divine
  * layout is the same code with one shard under seed names.
  *
- * - An append is one MULTI per shard its entries fall in, issued together. Entries are
- *   independent records: a crash between two shards' MULTIs leaves some entries of the append
- *   logged and never half an entry (each MULTI writes an entry's views and its counters whole).
+ * - An append is one script per shard its entries fall in (`appendDeliveryLogShard-n`, every key
+ *   declared, all of the shard's slot), issued together: the client sends a few values per entry
+ *   instead of the three commands or more a MULTI would take. Entries are independent records: a
+ *   crash between two shards' scripts leaves some entries of the append logged and never half an
+ *   entry (each script writes an entry's views and its counters whole). The divine layout sends
+ *   every shard's writes in one script (`appendDeliveryLog-0`).
  * - A read by recipient is one key; a read by app or by notification reads the first `limit`
  *   members of every shard and merges them by (score, member), the order one ZSET keeps.
  * - A sweep finds the oldest `limit` members the same way and removes each from its own shard's
@@ -72,29 +75,30 @@ export async function appendDeliveryLog(ctx: RedisContext, entries: readonly New
   const indexed = entries.map((given, index) => ({ given, index }));
   if (ctx.keys.layout === 'divine') return appendInOneScript(ctx, indexed, appendId, atMs, day);
   const appends = [...byShard(ctx, indexed, ({ given }) => given.recipient)].map(([shard, group]) => {
-    const multi = ctx.redis.multi();
+    const keys: string[] = [];
+    const args: Array<string | number> = [atMs, group.length, day];
     for (const { given, index } of group) {
       const entry: DeliveryLogEntry = { ...given, atMs };
       if (entry.latencyMs !== undefined) entry.latencyMs = Math.round(entry.latencyMs);
-      const member = memberOf(appendId, index, entry);
-      multi.zadd(ctx.keys.deliveryLogKey(entry.appId, shard), atMs, member);
-      multi.zadd(ctx.keys.deliveryLogRecipientKey(entry.appId, entry.recipient), atMs, member);
-      multi.zadd(ctx.keys.deliveryLogNotificationKey(entry.appId, entry.notificationId, shard), atMs, member);
+      keys.push(
+        ctx.keys.deliveryLogKey(entry.appId, shard),
+        ctx.keys.deliveryLogRecipientKey(entry.appId, entry.recipient),
+        ctx.keys.deliveryLogNotificationKey(entry.appId, entry.notificationId, shard),
+      );
+      args.push(memberOf(appendId, index, entry));
     }
     // A (notification, recipient) pair is in one shard, so counting per shard counts it once.
     for (const inc of deliveryStatsIncrements(group.map(({ given }) => given))) {
-      const statsKey = ctx.keys.deliveryStatsKey(inc.appId, day, shard);
-      if (inc.sent > 0) multi.hincrby(statsKey, `sent:${inc.type}`, inc.sent);
-      if (inc.opened > 0) multi.hincrby(statsKey, `opened:${inc.type}`, inc.opened);
-      multi.zadd(ctx.keys.deliveryStatsDaysKey(inc.appId, shard), day, String(day));
+      keys.push(ctx.keys.deliveryStatsKey(inc.appId, day, shard), ctx.keys.deliveryStatsDaysKey(inc.appId, shard));
+      args.push(`sent:${inc.type}`, inc.sent, `opened:${inc.type}`, inc.opened);
     }
-    return execOrThrow(multi);
+    return ctx.scripts.run('appendDeliveryLogShard', keys, args);
   });
   await Promise.all(appends);
 }
 
 /**
- * The divine layout's append: the writes of every shard's MULTI below in one script call
+ * The divine layout's append: the writes of every shard's script above in one script call
  * (`appendDeliveryLog-0`), one round trip and no MULTI of several commands per entry (every key is
  * on the one server).
  */

@@ -4,7 +4,9 @@
  * Conventions (checked here at startup, so a broken script fails the boot, not a request):
  * - one script per file in `lua/`, named `<camelCaseName>-<numberOfKeys>.lua`; the key count is
  *   read from the file name so it cannot drift from the call sites, and every call is checked
- *   against it;
+ *   against it. `<camelCaseName>-n.lua` takes one key or more, as many as the call declares: for
+ *   a cluster-layout script whose keys are one slot's but whose number follows its batch (the
+ *   delivery log's per-recipient views of one log shard), which must still declare every key;
  * - each file opens with a `--[[ ]]` header documenting `KEYS[1]`…`KEYS[n]` (exactly n, or
  *   `KEYS: none`), its
  *   `ARGV[n]` lines (or `ARGV: none`) and an `Output:` section;
@@ -88,6 +90,9 @@ export const SCRIPT_NAMES = [
   'countInbox',
   'countInboxMany',
   'appendDeliveryLog',
+  'appendDeliveryLogShard',
+  'readRecipientSlot',
+  'readBellWatcher',
   'markInboxViewed',
   'widenAlertWords',
   'watchAlertWord',
@@ -112,10 +117,10 @@ export type ScriptName = (typeof SCRIPT_NAMES)[number];
  * Scripts only the divine layout calls: on one Redis every key is on the same server, so work the
  * cluster layout does in one-slot steps runs in one script: appending to, expiring and reading
  * ntfy topics (`ntfy-cluster.ts` in the cluster), reading a turn's recipients and claiming and
- * queueing their deliveries (`deliveries.ts`; per-user reads and readTokenRecords, and
- * stageDeliveries, takeClaim, commitDeliveries in the cluster), counting a batch of inbox
- * entries (`inbox.ts`; countInbox per entry in the cluster), and appending to the delivery log
- * (`delivery-log.ts`; a MULTI per log shard in the cluster). Their keys span slots, which is why
+ * queueing their deliveries (`deliveries.ts`; readRecipientSlot per user and readTokenRecords
+ * per token shard, and stageDeliveries, takeClaim, commitDeliveries in the cluster), counting a
+ * batch of inbox entries (`inbox.ts`; countInbox per entry in the cluster), and appending to the
+ * delivery log (`delivery-log.ts`; appendDeliveryLogShard per log shard in the cluster). Their keys span slots, which is why
  * the cluster layout never calls them.
  */
 export const DIVINE_LAYOUT_ONLY_SCRIPTS: readonly ScriptName[] = [
@@ -130,7 +135,7 @@ export const DIVINE_LAYOUT_ONLY_SCRIPTS: readonly ScriptName[] = [
 
 export const LUA_DIR = fileURLToPath(new URL('./lua/', import.meta.url));
 
-const SCRIPT_FILE_PATTERN = /^([a-z][A-Za-z0-9]*)-(\d+)\.lua$/;
+const SCRIPT_FILE_PATTERN = /^([a-z][A-Za-z0-9]*)-(\d+|n)\.lua$/;
 const INCLUDE_PATTERN = /^--- @include "([A-Za-z0-9_-]+)"\s*$/gm;
 const ANY_INCLUDE_LINE = /^--- @include /m;
 
@@ -139,8 +144,10 @@ export type ScriptArg = string | number;
 export interface ScriptDefinition {
   /** camelCase name from the file name, e.g. `registerTokenRecord`. */
   name: string;
-  /** Key count from the file name. */
+  /** Key count from the file name; for a `-n.lua` script, the least it takes (1). */
   numberOfKeys: number;
+  /** A `-n.lua` script: any number of keys from {@link numberOfKeys} on, as each call declares them. */
+  variadicKeys: boolean;
   /** Script body with includes inlined. */
   lua: string;
   /** SHA1 of {@link lua}, hex: what EVALSHA calls it by. */
@@ -158,18 +165,24 @@ export class ScriptLoaderError extends Error {
   }
 }
 
-/** `registerTokenRecord-4.lua` → `{ name: 'registerTokenRecord', numberOfKeys: 4 }`; null for other names. */
-export function parseScriptFileName(file: string): { name: string; numberOfKeys: number } | null {
+/**
+ * `registerTokenRecord-4.lua` → `{ name: 'registerTokenRecord', numberOfKeys: 4, variadicKeys: false }`,
+ * `appendDeliveryLogShard-n.lua` → `{ …, numberOfKeys: 1, variadicKeys: true }`; null for other names.
+ */
+export function parseScriptFileName(file: string): { name: string; numberOfKeys: number; variadicKeys: boolean } | null {
   const match = SCRIPT_FILE_PATTERN.exec(file);
   if (!match?.[1] || !match[2]) return null;
-  return { name: match[1], numberOfKeys: Number(match[2]) };
+  if (match[2] === 'n') return { name: match[1], numberOfKeys: 1, variadicKeys: true };
+  return { name: match[1], numberOfKeys: Number(match[2]), variadicKeys: false };
 }
 
 /**
  * What a script's header fails to document: an empty list when it has a `--[[ ]]` header with
  * exactly `KEYS[1]`…`KEYS[numberOfKeys]`, at least one `ARGV[n]` line or `ARGV: none`, and `Output:`.
+ * A variadic script (`-n.lua`) documents `KEYS[1]` and its further keys by a symbolic index
+ * (`KEYS[3i + 1]`, `KEYS[k]`), since their number follows the call.
  */
-export function findHeaderProblems(lua: string, numberOfKeys: number): string[] {
+export function findHeaderProblems(lua: string, numberOfKeys: number, variadicKeys = false): string[] {
   const header = /^\s*--\[\[([\s\S]*?)\]\]/.exec(lua)?.[1];
   if (header === undefined) return ['no --[[ ]] header at the top of the file'];
   const problems: string[] = [];
@@ -177,7 +190,10 @@ export function findHeaderProblems(lua: string, numberOfKeys: number): string[] 
     if (!new RegExp(`^\\s*KEYS\\[${i}\\]\\s`, 'm').test(header)) problems.push(`KEYS[${i}] is not documented`);
   }
   if (numberOfKeys === 0 && !/^\s*KEYS: none/m.test(header)) problems.push('no "KEYS: none" line for a script without keys');
-  if (new RegExp(`KEYS\\[${numberOfKeys + 1}\\]`).test(header)) {
+  if (variadicKeys) {
+    if (!/^\s*KEYS\[[^\]]*[a-z][^\]]*\]/m.test(header))
+      problems.push('a -n.lua script documents its further keys by a symbolic index (KEYS[k])');
+  } else if (new RegExp(`KEYS\\[${numberOfKeys + 1}\\]`).test(header)) {
     problems.push(`KEYS[${numberOfKeys + 1}] is documented but the file name says ${numberOfKeys} keys`);
   }
   if (!/^\s*(ARGV\[\d+\]\s|ARGV: none)/m.test(header)) problems.push('no ARGV[n] line (or "ARGV: none")');
@@ -209,7 +225,7 @@ export function loadScriptDefinitions(dir: string = LUA_DIR): ScriptDefinition[]
     const parsed = parseScriptFileName(file);
     if (!parsed) throw new ScriptLoaderError(file, 'name must be <camelCaseName>-<numberOfKeys>.lua');
     const source = readFileSync(join(dir, file), 'utf8');
-    const problems = findHeaderProblems(source, parsed.numberOfKeys);
+    const problems = findHeaderProblems(source, parsed.numberOfKeys, parsed.variadicKeys);
     if (problems.length > 0) throw new ScriptLoaderError(file, `header: ${problems.join('; ')}`);
     const lua = inlineIncludes(file, source, join(dir, 'includes'));
     definitions.push({ ...parsed, lua, sha: createHash('sha1').update(lua).digest('hex'), file });
@@ -299,9 +315,9 @@ export class RedisScripts {
     // One array, not spread arguments: a call spreading some 150,000 values (a read of every
     // topic the pusher holds) overflows the stack. ioredis flattens it into the command.
     const argv = commandArguments(keys, args);
-    return this.redis.evalsha(definition.sha, definition.numberOfKeys, argv).catch((err: unknown) => {
+    return this.redis.evalsha(definition.sha, keys.length, argv).catch((err: unknown) => {
       // The server forgot the script (restarted, flushed): EVAL runs it and caches it again.
-      if (isNoScript(err)) return this.redis.eval(definition.lua, definition.numberOfKeys, argv);
+      if (isNoScript(err)) return this.redis.eval(definition.lua, keys.length, argv);
       throw err;
     });
   }
@@ -314,7 +330,7 @@ export class RedisScripts {
     const definition = this.definition(name, keys.length);
     this.observer?.(name, keys);
     if (this.cluster) assertOneSlot(definition, keys);
-    return chain.evalsha(definition.sha, definition.numberOfKeys, ...keys, ...args);
+    return chain.evalsha(definition.sha, keys.length, ...keys, ...args);
   }
 
   private lookup(name: ScriptName): ScriptDefinition {
@@ -325,7 +341,7 @@ export class RedisScripts {
 
   private definition(name: ScriptName, keyCount: number): ScriptDefinition {
     const definition = this.lookup(name);
-    if (keyCount !== definition.numberOfKeys) {
+    if (definition.variadicKeys ? keyCount < definition.numberOfKeys : keyCount !== definition.numberOfKeys) {
       throw new ScriptLoaderError(definition.file, `called with ${keyCount} keys, declares ${definition.numberOfKeys}`);
     }
     return definition;

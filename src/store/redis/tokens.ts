@@ -113,7 +113,7 @@ export interface TokenRecord {
 }
 
 /** The records of `tokens`, read per shard concurrently (one atomic script per shard chunk). */
-async function readTokenRecords(ctx: RedisContext, tokens: Iterable<string>): Promise<Map<string, TokenRecord>> {
+export async function readTokenRecords(ctx: RedisContext, tokens: Iterable<string>): Promise<Map<string, TokenRecord>> {
   const calls: Array<Promise<void>> = [];
   const records = new Map<string, TokenRecord>();
   for (const [shard, group] of byShard(ctx, tokens)) {
@@ -233,6 +233,13 @@ function readDevice(ctx: RedisContext, token: string, rawOffset: string | null, 
 export interface Candidates {
   members: string[];
   intents: Record<string, string>;
+}
+
+/** A removal-intent hash as a script's HGETALL answers it (`[token, id, token, id, …]`), as an object. */
+export function intentsOf(flat: readonly string[]): Record<string, string> {
+  const intents: Record<string, string> = {};
+  for (let k = 0; k + 1 < flat.length; k += 2) intents[flat[k] as string] = flat[k + 1] as string;
+  return intents;
 }
 
 async function readCandidates(ctx: RedisContext, pubkey: string): Promise<Candidates> {

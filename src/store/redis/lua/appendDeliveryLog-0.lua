@@ -1,8 +1,8 @@
 --[[
   appendDeliveryLog (delivery-log.ts) in one script, for the divine layout only: the same writes
-  the cluster layout sends as one MULTI per log shard (three ZADDs per entry, the day's HINCRBYs
-  and the day index), for every shard at once. One EVALSHA instead of a MULTI of 3 commands or
-  more per entry, as atomic as the MULTI was; the delivery stage appends one such batch per turn.
+  the cluster layout sends as one script per log shard (appendDeliveryLogShard-n.lua: three ZADDs
+  per entry, the day's HINCRBYs and the day index), for every shard at once. One EVALSHA for the
+  whole batch, atomic; the delivery stage appends one such batch per turn.
 
   The keys cannot be declared (their number varies), so the caller passes them, fully built and
   with its client key prefix, in ARGV. Not Redis Cluster safe: the cluster layout never calls it

@@ -2,7 +2,7 @@
   readRecipients (deliveries.ts) in one step, for the divine layout only: per user the members
   of their token set, their removal intents, their preferences, and the records of every
   candidate token (the members, then the intents' tokens). The cluster layout reads the same
-  things in two rounds of one-slot calls (SMEMBERS, HGETALL and GET per user, then
+  things in two rounds of one-slot calls (readRecipientSlot-3.lua per user, then
   readTokenRecords-3.lua per token shard); on one Redis they come back in one round trip, and the
   caller keeps or forgets each token exactly as those reads would have it (tokens.ts).
 
