@@ -16,7 +16,7 @@
  * record of 100,000 pushes is megabytes of IPC JSON and the CPU it costs is the service's on a
  * small machine.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { generateSecretKey } from '../../src/nostr/keys.ts';
 import { createApiKey } from '../../src/platform/api-keys.ts';
@@ -41,6 +41,8 @@ const DRAIN_LIMIT_MS = 900_000;
 const HOUR_MS = 3_600_000;
 /** How often the drain is polled (ms). */
 const DRAIN_POLL_MS = 500;
+/** Threads of the service listed by their CPU (the main thread, the checkpointer, V8's GC helpers…). */
+const TOP_THREADS = 8;
 /** Hour offsets from UTC−12 to UTC+14: every local hour is somebody's. */
 const OFFSETS = Array.from({ length: 27 }, (_, i) => (i - 12) * 60);
 
@@ -57,6 +59,31 @@ async function seed(store: StorePort): Promise<void> {
       }),
     );
   }
+}
+
+/**
+ * CPU time of a process (or, with `tid`, one of its threads) so far, ms: utime + stime from
+ * /proc (Linux), in clock ticks of 10 ms.
+ */
+function cpuMs(pid: number, tid?: number): number {
+  const path = tid === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${tid}/stat`;
+  const fields = readFileSync(path, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  return (Number(fields[11] ?? 0) + Number(fields[12] ?? 0)) * 10;
+}
+
+/** CPU time so far (ms) of each thread of a process, by `name/tid` (`main` for the main thread). */
+function threadCpuMs(pid: number): Map<string, number> {
+  const byName = new Map<string, number>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      byName.set(Number(tid) === pid ? 'main' : `${name}/${tid}`, cpuMs(pid, Number(tid)));
+    } catch {
+      // The thread ended between the listing and the read.
+    }
+  }
+  return byName;
 }
 
 /** Peak resident set of a process, MiB (Linux `VmHWM`). */
@@ -96,6 +123,10 @@ async function runOne(label: string, storeUrl: string, open: () => Promise<Store
     const nowMs = Date.now();
     let expected = 0;
     for (let i = 0; i < DEVICES; i++) if (!inCampaignQuietHours(nowMs, offsetOf(i))) expected++;
+    const servicePid = service.child.pid as number;
+    // The main thread's id is the process id; the rest is the checkpointer, GC helpers and libuv.
+    const cpuBefore = { service: cpuMs(servicePid), main: cpuMs(servicePid, servicePid), fake: cpuMs(fake.pid) };
+    const threadsBefore = threadCpuMs(servicePid);
     const t0 = Date.now();
     const res = await fetch(`${service.baseUrl}/v1/campaigns`, {
       method: 'POST',
@@ -114,6 +145,9 @@ async function runOne(label: string, storeUrl: string, open: () => Promise<Store
     while ((await fake.accepted()) < expected && Date.now() <= deadline) {
       await new Promise((resolve) => setTimeout(resolve, DRAIN_POLL_MS));
     }
+    // Taken before the report: fetching 100,000+ pushes from the fake costs the fake, not the service.
+    const cpuAfter = { service: cpuMs(servicePid), main: cpuMs(servicePid, servicePid), fake: cpuMs(fake.pid) };
+    const threadsAfter = threadCpuMs(servicePid);
     const received = (await fake.report()).received.filter(([eventId]) => eventId === 'bench');
     // A loop, not Math.max(...): a spread of 100,000+ arguments overflows the stack.
     const lastMs = received.reduce((latest, [, , at]) => Math.max(latest, at), -Infinity);
@@ -129,13 +163,23 @@ async function runOne(label: string, storeUrl: string, open: () => Promise<Store
     // Who is in daytime is decided when each page is expanded: a run that crosses a whole UTC hour
     // sees one zone enter 21:00 and another reach 07:00 (its deferred devices come due) mid-way.
     const crossedHour = Math.floor(t0 / HOUR_MS) !== Math.floor(Date.now() / HOUR_MS);
+    const perPush = (ms: number): string => ((ms * 1000) / Math.max(1, expected)).toFixed(0);
     const ok =
       received.length === expected && distinct === expected && counts.consenting === DEVICES && counts.deferred === DEVICES - expected;
     console.log(
       `${label}: ${DEVICES} consenting devices, ${expected} in daytime pushed in ${((lastMs - t0) / 1000).toFixed(1)} s = ` +
         `${((received.length * 1000) / (lastMs - t0)).toFixed(0)} pushes/s, ${counts.deferred} deferred to 07:00 local; ` +
         `service peak RSS ${rss.toFixed(0)} MiB; verdict: ${ok ? 'every daytime device pushed exactly once, counts match' : `WRONG: ${received.length} pushes, ${distinct} distinct, ${expected} expected, counts ${JSON.stringify(counts)}`}` +
-        (crossedHour ? ' (the run crossed a whole UTC hour, so the daytime set changed mid-run: run it again)' : ''),
+        (crossedHour ? ' (the run crossed a whole UTC hour, so the daytime set changed mid-run: run it again)' : '') +
+        `\n  CPU per daytime push (the expansion of all ${DEVICES} devices included): service ${perPush(cpuAfter.service - cpuBefore.service)} µs ` +
+        `(main thread ${perPush(cpuAfter.main - cpuBefore.main)}), FCM fake ${perPush(cpuAfter.fake - cpuBefore.fake)} µs` +
+        `\n  service threads, µs per push: ${[...threadsAfter]
+          .map(([name, ms]): [string, number] => [name, ms - (threadsBefore.get(name) ?? 0)])
+          .filter(([, ms]) => ms > 0)
+          .sort((a, b) => b[1] - a[1])
+          .slice(0, TOP_THREADS)
+          .map(([name, ms]) => `${name} ${perPush(ms)}`)
+          .join(', ')}`,
     );
   } finally {
     process.off('SIGTERM', onSignal);

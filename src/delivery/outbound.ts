@@ -3,6 +3,7 @@ import { DONE, retryDelayMs, type WorkOutcome } from '../roles/queue-worker.ts';
 import { deliverNotification, type DeliveryDeps, type DeliveryReport, type OutboundNotification } from './deliver.ts';
 import { isUrgent, THROTTLE_WINDOW_SECS, THROTTLED } from './throttle.ts';
 import { deliverCampaignItem, type CampaignClaimFn, type CampaignCounterFn } from './campaign.ts';
+import { CAMPAIGN_RECORD_MISSING, CampaignCopies, withNotification, type OutboundPayload } from './campaign-items.ts';
 import type { SuppressionGate } from './suppression-gate.ts';
 import type { QuietHoursGate } from './quiet-hours-gate.ts';
 import type { DeviceRegistration } from '../store/port.ts';
@@ -59,6 +60,18 @@ export interface OutboundHandlerDeps extends DeliveryDeps {
   claimCampaignDelivery?: CampaignClaimFn;
   /** Quiet hours: holds social pushes for the user's digest (`quiet-hours-gate.ts`); absent, nothing is held. */
   quietHoursGate?: QuietHoursGate;
+  /** The campaign records a campaign item's notification is rebuilt from (`campaign-items.ts`); absent, one cache per store. */
+  campaignCopies?: CampaignCopies;
+}
+
+/** The cache of handlers built without one (tests): per store, so items of one store share their reads. */
+const copiesByStore = new WeakMap<OutboundHandlerDeps['store'], CampaignCopies>();
+
+function campaignCopiesOf(deps: OutboundHandlerDeps): CampaignCopies {
+  if (deps.campaignCopies) return deps.campaignCopies;
+  let copies = copiesByStore.get(deps.store);
+  if (!copies) copiesByStore.set(deps.store, (copies = new CampaignCopies(deps.store)));
+  return copies;
 }
 
 /** Seed 000's `campaign_delivery.dedup_ttl_secs` default, for handlers built without a configuration (tests). */
@@ -105,9 +118,12 @@ async function throttled(deps: OutboundHandlerDeps, notification: OutboundNotifi
 /** The delivery role's handler of one `outbound` queue item. */
 export async function handleOutbound(
   deps: OutboundHandlerDeps,
-  item: LeasedItem<OutboundNotification>,
+  leased: LeasedItem<OutboundPayload>,
   signal?: AbortSignal,
 ): Promise<WorkOutcome> {
+  const whole = withNotification(campaignCopiesOf(deps), leased);
+  const item = whole instanceof Promise ? await whole : whole;
+  if (item === null) return { kind: 'dead', reason: CAMPAIGN_RECORD_MISSING };
   const notification = item.payload;
   const startedMs = performance.now();
   const { devices, suppressed } = await devicesOf(deps, item);

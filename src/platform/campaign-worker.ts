@@ -15,10 +15,7 @@
  * A page redone after a crash queues the same item ids (a no-op while they wait) and the delivery
  * claims (`src/delivery/campaign.ts`) keep a delivered device from a second push.
  */
-import { createHash } from 'node:crypto';
-import type { OutboundNotification } from '../delivery/deliver.ts';
-import type { PushMessage } from '../delivery/types.ts';
-import { npubEncode } from '../nostr/nip19.ts';
+import { campaignItemId, type CampaignItemRef } from '../delivery/campaign-items.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import { sleep } from '../roles/supervisor.ts';
@@ -30,15 +27,6 @@ import type { SendWakeup } from './send-worker.ts';
 
 /** Health flag of the campaign scheduler task. */
 export const TASK_CAMPAIGN_SCHEDULER = 'campaign_scheduler';
-/** The `data.type` of a campaign push, as seed 000 spells it. */
-export const CAMPAIGN_PUSH_TYPE = 'campaign';
-/** The `data.type` of an announcement push (a campaign of kind `announcement`, issue 13). */
-export const ANNOUNCEMENT_PUSH_TYPE = 'announcement';
-
-/** The push type of a campaign record: `campaign`, or `announcement` for an operator announcement. */
-export function campaignPushType(campaign: CampaignRecord): string {
-  return campaign.request.kind === 'announcement' ? ANNOUNCEMENT_PUSH_TYPE : CAMPAIGN_PUSH_TYPE;
-}
 
 export interface CampaignWorkerDeps {
   store: StorePort;
@@ -54,34 +42,6 @@ export interface CampaignWorkerDeps {
   onQueued: () => void;
   logger: Logger;
   metrics: Metrics;
-}
-
-/** The device part of a claim key and item id: a digest, since tokens run to kilobytes and must not show in keys. */
-export function deviceDigest(token: string): string {
-  return createHash('sha256').update(token).digest('hex').slice(0, 32);
-}
-
-/** The claim key of one (campaign idempotency key, device) of an app: seed 000's `campaign_delivery:{idempotencyKey}`. */
-export function campaignDeliveryKey(appId: string, idempotencyKey: string, token: string): string {
-  return `${appId}:${idempotencyKey}:${deviceDigest(token)}`;
-}
-
-/** The push of a campaign: seed 000's campaign data map, plus the app's `data` and the campaign id. */
-export function campaignPushMessage(campaign: CampaignRecord, recipient: string): PushMessage {
-  const { request } = campaign;
-  return {
-    data: {
-      ...request.data,
-      type: campaignPushType(campaign),
-      title: request.title,
-      body: request.body,
-      campaignId: campaign.id,
-      notificationId: campaign.id,
-      ...(request.announcementId !== undefined ? { announcementId: String(request.announcementId) } : {}),
-      receiverPubkey: recipient,
-      receiverNpub: npubEncode(recipient),
-    },
-  };
 }
 
 /** One page of (owner, device) pairs to consider, and the cursor after it (null: the last page). */
@@ -135,35 +95,19 @@ export async function expandCampaignPage(
   const { campaign } = claimed;
   const { pairs, next } = await readPage(deps, campaign);
   const nowMs = store.clock.nowMs();
-  const items: Array<EnqueueItem<OutboundNotification>> = [];
   const announcement = campaign.request.kind === 'announcement';
-  const pushType = campaignPushType(campaign);
+  const items: Array<EnqueueItem<CampaignItemRef>> = [];
   for (const [recipient, device] of pairs) {
     const offset = device.timezoneOffsetMinutes;
     // No registered offset: quiet hours cannot be honoured, so no campaign (seed 000). An
     // announcement the user opted into goes out at once, local time or not.
     if (offset === undefined && !announcement) continue;
     const sendAtMs = announcement || offset === undefined ? nowMs : campaignSendAtMs(nowMs, offset);
-    const deliveryKey = campaignDeliveryKey(campaign.appId, campaign.request.idempotencyKey, device.token);
-    const notification: OutboundNotification = {
-      eventId: campaign.id,
-      recipient,
-      type: `app:${pushType}`,
-      message: campaignPushMessage(campaign, recipient),
-      claim: null,
-      // Retries are bounded from when the push was due, not from when the campaign was created.
-      eventCreatedAt: Math.floor(sendAtMs / 1000),
-      devices: [device],
-      send: { appId: campaign.appId, notificationId: campaign.id, type: pushType },
-      campaign: {
-        appId: campaign.appId,
-        campaignId: campaign.id,
-        deliveryKey,
-        token: device.token,
-        ...(offset === undefined ? {} : { timezoneOffsetMinutes: offset }),
-      },
-    };
-    items.push({ id: `campaign:${deliveryKey}`, payload: notification, lane: 'low', availableAtMs: sendAtMs });
+    // A reference, not the notification: the delivery stage rebuilds it from the campaign record
+    // (campaign-items.ts), so the queue does not hold the same copy once per device.
+    const payload: CampaignItemRef = { campaignItem: { appId: campaign.appId, campaignId: campaign.id, recipient, device, sendAtMs } };
+    const id = campaignItemId(campaign.appId, campaign.request.idempotencyKey, device.token);
+    items.push({ id, payload, lane: 'low', availableAtMs: sendAtMs });
   }
   const queued = items.length === 0 ? [] : await store.enqueueMany('outbound', items);
   let consenting = 0;

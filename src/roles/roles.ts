@@ -30,10 +30,11 @@ import { SocialListCache, socialListQueryCap } from '../engine/social-lists.ts';
 import { storeOutboundQueue } from '../engine/outbound-queue.ts';
 import { coalesceFlushDeps, coalesceIngester } from '../engine/coalesce/wiring.ts';
 import { COALESCE_FLUSH_TASK, runCoalesceFlush } from '../engine/coalesce/worker.ts';
-import { batchedBadgeReader, batchedBellBookkeeping, batchedTokenActivity, type OutboundNotification } from '../delivery/deliver.ts';
+import { batchedBadgeReader, batchedBellBookkeeping, batchedTokenActivity } from '../delivery/deliver.ts';
 import { handleOutbound } from '../delivery/outbound.ts';
 import { storeSuppressionGate } from '../delivery/suppression-gate.ts';
 import { batchedCampaignClaims, batchedCampaignCounter } from '../delivery/campaign.ts';
+import { CampaignCopies, type OutboundPayload } from '../delivery/campaign-items.ts';
 import { storeQuietHoursGate } from '../delivery/quiet-hours-gate.ts';
 import type { PushTransport } from '../delivery/types.ts';
 import { createListener, type Listener, type RelayStatus } from '../listener/index.ts';
@@ -327,6 +328,7 @@ function startDelivery(ctx: RoleContext): void {
     campaignClaimTtlSecs: config.campaign_delivery.claim_ttl_secs,
     countCampaignOutcome: batchedCampaignCounter(store),
     claimCampaignDelivery: batchedCampaignClaims(store),
+    campaignCopies: new CampaignCopies(store),
     recordDeliveredBell: batchedBellBookkeeping(store, {
       claimTtlSecs: config.service.processed_event_ttl_secs,
       videoRecordTtlSecs: config.service.video_coordinate_dedup_ttl_secs,
@@ -336,7 +338,7 @@ function startDelivery(ctx: RoleContext): void {
     throttlePerUserPerHour: config.throttle.per_user_per_hour,
   };
   ctx.supervisor.spawn(TASK_DELIVERY, 'critical', (signal) =>
-    runQueueWorker<OutboundNotification>({
+    runQueueWorker<OutboundPayload>({
       ...workerOptions(ctx, signal, log),
       queue: 'outbound',
       concurrency: DELIVERY_CONCURRENCY,
