@@ -16,7 +16,7 @@
  * record of 100,000 pushes is megabytes of IPC JSON and the CPU it costs is the service's on a
  * small machine.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { peakRssMiB, processCpuMs, threadCpuMs } from '../support/proc-stats.ts';
 import { parseArgs } from 'node:util';
 import { generateSecretKey } from '../../src/nostr/keys.ts';
 import { createApiKey } from '../../src/platform/api-keys.ts';
@@ -61,37 +61,6 @@ async function seed(store: StorePort): Promise<void> {
   }
 }
 
-/**
- * CPU time of a process (or, with `tid`, one of its threads) so far, ms: utime + stime from
- * /proc (Linux), in clock ticks of 10 ms.
- */
-function cpuMs(pid: number, tid?: number): number {
-  const path = tid === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${tid}/stat`;
-  const fields = readFileSync(path, 'utf8').split(') ')[1]?.split(' ') ?? [];
-  return (Number(fields[11] ?? 0) + Number(fields[12] ?? 0)) * 10;
-}
-
-/** CPU time so far (ms) of each thread of a process, by `name/tid` (`main` for the main thread). */
-function threadCpuMs(pid: number): Map<string, number> {
-  const byName = new Map<string, number>();
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      byName.set(Number(tid) === pid ? 'main' : `${name}/${tid}`, cpuMs(pid, Number(tid)));
-    } catch {
-      // The thread ended between the listing and the read.
-    }
-  }
-  return byName;
-}
-
-/** Peak resident set of a process, MiB (Linux `VmHWM`). */
-function peakRssMiB(pid: number): number {
-  const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return match ? Number(match[1]) / 1024 : Number.NaN;
-}
-
 async function runOne(label: string, storeUrl: string, open: () => Promise<StorePort>, dir: string): Promise<void> {
   const store = await open();
   const seedStart = Date.now();
@@ -125,7 +94,7 @@ async function runOne(label: string, storeUrl: string, open: () => Promise<Store
     for (let i = 0; i < DEVICES; i++) if (!inCampaignQuietHours(nowMs, offsetOf(i))) expected++;
     const servicePid = service.child.pid as number;
     // The main thread's id is the process id; the rest is the checkpointer, GC helpers and libuv.
-    const cpuBefore = { service: cpuMs(servicePid), main: cpuMs(servicePid, servicePid), fake: cpuMs(fake.pid) };
+    const cpuBefore = { service: processCpuMs(servicePid), main: processCpuMs(servicePid, servicePid), fake: processCpuMs(fake.pid) };
     const threadsBefore = threadCpuMs(servicePid);
     const t0 = Date.now();
     const res = await fetch(`${service.baseUrl}/v1/campaigns`, {
@@ -146,7 +115,7 @@ async function runOne(label: string, storeUrl: string, open: () => Promise<Store
       await new Promise((resolve) => setTimeout(resolve, DRAIN_POLL_MS));
     }
     // Taken before the report: fetching 100,000+ pushes from the fake costs the fake, not the service.
-    const cpuAfter = { service: cpuMs(servicePid), main: cpuMs(servicePid, servicePid), fake: cpuMs(fake.pid) };
+    const cpuAfter = { service: processCpuMs(servicePid), main: processCpuMs(servicePid, servicePid), fake: processCpuMs(fake.pid) };
     const threadsAfter = threadCpuMs(servicePid);
     const received = (await fake.report()).received.filter(([eventId]) => eventId === 'bench');
     // A loop, not Math.max(...): a spread of 100,000+ arguments overflows the stack.

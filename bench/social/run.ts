@@ -28,12 +28,11 @@
  */
 import { HTTP2_CLIENT_KINDS, type Http2ClientKind } from '../../src/config/defaults.ts';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { Redis } from 'ioredis';
 import { finalizeEvent, generateSecretKey, getPublicKey } from 'nostr-tools/wasm';
 import { loadConfig, resolveStoreLocation } from '../../src/config/load.ts';
 import { openStore } from '../../src/store/open.ts';
@@ -50,6 +49,16 @@ import { startRedisCluster } from '../../test/support/redis-cluster.ts';
 import { printProfile, profile } from '../support/cpu-profile.ts';
 import { startFcmFakeProcess } from '../support/fcm-fake-client.ts';
 import { useWasmSigning } from '../support/wasm-signing.ts';
+import {
+  commandsLine,
+  cpuLine,
+  latencySummary,
+  redisCommandCalls,
+  resetRedisStats,
+  sampleCpu,
+  percentile,
+  type RedisNodes,
+} from './measure.ts';
 
 const { values } = parseArgs({
   options: {
@@ -168,91 +177,6 @@ function prepare(): Prepared {
     if (word !== null) for (const watcher of watchersOf(word)) bump(watcher, 'keyword');
   }
   return { users, actors, frames, warmupIds, expected, watches, counts };
-}
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
-}
-
-/** `p50 …, p99 …, max …` of sorted latencies (ms). */
-function latencySummary(sorted: number[]): string {
-  return `p50 ${percentile(sorted, 50)} ms, p99 ${percentile(sorted, 99)} ms, max ${sorted.at(-1)} ms`;
-}
-
-/** CPU time of a process (or, with `tid`, of one of its threads) so far (ms), from /proc (Linux). */
-function processCpuMs(pid: number, tid?: number): number {
-  const fields =
-    readFileSync(tid === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${tid}/stat`, 'utf8')
-      .split(') ')[1]
-      ?.split(' ') ?? [];
-  return (Number(fields[11] ?? 0) + Number(fields[12] ?? 0)) * 10;
-}
-
-/** Calls per command since the last CONFIG RESETSTAT (Redis INFO commandstats), summed over every node given. */
-async function redisCommandCalls(urls: readonly string[]): Promise<Map<string, number>> {
-  const calls = new Map<string, number>();
-  for (const url of urls) {
-    const client = new Redis(url);
-    try {
-      const stats = await client.info('commandstats');
-      for (const m of stats.matchAll(/^cmdstat_(\S+):calls=(\d+)/gm))
-        calls.set(m[1] as string, (calls.get(m[1] as string) ?? 0) + Number(m[2]));
-    } finally {
-      client.disconnect();
-    }
-  }
-  return calls;
-}
-
-/** `total (name n, …)` per event of the commands called between two {@link redisCommandCalls} snapshots. */
-function commandsLine(before: Map<string, number>, after: Map<string, number>, events: number): string {
-  const calls = [...after]
-    .filter(([name]) => name !== 'info' && !name.startsWith('config'))
-    .map(([name, n]): [string, number] => [name, n - (before.get(name) ?? 0)])
-    .filter(([, n]) => n > 0)
-    .sort((a, b) => b[1] - a[1]);
-  const total = calls.reduce((sum, [, n]) => sum + n, 0);
-  return `${(total / events).toFixed(1)} (${calls
-    .slice(0, 10)
-    .map(([name, n]) => `${name} ${(n / events).toFixed(2)}`)
-    .join(', ')})`;
-}
-
-async function resetRedisStats(urls: readonly string[]): Promise<void> {
-  for (const url of urls) {
-    const client = new Redis(url);
-    await client.config('RESETSTAT');
-    client.disconnect();
-  }
-}
-
-/** The Redis processes behind a run: their pids (CPU) and URLs (command counts); none for SQLite. */
-interface RedisNodes {
-  pids: number[];
-  urls: string[];
-}
-
-interface CpuSample {
-  selfMs: number;
-  /** This process's main thread alone (the event loop every role shares). */
-  mainMs: number;
-  fakeMs: number;
-  redisMs: number;
-}
-
-function sampleCpu(fakePid: number, redis: RedisNodes | undefined): CpuSample {
-  const self = process.cpuUsage();
-  return {
-    selfMs: (self.user + self.system) / 1000,
-    mainMs: processCpuMs(process.pid, process.pid),
-    fakeMs: processCpuMs(fakePid),
-    redisMs: (redis?.pids ?? []).reduce((sum, pid) => sum + processCpuMs(pid), 0),
-  };
-}
-
-function cpuLine(before: CpuSample, after: CpuSample, events: number): string {
-  const per = (ms: number) => ((ms * 1000) / events).toFixed(0);
-  return `this process ${per(after.selfMs - before.selfMs)} µs (main thread ${per(after.mainMs - before.mainMs)} µs), FCM fake ${per(after.fakeMs - before.fakeMs)} µs${after.redisMs ? `, redis-server ${per(after.redisMs - before.redisMs)} µs` : ''}`;
 }
 
 function serviceConfig(roles: string, storeUrl: string, dir: string, fake: { credentialsPath: string; baseUrl: string }, label: string) {
