@@ -10,6 +10,9 @@
  *   node --import tsx bench/campaign/run.ts [--store sqlite|redis|both] [--devices 200000] [--latency 20]
  *                                           [--node-options OPTS]
  *
+ * BENCH_CPU_PROF_DIR=DIR writes the service's V8 profiles there (bench/support/profile-report.mjs);
+ * `--node-options "--import $PWD/bench/support/sqlite-statement-timer.mjs"` times its statements.
+ *
  * The bench's own bookkeeping (the fake's record of every push, the expected count) lives in this
  * process and the fake's, never in the service's: the RSS printed is the service's alone. While
  * waiting it asks the fake only for a count; the full record crosses once, at the end, since a
@@ -24,6 +27,7 @@ import { inCampaignQuietHours } from '../../src/platform/local-time.ts';
 import type { StorePort } from '../../src/store/port.ts';
 import { forEachBenchStore } from '../support/stores.ts';
 import { startServiceProcess } from '../../test/support/service-process.ts';
+import { serviceProfileNodeArgs } from '../support/cpu-profile.ts';
 import { startFcmFakeProcess } from '../support/fcm-fake-client.ts';
 
 const { values } = parseArgs({
@@ -70,6 +74,7 @@ async function runOne(label: string, storeUrl: string, open: () => Promise<Store
   console.error(`${label}: ${DEVICES} devices seeded in ${((Date.now() - seedStart) / 1000).toFixed(0)} s`);
   const fake = await startFcmFakeProcess(Number(values.latency), dir);
   const service = await startServiceProcess({
+    nodeArgs: serviceProfileNodeArgs(),
     env: {
       NOSTR_PUSH__ROLES: 'api,scheduler,delivery',
       NOSTR_PUSH__STORE__URL: storeUrl,

@@ -27,6 +27,7 @@ import { REACTION } from '../../src/nostr/kinds.ts';
 import { createLogger } from '../../src/observability/logger.ts';
 import { startRedisServer } from '../../test/support/redis-server.ts';
 import { freePort, startServiceProcess } from '../../test/support/service-process.ts';
+import { serviceProfileNodeArgs } from '../support/cpu-profile.ts';
 import { startFcmFakeProcess } from '../support/fcm-fake-client.ts';
 import { useWasmSigning } from '../support/wasm-signing.ts';
 
@@ -183,8 +184,7 @@ async function runOne(label: string, storeUrl: string, location: StoreLocation, 
   await seed(location, prepared);
   const port = await freePort();
   const service = await startServiceProcess({
-    // BENCH_CPU_PROF_DIR: a V8 profile of the service (bench/support/profile-report.mjs).
-    nodeArgs: process.env.BENCH_CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}`] : [],
+    nodeArgs: serviceProfileNodeArgs(),
     env: {
       NOSTR_PUSH__ROLES: 'api,engine,delivery,scheduler',
       NOSTR_PUSH__DATA_DIR: join(dir, `data-${label}`),

@@ -35,6 +35,7 @@ import { createApiKey } from '../../src/platform/api-keys.ts';
 import type { StorePort } from '../../src/store/port.ts';
 import { forEachBenchStore } from '../support/stores.ts';
 import { startServiceProcess } from '../../test/support/service-process.ts';
+import { serviceProfileNodeArgs } from '../support/cpu-profile.ts';
 import { startFcmFakeProcess, type FcmFakeProcess } from '../support/fcm-fake-client.ts';
 
 const { values } = parseArgs({
@@ -116,6 +117,7 @@ async function runOne(label: string, storeUrl: string, open: () => Promise<Store
     NOSTR_PUSH__FIREBASE__PROJECT_ID: 'fake-project',
     NOSTR_PUSH__FIREBASE__API_BASE_URL: fake.baseUrl,
     NOSTR_PUSH__NOTIFICATION__MAX_EVENT_AGE_SECS: '86400',
+    // info: startServiceProcess waits for the 'http listening' line.
     NOSTR_PUSH__LOG__LEVEL: 'info',
     LOG_LEVEL: 'info',
   });
@@ -125,24 +127,8 @@ async function runOne(label: string, storeUrl: string, open: () => Promise<Store
   // As `nice -n N nostr-push serve` (systemd `Nice=N`) would: the box's API answers before its pushes.
   if (worker && WORKER_NICE !== 0) setPriority(worker.child.pid ?? 0, WORKER_NICE);
   const service = await startServiceProcess({
-    // BENCH_CPU_PROF_DIR: a V8 profile of the api process (bench/support/profile-report.mjs, long-tasks.mjs).
-    nodeArgs: process.env.BENCH_CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}`] : [],
-    env: split
-      ? serviceEnv('api', 'edge')
-      : {
-          NOSTR_PUSH__ROLES: 'api,scheduler,delivery',
-          NOSTR_PUSH__STORE__URL: storeUrl,
-          NOSTR_PUSH__DATA_DIR: dir,
-          NOSTR_PUSH__SERVICE__PRIVATE_KEY_HEX: generateSecretKey(),
-          NOSTR_PUSH__SEND_API__TYPES: 'bench:1059',
-          NOSTR_PUSH__FIREBASE__CREDENTIALS_PATH: fake.credentialsPath,
-          NOSTR_PUSH__FIREBASE__PROJECT_ID: 'fake-project',
-          NOSTR_PUSH__FIREBASE__API_BASE_URL: fake.baseUrl,
-          NOSTR_PUSH__NOTIFICATION__MAX_EVENT_AGE_SECS: '86400',
-          // info: startServiceProcess waits for the 'http listening' line.
-          NOSTR_PUSH__LOG__LEVEL: 'info',
-          LOG_LEVEL: 'info',
-        },
+    nodeArgs: serviceProfileNodeArgs(),
+    env: split ? serviceEnv('api', 'edge') : serviceEnv('api,scheduler,delivery', 'one'),
   });
   if (split) console.error(`${label}: split fleet, api in one process, scheduler and delivery in another`);
   // A stopped benchmark (timeout, Ctrl-C) must not leave the service or the fake behind.

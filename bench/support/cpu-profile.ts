@@ -67,3 +67,13 @@ export function printProfile(label: string, top: ProfileEntry[]): void {
   console.log(`  cpu profile (${label}), top self time:`);
   for (const entry of top) console.log(`    ${entry.selfPercent.toFixed(1).padStart(5)}%  ${entry.name}`);
 }
+
+/**
+ * Node flags that profile a service a benchmark starts (`startServiceProcess({ nodeArgs })`): with
+ * `BENCH_CPU_PROF_DIR` set, a V8 profile per thread lands there on exit, for
+ * `profile-report.mjs` and `long-tasks.mjs`; otherwise none.
+ */
+export function serviceProfileNodeArgs(): string[] {
+  const dir = process.env.BENCH_CPU_PROF_DIR;
+  return dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : [];
+}
