@@ -65,15 +65,16 @@ for (const adapter of ['sqlite', 'redis'] as const) {
     const countReaches = (pubkey: string, type: 'like' | 'comment' | 'keyword', total: number) =>
       eventually(async () => ((await counts(pubkey)).types[type].total >= total ? true : undefined), WAIT_MS, `${type} total ${total}`);
     /** Every inbound event received so far is handled (the queue is empty). */
-    const inboundDrained = () =>
+    const drained = (queue: 'inbound' | 'outbound') =>
       eventually(
         async () => {
-          const stats = await reader.queueStats('inbound');
+          const stats = await reader.queueStats(queue);
           return stats.ready === 0 && stats.leased === 0 ? true : undefined;
         },
         WAIT_MS,
-        'the inbound queue drained',
+        `the ${queue} queue drained`,
       );
+    const inboundDrained = () => drained('inbound');
     const register = async (user: TestUser, token: string) => {
       await publish(relayA.url, controlEvent(user, REGISTER_TOKEN, { token }, serviceKey.pubkey));
       await eventually(async () => ((await reader.tokenOwner(token)) === user.pubkey ? true : undefined), WAIT_MS, `${token} registered`);
@@ -227,14 +228,7 @@ for (const adapter of ['sqlite', 'redis'] as const) {
       assert.equal((await counts(alice.pubkey)).types.keyword.total, 2);
       assert.equal((await counts(carol.pubkey)).types.keyword.total, 2);
       assert.equal(messagesFor('alice-iphone', videoOfDave.id).length, 1, 'one push, not one per word or per relay');
-      await eventually(
-        async () => {
-          const outbound = await reader.queueStats('outbound');
-          return outbound.ready === 0 && outbound.leased === 0 ? true : undefined;
-        },
-        WAIT_MS,
-        'the outbound queue drained',
-      );
+      await drained('outbound');
       assert.equal(messagesFor('carol-phone', videoOfDave.id).length, 0, 'keyword pushes are off by default');
     });
 
@@ -276,14 +270,7 @@ for (const adapter of ['sqlite', 'redis'] as const) {
         WAIT_MS,
         'the announcement campaign expanded',
       );
-      await eventually(
-        async () => {
-          const outbound = await reader.queueStats('outbound');
-          return outbound.ready === 0 && outbound.leased === 0 ? true : undefined;
-        },
-        WAIT_MS,
-        'the outbound queue drained',
-      );
+      await drained('outbound');
       assert.equal(announcementPushes('alice-iphone').length, 1, 'once to alice');
       assert.equal(announcementPushes('carol-phone').length, 0, 'carol did not enable announcements');
       const campaign = await reader.getCampaign('default', answer.push.campaignId);
