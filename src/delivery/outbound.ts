@@ -60,18 +60,13 @@ export interface OutboundHandlerDeps extends DeliveryDeps {
   claimCampaignDelivery?: CampaignClaimFn;
   /** Quiet hours: holds social pushes for the user's digest (`quiet-hours-gate.ts`); absent, nothing is held. */
   quietHoursGate?: QuietHoursGate;
-  /** The campaign records a campaign item's notification is rebuilt from (`campaign-items.ts`); absent, one cache per store. */
+  /** The campaign records a campaign item's notification is rebuilt from (`campaign-items.ts`); absent, read per item. */
   campaignCopies?: CampaignCopies;
 }
 
-/** The cache of handlers built without one (tests): per store, so items of one store share their reads. */
-const copiesByStore = new WeakMap<OutboundHandlerDeps['store'], CampaignCopies>();
-
+/** The campaign records' cache, or for a handler built without one (tests) a fresh one: nothing shared between stores. */
 function campaignCopiesOf(deps: OutboundHandlerDeps): CampaignCopies {
-  if (deps.campaignCopies) return deps.campaignCopies;
-  let copies = copiesByStore.get(deps.store);
-  if (!copies) copiesByStore.set(deps.store, (copies = new CampaignCopies(deps.store)));
-  return copies;
+  return deps.campaignCopies ?? new CampaignCopies(deps.store);
 }
 
 /** Seed 000's `campaign_delivery.dedup_ttl_secs` default, for handlers built without a configuration (tests). */
