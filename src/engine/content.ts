@@ -19,7 +19,7 @@ import { bellDelivery, bellRateLimited, watchesAuthor } from './bells/rules.ts';
 import type { SocialFilters } from '../store/port-social-filters.ts';
 import { checkSocialGate } from './social-gate.ts';
 import type { SocialListCache } from './social-lists.ts';
-import { countRouted } from './inbox/count.ts';
+import { countedPerRecipient, routedInboxEntries } from './inbox/count.ts';
 
 /**
  * The preference category of alert-word pushes (issue 13): its own, off by default (not in
@@ -248,21 +248,17 @@ export async function handleContentEvent(
   };
 
   const pubkeys = recipients.map((r) => r.pubkey);
-  const [states, filters] = await Promise.all([
-    deps.store.readRecipients(pubkeys),
+  // The inbox counters (issue 13): every known tagged user, whether or not a push follows, once
+  // per (event, recipient), before the gates (the bell fallback below may change a type); read
+  // with the gate states in one store step (one script per user on Redis Cluster).
+  const countEntries = deps.countInbox === false ? [] : routedInboxEntries(deps, event, recipients);
+  const [{ states, counted }, filters] = await Promise.all([
+    deps.store.readRecipientsCountingInbox(pubkeys, countEntries, deps.processedEventTtlSecs),
     deps.social ? deps.store.getSocialFilters(pubkeys) : Promise.resolve([]),
   ]);
+  countedPerRecipient(deps, recipients, countEntries, counted);
   // Boxed, so that whatever was thrown is told apart from no failure at all.
   let firstError: { error: unknown } | null = null;
-  // The inbox counters (issue 13): every known tagged user, whether or not a push follows, once
-  // per (event, recipient), before the gates (the bell fallback below may change a type).
-  if (deps.countInbox !== false) {
-    try {
-      await countRouted(deps, event, recipients);
-    } catch (err) {
-      firstError = { error: err };
-    }
-  }
   const claimTogether: PassedRecipient[] = [];
   for (const [i, recipient] of recipients.entries()) {
     try {

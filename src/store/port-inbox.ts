@@ -18,6 +18,7 @@
  * @remarks Not part of this contract: tokenising text into alert words (`engine/inbox/words.ts`),
  * deciding which events count as what (the engine), the WebSocket that forwards hints (the API).
  */
+import type { RecipientGateState } from './port.ts';
 
 /** Every counter type, in the order the user API lists them. */
 export const INBOX_TYPES = [
@@ -54,6 +55,14 @@ export interface InboxCountEntry {
   /** 64-hex pubkey of the user whose counter moves. */
   recipient: string;
   type: CountedInboxType;
+}
+
+/** The answer of {@link InboxStore.readRecipientsCountingInbox}. */
+export interface RecipientsCountedInbox {
+  /** One per pubkey asked, in order. */
+  states: RecipientGateState[];
+  /** One per entry, in order, as {@link InboxStore.countInboxNotifications} answers. */
+  counted: (number | null)[];
 }
 
 /** One type's numbers. `new` is `max(total − viewed, 0)`. */
@@ -102,6 +111,20 @@ export interface InboxStore {
    * (an unknown user, or counted before). Entries repeated in one call count once.
    */
   countInboxNotifications(entries: readonly InboxCountEntry[], ttlSecs: number): Promise<(number | null)[]>;
+
+  /**
+   * `readRecipients(pubkeys)` and `countInboxNotifications(entries, ttlSecs)` as one store step
+   * where the adapter can make it one (Redis Cluster layout: one script per user, since both are
+   * the user's slot), with the answers the two calls would give: `states` in the order of
+   * `pubkeys`, `counted` in the order of `entries`. Neither depends on the other: a read sees the
+   * user's devices and preferences, never their counters, and a user is known to the count by
+   * their devices whether they are read first or not.
+   */
+  readRecipientsCountingInbox(
+    pubkeys: readonly string[],
+    entries: readonly InboxCountEntry[],
+    ttlSecs: number,
+  ): Promise<RecipientsCountedInbox>;
 
   /** A user's counters (zeros for a user with none) and active-announcement count. */
   readInboxCounts(pubkey: string): Promise<InboxCounts>;

@@ -1,7 +1,7 @@
 /**
  * A store whose hot calls, made by many concurrent handlers in one turn of the event loop, reach
  * the adapter as one call each: every `enqueue` of a turn becomes one `enqueueMany` per queue,
- * every `readRecipients` (and `getSocialFilters`) one read, every `claimAndEnqueueDeliveries` one claim step per queue and
+ * every `readRecipients` (and `getSocialFilters`, and `readRecipientsCountingInbox` per count lifetime) one read, every `claimAndEnqueueDeliveries` one claim step per queue and
  * claim lifetime, every `readNtfyMessages` one `readNtfyMessagesMany`, and every `ntfyHeadId` of
  * the turn shares one read of the head (these two also wait for the call out before them).
  *
@@ -22,7 +22,7 @@ import { TurnBatcher } from '../util/turn-batcher.ts';
 import type { ClaimedDelivery, EnqueueItem, QueueName, RecipientGateState, StorePort } from './port.ts';
 import type { NtfyReadRequest, NtfyReadResult } from './port-ntfy.ts';
 import type { SocialFilters } from './port-social-filters.ts';
-import type { InboxCountEntry } from './port-inbox.ts';
+import type { InboxCountEntry, RecipientsCountedInbox } from './port-inbox.ts';
 import { requireNtfyReadRequest } from './ntfy-shared.ts';
 
 /**
@@ -73,6 +73,33 @@ export function withTurnBatching(store: StorePort): StorePort {
     return batcher;
   };
 
+  /** A read-and-count of one caller: its users and its entries. */
+  interface ReadAndCount {
+    pubkeys: readonly string[];
+    entries: readonly InboxCountEntry[];
+  }
+  const readsCounting = new Map<number, TurnBatcher<ReadAndCount, RecipientsCountedInbox>>();
+  const readerCountingFor = (ttlSecs: number): TurnBatcher<ReadAndCount, RecipientsCountedInbox> => {
+    let batcher = readsCounting.get(ttlSecs);
+    if (!batcher) {
+      batcher = new TurnBatcher(async (calls) => {
+        const { states, counted } = await store.readRecipientsCountingInbox(
+          calls.flatMap((call) => call.pubkeys),
+          calls.flatMap((call) => call.entries),
+          ttlSecs,
+        );
+        let stateOffset = 0;
+        let countOffset = 0;
+        return calls.map((call) => ({
+          states: states.slice(stateOffset, (stateOffset += call.pubkeys.length)),
+          counted: counted.slice(countOffset, (countOffset += call.entries.length)),
+        }));
+      });
+      readsCounting.set(ttlSecs, batcher);
+    }
+    return batcher;
+  };
+
   // A burst of subscriptions arrives a connection or two per turn: these reads wait for the one
   // out (so each is still issued after its call) and go together, so the burst makes a few
   // hundred reads, not ten thousand.
@@ -106,6 +133,14 @@ export function withTurnBatching(store: StorePort): StorePort {
     ntfyHeadId: (): Promise<string | null> => ntfyHeads.add(null),
     countInboxNotifications: (entries: readonly InboxCountEntry[], ttlSecs: number): Promise<(number | null)[]> =>
       entries.length === 0 ? Promise.resolve([]) : counterFor(ttlSecs).add(entries),
+    readRecipientsCountingInbox: (
+      pubkeys: readonly string[],
+      entries: readonly InboxCountEntry[],
+      ttlSecs: number,
+    ): Promise<RecipientsCountedInbox> =>
+      pubkeys.length === 0 && entries.length === 0
+        ? Promise.resolve({ states: [], counted: [] })
+        : readerCountingFor(ttlSecs).add({ pubkeys, entries }),
   };
   // Every other member is the store's own, bound to it (so an adapter's lazily made state stays
   // on the adapter), and bound once.

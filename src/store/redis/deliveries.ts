@@ -47,6 +47,8 @@ import { preferenceKindsOf } from './bell-pages.ts';
 import { devicesFromRecords, intentsOf, readTokenRecords, type Candidates, type TokenRecord } from './tokens.ts';
 import { DEFAULT_LANE } from '../lanes.ts';
 import { itemShardKeys, payloadJson, perShard } from './queue-shards.ts';
+import type { InboxCountEntry, RecipientsCountedInbox } from '../port-inbox.ts';
+import { activeIds, countInboxNotifications, hintChannel } from './inbox.ts';
 
 export async function readRecipients(ctx: RedisContext, pubkeys: readonly string[]): Promise<RecipientGateState[]> {
   if (pubkeys.length === 0) return [];
@@ -65,6 +67,16 @@ export async function readRecipients(ctx: RedisContext, pubkeys: readonly string
         )) as SlotRecipient,
     ),
   );
+  return statesFromSlots(ctx, pubkeys, distinct, slots);
+}
+
+/** The cluster layout's second round: each distinct user's slot read, their candidates' records, their gate state per pubkey asked. */
+async function statesFromSlots(
+  ctx: RedisContext,
+  pubkeys: readonly string[],
+  distinct: readonly string[],
+  slots: readonly SlotRecipient[],
+): Promise<RecipientGateState[]> {
   const candidates: Candidates[] = slots.map(([members, flatIntents]) => ({ members, intents: intentsOf(flatIntents) }));
   const records = await readTokenRecords(
     ctx,
@@ -80,6 +92,59 @@ export async function readRecipients(ctx: RedisContext, pubkeys: readonly string
 
 /** One user's answer of `readRecipientSlot-3.lua`: members, intents (flat), preferences. */
 type SlotRecipient = [string[], string[], string | null];
+
+/** One user's answer of `readAndCountRecipientSlot-n.lua`: the slot read, then one count per entry. */
+type SlotRecipientCounted = [string[], string[], string | null, Array<number | null>];
+
+/**
+ * readRecipients and countInboxNotifications (port-inbox.ts readRecipientsCountingInbox). In the
+ * cluster layout, a user who is read and counted gets one script (`readAndCountRecipientSlot-n`)
+ * for both instead of a read script and a count script per entry; then the candidates' records
+ * per token shard, as {@link readRecipients} reads them. On one Redis the two one-step scripts go
+ * out together (auto-pipelined), each already one call for the whole batch; so do the two calls
+ * when an entry's recipient is not among the users read.
+ */
+export async function readRecipientsCountingInbox(
+  ctx: RedisContext,
+  pubkeys: readonly string[],
+  entries: readonly InboxCountEntry[],
+  ttlSecs: number,
+): Promise<RecipientsCountedInbox> {
+  const distinct = [...new Set(pubkeys)];
+  const readUsers = new Set(distinct);
+  if (ctx.keys.layout === 'divine' || entries.length === 0 || !entries.every((entry) => readUsers.has(entry.recipient))) {
+    const [states, counted] = await Promise.all([readRecipients(ctx, pubkeys), countInboxNotifications(ctx, entries, ttlSecs)]);
+    return { states, counted };
+  }
+  const ttl = expirySeconds('readRecipientsCountingInbox', ttlSecs);
+  const entriesOf = new Map<string, number[]>();
+  entries.forEach((entry, i) => {
+    const list = entriesOf.get(entry.recipient);
+    if (list) list.push(i);
+    else entriesOf.set(entry.recipient, [i]);
+  });
+  const ids = await activeIds(ctx);
+  const channel = hintChannel(ctx);
+  const counted: (number | null)[] = entries.map(() => null);
+  const slots = await Promise.all(
+    distinct.map(async (pubkey): Promise<SlotRecipient> => {
+      const userKeys = [ctx.keys.userTokensKey(pubkey), ctx.keys.userTokensForgettingKey(pubkey), ctx.keys.userPreferencesKey(pubkey)];
+      const mine = entriesOf.get(pubkey);
+      if (!mine) return (await ctx.scripts.run('readRecipientSlot', userKeys, [])) as SlotRecipient;
+      const [members, intents, preferences, counts] = (await ctx.scripts.run(
+        'readAndCountRecipientSlot',
+        [...userKeys, ctx.keys.inboxKey(pubkey), ...mine.map((i) => ctx.keys.inboxCountedKey(entries[i]?.countKey ?? '', pubkey))],
+        [ttl, pubkey, channel, ids.length, ...ids, ...mine.map((i) => entries[i]?.type ?? '')],
+      )) as SlotRecipientCounted;
+      mine.forEach((entryIndex, k) => {
+        const value = counts[k];
+        counted[entryIndex] = typeof value === 'number' ? value : null;
+      });
+      return [members, intents, preferences];
+    }),
+  );
+  return { states: await statesFromSlots(ctx, pubkeys, distinct, slots), counted };
+}
 
 /** One user's answer of `readRecipients-3.lua`: members, intents (flat), preferences, records (flat triples). */
 type OneStepRecipient = [string[], string[], string | null, Array<string | null>];

@@ -39,7 +39,8 @@ import {
 import { expirySeconds, isRecord, parseJson, prefixed, type RedisContext } from './context.ts';
 import { inboxHintChannel } from './keys.ts';
 
-function hintChannel(ctx: RedisContext): string {
+/** The live hints' channel, with the client's key prefix (PUBLISH is not prefixed by ioredis). */
+export function hintChannel(ctx: RedisContext): string {
   return inboxHintChannel(ctx.redis.options.keyPrefix ?? '');
 }
 
@@ -106,7 +107,7 @@ async function countInOneCall(
 }
 
 /** Active announcement ids, as Redis returns them (decimal strings). */
-async function activeIds(ctx: RedisContext): Promise<string[]> {
+export async function activeIds(ctx: RedisContext): Promise<string[]> {
   return ctx.redis.zrangebyscore(ctx.keys.activeAnnouncementsKey, `(${ctx.clock.nowMs()}`, '+inf');
 }
 

@@ -92,6 +92,7 @@ export const SCRIPT_NAMES = [
   'appendDeliveryLog',
   'appendDeliveryLogShard',
   'readRecipientSlot',
+  'readAndCountRecipientSlot',
   'readBellWatcher',
   'markInboxViewed',
   'widenAlertWords',

@@ -39,7 +39,8 @@ import type {
 import * as claims from './claims.ts';
 import { RedisNtfyTopics } from './ntfy.ts';
 import * as inbox from './inbox.ts';
-import type { Announcement, InboxCountEntry, InboxCounts, InboxHint, InboxType } from '../port-inbox.ts';
+import * as deliveries from './deliveries.ts';
+import type { Announcement, InboxCountEntry, InboxCounts, InboxHint, InboxType, RecipientsCountedInbox } from '../port-inbox.ts';
 import type { NtfyAppendEvent, NtfyMessage, NtfyMessageContent, NtfyReadRequest, NtfyReadResult } from '../port-ntfy.ts';
 import { DEFAULT_WAIT_TIMEOUT_MS, resolveWaitReplicas, WAIT_REPLICAS_AUTO } from './replication.ts';
 import { RedisPlatformStore } from './store-platform.ts';
@@ -115,6 +116,14 @@ export class RedisStore extends RedisPlatformStore implements StorePort {
   }
   countInboxNotifications(entries: readonly InboxCountEntry[], ttlSecs: number): Promise<(number | null)[]> {
     return inbox.countInboxNotifications(this.ctx, entries, ttlSecs);
+  }
+
+  readRecipientsCountingInbox(
+    pubkeys: readonly string[],
+    entries: readonly InboxCountEntry[],
+    ttlSecs: number,
+  ): Promise<RecipientsCountedInbox> {
+    return deliveries.readRecipientsCountingInbox(this.ctx, pubkeys, entries, ttlSecs);
   }
   readInboxCounts(pubkey: string): Promise<InboxCounts> {
     return inbox.readInboxCounts(this.ctx, pubkey);

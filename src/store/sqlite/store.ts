@@ -17,7 +17,7 @@ import type {
   WatcherPage,
 } from '../port-bells.ts';
 import type { InboxWrite } from './inbox.ts';
-import type { Announcement, InboxCountEntry, InboxCounts, InboxHint, InboxType } from '../port-inbox.ts';
+import type { Announcement, InboxCountEntry, InboxCounts, InboxHint, InboxType, RecipientsCountedInbox } from '../port-inbox.ts';
 import type { NtfyAppendEvent, NtfyMessage, NtfyMessageContent, NtfyReadRequest, NtfyReadResult } from '../port-ntfy.ts';
 import type {
   ClaimDueGroupResult,
@@ -118,6 +118,16 @@ export class SqliteStore extends SqlitePlatformStore implements StorePort {
 
   async countInboxNotifications(entries: readonly InboxCountEntry[], ttlSecs: number): Promise<(number | null)[]> {
     return entries.length === 0 ? [] : this.inboxWrite(() => this.inbox.count(entries, ttlSecs));
+  }
+
+  /** The read and the count as they are: a read transaction and the next group commit's write. */
+  async readRecipientsCountingInbox(
+    pubkeys: readonly string[],
+    entries: readonly InboxCountEntry[],
+    ttlSecs: number,
+  ): Promise<RecipientsCountedInbox> {
+    const [states, counted] = await Promise.all([this.readRecipients(pubkeys), this.countInboxNotifications(entries, ttlSecs)]);
+    return { states, counted };
   }
 
   async readInboxCounts(pubkey: string): Promise<InboxCounts> {

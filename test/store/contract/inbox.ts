@@ -48,6 +48,42 @@ export function inboxContract(ctx: ContractContext): void {
       assert.equal(counts.totalNew, 3);
     });
 
+    test('read and count in one step: the gate states of a plain read and the counts of a plain count, each entry once', async () => {
+      const store = ctx.store();
+      await store.rememberInboxUser(ALICE);
+      await store.registerToken(BOB, { token: 'bob-token', transport: 'fcm' });
+      await store.registerToken(CAROL, { token: 'carol-token', transport: 'fcm' });
+      const pubkeys = [ALICE, BOB, STRANGER, BOB];
+      const entries = [
+        { countKey: event(1), recipient: ALICE, type: 'like' as const },
+        { countKey: event(1), recipient: BOB, type: 'mention' as const },
+        { countKey: event(1), recipient: STRANGER, type: 'mention' as const },
+        { countKey: event(2), recipient: BOB, type: 'like' as const },
+        { countKey: event(2), recipient: BOB, type: 'like' as const },
+      ];
+      const first = await store.readRecipientsCountingInbox(pubkeys, entries, TTL_SECS);
+      assert.deepEqual(first.states, await store.readRecipients(pubkeys), 'the states a plain read gives, in the order asked');
+      assert.deepEqual(first.counted, [1, 1, null, 2, null], 'known users count, a repeated entry once, a stranger never');
+      const again = await store.readRecipientsCountingInbox(pubkeys, entries, TTL_SECS);
+      assert.deepEqual(again.counted, [null, null, null, null, null], 'a replay counts nothing');
+      assert.deepEqual(again.states, first.states, 'counting changed no gate state');
+      const bob = await store.readInboxCounts(BOB);
+      assert.deepEqual([bob.types.like.total, bob.types.mention.total, bob.totalNew], [1, 1, 2], "Bob's counters");
+      assert.equal((await store.readInboxCounts(STRANGER)).totalNew, 0, 'the stranger got no record');
+      // An entry whose recipient is not among the users read still counts; a user read without an entry is only read.
+      const apart = await store.readRecipientsCountingInbox([ALICE], [{ countKey: event(3), recipient: CAROL, type: 'comment' }], TTL_SECS);
+      assert.deepEqual(apart.counted, [1], "Carol's count");
+      assert.deepEqual(apart.states, await store.readRecipients([ALICE]), "Alice's state");
+      const readOnly = await store.readRecipientsCountingInbox(
+        [CAROL, ALICE],
+        [{ countKey: event(4), recipient: ALICE, type: 'repost' }],
+        TTL_SECS,
+      );
+      assert.deepEqual(readOnly.counted, [2], "Alice's repost on top of her like");
+      assert.deepEqual(readOnly.states, await store.readRecipients([CAROL, ALICE]), 'Carol read without a count');
+      assert.deepEqual(await store.readRecipientsCountingInbox([], [], TTL_SECS), { states: [], counted: [] }, 'nothing asked');
+    });
+
     test('only known users count: remembered ones and those with a device; a merely tagged pubkey gets nothing', async () => {
       const store = ctx.store();
       await store.rememberInboxUser(ALICE);

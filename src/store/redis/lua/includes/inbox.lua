@@ -1,4 +1,5 @@
--- Included by the inbox scripts (not a script of its own): countInbox, markInboxViewed.
+-- Included by the inbox scripts (not a script of its own): countInbox, countInboxMany,
+-- readAndCountRecipientSlot, markInboxViewed.
 -- Expects `rcall` to be defined by the including script.
 --   inbox:{pubkey}          HASH  {type} / {type}_viewed per counted type, announcement = high-water id
 -- The active announcement ids live in another slot: the caller reads them and passes them in.
