@@ -24,6 +24,9 @@
  * an operator sharing one box between an api process and workers would (docs/scaling.md): the
  * kernel then runs the API's requests before the backlog's pushes.
  *
+ * Every NOSTR_PUSH__* variable of the bench's environment is passed to the service processes, over
+ * the bench's own settings: a setting to try is one variable away.
+ *
  * The issue's target run is --rate 100 --recipients 1000 --backlog 100000 (100,000 pushes/s
  * offered): far past what one delivery process pushes on a 2-core machine, so the backlog grows
  * and phase 1's pushes/s is the service's delivery rate.
@@ -120,6 +123,8 @@ async function runOne(label: string, storeUrl: string, open: () => Promise<Store
     // info: startServiceProcess waits for the 'http listening' line.
     NOSTR_PUSH__LOG__LEVEL: 'info',
     LOG_LEVEL: 'info',
+    // Settings to try (`NOSTR_PUSH__SEND_API__PAGE_SIZE=200 node … run.ts`) override the bench's own.
+    ...Object.fromEntries(Object.entries(process.env).filter(([name]) => name.startsWith('NOSTR_PUSH__'))),
   });
   const serviceKeyHex = generateSecretKey();
   // The delivery side of a split fleet: no HTTP wait (its api role is off).
