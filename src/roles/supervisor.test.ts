@@ -66,4 +66,32 @@ describe('supervisor', () => {
     controller.abort();
     await assert.rejects(pending, { name: 'AbortError' });
   });
+
+  test('a dozen tasks waiting on the shared signal at once raise no listener-leak warning, and all stop on shutdown', async () => {
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning.name);
+    process.on('warning', onWarning);
+    try {
+      const sup = new Supervisor(quiet);
+      const woken: string[] = [];
+      for (let i = 0; i < 12; i++) {
+        sup.spawn(`poller_${i}`, 'tolerated', async (signal) => {
+          await sleep(60_000, signal).catch(() => woken.push(`poller_${i}`));
+        });
+      }
+      // The warning is emitted on the next tick after the eleventh listener.
+      await new Promise((resolve) => setImmediate(resolve));
+      sup.shutdown();
+      await sup.join(5_000);
+      assert.equal(woken.length, 12, 'every wait ended by the shutdown');
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.deepEqual(
+        warnings.filter((name) => name === 'MaxListenersExceededWarning'),
+        [],
+        'no leak warning',
+      );
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
 });

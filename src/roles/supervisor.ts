@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { Logger } from '../observability/logger.ts';
 
 /**
@@ -33,7 +34,12 @@ export class Supervisor {
   /** Resolves once shutdown began (requested or forced by a task failure), with `unexpectedExit`. */
   readonly stopped: Promise<boolean> = new Promise((resolve) => (this.resolveStopped = resolve));
 
-  constructor(private readonly logger: Logger) {}
+  constructor(private readonly logger: Logger) {
+    // Every task's waits listen on this one signal (each wait removes its listener when it ends),
+    // so a process with a dozen tasks has a dozen listeners at once: not the leak Node's default
+    // warning at 11 suspects.
+    setMaxListeners(0, this.controller.signal);
+  }
 
   get signal(): AbortSignal {
     return this.controller.signal;
