@@ -16,8 +16,9 @@
  *   --rate 0 offers everything at once (peak throughput).
  *   --warmup offers events at the same rate for that many seconds first (paced runs only), and waits
  *   for their pushes before the measured phase: a fresh process is still compiling its hot paths,
- *   and the backlog it builds meanwhile would otherwise drain through the measured phase. Warm-up events are checked like every other, their
- *   latency is reported apart; rates, percentiles and CPU per event are the measured phase's.
+ *   and the backlog it builds meanwhile would otherwise drain through the measured phase. Warm-up
+ *   events are checked like every other, their latency is reported apart; rates, percentiles and
+ *   CPU per event are the measured phase's.
  *   --phased runs the listener part, the engine and the delivery one after another, each drained
  *   before the next starts, and prints the CPU and the Redis commands (scripts' own included) each
  *   stage spent per event (no latency figures).

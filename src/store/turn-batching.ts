@@ -1,8 +1,9 @@
 /**
  * A store whose hot calls, made by many concurrent handlers in one turn of the event loop, reach
  * the adapter as one call each: every `enqueue` of a turn becomes one `enqueueMany` per queue,
- * every `readRecipients` (and `getSocialFilters`, and `readRecipientsCountingInbox` per count lifetime) one read, every `claimAndEnqueueDeliveries` one claim step per queue and
- * claim lifetime, every `readNtfyMessages` one `readNtfyMessagesMany`, and every `ntfyHeadId` of
+ * every `readRecipients` (and `getSocialFilters`, and `readRecipientsCountingInbox` per count
+ * lifetime) one read, every `claimAndEnqueueDeliveries` one claim step per queue and claim
+ * lifetime, every `readNtfyMessages` one `readNtfyMessagesMany`, and every `ntfyHeadId` of
  * the turn shares one read of the head (these two also wait for the call out before them).
  *
  * Why: one Redis script or one SQLite transaction costs about the same for one item as for a

@@ -117,11 +117,12 @@ export async function readRecipientsCountingInbox(
     return { states, counted };
   }
   const ttl = expirySeconds('readRecipientsCountingInbox', ttlSecs);
-  const entriesOf = new Map<string, number[]>();
-  entries.forEach((entry, i) => {
+  // Each user's entries with their places in `entries`, for the answers to go back in order.
+  const entriesOf = new Map<string, Array<{ entry: InboxCountEntry; index: number }>>();
+  entries.forEach((entry, index) => {
     const list = entriesOf.get(entry.recipient);
-    if (list) list.push(i);
-    else entriesOf.set(entry.recipient, [i]);
+    if (list) list.push({ entry, index });
+    else entriesOf.set(entry.recipient, [{ entry, index }]);
   });
   const ids = await activeIds(ctx);
   const channel = hintChannel(ctx);
@@ -133,12 +134,12 @@ export async function readRecipientsCountingInbox(
       if (!mine) return (await ctx.scripts.run('readRecipientSlot', userKeys, [])) as SlotRecipient;
       const [members, intents, preferences, counts] = (await ctx.scripts.run(
         'readAndCountRecipientSlot',
-        [...userKeys, ctx.keys.inboxKey(pubkey), ...mine.map((i) => ctx.keys.inboxCountedKey(entries[i]?.countKey ?? '', pubkey))],
-        [ttl, pubkey, channel, ids.length, ...ids, ...mine.map((i) => entries[i]?.type ?? '')],
+        [...userKeys, ctx.keys.inboxKey(pubkey), ...mine.map(({ entry }) => ctx.keys.inboxCountedKey(entry.countKey, pubkey))],
+        [ttl, pubkey, channel, ids.length, ...ids, ...mine.map(({ entry }) => entry.type)],
       )) as SlotRecipientCounted;
-      mine.forEach((entryIndex, k) => {
+      mine.forEach(({ index }, k) => {
         const value = counts[k];
-        counted[entryIndex] = typeof value === 'number' ? value : null;
+        counted[index] = typeof value === 'number' ? value : null;
       });
       return [members, intents, preferences];
     }),

@@ -26,14 +26,11 @@ local rcall = redis.call
 --- @include "inbox"
 
 local known = rcall("EXISTS", KEYS[2]) == 1 or rcall("SCARD", KEYS[3]) > 0
-if not known or not rcall("SET", KEYS[1], "1", "NX", "EX", ARGV[1]) then
+if not known then
   return false
 end
-rcall("HINCRBY", KEYS[2], ARGV[2], 1)
 local ids = {}
 for i = 5, #ARGV do
   ids[#ids + 1] = ARGV[i]
 end
-local totalNew = inboxTotalNew(KEYS[2], ids)
-rcall("PUBLISH", ARGV[4], cjson.encode({ pubkey = ARGV[3], type = ARGV[2], totalNew = totalNew }))
-return totalNew
+return countOnce(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ids)

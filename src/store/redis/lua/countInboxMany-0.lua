@@ -38,13 +38,6 @@ local out = {}
 for i = 4 + n, #ARGV, 5 do
   local countedKey, inboxKey, tokensKey, countedType, recipient = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4]
   local known = rcall("EXISTS", inboxKey) == 1 or rcall("SCARD", tokensKey) > 0
-  if not known or not rcall("SET", countedKey, "1", "NX", "EX", ttl) then
-    out[#out + 1] = false
-  else
-    rcall("HINCRBY", inboxKey, countedType, 1)
-    local totalNew = inboxTotalNew(inboxKey, ids)
-    rcall("PUBLISH", channel, cjson.encode({ pubkey = recipient, type = countedType, totalNew = totalNew }))
-    out[#out + 1] = totalNew
-  end
+  out[#out + 1] = known and countOnce(countedKey, inboxKey, ttl, countedType, recipient, channel, ids)
 end
 return out

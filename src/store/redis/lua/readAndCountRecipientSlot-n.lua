@@ -43,14 +43,7 @@ end
 local counts = {}
 local known = rcall("EXISTS", KEYS[4]) == 1 or #members > 0
 for i = 5, #KEYS do
-  local counted = false
-  if known and rcall("SET", KEYS[i], "1", "NX", "EX", ARGV[1]) then
-    local entryType = ARGV[idCount + i]
-    rcall("HINCRBY", KEYS[4], entryType, 1)
-    counted = inboxTotalNew(KEYS[4], ids)
-    rcall("PUBLISH", ARGV[3], cjson.encode({ pubkey = ARGV[2], type = entryType, totalNew = counted }))
-  end
-  counts[#counts + 1] = counted
+  counts[#counts + 1] = known and countOnce(KEYS[i], KEYS[4], ARGV[1], ARGV[idCount + i], ARGV[2], ARGV[3], ids)
 end
 read[4] = counts
 return read

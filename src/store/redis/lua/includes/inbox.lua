@@ -39,3 +39,16 @@ local function inboxTotalNew(hashKey, ids)
   end
   return sum + countAbove(ids, tonumber(values[#fields]) or 0)
 end
+
+-- One count of a known user's notification: take its (countKey, recipient) mark for `ttl`
+-- seconds, add one to `countedType` and publish the hint with the new total. Returns the new total
+-- new count, or false when the mark was held already (counted before, or repeated in the call).
+local function countOnce(markKey, hashKey, ttl, countedType, recipient, channel, ids)
+  if not rcall("SET", markKey, "1", "NX", "EX", ttl) then
+    return false
+  end
+  rcall("HINCRBY", hashKey, countedType, 1)
+  local totalNew = inboxTotalNew(hashKey, ids)
+  rcall("PUBLISH", channel, cjson.encode({ pubkey = recipient, type = countedType, totalNew = totalNew }))
+  return totalNew
+end
