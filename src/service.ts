@@ -120,12 +120,15 @@ export async function startService(config: Config, overrides: ServiceOverrides =
     (role) => role === 'engine' || role === 'listener' || role === 'scheduler' || role === 'gateway' || role === 'api',
   );
   const verifier = needsVerifier ? await createEventVerifier() : unavailableVerifier(config.roles);
-  const needsCrypto = config.roles.includes('engine') || config.roles.includes('listener');
+  // The engine and listener decrypt and verify off the main thread; the NIP-9a gateway verifies
+  // the relay events it matched (bench/nip9a: the checks were a fifth of its main thread).
+  const needsDecryption = config.roles.includes('engine') || config.roles.includes('listener');
+  const needsCrypto = needsDecryption || config.roles.includes('gateway');
   const cryptoPool =
     needsCrypto && config.engine.crypto_workers > 0
       ? new CryptoWorkerPool({
           size: config.engine.crypto_workers,
-          secretHex: key.secretHex,
+          secretHex: needsDecryption ? key.secretHex : null,
           cacheCapacity: CONVERSATION_KEY_CACHE_ENTRIES,
         })
       : null;

@@ -45,6 +45,19 @@ export type PutNip9aRegistrationResult =
   | { outcome: 'author_limit' }
   | { outcome: 'relay_limit'; relay: string };
 
+/** A queued delivery as the store knows it: its outcome key and its registration's address. */
+export interface Nip9aDeliveryRef {
+  key: string;
+  pubkey: string;
+  d: string;
+}
+
+/** See {@link Nip9aGatewayStore.readNip9aDeliveryStates}. */
+export interface Nip9aDeliveryState {
+  outcomeRecorded: boolean;
+  registration: StoredNip9aRegistration | null;
+}
+
 export interface Nip9aGatewayStore {
   /** Insert or replace by address (pubkey, d) under NIP-01 rules and the limits, atomically. */
   putNip9aRegistration(registration: StoredNip9aRegistration, limits: Nip9aRegistrationLimits): Promise<PutNip9aRegistrationResult>;
@@ -71,12 +84,18 @@ export interface Nip9aGatewayStore {
   nip9aRegistrationsVersion(): Promise<number>;
 
   /**
-   * Record a terminal outcome of delivery `key` (the registration address and event id). Keeps
-   * at most `maxEntries` (oldest dropped first), each at most `maxAgeMs`. True when recorded
-   * now, false when it was already there.
+   * Record terminal outcomes of deliveries (`keys`: the registration address and event id of
+   * each), in order. Keeps at most `maxEntries` (oldest dropped first), each at most `maxAgeMs`.
+   * One answer per key, in order: true when recorded by this call, false when it was already
+   * there (a key listed twice is recorded by its first place). The gateway records the outcomes
+   * settled in one turn with one call.
    */
-  recordNip9aOutcome(key: string, maxEntries: number, maxAgeMs: number): Promise<boolean>;
+  recordNip9aOutcomes(keys: readonly string[], maxEntries: number, maxAgeMs: number): Promise<boolean[]>;
 
-  /** Whether a terminal outcome of `key` is recorded and not older than `maxAgeMs`. */
-  hasNip9aOutcome(key: string, maxAgeMs: number): Promise<boolean>;
+  /**
+   * What a delivery attempt must know before its request, for many deliveries at once: whether a
+   * terminal outcome of its key is recorded and not older than `maxAgeMs`, and the registration
+   * now stored at its address (null when none). One answer per entry, in order.
+   */
+  readNip9aDeliveryStates(entries: readonly Nip9aDeliveryRef[], maxAgeMs: number): Promise<Nip9aDeliveryState[]>;
 }

@@ -62,7 +62,8 @@ interface RelayState {
 export interface GatewayOptions {
   store: StorePort;
   settings: GatewaySettings;
-  verifier: EventVerifier;
+  /** Checks the matched events; off the main thread through `verifyAsync` when it has it. */
+  verifier: EventVerifier & { verifyAsync?(event: NostrEvent): Promise<boolean> };
   clock: Clock;
   logger: Logger;
   metrics: GatewayMetrics;
@@ -106,6 +107,15 @@ export class Nip9aGateway {
     if (state && state.pending > 0) state.pending -= 1;
   }
 
+  /** The registration version `eventId` at (pubkey, d) as loaded and parsed, if it is the one loaded. */
+  loadedRegistration(pubkey: string, d: string, eventId: string): Nip9aRegistration | undefined {
+    const address = registrationAddress(pubkey, d);
+    const loaded = this.loaded.get(address);
+    if (loaded?.eventId !== eventId) return undefined;
+    const relay = loaded.relays[0];
+    return relay === undefined ? undefined : this.relays.get(relay)?.index.get(address);
+  }
+
   /** Relays watched and how many registrations each serves. */
   status(): Array<{ relay: string; registrations: number; connected: boolean; pending: number }> {
     return [...this.relays.entries()].map(([relay, s]) => ({
@@ -116,13 +126,38 @@ export class Nip9aGateway {
     }));
   }
 
-  /** Match one event read from `relay` and queue its deliveries (exposed for the benchmark). */
+  /**
+   * Match one event read from `relay` (id and signature not yet checked), check the event when
+   * something matched, and queue its deliveries. Exposed for tests and the benchmark.
+   */
   onEvent(relay: string, event: NostrEvent, receivedAtMs: number): void {
     const state = this.relays.get(relay);
     if (!state) return;
     const matched = state.index.match(event);
     if (matched.length === 0) return;
+    const { verifier } = this.options;
+    if (!verifier.verifyAsync) {
+      this.queueAuthentic(relay, state, event, receivedAtMs, matched, verifier.verify(event));
+      return;
+    }
+    void verifier.verifyAsync(event).then((authentic) => this.queueAuthentic(relay, state, event, receivedAtMs, matched, authentic));
+  }
+
+  private queueAuthentic(
+    relay: string,
+    state: RelayState,
+    event: NostrEvent,
+    receivedAtMs: number,
+    matched: Nip9aRegistration[],
+    authentic: boolean,
+  ): void {
     const { metrics, store, logger, wake } = this.options;
+    if (!authentic) {
+      metrics.dropped.inc({ reason: 'bad_signature' }, matched.length);
+      logger.warn({ relay, eventId: event.id }, 'nip9a gateway: relay sent an event with a bad id or signature');
+      return;
+    }
+    if (this.stopped) return;
     metrics.matched.inc(matched.length);
     for (const registration of matched) {
       if (state.pending >= this.options.settings.maxPendingPerRelay) {
@@ -242,7 +277,7 @@ export class Nip9aGateway {
     const onEvent = (event: NostrEvent, receivedAtMs: number): void => this.onEvent(relay, event, receivedAtMs);
     const watch =
       this.options.makeWatch?.(relay, onEvent) ??
-      new RelayWatch({ url: relay, clock: this.options.clock, logger: this.options.logger, verifier: this.options.verifier, onEvent });
+      new RelayWatch({ url: relay, clock: this.options.clock, logger: this.options.logger, onEvent });
     state = { index: new MatchIndex(), watch, pending: 0 };
     this.relays.set(relay, state);
     return state;

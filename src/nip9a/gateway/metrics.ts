@@ -31,7 +31,7 @@ export function gatewayMetrics(metrics: Metrics): GatewayMetrics {
     matched: new Counter({ name: 'push_nip9a_matched_total', help: 'Events matched to a NIP-9a registration', registers }),
     dropped: new Counter({
       name: 'push_nip9a_dropped_total',
-      help: 'NIP-9a deliveries dropped before their first attempt (queue_full, store_error)',
+      help: 'NIP-9a deliveries dropped before their first attempt (queue_full, store_error, bad_signature)',
       labelNames: ['reason'] as const,
       registers,
     }),

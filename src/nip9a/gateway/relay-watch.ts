@@ -2,8 +2,9 @@
  * One watched relay of the NIP-9a gateway: one WebSocket for every registration that names it,
  * carrying their filters merged into few subscriptions, reconnected with the listener's jittered
  * backoff (`listener/backoff.ts`) and parsed with the listener's frame parser
- * (`listener/frames.ts`). Events are verified (id and signature) and deduplicated per relay
- * before they reach the gateway's matcher.
+ * (`listener/frames.ts`). Events are shape-checked and deduplicated per relay before they reach
+ * the gateway, which verifies (id and signature) only the ones it matched: most of a busy relay's
+ * traffic matches nothing, and a check costs more than the match.
  *
  * Merging: filters of the same shape (every field but the one they are filed under, see
  * `mergeFilters`) become one filter with the union of their values, so thousands of `#p`
@@ -13,7 +14,7 @@
  * matching, so the overlap never delivers an event older than a registration.
  */
 import WebSocket from 'ws';
-import type { EventVerifier, NostrEvent } from '../../nostr/event.ts';
+import type { NostrEvent } from '../../nostr/event.ts';
 import { isEventRejection, parseEvent } from '../../nostr/event.ts';
 import type { Logger } from '../../observability/logger.ts';
 import type { Clock } from '../../store/port.ts';
@@ -70,8 +71,10 @@ export interface RelayWatchOptions {
   url: string;
   clock: Clock;
   logger: Logger;
-  verifier: EventVerifier;
-  /** Called once per verified, not yet seen event; must not block (the gateway only enqueues). */
+  /**
+   * Called once per well-formed, not yet seen event, before any signature check (the caller
+   * checks what it keeps); must not block (the gateway only matches and enqueues).
+   */
   onEvent: (event: NostrEvent, receivedAtMs: number) => void;
   /** Prefix of subscription ids (short). */
   subscriptionPrefix?: string;
@@ -183,13 +186,8 @@ export class RelayWatch {
       const event = parseEvent(frame.event);
       if (isEventRejection(event)) return;
       if (this.seen.has(event.id)) return;
-      if (!this.options.verifier.verify(event)) {
-        this.options.logger.warn(
-          { relay: this.options.url, eventId: event.id },
-          'nip9a gateway: relay sent an event with a bad id or signature',
-        );
-        return;
-      }
+      // Seen before it is verified: a relay that sends a forged copy of an event loses its own
+      // genuine copy of it, nothing more (the set is per relay).
       this.seen.add(event.id);
       this.received += 1;
       this.options.onEvent(event, receivedAtMs);

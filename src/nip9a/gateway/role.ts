@@ -5,7 +5,9 @@
  * deliveries are deduplicated by queue id and outcome record, but the relay traffic doubles).
  */
 import type { RoleContext } from '../../roles/roles.ts';
+import { offThreadVerifier } from '../../nostr/crypto-worker-pool.ts';
 import { runQueueWorker } from '../../roles/queue-worker.ts';
+import { withTurnBatching } from '../../store/turn-batching.ts';
 import { gatewaySettings } from './config.ts';
 import { nip9aDeliveryHandler, type CallbackPoster } from './delivery.ts';
 import { Nip9aGateway, type Nip9aDelivery } from './gateway.ts';
@@ -26,9 +28,10 @@ export async function startGatewayRole(
   const log = ctx.logger.child({ role: 'gateway' });
   const metrics = gatewayMetrics(ctx.metrics);
   const gateway = new Nip9aGateway({
-    store: ctx.store,
+    // The deliveries matched in one turn (a relay frame's worth and more) are queued by one call.
+    store: withTurnBatching(ctx.store),
     settings,
-    verifier: ctx.verifier,
+    verifier: ctx.cryptoPool ? offThreadVerifier(ctx.verifier, ctx.cryptoPool) : ctx.verifier,
     clock: ctx.store.clock,
     logger: log,
     metrics,
@@ -45,6 +48,7 @@ export async function startGatewayRole(
     metrics,
     logger: log,
     onSettled: (relay) => gateway.settled(relay),
+    knownRegistration: (pubkey, d, eventId) => gateway.loadedRegistration(pubkey, d, eventId),
     ...(options.post ? { post: options.post } : {}),
   });
   ctx.supervisor.spawn(TASK_NIP9A_DELIVERY, 'critical', (signal) =>

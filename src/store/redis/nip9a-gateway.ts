@@ -1,9 +1,15 @@
 /**
  * The NIP-9a gateway's storage on Redis (port-nip9a-gateway.ts; keys in `keys.ts`). Writes that
  * must check and change several keys at once are the scripts `nip9aPut-4`, `nip9aDelete-4` and
- * `nip9aRecordOutcome-1`; reads are plain commands.
+ * `nip9aRecordOutcomes-1`; reads are plain commands.
  */
-import type { Nip9aRegistrationLimits, PutNip9aRegistrationResult, StoredNip9aRegistration } from '../port-nip9a-gateway.ts';
+import type {
+  Nip9aDeliveryRef,
+  Nip9aDeliveryState,
+  Nip9aRegistrationLimits,
+  PutNip9aRegistrationResult,
+  StoredNip9aRegistration,
+} from '../port-nip9a-gateway.ts';
 import { StoreError, StoreStatus } from '../errors.ts';
 import { isRecord, parseJson, type RedisContext } from './context.ts';
 import { nip9aRegistrationField } from './keys.ts';
@@ -101,12 +107,35 @@ export async function nip9aRegistrationsVersion(ctx: RedisContext): Promise<numb
   return Number((await ctx.redis.get(ctx.keys.nip9aVersionKey)) ?? '0');
 }
 
-export async function recordNip9aOutcome(ctx: RedisContext, key: string, maxEntries: number, maxAgeMs: number): Promise<boolean> {
-  const reply = await ctx.scripts.run('nip9aRecordOutcome', [ctx.keys.nip9aOutcomesKey], [key, ctx.clock.nowMs(), maxEntries, maxAgeMs]);
-  return reply === 1;
+export async function recordNip9aOutcomes(
+  ctx: RedisContext,
+  keys: readonly string[],
+  maxEntries: number,
+  maxAgeMs: number,
+): Promise<boolean[]> {
+  if (keys.length === 0) return [];
+  const reply = (await ctx.scripts.run('nip9aRecordOutcomes', [ctx.keys.nip9aOutcomesKey], [ctx.clock.nowMs(), maxEntries, maxAgeMs, ...keys])) as number[];
+  return reply.map((added) => added === 1);
 }
 
-export async function hasNip9aOutcome(ctx: RedisContext, key: string, maxAgeMs: number): Promise<boolean> {
-  const score = await ctx.redis.zscore(ctx.keys.nip9aOutcomesKey, key);
-  return score !== null && Number(score) > ctx.clock.nowMs() - maxAgeMs;
+/** Two commands side by side (the outcome record and the registrations are different keys, maybe different slots). */
+export async function readNip9aDeliveryStates(
+  ctx: RedisContext,
+  entries: readonly Nip9aDeliveryRef[],
+  maxAgeMs: number,
+): Promise<Nip9aDeliveryState[]> {
+  if (entries.length === 0) return [];
+  const after = ctx.clock.nowMs() - maxAgeMs;
+  const [scores, raws] = await Promise.all([
+    ctx.redis.zmscore(ctx.keys.nip9aOutcomesKey, ...entries.map((entry) => entry.key)),
+    ctx.redis.hmget(ctx.keys.nip9aRegistrationsKey, ...entries.map((entry) => nip9aRegistrationField(entry.pubkey, entry.d))),
+  ]);
+  return entries.map((_, i) => {
+    const score = scores[i];
+    const raw = raws[i];
+    return {
+      outcomeRecorded: score !== null && score !== undefined && Number(score) > after,
+      registration: raw === null || raw === undefined ? null : decode('readNip9aDeliveryStates', raw),
+    };
+  });
 }

@@ -100,7 +100,7 @@ export const SCRIPT_NAMES = [
   'publishAnnouncement',
   'nip9aPut',
   'nip9aDelete',
-  'nip9aRecordOutcome',
+  'nip9aRecordOutcomes',
   'writeMetricSample',
   'takeThrottleSlot',
   'createCampaign',

@@ -38,7 +38,13 @@ import type { Nip9aAcceptance, Nip9aCallback } from '../port-nip9a-callbacks.ts'
 import type { StoredVapidKeys } from '../port-vapid.ts';
 import type { SocialFilters } from '../port-social-filters.ts';
 import { getSocialFilters, setSocialFilters } from './social-filters.ts';
-import type { Nip9aRegistrationLimits, PutNip9aRegistrationResult, StoredNip9aRegistration } from '../port-nip9a-gateway.ts';
+import type {
+  Nip9aDeliveryRef,
+  Nip9aDeliveryState,
+  Nip9aRegistrationLimits,
+  PutNip9aRegistrationResult,
+  StoredNip9aRegistration,
+} from '../port-nip9a-gateway.ts';
 import * as nip9a from './nip9a-gateway.ts';
 import { DEFAULT_WAIT_TIMEOUT_MS, ReplicaWaiter, type ReplicationSettings } from './replication.ts';
 
@@ -229,11 +235,11 @@ export abstract class RedisCoreStore {
   nip9aRegistrationsVersion(): Promise<number> {
     return nip9a.nip9aRegistrationsVersion(this.ctx);
   }
-  recordNip9aOutcome(key: string, maxEntries: number, maxAgeMs: number): Promise<boolean> {
-    return nip9a.recordNip9aOutcome(this.ctx, key, maxEntries, maxAgeMs);
+  recordNip9aOutcomes(keys: readonly string[], maxEntries: number, maxAgeMs: number): Promise<boolean[]> {
+    return nip9a.recordNip9aOutcomes(this.ctx, keys, maxEntries, maxAgeMs);
   }
-  hasNip9aOutcome(key: string, maxAgeMs: number): Promise<boolean> {
-    return nip9a.hasNip9aOutcome(this.ctx, key, maxAgeMs);
+  readNip9aDeliveryStates(entries: readonly Nip9aDeliveryRef[], maxAgeMs: number): Promise<Nip9aDeliveryState[]> {
+    return nip9a.readNip9aDeliveryStates(this.ctx, entries, maxAgeMs);
   }
   // ---- NIP-9a callbacks (port-nip9a-callbacks.ts) --------------------------------------------
   // ---- console fleet view and sessions (port-fleet.ts) -------------------------------------

@@ -6,7 +6,13 @@
  */
 import type { Database, Statement } from 'better-sqlite3';
 import type { Clock } from '../port.ts';
-import type { Nip9aRegistrationLimits, PutNip9aRegistrationResult, StoredNip9aRegistration } from '../port-nip9a-gateway.ts';
+import type {
+  Nip9aDeliveryRef,
+  Nip9aDeliveryState,
+  Nip9aRegistrationLimits,
+  PutNip9aRegistrationResult,
+  StoredNip9aRegistration,
+} from '../port-nip9a-gateway.ts';
 
 /** Schema of the gateway tables (one migration). */
 export const CREATE_NIP9A_GATEWAY_TABLES = `
@@ -86,7 +92,7 @@ export class Nip9aGatewayTables {
   private readonly trimOutcomesBelowId: Statement<[number | bigint]>;
   private readonly put: (registration: StoredNip9aRegistration, limits: Nip9aRegistrationLimits) => PutNip9aRegistrationResult;
   private readonly remove: (pubkey: string, d: string, eventId: string | undefined) => boolean;
-  private readonly record: (key: string, maxEntries: number, maxAgeMs: number) => boolean;
+  private readonly record: (keys: readonly string[], maxEntries: number, maxAgeMs: number) => boolean[];
 
   constructor(
     db: Database,
@@ -142,13 +148,19 @@ export class Nip9aGatewayTables {
       this.bumpVersion.run();
       return true;
     });
-    this.record = db.transaction((key: string, maxEntries: number, maxAgeMs: number): boolean => {
+    this.record = db.transaction((keys: readonly string[], maxEntries: number, maxAgeMs: number): boolean[] => {
       const now = this.clock.nowMs();
       this.trimOutcomesByAge.run(now - maxAgeMs);
-      const inserted = this.insertOutcome.run(key, now);
-      if (inserted.changes === 0) return false;
-      this.trimOutcomesBelowId.run(BigInt(inserted.lastInsertRowid) - BigInt(maxEntries));
-      return true;
+      let newest: bigint | null = null;
+      const recorded: boolean[] = [];
+      for (const key of keys) {
+        const inserted = this.insertOutcome.run(key, now);
+        recorded.push(inserted.changes > 0);
+        if (inserted.changes > 0) newest = BigInt(inserted.lastInsertRowid);
+      }
+      // One trim for the whole call: the same rows go as with a trim after each insert.
+      if (newest !== null) this.trimOutcomesBelowId.run(newest - BigInt(maxEntries));
+      return recorded;
     });
   }
 
@@ -177,11 +189,15 @@ export class Nip9aGatewayTables {
     return this.selectVersion.get()?.version ?? 0;
   }
 
-  recordOutcome(key: string, maxEntries: number, maxAgeMs: number): boolean {
-    return this.record(key, maxEntries, maxAgeMs);
+  recordOutcomes(keys: readonly string[], maxEntries: number, maxAgeMs: number): boolean[] {
+    return keys.length === 0 ? [] : this.record(keys, maxEntries, maxAgeMs);
   }
 
-  hasOutcome(key: string, maxAgeMs: number): boolean {
-    return (this.selectOutcome.get(key, this.clock.nowMs() - maxAgeMs)?.n ?? 0) > 0;
+  deliveryStates(entries: readonly Nip9aDeliveryRef[], maxAgeMs: number): Nip9aDeliveryState[] {
+    const after = this.clock.nowMs() - maxAgeMs;
+    return entries.map((entry) => ({
+      outcomeRecorded: (this.selectOutcome.get(entry.key, after)?.n ?? 0) > 0,
+      registration: this.getRegistration(entry.pubkey, entry.d),
+    }));
   }
 }

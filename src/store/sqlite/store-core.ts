@@ -36,7 +36,13 @@ import { ThrottleTable } from './throttle.ts';
 import type { DeadLetter, DeadLetterPage, DeadLetterPageOptions } from '../port-dlq.ts';
 import type { SocialFilters } from '../port-social-filters.ts';
 import { SocialFilterTable } from './social-filters.ts';
-import type { Nip9aRegistrationLimits, PutNip9aRegistrationResult, StoredNip9aRegistration } from '../port-nip9a-gateway.ts';
+import type {
+  Nip9aDeliveryRef,
+  Nip9aDeliveryState,
+  Nip9aRegistrationLimits,
+  PutNip9aRegistrationResult,
+  StoredNip9aRegistration,
+} from '../port-nip9a-gateway.ts';
 import { Nip9aGatewayTables } from './nip9a-gateway.ts';
 import { ClaimTable } from './claims.ts';
 import { CoalesceTables } from './coalesce.ts';
@@ -310,12 +316,12 @@ export abstract class SqliteCoreStore {
     return this.nip9a.version();
   }
 
-  async recordNip9aOutcome(key: string, maxEntries: number, maxAgeMs: number): Promise<boolean> {
-    return this.group.run(() => this.nip9a.recordOutcome(key, maxEntries, maxAgeMs));
+  async recordNip9aOutcomes(keys: readonly string[], maxEntries: number, maxAgeMs: number): Promise<boolean[]> {
+    return this.group.run(() => this.nip9a.recordOutcomes(keys, maxEntries, maxAgeMs));
   }
 
-  async hasNip9aOutcome(key: string, maxAgeMs: number): Promise<boolean> {
-    return this.nip9a.hasOutcome(key, maxAgeMs);
+  async readNip9aDeliveryStates(entries: readonly Nip9aDeliveryRef[], maxAgeMs: number): Promise<Nip9aDeliveryState[]> {
+    return this.nip9a.deliveryStates(entries, maxAgeMs);
   }
 
   // ---- NIP-9a callbacks (port-nip9a-callbacks.ts) --------------------------------------------

@@ -115,31 +115,57 @@ export function nip9aGatewayContract(ctx: ContractContext): void {
   });
 
   describe('NIP-9a delivery outcomes', () => {
-    test('an outcome is recorded once', async () => {
+    const recorded = async (store: ReturnType<ContractContext['store']>, keys: string[]): Promise<boolean[]> =>
+      (await store.readNip9aDeliveryStates(keys.map((key) => ({ key, pubkey: ALICE, d: 'x' })), 7 * DAY_MS)).map((s) => s.outcomeRecorded);
+
+    test('an outcome is recorded once, also when listed twice in one call', async () => {
       const store = ctx.store();
-      assert.equal(await store.hasNip9aOutcome('k1', 7 * DAY_MS), false);
-      assert.equal(await store.recordNip9aOutcome('k1', 2048, 7 * DAY_MS), true);
-      assert.equal(await store.recordNip9aOutcome('k1', 2048, 7 * DAY_MS), false);
-      assert.equal(await store.hasNip9aOutcome('k1', 7 * DAY_MS), true);
+      assert.deepEqual(await recorded(store, ['k1']), [false]);
+      assert.deepEqual(await store.recordNip9aOutcomes(['k1'], 2048, 7 * DAY_MS), [true]);
+      assert.deepEqual(await store.recordNip9aOutcomes(['k1', 'k2', 'k2'], 2048, 7 * DAY_MS), [false, true, false], 'k1 known, k2 new once');
+      assert.deepEqual(await recorded(store, ['k1', 'k2', 'k3']), [true, true, false]);
+      assert.deepEqual(await store.recordNip9aOutcomes([], 2048, 7 * DAY_MS), []);
     });
 
     test('outcomes older than the age bound are gone', async () => {
       const store = ctx.store();
-      await store.recordNip9aOutcome('old', 2048, 7 * DAY_MS);
+      await store.recordNip9aOutcomes(['old'], 2048, 7 * DAY_MS);
       ctx.clock().advance(7 * DAY_MS + SECOND_MS);
-      assert.equal(await store.hasNip9aOutcome('old', 7 * DAY_MS), false);
-      assert.equal(await store.recordNip9aOutcome('old', 2048, 7 * DAY_MS), true);
+      assert.deepEqual(await recorded(store, ['old']), [false]);
+      assert.deepEqual(await store.recordNip9aOutcomes(['old'], 2048, 7 * DAY_MS), [true]);
     });
 
-    test('only the newest maxEntries outcomes are kept', async () => {
+    test('only the newest maxEntries outcomes are kept, whether recorded one by one or many at once', async () => {
       const store = ctx.store();
-      for (let i = 0; i < 10; i += 1) {
-        await store.recordNip9aOutcome(`k${i}`, 4, 7 * DAY_MS);
+      const keys = Array.from({ length: 10 }, (_, i) => `k${i}`);
+      for (const key of keys) {
+        await store.recordNip9aOutcomes([key], 4, 7 * DAY_MS);
         ctx.clock().advance(SECOND_MS);
       }
-      const kept = [];
-      for (let i = 0; i < 10; i += 1) if (await store.hasNip9aOutcome(`k${i}`, 7 * DAY_MS)) kept.push(i);
-      assert.deepEqual(kept, [6, 7, 8, 9]);
+      assert.deepEqual(await recorded(store, keys), [false, false, false, false, false, false, true, true, true, true]);
+      await store.recordNip9aOutcomes(['m0', 'm1', 'm2'], 4, 7 * DAY_MS);
+      assert.deepEqual(await recorded(store, ['k8', 'k9', 'm0', 'm1', 'm2']), [false, true, true, true, true], 'the 4 newest: k9 and the three');
+    });
+
+    test('a delivery state carries the registration now stored at its address', async () => {
+      const store = ctx.store();
+      const stored = reg(ALICE, 'x', id('1'), 100);
+      await store.putNip9aRegistration(stored, LIMITS);
+      await store.recordNip9aOutcomes(['done'], 2048, 7 * DAY_MS);
+      const states = await store.readNip9aDeliveryStates(
+        [
+          { key: 'done', pubkey: ALICE, d: 'x' },
+          { key: 'open', pubkey: ALICE, d: 'missing' },
+          { key: 'open', pubkey: BOB, d: 'x' },
+        ],
+        7 * DAY_MS,
+      );
+      assert.deepEqual(states, [
+        { outcomeRecorded: true, registration: stored },
+        { outcomeRecorded: false, registration: null },
+        { outcomeRecorded: false, registration: null },
+      ]);
+      assert.deepEqual(await store.readNip9aDeliveryStates([], 7 * DAY_MS), []);
     });
   });
 }
