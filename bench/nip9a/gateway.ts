@@ -10,7 +10,7 @@
  * from a relay writing the event to its POST arriving, deliveries dropped by the pending bound, and
  * a verdict: every expected (registration, event) POSTed exactly once, nothing unexpected.
  *
- *   node --import tsx bench/nip9a/gateway.ts [--registrations 20000] [--relays 50] [--rate 5000] [--seconds 5] [--store sqlite|redis|both]
+ *   node --import tsx bench/nip9a/gateway.ts [--registrations 20000] [--relays 50] [--rate 5000] [--seconds 5] [--warmup-seconds 2] [--store sqlite|redis|both]
  *   BENCH_TRACE=1 prints the queue and the counters every half second; BENCH_PROFILE=1 the gateway's hottest functions.
  */
 import { fork } from 'node:child_process';
@@ -20,6 +20,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { performance } from 'node:perf_hooks';
 import { finalizeEvent, generateSecretKey } from 'nostr-tools/wasm';
 import { loadConfig, resolveStoreLocation } from '../../src/config/load.ts';
 import { openStore } from '../../src/store/open.ts';
@@ -34,6 +35,7 @@ const { values } = parseArgs({
     relays: { type: 'string', default: '50' },
     rate: { type: 'string', default: '5000' },
     seconds: { type: 'string', default: '5' },
+    'warmup-seconds': { type: 'string', default: '2' },
     store: { type: 'string', default: 'both' },
   },
 });
@@ -41,6 +43,7 @@ const REGISTRATIONS = Number(values.registrations);
 const RELAYS = Number(values.relays);
 const RATE = Number(values.rate);
 const EVENTS = Math.round(RATE * Number(values.seconds));
+const WARMUP_EVENTS = Math.round(RATE * Number(values['warmup-seconds']));
 const PER_AUTHOR = 4;
 const POSTERS = 20;
 
@@ -59,12 +62,20 @@ interface Done {
   p99: number;
   max: number;
   delivered: string[];
+  cpuSecs: number;
+  wallSecs: number;
+}
+
+/** The events of one phase (warm-up or measured), per relay, and the (registration, event) pairs they must POST. */
+interface Phase {
+  frames: string[][];
+  expected: Set<string>;
 }
 
 interface Plan {
   registrations: Array<{ json: string; pubkey: string; d: string; id: string; createdAt: number; relay: string }>;
-  frames: string[][];
-  expected: Set<string>;
+  warmup: Phase;
+  measured: Phase;
 }
 
 function plan(ready: Ready): Plan {
@@ -107,9 +118,17 @@ function plan(ready: Ready): Plan {
     });
   }
   const posters = Array.from({ length: POSTERS }, () => generateSecretKey());
+  return {
+    registrations,
+    warmup: events(relayUrls, posters, now, 0, WARMUP_EVENTS),
+    measured: events(relayUrls, posters, now, WARMUP_EVENTS, EVENTS),
+  };
+}
+
+function events(relayUrls: string[], posters: Uint8Array[], now: number, first: number, count: number): Phase {
   const frames: string[][] = relayUrls.map(() => []);
   const expected = new Set<string>();
-  for (let i = 0; i < EVENTS; i += 1) {
+  for (let i = first; i < first + count; i += 1) {
     const r = Math.floor(Math.random() * REGISTRATIONS);
     const type = r % 10;
     const roll = Math.random();
@@ -134,7 +153,7 @@ function plan(ready: Ready): Plan {
     (frames[r % RELAYS] as string[]).push(JSON.stringify(event));
     if (wanted) expected.add(`${r}:${event.id}`);
   }
-  return { registrations, frames, expected };
+  return { frames, expected };
 }
 
 async function run(label: string, storeUrl: string, dir: string): Promise<void> {
@@ -143,7 +162,7 @@ async function run(label: string, storeUrl: string, dir: string): Promise<void> 
   const t0 = Date.now();
   const p = plan(ready);
   console.log(
-    `${label}: signed ${p.registrations.length} registrations and ${EVENTS} events in ${((Date.now() - t0) / 1000).toFixed(1)} s`,
+    `${label}: signed ${p.registrations.length} registrations and ${WARMUP_EVENTS} + ${EVENTS} events in ${((Date.now() - t0) / 1000).toFixed(1)} s`,
   );
   const { config } = loadConfig({
     env: {
@@ -179,7 +198,46 @@ async function run(label: string, storeUrl: string, dir: string): Promise<void> 
   await seeding.close();
   console.log(`${label}: stored ${p.registrations.length} registrations in ${((Date.now() - t1) / 1000).toFixed(1)} s`);
   const service = await startService(config);
+  const counters = async (): Promise<{ matched: number; dropped: number }> => {
+    const text = await service.metrics.registry.metrics();
+    const counter = (name: string): number =>
+      [...text.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\d+(?:\\.\\d+)?)$`, 'gm'))].reduce((sum, m) => sum + Number(m[1]), 0);
+    return { matched: counter('push_nip9a_matched_total'), dropped: counter('push_nip9a_dropped_total') };
+  };
+  const runPhase = (phase: Phase): Promise<Done> =>
+    new Promise<Done>((resolve) => {
+      const onMessage = (m: { type: string } & Done): void => {
+        if (m.type !== 'done') return;
+        child.off('message', onMessage);
+        resolve(m);
+      };
+      child.on('message', onMessage);
+      child.send({ type: 'load', frames: phase.frames, rate: RATE, expected: phase.expected.size });
+    });
+  const verdict = (phase: Phase, done: Done, dropped: number): string => {
+    const deliveredSet = new Set(done.delivered);
+    const duplicates = done.delivered.length - deliveredSet.size;
+    const missing = [...phase.expected].filter((k) => !deliveredSet.has(k)).length;
+    const unexpected = [...deliveredSet].filter((k) => !phase.expected.has(k)).length;
+    const ok = duplicates === 0 && unexpected === 0 && missing === dropped;
+    return (
+      `verdict ${ok ? 'OK' : 'WRONG'}: expected ${phase.expected.size}, delivered ${deliveredSet.size}, duplicates ${duplicates}, ` +
+      `unexpected ${unexpected}, missing ${missing} (all of them dropped by the bound: ${missing === dropped ? 'yes' : 'no'})`
+    );
+  };
+
+  // Warm-up: the same load for a while (JIT, keep-alive connections to the receiver, the match
+  // index's first lookups), then wait for every POST of it, as a gateway that has been running is.
+  if (WARMUP_EVENTS > 0) {
+    const warm = await runPhase(p.warmup);
+    const { dropped } = await counters();
+    console.log(
+      `${label}: warm-up ${warm.sent} events, POSTs ${warm.posts}, p99 ${warm.p99} ms (not counted); ${verdict(p.warmup, warm, dropped)}`,
+    );
+  }
+  const before = await counters();
   const cpuBefore = process.cpuUsage();
+  const eluBefore = performance.eventLoopUtilization();
   const traceStart = Date.now();
   const trace = process.env.BENCH_TRACE
     ? setInterval(() => {
@@ -194,40 +252,26 @@ async function run(label: string, storeUrl: string, dir: string): Promise<void> 
         })();
       }, 500)
     : null;
-  const { result: done, top } = await profile(
-    () =>
-      new Promise<Done>((resolve) => {
-        child.on('message', (m: { type: string } & Done) => m.type === 'done' && resolve(m));
-        child.send({ type: 'load', frames: p.frames, rate: RATE, expected: p.expected.size });
-      }),
-  );
+  const { result: done, top } = await profile(() => runPhase(p.measured));
   const cpu = process.cpuUsage(cpuBefore);
+  const elu = performance.eventLoopUtilization(eluBefore);
   if (trace) clearInterval(trace);
-  const text = await service.metrics.registry.metrics();
-  const counter = (name: string): number =>
-    [...text.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\d+(?:\\.\\d+)?)$`, 'gm'))].reduce((sum, m) => sum + Number(m[1]), 0);
-  const matched = counter('push_nip9a_matched_total');
-  const dropped = counter('push_nip9a_dropped_total');
+  const after = await counters();
+  const matched = after.matched - before.matched;
+  const dropped = after.dropped - before.dropped;
   await service.stop();
   child.kill();
   printProfile(label, top);
 
-  const deliveredSet = new Set(done.delivered);
-  const duplicates = done.delivered.length - deliveredSet.size;
-  const missing = [...p.expected].filter((k) => !deliveredSet.has(k)).length;
-  const unexpected = [...deliveredSet].filter((k) => !p.expected.has(k)).length;
-  const ok = duplicates === 0 && unexpected === 0 && missing === dropped;
   console.log(
     `${label}: offered ${done.sent} events in ${done.sendSecs.toFixed(2)} s (${(done.sent / done.sendSecs).toFixed(0)}/s); ` +
       `matched ${matched} (${(matched / done.sendSecs).toFixed(0)}/s over the offer); ` +
       `callback POSTs ${done.posts} (${(done.posts / done.postSecs).toFixed(0)}/s, first send to last POST); ` +
       `relay write → POST p50 ${done.p50} ms, p99 ${done.p99} ms, max ${done.max} ms; dropped by the pending bound ${dropped}; ` +
-      `gateway process CPU ${((cpu.user + cpu.system) / done.sent).toFixed(0)} µs/event`,
+      `gateway process CPU ${((cpu.user + cpu.system) / done.sent).toFixed(0)} µs/event, main thread busy ${(elu.utilization * 100).toFixed(0)} %; ` +
+      `load process CPU ${((done.cpuSecs / done.wallSecs) * 100).toFixed(0)} % of a core`,
   );
-  console.log(
-    `${label}: verdict ${ok ? 'OK' : 'WRONG'}: expected ${p.expected.size}, delivered ${deliveredSet.size}, duplicates ${duplicates}, ` +
-      `unexpected ${unexpected}, missing ${missing} (all of them dropped by the bound: ${missing === dropped ? 'yes' : 'no'})`,
-  );
+  console.log(`${label}: ${verdict(p.measured, done, dropped)}`);
 }
 
 await useWasmSigning();

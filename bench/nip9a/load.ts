@@ -6,7 +6,8 @@
  * relay writing an event to the gateway's POST arriving.
  *
  * Protocol with the parent (IPC): → `{type:'ready', relayPorts, receiverPort}`; ← `{type:'load',
- * frames: string[][] (event JSON per relay), rate, expected}`; → `{type:'done', ...}`.
+ * frames: string[][] (event JSON per relay), rate, expected}`; → `{type:'done', ...}` (with this
+ * process's CPU seconds from the first send, so a run shows what the far side took of the 2 cores).
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -77,6 +78,12 @@ function percentile(sorted: number[], p: number): number {
 
 process.on('message', (message: { type: string; frames: string[][]; rate: number; expected: number }) => {
   if (message.type !== 'load') return;
+  // A phase starts afresh (the parent waited for every POST of the one before).
+  posts = 0;
+  lastPostAt = 0;
+  latencies.length = 0;
+  delivered.length = 0;
+  sentAt.clear();
   void (async () => {
     while (relays.some((r) => r.subscription === null)) await new Promise((resolve) => setTimeout(resolve, 50));
     const queue: Array<[number, string]> = [];
@@ -84,6 +91,7 @@ process.on('message', (message: { type: string; frames: string[][]; rate: number
     for (let k = 0; k < longest; k += 1)
       message.frames.forEach((frames, relay) => frames[k] !== undefined && queue.push([relay, frames[k] as string]));
     const startedAt = Date.now();
+    const cpuAtStart = process.cpuUsage();
     let next = 0;
     while (next < queue.length) {
       const due = Math.min(queue.length, Math.floor(((Date.now() - startedAt) / 1000) * message.rate) + 1);
@@ -100,7 +108,10 @@ process.on('message', (message: { type: string; frames: string[][]; rate: number
     while (posts < message.expected && Date.now() - Math.max(lastPostAt, sentDoneAt) < QUIET_MS)
       await new Promise((resolve) => setTimeout(resolve, 100));
     const sorted = latencies.sort((a, b) => a - b);
+    const cpu = process.cpuUsage(cpuAtStart);
     process.send?.({
+      cpuSecs: (cpu.user + cpu.system) / 1e6,
+      wallSecs: (Date.now() - startedAt) / 1000,
       type: 'done',
       sent: queue.length,
       sendSecs,

@@ -10,6 +10,7 @@ import { after, afterEach, before, beforeEach, describe, test } from 'node:test'
 import { defaultConfig } from '../../src/config/defaults.ts';
 import { gatewaySettings, type GatewaySettings } from '../../src/nip9a/gateway/config.ts';
 import { nip9aDeliveryHandler } from '../../src/nip9a/gateway/delivery.ts';
+import { createCallbackPoster } from '../../src/nip9a/gateway/callback-post.ts';
 import { Nip9aGateway, type Nip9aDelivery } from '../../src/nip9a/gateway/gateway.ts';
 import { gatewayMetrics, type GatewayMetrics } from '../../src/nip9a/gateway/metrics.ts';
 import { parseNip9aRegistration } from '../../src/nip9a/registration.ts';
@@ -66,6 +67,7 @@ for (const [storeName, makeStore] of stores) {
     let store: StorePort;
     let relay: TestRelay;
     let receiver: CallbackReceiver;
+    let callbacks: ReturnType<typeof createCallbackPoster>;
     let gateway: Nip9aGateway;
     let metrics: GatewayMetrics;
     let settings: GatewaySettings;
@@ -84,11 +86,13 @@ for (const [storeName, makeStore] of stores) {
       metrics = gatewayMetrics(new Metrics());
       wake = new QueueSignal();
       gateway = new Nip9aGateway({ store, settings, verifier: await createEventVerifier(), clock, logger, metrics, wake });
-      handle = nip9aDeliveryHandler({ store, settings, metrics, logger, onSettled: (r) => gateway.settled(r) });
+      callbacks = createCallbackPoster();
+      handle = nip9aDeliveryHandler({ store, settings, metrics, logger, post: callbacks.post, onSettled: (r) => gateway.settled(r) });
     });
 
     afterEach(async () => {
       gateway.stop();
+      await callbacks.close();
       await receiver.stop();
       await relay.stop();
       await store.close();

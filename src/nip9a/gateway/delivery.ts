@@ -10,13 +10,11 @@
  *
  * The request: `POST` of `{id, relay, event?}` as JSON, no credentials or cookies, redirects never
  * followed (a 3xx ends the delivery), `request_timeout_secs` from connect to response headers, the
- * response body never read ({@link postCallback}).
+ * response body never read (`callback-post.ts`).
  * 2xx delivers; 404 deletes the registration (only that version); 429, 5xx, timeouts and network
  * errors retry after `retry_delays_secs` until `max_attempts`; any other status ends the delivery.
  * Every terminal outcome is recorded before the item is acknowledged.
  */
-import { Agent as HttpAgent, request as httpRequest } from 'node:http';
-import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { Logger } from '../../observability/logger.ts';
 import type { LeasedItem, StorePort } from '../../store/port.ts';
 import type { Nip9aDeliveryRef, StoredNip9aRegistration } from '../../store/port-nip9a-gateway.ts';
@@ -24,15 +22,10 @@ import { TurnBatcher } from '../../util/turn-batcher.ts';
 import { DONE, type WorkOutcome } from '../../roles/queue-worker.ts';
 import { registrationWants, type Nip9aRegistration } from '../registration.ts';
 import { checkCallbackUrl } from '../ssrf.ts';
+import type { AttemptResult, CallbackPoster } from './callback-post.ts';
 import type { GatewaySettings } from './config.ts';
 import { deliveryKey, parseStored, type Nip9aDelivery } from './gateway.ts';
 import type { GatewayMetrics } from './metrics.ts';
-
-/** How an attempt's HTTP exchange ended. */
-export type AttemptResult = { kind: 'status'; status: number } | { kind: 'timeout' } | { kind: 'network'; message: string };
-
-/** The attempt's POST; injectable so a test can observe it, the real one is {@link postCallback}. */
-export type CallbackPoster = (url: string, body: string, timeoutMs: number) => Promise<AttemptResult>;
 
 /** Redacted form of a callback URL for logs: origin and the first characters of the path. */
 export function redactCallback(url: string): string {
@@ -44,70 +37,13 @@ export function redactCallback(url: string): string {
   }
 }
 
-/** Most bytes of a chunked answer passed over (never read) to keep its socket; more costs the socket. */
-export const DRAINED_BODY_BYTES = 1024;
-
-/** Keep-alive sockets per callback origin: a gateway POSTs to few origins, many times. */
-const agentOptions = { keepAlive: true, maxSockets: 64, maxFreeSockets: 64 };
-const httpAgent = new HttpAgent(agentOptions);
-const httpsAgent = new HttpsAgent(agentOptions);
-
-/**
- * The real POST, on `node:http(s)` with keep-alive agents (undici's `fetch` cost several times
- * the CPU per request: bench/nip9a). No redirect is followed (node's client never does), no
- * cookie or credential is sent, and the body is never read: a declared non-empty body has its
- * socket destroyed at once; an empty or chunked one is let pass and discarded (at most
- * {@link DRAINED_BODY_BYTES}) so the keep-alive socket serves the next POST.
- */
-export const postCallback: CallbackPoster = (url, body, timeoutMs) =>
-  new Promise<AttemptResult>((resolve) => {
-    let settled = false;
-    const finish = (result: AttemptResult): void => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      resolve(result);
-    };
-    const target = new URL(url);
-    const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
-    const request = send(
-      target,
-      {
-        method: 'POST',
-        agent: target.protocol === 'https:' ? httpsAgent : httpAgent,
-        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
-      },
-      (response) => {
-        finish({ kind: 'status', status: response.statusCode ?? 0 });
-        const declared = response.headers['content-length'];
-        if (declared !== undefined && declared !== '0') {
-          response.destroy();
-          return;
-        }
-        // Empty or chunked: discarded unread as it passes, so the socket can serve the next POST;
-        // a chunked answer longer than DRAINED_BODY_BYTES costs its socket instead.
-        let seen = 0;
-        response.on('data', (chunk: Buffer) => {
-          seen += chunk.length;
-          if (seen > DRAINED_BODY_BYTES) response.destroy();
-        });
-        response.on('error', () => undefined);
-      },
-    );
-    const timer = setTimeout(() => {
-      request.destroy();
-      finish({ kind: 'timeout' });
-    }, timeoutMs);
-    request.on('error', (err: NodeJS.ErrnoException) => finish({ kind: 'network', message: err.code ?? err.message }));
-    request.end(body);
-  });
-
 export interface DeliveryDeps {
   store: StorePort;
   settings: GatewaySettings;
   metrics: GatewayMetrics;
   logger: Logger;
-  post?: CallbackPoster;
+  /** The POST of an attempt (`createCallbackPoster`'s, or a test's). */
+  post: CallbackPoster;
   /** Told when a delivery of a relay ends (the gateway's pending bound). */
   onSettled?: (relay: string) => void;
   /**
@@ -142,7 +78,7 @@ function resultLabel(result: AttemptResult): string {
 /** The queue handler of the `nip9a` queue. */
 export function nip9aDeliveryHandler(deps: DeliveryDeps): (item: LeasedItem<Nip9aDelivery>) => Promise<WorkOutcome> {
   const { store, settings, metrics, logger } = deps;
-  const post = deps.post ?? postCallback;
+  const { post } = deps;
   const parsed = new ParsedRegistrations();
   // The attempts running side by side read their state and record their outcomes in one store
   // call per turn (bench/nip9a: three calls per delivery were a third of the gateway's thread).

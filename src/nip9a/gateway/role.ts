@@ -9,7 +9,8 @@ import { offThreadVerifier } from '../../nostr/crypto-worker-pool.ts';
 import { runQueueWorker } from '../../roles/queue-worker.ts';
 import { withTurnBatching } from '../../store/turn-batching.ts';
 import { gatewaySettings } from './config.ts';
-import { nip9aDeliveryHandler, type CallbackPoster } from './delivery.ts';
+import { createCallbackPoster, type CallbackPoster } from './callback-post.ts';
+import { nip9aDeliveryHandler } from './delivery.ts';
 import { Nip9aGateway, type Nip9aDelivery } from './gateway.ts';
 import { gatewayMetrics } from './metrics.ts';
 
@@ -42,6 +43,7 @@ export async function startGatewayRole(
     log.warn('nip9a.allow_loopback_callbacks is on: loopback callbacks and relays bypass the SSRF allowlist');
   if (settings.policy.allowedOrigins.size === 0 && !settings.policy.allowLoopback)
     log.info('nip9a.callback_origins is empty: the gateway accepts no registration until the operator lists callback origins');
+  const poster = createCallbackPoster();
   const handle = nip9aDeliveryHandler({
     store: ctx.store,
     settings,
@@ -49,7 +51,7 @@ export async function startGatewayRole(
     logger: log,
     onSettled: (relay) => gateway.settled(relay),
     knownRegistration: (pubkey, d, eventId) => gateway.loadedRegistration(pubkey, d, eventId),
-    ...(options.post ? { post: options.post } : {}),
+    post: options.post ?? poster.post,
   });
   ctx.supervisor.spawn(TASK_NIP9A_DELIVERY, 'critical', (signal) =>
     runQueueWorker<Nip9aDelivery>({
@@ -71,6 +73,7 @@ export async function startGatewayRole(
     gateway,
     stop: async () => {
       gateway.stop();
+      await poster.close();
     },
   };
 }

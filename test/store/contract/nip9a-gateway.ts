@@ -116,13 +116,22 @@ export function nip9aGatewayContract(ctx: ContractContext): void {
 
   describe('NIP-9a delivery outcomes', () => {
     const recorded = async (store: ReturnType<ContractContext['store']>, keys: string[]): Promise<boolean[]> =>
-      (await store.readNip9aDeliveryStates(keys.map((key) => ({ key, pubkey: ALICE, d: 'x' })), 7 * DAY_MS)).map((s) => s.outcomeRecorded);
+      (
+        await store.readNip9aDeliveryStates(
+          keys.map((key) => ({ key, pubkey: ALICE, d: 'x' })),
+          7 * DAY_MS,
+        )
+      ).map((s) => s.outcomeRecorded);
 
     test('an outcome is recorded once, also when listed twice in one call', async () => {
       const store = ctx.store();
       assert.deepEqual(await recorded(store, ['k1']), [false]);
       assert.deepEqual(await store.recordNip9aOutcomes(['k1'], 2048, 7 * DAY_MS), [true]);
-      assert.deepEqual(await store.recordNip9aOutcomes(['k1', 'k2', 'k2'], 2048, 7 * DAY_MS), [false, true, false], 'k1 known, k2 new once');
+      assert.deepEqual(
+        await store.recordNip9aOutcomes(['k1', 'k2', 'k2'], 2048, 7 * DAY_MS),
+        [false, true, false],
+        'k1 known, k2 new once',
+      );
       assert.deepEqual(await recorded(store, ['k1', 'k2', 'k3']), [true, true, false]);
       assert.deepEqual(await store.recordNip9aOutcomes([], 2048, 7 * DAY_MS), []);
     });
@@ -144,7 +153,11 @@ export function nip9aGatewayContract(ctx: ContractContext): void {
       }
       assert.deepEqual(await recorded(store, keys), [false, false, false, false, false, false, true, true, true, true]);
       await store.recordNip9aOutcomes(['m0', 'm1', 'm2'], 4, 7 * DAY_MS);
-      assert.deepEqual(await recorded(store, ['k8', 'k9', 'm0', 'm1', 'm2']), [false, true, true, true, true], 'the 4 newest: k9 and the three');
+      assert.deepEqual(
+        await recorded(store, ['k8', 'k9', 'm0', 'm1', 'm2']),
+        [false, true, true, true, true],
+        'the 4 newest: k9 and the three',
+      );
     });
 
     test('a delivery state carries the registration now stored at its address', async () => {
