@@ -4,8 +4,10 @@
  * Registrations come from distinct users, so the conversation-key cache misses and each one
  * costs a point multiplication; every inbound event costs a Schnorr verification.
  *
- * Calls made in the same tick are sent in chunks of {@link CRYPTO_CHUNK_ITEMS} (a `postMessage`
- * costs tens of microseconds, the work a few hundred), spread round-robin over the workers.
+ * Calls made in the same turn of the event loop are sent in chunks of {@link CRYPTO_CHUNK_ITEMS}
+ * (a `postMessage` costs tens of microseconds, the work a few hundred), spread round-robin over
+ * the workers. A turn, not a tick: events arriving one per socket read (the NIP-9a gateway's 50
+ * relays) would otherwise cost a message each.
  */
 import { Worker } from 'node:worker_threads';
 import type { NostrEvent } from './event.ts';
@@ -105,7 +107,7 @@ export class CryptoWorkerPool {
       this.queued.push({ request, resolve, reject });
       if (!this.flushScheduled) {
         this.flushScheduled = true;
-        queueMicrotask(() => this.flush());
+        setImmediate(() => this.flush());
       }
     });
   }

@@ -6,6 +6,7 @@ import { createLogger } from '../observability/logger.ts';
 import { Metrics } from '../observability/metrics.ts';
 import {
   DONE,
+  LeasedInlet,
   QueueSignal,
   RELEASED_AT_SHUTDOWN,
   RETRY_MAX_MS,
@@ -284,6 +285,54 @@ describe('continuous flow', () => {
       again.every((i) => i.lastError === RELEASED_AT_SHUTDOWN),
       `handed back at shutdown: ${again.map((i) => i.lastError).join(', ')}`,
     );
+    await store.close();
+  });
+
+  test('items handed in leased are handled at once, without a lease call, and settled with their own token', async () => {
+    const clock = new ManualClock();
+    const store = await openSqliteStore({ path: ':memory:', clock });
+    const controller = new AbortController();
+    const inlet = new LeasedInlet<{ n: number }>();
+    const handledInto: string[] = [];
+    let leaseCalls = 0;
+    const counting = new Proxy(store, {
+      get(target, name, receiver) {
+        if (name === 'lease') leaseCalls++;
+        return Reflect.get(target, name, receiver) as unknown;
+      },
+    });
+    assert.equal(inlet.push([]), false, 'nothing attached yet');
+    const worker = runQueueWorker<{ n: number }>({
+      store: counting,
+      queue: 'nip9a',
+      leaseMs: 60_000,
+      maxAttempts: 3,
+      batchSize: 4,
+      concurrency: 2,
+      pollMs: 60_000,
+      inlet,
+      signal: controller.signal,
+      wake: new QueueSignal(),
+      ...quiet,
+      handle: async (item) => {
+        handledInto.push(`${item.id}#${item.attempts}`);
+        return item.payload.n === 2 ? { kind: 'retry', afterMs: 1_000, error: 'later' } : DONE;
+      },
+    });
+    await until(() => leaseCalls === 1, 'the worker to find the queue empty and wait');
+    const items = await store.enqueueLeased(
+      'nip9a',
+      [1, 2, 3].map((n) => ({ id: `d${n}`, payload: { n } })),
+      60_000,
+    );
+    assert.equal(inlet.push(items.filter((item) => item !== null)), true);
+    await until(async () => totals(await store.queueStats('nip9a')).leased === 0, 'every handed-in item settled');
+    assert.deepEqual(handledInto.sort(), ['d1#1', 'd2#1', 'd3#1']);
+    assert.equal(leaseCalls, 1, 'no lease call for handed-in items (the worker still waits out its 60 s poll)');
+    assert.deepEqual(totals(await store.queueStats('nip9a')), { ready: 1, leased: 0, dead: 0 }, 'd1, d3 acked; d2 back for a retry');
+    controller.abort();
+    await worker;
+    assert.equal(inlet.push([]), false, 'detached at shutdown');
     await store.close();
   });
 });

@@ -51,6 +51,32 @@ export class QueueSignal {
   }
 }
 
+/**
+ * Items leased by another part of this process (`StorePort.enqueueLeased`) for a worker to handle
+ * as if it had leased them itself: a producer that must persist its work before any I/O and then
+ * wants it started at once skips the lease round trip. Items pushed while no worker is attached
+ * are not lost: they stay leased in the store until their lease expires, then any worker leases
+ * them again.
+ */
+export class LeasedInlet<T> {
+  private sink: ((items: LeasedItem<T>[]) => void) | null = null;
+
+  /** Hand items to the attached worker; false when none is attached (they wait out their lease). */
+  push(items: LeasedItem<T>[]): boolean {
+    if (!this.sink) return false;
+    if (items.length > 0) this.sink(items);
+    return true;
+  }
+
+  attach(sink: (items: LeasedItem<T>[]) => void): void {
+    this.sink = sink;
+  }
+
+  detach(): void {
+    this.sink = null;
+  }
+}
+
 export interface QueueWorkerOptions<T> {
   store: StorePort;
   queue: QueueName;
@@ -74,6 +100,8 @@ export interface QueueWorkerOptions<T> {
    */
   orderingKey?: (item: LeasedItem<T>) => string;
   pollMs: number;
+  /** Items leased elsewhere in the process, handled with those this worker leases. */
+  inlet?: LeasedInlet<T>;
   signal: AbortSignal;
   wake: QueueSignal;
   logger: Logger;
@@ -159,6 +187,16 @@ export async function runQueueWorker<T>(options: QueueWorkerOptions<T>): Promise
     }
   };
 
+  const take = (items: LeasedItem<T>[]): void => {
+    held += items.length;
+    options.prepare?.(items);
+    for (const item of items) admit(item);
+    pump();
+  };
+  // Handed-in items count as held, so the worker leases less while they wait; their number is
+  // bounded by the producer (the NIP-9a gateway's pending bound per relay).
+  options.inlet?.attach(take);
+
   while (!signal.aborted) {
     if (window - held < leaseWhenFree) {
       await new Promise<void>((resolve) => (roomOrIdle = resolve));
@@ -177,15 +215,13 @@ export async function runQueueWorker<T>(options: QueueWorkerOptions<T>): Promise
       await options.wake.wait(queue, options.pollMs, signal);
       continue;
     }
-    held += items.length;
-    options.prepare?.(items);
-    for (const item of items) admit(item);
-    pump();
+    take(items);
     // Let the handlers just started run before asking the store for more.
     await yieldToEventLoop();
   }
 
   // Shutdown: hand back what never started, then wait for the running handlers to settle.
+  options.inlet?.detach();
   const unstarted = [...runnable, ...[...waitingByKey.values()].flat()];
   runnable.length = 0;
   waitingByKey.clear();

@@ -55,7 +55,8 @@ export interface Nip9aDeliveryRef {
 /** See {@link Nip9aGatewayStore.readNip9aDeliveryStates}. */
 export interface Nip9aDeliveryState {
   outcomeRecorded: boolean;
-  registration: StoredNip9aRegistration | null;
+  /** The id of the registration version now stored at the address; null when none is. */
+  registrationEventId: string | null;
 }
 
 export interface Nip9aGatewayStore {
@@ -94,8 +95,9 @@ export interface Nip9aGatewayStore {
 
   /**
    * What a delivery attempt must know before its request, for many deliveries at once: whether a
-   * terminal outcome of its key is recorded and not older than `maxAgeMs`, and the registration
-   * now stored at its address (null when none). One answer per entry, in order.
+   * terminal outcome of its key is recorded and not older than `maxAgeMs`, and which registration
+   * version is now stored at its address (the caller usually holds that version parsed already,
+   * and reads the whole registration only when it does not). One answer per entry, in order.
    */
   readNip9aDeliveryStates(entries: readonly Nip9aDeliveryRef[], maxAgeMs: number): Promise<Nip9aDeliveryState[]>;
 }

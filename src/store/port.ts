@@ -373,6 +373,16 @@ export interface StorePort
   enqueueMany<T>(queue: QueueName, items: ReadonlyArray<EnqueueItem<T>>): Promise<boolean[]>;
 
   /**
+   * Add many items already leased to the caller, as {@link enqueueMany} then a {@link lease} of
+   * exactly them would, in one write: each new id is stored leased (attempt 1 reserved, a fresh
+   * token, expiring `leaseMs` from now) in its lane, so the caller can start on it at once, and a
+   * crash before it settles gives it back after the lease like any other lease. `availableAtMs`
+   * is not used. One answer per item, in order: the lease, or null for an id already queued,
+   * leased or dead (or repeated earlier in the list), which nothing changed.
+   */
+  enqueueLeased<T>(queue: QueueName, items: ReadonlyArray<EnqueueItem<T>>, leaseMs: number): Promise<Array<LeasedItem<T> | null>>;
+
+  /**
    * Lease up to `max` items that are available now, oldest availability first within a lane.
    * Lanes are drained critical, then normal, then low, except that a small share of the batch
    * ({@link reservedLaneSlots} in `lanes.ts`) is first offered to each lower lane so neither

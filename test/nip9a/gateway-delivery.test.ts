@@ -68,6 +68,8 @@ for (const [storeName, makeStore] of stores) {
     let relay: TestRelay;
     let receiver: CallbackReceiver;
     let callbacks: ReturnType<typeof createCallbackPoster>;
+    /** Ids of the events the gateway checked (id and signature). */
+    let checkedIds: string[];
     let gateway: Nip9aGateway;
     let metrics: GatewayMetrics;
     let settings: GatewaySettings;
@@ -85,7 +87,14 @@ for (const [storeName, makeStore] of stores) {
       settings = gatewaySettings({ ...defaultConfig().nip9a, allow_loopback_callbacks: 'true' });
       metrics = gatewayMetrics(new Metrics());
       wake = new QueueSignal();
-      gateway = new Nip9aGateway({ store, settings, verifier: await createEventVerifier(), clock, logger, metrics, wake });
+      const inline = await createEventVerifier();
+      checkedIds = [];
+      // As the crypto pool's verifier: checked through verifyAsync (here on this thread, counted).
+      const verifier = {
+        verify: (e: NostrEvent) => inline.verify(e),
+        verifyAsync: async (e: NostrEvent) => (checkedIds.push(e.id), inline.verify(e)),
+      };
+      gateway = new Nip9aGateway({ store, settings, verifier, clock, logger, metrics, wake });
       callbacks = createCallbackPoster();
       handle = nip9aDeliveryHandler({ store, settings, metrics, logger, post: callbacks.post, onSettled: (r) => gateway.settled(r) });
     });
@@ -263,6 +272,26 @@ for (const [storeName, makeStore] of stores) {
       await until('the gateway to subscribe again', () => relay.requests().length > subscriptions);
       await publish(relay.url, note([['p', recipient]]));
       await until('the second delivery to be queued', async () => (await store.queueStats('nip9a')).ready === 2);
+    });
+
+    test('only matched events are checked; a matched one with a bad signature is dropped and counted, never queued', async () => {
+      await register();
+      const unrelated = note([['p', 'f'.repeat(64)]]);
+      const genuine = note([['p', recipient]]);
+      const forged = { ...note([['p', recipient]]), sig: genuine.sig };
+      const watched = gateway.status()[0]?.relay ?? assert.fail('the gateway watches the relay');
+      gateway.onEvent(watched, unrelated, clock.nowMs());
+      gateway.onEvent(watched, forged, clock.nowMs());
+      gateway.onEvent(watched, genuine, clock.nowMs());
+      await until('the genuine delivery to be queued', async () => (await store.queueStats('nip9a')).ready === 1);
+      assert.deepEqual(checkedIds, [forged.id, genuine.id], 'the event nothing matched was never checked');
+      const dropped = (await metrics.dropped.get()).values;
+      assert.deepEqual(
+        dropped.map((v) => [v.labels.reason, v.value]),
+        [['bad_signature', 1]],
+      );
+      const [item] = await store.lease<Nip9aDelivery>('nip9a', LEASE);
+      assert.equal(item?.payload.event.id, genuine.id);
     });
 
     test('a full relay drops new work and counts it, without blocking', async () => {

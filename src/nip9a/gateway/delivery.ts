@@ -17,7 +17,7 @@
  */
 import type { Logger } from '../../observability/logger.ts';
 import type { LeasedItem, StorePort } from '../../store/port.ts';
-import type { Nip9aDeliveryRef, StoredNip9aRegistration } from '../../store/port-nip9a-gateway.ts';
+import type { Nip9aDeliveryRef } from '../../store/port-nip9a-gateway.ts';
 import { TurnBatcher } from '../../util/turn-batcher.ts';
 import { DONE, type WorkOutcome } from '../../roles/queue-worker.ts';
 import { registrationWants, type Nip9aRegistration } from '../registration.ts';
@@ -84,8 +84,17 @@ export function nip9aDeliveryHandler(deps: DeliveryDeps): (item: LeasedItem<Nip9
   // call per turn (bench/nip9a: three calls per delivery were a third of the gateway's thread).
   const states = new TurnBatcher((refs: Nip9aDeliveryRef[]) => store.readNip9aDeliveryStates(refs, settings.outcomeMaxAgeMs));
   const outcomes = new TurnBatcher((keys: string[]) => store.recordNip9aOutcomes(keys, settings.outcomeEntries, settings.outcomeMaxAgeMs));
-  const registrationOf = (stored: StoredNip9aRegistration): Nip9aRegistration | null =>
-    deps.knownRegistration?.(stored.pubkey, stored.d, stored.eventId) ?? parsed.get(stored.eventId, () => parseStored(stored, settings));
+  /**
+   * The registration in force at (pubkey, d), version `eventId` as just read: the caller's parsed
+   * copy when it holds that version, else read again (the newest, should it have changed since)
+   * and parsed. Null when it is gone or no longer passes the policy.
+   */
+  const registrationOf = async (pubkey: string, d: string, eventId: string): Promise<Nip9aRegistration | null> => {
+    const known = deps.knownRegistration?.(pubkey, d, eventId);
+    if (known) return known;
+    const stored = await store.getNip9aRegistration(pubkey, d);
+    return stored ? parsed.get(stored.eventId, () => parseStored(stored, settings)) : null;
+  };
 
   return async (item) => {
     const delivery = item.payload;
@@ -102,9 +111,8 @@ export function nip9aDeliveryHandler(deps: DeliveryDeps): (item: LeasedItem<Nip9
       deps.onSettled?.(delivery.relay);
       return DONE;
     }
-    const stored = state.registration;
-    if (!stored) return finish('registration_gone');
-    const registration = registrationOf(stored);
+    if (state.registrationEventId === null) return finish('registration_gone');
+    const registration = await registrationOf(delivery.pubkey, delivery.d, state.registrationEventId);
     if (!registration || !registration.relays.includes(delivery.relay) || !registrationWants(registration, delivery.event))
       return finish('no_longer_matches');
     const allowed = checkCallbackUrl(registration.callback, settings.policy);

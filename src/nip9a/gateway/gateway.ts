@@ -13,9 +13,10 @@
 import { createHash } from 'node:crypto';
 import type { EventVerifier, NostrEvent } from '../../nostr/event.ts';
 import type { Logger } from '../../observability/logger.ts';
-import type { Clock, StorePort } from '../../store/port.ts';
+import type { Clock, EnqueueItem, LeasedItem, StorePort } from '../../store/port.ts';
 import type { StoredNip9aRegistration } from '../../store/port-nip9a-gateway.ts';
-import type { QueueSignal } from '../../roles/queue-worker.ts';
+import type { LeasedInlet, QueueSignal } from '../../roles/queue-worker.ts';
+import { TurnBatcher } from '../../util/turn-batcher.ts';
 import { parseNip9aRegistration, registrationAddress, type Nip9aRegistration } from '../registration.ts';
 import type { GatewaySettings } from './config.ts';
 import { MatchIndex } from './match-index.ts';
@@ -68,6 +69,12 @@ export interface GatewayOptions {
   logger: Logger;
   metrics: GatewayMetrics;
   wake: QueueSignal;
+  /**
+   * Queue each matched delivery already leased (attempt 1 reserved in the same write) and hand it
+   * to the delivery worker of this process at once; without it, deliveries are queued ready for
+   * the next lease (tests that lease by hand).
+   */
+  handOff?: { inlet: LeasedInlet<Nip9aDelivery>; leaseMs: number };
   /** Builds the watch of a relay (tests and the benchmark may observe it). */
   makeWatch?: (url: string, onEvent: (event: NostrEvent, receivedAtMs: number) => void) => RelayWatch;
 }
@@ -82,7 +89,13 @@ export class Nip9aGateway {
   private timer: NodeJS.Timeout | null = null;
   private stopped = false;
 
-  constructor(private readonly options: GatewayOptions) {}
+  /** The deliveries matched in one turn, queued (leased, with a hand-off) by one store call. */
+  private readonly leasedEnqueues: TurnBatcher<EnqueueItem<Nip9aDelivery>, LeasedItem<Nip9aDelivery> | null> | null;
+
+  constructor(private readonly options: GatewayOptions) {
+    const { handOff, store } = options;
+    this.leasedEnqueues = handOff ? new TurnBatcher((items) => store.enqueueLeased('nip9a', items, handOff.leaseMs)) : null;
+  }
 
   async start(): Promise<void> {
     await this.reload();
@@ -151,7 +164,7 @@ export class Nip9aGateway {
     matched: Nip9aRegistration[],
     authentic: boolean,
   ): void {
-    const { metrics, store, logger, wake } = this.options;
+    const { metrics, logger } = this.options;
     if (!authentic) {
       metrics.dropped.inc({ reason: 'bad_signature' }, matched.length);
       logger.warn({ relay, eventId: event.id }, 'nip9a gateway: relay sent an event with a bad id or signature');
@@ -173,12 +186,10 @@ export class Nip9aGateway {
         event,
         receivedAtMs,
       };
-      store
-        .enqueue('nip9a', { id: deliveryKey(registration.pubkey, registration.d, event.id), payload })
+      this.queueDelivery({ id: deliveryKey(registration.pubkey, registration.d, event.id), payload })
         .then((added) => {
           // Already queued (the same event through a resubscription): it holds one place, not two.
           if (!added) this.settled(relay);
-          else wake.notify('nip9a');
         })
         .catch((err: unknown) => {
           this.settled(relay);
@@ -186,6 +197,19 @@ export class Nip9aGateway {
           logger.error({ err: (err as Error).message, relay }, 'nip9a gateway: cannot queue a delivery');
         });
     }
+  }
+
+  /** Persist one delivery before any I/O, and start it (hand-off) or wake the worker; false when already queued. */
+  private async queueDelivery(item: EnqueueItem<Nip9aDelivery>): Promise<boolean> {
+    const { handOff, store, wake } = this.options;
+    if (!handOff || !this.leasedEnqueues) {
+      const added = await store.enqueue('nip9a', item);
+      if (added) wake.notify('nip9a');
+      return added;
+    }
+    const leased = await this.leasedEnqueues.add(item);
+    if (leased) handOff.inlet.push([leased]);
+    return leased !== null;
   }
 
   private schedulePoll(): void {

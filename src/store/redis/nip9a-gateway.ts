@@ -114,7 +114,11 @@ export async function recordNip9aOutcomes(
   maxAgeMs: number,
 ): Promise<boolean[]> {
   if (keys.length === 0) return [];
-  const reply = (await ctx.scripts.run('nip9aRecordOutcomes', [ctx.keys.nip9aOutcomesKey], [ctx.clock.nowMs(), maxEntries, maxAgeMs, ...keys])) as number[];
+  const reply = (await ctx.scripts.run(
+    'nip9aRecordOutcomes',
+    [ctx.keys.nip9aOutcomesKey],
+    [ctx.clock.nowMs(), maxEntries, maxAgeMs, ...keys],
+  )) as number[];
   return reply.map((added) => added === 1);
 }
 
@@ -135,7 +139,7 @@ export async function readNip9aDeliveryStates(
     const raw = raws[i];
     return {
       outcomeRecorded: score !== null && score !== undefined && Number(score) > after,
-      registration: raw === null || raw === undefined ? null : decode('readNip9aDeliveryStates', raw),
+      registrationEventId: raw === null || raw === undefined ? null : decode('readNip9aDeliveryStates', raw).eventId,
     };
   });
 }

@@ -28,6 +28,8 @@
  *
  * - `enqueue-5` (many items per call): new id → its lane's ready at `availableAtMs` (default
  *   now), attempts 0. Known id (in any lane) → no-op.
+ * - `enqueueLeased-5` (many items per call): new id → its lane's leased set until now + `leaseMs`,
+ *   attempts 1, the caller's fresh token (enqueue and lease in one step). Known id → no-op.
  * - `lease-9` (one shard): first, in every lane, leases with expiry ≤ now go back to ready scored by their
  *   expiry (so they are due at once and keep their place), or straight to dead when they already
  *   had `maxAttempts` leases. Then the passes of `lanes.ts` take due items (score ≤ now,
@@ -122,6 +124,45 @@ export async function enqueueMany<T>(ctx: RedisContext, queue: QueueName, items:
   // the item reaches the replicas first (`replication.ts`).
   await ctx.replication.afterWrites(() => [...new Set(items.map((item) => itemShardKeys(ctx, queue, item.id).items))]);
   return added;
+}
+
+/** Enqueue many items leased to the caller at once (`enqueueLeased-5.lua`), one script call per shard; null for a known id. */
+export async function enqueueLeased<T>(
+  ctx: RedisContext,
+  queue: QueueName,
+  items: ReadonlyArray<EnqueueItem<T>>,
+  leaseMs: number,
+): Promise<Array<LeasedItem<T> | null>> {
+  if (items.length === 0) return [];
+  if (!Number.isFinite(leaseMs) || leaseMs <= 0) throw new RangeError(`enqueueLeased: leaseMs must be positive, got ${leaseMs}`);
+  const leaseExpiresAtMs = ctx.clock.nowMs() + leaseMs;
+  const callToken = randomUUID();
+  const entries = items.map((item, k) => ({
+    item,
+    leaseToken: `${callToken}:${k}`,
+    payload: payloadJson('enqueueLeased', item.id, item.payload),
+  }));
+  const added = await perShard(
+    ctx,
+    entries,
+    (entry) => entry.item.id,
+    async (shard, shardEntries) => {
+      const keys = ctx.keys.queueKeys(queue, shard);
+      const reply = (await ctx.scripts.run(
+        'enqueueLeased',
+        [...keys.leasedKeys, keys.items, keys.meta],
+        [
+          leaseExpiresAtMs,
+          ...shardEntries.flatMap((entry) => [entry.item.id, entry.payload, entry.item.lane ?? DEFAULT_LANE, entry.leaseToken]),
+        ],
+      )) as number[];
+      return reply.map((value) => value === 1);
+    },
+  );
+  await ctx.replication.afterWrites(() => [...new Set(items.map((item) => itemShardKeys(ctx, queue, item.id).items))]);
+  return entries.map(({ item, leaseToken }, i) =>
+    added[i] ? { id: item.id, payload: item.payload, attempts: 1, leaseToken, leaseExpiresAtMs, lastError: null } : null,
+  );
 }
 
 /** Plan-and-lease rounds of one lease call on a sharded queue (see {@link lease}). */

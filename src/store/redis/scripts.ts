@@ -40,6 +40,7 @@ export const SCRIPT_NAMES = [
   'releaseClaim',
   'advanceRelayCursor',
   'enqueue',
+  'enqueueLeased',
   'peekDue',
   'lease',
   'settle',

@@ -172,6 +172,9 @@ export abstract class RedisCoreStore {
   enqueueMany<T>(queue: QueueName, items: ReadonlyArray<EnqueueItem<T>>): Promise<boolean[]> {
     return queues.enqueueMany(this.ctx, queue, items);
   }
+  enqueueLeased<T>(queue: QueueName, items: ReadonlyArray<EnqueueItem<T>>, leaseMs: number): Promise<Array<LeasedItem<T> | null>> {
+    return queues.enqueueLeased(this.ctx, queue, items, leaseMs);
+  }
   settleLeased(queue: QueueName, settlements: readonly Settlement[]): Promise<boolean[]> {
     return queues.settleLeased(this.ctx, queue, settlements);
   }

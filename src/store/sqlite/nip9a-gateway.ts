@@ -87,7 +87,7 @@ export class Nip9aGatewayTables {
   private readonly bumpVersion: Statement;
   private readonly selectVersion: Statement<[], { version: number }>;
   private readonly insertOutcome: Statement<[string, number]>;
-  private readonly selectOutcome: Statement<[string, number], { n: number }>;
+  private readonly selectDeliveryState: Statement<[string, number, string, string], { recorded: number; event_id: string | null }>;
   private readonly trimOutcomesByAge: Statement<[number]>;
   private readonly trimOutcomesBelowId: Statement<[number | bigint]>;
   private readonly put: (registration: StoredNip9aRegistration, limits: Nip9aRegistrationLimits) => PutNip9aRegistrationResult;
@@ -115,7 +115,9 @@ export class Nip9aGatewayTables {
     this.bumpVersion = db.prepare(`UPDATE nip9a_registrations_version SET version = version + 1 WHERE singleton = 1`);
     this.selectVersion = db.prepare(`SELECT version FROM nip9a_registrations_version WHERE singleton = 1`);
     this.insertOutcome = db.prepare(`INSERT OR IGNORE INTO nip9a_outcomes (key, recorded_at_ms) VALUES (?, ?)`);
-    this.selectOutcome = db.prepare(`SELECT count(*) AS n FROM nip9a_outcomes WHERE key = ? AND recorded_at_ms > ?`);
+    this.selectDeliveryState = db.prepare(`
+      SELECT (SELECT count(*) FROM nip9a_outcomes WHERE key = ? AND recorded_at_ms > ?) AS recorded,
+        (SELECT event_id FROM nip9a_registrations WHERE pubkey = ? AND d_tag = ?) AS event_id`);
     this.trimOutcomesByAge = db.prepare(`DELETE FROM nip9a_outcomes WHERE recorded_at_ms <= ?`);
     // Rows are inserted with ever larger rowids and only the oldest are ever deleted, so the newest
     // N are exactly those above the new row's rowid minus N: a range delete, not a walk of N rows.
@@ -195,9 +197,9 @@ export class Nip9aGatewayTables {
 
   deliveryStates(entries: readonly Nip9aDeliveryRef[], maxAgeMs: number): Nip9aDeliveryState[] {
     const after = this.clock.nowMs() - maxAgeMs;
-    return entries.map((entry) => ({
-      outcomeRecorded: (this.selectOutcome.get(entry.key, after)?.n ?? 0) > 0,
-      registration: this.getRegistration(entry.pubkey, entry.d),
-    }));
+    return entries.map((entry) => {
+      const row = this.selectDeliveryState.get(entry.key, after, entry.pubkey, entry.d);
+      return { outcomeRecorded: (row?.recorded ?? 0) > 0, registrationEventId: row?.event_id ?? null };
+    });
   }
 }

@@ -30,6 +30,12 @@ const INSERT_ITEM = `
   VALUES (@queue, @id, @lane, @payloadJson, 'ready', @dueAtMs, 0)
   ON CONFLICT (queue, id) DO NOTHING`;
 
+/** {@link INSERT_ITEM} for an item leased to its enqueuer at once (`enqueueLeased`): attempt 1 reserved. */
+const INSERT_LEASED_ITEM = `
+  INSERT INTO queue_items (queue, id, lane, payload_json, state, due_at_ms, attempts, lease_token)
+  VALUES (@queue, @id, @lane, @payloadJson, 'leased', @leaseExpiresAtMs, 1, @leaseToken)
+  ON CONFLICT (queue, id) DO NOTHING`;
+
 /** Ties in availability go to the item inserted first. */
 const SELECT_DUE = `
   SELECT rowid, id, payload_json, attempts, last_error, state, due_at_ms FROM queue_items
@@ -197,11 +203,15 @@ function deadLetterFromRow(row: DeadLetterRow): DeadLetter {
 }
 
 function checkLeaseOptions(options: LeaseOptions): void {
-  // A zero-length lease would make a just-leased item due again inside the same lease call.
-  if (!Number.isFinite(options.leaseMs) || options.leaseMs <= 0) throw new RangeError(`leaseMs must be positive, got ${options.leaseMs}`);
+  checkLeaseMs(options.leaseMs);
   if (!Number.isInteger(options.maxAttempts) || options.maxAttempts < 1) {
     throw new RangeError(`maxAttempts must be a positive integer, got ${options.maxAttempts}`);
   }
+}
+
+// A zero-length lease would make a just-leased item due again inside the same lease call.
+function checkLeaseMs(leaseMs: number): void {
+  if (!Number.isFinite(leaseMs) || leaseMs <= 0) throw new RangeError(`leaseMs must be positive, got ${leaseMs}`);
 }
 
 /** What every pass of one lease call shares. */
@@ -214,6 +224,9 @@ interface LeaseCall {
 
 export class QueueTable {
   private readonly insertItem: Statement<[ItemKey & { lane: Lane; payloadJson: string; dueAtMs: number }]>;
+  private readonly insertLeasedItem: Statement<
+    [ItemKey & { lane: Lane; payloadJson: string; leaseExpiresAtMs: number; leaseToken: string }]
+  >;
   private readonly selectDue: Statement<[{ queue: QueueName; lane: Lane; nowMs: number; limit: number }], DueRow>;
   private readonly markLeased: Statement<[{ callToken: string; leaseExpiresAtMs: number; rowids: string }]>;
   private readonly markExhausted: Statement<[ItemKey & { reason: string; nowMs: number; failedAtMs: number | null }]>;
@@ -232,6 +245,7 @@ export class QueueTable {
 
   readonly enqueue: (queue: QueueName, item: EnqueueItem) => boolean;
   readonly enqueueMany: (queue: QueueName, items: ReadonlyArray<EnqueueItem>) => boolean[];
+  readonly enqueueLeased: (queue: QueueName, items: ReadonlyArray<EnqueueItem>, leaseMs: number) => Array<LeasedItem | null>;
   readonly lease: (queue: QueueName, options: LeaseOptions) => LeasedItem[];
   readonly ack: (queue: QueueName, id: string, leaseToken: string) => boolean;
   readonly retry: (queue: QueueName, id: string, leaseToken: string, availableAtMs: number, error: string) => boolean;
@@ -247,6 +261,7 @@ export class QueueTable {
     private readonly logger: Logger,
   ) {
     this.insertItem = db.prepare(INSERT_ITEM);
+    this.insertLeasedItem = db.prepare(INSERT_LEASED_ITEM);
     this.selectDue = db.prepare(SELECT_DUE);
     this.markLeased = db.prepare(MARK_LEASED);
     this.markExhausted = db.prepare(MARK_EXHAUSTED);
@@ -268,6 +283,19 @@ export class QueueTable {
     this.enqueueMany = db.transaction((queue: QueueName, items: ReadonlyArray<EnqueueItem>): boolean[] =>
       items.map((item) => this.insert(queue, item)),
     );
+
+    this.enqueueLeased = db.transaction((queue: QueueName, items: ReadonlyArray<EnqueueItem>, leaseMs: number) => {
+      checkLeaseMs(leaseMs);
+      const leaseExpiresAtMs = this.clock.nowMs() + leaseMs;
+      const callToken = randomUUID();
+      return items.map((item, k): LeasedItem | null => {
+        const leaseToken = `${callToken}:${k}`;
+        const payloadJson = serialisePayload(item.id, item.payload);
+        const row = { queue, id: item.id, lane: item.lane ?? DEFAULT_LANE, payloadJson, leaseExpiresAtMs, leaseToken };
+        if (this.insertLeasedItem.run(row).changes === 0) return null;
+        return { id: item.id, payload: item.payload, attempts: 1, leaseToken, leaseExpiresAtMs, lastError: null };
+      });
+    });
 
     this.lease = db.transaction((queue: QueueName, options: LeaseOptions) => this.leaseDue(queue, options));
 

@@ -220,6 +220,11 @@ export abstract class SqliteCoreStore {
     return items.length === 0 ? [] : this.group.run(() => this.queues.enqueueMany(queue, items));
   }
 
+  async enqueueLeased<T>(queue: QueueName, items: ReadonlyArray<EnqueueItem<T>>, leaseMs: number): Promise<Array<LeasedItem<T> | null>> {
+    if (items.length === 0) return [];
+    return this.group.run(() => this.queues.enqueueLeased(queue, items, leaseMs) as Array<LeasedItem<T> | null>);
+  }
+
   async lease<T>(queue: QueueName, options: LeaseOptions): Promise<LeasedItem<T>[]> {
     // Payloads are stored as JSON; their type is the enqueuer's promise to the consumer.
     return this.group.run(() => this.queues.lease(queue, options) as LeasedItem<T>[]);

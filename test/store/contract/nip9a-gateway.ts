@@ -160,7 +160,7 @@ export function nip9aGatewayContract(ctx: ContractContext): void {
       );
     });
 
-    test('a delivery state carries the registration now stored at its address', async () => {
+    test('a delivery state carries the registration version now stored at its address', async () => {
       const store = ctx.store();
       const stored = reg(ALICE, 'x', id('1'), 100);
       await store.putNip9aRegistration(stored, LIMITS);
@@ -174,10 +174,13 @@ export function nip9aGatewayContract(ctx: ContractContext): void {
         7 * DAY_MS,
       );
       assert.deepEqual(states, [
-        { outcomeRecorded: true, registration: stored },
-        { outcomeRecorded: false, registration: null },
-        { outcomeRecorded: false, registration: null },
+        { outcomeRecorded: true, registrationEventId: stored.eventId },
+        { outcomeRecorded: false, registrationEventId: null },
+        { outcomeRecorded: false, registrationEventId: null },
       ]);
+      await store.putNip9aRegistration(reg(ALICE, 'x', id('2'), 101), LIMITS);
+      const [replaced] = await store.readNip9aDeliveryStates([{ key: 'done', pubkey: ALICE, d: 'x' }], 7 * DAY_MS);
+      assert.equal(replaced?.registrationEventId, id('2'), 'the newer version once replaced');
       assert.deepEqual(await store.readNip9aDeliveryStates([], 7 * DAY_MS), []);
     });
   });

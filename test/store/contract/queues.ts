@@ -274,4 +274,80 @@ export function queueContract(ctx: ContractContext, queue: QueueName): void {
       assert.equal((await leaseOne<string>(store, other)).payload, 'there');
     });
   });
+
+  describe(`queue '${queue}': enqueued leased`, () => {
+    test('new ids come back leased (attempt 1, distinct tokens, payload exact); known and repeated ids are null', async () => {
+      const store = ctx.store();
+      assert.equal(await store.enqueue(queue, { id: 'known', payload: {} }), true);
+      const now = ctx.clock().nowMs();
+      const leased = await store.enqueueLeased<unknown>(
+        queue,
+        [
+          { id: 'a', payload: RICH_PAYLOAD },
+          { id: 'known', payload: {} },
+          { id: 'b', payload: { n: 2 }, lane: 'critical' },
+          { id: 'a', payload: { again: true } },
+        ],
+        LEASE_MS,
+      );
+      assert.deepEqual(
+        leased.map((item) => item && { id: item.id, attempts: item.attempts, expires: item.leaseExpiresAtMs, lastError: item.lastError }),
+        [
+          { id: 'a', attempts: 1, expires: now + LEASE_MS, lastError: null },
+          null,
+          { id: 'b', attempts: 1, expires: now + LEASE_MS, lastError: null },
+          null,
+        ],
+      );
+      const [a, , b] = leased;
+      assert.ok(a, 'a leased');
+      assert.ok(b, 'b leased');
+      assert.deepEqual(a.payload, RICH_PAYLOAD);
+      assert.notEqual(a.leaseToken, b.leaseToken);
+      assert.deepEqual(await store.enqueueLeased(queue, [], LEASE_MS), []);
+      const stats = totals(await store.queueStats(queue));
+      assert.deepEqual({ ready: stats.ready, leased: stats.leased }, { ready: 1, leased: 2 }, 'known waits; a and b are leased');
+    });
+
+    test('an item enqueued leased is not handed out until its lease expires, then comes back as attempt 2', async () => {
+      const store = ctx.store();
+      const [item] = await store.enqueueLeased(queue, [{ id: 'held', payload: { n: 1 } }], LEASE_MS);
+      assert.ok(item);
+      assert.deepEqual(await store.lease(queue, LEASE), [], 'not handed out while leased');
+      ctx.clock().advance(LEASE_MS + SECOND_MS);
+      const again = await leaseOne<{ n: number }>(store, queue);
+      assert.equal(again.id, 'held');
+      assert.equal(again.attempts, 2, 'the first attempt was counted by enqueueLeased');
+      assert.deepEqual(again.payload, { n: 1 });
+      assert.equal(await store.ack(queue, item.id, item.leaseToken), false, 'the expired first lease no longer owns it');
+      assert.equal(await store.ack(queue, again.id, again.leaseToken), true);
+    });
+
+    test('the enqueuer settles with its token: ack removes it, retry puts it back for later', async () => {
+      const store = ctx.store();
+      const [done, later] = await store.enqueueLeased(
+        queue,
+        [
+          { id: 'done', payload: {} },
+          { id: 'later', payload: {} },
+        ],
+        LEASE_MS,
+      );
+      assert.ok(done && later);
+      assert.equal(await store.ack(queue, done.id, WRONG_TOKEN), false);
+      assert.deepEqual(
+        await store.settleLeased(queue, [
+          { id: done.id, leaseToken: done.leaseToken, outcome: 'ack' },
+          { id: later.id, leaseToken: later.leaseToken, outcome: 'retry', availableAtMs: ctx.clock().nowMs() + SECOND_MS, error: '503' },
+        ]),
+        [true, true],
+      );
+      assert.equal(await store.enqueue(queue, { id: 'done', payload: {} }), true, 'an acked id is gone, so it can be queued again');
+      ctx.clock().advance(2 * SECOND_MS);
+      const items = await store.lease(queue, LEASE);
+      const retried = items.find((i) => i.id === 'later');
+      assert.equal(retried?.attempts, 2);
+      assert.equal(retried.lastError, '503');
+    });
+  });
 }
