@@ -17,7 +17,7 @@ import { startRoles, type StartedRoles } from './roles/roles.ts';
 import { createApiApp } from './api/app.ts';
 import { createEventVerifier, type EventVerifier } from './nostr/event.ts';
 import { defaultSecp256k1Selection } from './nostr/secp256k1.ts';
-import { CryptoWorkerPool } from './nostr/crypto-worker-pool.ts';
+import { CryptoWorkerPool, offThreadVerifier } from './nostr/crypto-worker-pool.ts';
 import { CONVERSATION_KEY_CACHE_ENTRIES } from './engine/nip44-decryptor.ts';
 import { unwrapTransport } from './delivery/encrypted-payload.ts';
 import { directMessageRoutes } from './api/direct-message.ts';
@@ -272,7 +272,8 @@ export async function startService(config: Config, overrides: ServiceOverrides =
         '/',
         nip9aCallbackRoutes({
           store,
-          verifier,
+          // A process with the engine has the crypto pool: included events are checked on its threads.
+          verifier: cryptoPool ? offThreadVerifier(verifier, cryptoPool) : verifier,
           publicUrl: config.server.public_url,
           receiver: config.nip9a.receiver,
           contentKinds: config.notification.event_kinds,

@@ -18,7 +18,7 @@ import { Hono, type Context } from 'hono';
 import type { Logger } from '../observability/logger.ts';
 import { redact } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
-import type { EventVerifier } from '../nostr/event.ts';
+import type { EventVerifier, NostrEvent } from '../nostr/event.ts';
 import { nip98ReplayGuard } from '../nostr/nip98.ts';
 import type { StorePort } from '../store/port.ts';
 import type { Nip9aAcceptance, Nip9aCallback } from '../store/port-nip9a-callbacks.ts';
@@ -47,7 +47,8 @@ const CALLBACK_ID_BYTES = 12;
 
 export interface Nip9aCallbackDeps {
   store: StorePort;
-  verifier: EventVerifier;
+  /** NIP-98 checks inline; an included event off the main thread when the verifier has `verifyAsync`. */
+  verifier: EventVerifier & { verifyAsync?(event: NostrEvent): Promise<boolean> };
   /** `server.public_url`; empty means callback URLs cannot be made (every management route answers 503). */
   publicUrl: string;
   receiver: Nip9aReceiverConfig;
@@ -198,7 +199,7 @@ function receiveCallback(deps: Nip9aCallbackDeps): (c: Context) => Promise<Respo
       log.warn({ callbackId: callback.id, err: (err as Error).message }, 'NIP-9a callback body refused');
       throw err;
     }
-    const accepted = acceptEnvelope(body, { callback, verifier: deps.verifier, contentKinds, nowMs: store.clock.nowMs() });
+    const accepted = await acceptEnvelope(body, { callback, verifier: deps.verifier, contentKinds, nowMs: store.clock.nowMs() });
     if ('code' in accepted) {
       count(accepted.code.toLowerCase());
       log.warn({ callbackId: callback.id, code: accepted.code, reason: accepted.reason }, 'NIP-9a callback refused');

@@ -48,7 +48,8 @@ export interface AcceptedEnvelope {
 
 export interface EnvelopeContext {
   callback: Nip9aCallback;
-  verifier: EventVerifier;
+  /** Checks an included event; on the crypto pool's threads through `verifyAsync` when it has it. */
+  verifier: EventVerifier & { verifyAsync?(event: NostrEvent): Promise<boolean> };
   /** Kinds the engine renders (`notification.event_kinds`); an included event of another kind becomes a relay-event notice. */
   contentKinds: ReadonlySet<number>;
   nowMs: number;
@@ -68,7 +69,7 @@ export function callbackItemId(callbackId: string, eventId: string): string {
  * own), and an included event's shape, id, signature and expiry. A full event of a content kind
  * is restricted to the callback's owner; anything else is a relay-event notice for them.
  */
-export function acceptEnvelope(body: unknown, ctx: EnvelopeContext): AcceptedEnvelope | EnvelopeRefusal {
+export async function acceptEnvelope(body: unknown, ctx: EnvelopeContext): Promise<AcceptedEnvelope | EnvelopeRefusal> {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     return refuse('NIP9A_INVALID_ENVELOPE', 'the body must be a JSON object {id, relay, event?}');
   }
@@ -92,7 +93,7 @@ export function acceptEnvelope(body: unknown, ctx: EnvelopeContext): AcceptedEnv
   const event = parseEvent(rawEvent, CALLBACK_EVENT_LIMITS);
   if (isEventRejection(event)) return refuse('NIP9A_INVALID_EVENT', `the included event is malformed: ${event.message}`);
   if (event.id !== id) return refuse('NIP9A_EVENT_ID_MISMATCH', 'the included event’s id is not the envelope’s `id`');
-  if (!verifies(ctx.verifier, event)) return refuse('NIP9A_INVALID_EVENT', 'the included event’s id or signature does not verify');
+  if (!(await verifies(ctx.verifier, event))) return refuse('NIP9A_INVALID_EVENT', 'the included event’s id or signature does not verify');
   if (isExpired(event, nowSecs)) return refuse('NIP9A_INVALID_EVENT', 'the included event has expired (NIP-40)');
 
   if (ctx.contentKinds.has(event.kind) && notificationTypeOfKind(event.kind) !== undefined) {
@@ -106,9 +107,9 @@ function notice(eventId: string, relay: string, recipient: string, createdAt: nu
   return { notice: 'relayEvent', eventId, relay, recipient, createdAt, receivedAtMs };
 }
 
-function verifies(verifier: EventVerifier, event: NostrEvent): boolean {
+async function verifies(verifier: EnvelopeContext['verifier'], event: NostrEvent): Promise<boolean> {
   try {
-    return verifier.verify(event);
+    return verifier.verifyAsync ? await verifier.verifyAsync(event) : verifier.verify(event);
   } catch {
     return false;
   }
