@@ -25,17 +25,9 @@
 local rcall = redis.call
 --- @include "queueMeta"
 
+local readyKeys = { KEYS[1], KEYS[2], KEYS[3] }
 local out = {}
 for i = 1, #ARGV, 4 do
-  local id = ARGV[i]
-  if rcall("HEXISTS", KEYS[4], id) == 1 then
-    out[#out + 1] = 0
-  else
-    local meta = freshMeta(ARGV[i + 3])
-    rcall("HSET", KEYS[4], id, ARGV[i + 1])
-    writeMeta(KEYS[5], id, meta)
-    rcall("ZADD", KEYS[laneOf(meta)], ARGV[i + 2], id)
-    out[#out + 1] = 1
-  end
+  out[#out + 1] = addItem(KEYS[4], KEYS[5], readyKeys, ARGV[i], ARGV[i + 1], freshMeta(ARGV[i + 3]), ARGV[i + 2])
 end
 return out

@@ -26,20 +26,13 @@
 local rcall = redis.call
 --- @include "queueMeta"
 
+local leasedKeys = { KEYS[1], KEYS[2], KEYS[3] }
 local expiry = ARGV[1]
 local out = {}
 for i = 2, #ARGV, 4 do
-  local id = ARGV[i]
-  if rcall("HEXISTS", KEYS[4], id) == 1 then
-    out[#out + 1] = 0
-  else
-    local meta = freshMeta(ARGV[i + 2])
-    meta.attempts = 1
-    meta.leaseToken = ARGV[i + 3]
-    rcall("HSET", KEYS[4], id, ARGV[i + 1])
-    writeMeta(KEYS[5], id, meta)
-    rcall("ZADD", KEYS[laneOf(meta)], expiry, id)
-    out[#out + 1] = 1
-  end
+  local meta = freshMeta(ARGV[i + 2])
+  meta.attempts = 1
+  meta.leaseToken = ARGV[i + 3]
+  out[#out + 1] = addItem(KEYS[4], KEYS[5], leasedKeys, ARGV[i], ARGV[i + 1], meta, expiry)
 end
 return out

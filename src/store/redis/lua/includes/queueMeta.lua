@@ -51,6 +51,19 @@ local function writeMeta(metaKey, id, meta)
   rcall("HSET", metaKey, id, cjson.encode(meta))
 end
 
+-- Add item `id` unless the queue knows it (the items hash holds every item of every lane until it
+-- is acknowledged or its dead letter deleted): its payload, its metadata `meta`, and its place in
+-- `laneKeys[laneOf(meta)]` (a ready or a leased set, by the caller) at `score`. 1 added, 0 known.
+local function addItem(itemsKey, metaKey, laneKeys, id, payload, meta, score)
+  if rcall("HEXISTS", itemsKey, id) == 1 then
+    return 0
+  end
+  rcall("HSET", itemsKey, id, payload)
+  writeMeta(metaKey, id, meta)
+  rcall("ZADD", laneKeys[laneOf(meta)], score, id)
+  return 1
+end
+
 -- The ownership check of ack/retry/deadLetter: the item must be leased (in the leased set of its
 -- lane, `leasedKeys[laneOf(meta)]`) under `leaseToken`. Returns its metadata, or nil and the
 -- status code (-2 NotFound, -1 NotOwner).
