@@ -191,8 +191,10 @@ export interface Config {
   };
   engine: {
     /**
-     * Worker threads that decrypt control events (NIP-44 ECDH dominates a registration); 0
-     * decrypts on the main thread.
+     * Worker threads that decrypt control events (NIP-44 ECDH dominates a registration) and check
+     * signatures: relay events of the listener, included events of NIP-9a callbacks in a process
+     * with the engine, matched events of the NIP-9a gateway (role `gateway`, which starts the
+     * threads for checks only). 0 does all of it on the main thread.
      */
     crypto_workers: number;
   };
