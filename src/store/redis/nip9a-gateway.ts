@@ -122,7 +122,11 @@ export async function recordNip9aOutcomes(
   return reply.map((added) => added === 1);
 }
 
-/** Two commands side by side (the outcome record and the registrations are different keys, maybe different slots). */
+/**
+ * Two calls side by side (the outcome record and the registrations are different keys, in
+ * different slots in the cluster layout): the outcomes' scores, and the versions in force
+ * (`nip9aRegistrationVersions-1`: the event ids alone, not the records with their events).
+ */
 export async function readNip9aDeliveryStates(
   ctx: RedisContext,
   entries: readonly Nip9aDeliveryRef[],
@@ -130,16 +134,20 @@ export async function readNip9aDeliveryStates(
 ): Promise<Nip9aDeliveryState[]> {
   if (entries.length === 0) return [];
   const after = ctx.clock.nowMs() - maxAgeMs;
-  const [scores, raws] = await Promise.all([
+  const [scores, versions] = await Promise.all([
     ctx.redis.zmscore(ctx.keys.nip9aOutcomesKey, ...entries.map((entry) => entry.key)),
-    ctx.redis.hmget(ctx.keys.nip9aRegistrationsKey, ...entries.map((entry) => nip9aRegistrationField(entry.pubkey, entry.d))),
+    ctx.scripts.run(
+      'nip9aRegistrationVersions',
+      [ctx.keys.nip9aRegistrationsKey],
+      entries.map((entry) => nip9aRegistrationField(entry.pubkey, entry.d)),
+    ) as Promise<Array<string | null>>,
   ]);
   return entries.map((_, i) => {
     const score = scores[i];
-    const raw = raws[i];
+    const version = versions[i];
     return {
       outcomeRecorded: score !== null && score !== undefined && Number(score) > after,
-      registrationEventId: raw === null || raw === undefined ? null : decode('readNip9aDeliveryStates', raw).eventId,
+      registrationEventId: typeof version === 'string' ? version : null,
     };
   });
 }

@@ -102,6 +102,7 @@ export const SCRIPT_NAMES = [
   'nip9aPut',
   'nip9aDelete',
   'nip9aRecordOutcomes',
+  'nip9aRegistrationVersions',
   'writeMetricSample',
   'takeThrottleSlot',
   'createCampaign',
