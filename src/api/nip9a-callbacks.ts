@@ -18,7 +18,7 @@ import { Hono, type Context } from 'hono';
 import type { Logger } from '../observability/logger.ts';
 import { redact } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
-import type { EventVerifier, NostrEvent } from '../nostr/event.ts';
+import type { MaybeOffThreadVerifier } from '../nostr/event.ts';
 import { nip98ReplayGuard } from '../nostr/nip98.ts';
 import type { StorePort } from '../store/port.ts';
 import type { Nip9aAcceptance, Nip9aCallback } from '../store/port-nip9a-callbacks.ts';
@@ -48,7 +48,7 @@ const CALLBACK_ID_BYTES = 12;
 export interface Nip9aCallbackDeps {
   store: StorePort;
   /** NIP-98 checks inline; an included event off the main thread when the verifier has `verifyAsync`. */
-  verifier: EventVerifier & { verifyAsync?(event: NostrEvent): Promise<boolean> };
+  verifier: MaybeOffThreadVerifier;
   /** `server.public_url`; empty means callback URLs cannot be made (every management route answers 503). */
   publicUrl: string;
   receiver: Nip9aReceiverConfig;

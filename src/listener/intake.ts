@@ -1,4 +1,11 @@
-import { isEventRejection, parseEvent, type EventRejectionCode, type EventVerifier, type NostrEvent } from '../nostr/event.ts';
+import {
+  isAuthentic,
+  isEventRejection,
+  parseEvent,
+  type EventRejectionCode,
+  type MaybeOffThreadVerifier,
+  type NostrEvent,
+} from '../nostr/event.ts';
 import { isExpired } from '../nostr/nip40.ts';
 
 /** The `reason` label of `push_events_invalid_total`: a parseEvent code, or what failed after it. */
@@ -17,7 +24,7 @@ export type EventIntake =
 
 export interface IntakeDeps {
   /** Checked off the main thread through `verifyAsync` when the verifier has it. */
-  verifier: EventVerifier & { verifyAsync?(event: NostrEvent): Promise<boolean> };
+  verifier: MaybeOffThreadVerifier;
   servicePubkey: string;
   isSeen(id: string): boolean;
 }
@@ -33,12 +40,7 @@ export async function classifyEvent(value: unknown, nowSecs: number, deps: Intak
   if (deps.isSeen(parsed.id)) return { outcome: 'duplicate', event: parsed };
   if (parsed.pubkey === deps.servicePubkey) return { outcome: 'own', event: parsed };
   if (isExpired(parsed, nowSecs)) return { outcome: 'invalid', reason: 'expired', message: 'NIP-40 expiration has passed', event: parsed };
-  let authentic: boolean;
-  try {
-    authentic = deps.verifier.verifyAsync ? await deps.verifier.verifyAsync(parsed) : deps.verifier.verify(parsed);
-  } catch {
-    authentic = false;
-  }
-  if (!authentic) return { outcome: 'invalid', reason: 'bad-signature', message: 'id or signature does not verify', event: parsed };
+  if (!(await isAuthentic(deps.verifier, parsed)))
+    return { outcome: 'invalid', reason: 'bad-signature', message: 'id or signature does not verify', event: parsed };
   return { outcome: 'accept', event: parsed };
 }

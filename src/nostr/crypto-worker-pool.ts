@@ -10,7 +10,7 @@
  * relays) would otherwise cost a message each.
  */
 import { Worker } from 'node:worker_threads';
-import type { NostrEvent } from './event.ts';
+import type { MaybeOffThreadVerifier, NostrEvent } from './event.ts';
 import { Nip44Error, type Nip44ErrorCode } from './nip44.ts';
 import { WORKER_ENTRY_URL, workerBody } from '../util/worker-entry.ts';
 
@@ -152,13 +152,10 @@ export class CryptoWorkerPool {
 }
 
 /**
- * A verifier that checks on the pool's threads when the caller can wait ({@link
- * OffThreadEventVerifier.verifyAsync}, used by the relay listener) and on this thread otherwise.
+ * A verifier that checks on the pool's threads when the caller can wait (`verifyAsync`, through
+ * `isAuthentic`: the relay listener, the NIP-9a gateway and receiver) and on this thread otherwise.
  */
-export interface OffThreadEventVerifier {
-  verify(event: NostrEvent): boolean;
-  verifyAsync(event: NostrEvent): Promise<boolean>;
-}
+export type OffThreadEventVerifier = Required<MaybeOffThreadVerifier>;
 
 export function offThreadVerifier(inline: { verify(event: NostrEvent): boolean }, pool: CryptoWorkerPool): OffThreadEventVerifier {
   return {

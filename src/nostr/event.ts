@@ -177,6 +177,20 @@ export interface EventVerifier {
   verify(event: NostrEvent): boolean;
 }
 
+/** A verifier that can also check off the main thread (the crypto pool's `verifyAsync`) when its caller can wait. */
+export interface MaybeOffThreadVerifier extends EventVerifier {
+  verifyAsync?(event: NostrEvent): Promise<boolean>;
+}
+
+/** Whether `event`'s id and signature verify: off the main thread when the verifier can; a check that throws or rejects is `false`. */
+export async function isAuthentic(verifier: MaybeOffThreadVerifier, event: NostrEvent): Promise<boolean> {
+  try {
+    return verifier.verifyAsync ? await verifier.verifyAsync(event) : verifier.verify(event);
+  } catch {
+    return false;
+  }
+}
+
 /** The NIP-01 id of an event: hex sha256 of `[0, pubkey, created_at, kind, tags, content]` as JSON. */
 export function computeEventId(event: Pick<NostrEvent, 'pubkey' | 'created_at' | 'kind' | 'tags' | 'content'>): string {
   return createHash('sha256')

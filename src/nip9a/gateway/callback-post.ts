@@ -19,7 +19,7 @@ import { Agent, errors } from 'undici';
 /** How an attempt's HTTP exchange ended. */
 export type AttemptResult = { kind: 'status'; status: number } | { kind: 'timeout' } | { kind: 'network'; message: string };
 
-/** The attempt's POST; injectable so a test can observe it, the real one is {@link postCallback}. */
+/** The attempt's POST; injectable so a test can observe it, the real one is {@link createCallbackPoster}'s. */
 export type CallbackPoster = (url: string, body: string, timeoutMs: number) => Promise<AttemptResult>;
 
 /** Most bytes of an answer passed over (never read) to keep its connection; more costs the connection. */

@@ -11,7 +11,7 @@
  * once when told in-process, `changed()`).
  */
 import { createHash } from 'node:crypto';
-import type { EventVerifier, NostrEvent } from '../../nostr/event.ts';
+import { isAuthentic, type MaybeOffThreadVerifier, type NostrEvent } from '../../nostr/event.ts';
 import type { Logger } from '../../observability/logger.ts';
 import type { Clock, EnqueueItem, LeasedItem, StorePort } from '../../store/port.ts';
 import type { StoredNip9aRegistration } from '../../store/port-nip9a-gateway.ts';
@@ -64,7 +64,7 @@ export interface GatewayOptions {
   store: StorePort;
   settings: GatewaySettings;
   /** Checks the matched events; off the main thread through `verifyAsync` when it has it. */
-  verifier: EventVerifier & { verifyAsync?(event: NostrEvent): Promise<boolean> };
+  verifier: MaybeOffThreadVerifier;
   clock: Clock;
   logger: Logger;
   metrics: GatewayMetrics;
@@ -89,7 +89,7 @@ export class Nip9aGateway {
   private timer: NodeJS.Timeout | null = null;
   private stopped = false;
 
-  /** The deliveries matched in one turn, queued (leased, with a hand-off) by one store call. */
+  /** With a hand-off: the deliveries matched in one turn, queued leased by one store call. */
   private readonly leasedEnqueues: TurnBatcher<EnqueueItem<Nip9aDelivery>, LeasedItem<Nip9aDelivery> | null> | null;
 
   constructor(private readonly options: GatewayOptions) {
@@ -148,12 +148,9 @@ export class Nip9aGateway {
     if (!state) return;
     const matched = state.index.match(event);
     if (matched.length === 0) return;
-    const { verifier } = this.options;
-    if (!verifier.verifyAsync) {
-      this.queueAuthentic(relay, state, event, receivedAtMs, matched, verifier.verify(event));
-      return;
-    }
-    void verifier.verifyAsync(event).then((authentic) => this.queueAuthentic(relay, state, event, receivedAtMs, matched, authentic));
+    void isAuthentic(this.options.verifier, event).then((authentic) =>
+      this.queueAuthentic(relay, state, event, receivedAtMs, matched, authentic),
+    );
   }
 
   private queueAuthentic(
@@ -202,14 +199,14 @@ export class Nip9aGateway {
   /** Persist one delivery before any I/O, and start it (hand-off) or wake the worker; false when already queued. */
   private async queueDelivery(item: EnqueueItem<Nip9aDelivery>): Promise<boolean> {
     const { handOff, store, wake } = this.options;
-    if (!handOff || !this.leasedEnqueues) {
-      const added = await store.enqueue('nip9a', item);
-      if (added) wake.notify('nip9a');
-      return added;
+    if (handOff && this.leasedEnqueues) {
+      const leased = await this.leasedEnqueues.add(item);
+      if (leased) handOff.inlet.push([leased]);
+      return leased !== null;
     }
-    const leased = await this.leasedEnqueues.add(item);
-    if (leased) handOff.inlet.push([leased]);
-    return leased !== null;
+    const added = await store.enqueue('nip9a', item);
+    if (added) wake.notify('nip9a');
+    return added;
   }
 
   private schedulePoll(): void {

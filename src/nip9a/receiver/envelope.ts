@@ -5,11 +5,11 @@
  */
 import {
   DEFAULT_EVENT_LIMITS,
+  isAuthentic,
   isEventRejection,
   parseEvent,
   type EventLimits,
-  type EventVerifier,
-  type NostrEvent,
+  type MaybeOffThreadVerifier,
 } from '../../nostr/event.ts';
 import { isExpired } from '../../nostr/nip40.ts';
 import type { InboundEnvelope, RelayEventNotice } from '../../engine/router.ts';
@@ -49,7 +49,7 @@ export interface AcceptedEnvelope {
 export interface EnvelopeContext {
   callback: Nip9aCallback;
   /** Checks an included event; on the crypto pool's threads through `verifyAsync` when it has it. */
-  verifier: EventVerifier & { verifyAsync?(event: NostrEvent): Promise<boolean> };
+  verifier: MaybeOffThreadVerifier;
   /** Kinds the engine renders (`notification.event_kinds`); an included event of another kind becomes a relay-event notice. */
   contentKinds: ReadonlySet<number>;
   nowMs: number;
@@ -93,7 +93,8 @@ export async function acceptEnvelope(body: unknown, ctx: EnvelopeContext): Promi
   const event = parseEvent(rawEvent, CALLBACK_EVENT_LIMITS);
   if (isEventRejection(event)) return refuse('NIP9A_INVALID_EVENT', `the included event is malformed: ${event.message}`);
   if (event.id !== id) return refuse('NIP9A_EVENT_ID_MISMATCH', 'the included event’s id is not the envelope’s `id`');
-  if (!(await verifies(ctx.verifier, event))) return refuse('NIP9A_INVALID_EVENT', 'the included event’s id or signature does not verify');
+  if (!(await isAuthentic(ctx.verifier, event)))
+    return refuse('NIP9A_INVALID_EVENT', 'the included event’s id or signature does not verify');
   if (isExpired(event, nowSecs)) return refuse('NIP9A_INVALID_EVENT', 'the included event has expired (NIP-40)');
 
   if (ctx.contentKinds.has(event.kind) && notificationTypeOfKind(event.kind) !== undefined) {
@@ -105,12 +106,4 @@ export async function acceptEnvelope(body: unknown, ctx: EnvelopeContext): Promi
 
 function notice(eventId: string, relay: string, recipient: string, createdAt: number, receivedAtMs: number): RelayEventNotice {
   return { notice: 'relayEvent', eventId, relay, recipient, createdAt, receivedAtMs };
-}
-
-async function verifies(verifier: EnvelopeContext['verifier'], event: NostrEvent): Promise<boolean> {
-  try {
-    return verifier.verifyAsync ? await verifier.verifyAsync(event) : verifier.verify(event);
-  } catch {
-    return false;
-  }
 }
