@@ -153,6 +153,15 @@ const ADD_QUEUE_LANES = `
 /** A device's language (issue 15): a canonical BCP 47 tag, NULL for the default locale. */
 const ADD_DEVICE_LOCALE = `ALTER TABLE devices ADD COLUMN locale TEXT;`;
 
+// The state joins the due index so the queue gauges count unexpired leases from the index alone:
+// a campaign's deferred items are ready rows with due times hours ahead, and reading each of
+// their rows to learn it is not leased cost ~95 ms a sample at 80,000 of them. A lease already
+// rewrites the entry (its due time changes), so the wider key adds no page writes.
+const ADD_STATE_TO_QUEUE_DUE_INDEX = `
+  DROP INDEX queue_items_lane_due;
+  CREATE INDEX queue_items_lane_due ON queue_items (queue, lane, due_at_ms, state) WHERE state <> 'dead';
+`;
+
 /** `migrations[n]` upgrades a file from version n to n + 1. */
 export const migrations: readonly Migration[] = [
   { description: 'create devices, claims, preferences, relay cursors, profile cache and queues', apply: migrateFrom0 },
@@ -188,6 +197,7 @@ export const migrations: readonly Migration[] = [
   { description: 'create the per-user push throttle windows', apply: (db) => db.exec(CREATE_THROTTLE_TABLE) },
   { description: 'create campaigns, campaign delivery claims and suppressions', apply: (db) => db.exec(CREATE_CAMPAIGN_TABLES) },
   { description: 'create quiet hours and their digest counts', apply: (db) => db.exec(CREATE_QUIET_HOURS_TABLES) },
+  { description: 'the queue due index carries the state (lease counts without row reads)', apply: (db) => db.exec(ADD_STATE_TO_QUEUE_DUE_INDEX) },
 ];
 
 /** The version a file has after {@link migrate}. */
