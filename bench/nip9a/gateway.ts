@@ -20,7 +20,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { performance } from 'node:perf_hooks';
+import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 import { finalizeEvent, generateSecretKey } from 'nostr-tools/wasm';
 import { loadConfig, resolveStoreLocation } from '../../src/config/load.ts';
 import { openStore } from '../../src/store/open.ts';
@@ -28,6 +28,7 @@ import { startService } from '../../src/service.ts';
 import { startRedisServer } from '../../test/support/redis-server.ts';
 import { useWasmSigning } from '../support/wasm-signing.ts';
 import { printProfile, profile } from '../support/cpu-profile.ts';
+import { threadCpuMs } from '../support/proc-stats.ts';
 
 const { values } = parseArgs({
   options: {
@@ -58,6 +59,8 @@ interface Done {
   sendSecs: number;
   posts: number;
   postSecs: number;
+  /** Wall clock (ms) of the last POST received. */
+  lastPostAt: number;
   p50: number;
   p99: number;
   max: number;
@@ -204,16 +207,27 @@ async function run(label: string, storeUrl: string, dir: string): Promise<void> 
       [...text.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\d+(?:\\.\\d+)?)$`, 'gm'))].reduce((sum, m) => sum + Number(m[1]), 0);
     return { matched: counter('push_nip9a_matched_total'), dropped: counter('push_nip9a_dropped_total') };
   };
-  const runPhase = (phase: Phase): Promise<Done> =>
-    new Promise<Done>((resolve) => {
-      const onMessage = (m: { type: string } & Done): void => {
-        if (m.type !== 'done') return;
+  const awaitMessage = <T>(type: string): Promise<T> =>
+    new Promise<T>((resolve) => {
+      const onMessage = (m: { type: string }): void => {
+        if (m.type !== type) return;
         child.off('message', onMessage);
-        resolve(m);
+        resolve(m as T);
       };
       child.on('message', onMessage);
-      child.send({ type: 'load', frames: phase.frames, rate: RATE, expected: phase.expected.size });
     });
+  // The frames cross the pipe now: serializing megabytes of them at a phase's start stalled this
+  // process (where the gateway runs) for a third of a second and was billed to it.
+  for (const [name, phase] of [['warmup', p.warmup], ['measured', p.measured]] as const) {
+    const stored = awaitMessage('stored');
+    child.send({ type: 'frames', phase: name, frames: phase.frames });
+    await stored;
+  }
+  const runPhase = (name: 'warmup' | 'measured', phase: Phase): Promise<Done> => {
+    const done = awaitMessage<Done>('done');
+    child.send({ type: 'load', phase: name, rate: RATE, expected: phase.expected.size });
+    return done;
+  };
   const verdict = (phase: Phase, done: Done, dropped: number): string => {
     const deliveredSet = new Set(done.delivered);
     const duplicates = done.delivered.length - deliveredSet.size;
@@ -229,15 +243,25 @@ async function run(label: string, storeUrl: string, dir: string): Promise<void> 
   // Warm-up: the same load for a while (JIT, keep-alive connections to the receiver, the match
   // index's first lookups), then wait for every POST of it, as a gateway that has been running is.
   if (WARMUP_EVENTS > 0) {
-    const warm = await runPhase(p.warmup);
+    const warm = await runPhase('warmup', p.warmup);
     const { dropped } = await counters();
     console.log(
       `${label}: warm-up ${warm.sent} events, POSTs ${warm.posts}, p99 ${warm.p99} ms (not counted); ${verdict(p.warmup, warm, dropped)}`,
     );
   }
   const before = await counters();
-  const cpuBefore = process.cpuUsage();
-  const eluBefore = performance.eventLoopUtilization();
+  // What the gateway used from the first event to the last POST: sampled every 250 ms and read at
+  // the first sample after the last POST, because a phase with deliveries dropped by the pending
+  // bound ends only after the load process waited 15 s for POSTs that never come.
+  const usage = (): { at: number; cpu: NodeJS.CpuUsage; elu: EventLoopUtilization; threads: Map<string, number> } => ({
+    at: Date.now(),
+    cpu: process.cpuUsage(),
+    elu: performance.eventLoopUtilization(),
+    threads: threadCpuMs(process.pid),
+  });
+  const start = usage();
+  const samples = [start];
+  const sampler = setInterval(() => samples.push(usage()), 250);
   const traceStart = Date.now();
   const trace = process.env.BENCH_TRACE
     ? setInterval(() => {
@@ -252,9 +276,14 @@ async function run(label: string, storeUrl: string, dir: string): Promise<void> 
         })();
       }, 500)
     : null;
-  const { result: done, top } = await profile(() => runPhase(p.measured));
-  const cpu = process.cpuUsage(cpuBefore);
-  const elu = performance.eventLoopUtilization(eluBefore);
+  const { result: done, top } = await profile(() => runPhase('measured', p.measured));
+  clearInterval(sampler);
+  samples.push(usage());
+  const end = samples.find((s) => s.at >= done.lastPostAt) ?? (samples[samples.length - 1] as typeof start);
+  const cpu = { user: end.cpu.user - start.cpu.user, system: end.cpu.system - start.cpu.system };
+  const elu = performance.eventLoopUtilization(end.elu, start.elu);
+  const threadsBefore = start.threads;
+  const threadsAfter = end.threads;
   if (trace) clearInterval(trace);
   const after = await counters();
   const matched = after.matched - before.matched;
@@ -272,6 +301,12 @@ async function run(label: string, storeUrl: string, dir: string): Promise<void> 
       `load process CPU ${((done.cpuSecs / done.wallSecs) * 100).toFixed(0)} % of a core`,
   );
   console.log(`${label}: ${verdict(p.measured, done, dropped)}`);
+  // Which threads the CPU went to: the main thread, the crypto pool's workers, V8's GC helpers.
+  const perThread = [...threadsAfter]
+    .map(([name, ms]) => [name, ((ms - (threadsBefore.get(name) ?? 0)) * 1000) / done.sent] as const)
+    .filter(([, us]) => us >= 1)
+    .sort((a, b) => b[1] - a[1]);
+  console.log(`${label}: gateway threads, µs per event: ${perThread.map(([name, us]) => `${name} ${us.toFixed(0)}`).join(', ')}`);
 }
 
 await useWasmSigning();

@@ -5,9 +5,11 @@
  * receiver. Send time and receipt time are read on this one clock, so the latency is from the
  * relay writing an event to the gateway's POST arriving.
  *
- * Protocol with the parent (IPC): → `{type:'ready', relayPorts, receiverPort}`; ← `{type:'load',
- * frames: string[][] (event JSON per relay), rate, expected}`; → `{type:'done', ...}` (with this
- * process's CPU seconds from the first send, so a run shows what the far side took of the 2 cores).
+ * Protocol with the parent (IPC): → `{type:'ready', relayPorts, receiverPort}`; ← `{type:'frames',
+ * phase, frames: string[][] (event JSON per relay)}` → `{type:'stored', phase}` (before any load,
+ * so the megabytes of frames cross the pipe outside the measured window); ← `{type:'load', phase,
+ * rate, expected}`; → `{type:'done', ...}` (with this process's CPU seconds from the first send, so
+ * a run shows what the far side took of the 2 cores, and the wall time of the last POST).
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -48,6 +50,8 @@ const latencies: number[] = [];
 const delivered: string[] = [];
 let posts = 0;
 let lastPostAt = 0;
+/** This process's CPU at the last POST: a phase's figure ends there, not after the wait for POSTs dropped upstream. */
+let cpuAtLastPost = process.cpuUsage();
 const receiver = createServer((request, response) => {
   const chunks: Buffer[] = [];
   request.on('data', (c: Buffer) => chunks.push(c));
@@ -56,6 +60,7 @@ const receiver = createServer((request, response) => {
     const { id } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { id: string };
     posts += 1;
     lastPostAt = now;
+    cpuAtLastPost = process.cpuUsage();
     const sent = sentAt.get(id);
     if (sent !== undefined) latencies.push(now - sent);
     delivered.push(`${(request.url ?? '').slice('/cb/'.length)}:${id}`);
@@ -76,8 +81,15 @@ function percentile(sorted: number[], p: number): number {
   return sorted.length === 0 ? 0 : (sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? 0);
 }
 
-process.on('message', (message: { type: string; frames: string[][]; rate: number; expected: number }) => {
+const phases = new Map<string, string[][]>();
+process.on('message', (message: { type: string; phase: string; frames?: string[][]; rate: number; expected: number }) => {
+  if (message.type === 'frames') {
+    phases.set(message.phase, message.frames ?? []);
+    process.send?.({ type: 'stored', phase: message.phase });
+    return;
+  }
   if (message.type !== 'load') return;
+  const frames = phases.get(message.phase) ?? [];
   // A phase starts afresh (the parent waited for every POST of the one before).
   posts = 0;
   lastPostAt = 0;
@@ -87,9 +99,9 @@ process.on('message', (message: { type: string; frames: string[][]; rate: number
   void (async () => {
     while (relays.some((r) => r.subscription === null)) await new Promise((resolve) => setTimeout(resolve, 50));
     const queue: Array<[number, string]> = [];
-    const longest = Math.max(...message.frames.map((f) => f.length));
+    const longest = Math.max(...frames.map((f) => f.length));
     for (let k = 0; k < longest; k += 1)
-      message.frames.forEach((frames, relay) => frames[k] !== undefined && queue.push([relay, frames[k] as string]));
+      frames.forEach((ofRelay, relay) => ofRelay[k] !== undefined && queue.push([relay, ofRelay[k] as string]));
     const startedAt = Date.now();
     const cpuAtStart = process.cpuUsage();
     let next = 0;
@@ -108,15 +120,16 @@ process.on('message', (message: { type: string; frames: string[][]; rate: number
     while (posts < message.expected && Date.now() - Math.max(lastPostAt, sentDoneAt) < QUIET_MS)
       await new Promise((resolve) => setTimeout(resolve, 100));
     const sorted = latencies.sort((a, b) => a - b);
-    const cpu = process.cpuUsage(cpuAtStart);
+    const cpuMicros = cpuAtLastPost.user + cpuAtLastPost.system - cpuAtStart.user - cpuAtStart.system;
     process.send?.({
-      cpuSecs: (cpu.user + cpu.system) / 1e6,
-      wallSecs: (Date.now() - startedAt) / 1000,
+      cpuSecs: cpuMicros / 1e6,
+      wallSecs: (Math.max(lastPostAt, sentDoneAt) - startedAt) / 1000,
       type: 'done',
       sent: queue.length,
       sendSecs,
       posts,
       postSecs: (lastPostAt - startedAt) / 1000,
+      lastPostAt,
       p50: percentile(sorted, 0.5),
       p99: percentile(sorted, 0.99),
       max: sorted[sorted.length - 1] ?? 0,
