@@ -218,7 +218,10 @@ async function run(label: string, storeUrl: string, dir: string): Promise<void> 
     });
   // The frames cross the pipe now: serializing megabytes of them at a phase's start stalled this
   // process (where the gateway runs) for a third of a second and was billed to it.
-  for (const [name, phase] of [['warmup', p.warmup], ['measured', p.measured]] as const) {
+  for (const [name, phase] of [
+    ['warmup', p.warmup],
+    ['measured', p.measured],
+  ] as const) {
     const stored = awaitMessage('stored');
     child.send({ type: 'frames', phase: name, frames: phase.frames });
     await stored;
@@ -279,7 +282,7 @@ async function run(label: string, storeUrl: string, dir: string): Promise<void> 
   const { result: done, top } = await profile(() => runPhase('measured', p.measured));
   clearInterval(sampler);
   samples.push(usage());
-  const end = samples.find((s) => s.at >= done.lastPostAt) ?? (samples[samples.length - 1] as typeof start);
+  const end = samples.find((s) => s.at >= done.lastPostAt) ?? samples.at(-1) ?? start;
   const cpu = { user: end.cpu.user - start.cpu.user, system: end.cpu.system - start.cpu.system };
   const elu = performance.eventLoopUtilization(end.elu, start.elu);
   const threadsBefore = start.threads;
