@@ -58,6 +58,34 @@ describe('NIP-9a match index', () => {
     assert.deepEqual(scan(regs, event({ kind: 9, id: hex(98), pubkey: hex(51) }), index), ['all']);
   });
 
+  test("an event carrying several of a filter's tag values, or a registration sharing a bucket with another, is matched once each", () => {
+    const index = new MatchIndex();
+    const both = reg('both-p', [{ tags: { p: [hex(7), hex(8), hex(7)] } }]);
+    const also = reg('also-p', [{ tags: { p: [hex(8)] } }, { kinds: [1] }]);
+    index.put('both-p', both);
+    index.put('also-p', also);
+    const e = event({
+      tags: [
+        ['p', hex(7)],
+        ['p', hex(8)],
+      ],
+    });
+    assert.deepEqual(
+      index
+        .match(e)
+        .map((r) => r.d)
+        .sort(),
+      ['also-p', 'both-p'],
+      'each registration once',
+    );
+    index.remove('both-p');
+    assert.deepEqual(
+      index.match(e).map((r) => r.d),
+      ['also-p'],
+      "the other registration's filing under p:8 survives the removal",
+    );
+  });
+
   test('replacing and removing a registration takes its filters out', () => {
     const index = new MatchIndex();
     index.put('a', reg('a', [{ kinds: [1] }]));
