@@ -197,7 +197,10 @@ export const migrations: readonly Migration[] = [
   { description: 'create the per-user push throttle windows', apply: (db) => db.exec(CREATE_THROTTLE_TABLE) },
   { description: 'create campaigns, campaign delivery claims and suppressions', apply: (db) => db.exec(CREATE_CAMPAIGN_TABLES) },
   { description: 'create quiet hours and their digest counts', apply: (db) => db.exec(CREATE_QUIET_HOURS_TABLES) },
-  { description: 'the queue due index carries the state (lease counts without row reads)', apply: (db) => db.exec(ADD_STATE_TO_QUEUE_DUE_INDEX) },
+  {
+    description: 'the queue due index carries the state (lease counts without row reads)',
+    apply: (db) => db.exec(ADD_STATE_TO_QUEUE_DUE_INDEX),
+  },
 ];
 
 /** The version a file has after {@link migrate}. */
