@@ -289,8 +289,6 @@ async function run(label: string, storeUrl: string, dir: string): Promise<void> 
   const end = samples.find((s) => s.at >= done.lastPostAt) ?? samples.at(-1) ?? start;
   const cpu = { user: end.cpu.user - start.cpu.user, system: end.cpu.system - start.cpu.system };
   const elu = performance.eventLoopUtilization(end.elu, start.elu);
-  const threadsBefore = start.threads;
-  const threadsAfter = end.threads;
   if (trace) clearInterval(trace);
   const after = await counters();
   const matched = after.matched - before.matched;
@@ -309,8 +307,8 @@ async function run(label: string, storeUrl: string, dir: string): Promise<void> 
   );
   console.log(`${label}: ${verdict(p.measured, done, dropped)}`);
   // Which threads the CPU went to: the main thread, the crypto pool's workers, V8's GC helpers.
-  const perThread = [...threadsAfter]
-    .map(([name, ms]) => [name, ((ms - (threadsBefore.get(name) ?? 0)) * 1000) / done.sent] as const)
+  const perThread = [...end.threads]
+    .map(([name, ms]) => [name, ((ms - (start.threads.get(name) ?? 0)) * 1000) / done.sent] as const)
     .filter(([, us]) => us >= 1)
     .sort((a, b) => b[1] - a[1]);
   console.log(`${label}: gateway threads, µs per event: ${perThread.map(([name, us]) => `${name} ${us.toFixed(0)}`).join(', ')}`);

@@ -80,7 +80,7 @@ export class MatchIndex {
 
   /** Every registration that wants `event`, each once. */
   match(event: NostrEvent): Nip9aRegistration[] {
-    const matched: Nip9aRegistration[] = [];
+    const matched = new Set<Nip9aRegistration>();
     this.consider(this.anyEvent, event, matched);
     this.consider(this.byId.get(event.id), event, matched);
     this.consider(this.byAuthor.get(event.pubkey), event, matched);
@@ -93,7 +93,7 @@ export class MatchIndex {
         if (buckets) this.consider(buckets.get(value), event, matched);
       }
     }
-    return matched;
+    return [...matched];
   }
 
   /** File a filter under the values of its most selective field (ids, a tag, authors, kinds), or as "any event". */
@@ -114,11 +114,11 @@ export class MatchIndex {
   }
 
   /** Check a bucket's filters against `event`; a registration already matched is not checked again. */
-  private consider(bucket: Bucket | undefined, event: NostrEvent, matched: Nip9aRegistration[]): void {
+  private consider(bucket: Bucket | undefined, event: NostrEvent, matched: Set<Nip9aRegistration>): void {
     if (bucket === undefined) return;
     for (const { registration, filter } of bucket) {
-      if (matched.includes(registration) || !matchesFilter(filter, event)) continue;
-      if (registrationWants(registration, event)) matched.push(registration);
+      if (matched.has(registration) || !matchesFilter(filter, event)) continue;
+      if (registrationWants(registration, event)) matched.add(registration);
     }
   }
 }
