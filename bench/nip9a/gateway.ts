@@ -11,6 +11,7 @@
  * a verdict: every expected (registration, event) POSTed exactly once, nothing unexpected.
  *
  *   node --import tsx bench/nip9a/gateway.ts [--registrations 20000] [--relays 50] [--rate 5000] [--seconds 5] [--warmup-seconds 2] [--store sqlite|redis|both]
+ *     [--post-threads N] (nip9a.post_threads, the service's default when not given; 0 POSTs on the main thread)
  *   BENCH_TRACE=1 prints the queue and the counters every half second; BENCH_PROFILE=1 the gateway's hottest functions.
  *
  * Build first (`npm run build`): the gateway then runs the compiled dist/, as the binary does; with
@@ -42,6 +43,7 @@ const { values } = parseArgs({
     seconds: { type: 'string', default: '5' },
     'warmup-seconds': { type: 'string', default: '2' },
     store: { type: 'string', default: 'both' },
+    'post-threads': { type: 'string' },
   },
 });
 const REGISTRATIONS = Number(values.registrations);
@@ -180,6 +182,7 @@ async function run(label: string, storeUrl: string, dir: string): Promise<void> 
       NOSTR_PUSH__NIP9A__ALLOW_LOOPBACK_CALLBACKS: 'I_UNDERSTAND',
       NOSTR_PUSH__NIP9A__MAX_REGISTRATIONS_PER_RELAY: String(Math.ceil(REGISTRATIONS / RELAYS)),
       NOSTR_PUSH__QUEUE__POLL_MILLIS: '50',
+      ...(values['post-threads'] !== undefined ? { NOSTR_PUSH__NIP9A__POST_THREADS: values['post-threads'] } : {}),
       ...(process.env.NIP9A_CONCURRENCY ? { NOSTR_PUSH__NIP9A__DELIVERY_CONCURRENCY: process.env.NIP9A_CONCURRENCY } : {}),
       NOSTR_PUSH__LOG__LEVEL: 'warn',
     },

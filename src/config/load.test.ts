@@ -243,6 +243,16 @@ describe('config validation', () => {
     ]);
   });
 
+  test('nip9a.post_threads: 0 is the main thread; fractions and negatives are refused', () => {
+    assert.deepEqual(problemsOf({ NOSTR_PUSH__NIP9A__POST_THREADS: '0' }), []);
+    for (const bad of ['-1', '1.5'])
+      assert.deepEqual(
+        problemsOf({ NOSTR_PUSH__NIP9A__POST_THREADS: bad }),
+        ['nip9a.post_threads must be a whole number, 0 or more (0 makes the callback POSTs on the main thread)'],
+        `post_threads ${bad}`,
+      );
+  });
+
   test('one line per wrong key, all reported at once', () => {
     const problems = problemsOf({
       NOSTR_PUSH__SERVICE__PRIVATE_KEY_HEX: 'nothex',

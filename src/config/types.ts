@@ -415,6 +415,11 @@ export interface Nip9aConfig {
   outcome_dedup_max_age_secs: number;
   /** Callback requests in flight at once per gateway process. */
   delivery_concurrency: number;
+  /**
+   * Worker threads making the callback POSTs, each with its own connections; 0 makes them on the
+   * gateway's main thread.
+   */
+  post_threads: number;
   /** How often the gateway checks the store for registrations changed by another process. */
   reload_poll_millis: number;
 }

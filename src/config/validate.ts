@@ -139,6 +139,9 @@ export function validateConfig(config: Config, explicitKeys: ReadonlySet<string>
     if (typeof value !== 'number' || value < 0) problems.push(`${field} must not be negative`);
   }
 
+  if (!Number.isInteger(config.nip9a.post_threads) || config.nip9a.post_threads < 0)
+    problems.push('nip9a.post_threads must be a whole number, 0 or more (0 makes the callback POSTs on the main thread)');
+
   const s = config.service;
   if (s.video_coordinate_dedup_ttl_secs <= s.processed_event_ttl_secs) {
     problems.push('service.video_coordinate_dedup_ttl_secs must be greater than service.processed_event_ttl_secs');

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { createCallbackPoster, DRAINED_BODY_BYTES } from './callback-post.ts';
+import { createCallbackPoster, DRAINED_BODY_BYTES, type CallbackPoster } from './callback-post.ts';
+import { CallbackPostThreads, THREAD_EXITED_MESSAGE } from './callback-post-threads.ts';
 
 interface Seen {
   method: string;
@@ -34,91 +35,156 @@ async function startServer(
   return { url: `http://127.0.0.1:${port}`, seen, connections: () => connections, server };
 }
 
-describe('the callback POST', () => {
-  const poster = createCallbackPoster({ connectionsPerOrigin: 1 });
-  let bodySize = 0;
-  let status = 200;
-  let location: string | null = null;
-  let srv: Awaited<ReturnType<typeof startServer>>;
+/** The same suite for both sides of `nip9a.post_threads`: the POST is the same request either way. */
+const SIDES: Array<{ name: string; make(options?: { connectionsPerOrigin?: number }): { post: CallbackPoster; close(): Promise<void> } }> =
+  [
+    { name: 'on the gateway thread', make: (options) => createCallbackPoster(options) },
+    { name: 'on a POST thread', make: (options) => new CallbackPostThreads({ threads: 1, ...options }) },
+  ];
 
-  before(async () => {
-    srv = await startServer((_req, res) => {
-      if (location) res.setHeader('location', location);
-      res.statusCode = status;
-      res.end('x'.repeat(bodySize));
+for (const side of SIDES) {
+  describe(`the callback POST ${side.name}`, () => {
+    const poster = side.make({ connectionsPerOrigin: 1 });
+    let bodySize = 0;
+    let status = 200;
+    let location: string | null = null;
+    let srv: Awaited<ReturnType<typeof startServer>>;
+
+    before(async () => {
+      srv = await startServer((_req, res) => {
+        if (location) res.setHeader('location', location);
+        res.statusCode = status;
+        res.end('x'.repeat(bodySize));
+      });
+    });
+    after(async () => {
+      await poster.close();
+      srv.server.closeAllConnections();
+      await new Promise((resolve) => srv.server.close(resolve));
+    });
+
+    test('sends the JSON body as it is, with no credentials or cookies, and answers the status', async () => {
+      status = 202;
+      const body = JSON.stringify({ id: 'a'.repeat(64), relay: 'wss://relay.example.com/' });
+      const result = await poster.post(`${srv.url}/cb/token?x=1`, body, 5_000);
+      assert.deepEqual(result, { kind: 'status', status: 202 });
+      const request = srv.seen.at(-1);
+      assert.ok(request, 'the request arrived');
+      assert.equal(request.method, 'POST');
+      assert.equal(request.url, '/cb/token?x=1', 'path and query kept');
+      assert.equal(request.body, body);
+      assert.equal(request.headers['content-type'], 'application/json');
+      assert.equal(request.headers.cookie, undefined, 'no cookie');
+      assert.equal(request.headers.authorization, undefined, 'no credentials');
+      status = 200;
+    });
+
+    test('a redirect is answered as it is, never followed', async () => {
+      const before = srv.seen.length;
+      status = 302;
+      location = 'http://10.0.0.1/steal';
+      const result = await poster.post(`${srv.url}/cb/r`, '{}', 5_000);
+      status = 200;
+      location = null;
+      assert.deepEqual(result, { kind: 'status', status: 302 });
+      assert.equal(srv.seen.length, before + 1, 'one request, to the callback only');
+    });
+
+    test('an empty or short answer keeps the connection; a longer one costs it, unread', async () => {
+      const connectionOf = (path: string): number | undefined => srv.seen.find((r) => r.url === path)?.connection;
+      bodySize = 0;
+      await poster.post(`${srv.url}/cb/1`, '{}', 5_000);
+      bodySize = DRAINED_BODY_BYTES / 2;
+      await poster.post(`${srv.url}/cb/2`, '{}', 5_000);
+      await poster.post(`${srv.url}/cb/3`, '{}', 5_000);
+      bodySize = 64 * DRAINED_BODY_BYTES;
+      assert.deepEqual(await poster.post(`${srv.url}/cb/4`, '{}', 5_000), { kind: 'status', status: 200 });
+      bodySize = 0;
+      await poster.post(`${srv.url}/cb/5`, '{}', 5_000);
+      const first = connectionOf('/cb/1');
+      assert.ok(first !== undefined);
+      assert.deepEqual(
+        ['/cb/2', '/cb/3', '/cb/4'].map(connectionOf),
+        [first, first, first],
+        'empty and short answers passed over on the same connection',
+      );
+      assert.notEqual(connectionOf('/cb/5'), first, 'the long answer was not read: its connection was closed');
     });
   });
-  after(async () => {
-    await poster.close();
-    srv.server.closeAllConnections();
-    await new Promise((resolve) => srv.server.close(resolve));
-  });
 
-  test('sends the JSON body as it is, with no credentials or cookies, and answers the status', async () => {
-    status = 202;
-    const body = JSON.stringify({ id: 'a'.repeat(64), relay: 'wss://relay.example.com/' });
-    const result = await poster.post(`${srv.url}/cb/token?x=1`, body, 5_000);
-    assert.deepEqual(result, { kind: 'status', status: 202 });
-    const request = srv.seen.at(-1);
-    assert.ok(request, 'the request arrived');
-    assert.equal(request.method, 'POST');
-    assert.equal(request.url, '/cb/token?x=1', 'path and query kept');
-    assert.equal(request.body, body);
-    assert.equal(request.headers['content-type'], 'application/json');
-    assert.equal(request.headers.cookie, undefined, 'no cookie');
-    assert.equal(request.headers.authorization, undefined, 'no credentials');
-    status = 200;
-  });
+  describe(`the callback POST ${side.name} when the callback fails`, () => {
+    test('no answer within the timeout is a timeout', async () => {
+      const poster = side.make();
+      const silent = await startServer(() => undefined);
+      try {
+        assert.deepEqual(await poster.post(`${silent.url}/cb`, '{}', 100), { kind: 'timeout' });
+      } finally {
+        await poster.close().catch(() => undefined);
+        silent.server.closeAllConnections();
+        await new Promise((resolve) => silent.server.close(resolve));
+      }
+    });
 
-  test('a redirect is answered as it is, never followed', async () => {
-    const before = srv.seen.length;
-    status = 302;
-    location = 'http://10.0.0.1/steal';
-    const result = await poster.post(`${srv.url}/cb/r`, '{}', 5_000);
-    status = 200;
-    location = null;
-    assert.deepEqual(result, { kind: 'status', status: 302 });
-    assert.equal(srv.seen.length, before + 1, 'one request, to the callback only');
+    test('a refused connection is a network error with its code', async () => {
+      const poster = side.make();
+      const gone = await startServer(() => undefined);
+      const url = gone.url;
+      await new Promise((resolve) => gone.server.close(resolve));
+      try {
+        assert.deepEqual(await poster.post(`${url}/cb`, '{}', 5_000), { kind: 'network', message: 'ECONNREFUSED' });
+      } finally {
+        await poster.close();
+      }
+    });
   });
+}
 
-  test('an empty or short answer keeps the connection; a longer one costs it, unread', async () => {
-    bodySize = 0;
-    await poster.post(`${srv.url}/cb/1`, '{}', 5_000);
-    const first = srv.connections();
-    bodySize = DRAINED_BODY_BYTES / 2;
-    await poster.post(`${srv.url}/cb/2`, '{}', 5_000);
-    await poster.post(`${srv.url}/cb/3`, '{}', 5_000);
-    assert.equal(srv.connections(), first, 'short answers passed over on the same connection');
-    bodySize = 64 * DRAINED_BODY_BYTES;
-    assert.deepEqual(await poster.post(`${srv.url}/cb/4`, '{}', 5_000), { kind: 'status', status: 200 });
-    bodySize = 0;
-    await poster.post(`${srv.url}/cb/5`, '{}', 5_000);
-    assert.equal(srv.connections(), first + 1, 'the long answer was not read: its connection was closed');
-  });
-});
-
-describe('the callback POST when the callback fails', () => {
-  test('no answer within the timeout is a timeout', async () => {
-    const poster = createCallbackPoster();
+describe('the callback POST threads', () => {
+  test('a thread that exits fails the POSTs it held as network errors, and a new thread takes the next', async () => {
+    const exits: string[] = [];
+    const threads = new CallbackPostThreads({ threads: 1, onThreadExit: (reason) => exits.push(reason) });
     const silent = await startServer(() => undefined);
+    const answering = await startServer((_req, res) => res.end());
     try {
-      assert.deepEqual(await poster.post(`${silent.url}/cb`, '{}', 100), { kind: 'timeout' });
+      const held = threads.post(`${silent.url}/cb`, '{}', 60_000);
+      // Terminated once the POST is on the thread (its request reached the server).
+      while (silent.seen.length === 0) await new Promise((resolve) => setImmediate(resolve));
+      const [worker] = threads.runningWorkers;
+      assert.ok(worker, 'a thread runs');
+      await worker.terminate();
+      assert.deepEqual(await held, { kind: 'network', message: THREAD_EXITED_MESSAGE });
+      assert.equal(exits.length, 1, 'the exit was reported');
+      assert.deepEqual(await threads.post(`${answering.url}/cb`, '{}', 5_000), { kind: 'status', status: 200 });
+      assert.equal(threads.runningWorkers.length, 1, 'a new thread answered');
+      assert.notEqual(threads.runningWorkers[0], worker);
     } finally {
-      await poster.close().catch(() => undefined);
-      silent.server.closeAllConnections();
-      await new Promise((resolve) => silent.server.close(resolve));
+      await threads.close();
+      for (const srv of [silent, answering]) {
+        srv.server.closeAllConnections();
+        await new Promise((resolve) => srv.server.close(resolve));
+      }
     }
   });
 
-  test('a refused connection is a network error with its code', async () => {
-    const poster = createCallbackPoster();
-    const gone = await startServer(() => undefined);
-    const url = gone.url;
-    await new Promise((resolve) => gone.server.close(resolve));
+  test('POSTs of one turn spread over the threads, each answered by its own id', async () => {
+    const threads = new CallbackPostThreads({ threads: 2 });
+    const srv = await startServer((req, res) => {
+      res.statusCode = 200 + Number(req.url?.split('/').at(-1));
+      res.end();
+    });
     try {
-      assert.deepEqual(await poster.post(`${url}/cb`, '{}', 5_000), { kind: 'network', message: 'ECONNREFUSED' });
+      const first = await Promise.all([0, 1, 2].map((n) => threads.post(`${srv.url}/cb/${n}`, '{}', 5_000)));
+      const second = await Promise.all([3, 4].map((n) => threads.post(`${srv.url}/cb/${n}`, '{}', 5_000)));
+      assert.deepEqual(
+        [...first, ...second].map((r) => (r.kind === 'status' ? r.status : r.kind)),
+        [200, 201, 202, 203, 204],
+        'each POST gets its own answer',
+      );
+      assert.equal(threads.runningWorkers.length, 2, 'the second turn went to the second thread');
     } finally {
-      await poster.close();
+      await threads.close();
+      srv.server.closeAllConnections();
+      await new Promise((resolve) => srv.server.close(resolve));
     }
   });
 });

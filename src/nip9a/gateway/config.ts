@@ -25,6 +25,8 @@ export interface GatewaySettings {
   outcomeEntries: number;
   outcomeMaxAgeMs: number;
   deliveryConcurrency: number;
+  /** Worker threads making the POSTs (0: the gateway's own thread). */
+  postThreads: number;
   reloadPollMs: number;
 }
 
@@ -75,6 +77,7 @@ export function gatewaySettings(config: Nip9aConfig): GatewaySettings {
     outcomeEntries: config.outcome_dedup_entries,
     outcomeMaxAgeMs: config.outcome_dedup_max_age_secs * 1000,
     deliveryConcurrency: config.delivery_concurrency,
+    postThreads: config.post_threads,
     reloadPollMs: config.reload_poll_millis,
   };
 }

@@ -9,6 +9,7 @@ import { offThreadVerifier } from '../../nostr/crypto-worker-pool.ts';
 import { LeasedInlet, runQueueWorker } from '../../roles/queue-worker.ts';
 import { gatewaySettings } from './config.ts';
 import { createCallbackPoster, type CallbackPoster } from './callback-post.ts';
+import { CallbackPostThreads } from './callback-post-threads.ts';
 import { nip9aDeliveryHandler } from './delivery.ts';
 import { Nip9aGateway, type Nip9aDelivery } from './gateway.ts';
 import { gatewayMetrics } from './metrics.ts';
@@ -45,7 +46,14 @@ export async function startGatewayRole(
     log.warn('nip9a.allow_loopback_callbacks is on: loopback callbacks and relays bypass the SSRF allowlist');
   if (settings.policy.allowedOrigins.size === 0 && !settings.policy.allowLoopback)
     log.info('nip9a.callback_origins is empty: the gateway accepts no registration until the operator lists callback origins');
-  const poster = createCallbackPoster();
+  const poster =
+    settings.postThreads > 0
+      ? new CallbackPostThreads({
+          threads: settings.postThreads,
+          onThreadExit: (reason) =>
+            log.warn({ reason }, 'nip9a callback POST thread exited; its POSTs are retried, a new thread takes over'),
+        })
+      : createCallbackPoster();
   const handle = nip9aDeliveryHandler({
     store: ctx.store,
     settings,
