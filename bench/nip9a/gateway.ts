@@ -33,7 +33,7 @@ import { chooseEntry, ROOT } from '../../bin/entry.js';
 import { startRedisServer } from '../../test/support/redis-server.ts';
 import { useWasmSigning } from '../support/wasm-signing.ts';
 import { printProfile, profile } from '../support/cpu-profile.ts';
-import { threadCpuMs } from '../support/proc-stats.ts';
+import { threadCpuMs, threadCpuPerItem } from '../support/proc-stats.ts';
 
 const { values } = parseArgs({
   options: {
@@ -309,12 +309,8 @@ async function run(label: string, storeUrl: string, dir: string): Promise<void> 
       `load process CPU ${((done.cpuSecs / done.wallSecs) * 100).toFixed(0)} % of a core`,
   );
   console.log(`${label}: ${verdict(p.measured, done, dropped)}`);
-  // Which threads the CPU went to: the main thread, the crypto pool's workers, V8's GC helpers.
-  const perThread = [...end.threads]
-    .map(([name, ms]) => [name, ((ms - (start.threads.get(name) ?? 0)) * 1000) / done.sent] as const)
-    .filter(([, us]) => us >= 1)
-    .sort((a, b) => b[1] - a[1]);
-  console.log(`${label}: gateway threads, µs per event: ${perThread.map(([name, us]) => `${name} ${us.toFixed(0)}`).join(', ')}`);
+  // Which threads the CPU went to: the main thread, the crypto pool's and the POSTs' workers, V8's GC helpers.
+  console.log(`${label}: gateway threads, µs per event: ${threadCpuPerItem(start.threads, end.threads, done.sent)}`);
 }
 
 // The gateway runs in this process: from dist/ as the binary runs it in production when the build

@@ -15,7 +15,7 @@
  * not what is measured.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { readFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -30,6 +30,7 @@ import { freePort, startServiceProcess } from '../../test/support/service-proces
 import { serviceProfileNodeArgs } from '../support/cpu-profile.ts';
 import { startFcmFakeProcess } from '../support/fcm-fake-client.ts';
 import { useWasmSigning } from '../support/wasm-signing.ts';
+import { processCpuMs, threadCpuMs, threadCpuPerItem } from '../support/proc-stats.ts';
 
 const { values } = parseArgs({
   options: {
@@ -133,12 +134,6 @@ function summary(sorted: number[]): string {
   return `p50 ${percentile(sorted, 50)} ms, p99 ${percentile(sorted, 99)} ms, max ${sorted.at(-1)} ms`;
 }
 
-/** CPU time of a process so far (ms), from /proc (Linux). */
-function processCpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-  return (Number(fields[11] ?? 0) + Number(fields[12] ?? 0)) * 10;
-}
-
 interface Answer {
   status: number;
   sentAt: number;
@@ -239,6 +234,7 @@ async function measure(
   const measured = prepared.posts.slice(WARMUP);
   if (warmup.length > 0) await offer(agent, port, warmup, answers);
   const cpu0 = processCpuMs(servicePid);
+  const threads0 = threadCpuMs(servicePid);
   const started = Date.now();
   const offeredMs = await offer(agent, port, measured, answers);
 
@@ -255,6 +251,7 @@ async function measure(
     await new Promise((r) => setTimeout(r, 500));
   }
   const cpuMs = processCpuMs(servicePid) - cpu0;
+  const threadsCpu = threadCpuPerItem(threads0, threadCpuMs(servicePid), measured.length);
   const { peakStreams } = await fake.report();
   agent.destroy();
 
@@ -288,6 +285,7 @@ async function measure(
   console.log(
     `  service CPU per callback: ${((cpuMs * 1000) / measured.length).toFixed(0)} µs (warm-up before it: ${warmup.length} callbacks)`,
   );
+  console.log(`  service threads, µs per callback: ${threadsCpu}`);
   const ok = missing === 0 && duplicates === 0 && unexpected === 0 && notAccepted === 0;
   console.log(
     `  verdict: ${ok ? 'OK' : 'FAIL'} (${expected.size} expected pushes, ${missing} missing, ${duplicates} duplicated, ${unexpected} unexpected; ${notAccepted} callbacks not answered 202)`,

@@ -30,6 +30,19 @@ export function threadCpuMs(pid: number): Map<string, number> {
   return byName;
 }
 
+/**
+ * CPU per item (µs) of each thread between two {@link threadCpuMs} readings, busiest first,
+ * printed as `main 63, node/1234 26, …` (threads under 1 µs an item left out).
+ */
+export function threadCpuPerItem(before: Map<string, number>, after: Map<string, number>, items: number): string {
+  return [...after]
+    .map(([name, ms]) => [name, ((ms - (before.get(name) ?? 0)) * 1000) / items] as const)
+    .filter(([, us]) => us >= 1)
+    .sort((a, b) => b[1] - a[1])
+    .map(([name, us]) => `${name} ${us.toFixed(0)}`)
+    .join(', ');
+}
+
 /** Peak resident set of a process, MiB (`VmHWM`). */
 export function peakRssMiB(pid: number): number {
   const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));

@@ -375,9 +375,28 @@ describe('a fleet on a Redis Cluster: three masters with replicas, roles split o
       const lost = watchers.filter((watcher) => !counts.has(`w-${watcher.slice(0, 10)}`));
       if (lost.length > 0) {
         // What the store holds for the first few lost watchers: which step lost them.
+        const outbound = await timed.queueStats('outbound');
+        t.diagnostic(
+          `outbound queue after the failover: ${JSON.stringify({ ready: outbound.ready, leased: outbound.leased, dead: outbound.dead })}`,
+        );
         for (const watcher of lost.slice(0, 10)) {
           const claim = await raw.get(clusterKeys.recipientClaimKey(posted.id, watcher));
-          t.diagnostic(`lost ${watcher.slice(0, 10)}: claim ${claim === null ? 'absent' : 'held'}`);
+          // Where its bell's queue item is: staged, in a lane, dead, or nowhere.
+          const id = `${posted.id}:${watcher}`;
+          const places: string[] = [];
+          for (const shard of shardIndexes(QUEUE_SHARDS)) {
+            const keys = clusterKeys.queueKeys('outbound', shard);
+            if ((await raw.hexists(keys.items, id)) === 1) places.push(`item in shard ${shard}`);
+            if ((await raw.zscore(keys.pending, id)) !== null) places.push('staged');
+            for (const key of [...keys.readyKeys, ...keys.leasedKeys]) if ((await raw.zscore(key, id)) !== null) places.push(key);
+            const meta = await raw.hget(keys.meta, id);
+            if (meta !== null) places.push(`meta ${meta}`);
+          }
+          const dead = await timed.getDead('outbound', id);
+          if (dead) places.push(`dead: ${dead.reason}, ${dead.attempts} attempts, last error ${dead.lastError ?? '-'}`);
+          t.diagnostic(
+            `lost ${watcher.slice(0, 10)}: claim ${claim === null ? 'absent' : `held (${claim})`}; item ${places.join('; ') || 'nowhere'}`,
+          );
         }
       }
       assert.deepEqual(lost.map((watcher) => watcher.slice(0, 10)).slice(0, 20), [], `${lost.length} watchers lost`);
