@@ -9,13 +9,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import calculateKeySlot from 'cluster-key-slot';
-import { Cluster } from 'ioredis';
+import { Cluster, type Redis } from 'ioredis';
 import type { StorePort } from '../../src/store/port.ts';
 import type { CoalesceEvent, CoalescePolicy } from '../../src/store/port-coalesce.ts';
 import { WATCHER_WALK_START } from '../../src/store/port-bells.ts';
 import { openRedisStore } from '../../src/store/redis/index.ts';
 import { createRedisKeys, queueShardOf, DEFAULT_CLUSTER_QUEUE_SHARDS } from '../../src/store/redis/keys.ts';
-import { ReplicationWaitError } from '../../src/store/redis/replication.ts';
+import { ReplicaWaiter, ReplicationWaitError } from '../../src/store/redis/replication.ts';
 import { createLogger } from '../../src/observability/logger.ts';
 import { clusterNodeId, startRedisCluster, waitForFailover, type PrivateRedisCluster } from '../support/redis-cluster.ts';
 import { eventually } from '../support/service-process.ts';
@@ -89,6 +89,35 @@ describe('replica acknowledgement on a Redis Cluster with replicas', () => {
     assert.equal(await store.enqueue('outbound', { id: frozenId, payload: 'a' }), false, 'the retry finds the item already queued');
     const stats = await store.queueStats('outbound');
     assert.equal(stats.ready, 3, 'warm-up, the other and the retried item are queued, once each');
+  });
+
+  test('a replica the client’s slot map leaves out is still waited for while its master has it connected', async () => {
+    // A slot map refreshed while the cluster flagged the replica failed for a moment (a loaded
+    // host): the replica is gone from the map but still replicates, and could still be promoted.
+    const key = 'stale-map-step';
+    const slot = calculateKeySlot(key);
+    const [masterAddress, replicaAddress] = raw.slots[slot] ?? [];
+    assert.ok(masterAddress && replicaAddress, 'the slot has a master and a replica');
+    const replica = cluster.nodes.find((node) => node.port === Number(replicaAddress.split(':')[1]));
+    assert.ok(replica, 'the replica is one of the test cluster’s nodes');
+    const waiter = new ReplicaWaiter(raw.nodes('master')[0] as Redis, raw, { replicas: 1, timeoutMs: WAIT_TIMEOUT_MS });
+    await raw.set(key, 'before');
+    raw.slots[slot] = [masterAddress];
+    process.kill(replica.pid, 'SIGSTOP');
+    try {
+      await raw.set(key, 'frozen');
+      await assert.rejects(
+        waiter.afterWrites(() => [key]),
+        (error: unknown) => error instanceof ReplicationWaitError && /0 of 1 replicas acknowledged/.test(error.message),
+        'the master still has its replica connected, so the step waits for it and fails when it does not answer',
+      );
+    } finally {
+      process.kill(replica.pid, 'SIGCONT');
+    }
+    raw.slots[slot] = [masterAddress];
+    await raw.set(key, 'after');
+    await waiter.afterWrites(() => [key]);
+    await raw.del(key);
   });
 
   test('a watcher walk continued on another Redis process restarts instead of skipping watchers', async () => {

@@ -23,12 +23,17 @@
  * ioredis follows a MOVED in a pipeline only when every command of it failed alike, and WAIT
  * would not, so a pipeline would turn a redirection into an error.
  *
- * Each master is asked for the configured count, or for as many replicas as the client's slot
- * map lists for it when that is fewer (Redis leaves failed replicas out of `CLUSTER SLOTS`). A
- * master with no live replica cannot fail over, so there is nothing to wait for: after a failover
- * the promoted master has no replica until one joins it, and its slots keep working meanwhile.
+ * Each master is asked for the configured count, or for as many replicas as are connected to it
+ * when that is fewer. The client's slot map says how many a master has (Redis leaves failed
+ * replicas out of `CLUSTER SLOTS`), but it can be stale: a replica flagged failed for a moment on
+ * a loaded host stays out of it until the next refresh while it still replicates, and can still
+ * be promoted. So when the map lists fewer than configured, the master's own count
+ * (`INFO replication`) decides. A master with no connected replica is not waited for: after a
+ * failover the promoted master has no replica until one joins it, and its slots keep working
+ * meanwhile.
  *
- * A WAIT answered by fewer replicas than asked is an error ({@link ReplicationWaitError}), which
+ * A WAIT answered by fewer replicas than asked is an error ({@link ReplicationWaitError}) unless
+ * the master has since lost the replicas that did not answer (it counts them again), which
  * the step's caller retries as it retries any store error (the queues' leases, the fan-out page's
  * backoff, the inbound event's retry); every such step is idempotent. It is not merely logged: a
  * listed replica that does not acknowledge is lagging (and a failover now would promote it
@@ -82,14 +87,35 @@ export function resolveWaitReplicas(requested: number, cluster: Cluster | null):
   return cluster ? 1 : 0;
 }
 
-/** One master to WAIT on, and how many replicas to ask it for. */
+/** One master to WAIT on, and how many replicas the client's slot map lists for it. */
 interface WaitTarget {
   node: Redis;
   replicas: number;
 }
 
+/**
+ * How long a master's count of connected replicas is trusted where the slot map lists fewer than
+ * wanted, ms: a replica joining (or coming back into the map late) is waited for within this, far
+ * sooner than the client's slot map would show it, for one `INFO` per master and second.
+ */
+export const CONNECTED_REPLICAS_MAX_AGE_MS = 1_000;
+
+/**
+ * Replicas connected to a master by its own account (`INFO replication`'s `connected_slaves`):
+ * online ones and ones still in their first sync alike, since either can be promoted. A sync in
+ * progress acknowledges nothing, so a step waiting for it fails and is retried until it is done.
+ */
+async function connectedReplicas(node: Redis): Promise<number> {
+  const info = await node.info('replication');
+  const match = /^connected_slaves:(\d+)/m.exec(info);
+  return match ? Number(match[1]) : 0;
+}
+
 /** Sends the WAITs of {@link ReplicationSettings} after the steps that must survive a failover. */
 export class ReplicaWaiter {
+  /** Per master, its connected replicas as last read (see {@link recentConnectedReplicas}). */
+  private readonly connectedCounts = new WeakMap<Redis, { count: number; atMs: number }>();
+
   constructor(
     private readonly redis: Redis,
     private readonly cluster: Cluster | null,
@@ -113,23 +139,44 @@ export class ReplicaWaiter {
     if (replicas === 0) return;
     const keys = keysOf();
     if (keys.length === 0) return;
-    const targets = this.cluster ? this.mastersOf(this.cluster, keys, replicas) : [{ node: this.redis, replicas }];
-    await Promise.all(targets.filter((target) => target.replicas > 0).map((target) => this.waitOn(target)));
+    const targets = this.cluster ? this.mastersOf(this.cluster, keys) : [{ node: this.redis, replicas }];
+    await Promise.all(targets.map((target) => this.waitOn(target)));
   }
 
-  private async waitOn({ node, replicas }: WaitTarget): Promise<void> {
-    const { timeoutMs } = this.settings;
-    const acknowledged = Number(await node.call('WAIT', replicas, timeoutMs));
-    if (acknowledged < replicas) {
-      // The map may list a replica the cluster has since marked failed: the retry reads it anew.
-      this.cluster?.refreshSlotsCache();
-      const where = this.cluster ? ` on ${node.options.host ?? '?'}:${node.options.port ?? '?'}` : '';
-      throw new ReplicationWaitError(`${acknowledged} of ${replicas} replicas acknowledged${where} within ${timeoutMs} ms`);
-    }
+  private async waitOn({ node, replicas: listed }: WaitTarget): Promise<void> {
+    const { timeoutMs, replicas: wanted } = this.settings;
+    // The slot map may be stale: a replica the cluster flagged failed for a moment (a loaded
+    // host) drops out of it until the next refresh while it still replicates and can still be
+    // promoted. So fewer listed than wanted is checked with the master itself.
+    const asked = listed >= wanted ? wanted : Math.min(wanted, await this.recentConnectedReplicas(node));
+    if (asked === 0) return;
+    const acknowledged = Number(await node.call('WAIT', asked, timeoutMs));
+    if (acknowledged >= asked) return;
+    // A replica that left the master since it was counted (died, cut off) cannot acknowledge: as
+    // with one the cluster already dropped, the master is waited for by the replicas it still has.
+    if (acknowledged >= Math.min(wanted, await connectedReplicas(node))) return;
+    // The map may list a replica the cluster has since marked failed: the retry reads it anew.
+    this.cluster?.refreshSlotsCache();
+    const where = this.cluster ? ` on ${node.options.host ?? '?'}:${node.options.port ?? '?'}` : '';
+    throw new ReplicationWaitError(`${acknowledged} of ${asked} replicas acknowledged${where} within ${timeoutMs} ms`);
   }
 
-  /** The masters that serve `keys` now, each once, with the replicas to ask each for (at most those it has). */
-  private mastersOf(cluster: Cluster, keys: readonly string[], wanted: number): WaitTarget[] {
+  /**
+   * {@link connectedReplicas} as read at most {@link CONNECTED_REPLICAS_MAX_AGE_MS} ago: asked
+   * only where the slot map lists fewer replicas than wanted, which on a cluster without replicas
+   * is every step, so it is not one more round trip each.
+   */
+  private async recentConnectedReplicas(node: Redis): Promise<number> {
+    const now = performance.now();
+    const known = this.connectedCounts.get(node);
+    if (known && now - known.atMs < CONNECTED_REPLICAS_MAX_AGE_MS) return known.count;
+    const count = await connectedReplicas(node);
+    this.connectedCounts.set(node, { count, atMs: now });
+    return count;
+  }
+
+  /** The masters that serve `keys` now, each once, with the replicas the slot map lists for each. */
+  private mastersOf(cluster: Cluster, keys: readonly string[]): WaitTarget[] {
     const prefix = cluster.options.keyPrefix ?? '';
     const byAddress = new Map<string, Redis>(cluster.nodes('master').map((node) => [`${node.options.host}:${node.options.port}`, node]));
     const targets = new Map<Redis, WaitTarget>();
@@ -141,7 +188,7 @@ export class ReplicaWaiter {
       const node = address === undefined ? undefined : byAddress.get(address);
       // The slot map is being refreshed (a failover): the step is retried once it is known again.
       if (!node) throw new ReplicationWaitError(`no known master for slot ${slot}`);
-      targets.set(node, { node, replicas: Math.min(wanted, replicas.length) });
+      targets.set(node, { node, replicas: replicas.length });
     }
     return [...targets.values()];
   }
