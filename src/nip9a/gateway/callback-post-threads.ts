@@ -30,6 +30,9 @@ export interface ThreadPostAnswers {
 /** What a POST held by a thread that exited resolves to: a network error, so it is retried. */
 export const THREAD_EXITED_MESSAGE = 'callback POST thread exited';
 
+/** What a POST asked after (or queued at) {@link CallbackPostThreads.close} resolves to. */
+const CLOSED_RESULT: AttemptResult = { kind: 'network', message: 'callback POST threads are closed' };
+
 const WORKER_BODY = workerBody(new URL('./callback-post-worker.ts', import.meta.url));
 
 interface PostThread {
@@ -61,7 +64,7 @@ export class CallbackPostThreads {
 
   /** The POST of an attempt, as {@link CallbackPoster}; never rejects. */
   readonly post: CallbackPoster = (url, body, timeoutMs) => {
-    if (this.closed) return Promise.resolve({ kind: 'network', message: 'callback POST threads are closed' });
+    if (this.closed) return Promise.resolve(CLOSED_RESULT);
     return new Promise((resolve) => {
       this.queued.push({ request: { id: this.nextId++, url, body, timeoutMs }, resolve });
       if (!this.flushScheduled) {
@@ -117,7 +120,7 @@ export class CallbackPostThreads {
   /** Ends the threads; POSTs still held resolve as network errors. */
   async close(): Promise<void> {
     this.closed = true;
-    for (const { resolve } of this.queued) resolve({ kind: 'network', message: 'callback POST threads are closed' });
+    for (const { resolve } of this.queued) resolve(CLOSED_RESULT);
     this.queued = [];
     await Promise.all(this.runningWorkers.map((worker) => worker.terminate()));
   }
