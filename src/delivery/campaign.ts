@@ -90,6 +90,11 @@ export function batchedCampaignClaims(store: StorePort): CampaignClaimFn {
   return (key, ttlSecs) => batcher.add({ key, ttlSecs });
 }
 
+/** Retry reason of an item whose device's claim is held within its in-flight window. */
+export const CAMPAIGN_CLAIM_IN_FLIGHT = 'campaign claim in flight';
+/** Retry reason of an item whose device's claim was held at the take and gone at the read after it. */
+export const CAMPAIGN_CLAIM_LAPSED = 'campaign claim lapsed while read';
+
 export interface CampaignDeliveryDeps extends OutboundHandlerDeps {
   campaignDedupTtlSecs: number;
   /** The in-flight window (`campaign_delivery.claim_ttl_secs`, 600 s). */
@@ -117,8 +122,11 @@ export async function deliverCampaignItem(
     // Held within the in-flight window: a send running elsewhere, or one killed mid-way. Try again
     // once it ends: an extension (delivered) refuses that retry, a lapse lets it send.
     const ttlSecs = await store.campaignDeliveryTtlSecs(campaign.deliveryKey);
-    if (ttlSecs !== null && ttlSecs <= deps.campaignClaimTtlSecs) {
-      return { kind: 'retry', afterMs: ttlSecs * 1000, error: 'campaign claim in flight' };
+    // Gone by now: it lapsed between the refused take and this read (a send killed mid-way whose
+    // window just ended). Taken as delivered, the device would never get the push.
+    if (ttlSecs === null) return { kind: 'retry', afterMs: 0, error: CAMPAIGN_CLAIM_LAPSED };
+    if (ttlSecs <= deps.campaignClaimTtlSecs) {
+      return { kind: 'retry', afterMs: ttlSecs * 1000, error: CAMPAIGN_CLAIM_IN_FLIGHT };
     }
     deps.recordAttempt?.(
       notification,
