@@ -3,24 +3,31 @@ import { join } from 'node:path';
 import WebSocket from 'ws';
 import type { Config } from './config/defaults.ts';
 import type { LoadedConfig } from './config/load.ts';
-import { resolveStoreLocation } from './config/load.ts';
+import { resolveStoreLocation, type StoreLocation } from './config/load.ts';
 import { SERVICE_KEY_FILE, resolveServiceKey } from './config/service-key.ts';
 import { appServiceKeyFile } from './config/apps.ts';
 import { describeStoreLocation, openStore } from './store/open.ts';
 import { selectSecp256k1Backend } from './nostr/secp256k1.ts';
 import { describeTopology, topologyServesEverySlot } from './store/port-topology.ts';
+import type { StorePort } from './store/port.ts';
 
 /** How long `doctor` waits for one relay to accept a WebSocket. */
 export const DOCTOR_RELAY_TIMEOUT_MS = 5_000;
 
 type Say = (line: string) => void;
 
+/** What doctor uses from outside, injectable (a test's store). */
+export interface DoctorDeps {
+  openStore?: (location: StoreLocation) => Promise<StorePort>;
+}
+
 /**
  * `nostr-push doctor`: checks what a start would need and says plainly what is wrong. Returns the
  * exit status: 0 when everything needed to serve is in order, 1 otherwise. Warnings (a relay
  * down, a provider without credentials) do not fail it: the service runs without them.
  */
-export async function runDoctor(loaded: LoadedConfig, say: Say): Promise<number> {
+export async function runDoctor(loaded: LoadedConfig, say: Say, deps: DoctorDeps = {}): Promise<number> {
+  const open = deps.openStore ?? openStore;
   const { config } = loaded;
   let failures = 0;
   const ok = (what: string) => say(`ok    ${what}`);
@@ -65,30 +72,16 @@ export async function runDoctor(loaded: LoadedConfig, say: Say): Promise<number>
   ok(protocolStacksLine(config));
 
   const location = resolveStoreLocation(config);
-  try {
-    const store = await openStore(location);
-    try {
-      await store.ping();
-      // The topology first: on a cluster with a master down, it says why the reads below fail.
-      const topology = await store.topology();
-      if (topology.kind === 'redis-cluster') {
-        if (topologyServesEverySlot(topology)) ok(`store: ${describeTopology(topology)}`);
-        else fail(`store: ${describeTopology(topology)}; commands for the uncovered slots fail until a replica takes over`);
-        for (const node of topology.nodes) {
-          const role = node.role === 'master' ? `master, ${node.slots} slots` : `replica of ${node.masterId?.slice(0, 8) ?? '?'}`;
-          (node.reachable ? ok : warn)(`  node ${node.address} ${node.id.slice(0, 8)} (${role})${node.reachable ? '' : ' unreachable'}`);
-        }
-      } else ok(`store: ${describeTopology(topology)}`);
-      const inbound = await store.queueStats('inbound');
-      ok(
-        `store ${describeStoreLocation(location)} answers (inbound queue: ${inbound.ready} ready, ${inbound.leased} leased, ${inbound.dead} dead)`,
-      );
-    } finally {
-      await store.close();
-    }
-  } catch (err) {
-    fail(`store ${describeStoreLocation(location)}: ${(err as Error).message}`);
+  let probe = await probeStore(location, open);
+  if (probe.error) {
+    // A cluster client can lose a node connection on first contact on a loaded host ("Connection
+    // is closed."): the service retries such a step, so doctor looks once more before failing.
+    const first = probe.error;
+    probe = await probeStore(location, open);
+    if (!probe.error) warn(`store: a first look failed (${first.message}); a second one answered`);
   }
+  for (const [verdict, line] of probe.lines) (verdict === 'ok' ? ok : verdict === 'warn' ? warn : fail)(line);
+  if (probe.error) fail(`store ${describeStoreLocation(location)}: ${probe.error.message}`);
 
   const results = await Promise.all(config.nostr.relays.map((url) => probeRelay(url)));
   let reachable = 0;
@@ -166,4 +159,43 @@ function probeRelay(url: string): Promise<string | null> {
     socket.once('open', () => finish(null));
     socket.once('error', (err) => finish(err.message));
   });
+}
+
+type Verdict = 'ok' | 'warn' | 'fail';
+
+/** One look at the store: the lines it gives, and the error that ended it early, if one did. */
+async function probeStore(
+  location: StoreLocation,
+  open: (location: StoreLocation) => Promise<StorePort>,
+): Promise<{ lines: Array<[Verdict, string]>; error?: Error }> {
+  const lines: Array<[Verdict, string]> = [];
+  try {
+    const store = await open(location);
+    try {
+      await store.ping();
+      // The topology first: on a cluster with a master down, it says why the reads below fail.
+      const topology = await store.topology();
+      if (topology.kind === 'redis-cluster') {
+        if (topologyServesEverySlot(topology)) lines.push(['ok', `store: ${describeTopology(topology)}`]);
+        else lines.push(['fail', `store: ${describeTopology(topology)}; commands for the uncovered slots fail until a replica takes over`]);
+        for (const node of topology.nodes) {
+          const role = node.role === 'master' ? `master, ${node.slots} slots` : `replica of ${node.masterId?.slice(0, 8) ?? '?'}`;
+          lines.push([
+            node.reachable ? 'ok' : 'warn',
+            `  node ${node.address} ${node.id.slice(0, 8)} (${role})${node.reachable ? '' : ' unreachable'}`,
+          ]);
+        }
+      } else lines.push(['ok', `store: ${describeTopology(topology)}`]);
+      const inbound = await store.queueStats('inbound');
+      lines.push([
+        'ok',
+        `store ${describeStoreLocation(location)} answers (inbound queue: ${inbound.ready} ready, ${inbound.leased} leased, ${inbound.dead} dead)`,
+      ]);
+    } finally {
+      await store.close();
+    }
+    return { lines };
+  } catch (err) {
+    return { lines, error: err instanceof Error ? err : new Error(String(err)) };
+  }
 }

@@ -7,7 +7,13 @@ import { createLogger } from '../observability/logger.ts';
 import { Metrics } from '../observability/metrics.ts';
 import { RecordingTransport } from '../../test/support/recording-transport.ts';
 import type { OutboundNotification } from './deliver.ts';
-import { CAMPAIGN_CLAIM_IN_FLIGHT, CAMPAIGN_CLAIM_LAPSED, deliverCampaignItem, type CampaignDelivery, type CampaignDeliveryDeps } from './campaign.ts';
+import {
+  CAMPAIGN_CLAIM_IN_FLIGHT,
+  CAMPAIGN_CLAIM_LAPSED,
+  deliverCampaignItem,
+  type CampaignDelivery,
+  type CampaignDeliveryDeps,
+} from './campaign.ts';
 
 const ALICE = 'a1'.repeat(32);
 const CLAIM_WINDOW_SECS = 2;

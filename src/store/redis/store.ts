@@ -278,6 +278,11 @@ export async function openRedisStore(options: RedisStoreOptions): Promise<RedisS
     lastConnectionError = error;
     logger.warn({ err: error, redis: where }, 'redis connection error');
   });
+  // A cluster's node connections report their errors apart ('node error'): without this, a node
+  // lost mid-command shows only as the "Connection is closed." of the commands it held.
+  client.cluster?.on('node error', (error: Error, node: string) => {
+    logger.warn({ err: error, redis: where, node }, 'redis cluster node connection error');
+  });
   try {
     await redis.connect();
     let clock: Clock;

@@ -1,0 +1,69 @@
+import { test, describe, beforeEach, afterEach } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig } from './config/load.ts';
+import { runDoctor } from './doctor.ts';
+import { openSqliteStore } from './store/sqlite/index.ts';
+import type { StorePort } from './store/port.ts';
+
+/** A store whose first `looks` reads of the queue counts fail as a node lost on first contact does. */
+async function storeFailingFirst(looks: number, opened: StorePort[]): Promise<() => Promise<StorePort>> {
+  let failuresLeft = looks;
+  return async () => {
+    const store = await openSqliteStore({ path: ':memory:' });
+    opened.push(store);
+    const queueStats = store.queueStats.bind(store);
+    store.queueStats = async (queue) => {
+      if (failuresLeft > 0) {
+        failuresLeft--;
+        throw new Error('Connection is closed.');
+      }
+      return queueStats(queue);
+    };
+    return store;
+  };
+}
+
+describe('doctor looks at the store', () => {
+  let dir = '';
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'np-doctor-'));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  const run = async (openStore: () => Promise<StorePort>) => {
+    // A relay on a closed port: refused at once, a warning (the service would keep retrying).
+    const loaded = loadConfig({ env: { NOSTR_PUSH__DATA_DIR: dir, NOSTR_PUSH__NOSTR__RELAYS: 'ws://127.0.0.1:1' } });
+    const lines: string[] = [];
+    const status = await runDoctor(loaded, (line) => lines.push(line), { openStore });
+    return { status, out: lines.join('\n') };
+  };
+
+  test('a first look lost to a closed connection is looked at again: a warning, not a failure', async () => {
+    const opened: StorePort[] = [];
+    const { status, out } = await run(await storeFailingFirst(1, opened));
+    assert.equal(status, 0, out);
+    assert.match(out, /^warn {2}store: a first look failed \(Connection is closed\.\); a second one answered$/m, out);
+    assert.match(out, /^ok {4}store .* answers \(inbound queue: 0 ready, 0 leased, 0 dead\)$/m, out);
+    assert.equal(opened.length, 2, 'a fresh store for the second look');
+    assert.doesNotMatch(out, /^FAIL/m, out);
+  });
+
+  test('a store that fails both looks fails doctor, its lines said once', async () => {
+    const opened: StorePort[] = [];
+    const { status, out } = await run(await storeFailingFirst(2, opened));
+    assert.equal(status, 1, out);
+    assert.match(out, /^FAIL {2}store .*: Connection is closed\.$/m, out);
+    assert.equal((out.match(/^ok {4}store: /gm) ?? []).length, 1, `the topology said once:\n${out}`);
+  });
+
+  test('a store that answers at once: no warning about it', async () => {
+    const opened: StorePort[] = [];
+    const { status, out } = await run(await storeFailingFirst(0, opened));
+    assert.equal(status, 0, out);
+    assert.equal(opened.length, 1);
+    assert.doesNotMatch(out, /first look failed/, out);
+  });
+});
