@@ -24,7 +24,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { performance, type EventLoopUtilization } from 'node:perf_hooks';
+import { monitorEventLoopDelay, performance, PerformanceObserver, type EventLoopUtilization } from 'node:perf_hooks';
 import { finalizeEvent, generateSecretKey } from 'nostr-tools/wasm';
 import { loadConfig, resolveStoreLocation } from '../../src/config/load.ts';
 import { openStore } from '../../src/store/open.ts';
@@ -269,6 +269,13 @@ async function run(label: string, storeUrl: string, dir: string): Promise<void> 
     elu: performance.eventLoopUtilization(),
     threads: threadCpuMs(process.pid),
   });
+  // Whether a tail comes from the main thread being held (one long task, a GC pause) or from a
+  // backlog it works off: the longest delay of its event loop and its GC pauses, over the phase.
+  const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+  const gcPausesMs: number[] = [];
+  const gcObserver = new PerformanceObserver((list) => gcPausesMs.push(...list.getEntries().map((entry) => entry.duration)));
+  gcObserver.observe({ entryTypes: ['gc'] });
+  loopDelay.enable();
   const start = usage();
   const samples = [start];
   const sampler = setInterval(() => samples.push(usage()), 250);
@@ -288,6 +295,8 @@ async function run(label: string, storeUrl: string, dir: string): Promise<void> 
     : null;
   const { result: done, top } = await profile(() => runPhase('measured', p.measured));
   clearInterval(sampler);
+  loopDelay.disable();
+  gcObserver.disconnect();
   samples.push(usage());
   const end = samples.find((s) => s.at >= done.lastPostAt) ?? samples.at(-1) ?? start;
   const cpu = { user: end.cpu.user - start.cpu.user, system: end.cpu.system - start.cpu.system };
@@ -309,6 +318,11 @@ async function run(label: string, storeUrl: string, dir: string): Promise<void> 
       `load process CPU ${((done.cpuSecs / done.wallSecs) * 100).toFixed(0)} % of a core`,
   );
   console.log(`${label}: ${verdict(p.measured, done, dropped)}`);
+  const gcTotalMs = gcPausesMs.reduce((sum, ms) => sum + ms, 0);
+  console.log(
+    `${label}: main thread event loop delay p99 ${(loopDelay.percentile(99) / 1e6).toFixed(0)} ms, max ${(loopDelay.max / 1e6).toFixed(0)} ms; ` +
+      `GC pauses ${gcPausesMs.length}, ${gcTotalMs.toFixed(0)} ms in all, longest ${Math.max(0, ...gcPausesMs).toFixed(0)} ms`,
+  );
   // Which threads the CPU went to: the main thread, the crypto pool's and the POSTs' workers, V8's GC helpers.
   console.log(`${label}: gateway threads, µs per event: ${threadCpuPerItem(start.threads, end.threads, done.sent)}`);
 }
