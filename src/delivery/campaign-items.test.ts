@@ -4,9 +4,8 @@ import { openSqliteStore } from '../store/sqlite/index.ts';
 import type { LeasedItem, StorePort } from '../store/port.ts';
 import type { CampaignRecord, CampaignRequest } from '../store/port-campaigns.ts';
 import { ManualClock } from '../util/clock.ts';
-import { createLogger } from '../observability/logger.ts';
-import { Metrics } from '../observability/metrics.ts';
 import { RecordingTransport } from '../../test/support/recording-transport.ts';
+import { testOutboundDeps } from '../../test/support/outbound-deps.ts';
 import { npubEncode } from '../nostr/nip19.ts';
 import { expandCampaignPage } from '../platform/campaign-worker.ts';
 import { SendWakeup } from '../platform/send-worker.ts';
@@ -44,14 +43,7 @@ describe('campaign items queued as references to their campaign', () => {
     clock = new ManualClock(START_MS);
     store = await openSqliteStore({ path: ':memory:', clock });
     transport = new RecordingTransport();
-    deps = {
-      store,
-      transports: [transport],
-      videoRecordTtlSecs: 3600,
-      maxEventAgeSecs: 86_400,
-      logger: createLogger({ level: 'silent' }),
-      metrics: new Metrics(),
-    };
+    deps = testOutboundDeps(store, [transport], { maxEventAgeSecs: 86_400 });
     for (const [pubkey, token, offset] of [
       [DAY, 'day-phone', 600],
       [NIGHT, 'night-phone', 0],

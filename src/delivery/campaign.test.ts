@@ -3,9 +3,8 @@ import assert from 'node:assert/strict';
 import { openSqliteStore } from '../store/sqlite/index.ts';
 import type { DeviceRegistration, LeasedItem, StorePort } from '../store/port.ts';
 import { ManualClock } from '../util/clock.ts';
-import { createLogger } from '../observability/logger.ts';
-import { Metrics } from '../observability/metrics.ts';
 import { RecordingTransport } from '../../test/support/recording-transport.ts';
+import { testOutboundDeps } from '../../test/support/outbound-deps.ts';
 import type { OutboundNotification } from './deliver.ts';
 import {
   CAMPAIGN_CLAIM_IN_FLIGHT,
@@ -48,16 +47,7 @@ describe('a campaign item against its delivery claim', () => {
     clock = new ManualClock(Date.UTC(2026, 5, 1, 12));
     store = await openSqliteStore({ path: ':memory:', clock });
     transport = new RecordingTransport();
-    deps = {
-      store,
-      transports: [transport],
-      videoRecordTtlSecs: 3600,
-      maxEventAgeSecs: 0,
-      campaignClaimTtlSecs: CLAIM_WINDOW_SECS,
-      campaignDedupTtlSecs: DEDUP_SECS,
-      logger: createLogger({ level: 'silent' }),
-      metrics: new Metrics(),
-    };
+    deps = testOutboundDeps(store, [transport], { campaignClaimTtlSecs: CLAIM_WINDOW_SECS, campaignDedupTtlSecs: DEDUP_SECS });
   });
   afterEach(() => store.close());
 

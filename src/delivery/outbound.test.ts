@@ -3,9 +3,8 @@ import assert from 'node:assert/strict';
 import { openSqliteStore } from '../store/sqlite/index.ts';
 import { TOKEN_ACTIVITY_RESOLUTION_MS, tokenActivitySliceStartMs, type LeasedItem, type StorePort } from '../store/port.ts';
 import { ManualClock } from '../util/clock.ts';
-import { createLogger } from '../observability/logger.ts';
-import { Metrics } from '../observability/metrics.ts';
 import { RecordingTransport, invalidRequest, retryable, unregistered } from '../../test/support/recording-transport.ts';
+import { testOutboundDeps } from '../../test/support/outbound-deps.ts';
 import { batchedTokenActivity, type OutboundNotification } from './deliver.ts';
 import { decideAfterDelivery, handleOutbound, type OutboundHandlerDeps } from './outbound.ts';
 
@@ -24,14 +23,7 @@ describe('delivery of an outbound notification', () => {
     store = await openSqliteStore({ path: ':memory:', clock });
     transport = new RecordingTransport();
     attempts = 0;
-    deps = {
-      store,
-      transports: [transport],
-      videoRecordTtlSecs: 3600,
-      maxEventAgeSecs: 3600,
-      logger: createLogger({ level: 'silent' }),
-      metrics: new Metrics(),
-    };
+    deps = testOutboundDeps(store, [transport]);
     await store.registerToken(ALICE, { token: 'phone', transport: 'fcm' });
     await store.registerToken(ALICE, { token: 'tablet', transport: 'fcm' });
   });

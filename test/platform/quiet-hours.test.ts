@@ -15,14 +15,13 @@ import { handleOutbound, type OutboundHandlerDeps } from '../../src/delivery/out
 import { storeQuietHoursGate } from '../../src/delivery/quiet-hours-gate.ts';
 import { storeSuppressionGate } from '../../src/delivery/suppression-gate.ts';
 import type { NotificationType } from '../../src/delivery/types.ts';
-import { createLogger } from '../../src/observability/logger.ts';
-import { Metrics } from '../../src/observability/metrics.ts';
 import { sendDigest } from '../../src/platform/digest-worker.ts';
 import type { LeasedItem, StorePort } from '../../src/store/port.ts';
 import { openRedisStore } from '../../src/store/redis/index.ts';
 import { openSqliteStore } from '../../src/store/sqlite/index.ts';
 import { ManualClock } from '../../src/util/clock.ts';
 import { RecordingTransport } from '../support/recording-transport.ts';
+import { testOutboundDeps } from '../support/outbound-deps.ts';
 import { startRedisServer, type PrivateRedisServer } from '../support/redis-server.ts';
 
 const ALICE = 'a1'.repeat(32);
@@ -54,16 +53,10 @@ for (const adapter of ['sqlite', 'redis'] as const) {
           ? await openRedisStore({ url: redis.url, clock, keyPrefix: `qh-${randomUUID()}:` })
           : await openSqliteStore({ path: ':memory:', clock });
       transport = new RecordingTransport();
-      deps = {
-        store,
-        transports: [transport],
-        videoRecordTtlSecs: 3600,
-        maxEventAgeSecs: 3600,
-        logger: createLogger({ level: 'silent' }),
-        metrics: new Metrics(),
+      deps = testOutboundDeps(store, [transport], {
         suppressionGate: storeSuppressionGate(store),
         quietHoursGate: storeQuietHoursGate(store),
-      };
+      });
       await store.registerToken(ALICE, { token: 'alice-phone', transport: 'fcm', timezoneOffsetMinutes: 600 });
       await store.registerToken(BOB, { token: 'bob-phone', transport: 'fcm', timezoneOffsetMinutes: 600 });
       await store.registerToken(BOB, { token: 'bob-tablet', transport: 'fcm', timezoneOffsetMinutes: 600 });
