@@ -50,15 +50,12 @@ describe('a campaign item against its delivery claim', () => {
     deps = testOutboundDeps(store, [transport], { campaignClaimTtlSecs: CLAIM_WINDOW_SECS, campaignDedupTtlSecs: DEDUP_SECS });
   });
   afterEach(() => store.close());
+  const sentTokens = () => transport.sent.map((s) => s.token);
 
   test('a free claim: the device is pushed and the claim kept as delivered', async () => {
     const outcome = await deliverCampaignItem(deps, item, campaign, devices);
     assert.equal(outcome.kind, 'done', JSON.stringify(outcome));
-    assert.deepEqual(
-      transport.sent.map((s) => s.token),
-      ['phone'],
-      'one push',
-    );
+    assert.deepEqual(sentTokens(), ['phone'], 'one push');
     assert.ok(((await store.campaignDeliveryTtlSecs(campaign.deliveryKey)) ?? 0) > CLAIM_WINDOW_SECS, 'extended past the in-flight window');
   });
 
@@ -94,10 +91,6 @@ describe('a campaign item against its delivery claim', () => {
     assert.equal(transport.sent.length, 0);
     const retried = await deliverCampaignItem(deps, item, campaign, devices);
     assert.equal(retried.kind, 'done', JSON.stringify(retried));
-    assert.deepEqual(
-      transport.sent.map((s) => s.token),
-      ['phone'],
-      'pushed on the retry',
-    );
+    assert.deepEqual(sentTokens(), ['phone'], 'pushed on the retry');
   });
 });

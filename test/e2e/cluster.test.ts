@@ -260,11 +260,11 @@ describe('a fleet on a Redis Cluster: three masters with replicas, roles split o
     await eventually(() => (messagesTo('alice-phone').slice(before).some(isSummary) ? true : undefined), WAIT_MS, 'the summary');
     await queuesDrained(reader, WAIT_MS);
     const received = messagesTo('alice-phone').slice(before);
-    const likeIds = new Set(likes.map((like) => like.id));
     // Said on failure: which pushes came, so an extra one can be traced (a repeat, another event, a split group).
     const told = received.map((m) => {
       const { eventId = '', type = '', body = '' } = m.body.message.data;
-      return `${likeIds.has(eventId) ? `like #${likes.findIndex((like) => like.id === eventId)}` : `other ${eventId.slice(0, 12)}`} ${type}: ${body}`;
+      const like = likes.findIndex((l) => l.id === eventId);
+      return `${like >= 0 ? `like #${like}` : `other ${eventId.slice(0, 12)}`} ${type}: ${body}`;
     });
     assert.equal(received.filter((m) => !isSummary(m)).length, IMMEDIATE_LIMIT, `the immediate pushes:\n${told.join('\n')}`);
     const summaries = received.filter(isSummary);
