@@ -257,8 +257,11 @@ export function defaultConfig(): Config {
       retry_delays_secs: [30, 120, 600],
       outcome_dedup_entries: 2048,
       outcome_dedup_max_age_secs: 7 * DAY_SECS,
-      // Callbacks mostly wait on the network: 64 at a 100 ms answer is 640 POSTs/s per process.
-      delivery_concurrency: 64,
+      // Callbacks mostly wait: on the network, and under load on the store's turns and the POST
+      // thread's hand-over (bench/nip9a: ~15 ms a delivery in flight on a loaded 2-core host, so 64
+      // capped the process at ~3,500 POSTs/s behind 4,250 matched; 256 kept up). 256 at a 100 ms
+      // answer is 2,560 POSTs/s; a dead callback holds its slots for the 5 s timeout at most.
+      delivery_concurrency: 256,
       // One thread takes the POSTs' HTTP work (a fifth of the gateway's main thread at 4,000 a
       // second, bench/nip9a) off the thread that reads the relays.
       post_threads: 1,
