@@ -17,7 +17,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { finalizeEvent, generateSecretKey, getPublicKey } from 'nostr-tools/wasm';
@@ -174,7 +174,14 @@ async function offer(agent: Agent, port: number, posts: Post[], answers: Map<str
   return offeredMs;
 }
 
-async function runOne(label: string, storeUrl: string, location: StoreLocation, prepared: Prepared, dir: string): Promise<void> {
+async function runOne(
+  label: string,
+  storeUrl: string,
+  location: StoreLocation,
+  prepared: Prepared,
+  dir: string,
+  redisPid?: number,
+): Promise<void> {
   const fake = await startFcmFakeProcess(Number(values.latency), dir);
   await seed(location, prepared);
   const port = await freePort();
@@ -200,7 +207,7 @@ async function runOne(label: string, storeUrl: string, location: StoreLocation, 
   });
   try {
     await healthy(port);
-    await measure(label, port, service.child.pid as number, fake, prepared);
+    await measure(label, port, service.child.pid as number, fake, prepared, redisPid);
   } finally {
     await service.stop();
     await fake.stop();
@@ -227,6 +234,7 @@ async function measure(
   servicePid: number,
   fake: Awaited<ReturnType<typeof startFcmFakeProcess>>,
   prepared: Prepared,
+  redisPid?: number,
 ): Promise<void> {
   const agent = new Agent({ keepAlive: true, maxSockets: CONNECTIONS });
   const answers = new Map<string, Answer>();
@@ -235,6 +243,9 @@ async function measure(
   if (warmup.length > 0) await offer(agent, port, warmup, answers);
   const cpu0 = processCpuMs(servicePid);
   const threads0 = threadCpuMs(servicePid);
+  // The rest of the machine over the same phase: whether the bench as a whole fits the cores.
+  const others = { load: process.pid, 'FCM fake': fake.pid, ...(redisPid ? { 'redis-server': redisPid } : {}) };
+  const others0 = Object.fromEntries(Object.entries(others).map(([name, pid]) => [name, processCpuMs(pid)]));
   const started = Date.now();
   const offeredMs = await offer(agent, port, measured, answers);
 
@@ -251,6 +262,10 @@ async function measure(
     await new Promise((r) => setTimeout(r, 500));
   }
   const cpuMs = processCpuMs(servicePid) - cpu0;
+  const phaseMs = Date.now() - started;
+  const othersCores = Object.entries(others).map(
+    ([name, pid]) => `${name} ${((processCpuMs(pid) - (others0[name] ?? 0)) / phaseMs).toFixed(2)}`,
+  );
   const threadsCpu = threadCpuPerItem(threads0, threadCpuMs(servicePid), measured.length);
   const { peakStreams } = await fake.report();
   agent.destroy();
@@ -286,6 +301,9 @@ async function measure(
     `  service CPU per callback: ${((cpuMs * 1000) / measured.length).toFixed(0)} µs (warm-up before it: ${warmup.length} callbacks)`,
   );
   console.log(`  service threads, µs per callback: ${threadsCpu}`);
+  console.log(
+    `  cores busy over the ${(phaseMs / 1000).toFixed(1)} s from the first measured callback until every push was seen: service ${(cpuMs / phaseMs).toFixed(2)}, ${othersCores.join(', ')} (the machine has ${availableParallelism()})`,
+  );
   const ok = missing === 0 && duplicates === 0 && unexpected === 0 && notAccepted === 0;
   console.log(
     `  verdict: ${ok ? 'OK' : 'FAIL'} (${expected.size} expected pushes, ${missing} missing, ${duplicates} duplicated, ${unexpected} unexpected; ${notAccepted} callbacks not answered 202)`,
@@ -303,7 +321,7 @@ if (values.store === 'sqlite' || values.store === 'both') {
 }
 if (values.store === 'redis' || values.store === 'both') {
   const redis = await startRedisServer();
-  await runOne('redis', redis.url, { kind: 'redis', url: redis.url }, prepared, dir);
+  await runOne('redis', redis.url, { kind: 'redis', url: redis.url }, prepared, dir, redis.pid);
   await redis.stop();
 }
 rmSync(dir, { recursive: true, force: true });
