@@ -301,6 +301,11 @@ for (const [storeName, makeStore] of stores) {
       await publish(relay.url, note([['p', recipient]]));
       await until('the drop to be counted', async () => ((await metrics.dropped.get()).values[0]?.value ?? 0) === 1);
       assert.equal((await store.queueStats('nip9a')).ready, 1);
+      const pendingGauge = async (): Promise<number> => (await metrics.pendingDeliveries.get()).values[0]?.value ?? -1;
+      assert.equal(await pendingGauge(), 1, 'the queued delivery holds the one place, and the gauge shows it');
+      assert.deepEqual(await runDue(), [{ kind: 'done' }]);
+      assert.equal(receiver.received.length, 1, 'the queued delivery was POSTed');
+      assert.equal(await pendingGauge(), 0, 'a settled delivery frees its place in the gauge too');
     });
   });
 }

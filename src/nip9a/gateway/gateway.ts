@@ -98,12 +98,14 @@ export class Nip9aGateway {
   }
 
   async start(): Promise<void> {
+    this.options.metrics.pendingSources.add(this.pendingDeliveries);
     await this.reload();
     this.schedulePoll();
   }
 
   stop(): void {
     this.stopped = true;
+    this.options.metrics.pendingSources.delete(this.pendingDeliveries);
     if (this.timer !== null) clearTimeout(this.timer);
     for (const state of this.relays.values()) state.watch.stop();
     this.relays.clear();
@@ -113,6 +115,13 @@ export class Nip9aGateway {
   changed(): Promise<void> {
     return this.reload(true);
   }
+
+  /** Deliveries queued by this gateway and not settled, over every relay it watches. */
+  readonly pendingDeliveries = (): number => {
+    let pending = 0;
+    for (const state of this.relays.values()) pending += state.pending;
+    return pending;
+  };
 
   /** A delivery of `relay` reached a terminal outcome (the pending bound frees one place). */
   settled(relay: string): void {

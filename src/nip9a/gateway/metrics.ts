@@ -13,6 +13,14 @@ export interface GatewayMetrics {
   outcomes: Counter<'outcome'>;
   watchedRelays: Gauge;
   arrivalToCallback: Histogram;
+  /**
+   * Deliveries queued by this process's gateway and not settled yet (its pending bound counts
+   * them, per relay): a backlog growing here comes before `dropped{reason="queue_full"}`. Read
+   * from {@link pendingSources} when scraped.
+   */
+  pendingDeliveries: Gauge;
+  /** What {@link pendingDeliveries} sums: a running gateway adds its count, and removes it when stopped. */
+  pendingSources: Set<() => number>;
 }
 
 const cache = new WeakMap<Metrics, GatewayMetrics>();
@@ -21,6 +29,7 @@ export function gatewayMetrics(metrics: Metrics): GatewayMetrics {
   const known = cache.get(metrics);
   if (known) return known;
   const registers = [metrics.registry];
+  const pendingSources = new Set<() => number>();
   const made: GatewayMetrics = {
     registrations: new Counter({
       name: 'push_nip9a_registrations_total',
@@ -54,6 +63,17 @@ export function gatewayMetrics(metrics: Metrics): GatewayMetrics {
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.2, 0.5, 1, 5, 30, 300],
       registers,
     }),
+    pendingDeliveries: new Gauge({
+      name: 'push_nip9a_pending_deliveries',
+      help: 'NIP-9a deliveries queued by this gateway process and not settled yet (bounded per relay by nip9a.max_pending_deliveries_per_relay)',
+      registers,
+      collect() {
+        let pending = 0;
+        for (const source of pendingSources) pending += source();
+        this.set(pending);
+      },
+    }),
+    pendingSources,
   };
   cache.set(metrics, made);
   return made;
