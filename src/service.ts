@@ -28,7 +28,8 @@ import { dlqRoutes } from './api/admin/dlq.ts';
 import type { Nip98Auth } from './api/nip98-auth.ts';
 import { nip98ReplayGuard } from './nostr/nip98.ts';
 import { webPushKeyRoutes } from './api/webpush-key.ts';
-import { nip9aCallbackRoutes } from './api/nip9a-callbacks.ts';
+import { createCallbackReceiver, nip9aCallbackRoutes } from './api/nip9a-callbacks.ts';
+import { nip9aCallbackFront } from './api/nip9a-callback-front.ts';
 import { WebPushTransport } from './delivery/webpush/transport.ts';
 import { createNtfyServer } from './ntfy/index.ts';
 import { createServer, type RequestListener, type Server } from 'node:http';
@@ -267,10 +268,8 @@ export async function startService(config: Config, overrides: ServiceOverrides =
           auth: { ...nip98Auth, logger: nip9aIntake.logger },
         }),
       );
-    if (config.roles.includes('api'))
-      app.route(
-        '/',
-        nip9aCallbackRoutes({
+    const nip9aCallbackDeps = config.roles.includes('api')
+      ? {
           store,
           // A process with the engine has the crypto pool: included events are checked on its threads.
           verifier: cryptoPool ? offThreadVerifier(verifier, cryptoPool) : verifier,
@@ -280,8 +279,10 @@ export async function startService(config: Config, overrides: ServiceOverrides =
           onQueued: () => wake.notify('inbound'),
           metrics,
           logger: logger.child({ route: 'nip9a-callbacks' }),
-        }),
-      );
+        }
+      : null;
+    const callbackReceiver = nip9aCallbackDeps ? createCallbackReceiver(nip9aCallbackDeps) : null;
+    if (nip9aCallbackDeps && callbackReceiver) app.route('/', nip9aCallbackRoutes(nip9aCallbackDeps, callbackReceiver));
     if (config.roles.includes('api')) {
       const webPush = transports.map(unwrapTransport).find((t): t is WebPushTransport => t instanceof WebPushTransport);
       app.route('/', webPushKeyRoutes(webPush ? webPush.vapidPublicKey : null));
@@ -342,7 +343,10 @@ export async function startService(config: Config, overrides: ServiceOverrides =
     const handleWithHono = getRequestListener(app.fetch);
     // Hono answers errors itself (500); node:http ignores a listener's result, so nothing awaits it.
     const honoListener: RequestListener = (req, res) => void handleWithHono(req, res);
-    const http = createServer(ntfy ? ntfy.frontListener(honoListener) : honoListener);
+    const withNtfy = ntfy ? ntfy.frontListener(honoListener) : honoListener;
+    const http = createServer(
+      callbackReceiver && nip9aCallbackDeps ? nip9aCallbackFront(callbackReceiver, nip9aCallbackDeps.logger, withNtfy) : withNtfy,
+    );
     httpAddress = await new Promise<AddressInfo>((resolve, reject) => {
       http.once('error', reject);
       http.listen(listen.port, listen.host, () => resolve(http.address() as AddressInfo));

@@ -75,5 +75,6 @@ export function printProfile(label: string, top: ProfileEntry[]): void {
  */
 export function serviceProfileNodeArgs(): string[] {
   const dir = process.env.BENCH_CPU_PROF_DIR;
-  return dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : [];
+  const extra = process.env.BENCH_SERVICE_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+  return [...(dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : []), ...extra];
 }

@@ -6,9 +6,10 @@ import { HttpError } from './errors.ts';
  * Read a request body's bytes, refusing more than `maxBytes` (413) whatever Content-Length claims.
  */
 export async function readBodyBytes(c: Context, maxBytes: number): Promise<Buffer> {
+  const incoming = untouchedIncoming(c);
+  if (incoming) return readIncomingBytes(incoming, maxBytes);
   const declared = Number(c.req.header('content-length') ?? '0');
   if (declared > maxBytes) throw new HttpError('BODY_TOO_LARGE');
-  const incoming = untouchedIncoming(c);
   const chunks: Uint8Array[] = [];
   let size = 0;
   const take = (chunk: Uint8Array): void => {
@@ -16,11 +17,6 @@ export async function readBodyBytes(c: Context, maxBytes: number): Promise<Buffe
     if (size > maxBytes) throw new HttpError('BODY_TOO_LARGE');
     chunks.push(chunk);
   };
-  if (incoming) {
-    // Leaving the loop by the throw destroys the request stream, as cancelling the reader below does.
-    for await (const chunk of incoming) take(chunk as Buffer);
-    return Buffer.concat(chunks, size);
-  }
   const reader = c.req.raw.body?.getReader();
   if (reader) {
     for (;;) {
@@ -33,6 +29,22 @@ export async function readBodyBytes(c: Context, maxBytes: number): Promise<Buffe
         throw err;
       }
     }
+  }
+  return Buffer.concat(chunks, size);
+}
+
+/**
+ * Read a Node request's body, refusing more than `maxBytes` (413) whatever Content-Length claims.
+ * Leaving the loop by the throw destroys the request stream.
+ */
+export async function readIncomingBytes(incoming: IncomingMessage, maxBytes: number): Promise<Buffer> {
+  if (Number(incoming.headers['content-length'] ?? '0') > maxBytes) throw new HttpError('BODY_TOO_LARGE');
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of incoming) {
+    size += (chunk as Buffer).byteLength;
+    if (size > maxBytes) throw new HttpError('BODY_TOO_LARGE');
+    chunks.push(chunk as Buffer);
   }
   return Buffer.concat(chunks, size);
 }

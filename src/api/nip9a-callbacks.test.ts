@@ -11,39 +11,70 @@ import type { StorePort } from '../store/port.ts';
 import type { InboundEnvelope, InboundItem, RelayEventNotice } from '../engine/router.ts';
 import { defaultConfig, type Nip9aReceiverConfig } from '../config/defaults.ts';
 import { hashSecret } from '../nip9a/receiver/callback-url.ts';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { getRequestListener } from '@hono/node-server';
 import { createApiApp } from './app.ts';
-import { nip9aCallbackRoutes } from './nip9a-callbacks.ts';
+import { createCallbackReceiver, nip9aCallbackRoutes } from './nip9a-callbacks.ts';
+import { nip9aCallbackFront } from './nip9a-callback-front.ts';
 
 const PUBLIC_URL = 'https://push.example.com';
 const RELAY = 'wss://community.example/';
 const LEASE = { max: 100, leaseMs: 30_000, maxAttempts: 5 };
+
+/**
+ * How a relay's POST reaches the receiver: Hono's route (`app.request()`, what a non-Node caller
+ * gets), or the service's Node listener over real HTTP, where the callback front answers first.
+ */
+type Via = 'hono' | 'node front';
 
 interface Harness {
   app: Hono;
   store: StorePort;
   metrics: Metrics;
   queued: number;
+  /** A request to `path` the way `via` sends it. */
+  send(path: string, init: RequestInit): Promise<Response>;
+  close(): Promise<void>;
 }
 
-async function harness(options: { publicUrl?: string; receiver?: Partial<Nip9aReceiverConfig> } = {}): Promise<Harness> {
+async function harness(options: { publicUrl?: string; receiver?: Partial<Nip9aReceiverConfig>; via?: Via } = {}): Promise<Harness> {
   const store = await openSqliteStore({ path: ':memory:', logger: createLogger({ level: 'silent' }) });
   const metrics = new Metrics();
   const logger = createLogger({ level: 'silent' });
   const app = createApiApp({ health: { pubkey: () => '', criticalFlags: () => ({}) }, metrics, logger });
-  const h: Harness = { app, store, metrics, queued: 0 };
-  app.route(
-    '/',
-    nip9aCallbackRoutes({
-      store,
-      verifier: await createEventVerifier(),
-      publicUrl: options.publicUrl ?? PUBLIC_URL,
-      receiver: { ...defaultConfig().nip9a.receiver, ...options.receiver },
-      contentKinds: defaultConfig().notification.event_kinds,
-      onQueued: () => (h.queued += 1),
-      metrics,
-      logger,
-    }),
-  );
+  let server: Server | null = null;
+  const h: Harness = {
+    app,
+    store,
+    metrics,
+    queued: 0,
+    send: async (path, init) => app.request(`http://127.0.0.1:8000${path}`, init),
+    close: async () => {
+      if (server) await new Promise((resolve) => server?.close(resolve));
+      await store.close();
+    },
+  };
+  const deps = {
+    store,
+    verifier: await createEventVerifier(),
+    publicUrl: options.publicUrl ?? PUBLIC_URL,
+    receiver: { ...defaultConfig().nip9a.receiver, ...options.receiver },
+    contentKinds: defaultConfig().notification.event_kinds,
+    onQueued: () => (h.queued += 1),
+    metrics,
+    logger,
+  };
+  const receiver = createCallbackReceiver(deps);
+  app.route('/', nip9aCallbackRoutes(deps, receiver));
+  if (options.via === 'node front') {
+    const honoListener = getRequestListener(app.fetch);
+    const listening = createServer(nip9aCallbackFront(receiver, logger, (req, res) => void honoListener(req, res)));
+    server = listening;
+    await new Promise<void>((resolve) => listening.listen(0, '127.0.0.1', resolve));
+    const { port } = listening.address() as AddressInfo;
+    h.send = (path, init) => fetch(`http://127.0.0.1:${port}${path}`, init);
+  }
   return h;
 }
 
@@ -94,7 +125,7 @@ function signed(author: User, template: Partial<EventTemplate> & { kind: number 
 /** What a NIP-9a relay POSTs to a callback URL. */
 async function relayPost(h: Harness, url: string, body: unknown, contentType = 'application/json'): Promise<Response> {
   const path = new URL(url).pathname;
-  return h.app.request(`http://127.0.0.1:8000${path}`, {
+  return h.send(path, {
     method: 'POST',
     headers: { 'content-type': contentType },
     body: typeof body === 'string' ? body : JSON.stringify(body),
@@ -184,104 +215,105 @@ describe('NIP-9a callback management (NIP-98)', () => {
   });
 });
 
-describe('NIP-9a callback receiving', () => {
-  let h: Harness;
-  let alice: User;
-  let url: string;
-  beforeEach(async () => {
-    h = await harness({ receiver: { rate_burst: 50 } });
-    alice = user();
-    url = (await createCallback(h, alice)).url;
-  });
-  afterEach(() => h.store.close());
-
-  test('an included like is queued restricted to the owner, once; a repeat is a 200 duplicate', async () => {
-    const like = signed(user(), {
-      kind: 7,
-      content: '+',
-      tags: [
-        ['p', alice.pubkey],
-        ['e', 'cd'.repeat(32)],
-      ],
+for (const via of ['hono', 'node front'] as const)
+  describe(`NIP-9a callback receiving (${via})`, () => {
+    let h: Harness;
+    let alice: User;
+    let url: string;
+    beforeEach(async () => {
+      h = await harness({ receiver: { rate_burst: 50 }, via });
+      alice = user();
+      url = (await createCallback(h, alice)).url;
     });
-    const first = await relayPost(h, url, { id: like.id, relay: 'wss://community.example', event: like });
-    assert.equal(first.status, 202);
-    assert.deepEqual(await first.json(), { status: 'queued' });
-    const again = await relayPost(h, url, { id: like.id, relay: RELAY, event: like });
-    assert.equal(again.status, 200);
-    assert.deepEqual(await again.json(), { status: 'duplicate' });
-    assert.equal(h.queued, 1);
-    const items = await inboundItems(h.store);
-    assert.equal(items.length, 1);
-    const envelope = items[0] as InboundEnvelope;
-    assert.equal(envelope.event.id, like.id);
-    assert.equal(envelope.onlyRecipient, alice.pubkey);
-    assert.equal(envelope.relay, RELAY);
-    assert.equal(envelope.context, 'live');
-  });
+    afterEach(() => h.close());
 
-  test('an id-only callback, and an included event of a kind without copy, become relay-event notices', async () => {
-    const note = signed(user(), { kind: 1, content: 'hello' });
-    assert.equal((await relayPost(h, url, { id: 'ef'.repeat(32), relay: RELAY })).status, 202);
-    assert.equal((await relayPost(h, url, { id: note.id, relay: RELAY, event: note })).status, 202);
-    const notices = (await inboundItems(h.store)) as RelayEventNotice[];
-    assert.deepEqual(
-      notices.map((n) => [n.notice, n.eventId, n.recipient, n.relay, n.eventKind]),
-      [
-        ['relayEvent', 'ef'.repeat(32), alice.pubkey, RELAY, undefined],
-        ['relayEvent', note.id, alice.pubkey, RELAY, 1],
-      ],
-    );
-  });
+    test('an included like is queued restricted to the owner, once; a repeat is a 200 duplicate', async () => {
+      const like = signed(user(), {
+        kind: 7,
+        content: '+',
+        tags: [
+          ['p', alice.pubkey],
+          ['e', 'cd'.repeat(32)],
+        ],
+      });
+      const first = await relayPost(h, url, { id: like.id, relay: 'wss://community.example', event: like });
+      assert.equal(first.status, 202);
+      assert.deepEqual(await first.json(), { status: 'queued' });
+      const again = await relayPost(h, url, { id: like.id, relay: RELAY, event: like });
+      assert.equal(again.status, 200);
+      assert.deepEqual(await again.json(), { status: 'duplicate' });
+      assert.equal(h.queued, 1);
+      const items = await inboundItems(h.store);
+      assert.equal(items.length, 1);
+      const envelope = items[0] as InboundEnvelope;
+      assert.equal(envelope.event.id, like.id);
+      assert.equal(envelope.onlyRecipient, alice.pubkey);
+      assert.equal(envelope.relay, RELAY);
+      assert.equal(envelope.context, 'live');
+    });
 
-  test('a forged event, an id that is not the envelope’s, another relay and a bad shape are refused; nothing is queued', async () => {
-    const like = signed(user(), { kind: 7, content: '+', tags: [['p', alice.pubkey]] });
-    const forged = { ...like, content: '-' };
-    const cases: Array<[unknown, number, string]> = [
-      [{ id: forged.id, relay: RELAY, event: forged }, 400, 'NIP9A_INVALID_EVENT'],
-      [{ id: like.id, relay: RELAY, event: { ...like, sig: '00'.repeat(64) } }, 400, 'NIP9A_INVALID_EVENT'],
-      [{ id: 'ab'.repeat(32), relay: RELAY, event: like }, 400, 'NIP9A_EVENT_ID_MISMATCH'],
-      [{ id: like.id, relay: 'wss://elsewhere.example/', event: like }, 403, 'NIP9A_RELAY_MISMATCH'],
-      [{ id: 'not-hex', relay: RELAY }, 400, 'NIP9A_INVALID_ENVELOPE'],
-      [{ id: like.id }, 400, 'NIP9A_INVALID_ENVELOPE'],
-      [[like.id, RELAY], 400, 'NIP9A_INVALID_ENVELOPE'],
-      ['{not json', 400, 'INVALID_JSON'],
-    ];
-    for (const [body, status, code] of cases) {
-      const res = await relayPost(h, url, body);
-      assert.equal(res.status, status, JSON.stringify(body).slice(0, 80));
-      assert.equal(((await res.json()) as { code: string }).code, code);
-    }
-    assert.equal((await h.store.queueStats('inbound')).ready, 0);
-    assert.match(await h.metrics.registry.metrics(), /push_nip9a_callback_requests_total\{outcome="nip9a_invalid_event"\} 2/);
-  });
+    test('an id-only callback, and an included event of a kind without copy, become relay-event notices', async () => {
+      const note = signed(user(), { kind: 1, content: 'hello' });
+      assert.equal((await relayPost(h, url, { id: 'ef'.repeat(32), relay: RELAY })).status, 202);
+      assert.equal((await relayPost(h, url, { id: note.id, relay: RELAY, event: note })).status, 202);
+      const notices = (await inboundItems(h.store)) as RelayEventNotice[];
+      assert.deepEqual(
+        notices.map((n) => [n.notice, n.eventId, n.recipient, n.relay, n.eventKind]),
+        [
+          ['relayEvent', 'ef'.repeat(32), alice.pubkey, RELAY, undefined],
+          ['relayEvent', note.id, alice.pubkey, RELAY, 1],
+        ],
+      );
+    });
 
-  test('Content-Type must be application/json (415), the body is bounded (413), an unknown secret is a 404', async () => {
-    const like = signed(user(), { kind: 7, tags: [['p', alice.pubkey]] });
-    const plain = await relayPost(h, url, { id: like.id, relay: RELAY }, 'text/plain');
-    assert.equal(plain.status, 415);
-    assert.equal(((await plain.json()) as { code: string }).code, 'UNSUPPORTED_MEDIA_TYPE');
-    assert.equal((await relayPost(h, url, { id: like.id, relay: RELAY }, 'application/json; charset=utf-8')).status, 202);
-    const huge = await relayPost(h, url, { id: like.id, relay: RELAY, padding: 'x'.repeat(4 * 1024 * 1024 + 4 * 1024) });
-    assert.equal(huge.status, 413);
-    const unknown = await relayPost(h, `${PUBLIC_URL}/nip9a/cb/${'A'.repeat(43)}`, { id: like.id, relay: RELAY });
-    assert.equal(unknown.status, 404);
-    assert.equal((await relayPost(h, `${PUBLIC_URL}/nip9a/cb/short`, { id: like.id, relay: RELAY })).status, 404);
-  });
+    test('a forged event, an id that is not the envelope’s, another relay and a bad shape are refused; nothing is queued', async () => {
+      const like = signed(user(), { kind: 7, content: '+', tags: [['p', alice.pubkey]] });
+      const forged = { ...like, content: '-' };
+      const cases: Array<[unknown, number, string]> = [
+        [{ id: forged.id, relay: RELAY, event: forged }, 400, 'NIP9A_INVALID_EVENT'],
+        [{ id: like.id, relay: RELAY, event: { ...like, sig: '00'.repeat(64) } }, 400, 'NIP9A_INVALID_EVENT'],
+        [{ id: 'ab'.repeat(32), relay: RELAY, event: like }, 400, 'NIP9A_EVENT_ID_MISMATCH'],
+        [{ id: like.id, relay: 'wss://elsewhere.example/', event: like }, 403, 'NIP9A_RELAY_MISMATCH'],
+        [{ id: 'not-hex', relay: RELAY }, 400, 'NIP9A_INVALID_ENVELOPE'],
+        [{ id: like.id }, 400, 'NIP9A_INVALID_ENVELOPE'],
+        [[like.id, RELAY], 400, 'NIP9A_INVALID_ENVELOPE'],
+        ['{not json', 400, 'INVALID_JSON'],
+      ];
+      for (const [body, status, code] of cases) {
+        const res = await relayPost(h, url, body);
+        assert.equal(res.status, status, JSON.stringify(body).slice(0, 80));
+        assert.equal(((await res.json()) as { code: string }).code, code);
+      }
+      assert.equal((await h.store.queueStats('inbound')).ready, 0);
+      assert.match(await h.metrics.registry.metrics(), /push_nip9a_callback_requests_total\{outcome="nip9a_invalid_event"\} 2/);
+    });
 
-  test('each callback is rate-limited on its own, with a Retry-After', async () => {
-    const limited = await harness({ receiver: { rate_burst: 2, rate_per_sec: 1 } });
-    const bob = user();
-    const bobs = (await createCallback(limited, bob)).url;
-    const others = (await createCallback(limited, alice)).url;
-    const post = (target: string, i: number) => relayPost(limited, target, { id: i.toString(16).padStart(64, '0'), relay: RELAY });
-    assert.equal((await post(bobs, 1)).status, 202);
-    assert.equal((await post(bobs, 2)).status, 202);
-    const third = await post(bobs, 3);
-    assert.equal(third.status, 429);
-    assert.equal(third.headers.get('retry-after'), '1');
-    assert.equal(((await third.json()) as { code: string }).code, 'RATE_LIMITED');
-    assert.equal((await post(others, 4)).status, 202, 'another callback keeps its own budget');
-    await limited.store.close();
+    test('Content-Type must be application/json (415), the body is bounded (413), an unknown secret is a 404', async () => {
+      const like = signed(user(), { kind: 7, tags: [['p', alice.pubkey]] });
+      const plain = await relayPost(h, url, { id: like.id, relay: RELAY }, 'text/plain');
+      assert.equal(plain.status, 415);
+      assert.equal(((await plain.json()) as { code: string }).code, 'UNSUPPORTED_MEDIA_TYPE');
+      assert.equal((await relayPost(h, url, { id: like.id, relay: RELAY }, 'application/json; charset=utf-8')).status, 202);
+      const huge = await relayPost(h, url, { id: like.id, relay: RELAY, padding: 'x'.repeat(4 * 1024 * 1024 + 4 * 1024) });
+      assert.equal(huge.status, 413);
+      const unknown = await relayPost(h, `${PUBLIC_URL}/nip9a/cb/${'A'.repeat(43)}`, { id: like.id, relay: RELAY });
+      assert.equal(unknown.status, 404);
+      assert.equal((await relayPost(h, `${PUBLIC_URL}/nip9a/cb/short`, { id: like.id, relay: RELAY })).status, 404);
+    });
+
+    test('each callback is rate-limited on its own, with a Retry-After', async () => {
+      const limited = await harness({ receiver: { rate_burst: 2, rate_per_sec: 1 }, via });
+      const bob = user();
+      const bobs = (await createCallback(limited, bob)).url;
+      const others = (await createCallback(limited, alice)).url;
+      const post = (target: string, i: number) => relayPost(limited, target, { id: i.toString(16).padStart(64, '0'), relay: RELAY });
+      assert.equal((await post(bobs, 1)).status, 202);
+      assert.equal((await post(bobs, 2)).status, 202);
+      const third = await post(bobs, 3);
+      assert.equal(third.status, 429);
+      assert.equal(third.headers.get('retry-after'), '1');
+      assert.equal(((await third.json()) as { code: string }).code, 'RATE_LIMITED');
+      assert.equal((await post(others, 4)).status, 202, 'another callback keeps its own budget');
+      await limited.close();
+    });
   });
-});

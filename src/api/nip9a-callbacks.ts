@@ -81,7 +81,7 @@ function isJsonContentType(header: string | undefined): boolean {
   return (header ?? '').split(';')[0]?.trim().toLowerCase() === 'application/json';
 }
 
-export function nip9aCallbackRoutes(deps: Nip9aCallbackDeps): Hono {
+export function nip9aCallbackRoutes(deps: Nip9aCallbackDeps, receiver: CallbackReceiver = createCallbackReceiver(deps)): Hono {
   const app = new Hono();
   const { store, metrics, logger } = deps;
   const auth: Nip98Auth = {
@@ -156,12 +156,44 @@ export function nip9aCallbackRoutes(deps: Nip9aCallbackDeps): Hono {
     return c.body(null, 204);
   });
 
-  app.post(`${CALLBACK_PATH_PREFIX}:secret`, receiveCallback(deps));
+  app.post(`${CALLBACK_PATH_PREFIX}:secret`, async (c) => {
+    const answer = await receiver({
+      secret: c.req.param('secret'),
+      contentType: c.req.header('content-type'),
+      readBody: (maxBytes) => readBodyBytes(c, maxBytes),
+    });
+    // The answer's status is one the catalogue or the receiver chose; Hono types it as a literal.
+    return c.json(answer.body, answer.status as 200, answer.headers);
+  });
   return app;
 }
 
-/** `POST /nip9a/cb/{secret}`: a relay's push, queued durably before the answer. */
-function receiveCallback(deps: Nip9aCallbackDeps): (c: Context) => Promise<Response> {
+/** What the receiver reads of a relay's `POST /nip9a/cb/{secret}`, whoever parsed the request. */
+export interface CallbackRequest {
+  /** The path segment after `/nip9a/cb/`, percent-decoded. */
+  secret: string;
+  contentType: string | undefined;
+  /** The body, refusing more than `maxBytes` with HttpError BODY_TOO_LARGE. */
+  readBody(maxBytes: number): Promise<Uint8Array>;
+}
+
+/** The answer to a relay: a status, a JSON body and, for a 429, `Retry-After`. */
+export interface CallbackAnswer {
+  status: number;
+  body: unknown;
+  headers?: Record<string, string>;
+}
+
+/**
+ * `POST /nip9a/cb/{secret}`: a relay's push, queued durably before the answer. One instance per
+ * process (it holds the rate limiter and the turn's receipts), answered through Hono
+ * ({@link nip9aCallbackRoutes}) and, on the hot path, straight from Node's request
+ * (`nip9a-callback-front.ts`). Refusals are answers; anything else thrown is a bug the caller
+ * turns into a 500.
+ */
+export type CallbackReceiver = (request: CallbackRequest) => Promise<CallbackAnswer>;
+
+export function createCallbackReceiver(deps: Nip9aCallbackDeps): CallbackReceiver {
   const { store, metrics } = deps;
   const log = deps.logger;
   const limiter = new CallbackRateLimiter(deps.receiver.rate_per_sec, deps.receiver.rate_burst, store.clock);
@@ -171,39 +203,45 @@ function receiveCallback(deps: Nip9aCallbackDeps): (c: Context) => Promise<Respo
     store.acceptNip9aReceipts(deps.receiver.receipt_ttl_secs, entries),
   );
   const count = (outcome: string) => metrics.nip9aCallbackRequests.inc({ outcome });
+  const refusal = (error: HttpError, headers?: Record<string, string>): CallbackAnswer => ({
+    status: error.status,
+    body: error.toJSON(),
+    ...(headers ? { headers } : {}),
+  });
 
-  return async (c) => {
-    const secret = c.req.param('secret') ?? '';
-    if (!isJsonContentType(c.req.header('content-type'))) {
+  return async (request) => {
+    const { secret } = request;
+    if (!isJsonContentType(request.contentType)) {
       count('unsupported_media_type');
       log.warn({ secret: redact(secret) }, 'NIP-9a callback refused: Content-Type is not application/json');
-      throw new HttpError('UNSUPPORTED_MEDIA_TYPE');
+      return refusal(new HttpError('UNSUPPORTED_MEDIA_TYPE'));
     }
     const callback = isSecretShaped(secret) ? await store.findNip9aCallback(hashSecret(secret)) : null;
     if (!callback) {
       count('not_found');
       log.warn({ secret: redact(secret) }, 'NIP-9a callback to an unknown or revoked URL');
-      throw new HttpError('NOT_FOUND');
+      return refusal(new HttpError('NOT_FOUND'));
     }
     const rate = limiter.take(callback.id);
     if (!rate.allowed) {
       count('rate_limited');
       log.warn({ callbackId: callback.id, retryAfterSecs: rate.retryAfterSecs }, 'NIP-9a callback rate-limited');
-      return c.json(new HttpError('RATE_LIMITED').toJSON(), 429, { 'Retry-After': String(rate.retryAfterSecs) });
+      return refusal(new HttpError('RATE_LIMITED'), { 'Retry-After': String(rate.retryAfterSecs) });
     }
     let body: unknown;
     try {
-      body = parseJsonBytes(await readBodyBytes(c, CALLBACK_MAX_BODY_BYTES));
+      body = parseJsonBytes(await request.readBody(CALLBACK_MAX_BODY_BYTES));
     } catch (err) {
-      count(err instanceof HttpError && err.code === 'BODY_TOO_LARGE' ? 'too_large' : 'invalid_json');
-      log.warn({ callbackId: callback.id, err: (err as Error).message }, 'NIP-9a callback body refused');
-      throw err;
+      if (!(err instanceof HttpError)) throw err;
+      count(err.code === 'BODY_TOO_LARGE' ? 'too_large' : 'invalid_json');
+      log.warn({ callbackId: callback.id, err: err.message }, 'NIP-9a callback body refused');
+      return refusal(err);
     }
     const accepted = await acceptEnvelope(body, { callback, verifier: deps.verifier, contentKinds, nowMs: store.clock.nowMs() });
     if ('code' in accepted) {
       count(accepted.code.toLowerCase());
       log.warn({ callbackId: callback.id, code: accepted.code, reason: accepted.reason }, 'NIP-9a callback refused');
-      throw new HttpError(accepted.code, accepted.reason);
+      return refusal(new HttpError(accepted.code, accepted.reason));
     }
     const fresh = await receipts.add({
       receipt: { callbackId: callback.id, relay: accepted.relay, eventId: accepted.eventId },
@@ -211,10 +249,10 @@ function receiveCallback(deps: Nip9aCallbackDeps): (c: Context) => Promise<Respo
     });
     if (!fresh) {
       count('duplicate');
-      return c.json({ status: 'duplicate' }, 200);
+      return { status: 200, body: { status: 'duplicate' } };
     }
     deps.onQueued();
     count('queued');
-    return c.json({ status: 'queued' }, 202);
+    return { status: 202, body: { status: 'queued' } };
   };
 }

@@ -1,6 +1,7 @@
 import { decode, npubEncode as encodeNpubBech32, nsecEncode as encodeNsec } from 'nostr-tools/nip19';
 import { isHexPubkey } from './tags.ts';
 import { isValidSecretKeyHex } from './keys.ts';
+import { RecentValues } from '../util/recent-values.ts';
 
 /**
  * NIP-19 bech32 forms, for display and operator input only: events, filters and storage always
@@ -22,8 +23,16 @@ export function npubEncode(pubkeyHex: string): string {
   return encodeNpub(pubkeyHex);
 }
 
+/**
+ * Recipients' npubs, remembered: every push's data carries `receiverNpub`, and bech32 encoding
+ * cost ~2 % of the NIP-9a receiver's main thread and more of its garbage (bench/nip9a). 4,096
+ * entries of ~200 bytes each.
+ */
+export const NPUB_MEMO_ENTRIES = 4096;
+const recentNpubs = new RecentValues(encodeNpubBech32, NPUB_MEMO_ENTRIES);
+
 function encodeNpub(pubkeyHex: string): string {
-  return encodeNpubBech32(pubkeyHex);
+  return recentNpubs.get(pubkeyHex);
 }
 
 /** The hex pubkey of an npub, or null when the input is not a valid npub. */
