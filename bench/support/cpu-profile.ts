@@ -71,7 +71,9 @@ export function printProfile(label: string, top: ProfileEntry[]): void {
 /**
  * Node flags that profile a service a benchmark starts (`startServiceProcess({ nodeArgs })`): with
  * `BENCH_CPU_PROF_DIR` set, a V8 profile per thread lands there on exit, for
- * `profile-report.mjs` and `long-tasks.mjs`; otherwise none.
+ * `profile-report.mjs` and `long-tasks.mjs`. `BENCH_SERVICE_NODE_ARGS` adds flags of its own
+ * (space-separated: `--v8-pool-size=2`, `--max-semi-space-size=32`, `--import ./probe.mjs`), to
+ * try a runtime setting without editing the bench.
  */
 export function serviceProfileNodeArgs(): string[] {
   const dir = process.env.BENCH_CPU_PROF_DIR;

@@ -1,4 +1,3 @@
-import { appendFileSync } from 'node:fs';
 /**
  * The real binary, started as an operator would start it (`bin/nostr-push.js serve` with
  * `NOSTR_PUSH__…` environment), for end-to-end tests. Reads its JSON log lines so tests can wait
@@ -113,7 +112,6 @@ export async function startServiceProcess(options: StartServiceProcessOptions): 
         line = JSON.parse(raw) as LogLine;
       } catch {
         line = { level: 30, msg: raw };
-        if (process.env.HACK_GC_LOG) appendFileSync(process.env.HACK_GC_LOG, raw + '\n');
       }
       logs.push(line);
       for (const w of waiters) {
