@@ -34,6 +34,7 @@ import { startRedisServer } from '../../test/support/redis-server.ts';
 import { useWasmSigning } from '../support/wasm-signing.ts';
 import { printProfile, profile } from '../support/cpu-profile.ts';
 import { threadCpuMs, threadCpuPerItem } from '../support/proc-stats.ts';
+import { hostSpeedProbeMs } from '../support/host-speed.ts';
 
 const { values } = parseArgs({
   options: {
@@ -252,6 +253,7 @@ async function run(label: string, storeUrl: string, dir: string): Promise<void> 
 
   // Warm-up: the same load for a while (JIT, keep-alive connections to the receiver, the match
   // index's first lookups), then wait for every POST of it, as a gateway that has been running is.
+  const probeBeforeMs = hostSpeedProbeMs();
   if (WARMUP_EVENTS > 0) {
     const warm = await runPhase('warmup', p.warmup);
     const { dropped } = await counters();
@@ -308,6 +310,7 @@ async function run(label: string, storeUrl: string, dir: string): Promise<void> 
   await service.stop();
   child.kill();
   printProfile(label, top);
+  const probeAfterMs = hostSpeedProbeMs();
 
   console.log(
     `${label}: offered ${done.sent} events in ${done.sendSecs.toFixed(2)} s (${(done.sent / done.sendSecs).toFixed(0)}/s); ` +
@@ -325,6 +328,9 @@ async function run(label: string, storeUrl: string, dir: string): Promise<void> 
   );
   // Which threads the CPU went to: the main thread, the crypto pool's and the POSTs' workers, V8's GC helpers.
   console.log(`${label}: gateway threads, µs per event: ${threadCpuPerItem(start.threads, end.threads, done.sent)}`);
+  console.log(
+    `${label}: host speed probe: ${probeBeforeMs.toFixed(0)} ms before, ${probeAfterMs.toFixed(0)} ms after (bench/support/host-speed.ts; lower is faster)`,
+  );
 }
 
 // The gateway runs in this process: from dist/ as the binary runs it in production when the build

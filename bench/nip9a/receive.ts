@@ -28,6 +28,7 @@ import { createLogger } from '../../src/observability/logger.ts';
 import { startRedisServer } from '../../test/support/redis-server.ts';
 import { freePort, startServiceProcess } from '../../test/support/service-process.ts';
 import { serviceProfileNodeArgs } from '../support/cpu-profile.ts';
+import { hostSpeedProbeMs } from '../support/host-speed.ts';
 import { startFcmFakeProcess } from '../support/fcm-fake-client.ts';
 import { useWasmSigning } from '../support/wasm-signing.ts';
 import { processCpuMs, threadCpuMs, threadCpuPerItem } from '../support/proc-stats.ts';
@@ -240,6 +241,7 @@ async function measure(
   const answers = new Map<string, Answer>();
   const warmup = prepared.posts.slice(0, WARMUP);
   const measured = prepared.posts.slice(WARMUP);
+  const probeBeforeMs = hostSpeedProbeMs();
   if (warmup.length > 0) await offer(agent, port, warmup, answers);
   const cpu0 = processCpuMs(servicePid);
   const threads0 = threadCpuMs(servicePid);
@@ -303,6 +305,9 @@ async function measure(
   console.log(`  service threads, µs per callback: ${threadsCpu}`);
   console.log(
     `  cores busy over the ${(phaseMs / 1000).toFixed(1)} s from the first measured callback until every push was seen: service ${(cpuMs / phaseMs).toFixed(2)}, ${othersCores.join(', ')} (the machine has ${availableParallelism()})`,
+  );
+  console.log(
+    `  host speed probe: ${probeBeforeMs.toFixed(0)} ms before, ${hostSpeedProbeMs().toFixed(0)} ms after (bench/support/host-speed.ts; lower is faster)`,
   );
   const ok = missing === 0 && duplicates === 0 && unexpected === 0 && notAccepted === 0;
   console.log(
