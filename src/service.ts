@@ -281,8 +281,9 @@ export async function startService(config: Config, overrides: ServiceOverrides =
           logger: logger.child({ route: 'nip9a-callbacks' }),
         }
       : null;
-    const callbackReceiver = nip9aCallbackDeps ? createCallbackReceiver(nip9aCallbackDeps) : null;
-    if (nip9aCallbackDeps && callbackReceiver) app.route('/', nip9aCallbackRoutes(nip9aCallbackDeps, callbackReceiver));
+    // One receiver (its rate limiter, its turn's receipts) behind the Hono route and the Node front below.
+    const nip9aCallbacks = nip9aCallbackDeps ? { deps: nip9aCallbackDeps, receiver: createCallbackReceiver(nip9aCallbackDeps) } : null;
+    if (nip9aCallbacks) app.route('/', nip9aCallbackRoutes(nip9aCallbacks.deps, nip9aCallbacks.receiver));
     if (config.roles.includes('api')) {
       const webPush = transports.map(unwrapTransport).find((t): t is WebPushTransport => t instanceof WebPushTransport);
       app.route('/', webPushKeyRoutes(webPush ? webPush.vapidPublicKey : null));
@@ -345,7 +346,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
     const honoListener: RequestListener = (req, res) => void handleWithHono(req, res);
     const withNtfy = ntfy ? ntfy.frontListener(honoListener) : honoListener;
     const http = createServer(
-      callbackReceiver && nip9aCallbackDeps ? nip9aCallbackFront(callbackReceiver, nip9aCallbackDeps.logger, withNtfy) : withNtfy,
+      nip9aCallbacks ? nip9aCallbackFront(nip9aCallbacks.receiver, nip9aCallbacks.deps.logger, withNtfy) : withNtfy,
     );
     httpAddress = await new Promise<AddressInfo>((resolve, reject) => {
       http.once('error', reject);

@@ -10,6 +10,7 @@ export const HTTP_ERRORS = {
   METHOD_NOT_ALLOWED: { status: 405, message: 'Method not allowed' },
   BODY_TOO_LARGE: { status: 413, message: 'Request body too large' },
   INVALID_JSON: { status: 400, message: 'Request body is not valid JSON' },
+  BODY_UNREADABLE: { status: 400, message: 'Request body could not be read to its end' },
   INTERNAL_NOT_CONFIGURED: { status: 503, message: 'Internal push endpoint is not configured' },
   UNAUTHORIZED: { status: 401, message: 'Unauthorized' },
   NIP98_UNAUTHORIZED: { status: 401, message: 'NIP-98 authorization failed' },

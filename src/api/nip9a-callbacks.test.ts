@@ -12,7 +12,8 @@ import type { InboundEnvelope, InboundItem, RelayEventNotice } from '../engine/r
 import { defaultConfig, type Nip9aReceiverConfig } from '../config/defaults.ts';
 import { hashSecret } from '../nip9a/receiver/callback-url.ts';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo } from 'node:net';
+import { once } from 'node:events';
 import { getRequestListener } from '@hono/node-server';
 import { createApiApp } from './app.ts';
 import { createCallbackReceiver, nip9aCallbackRoutes } from './nip9a-callbacks.ts';
@@ -35,6 +36,8 @@ interface Harness {
   queued: number;
   /** A request to `path` the way `via` sends it. */
   send(path: string, init: RequestInit): Promise<Response>;
+  /** The Node listener's port (`node front`), for a client that misbehaves below fetch; else null. */
+  port: number | null;
   close(): Promise<void>;
 }
 
@@ -49,6 +52,7 @@ async function harness(options: { publicUrl?: string; receiver?: Partial<Nip9aRe
     store,
     metrics,
     queued: 0,
+    port: null,
     send: async (path, init) => app.request(`http://127.0.0.1:8000${path}`, init),
     close: async () => {
       if (server) await new Promise((resolve) => server?.close(resolve));
@@ -73,6 +77,7 @@ async function harness(options: { publicUrl?: string; receiver?: Partial<Nip9aRe
     server = listening;
     await new Promise<void>((resolve) => listening.listen(0, '127.0.0.1', resolve));
     const { port } = listening.address() as AddressInfo;
+    h.port = port;
     h.send = (path, init) => fetch(`http://127.0.0.1:${port}${path}`, init);
   }
   return h;
@@ -299,6 +304,40 @@ for (const via of ['hono', 'node front'] as const)
       const unknown = await relayPost(h, `${PUBLIC_URL}/nip9a/cb/${'A'.repeat(43)}`, { id: like.id, relay: RELAY });
       assert.equal(unknown.status, 404);
       assert.equal((await relayPost(h, `${PUBLIC_URL}/nip9a/cb/short`, { id: like.id, relay: RELAY })).status, 404);
+    });
+
+    test('a relay that goes away mid-body is refused BODY_UNREADABLE, counted, and nothing is queued', async () => {
+      const path = new URL(url).pathname;
+      const partial = `{"id":"${'ab'.repeat(16)}`;
+      if (h.port === null) {
+        // Hono's route: a body stream that fails after its first chunk, as a dropped connection does.
+        const body = new ReadableStream<Uint8Array>({
+          start(controller) {
+            controller.enqueue(Buffer.from(partial));
+            controller.error(new Error('relay went away'));
+          },
+        });
+        const init = { method: 'POST', headers: { 'content-type': 'application/json' }, body, duplex: 'half' };
+        const res = await h.send(path, init);
+        assert.equal(res.status, 400);
+        assert.equal(((await res.json()) as { code: string }).code, 'BODY_UNREADABLE');
+      } else {
+        // Over real HTTP: the headers and a part of the promised body, then the connection closes
+        // (destroyed once the bytes are written: a half-close would leave Node's side open).
+        const socket = connect(h.port, '127.0.0.1');
+        await once(socket, 'connect');
+        const request = `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n${partial}`;
+        await new Promise<void>((resolve, reject) => socket.write(request, (err) => (err ? reject(err) : resolve())));
+        socket.destroy();
+      }
+      // The abort is seen by the server after the client is gone: wait for its count (bounded).
+      const deadline = Date.now() + 5_000;
+      const counted = /push_nip9a_callback_requests_total\{outcome="body_unreadable"\} 1/;
+      while (!counted.test(await h.metrics.registry.metrics())) {
+        assert.ok(Date.now() < deadline, 'the unreadable body was counted within 5 s');
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      assert.equal((await h.store.queueStats('inbound')).ready, 0, 'nothing was queued');
     });
 
     test('each callback is rate-limited on its own, with a Retry-After', async () => {

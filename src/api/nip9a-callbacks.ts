@@ -232,10 +232,12 @@ export function createCallbackReceiver(deps: Nip9aCallbackDeps): CallbackReceive
     try {
       body = parseJsonBytes(await request.readBody(CALLBACK_MAX_BODY_BYTES));
     } catch (err) {
-      if (!(err instanceof HttpError)) throw err;
-      count(err.code === 'BODY_TOO_LARGE' ? 'too_large' : 'invalid_json');
-      log.warn({ callbackId: callback.id, err: err.message }, 'NIP-9a callback body refused');
-      return refusal(err);
+      // Anything else the read throws is the request stream failing: a relay that went away
+      // mid-body is bad input, not a bug (the answer most likely reaches no one).
+      const refused = err instanceof HttpError ? err : new HttpError('BODY_UNREADABLE');
+      count(refused.code === 'BODY_TOO_LARGE' ? 'too_large' : refused.code === 'INVALID_JSON' ? 'invalid_json' : 'body_unreadable');
+      log.warn({ callbackId: callback.id, err: (err as Error).message }, 'NIP-9a callback body refused');
+      return refusal(refused);
     }
     const accepted = await acceptEnvelope(body, { callback, verifier: deps.verifier, contentKinds, nowMs: store.clock.nowMs() });
     if ('code' in accepted) {
