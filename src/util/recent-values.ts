@@ -1,7 +1,6 @@
 /**
  * A bounded memo of a pure function's recent results, for derivations that are cheap to redo but
- * run on every push for the same few inputs (a recipient's npub, a coalescing group's collapse
- * key): a hit saves the work and, as much, the garbage the derivation leaves for the collector.
+ * run on every push for the same few inputs (a recipient's npub): a hit saves the work and, as much, the garbage the derivation leaves for the collector.
  *
  * Eviction is by insertion order (a Map iterates oldest first) and a hit is not moved to the
  * back: exact recency would cost a delete and a set per hit, and a memo of a pure function is

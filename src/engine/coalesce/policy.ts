@@ -5,7 +5,6 @@
 import type { ServiceConfig } from '../../config/defaults.ts';
 import type { CoalescePolicy } from '../../store/port-coalesce.ts';
 import { createBLAKE3 } from 'hash-wasm';
-import { RecentValues } from '../../util/recent-values.ts';
 
 /** Bytes of BLAKE3(group id) in a collapse key: 16 bytes, 32 hex chars, within APNs' 64-byte `apns-collapse-id`. */
 export const COLLAPSE_KEY_BYTES = 16;
@@ -16,7 +15,7 @@ export const COLLAPSE_KEY_BYTES = 16;
  * finished here still collapses into one banner on iOS.
  */
 export function collapseKeyForGroup(groupId: string): string {
-  return recentCollapseKeys.get(groupId);
+  return Buffer.from(blake3Digest(Buffer.from(groupId, 'utf8')).subarray(0, COLLAPSE_KEY_BYTES)).toString('hex');
 }
 
 /**
@@ -30,17 +29,6 @@ const blake3Hasher = await createBLAKE3();
 export function blake3Digest(bytes: Uint8Array): Uint8Array {
   return blake3Hasher.init().update(bytes).digest('binary');
 }
-
-function deriveCollapseKey(groupId: string): string {
-  return Buffer.from(blake3Digest(Buffer.from(groupId, 'utf8')).subarray(0, COLLAPSE_KEY_BYTES)).toString('hex');
-}
-
-/**
- * Groups' collapse keys, remembered: a burst's immediate pushes and its summary share one group.
- * 4,096 entries of ~250 bytes each.
- */
-export const COLLAPSE_KEY_MEMO_ENTRIES = 4096;
-const recentCollapseKeys = new RecentValues(deriveCollapseKey, COLLAPSE_KEY_MEMO_ENTRIES);
 
 export function coalescePolicyFromConfig(service: ServiceConfig): CoalescePolicy {
   return {
