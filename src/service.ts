@@ -185,9 +185,8 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       }),
     );
   }
-  const defaultRoles = appRoles[apps.all.indexOf(apps.default)];
   const roles = {
-    nip9aGateway: defaultRoles?.nip9aGateway ?? null,
+    nip9aGateway: appRoles[0]?.nip9aGateway ?? null,
     relays: () => appRoles.flatMap((r) => r.relays()),
     stop: async () => {
       await Promise.allSettled(appRoles.map((r) => r.stop()));
@@ -278,8 +277,6 @@ export async function startService(config: Config, overrides: ServiceOverrides =
           receiver: config.nip9a.receiver,
           contentKinds: config.notification.event_kinds,
           onQueued: () => wake.notify('inbound'),
-          // With the engine here, accepted work is queued leased and handed straight to it.
-          ...(defaultRoles?.inboundHandOff ? { handOff: defaultRoles.inboundHandOff } : {}),
           metrics,
           logger: logger.child({ route: 'nip9a-callbacks' }),
         }

@@ -18,8 +18,6 @@ import { getRequestListener } from '@hono/node-server';
 import { createApiApp } from './app.ts';
 import { createCallbackReceiver, nip9aCallbackRoutes } from './nip9a-callbacks.ts';
 import { nip9aCallbackFront } from './nip9a-callback-front.ts';
-import { LeasedInlet, type WorkerHandOff } from '../roles/queue-worker.ts';
-import type { LeasedItem } from '../store/port.ts';
 
 const PUBLIC_URL = 'https://push.example.com';
 const RELAY = 'wss://community.example/';
@@ -43,9 +41,7 @@ interface Harness {
   close(): Promise<void>;
 }
 
-async function harness(
-  options: { publicUrl?: string; receiver?: Partial<Nip9aReceiverConfig>; via?: Via; handOff?: WorkerHandOff<InboundItem> } = {},
-): Promise<Harness> {
+async function harness(options: { publicUrl?: string; receiver?: Partial<Nip9aReceiverConfig>; via?: Via } = {}): Promise<Harness> {
   const store = await openSqliteStore({ path: ':memory:', logger: createLogger({ level: 'silent' }) });
   const metrics = new Metrics();
   const logger = createLogger({ level: 'silent' });
@@ -70,7 +66,6 @@ async function harness(
     receiver: { ...defaultConfig().nip9a.receiver, ...options.receiver },
     contentKinds: defaultConfig().notification.event_kinds,
     onQueued: () => (h.queued += 1),
-    ...(options.handOff ? { handOff: options.handOff } : {}),
     metrics,
     logger,
   };
@@ -361,96 +356,3 @@ for (const via of ['hono', 'node front'] as const)
       await limited.close();
     });
   });
-
-/** An inlet whose worker vanishes between the room check and the hand-off (a shutdown racing a POST). */
-class VanishingWorkerInlet extends LeasedInlet<InboundItem> {
-  override room(): number {
-    return 100;
-  }
-  override push(): boolean {
-    return false;
-  }
-}
-
-describe("NIP-9a callbacks handed to this process's engine", () => {
-  const LEASE_MS = 60_000;
-  let h: Harness;
-  let alice: User;
-  let url: string;
-  let handed: Array<LeasedItem<InboundItem>>;
-  let room: number;
-  const inlet = new LeasedInlet<InboundItem>();
-  beforeEach(async () => {
-    handed = [];
-    room = 100;
-    inlet.attach(
-      (items) => handed.push(...items),
-      () => room,
-    );
-    h = await harness({ handOff: { inlet, leaseMs: LEASE_MS } });
-    alice = user();
-    url = (await createCallback(h, alice)).url;
-  });
-  afterEach(() => h.close());
-
-  test('with room, an accepted callback is queued leased and handed to the worker: no wake-up, no lease call finds it, its token settles it', async () => {
-    const nowMs = h.store.clock.nowMs();
-    const response = await relayPost(h, url, { id: 'ab'.repeat(32), relay: RELAY });
-    assert.equal(response.status, 202);
-    assert.deepEqual(await response.json(), { status: 'queued' }, 'the relay hears the same answer');
-    assert.equal(handed.length, 1, 'handed to the worker');
-    const item = handed[0];
-    assert.ok(item, 'the handed-over item');
-    assert.equal((item.payload as RelayEventNotice).eventId, 'ab'.repeat(32));
-    assert.equal(item.attempts, 1);
-    assert.ok(item.leaseExpiresAtMs >= nowMs + LEASE_MS, "leased for the worker's lease length");
-    assert.equal(h.queued, 0, 'nobody is woken to lease what was handed over');
-    assert.deepEqual(await inboundItems(h.store), [], 'durably queued, leased: no lease call hands it out again');
-    assert.equal((await h.store.queueStats('inbound')).leased, 1);
-    assert.equal(await h.store.ack('inbound', item.id, item.leaseToken), true, "the worker's token settles it");
-
-    const again = await relayPost(h, url, { id: 'ab'.repeat(32), relay: RELAY });
-    assert.equal(again.status, 200, 'a repeat is still a duplicate');
-    assert.equal(handed.length, 1, 'and is not handed over');
-  });
-
-  test('with no room (a worker holding its whole batch), callbacks are queued for its leases and it is woken', async () => {
-    room = 0;
-    for (const id of ['c1', 'c2']) assert.equal((await relayPost(h, url, { id: id.repeat(32), relay: RELAY })).status, 202);
-    assert.equal(handed.length, 0, 'nothing handed over');
-    assert.equal(h.queued, 2, 'the worker is woken');
-    assert.deepEqual(
-      (await inboundItems(h.store)).map((n) => (n as RelayEventNotice).eventId).sort(),
-      ['c1'.repeat(32), 'c2'.repeat(32)],
-      'both ready for a lease',
-    );
-  });
-
-  test('with no worker attached the callbacks are queued as without a hand-off', async () => {
-    inlet.detach();
-    assert.equal((await relayPost(h, url, { id: 'd1'.repeat(32), relay: RELAY })).status, 202);
-    assert.equal(h.queued, 1);
-    assert.equal((await inboundItems(h.store)).length, 1);
-  });
-});
-
-describe('NIP-9a callbacks when the worker stops during the hand-off', () => {
-  test('the items leased for it go back to the queue at once, available to any lease, and the worker is woken', async () => {
-    const h = await harness({ handOff: { inlet: new VanishingWorkerInlet(), leaseMs: 60_000 } });
-    try {
-      const alice = user();
-      const { url } = await createCallback(h, alice);
-      const response = await relayPost(h, url, { id: 'e1'.repeat(32), relay: RELAY });
-      assert.equal(response.status, 202, 'still accepted: the work is durably queued');
-      assert.equal(h.queued, 1, 'woken to lease it');
-      const leased = await h.store.lease<InboundItem>('inbound', LEASE);
-      assert.deepEqual(
-        leased.map((i) => (i.payload as RelayEventNotice).eventId),
-        ['e1'.repeat(32)],
-        'available at once, not after the lease',
-      );
-    } finally {
-      await h.close();
-    }
-  });
-});

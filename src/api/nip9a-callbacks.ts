@@ -22,8 +22,6 @@ import type { MaybeOffThreadVerifier } from '../nostr/event.ts';
 import { nip98ReplayGuard } from '../nostr/nip98.ts';
 import type { StorePort } from '../store/port.ts';
 import type { Nip9aAcceptance, Nip9aCallback } from '../store/port-nip9a-callbacks.ts';
-import type { InboundItem } from '../engine/router.ts';
-import type { WorkerHandOff } from '../roles/queue-worker.ts';
 import type { Nip9aReceiverConfig } from '../config/defaults.ts';
 import { TurnBatcher } from '../util/turn-batcher.ts';
 import {
@@ -56,13 +54,8 @@ export interface Nip9aCallbackDeps {
   receiver: Nip9aReceiverConfig;
   /** `notification.event_kinds`: included events of these kinds take the engine's content path. */
   contentKinds: readonly number[];
-  /** Wakes this process's inbound consumers once work is queued (not for work handed to them). */
+  /** Wakes this process's inbound consumers once work is queued. */
   onQueued: () => void;
-  /**
-   * The engine's inbound worker when it runs in this process: accepted work is then queued
-   * already leased and handed to it, saving its lease call, while it has room (else queued).
-   */
-  handOff?: WorkerHandOff<InboundItem>;
   metrics: Metrics;
   logger: Logger;
 }
@@ -206,7 +199,9 @@ export function createCallbackReceiver(deps: Nip9aCallbackDeps): CallbackReceive
   const limiter = new CallbackRateLimiter(deps.receiver.rate_per_sec, deps.receiver.rate_burst, store.clock);
   const contentKinds = new Set(deps.contentKinds);
   // Relays POST many callbacks at once: the receipts of one turn reach the store as one call.
-  const receipts = new TurnBatcher<Nip9aAcceptance<InboundItem>, AcceptedAs>((entries) => acceptReceipts(deps, entries));
+  const receipts = new TurnBatcher<Nip9aAcceptance, boolean>((entries) =>
+    store.acceptNip9aReceipts(deps.receiver.receipt_ttl_secs, entries),
+  );
   const count = (outcome: string) => metrics.nip9aCallbackRequests.inc({ outcome });
   const refusal = (error: HttpError, headers?: Record<string, string>): CallbackAnswer => ({
     status: error.status,
@@ -250,57 +245,16 @@ export function createCallbackReceiver(deps: Nip9aCallbackDeps): CallbackReceive
       log.warn({ callbackId: callback.id, code: accepted.code, reason: accepted.reason }, 'NIP-9a callback refused');
       return refusal(new HttpError(accepted.code, accepted.reason));
     }
-    const acceptedAs = await receipts.add({
+    const fresh = await receipts.add({
       receipt: { callbackId: callback.id, relay: accepted.relay, eventId: accepted.eventId },
       item: { id: callbackItemId(callback.id, accepted.eventId), payload: accepted.item },
     });
-    if (acceptedAs === 'duplicate') {
+    if (!fresh) {
       count('duplicate');
       return { status: 200, body: { status: 'duplicate' } };
     }
-    if (acceptedAs === 'queued') deps.onQueued();
+    deps.onQueued();
     count('queued');
     return { status: 202, body: { status: 'queued' } };
   };
-}
-
-/** What became of one accepted callback: a repeat, queued for any consumer, or handed to this process's engine. */
-type AcceptedAs = 'duplicate' | 'queued' | 'handed_off';
-
-/** Why items leased for the engine went back to the queue: it detached between the room check and the hand-off. */
-const NO_CONSUMER_TO_HAND_TO = 'the inbound worker stopped before the hand-off';
-
-/**
- * One turn's receipts in one store call: leased and handed to the engine's inbound worker when it
- * runs here and has room for all of them, else queued for its leases (or another process's).
- */
-async function acceptReceipts(deps: Nip9aCallbackDeps, entries: ReadonlyArray<Nip9aAcceptance<InboundItem>>): Promise<AcceptedAs[]> {
-  const { store, handOff } = deps;
-  const ttlSecs = deps.receiver.receipt_ttl_secs;
-  if (!handOff || handOff.inlet.room() < entries.length) {
-    const fresh = await store.acceptNip9aReceipts(ttlSecs, entries);
-    return fresh.map((isNew) => (isNew ? 'queued' : 'duplicate'));
-  }
-  const outcomes = await store.acceptNip9aReceiptsLeased(ttlSecs, entries, handOff.leaseMs);
-  const leased = outcomes.flatMap((outcome) => (outcome.status === 'leased' ? [outcome.item] : []));
-  if (leased.length > 0 && !handOff.inlet.push(leased)) {
-    // The worker is gone (shutting down): give the items back at once rather than after their lease.
-    const nowMs = store.clock.nowMs();
-    await store.settleLeased(
-      'inbound',
-      leased.map((item) => ({
-        id: item.id,
-        leaseToken: item.leaseToken,
-        outcome: 'retry' as const,
-        availableAtMs: nowMs,
-        error: NO_CONSUMER_TO_HAND_TO,
-      })),
-    );
-    deps.logger.warn(
-      { items: leased.length },
-      'NIP-9a callbacks queued leased for the inbound worker, which had stopped; given back to the queue',
-    );
-    return outcomes.map((outcome) => (outcome.status === 'duplicate' ? 'duplicate' : 'queued'));
-  }
-  return outcomes.map((outcome) => (outcome.status === 'leased' ? 'handed_off' : outcome.status));
 }

@@ -335,44 +335,4 @@ describe('continuous flow', () => {
     assert.equal(inlet.push([]), false, 'detached at shutdown');
     await store.close();
   });
-
-  test("an inlet's room is what its worker can take beside what it holds, and none when no worker is attached", async () => {
-    const store = await openSqliteStore({ path: ':memory:', clock: new ManualClock() });
-    const controller = new AbortController();
-    const inlet = new LeasedInlet<{ n: number }>();
-    assert.equal(inlet.room(), 0, 'no worker attached yet');
-    let release: () => void = () => {};
-    const released = new Promise<void>((resolve) => (release = resolve));
-    const worker = runQueueWorker<{ n: number }>({
-      store,
-      queue: 'nip9a',
-      leaseMs: 60_000,
-      maxAttempts: 3,
-      batchSize: 4,
-      concurrency: 2,
-      pollMs: 60_000,
-      inlet,
-      signal: controller.signal,
-      wake: new QueueSignal(),
-      ...quiet,
-      handle: async () => {
-        await released;
-        return DONE;
-      },
-    });
-    await until(() => inlet.room() === 4, 'the worker to attach with its whole batch free');
-    const items = await store.enqueueLeased(
-      'nip9a',
-      [1, 2, 3].map((n) => ({ id: `r${n}`, payload: { n } })),
-      60_000,
-    );
-    inlet.push(items.filter((item) => item !== null));
-    assert.equal(inlet.room(), 1, 'three of four held (two running, one waiting)');
-    release();
-    await until(async () => inlet.room() === 4 && totals(await store.queueStats('nip9a')).leased === 0, 'every item settled');
-    controller.abort();
-    await worker;
-    assert.equal(inlet.room(), 0, 'detached at shutdown');
-    await store.close();
-  });
 });

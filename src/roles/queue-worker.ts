@@ -60,7 +60,6 @@ export class QueueSignal {
  */
 export class LeasedInlet<T> {
   private sink: ((items: LeasedItem<T>[]) => void) | null = null;
-  private spare: () => number = () => 0;
 
   /** Hand items to the attached worker; false when none is attached (they wait out their lease). */
   push(items: LeasedItem<T>[]): boolean {
@@ -69,31 +68,13 @@ export class LeasedInlet<T> {
     return true;
   }
 
-  /**
-   * Items the attached worker can take now without holding more than its batch (0 when none is
-   * attached): a producer with no bound of its own hands off only this many and queues the rest
-   * for the worker's own leases, so a worker that falls behind is never buried in memory.
-   */
-  room(): number {
-    return this.sink ? Math.max(0, this.spare()) : 0;
-  }
-
-  attach(sink: (items: LeasedItem<T>[]) => void, room: () => number = () => Number.POSITIVE_INFINITY): void {
+  attach(sink: (items: LeasedItem<T>[]) => void): void {
     this.sink = sink;
-    this.spare = room;
   }
 
   detach(): void {
     this.sink = null;
-    this.spare = () => 0;
   }
-}
-
-/** A worker's inlet and the lease its items take: what a producer needs to queue work leased and hand it over. */
-export interface WorkerHandOff<T> {
-  inlet: LeasedInlet<T>;
-  /** The worker's lease length, ms: an item handed over is leased this long, as if the worker had leased it. */
-  leaseMs: number;
 }
 
 export interface QueueWorkerOptions<T> {
@@ -214,7 +195,7 @@ export async function runQueueWorker<T>(options: QueueWorkerOptions<T>): Promise
   };
   // Handed-in items count as held, so the worker leases less while they wait; their number is
   // bounded by the producer (the NIP-9a gateway's pending bound per relay).
-  options.inlet?.attach(take, () => window - held);
+  options.inlet?.attach(take);
 
   while (!signal.aborted) {
     if (window - held < leaseWhenFree) {

@@ -40,7 +40,7 @@ import type { PushTransport } from '../delivery/types.ts';
 import { createListener, type Listener, type RelayStatus } from '../listener/index.ts';
 import { runNtfyExpiry, type NtfyHub } from '../ntfy/index.ts';
 import { offThreadVerifier, type CryptoWorkerPool } from '../nostr/crypto-worker-pool.ts';
-import { DONE, LeasedInlet, runQueueWorker, type QueueSignal, type WorkerHandOff } from './queue-worker.ts';
+import { DONE, runQueueWorker, type QueueSignal } from './queue-worker.ts';
 import { withTurnBatching } from '../store/turn-batching.ts';
 import { sleep, type Supervisor } from './supervisor.ts';
 import { startPlatformRoles } from '../platform/roles.ts';
@@ -118,11 +118,6 @@ export interface StartedRoles {
   nip9aGateway: Nip9aGateway | null;
   /** The listener's relay connections (empty without role `listener`), for the console's heartbeat. */
   relays(): RelayStatus[];
-  /**
-   * With role `engine`: its inbound worker's inlet and lease length, so that work this process
-   * queues already leased (the NIP-9a callback receiver) starts without a lease call.
-   */
-  inboundHandOff: WorkerHandOff<InboundItem> | null;
 }
 
 /** Start the tasks of every role in `config.roles`. Roles share nothing but the store. */
@@ -131,7 +126,7 @@ export async function startRoles(ctx: RoleContext): Promise<StartedRoles> {
   // The tasks over process-wide state (the ntfy server, the NIP-9a gateway) run once, with the default app.
   const processWide = (ctx.appId ?? DEFAULT_APP_ID) === DEFAULT_APP_ID;
   const stoppers: Array<() => Promise<void>> = [];
-  const inboundHandOff = config.roles.includes('engine') ? startEngine(ctx) : null;
+  if (config.roles.includes('engine')) startEngine(ctx);
   if (config.roles.includes('delivery')) startDelivery(ctx);
   let listener: Listener | null = null;
   if (config.roles.includes('listener')) {
@@ -189,23 +184,17 @@ export async function startRoles(ctx: RoleContext): Promise<StartedRoles> {
   return {
     nip9aGateway,
     relays: () => listener?.status() ?? [],
-    inboundHandOff,
     async stop() {
       await Promise.allSettled(stoppers.map((s) => s()));
     },
   };
 }
 
-/** The lease of a queue worker's items (`queue.lease_secs`), in ms. */
-function workerLeaseMs(config: Config): number {
-  return config.queue.lease_secs * 1000;
-}
-
 function workerOptions(ctx: RoleContext, signal: AbortSignal, log: Logger) {
   const { config } = ctx;
   return {
     store: ctx.store,
-    leaseMs: workerLeaseMs(config),
+    leaseMs: config.queue.lease_secs * 1000,
     maxAttempts: config.queue.max_attempts,
     pollMs: config.queue.poll_millis,
     signal,
@@ -231,7 +220,7 @@ function socialListCache(config: Config, verifier: EventVerifier, logger: Logger
   });
 }
 
-function startEngine(ctx: RoleContext): WorkerHandOff<InboundItem> {
+function startEngine(ctx: RoleContext): void {
   const { config, store, metrics } = ctx;
   const log = ctx.logger.child({ role: 'engine' });
   // The worker pool holds the default app's key; another app's control events decrypt on this thread.
@@ -297,11 +286,9 @@ function startEngine(ctx: RoleContext): WorkerHandOff<InboundItem> {
     handleRelayEvent: (notice) => handleRelayEventNotice(relayEventDeps, notice).then(() => undefined),
   };
   metrics.lastEventProcessed.set(Math.floor(store.clock.nowMs() / 1000));
-  const handOff: WorkerHandOff<InboundItem> = { inlet: new LeasedInlet<InboundItem>(), leaseMs: workerLeaseMs(config) };
   ctx.supervisor.spawn(TASK_EVENT_HANDLER, 'critical', (signal) =>
     runQueueWorker<InboundItem>({
       ...workerOptions(ctx, signal, log),
-      inlet: handOff.inlet,
       queue: 'inbound',
       concurrency: INBOUND_CONCURRENCY,
       orderingKey: (item) => inboundItemOrderingKey(item.payload),
@@ -319,7 +306,6 @@ function startEngine(ctx: RoleContext): WorkerHandOff<InboundItem> {
       },
     }),
   );
-  return handOff;
 }
 
 /** delivery: the outbound queue → provider sends, with bounded concurrency. */

@@ -11,7 +11,7 @@
  * @remarks Not part of this contract: making the secret, hashing it, validating or normalising
  * the relay URL, rate limits (per process, in the receiver). Ids and hashes are stored as given.
  */
-import type { EnqueueItem, LeasedItem } from './port.ts';
+import type { EnqueueItem } from './port.ts';
 
 /** One callback URL, as stored. */
 export interface Nip9aCallback {
@@ -41,22 +41,6 @@ export interface Nip9aAcceptance<T = unknown> {
   item: EnqueueItem<T>;
 }
 
-/** What {@link Nip9aCallbackStore.acceptNip9aReceiptsLeased} did with one entry. */
-export type Nip9aLeasedAcceptance<T = unknown> =
-  /** The receipt was already recorded and unexpired (a duplicate POST): nothing queued. */
-  | { status: 'duplicate' }
-  /**
-   * The receipt is new and its item is on the inbound queue, ready for any consumer's lease: its
-   * id was queued already, or the adapter does not lease on acceptance (the Redis cluster layout).
-   */
-  | { status: 'queued' }
-  /**
-   * The receipt is new and its item is on the inbound queue already leased to the caller
-   * (attempt 1, until `leaseExpiresAtMs`): the caller hands it to a consumer of its own, and if
-   * it never settles it, the lease expiry returns it to the queue as any lease's would.
-   */
-  | { status: 'leased'; item: LeasedItem<T> };
-
 export interface Nip9aCallbackStore {
   /** Store a new callback. Ids and secret hashes are fresh random values of the caller's; a repeat is a programming error and throws. */
   createNip9aCallback(callback: Nip9aCallback): Promise<void>;
@@ -81,18 +65,4 @@ export interface Nip9aCallbackStore {
    * "queued"), false when it was already recorded and unexpired (a duplicate POST).
    */
   acceptNip9aReceipts<T>(ttlSecs: number, entries: ReadonlyArray<Nip9aAcceptance<T>>): Promise<boolean[]>;
-
-  /**
-   * {@link acceptNip9aReceipts}, with each new receipt's item queued already leased to the caller
-   * for `leaseMs` (> 0), as `enqueueLeased` adds an item, when the adapter can do that in the same
-   * atomic step (SQLite; Redis in the divine layout); otherwise queued ready ({@link
-   * Nip9aLeasedAcceptance}). The same atomicity: a receipt is never recorded without its item
-   * queued, leased or not. For a process whose inbound consumer runs beside the receiver: it saves
-   * the consumer's lease of each item.
-   */
-  acceptNip9aReceiptsLeased<T>(
-    ttlSecs: number,
-    entries: ReadonlyArray<Nip9aAcceptance<T>>,
-    leaseMs: number,
-  ): Promise<Array<Nip9aLeasedAcceptance<T>>>;
 }

@@ -52,11 +52,6 @@ export interface StoreContractOptions {
   name: string;
   /** A fresh, empty store on `clock`. Called before every test; the store is closed after it. */
   make: (clock: ManualClock) => Promise<StorePort>;
-  /**
-   * Whether `acceptNip9aReceiptsLeased` leases the items it adds to the caller (default true);
-   * false for the Redis cluster layout, whose three-step claim-and-enqueue queues them ready.
-   */
-  leasesOnAcceptance?: boolean;
 }
 
 const QUEUES: readonly QueueName[] = ['inbound', 'outbound', 'nip9a'];
@@ -104,7 +99,7 @@ export function runStoreContract(options: StoreContractOptions): void {
     socialFilterContract(ctx);
     inboxContract(ctx);
     nip9aGatewayContract(ctx);
-    nip9aCallbackContract(ctx, { leasesOnAcceptance: options.leasesOnAcceptance ?? true });
+    nip9aCallbackContract(ctx);
     fleetContract(ctx);
     throttleContract(ctx);
     campaignContract(ctx);

@@ -57,7 +57,6 @@ after(async () => {
 
 runStoreContract({
   name: 'RedisStore in the cluster key layout on one Redis, every script call recorded',
-  leasesOnAcceptance: false,
   make: (clock) => {
     if (!redis) throw new Error('the private redis-server did not start');
     return openRedisStore({

@@ -21,7 +21,6 @@ after(async () => {
 
 runStoreContract({
   name: 'RedisStore on a Redis Cluster',
-  leasesOnAcceptance: false,
   make: (clock) => {
     if (!cluster) throw new Error('the private Redis Cluster did not start');
     return openRedisStore({ url: cluster.url, clock, keyPrefix: `t-${randomUUID()}:` });

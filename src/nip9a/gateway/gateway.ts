@@ -15,7 +15,7 @@ import { isAuthentic, type MaybeOffThreadVerifier, type NostrEvent } from '../..
 import type { Logger } from '../../observability/logger.ts';
 import type { Clock, EnqueueItem, LeasedItem, StorePort } from '../../store/port.ts';
 import type { StoredNip9aRegistration } from '../../store/port-nip9a-gateway.ts';
-import type { QueueSignal, WorkerHandOff } from '../../roles/queue-worker.ts';
+import type { LeasedInlet, QueueSignal } from '../../roles/queue-worker.ts';
 import { TurnBatcher } from '../../util/turn-batcher.ts';
 import { parseNip9aRegistration, registrationAddress, type Nip9aRegistration } from '../registration.ts';
 import type { GatewaySettings } from './config.ts';
@@ -74,7 +74,7 @@ export interface GatewayOptions {
    * to the delivery worker of this process at once; without it, deliveries are queued ready for
    * the next lease (tests that lease by hand).
    */
-  handOff?: WorkerHandOff<Nip9aDelivery>;
+  handOff?: { inlet: LeasedInlet<Nip9aDelivery>; leaseMs: number };
   /** Builds the watch of a relay (tests and the benchmark may observe it). */
   makeWatch?: (url: string, onEvent: (event: NostrEvent, receivedAtMs: number) => void) => RelayWatch;
 }

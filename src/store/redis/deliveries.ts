@@ -32,21 +32,16 @@
  * later calls once its expiry (the claim lifetime) passed.
  *
  * In the divine layout (one Redis, every key on one server) the three steps run as one script,
- * `claimAndEnqueue-9` ({@link claimAndEnqueueInOneStep}): one round trip per queue shard instead
+ * `claimAndEnqueue-6` ({@link claimAndEnqueueInOneStep}): one round trip per queue shard instead
  * of three, and no EVALSHA per claim. Each entry ends as the three steps would leave it (an
  * earlier call's staged item is committed or discarded under its staged owner), and being atomic
  * it never leaves a staged item behind. The cluster layout's steps stay as they are.
- *
- * {@link claimAndEnqueueLeased} asks, in the divine layout, for the items the call adds to be
- * queued already leased to the caller (its own consumer handles them without a lease call); the
- * cluster layout's steps queue them ready, as {@link claimAndEnqueue} does, and say so.
  *
  * With `redis.wait_replicas` (`replication.ts`), each step ends with a WAIT on every master it
  * wrote to, so a failover between two steps cannot undo a step the next one builds on: the
  * stage before its claim, the claim before its commit, the commit before the caller moves on.
  */
-import { randomUUID } from 'node:crypto';
-import type { ClaimedDelivery, EnqueueItem, LeasedItem, QueueName, RecipientGateState } from '../port.ts';
+import type { ClaimedDelivery, EnqueueItem, QueueName, RecipientGateState } from '../port.ts';
 import { expirySeconds, prefixed, type RedisContext } from './context.ts';
 import { preferenceKindsOf } from './bell-pages.ts';
 import { devicesFromRecords, intentsOf, readTokenRecords, type Candidates, type TokenRecord } from './tokens.ts';
@@ -242,50 +237,7 @@ export async function claimAndEnqueue<T>(
   entries: ReadonlyArray<ClaimAndEnqueueEntry<T>>,
 ): Promise<boolean[]> {
   if (entries.length === 0) return [];
-  if (ctx.keys.layout === 'divine') return (await claimAndEnqueueInOneStep(ctx, queue, ttlSecs, entries, null)).map(isClaimed);
-  return claimAndEnqueueInThreeSteps(ctx, queue, ttlSecs, entries);
-}
-
-/** What {@link claimAndEnqueueLeased} did with one entry. */
-export type LeasedClaimOutcome<T> =
-  /** Someone else holds the claim: nothing queued for this entry. */
-  | { claimed: false }
-  /**
-   * The claim is the entry's; its item is queued, leased to the caller when `leased` is set
-   * (attempt 1, until now + the lease length), else ready for any consumer (the id was queued
-   * already, an earlier call's staged item was committed, or the cluster layout, which never leases).
-   */
-  | { claimed: true; leased: LeasedItem<T> | null };
-
-const isClaimed = (outcome: LeasedClaimOutcome<unknown>): boolean => outcome.claimed;
-
-/**
- * {@link claimAndEnqueue}, asking that the items this call adds be queued already leased to the
- * caller for `leaseMs`, as `enqueueLeased` does (one store step instead of an enqueue and a lease
- * call). Honoured in the divine layout; the cluster layout's three steps queue every item ready.
- */
-export async function claimAndEnqueueLeased<T>(
-  ctx: RedisContext,
-  queue: QueueName,
-  ttlSecs: number,
-  entries: ReadonlyArray<ClaimAndEnqueueEntry<T>>,
-  leaseMs: number,
-): Promise<Array<LeasedClaimOutcome<T>>> {
-  if (!Number.isFinite(leaseMs) || leaseMs <= 0) throw new RangeError(`claimAndEnqueueLeased: leaseMs must be positive, got ${leaseMs}`);
-  if (entries.length === 0) return [];
-  if (ctx.keys.layout === 'divine')
-    return claimAndEnqueueInOneStep(ctx, queue, ttlSecs, entries, { expiresAtMs: ctx.clock.nowMs() + leaseMs, callToken: randomUUID() });
-  const claimed = await claimAndEnqueueInThreeSteps(ctx, queue, ttlSecs, entries);
-  return claimed.map((taken) => (taken ? { claimed: true, leased: null } : { claimed: false }));
-}
-
-/** The cluster layout's three one-slot steps (the module comment); one boolean per entry, as {@link claimAndEnqueue}. */
-async function claimAndEnqueueInThreeSteps<T>(
-  ctx: RedisContext,
-  queue: QueueName,
-  ttlSecs: number,
-  entries: ReadonlyArray<ClaimAndEnqueueEntry<T>>,
-): Promise<boolean[]> {
+  if (ctx.keys.layout === 'divine') return claimAndEnqueueInOneStep(ctx, queue, ttlSecs, entries);
   const now = ctx.clock.nowMs();
   const stageArgs = entries.map((entry) => ({
     entry,
@@ -362,8 +314,7 @@ async function claimAndEnqueueInOneStep<T>(
   queue: QueueName,
   ttlSecs: number,
   entries: ReadonlyArray<ClaimAndEnqueueEntry<T>>,
-  lease: { expiresAtMs: number; callToken: string } | null,
-): Promise<Array<LeasedClaimOutcome<T>>> {
+): Promise<boolean[]> {
   const prefix = prefixed(ctx);
   const now = ctx.clock.nowMs();
   const results = await perShard(
@@ -372,40 +323,22 @@ async function claimAndEnqueueInOneStep<T>(
     (entry) => entry.item.id,
     async (shard, shardEntries) => {
       const keys = ctx.keys.queueKeys(queue, shard);
-      const args: Array<string | number> = [now, ttlSecs, lease?.expiresAtMs ?? 0];
-      // Unique per item: the call's random token, the shard and the item's place in it.
-      const tokens = shardEntries.map((_, k) => (lease ? `${lease.callToken}:${shard}:${k}` : ''));
-      shardEntries.forEach((entry, k) => {
+      const args: Array<string | number> = [now, ttlSecs];
+      for (const entry of shardEntries) {
         args.push(
           prefix(entry.claimKey),
           entry.owner,
           entry.item.id,
           payloadJson('claimAndEnqueue', entry.item.id, entry.item.payload),
           entry.item.lane ?? DEFAULT_LANE,
-          tokens[k] ?? '',
         );
-      });
+      }
       const replies = (await ctx.scripts.run(
         'claimAndEnqueue',
-        [...keys.readyKeys, keys.items, keys.meta, keys.pending, ...keys.leasedKeys],
+        [...keys.readyKeys, keys.items, keys.meta, keys.pending],
         args,
       )) as number[];
-      return replies.map((reply, k): LeasedClaimOutcome<T> => {
-        const entry = shardEntries[k];
-        if (reply === 2 && lease && entry)
-          return {
-            claimed: true,
-            leased: {
-              id: entry.item.id,
-              payload: entry.item.payload,
-              attempts: 1,
-              leaseToken: tokens[k] ?? '',
-              leaseExpiresAtMs: lease.expiresAtMs,
-              lastError: null,
-            },
-          };
-        return reply === 0 ? { claimed: false } : { claimed: true, leased: null };
-      });
+      return replies.map((reply) => reply === 1);
     },
   );
   // One step on one server, so one acknowledgement covers the claims and the items alike (a

@@ -21,9 +21,9 @@
  * recorded without its item queued (or staged, and committed by the retry).
  */
 import { randomUUID } from 'node:crypto';
-import type { Nip9aAcceptance, Nip9aCallback, Nip9aLeasedAcceptance } from '../port-nip9a-callbacks.ts';
+import type { Nip9aAcceptance, Nip9aCallback } from '../port-nip9a-callbacks.ts';
 import { expirySeconds, isRecord, parseJson, type RedisContext } from './context.ts';
-import { claimAndEnqueue, claimAndEnqueueLeased, type ClaimAndEnqueueEntry } from './deliveries.ts';
+import { claimAndEnqueue } from './deliveries.ts';
 
 function toJson(callback: Nip9aCallback): string {
   const { id, secretHash, secretHint, owner, relay, createdAtMs } = callback;
@@ -94,33 +94,20 @@ export async function revokeNip9aCallback(ctx: RedisContext, owner: string, id: 
   return true;
 }
 
-/** A receipt is a claim (its key, a fresh owner) covering its inbound item: claimAndEnqueue's entry. */
-function receiptClaims<T>(ctx: RedisContext, entries: ReadonlyArray<Nip9aAcceptance<T>>): Array<ClaimAndEnqueueEntry<T>> {
-  return entries.map(({ receipt, item }) => ({
-    claimKey: ctx.keys.nip9aReceiptKey(receipt.callbackId, receipt.eventId, receipt.relay),
-    owner: randomUUID(),
-    item,
-  }));
-}
-
 export async function acceptNip9aReceipts<T>(
   ctx: RedisContext,
   ttlSecs: number,
   entries: ReadonlyArray<Nip9aAcceptance<T>>,
 ): Promise<boolean[]> {
-  return claimAndEnqueue(ctx, 'inbound', expirySeconds('acceptNip9aReceipts', ttlSecs), receiptClaims(ctx, entries));
-}
-
-export async function acceptNip9aReceiptsLeased<T>(
-  ctx: RedisContext,
-  ttlSecs: number,
-  entries: ReadonlyArray<Nip9aAcceptance<T>>,
-  leaseMs: number,
-): Promise<Array<Nip9aLeasedAcceptance<T>>> {
-  const ttl = expirySeconds('acceptNip9aReceiptsLeased', ttlSecs);
-  const outcomes = await claimAndEnqueueLeased(ctx, 'inbound', ttl, receiptClaims(ctx, entries), leaseMs);
-  return outcomes.map((outcome): Nip9aLeasedAcceptance<T> => {
-    if (!outcome.claimed) return { status: 'duplicate' };
-    return outcome.leased ? { status: 'leased', item: outcome.leased } : { status: 'queued' };
-  });
+  const ttl = expirySeconds('acceptNip9aReceipts', ttlSecs);
+  return claimAndEnqueue(
+    ctx,
+    'inbound',
+    ttl,
+    entries.map(({ receipt, item }) => ({
+      claimKey: ctx.keys.nip9aReceiptKey(receipt.callbackId, receipt.eventId, receipt.relay),
+      owner: randomUUID(),
+      item,
+    })),
+  );
 }

@@ -34,7 +34,7 @@ import { claimVapidKeys } from './vapid.ts';
 import * as nip9aCallbacks from './nip9a-callbacks.ts';
 import * as fleet from './fleet.ts';
 import type { ConsoleSession, MetricSample, NtfyTopicCount, ProcessHeartbeat, ProcessHeartbeatRecord } from '../port-fleet.ts';
-import type { Nip9aAcceptance, Nip9aCallback, Nip9aLeasedAcceptance } from '../port-nip9a-callbacks.ts';
+import type { Nip9aAcceptance, Nip9aCallback } from '../port-nip9a-callbacks.ts';
 import type { StoredVapidKeys } from '../port-vapid.ts';
 import type { SocialFilters } from '../port-social-filters.ts';
 import { getSocialFilters, setSocialFilters } from './social-filters.ts';
@@ -291,13 +291,6 @@ export abstract class RedisCoreStore {
   }
   acceptNip9aReceipts<T>(ttlSecs: number, entries: ReadonlyArray<Nip9aAcceptance<T>>): Promise<boolean[]> {
     return nip9aCallbacks.acceptNip9aReceipts(this.ctx, ttlSecs, entries);
-  }
-  acceptNip9aReceiptsLeased<T>(
-    ttlSecs: number,
-    entries: ReadonlyArray<Nip9aAcceptance<T>>,
-    leaseMs: number,
-  ): Promise<Array<Nip9aLeasedAcceptance<T>>> {
-    return nip9aCallbacks.acceptNip9aReceiptsLeased(this.ctx, ttlSecs, entries, leaseMs);
   }
 
   // ---- VAPID key (port-vapid.ts) -------------------------------------------------------------

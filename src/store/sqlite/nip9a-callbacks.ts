@@ -6,9 +6,9 @@
  */
 import type { Database, Statement } from 'better-sqlite3';
 import type { Clock } from '../port.ts';
-import type { Nip9aAcceptance, Nip9aCallback, Nip9aLeasedAcceptance, Nip9aReceipt } from '../port-nip9a-callbacks.ts';
+import type { Nip9aAcceptance, Nip9aCallback, Nip9aReceipt } from '../port-nip9a-callbacks.ts';
 import { ExpiredRowSweeper, expiresAtMs } from './expiry.ts';
-import type { LeaseOnInsert, QueueTable } from './queues.ts';
+import type { QueueTable } from './queues.ts';
 
 /** Schema of the callback and receipt tables (one migration). */
 export const CREATE_NIP9A_CALLBACK_TABLES = `
@@ -81,7 +81,6 @@ export class Nip9aCallbackTables {
   private readonly takeReceipt: Statement<[Nip9aReceipt & { expiresAtMs: number; nowMs: number }]>;
   private readonly sweeper: ExpiredRowSweeper;
   readonly accept: (ttlSecs: number, entries: ReadonlyArray<Nip9aAcceptance>) => boolean[];
-  readonly acceptLeased: (ttlSecs: number, entries: ReadonlyArray<Nip9aAcceptance>, leaseMs: number) => Nip9aLeasedAcceptance[];
 
   constructor(
     db: Database,
@@ -94,20 +93,12 @@ export class Nip9aCallbackTables {
     this.deleteOwned = db.prepare(DELETE_OWNED);
     this.takeReceipt = db.prepare(TAKE_RECEIPT);
     this.sweeper = new ExpiredRowSweeper(db, [DELETE_EXPIRED_RECEIPTS]);
-    const takeReceipt = (ttlSecs: number, receipt: Nip9aReceipt): boolean => {
-      const nowMs = this.clock.nowMs();
-      return this.takeReceipt.run({ ...receipt, expiresAtMs: expiresAtMs(nowMs, ttlSecs), nowMs }).changes > 0;
-    };
     // Each entry's receipt and enqueue are one savepoint: both or neither.
     const acceptOne = db.transaction((ttlSecs: number, entry: Nip9aAcceptance): boolean => {
-      const taken = takeReceipt(ttlSecs, entry.receipt);
+      const nowMs = this.clock.nowMs();
+      const taken = this.takeReceipt.run({ ...entry.receipt, expiresAtMs: expiresAtMs(nowMs, ttlSecs), nowMs }).changes > 0;
       if (taken) queues.insert('inbound', entry.item);
       return taken;
-    });
-    const acceptOneLeased = db.transaction((ttlSecs: number, entry: Nip9aAcceptance, lease: LeaseOnInsert): Nip9aLeasedAcceptance => {
-      if (!takeReceipt(ttlSecs, entry.receipt)) return { status: 'duplicate' };
-      const leased = queues.insertLeased('inbound', entry.item, lease);
-      return leased ? { status: 'leased', item: leased } : { status: 'queued' };
     });
     this.create = db.transaction((callback: Nip9aCallback) => this.insert(callback));
     this.revoke = db.transaction((owner: string, id: string): boolean => this.deleteOwned.run(id, owner).changes > 0);
@@ -115,13 +106,6 @@ export class Nip9aCallbackTables {
       this.sweeper.maybeSweep(this.clock.nowMs());
       return entries.map((entry) => acceptOne(ttlSecs, entry));
     });
-    this.acceptLeased = db.transaction(
-      (ttlSecs: number, entries: ReadonlyArray<Nip9aAcceptance>, leaseMs: number): Nip9aLeasedAcceptance[] => {
-        const lease = queues.newLease(leaseMs);
-        this.sweeper.maybeSweep(this.clock.nowMs());
-        return entries.map((entry) => acceptOneLeased(ttlSecs, entry, lease));
-      },
-    );
   }
 
   /** Savepoints, so a failed write in the group's commit undoes only itself. */

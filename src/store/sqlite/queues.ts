@@ -214,14 +214,6 @@ function checkLeaseMs(leaseMs: number): void {
   if (!Number.isFinite(leaseMs) || leaseMs <= 0) throw new RangeError(`leaseMs must be positive, got ${leaseMs}`);
 }
 
-/** A lease given to items as they are inserted ({@link QueueTable.insertLeased}); each item's token is `<callToken>:<n>`. */
-export interface LeaseOnInsert {
-  expiresAtMs: number;
-  callToken: string;
-  /** Tokens issued so far under this lease. */
-  issued: number;
-}
-
 /** What every pass of one lease call shares. */
 interface LeaseCall {
   queue: QueueName;
@@ -293,8 +285,16 @@ export class QueueTable {
     );
 
     this.enqueueLeased = db.transaction((queue: QueueName, items: ReadonlyArray<EnqueueItem>, leaseMs: number) => {
-      const lease = this.newLease(leaseMs);
-      return items.map((item) => this.insertLeased(queue, item, lease));
+      checkLeaseMs(leaseMs);
+      const leaseExpiresAtMs = this.clock.nowMs() + leaseMs;
+      const callToken = randomUUID();
+      return items.map((item, k): LeasedItem | null => {
+        const leaseToken = `${callToken}:${k}`;
+        const payloadJson = serialisePayload(item.id, item.payload);
+        const row = { queue, id: item.id, lane: item.lane ?? DEFAULT_LANE, payloadJson, leaseExpiresAtMs, leaseToken };
+        if (this.insertLeasedItem.run(row).changes === 0) return null;
+        return { id: item.id, payload: item.payload, attempts: 1, leaseToken, leaseExpiresAtMs, lastError: null };
+      });
     });
 
     this.lease = db.transaction((queue: QueueName, options: LeaseOptions) => this.leaseDue(queue, options));
@@ -351,26 +351,6 @@ export class QueueTable {
     const payloadJson = serialisePayload(item.id, item.payload);
     const dueAtMs = item.availableAtMs ?? this.clock.nowMs();
     return this.insertItem.run({ queue, id: item.id, lane: item.lane ?? DEFAULT_LANE, payloadJson, dueAtMs }).changes > 0;
-  }
-
-  /** The lease of one `insertLeased` call or several: its expiry from now and its tokens' source. */
-  newLease(leaseMs: number): LeaseOnInsert {
-    checkLeaseMs(leaseMs);
-    return { expiresAtMs: this.clock.nowMs() + leaseMs, callToken: randomUUID(), issued: 0 };
-  }
-
-  /**
-   * Insert `item` already leased under `lease` (attempt 1; `enqueueLeased`), without a
-   * transaction of its own, for a caller's transaction that does more in the same atomic step.
-   * Null when the id is already queued (nothing written).
-   */
-  insertLeased<T>(queue: QueueName, item: EnqueueItem<T>, lease: LeaseOnInsert): LeasedItem<T> | null {
-    const leaseToken = `${lease.callToken}:${lease.issued++}`;
-    const payloadJson = serialisePayload(item.id, item.payload);
-    const leaseExpiresAtMs = lease.expiresAtMs;
-    const row = { queue, id: item.id, lane: item.lane ?? DEFAULT_LANE, payloadJson, leaseExpiresAtMs, leaseToken };
-    if (this.insertLeasedItem.run(row).changes === 0) return null;
-    return { id: item.id, payload: item.payload, attempts: 1, leaseToken, leaseExpiresAtMs, lastError: null };
   }
 
   /** Runs inside the `lease` transaction: the passes of `lanes.ts`, critical items first in the batch. */

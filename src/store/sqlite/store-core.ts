@@ -53,7 +53,7 @@ import { QueueTable } from './queues.ts';
 import { RecordTables } from './records.ts';
 import { TokenTable } from './tokens.ts';
 import { Nip9aCallbackTables } from './nip9a-callbacks.ts';
-import type { Nip9aAcceptance, Nip9aCallback, Nip9aLeasedAcceptance } from '../port-nip9a-callbacks.ts';
+import type { Nip9aAcceptance, Nip9aCallback } from '../port-nip9a-callbacks.ts';
 
 /** Dead letters replayed per transaction by `replayAllDead`: big enough to be quick, small enough not to hold the writer long. */
 const REPLAY_ALL_STEP = 1000;
@@ -349,16 +349,6 @@ export abstract class SqliteCoreStore {
 
   async acceptNip9aReceipts<T>(ttlSecs: number, entries: ReadonlyArray<Nip9aAcceptance<T>>): Promise<boolean[]> {
     return entries.length === 0 ? [] : this.group.run(() => this.nip9aCallbacks.accept(ttlSecs, entries));
-  }
-
-  async acceptNip9aReceiptsLeased<T>(
-    ttlSecs: number,
-    entries: ReadonlyArray<Nip9aAcceptance<T>>,
-    leaseMs: number,
-  ): Promise<Array<Nip9aLeasedAcceptance<T>>> {
-    if (entries.length === 0) return [];
-    // The adapter stores payloads as JSON and hands back the caller's own objects, so T holds.
-    return this.group.run(() => this.nip9aCallbacks.acceptLeased(ttlSecs, entries, leaseMs) as Array<Nip9aLeasedAcceptance<T>>);
   }
 
   // ---- VAPID key (port-vapid.ts) -------------------------------------------------------------

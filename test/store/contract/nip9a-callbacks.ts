@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { Nip9aAcceptance, Nip9aCallback, Nip9aReceipt } from '../../../src/store/port-nip9a-callbacks.ts';
 import { LEASE, RICH_PAYLOAD } from './queues.ts';
-import { SECOND_MS, totals, type ContractContext } from './context.ts';
+import { SECOND_MS, type ContractContext } from './context.ts';
 
 const ALICE = 'a1'.repeat(32);
 const BOB = 'b2'.repeat(32);
@@ -29,7 +29,7 @@ function acceptance(r: Nip9aReceipt, payload: unknown = { r }): Nip9aAcceptance 
 }
 
 /** The contract of port-nip9a-callbacks.ts: callback URLs (create, find, list, revoke) and relay-POST receipts. */
-export function nip9aCallbackContract(ctx: ContractContext, adapter: { leasesOnAcceptance: boolean }): void {
+export function nip9aCallbackContract(ctx: ContractContext): void {
   describe('NIP-9a callbacks', () => {
     test('a created callback is found by its secret hash exactly as stored; an unknown hash finds nothing', async () => {
       const store = ctx.store();
@@ -129,113 +129,6 @@ export function nip9aCallbackContract(ctx: ContractContext, adapter: { leasesOnA
       const store = ctx.store();
       assert.deepEqual(await store.acceptNip9aReceipts(TTL_SECS, []), []);
       await assert.rejects(store.acceptNip9aReceipts(0, [acceptance(receipt('e1'))]));
-    });
-  });
-
-  describe('NIP-9a receipts accepted leased', () => {
-    const expected = adapter.leasesOnAcceptance ? 'leased' : 'queued';
-
-    test(`a new receipt answers ${expected} and its item is on the inbound queue, payload intact; the same receipt again is a duplicate`, async () => {
-      const store = ctx.store();
-      const first = acceptance(receipt('e1'), RICH_PAYLOAD);
-      const nowMs = ctx.clock().nowMs();
-      const outcome = (await store.acceptNip9aReceiptsLeased(TTL_SECS, [first], LEASE.leaseMs))[0];
-      assert.ok(outcome, 'one outcome per entry');
-      assert.equal(outcome.status, expected, 'the new receipt');
-      const again = await store.acceptNip9aReceiptsLeased(TTL_SECS, [acceptance(receipt('e1'), { other: true })], LEASE.leaseMs);
-      assert.deepEqual(again, [{ status: 'duplicate' }], 'the same receipt again');
-      assert.deepEqual(await store.acceptNip9aReceipts(TTL_SECS, [first]), [false], 'a duplicate for the unleased variant too');
-
-      let token: string;
-      if (outcome.status === 'leased') {
-        const { item } = outcome;
-        assert.deepEqual(
-          [item.id, item.payload, item.attempts, item.leaseExpiresAtMs, item.lastError],
-          [first.item.id, RICH_PAYLOAD, 1, nowMs + LEASE.leaseMs, null],
-          'the leased item as handed back',
-        );
-        assert.deepEqual(await store.lease('inbound', LEASE), [], 'no lease call hands out an item leased to the caller');
-        assert.deepEqual(totals(await store.queueStats('inbound')), { ready: 0, leased: 1, dead: 0 });
-        token = item.leaseToken;
-      } else {
-        const leased = await store.lease('inbound', LEASE);
-        assert.deepEqual(
-          leased.map((i) => [i.id, i.payload]),
-          [[first.item.id, RICH_PAYLOAD]],
-          'the item is ready for any consumer',
-        );
-        token = leased.map((i) => i.leaseToken).join('');
-      }
-      assert.equal(await store.ack('inbound', first.item.id, 'not-the-lease-token'), false, 'another token does not settle it');
-      assert.equal(await store.ack('inbound', first.item.id, token), true, "the caller's token settles it");
-      assert.deepEqual(totals(await store.queueStats('inbound')), { ready: 0, leased: 0, dead: 0 });
-    });
-
-    test('entries of one call are independent and in order; the leased ones have lease tokens of their own', async () => {
-      const store = ctx.store();
-      const entries = [
-        acceptance(receipt('e1')),
-        acceptance(receipt('e2')),
-        acceptance(receipt('e1', { callbackId: 'cb-2' })),
-        acceptance(receipt('e1')),
-      ];
-      const outcomes = await store.acceptNip9aReceiptsLeased(TTL_SECS, entries, LEASE.leaseMs);
-      assert.deepEqual(
-        outcomes.map((o) => o.status),
-        [expected, expected, expected, 'duplicate'],
-      );
-      const tokens = outcomes.flatMap((o) => (o.status === 'leased' ? [o.item.leaseToken] : []));
-      assert.equal(new Set(tokens).size, tokens.length, 'lease tokens are unique');
-      assert.deepEqual(
-        outcomes.flatMap((o) => (o.status === 'leased' ? [o.item.id] : [])),
-        adapter.leasesOnAcceptance ? entries.slice(0, 3).map((e) => e.item.id) : [],
-      );
-      const stats = totals(await store.queueStats('inbound'));
-      assert.deepEqual(stats, adapter.leasesOnAcceptance ? { ready: 0, leased: 3, dead: 0 } : { ready: 3, leased: 0, dead: 0 });
-    });
-
-    test('an item leased on acceptance and never settled is leased again once its lease expires, as attempt 2', async () => {
-      const store = ctx.store();
-      const entry = acceptance(receipt('e1'), { n: 1 });
-      const [outcome] = await store.acceptNip9aReceiptsLeased(TTL_SECS, [entry], LEASE.leaseMs);
-      if (outcome?.status === 'leased') {
-        ctx.clock().advance(LEASE.leaseMs - 1);
-        assert.deepEqual(await store.lease('inbound', LEASE), [], 'still leased a moment before its expiry');
-        ctx.clock().advance(1);
-      }
-      const again = await store.lease('inbound', LEASE);
-      assert.deepEqual(
-        again.map((i) => [i.id, i.payload, i.attempts]),
-        [[entry.item.id, { n: 1 }, outcome?.status === 'leased' ? 2 : 1]],
-      );
-      if (outcome?.status === 'leased')
-        assert.equal(await store.ack('inbound', entry.item.id, outcome.item.leaseToken), false, 'the expired lease no longer settles it');
-    });
-
-    test('an item of the same id already queued stays as it was: the receipt is recorded and the answer is queued', async () => {
-      const store = ctx.store();
-      const entry = acceptance(receipt('e1'), { first: true });
-      await store.enqueue('inbound', { id: entry.item.id, payload: { first: true } });
-      const outcomes = await store.acceptNip9aReceiptsLeased(
-        TTL_SECS,
-        [{ ...entry, item: { ...entry.item, payload: { second: true } } }],
-        LEASE.leaseMs,
-      );
-      assert.deepEqual(outcomes, [{ status: 'queued' }]);
-      assert.deepEqual(
-        (await store.lease('inbound', LEASE)).map((i) => i.payload),
-        [{ first: true }],
-      );
-      assert.deepEqual(await store.acceptNip9aReceiptsLeased(TTL_SECS, [entry], LEASE.leaseMs), [{ status: 'duplicate' }]);
-    });
-
-    test('an empty list is an empty answer; a non-positive lifetime or lease length is refused', async () => {
-      const store = ctx.store();
-      assert.deepEqual(await store.acceptNip9aReceiptsLeased(TTL_SECS, [], LEASE.leaseMs), []);
-      await assert.rejects(store.acceptNip9aReceiptsLeased(0, [acceptance(receipt('e1'))], LEASE.leaseMs));
-      await assert.rejects(store.acceptNip9aReceiptsLeased(TTL_SECS, [acceptance(receipt('e2'))], 0));
-      assert.deepEqual(totals(await store.queueStats('inbound')), { ready: 0, leased: 0, dead: 0 }, 'nothing queued by a refused call');
-      assert.deepEqual(await store.acceptNip9aReceipts(TTL_SECS, [acceptance(receipt('e2'))]), [true], 'nor its receipt recorded');
     });
   });
 }

@@ -10,15 +10,8 @@
   - its id is queued, leased or dead already: the claim is taken (or found) under this entry's
     owner, nothing queued;
   - otherwise: the claim is taken (or found) under this entry's owner and, when ours, the item is
-    queued in its lane, available now; or, when the call asks for a lease (ARGV[3] > 0), queued
-    already leased to the caller (attempt 1, the entry's lease token, in its lane's leased set
-    until ARGV[3]), as enqueueLeased-5.lua adds an item, so that the caller can hand it to its own
-    consumer without a lease call; when someone else holds the claim nothing is written (the three
+    queued in its lane, available now; when someone else holds it nothing is written (the three
     steps would stage the item and then discard it).
-
-  Only an item this call adds is leased: one staged by an earlier call, or already queued, is
-  left for any consumer's lease, as the cluster layout's three steps (which never lease) leave
-  every item.
 
   Staged items whose expiry passed are dropped first, a few per call, as step 1 does.
 
@@ -33,23 +26,16 @@
     KEYS[4] queue:{name}:items           HASH id -> payload JSON
     KEYS[5] queue:{name}:meta            HASH id -> metadata JSON (`pendingOwner` while staged)
     KEYS[6] queue:{name}:pending         ZSET id -> expiry ms of the staged item
-    KEYS[7] queue:{name}:critical:leased ZSET id -> lease expiry ms (critical lane)
-    KEYS[8] queue:{name}:leased          ZSET id -> lease expiry ms (normal lane)
-    KEYS[9] queue:{name}:low:leased      ZSET id -> lease expiry ms (low lane)
 
     ARGV[1] now, ms: the staged items' expiry horizon and the queued items' available-at
     ARGV[2] claim lifetime, whole seconds (> 0)
-    ARGV[3] lease expiry, ms, of the items this call adds; 0: add them ready, unleased
-    ARGV[4 ..] six values per entry: claim key (prefixed), claim owner (a fresh uuid), item id,
-               payload JSON (stored as given, never decoded), lane ("critical" | "normal" | "low"),
-               lease token (fresh, made by the caller; ignored when ARGV[3] is 0)
+    ARGV[3 ..] five values per entry: claim key (prefixed), claim owner (a fresh uuid), item id,
+               payload JSON (stored as given, never decoded), lane ("critical" | "normal" | "low")
 
   Output:
     one value per entry, in order:
-    2  the claim is the entry's, and this call queued its item leased to the caller under the
-       entry's lease token (only when ARGV[3] > 0)
-    1  the claim is the entry's (or its staged owner's), and the item queued by this call (ready)
-       or queued already under that id
+    1  the claim is the entry's (or its staged owner's), and the item queued by this call or
+       queued already under that id
     0  someone else holds the claim; nothing queued for this entry (an earlier call's staged
        item is discarded)
 ]]
@@ -59,8 +45,7 @@ local rcall = redis.call
 
 local ITEMS, META, PENDING = KEYS[4], KEYS[5], KEYS[6]
 local SWEEP_PER_CALL = 20
-local now, ttl, leaseExpiry = ARGV[1], ARGV[2], tonumber(ARGV[3])
-local LEASED_KEYS_FROM = 6
+local now, ttl = ARGV[1], ARGV[2]
 
 local expired = rcall("ZRANGEBYSCORE", PENDING, "-inf", now, "LIMIT", 0, SWEEP_PER_CALL)
 for _, id in ipairs(expired) do
@@ -78,7 +63,7 @@ local function claim(key, owner)
 end
 
 local out = {}
-for i = 4, #ARGV, 6 do
+for i = 3, #ARGV, 5 do
   local claimKey, owner, id, payload, laneName = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4]
   if rcall("HEXISTS", ITEMS, id) == 1 then
     local meta = rcall("ZSCORE", PENDING, id) and readMeta(META, id)
@@ -98,17 +83,9 @@ for i = 4, #ARGV, 6 do
   elseif claim(claimKey, owner) then
     local meta = freshMeta(laneName)
     rcall("HSET", ITEMS, id, payload)
-    if leaseExpiry > 0 then
-      meta.attempts = 1
-      meta.leaseToken = ARGV[i + 5]
-      writeMeta(META, id, meta)
-      rcall("ZADD", KEYS[LEASED_KEYS_FROM + laneOf(meta)], leaseExpiry, id)
-      out[#out + 1] = 2
-    else
-      writeMeta(META, id, meta)
-      rcall("ZADD", KEYS[laneOf(meta)], now, id)
-      out[#out + 1] = 1
-    end
+    writeMeta(META, id, meta)
+    rcall("ZADD", KEYS[laneOf(meta)], now, id)
+    out[#out + 1] = 1
   else
     out[#out + 1] = 0
   end
