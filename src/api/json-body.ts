@@ -8,29 +8,21 @@ import { HttpError } from './errors.ts';
 export async function readBodyBytes(c: Context, maxBytes: number): Promise<Buffer> {
   const incoming = untouchedIncoming(c);
   if (incoming) return readIncomingBytes(incoming, maxBytes);
-  const declared = Number(c.req.header('content-length') ?? '0');
-  if (declared > maxBytes) throw new HttpError('BODY_TOO_LARGE');
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  const take = (chunk: Uint8Array): void => {
-    size += chunk.byteLength;
-    if (size > maxBytes) throw new HttpError('BODY_TOO_LARGE');
-    chunks.push(chunk);
-  };
+  const body = new BoundedBody(maxBytes, c.req.header('content-length'));
   const reader = c.req.raw.body?.getReader();
   if (reader) {
     for (;;) {
       const { done, value } = await reader.read();
       if (done) break;
       try {
-        take(value);
+        body.take(value);
       } catch (err) {
         await reader.cancel().catch(() => undefined);
         throw err;
       }
     }
   }
-  return Buffer.concat(chunks, size);
+  return body.bytes();
 }
 
 /**
@@ -38,15 +30,32 @@ export async function readBodyBytes(c: Context, maxBytes: number): Promise<Buffe
  * Leaving the loop by the throw destroys the request stream.
  */
 export async function readIncomingBytes(incoming: IncomingMessage, maxBytes: number): Promise<Buffer> {
-  if (Number(incoming.headers['content-length'] ?? '0') > maxBytes) throw new HttpError('BODY_TOO_LARGE');
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of incoming) {
-    size += (chunk as Buffer).byteLength;
-    if (size > maxBytes) throw new HttpError('BODY_TOO_LARGE');
-    chunks.push(chunk as Buffer);
+  const body = new BoundedBody(maxBytes, incoming.headers['content-length']);
+  for await (const chunk of incoming) body.take(chunk as Buffer);
+  return body.bytes();
+}
+
+/** A body's chunks as they arrive, refusing a declared length or a total over `maxBytes` (413). */
+class BoundedBody {
+  private readonly chunks: Uint8Array[] = [];
+  private size = 0;
+
+  constructor(
+    private readonly maxBytes: number,
+    declaredLength: string | undefined,
+  ) {
+    if (Number(declaredLength ?? '0') > maxBytes) throw new HttpError('BODY_TOO_LARGE');
   }
-  return Buffer.concat(chunks, size);
+
+  take(chunk: Uint8Array): void {
+    this.size += chunk.byteLength;
+    if (this.size > this.maxBytes) throw new HttpError('BODY_TOO_LARGE');
+    this.chunks.push(chunk);
+  }
+
+  bytes(): Buffer {
+    return Buffer.concat(this.chunks, this.size);
+  }
 }
 
 /**
