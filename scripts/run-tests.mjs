@@ -64,8 +64,13 @@ if (failed.length > 0) {
   for (const f of failed) console.log(`  ${f.file ? relative(root, f.file) : '?'}:${f.line ?? '?'}  ${f.name}  -- ${f.error}`);
 }
 const passed = outcomes.filter((o) => o.outcome === 'pass').length;
-const skipped = outcomes.filter((o) => o.outcome === 'skip').length;
-console.log(`\ntests: ${passed} passed, ${failed.length} failed${skipped > 0 ? `, ${skipped} skipped` : ''}`);
+const skipped = outcomes.filter((o) => o.outcome === 'skip');
+// A skip is said where it can be seen: one line each, with why (test/support/shared-testdata.ts).
+if (skipped.length > 0) {
+  console.log(`\nskipped (${skipped.length}):`);
+  for (const s of skipped) console.log(`  ${s.file ? relative(root, s.file) : '?'}:${s.line ?? '?'}  ${s.name}  -- ${s.reason ?? 'no reason given'}`);
+}
+console.log(`\ntests: ${passed} passed, ${failed.length} failed${skipped.length > 0 ? `, ${skipped.length} skipped` : ''}`);
 process.exit(result.status ?? 1);
 
 function readOutcomes(path) {

@@ -79,11 +79,11 @@ describe('systemd unit (deploy/nostr-push.service)', () => {
     assert.equal(service.has('MemoryDenyWriteExecute'), false);
   });
 
-  test('systemd-analyze verify accepts it (run where systemd is installed; elsewhere the parser tests above are the check)', (t) => {
-    if (!existsSync(SYSTEMD_ANALYZE)) {
-      t.diagnostic(`${SYSTEMD_ANALYZE} is not installed: only the parser checks ran`);
-      return;
-    }
+  // Where systemd is not installed the parser tests above are the check, and this one says it was skipped.
+  const noAnalyzer = existsSync(SYSTEMD_ANALYZE)
+    ? false
+    : `${SYSTEMD_ANALYZE} is not installed (Debian's systemd package): only the parser checks ran`;
+  test('systemd-analyze verify accepts it', { skip: noAnalyzer }, () => {
     // verify fails when ExecStart's program does not exist on this machine. The unit names
     // Debian's /usr/bin/node; a test machine's Node may live elsewhere (nvm, a tarball), so the
     // copy verified names the Node running this test instead. Nothing else is changed.
