@@ -291,6 +291,11 @@ export async function handleContentEvent(
   return outcomes;
 }
 
+/**
+ * A fresh claim for {@link OutboundQueue.claimAndEnqueue}: a new owner on every attempt, which is
+ * what lets its steps tell a retry that must finish a staged item from one that finds the work
+ * done (store/redis/deliveries.ts).
+ */
 function newClaim(event: NostrEvent, recipient: ContentRecipient): RecipientClaim {
   return { eventId: event.id, recipient: recipient.pubkey, owner: randomUUID() };
 }
@@ -331,7 +336,17 @@ async function notificationFor(
   return notification;
 }
 
-/** A like or repost under coalescing: claim, then decide, then queue (or leave it to the summary). */
+/**
+ * A like or repost under coalescing: decide, then queue it with its claim (or claim it for the
+ * summary). Each step survives a retry after it was applied but reported failed (issue 42):
+ * - a claim already held means the work is done (queued, or left to a summary) or someone
+ *   else's: nothing more, so a retry never queues a push that was already delivered;
+ * - the decision is replayed for the same (event, recipient), so a retry decides as before;
+ * - claim and queue item are taken together ({@link OutboundQueue.claimAndEnqueue}), never one
+ *   without the other.
+ * The claim is checked before deciding so that a later copy of the event (another relay, a
+ * replay) never takes a coalescing slot or counts in a summary twice.
+ */
 async function deliverCoalescible(
   deps: ContentDeps,
   event: NostrEvent,
@@ -341,16 +356,23 @@ async function deliverCoalescible(
   video: VideoTarget | null,
   sender: string,
 ): Promise<GateOutcome> {
-  const claim = await deps.store.claimRecipientDelivery(event.id, recipient.pubkey, deps.processedEventTtlSecs);
-  if (!claim) return 'claimed';
-  try {
-    const coalesced = await (deps.coalesce as CoalesceIngester).decide(event, recipient.pubkey, recipient.type, sender);
-    if (coalesced.kind === 'buffered') return 'buffered';
-    const collapseKey = coalesced.kind === 'immediate' ? coalesced.collapseKey : undefined;
-    await deps.outbound.enqueue(await notificationFor(deps, event, recipient, devices, copy, video, claim, collapseKey));
-    return 'queued';
-  } catch (err) {
-    await deps.store.releaseRecipientDelivery(claim).catch(() => undefined);
-    throw err;
+  const queue = async (collapseKey?: string): Promise<boolean> => {
+    const notification = await notificationFor(deps, event, recipient, devices, copy, video, newClaim(event, recipient), collapseKey);
+    const [taken] = await deps.outbound.claimAndEnqueue([notification], deps.processedEventTtlSecs);
+    return taken === true;
+  };
+  if (await deps.store.isRecipientClaimed(event.id, recipient.pubkey)) {
+    // Handled before: by another copy of the event, or by an earlier attempt at this one, whose
+    // claim-and-queue may have stopped between its claim and its commit (the cluster layout's
+    // steps). Asking again commits the item that attempt staged (its staged payload wins) and
+    // otherwise queues nothing, the claim being someone else's.
+    return (await queue()) ? 'queued' : 'claimed';
   }
+  const coalesced = await (deps.coalesce as CoalesceIngester).decide(event, recipient.pubkey, recipient.type, sender);
+  if (coalesced.kind === 'buffered') {
+    // The like waits in its group for the summary; the claim keeps a later copy from counting again.
+    await deps.store.claimRecipientDelivery(event.id, recipient.pubkey, deps.processedEventTtlSecs);
+    return 'buffered';
+  }
+  return (await queue(coalesced.kind === 'immediate' ? coalesced.collapseKey : undefined)) ? 'queued' : 'claimed';
 }

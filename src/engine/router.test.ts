@@ -153,8 +153,33 @@ describe('engine router: control events', () => {
     const event = register(alice, 'fcm-dup');
     await routeInbound(deps, live(event));
     await store.removeToken(alice.pubkey, 'fcm-dup');
-    assert.deepEqual(await routeInbound(deps, live(event)), { route: 'duplicate' });
+    // Another arrival of it: another relay, a later time (a new inbound item).
+    const again: InboundEnvelope = { ...live(event), relay: 'ws://other-relay.test', receivedAtMs: clock.nowMs() + 1 };
+    assert.deepEqual(await routeInbound(deps, again), { route: 'duplicate' });
     assert.equal(await store.tokenOwner('fcm-dup'), null, 'a replayed registration must not resurrect a removed token');
+  });
+
+  test('the retry of one inbound item whose claim was applied but reported failed handles the event (issue 42)', async () => {
+    const alice = makeUser();
+    const envelope = live(register(alice, 'fcm-lost-answer'));
+    // The claim is written, then its answer is lost (a replica acknowledgement that timed out).
+    let lostAnswers = 1;
+    const faulty: RouterDeps = {
+      ...deps,
+      store: new Proxy(store, {
+        get(target, property, receiver) {
+          if (property !== 'claimEvent') return Reflect.get(target, property, receiver) as unknown;
+          return async (...args: Parameters<StorePort['claimEvent']>) => {
+            const taken = await target.claimEvent(...args);
+            if (lostAnswers-- > 0) throw new Error('answer lost');
+            return taken;
+          };
+        },
+      }),
+    };
+    await assert.rejects(routeInbound(faulty, envelope), /answer lost/);
+    assert.deepEqual(await routeInbound(faulty, envelope), { route: 'control', outcome: 'registered' }, 'the retry finds its own claim');
+    assert.equal(await store.tokenOwner('fcm-lost-answer'), alice.pubkey);
   });
 
   test('3080 from the owner removes the token; from someone else it does not', async () => {

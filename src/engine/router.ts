@@ -14,6 +14,7 @@ import type { Clock, StorePort } from '../store/port.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import { handleControlEvent, type ControlDecryptor, type ControlOutcome } from './control-events.ts';
+import { envelopeWorkOwner } from './work-owner.ts';
 
 /** An event as the listener hands it to the inbound queue. */
 export interface InboundEnvelope {
@@ -208,7 +209,9 @@ export async function routeInbound(deps: RouterDeps, item: InboundItem): Promise
       }
       return { route: 'not_addressed' };
     }
-    if (!(await deps.store.claimEvent(event.id, deps.processedEventTtlSecs))) {
+    // Owned by this inbound item, so its retry after a claim that was applied but reported
+    // failed goes on instead of taking the event for a duplicate (work-owner.ts).
+    if (!(await deps.store.claimEvent(event.id, deps.processedEventTtlSecs, envelopeWorkOwner(envelope)))) {
       deps.metrics.controlEvents.inc({ kind: String(event.kind), outcome: 'duplicate' });
       return { route: 'duplicate' };
     }

@@ -6,7 +6,7 @@ import { Metrics } from '../observability/metrics.ts';
 import { FakeSocket, FakeTimers, MemoryCursorStore, RecordingSink, silentLogger } from '../../test/listener/fakes.ts';
 import { RelayCursor } from './cursor.ts';
 import { LogThrottle } from './log-throttle.ts';
-import { FRAME_QUEUE_HIGH_WATER, RelaySession, type SessionPool } from './relay-session.ts';
+import { FRAME_QUEUE_HIGH_WATER, RelaySession, SINK_RETRY_DELAYS_MS, type SessionPool } from './relay-session.ts';
 import { SeenIds } from './seen-ids.ts';
 import { LIVE_EVENTS_SUBSCRIPTION_ID, LIVE_NOTIFY_LISTS_SUBSCRIPTION_ID } from './subscriptions.ts';
 
@@ -174,14 +174,39 @@ describe('RelaySession', () => {
     assert.equal((await metrics.relayClosed.get()).values.length, 0);
   });
 
-  test('a sink failure forgets the event, keeps the cursor and asks for a reconnect', async () => {
-    const { sink, feed, note, teardowns, cursor } = await setup();
+  test('a sink that keeps failing is asked again after each delay, then the event is forgotten, the cursor kept and a reconnect asked for', async () => {
+    const { sink, feed, note, teardowns, cursor, timers, metrics } = await setup();
     sink.failWith = new Error('queue down');
     feed(['EVENT', LIVE_EVENTS_SUBSCRIPTION_ID, note()]);
+    for (const delayMs of SINK_RETRY_DELAYS_MS) {
+      await settle();
+      await settle();
+      assert.deepEqual(teardowns, [], 'no reconnect while retries remain');
+      timers.advance(delayMs);
+    }
     await settle();
     await settle();
     assert.deepEqual(teardowns, ['sink failed']);
     assert.equal(cursor.current, null);
+    assert.equal((await metrics.relaySinkFailures.get()).values[0]?.value, SINK_RETRY_DELAYS_MS.length + 1, 'every failed attempt counted');
+  });
+
+  test('a sink failure that clears is retried in place: the event is taken once, the frames behind it follow in order, no reconnect', async () => {
+    const { sink, feed, note, teardowns, cursor, timers, nowSecs } = await setup();
+    sink.failWith = new Error('replica acknowledgement: 0 of 1');
+    const first = note('first', nowSecs() - 2);
+    const second = note('second', nowSecs() - 1);
+    feed(['EVENT', LIVE_EVENTS_SUBSCRIPTION_ID, first]);
+    feed(['EVENT', LIVE_EVENTS_SUBSCRIPTION_ID, second]);
+    await settle();
+    assert.deepEqual(sink.ids(), [], 'nothing taken while the sink fails');
+    sink.failWith = null;
+    timers.advance(SINK_RETRY_DELAYS_MS[0] ?? 0);
+    await sink.waitForId(second.id);
+    await settle();
+    assert.deepEqual(sink.ids(), [first.id, second.id]);
+    assert.deepEqual(teardowns, []);
+    assert.equal(cursor.current, second.created_at);
   });
 
   test('accepted live events advance the cursor; duplicates are counted, not delivered twice', async () => {

@@ -17,9 +17,19 @@ import type { LogThrottle } from './log-throttle.ts';
 import { liveResumeSince, liveSubscriptions, type RelayFilter } from './subscriptions.ts';
 import { SOCKET_OPEN, type EventContext, type RelaySocket, type SocketData, type TimerHandle, type Timers } from './types.ts';
 import { LiveFlowWatchdog, type WatchdogAction, type WatchdogOptions } from './watchdog.ts';
+import { STORE_RETRY_DELAYS_MS } from '../util/store-retry.ts';
 
 /** Frames queued while the sink is busy before the socket is paused. */
 export const FRAME_QUEUE_HIGH_WATER = 32;
+
+/**
+ * Waits before the inbound queue is asked again for an event it did not take
+ * ({@link STORE_RETRY_DELAYS_MS}): asked again in place, the socket and its subscriptions are
+ * kept, where a reconnect would wait out the connection's growing backoff (up to a minute) with
+ * every event behind it. Only when every retry fails is the connection rebuilt, to fetch the
+ * event again from the cursor.
+ */
+export const SINK_RETRY_DELAYS_MS: readonly number[] = STORE_RETRY_DELAYS_MS;
 
 /** What the pool (listener.ts) offers a session. */
 export interface SessionPool {
@@ -76,6 +86,8 @@ export class RelaySession implements HistoryChannel {
   private resubscribeTimer: TimerHandle | null = null;
   private readonly fetchTimers = new Set<TimerHandle>();
   private idleWaiters: Array<() => void> = [];
+  /** Sink retries waiting out a delay ({@link pauseFor}); woken when the session ends. */
+  private readonly pauseWakers = new Set<() => void>();
 
   constructor(private readonly options: SessionOptions) {}
 
@@ -136,6 +148,8 @@ export class RelaySession implements HistoryChannel {
     if (this.resubscribeTimer !== null) timers.clearTimeout(this.resubscribeTimer);
     for (const timer of this.fetchTimers) timers.clearTimeout(timer);
     this.fetchTimers.clear();
+    for (const wake of [...this.pauseWakers]) wake();
+    this.pauseWakers.clear();
     for (const subscription of [...this.subscriptions.values()]) subscription.onEnd({ end: 'disconnected' });
     this.subscriptions.clear();
     if (!this.draining) this.notifyIdle();
@@ -292,18 +306,8 @@ export class RelaySession implements HistoryChannel {
       metrics.eventsDuplicate.inc();
     } else if (intake.outcome === 'accept') {
       const context: EventContext = subscription.live ? 'live' : 'historical';
-      let result: 'taken' | 'duplicate';
-      try {
-        result = await pool.deliver(intake.event, context, relay, receivedAtMs);
-      } catch (error) {
-        metrics.relaySinkFailures.inc({ relay });
-        this.options.logger.error(
-          { relay, id: intake.event.id, err: error },
-          'the inbound queue did not take an event; reconnecting to fetch it again',
-        );
-        this.tearDown('sink failed');
-        return;
-      }
+      const result = await this.deliverRetrying(intake.event, context, receivedAtMs);
+      if (result === null) return;
       if (result === 'duplicate') metrics.eventsDuplicate.inc();
       else if (subscription.live) {
         this.options.cursor.noteAccepted(intake.event.created_at);
@@ -315,6 +319,56 @@ export class RelaySession implements HistoryChannel {
     } else {
       subscription.onIntake(intake);
     }
+  }
+
+  /**
+   * Hands an event to the pool, asking again after {@link SINK_RETRY_DELAYS_MS} while the sink
+   * fails (frames queue behind it meanwhile, and the socket pauses at the high-water mark). Null
+   * when it never took it: the session is torn down, or was ended while waiting.
+   */
+  private async deliverRetrying(event: NostrEvent, context: EventContext, receivedAtMs: number): Promise<'taken' | 'duplicate' | null> {
+    const { metrics, pool, relay, logger } = this.options;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await pool.deliver(event, context, relay, receivedAtMs);
+      } catch (error) {
+        metrics.relaySinkFailures.inc({ relay });
+        const delayMs = SINK_RETRY_DELAYS_MS[attempt];
+        if (delayMs === undefined) {
+          logger.error(
+            { relay, id: event.id, attempts: attempt + 1, err: error },
+            'the inbound queue did not take an event; reconnecting to fetch it again',
+          );
+          this.tearDown('sink failed');
+          return null;
+        }
+        logger.warn(
+          { relay, id: event.id, attempt: attempt + 1, retryInMs: delayMs, err: error },
+          'the inbound queue did not take an event; asking again',
+        );
+        if (!(await this.pauseFor(delayMs))) return null;
+      }
+    }
+  }
+
+  /** Resolves true after `ms`, or false as soon as the session ends. */
+  private pauseFor(ms: number): Promise<boolean> {
+    if (this.ended) return Promise.resolve(false);
+    const { timers } = this.options;
+    return new Promise((resolve) => {
+      const timer = timers.setTimeout(() => {
+        this.fetchTimers.delete(timer);
+        this.pauseWakers.delete(wake);
+        resolve(!this.ended);
+      }, ms);
+      const wake = (): void => {
+        timers.clearTimeout(timer);
+        this.fetchTimers.delete(timer);
+        resolve(false);
+      };
+      this.fetchTimers.add(timer);
+      this.pauseWakers.add(wake);
+    });
   }
 
   private handleClosed(subscriptionId: string, reason: string): void {

@@ -132,7 +132,7 @@ export class Metrics {
   });
   readonly relaySinkFailures = new Counter({
     name: 'push_relay_sink_failures_total',
-    help: 'Events the inbound queue did not take (the relay connection is rebuilt to fetch them again)',
+    help: 'Attempts to hand an event to the inbound queue that failed (asked again in place a few times, then the relay connection is rebuilt to fetch it again)',
     labelNames: ['relay'] as const,
     registers: [this.registry],
   });

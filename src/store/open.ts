@@ -4,6 +4,7 @@ import type { StoreLocation } from '../config/load.ts';
 import type { Logger } from '../observability/logger.ts';
 import { DEFAULT_APP_ID } from '../config/apps.ts';
 import { appKeyPrefix } from './redis/keys.ts';
+import { replicaRefusalFromEnv } from './redis/replication.ts';
 import { describeRedisTarget, isClusterUrl, parseRedisTarget } from './redis/target.ts';
 
 export interface OpenStoreOptions {
@@ -41,6 +42,7 @@ export async function openStore(location: StoreLocation, options: OpenStoreOptio
   if (location.kind === 'redis') {
     const { openRedisStore } = await import('./redis/index.ts');
     const keyPrefix = `${options.redisKeyPrefix ?? ''}${appKeyPrefix(app)}`;
+    const refuseAcknowledgement = replicaRefusalFromEnv();
     return openRedisStore({
       url: location.url,
       ...(location.clusterNodes ? { clusterNodes: location.clusterNodes } : {}),
@@ -48,6 +50,7 @@ export async function openStore(location: StoreLocation, options: OpenStoreOptio
       ...(location.queueShards !== undefined ? { queueShards: location.queueShards } : {}),
       ...(location.waitReplicas !== undefined ? { waitReplicas: location.waitReplicas } : {}),
       ...(location.waitTimeoutMs !== undefined ? { waitTimeoutMs: location.waitTimeoutMs } : {}),
+      ...(refuseAcknowledgement ? { refuseAcknowledgement } : {}),
       clock: options.clock,
       logger: options.logger,
       ...(keyPrefix === '' ? {} : { keyPrefix }),

@@ -296,8 +296,15 @@ export interface StorePort
 
   // ---- claims ------------------------------------------------------------------------------
 
-  /** Take the per-event claim of a control event for `ttlSecs`. True when this call took it. */
-  claimEvent(eventId: string, ttlSecs: number): Promise<boolean>;
+  /**
+   * Take the per-event claim of a control event (or any other one-off claim keyed by `eventId`)
+   * for `ttlSecs`. True when this call took it. With an `owner`, also true when the claim is
+   * already held by that owner: the same work retried after a step that was applied but reported
+   * failed (a lost answer, a replica acknowledgement that timed out) finds its own claim and goes
+   * on, where it would otherwise take it for someone else's and drop the work (issue 42). Without
+   * one, the claim carries no owner and a second call is always refused.
+   */
+  claimEvent(eventId: string, ttlSecs: number, owner?: string): Promise<boolean>;
 
   /**
    * Drop a per-event claim, for a control event whose handling failed on a store error, so the
@@ -307,6 +314,15 @@ export interface StorePort
 
   /** Take the per-(event, recipient) delivery claim for `ttlSecs`; null when someone holds it. */
   claimRecipientDelivery(eventId: string, recipient: string, ttlSecs: number): Promise<RecipientClaim | null>;
+
+  /**
+   * Whether someone holds the (event, recipient) delivery claim. A handler that queues its
+   * delivery with {@link claimAndEnqueueDeliveries} asks first, before work that must be done once
+   * per (event, recipient) and is not itself a claim (a coalescing decision, a rate window): after
+   * a step that was applied but reported failed, its retry finds the claim and stops, where
+   * queueing again would repeat a push already delivered (issue 42).
+   */
+  isRecipientClaimed(eventId: string, recipient: string): Promise<boolean>;
 
   /** Release a claim if it is still ours (compare-and-delete). True when it was deleted. */
   releaseRecipientDelivery(claim: RecipientClaim): Promise<boolean>;

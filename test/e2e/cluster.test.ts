@@ -9,7 +9,8 @@
  * Register, a like, coalesced likes, a bell fan-out to 5,000 watchers and an ntfy topic are each
  * delivered exactly once; then one master is killed with SIGKILL in the middle of a second fan-out,
  * the cluster promotes its replica, and every watcher still gets the bell (at most twice: only
- * sends in flight can repeat).
+ * sends in flight can repeat); comments published while the master is dead, before its replica
+ * is promoted, are pushed too (issue 42).
  *
  * Time in the processes is the test clock they share (coalescing windows, and every lease and
  * retry delay): it moves only when the test moves it. After the failover the test moves it a
@@ -22,7 +23,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { get, type ClientRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { REACTION, REGISTER_TOKEN, VIDEO } from '../../src/nostr/kinds.ts';
+import { COMMENT, REACTION, REGISTER_TOKEN, VIDEO } from '../../src/nostr/kinds.ts';
 import { signEvent } from '../../src/nostr/keys.ts';
 import type { NostrEvent } from '../../src/nostr/event.ts';
 import type { StorePort } from '../../src/store/port.ts';
@@ -48,6 +49,8 @@ const FANOUT_WAIT_MS = 180_000;
 const WINDOW_SECS = 10;
 const IMMEDIATE_LIMIT = 3;
 const FANOUT_WATCHERS = 5_000;
+/** Comments published while a master is dead, before its replica is promoted. */
+const FAILOVER_COMMENTS = 5;
 /** Short leases, so work a killed process held returns within seconds. */
 const LEASE_SECS = 4;
 /** Seeding writes in flight at once (auto-pipelined per node by the cluster client). */
@@ -354,6 +357,30 @@ describe('a fleet on a Redis Cluster: three masters with replicas, roles split o
       const victimId = await clusterNodeId(victim);
       await victim.kill();
       const pushedAtKill = pushesFor(posted.id).length;
+      // Issue 42: events published while the master is dead and its replica not yet promoted
+      // (commands for its slots fail, the listener asks again, then reconnects) are pushed too.
+      const bobsVideo = video(bob, 'during-failover');
+      const comments = Array.from({ length: FAILOVER_COMMENTS }, (_, i) =>
+        signEvent(
+          {
+            kind: COMMENT,
+            created_at: nowSecs(),
+            tags: [
+              ['A', `${VIDEO}:${bob.pubkey}:during-failover`],
+              ['E', bobsVideo.id],
+              ['K', String(VIDEO)],
+              ['P', bob.pubkey],
+              ['e', bobsVideo.id],
+              ['k', String(VIDEO)],
+              ['p', bob.pubkey],
+            ],
+            content: `said during the failover ${i}`,
+          },
+          makeUser().secret,
+        ),
+      );
+      for (const comment of comments) await publish(relay.url, comment);
+      const commentsPushed = () => comments.every((comment) => pushesFor(comment.id).length > 0);
       await waitForFailover(
         cluster.nodes.filter((node) => node !== victim),
         victimId,
@@ -370,7 +397,8 @@ describe('a fleet on a Redis Cluster: three masters with replicas, roles split o
             timed.queueStats('outbound'),
             timed.fanoutJobStats(),
           ]);
-          if (inbound.ready + inbound.leased + outbound.ready + outbound.leased + jobs.due + jobs.waiting === 0) return true;
+          if (inbound.ready + inbound.leased + outbound.ready + outbound.leased + jobs.due + jobs.waiting === 0 && commentsPushed())
+            return true;
           if ((await dueWork()) === 0) {
             advances += 1;
             await clock.advance(CLOCK_STEP_MS, everyProcess());
@@ -422,6 +450,17 @@ describe('a fleet on a Redis Cluster: three masters with replicas, roles split o
       // being queued, whose claims the dead master may have taken without replicating them.
       assert.ok(repeated.length <= DELIVERY_WINDOW + PAGE_SIZE, `only sends in flight repeated (${repeated.length})`);
       t.diagnostic(`master killed after ${pushedAtKill} pushes; ${repeated.length} watchers pushed twice; clock moved ${advances} s`);
+      for (const comment of comments) {
+        const pushes = pushesFor(comment.id);
+        assert.ok(
+          pushes.length >= 1 && pushes.length <= 2,
+          `a comment published during the failover pushed once or twice, got ${pushes.length}`,
+        );
+        assert.ok(
+          pushes.every((m) => m.token === 'bob-phone'),
+          'to its owner',
+        );
+      }
     } finally {
       raw.disconnect();
       await timed.close();

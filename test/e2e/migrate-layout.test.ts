@@ -19,6 +19,7 @@ import { REACTION, REGISTER_TOKEN, VIDEO } from '../../src/nostr/kinds.ts';
 import { signEvent } from '../../src/nostr/keys.ts';
 import type { NostrEvent } from '../../src/nostr/event.ts';
 import type { StorePort } from '../../src/store/port.ts';
+import { dmPushWindowKey } from '../../src/engine/events/gift-wraps.ts';
 import { openRedisStore } from '../../src/store/redis/index.ts';
 import { coalesceBucket, coalesceGroupId } from '../../src/store/port-coalesce.ts';
 import { controlEvent, makeUser } from '../support/nostr-client.ts';
@@ -244,6 +245,9 @@ describe('store migrate-layout: a divine store filled end to end, copied into a 
         86_400,
         null,
       );
+      // An owned event claim on an id ending in a pubkey (the gift-wrap push window, issue 42):
+      // its value ("1:" and the owner) must still tell the copy it is an event claim.
+      await divine.claimEvent(dmPushWindowKey(bob.pubkey), 600, 'work-owner-1');
       await divine.replaceAlertWords(bob.pubkey, ['bitcoin', 'nostr']);
       await divine.replaceAlertWords(alice.pubkey, ['nostr']);
       await divine.publishAnnouncement('maintenance tonight', divine.clock.nowMs() + 86_400_000);
@@ -313,6 +317,12 @@ describe('store migrate-layout: a divine store filled end to end, copied into a 
           false,
           "a registration's event claim is still taken",
         );
+        assert.equal(
+          await clustered.claimEvent(dmPushWindowKey(bob.pubkey), 600, 'work-owner-1'),
+          true,
+          'an owned event claim keeps its owner',
+        );
+        assert.equal(await clustered.claimEvent(dmPushWindowKey(bob.pubkey), 600, 'work-owner-2'), false, 'and is refused to another');
       } finally {
         await Promise.all([clustered.close(), clusteredOther.close()]);
       }

@@ -168,6 +168,31 @@ for (const [storeName, makeStore] of stores) {
       return outcomes;
     }
 
+    test('a delivery the store took but did not acknowledge (issue 42) is asked again in place and queued once', async () => {
+      gateway.stop();
+      let lostAnswers = 2;
+      const flaky = new Proxy(store, {
+        get(target, property, receiver) {
+          if (property !== 'enqueue') return Reflect.get(target, property, receiver) as unknown;
+          return async (...args: Parameters<StorePort['enqueue']>) => {
+            const added = await target.enqueue(...args);
+            if (lostAnswers-- > 0) throw new Error('applied, answer lost');
+            return added;
+          };
+        },
+      });
+      gateway = new Nip9aGateway({ store: flaky, settings, verifier: await createEventVerifier(), clock, logger, metrics, wake });
+      await register();
+      const event = await publishMatching();
+      await until('both lost answers to be asked again', () => lostAnswers < 0);
+      assert.equal((await store.queueStats('nip9a')).ready, 1, 'one delivery queued');
+      assert.deepEqual(await runDue(), [{ kind: 'done' }]);
+      assert.deepEqual(
+        receiver.received.map((request) => (JSON.parse(request.body) as { id: string }).id),
+        [event.id],
+      );
+    });
+
     test('503 is retried after 30 s, then after 120 s; the POST carries {id, relay} as JSON; success is recorded once', async () => {
       await register();
       const statuses = [503, 503, 200];

@@ -27,3 +27,25 @@ export function failingOutboundQueue(message: string): OutboundQueue {
     claimAndEnqueue: async () => Promise.reject(new Error(message)),
   };
 }
+
+/**
+ * `queue`, whose next `count` writes are applied and then reported failed, as after a replica
+ * acknowledgement that timed out or a lost answer (issue 42).
+ */
+export function lostAnswerOutboundQueue(queue: OutboundQueue, count = 1): OutboundQueue {
+  let remaining = count;
+  const lose = (): void => {
+    if (remaining-- > 0) throw new Error('applied, answer lost');
+  };
+  return {
+    async enqueue(notification, lane) {
+      await queue.enqueue(notification, lane);
+      lose();
+    },
+    async claimAndEnqueue(notifications, claimTtlSecs, lane) {
+      const taken = await queue.claimAndEnqueue(notifications, claimTtlSecs, lane);
+      lose();
+      return taken;
+    },
+  };
+}

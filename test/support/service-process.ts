@@ -4,6 +4,7 @@
  * for what the service says, and kills it by pid.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,6 +17,9 @@ const BIN = fileURLToPath(new URL('../../bin/nostr-push.js', import.meta.url));
  * machine (or the WASM secp256k1 build) can take many times longer than a quiet one.
  */
 export const HANG_DEADLINE_FLOOR_MS = 60_000;
+
+/** Set to a folder: every service process a test starts writes its log lines there too. */
+export const KEEP_SERVICE_LOGS_ENV = 'NOSTR_PUSH_TEST_KEEP_SERVICE_LOGS';
 
 export interface LogLine {
   level: number;
@@ -97,6 +101,11 @@ export async function startServiceProcess(options: StartServiceProcessOptions): 
   });
   const logs: LogLine[] = [];
   const stderr: string[] = [];
+  // For reading a failed run afterwards: every line of every binary a test starts, one file each.
+  const keepLogsIn = process.env[KEEP_SERVICE_LOGS_ENV];
+  const kept = keepLogsIn ? createWriteStream(join(keepLogsIn, `service-${Date.now()}-${child.pid ?? 0}.jsonl`)) : null;
+  if (kept) child.stdout.on('data', (chunk: string) => kept.write(chunk));
+  child.once('exit', () => kept?.end());
   const waiters = new Set<{ predicate: (l: LogLine) => boolean; resolve: (l: LogLine) => void }>();
 
   let buffered = '';

@@ -14,7 +14,7 @@ import { handleContentEvent, type ContentDeps } from '../content.ts';
 import type { InboundEnvelope } from '../router.ts';
 import { createCoalesceIngester, type CoalesceIngester } from './ingest.ts';
 import { collapseKeyForGroup } from './policy.ts';
-import { failingOutboundQueue, recordingOutboundQueue } from '../../../test/support/outbound-queue.ts';
+import { failingOutboundQueue, lostAnswerOutboundQueue, recordingOutboundQueue } from '../../../test/support/outbound-queue.ts';
 
 const POLICY: CoalescePolicy = {
   windowSecs: 7200,
@@ -167,5 +167,48 @@ describe('coalescing at ingest', () => {
     const decision = await ingester.decide(event, alice.pubkey, 'like');
     assert.equal(decision.kind === 'immediate' && decision.collapseKey === queued[0]?.message.collapseKey, true);
     assert.equal((await store.readCoalesceGroup(decision.kind === 'immediate' ? decision.groupId : ''))?.immediate, 1, 'counted once');
+  });
+
+  test('an immediate whose queue step was applied but reported failed is queued once: the retry finds its claim (issue 42)', async () => {
+    const event = like();
+    deps.outbound = lostAnswerOutboundQueue(recordingOutboundQueue(store, queued));
+    await assert.rejects(handleContentEvent(deps, live(event)), /answer lost/);
+    assert.deepEqual(await outcomeOf(event), ['claimed'], 'the retry stops at the claim its first attempt took');
+    assert.equal(queued.length, 1);
+    assert.equal((await store.queueStats('outbound')).ready, 1, 'one item queued, not two');
+  });
+
+  test('a like whose coalescing decision was applied but reported failed is still queued by the retry (issue 42)', async () => {
+    const event = like();
+    let lost = 1;
+    deps.coalesce = {
+      async decide(...args) {
+        const decision = await ingester.decide(...args);
+        if (lost-- > 0) throw new Error('applied, answer lost');
+        return decision;
+      },
+    };
+    await assert.rejects(handleContentEvent(deps, live(event)), /answer lost/);
+    assert.deepEqual(await outcomeOf(event), ['queued']);
+    assert.equal(queued.length, 1);
+  });
+
+  test('a buffered like whose claim was applied but reported failed stays counted once (issue 42)', async () => {
+    for (let i = 0; i < POLICY.immediateLimit; i++) await outcomeOf(like());
+    const event = like();
+    const claimRecipientDelivery = store.claimRecipientDelivery.bind(store);
+    let lost = 1;
+    deps.store = Object.assign(Object.create(store) as StorePort, {
+      async claimRecipientDelivery(...args: Parameters<StorePort['claimRecipientDelivery']>) {
+        const claim = await claimRecipientDelivery(...args);
+        if (lost-- > 0) throw new Error('applied, answer lost');
+        return claim;
+      },
+    });
+    await assert.rejects(handleContentEvent(deps, live(event)), /answer lost/);
+    assert.deepEqual(await outcomeOf(event), ['claimed']);
+    const decision = await ingester.decide(event, alice.pubkey, 'like');
+    if (decision.kind !== 'buffered') assert.fail('still buffered');
+    assert.equal((await store.readCoalesceGroup(decision.groupId))?.pending, 1, 'buffered once');
   });
 });

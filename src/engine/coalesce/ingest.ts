@@ -8,7 +8,8 @@
  * - `immediate`: send now, with the group's collapse key.
  * - `buffered`: the flush worker sends the summary later; the recipient claim stays held, so a
  *   replay of the event does nothing.
- * A store error propagates: the caller releases the claim so the event's retry can decide again.
+ * A store error propagates: the event's retry decides again, and a decision already stored for
+ * the (event, recipient) is replayed, so the retry of a step that was applied decides as before.
  */
 import type { NotificationType } from '../../delivery/types.ts';
 import type { NostrEvent } from '../../nostr/event.ts';

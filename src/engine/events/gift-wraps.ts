@@ -12,7 +12,11 @@
  * (`claimEvent`) under a key of its own, {@link dmPushWindowKey}: taken atomically on both
  * adapters, expiring by the store's clock, so a burst of wraps from several engine processes
  * still buzzes once. A wrap that falls inside the window keeps its claim (a replay stays silent).
+ * The window is taken under the inbound item's work owner (`work-owner.ts`) and the push is
+ * queued with its claim in one step, so a retry after a step that was applied but reported failed
+ * neither loses the push nor repeats it (issue 42).
  */
+import { randomUUID } from 'node:crypto';
 import type { NostrEvent } from '../../nostr/event.ts';
 import { GIFT_WRAP } from '../../nostr/kinds.ts';
 import { isHexPubkey } from '../../nostr/tags.ts';
@@ -53,14 +57,29 @@ function addressee(wrap: NostrEvent): string | null {
   return null;
 }
 
-/** One live gift wrap; `onlyRecipient` (a NIP-9a callback's owner) restricts whom it may reach. */
-export async function handleGiftWrap(deps: GiftWrapDeps, wrap: NostrEvent, onlyRecipient?: string): Promise<GiftWrapOutcome> {
-  const outcome = await giftWrapOutcome(deps, wrap, onlyRecipient);
+/**
+ * One live gift wrap; `onlyRecipient` (a NIP-9a callback's owner) restricts whom it may reach.
+ * `owner` is the inbound item's work owner (`work-owner.ts`): the recipient's push window is taken
+ * under it, so a retry after a step that was applied but reported failed finds the window its own
+ * and still pushes.
+ */
+export async function handleGiftWrap(
+  deps: GiftWrapDeps,
+  wrap: NostrEvent,
+  owner: string,
+  onlyRecipient?: string,
+): Promise<GiftWrapOutcome> {
+  const outcome = await giftWrapOutcome(deps, wrap, owner, onlyRecipient);
   deps.metrics.contentRecipients.inc({ type: 'directMessage', outcome });
   return outcome;
 }
 
-async function giftWrapOutcome(deps: GiftWrapDeps, wrap: NostrEvent, onlyRecipient: string | undefined): Promise<GiftWrapOutcome> {
+async function giftWrapOutcome(
+  deps: GiftWrapDeps,
+  wrap: NostrEvent,
+  owner: string,
+  onlyRecipient: string | undefined,
+): Promise<GiftWrapOutcome> {
   const { store } = deps;
   const recipient = wrap.kind === GIFT_WRAP ? addressee(wrap) : null;
   if (recipient === null || (onlyRecipient !== undefined && recipient !== onlyRecipient)) return 'no_recipient';
@@ -71,31 +90,39 @@ async function giftWrapOutcome(deps: GiftWrapDeps, wrap: NostrEvent, onlyRecipie
   if (state === undefined || state.devices.length === 0) return 'no_tokens';
   if (!(state.preferenceKinds ?? []).includes(PREFERENCE_CATEGORY.directMessage)) return 'not_opted_in';
 
-  const claim = await store.claimRecipientDelivery(wrap.id, recipient, deps.processedEventTtlSecs);
-  if (claim === null) return 'duplicate';
-  const windowKey = dmPushWindowKey(recipient);
-  let windowTaken = false;
-  try {
-    windowTaken = await store.claimEvent(windowKey, deps.minIntervalSecs);
-    if (!windowTaken) return 'rate_limited';
-    await deps.outbound.enqueue(
-      {
-        eventId: wrap.id,
-        recipient,
-        type: 'directMessage',
-        message: buildDirectMessagePayload(wrap.id, recipient),
-        claim,
-        // A wrap's created_at is randomised up to two days back (NIP-59): the delivery's age is from now.
-        eventCreatedAt: Math.floor(store.clock.nowMs() / 1000),
-        devices: state.devices,
-      },
+  const queue = async (): Promise<boolean> => {
+    const [taken] = await deps.outbound.claimAndEnqueue(
+      [
+        {
+          eventId: wrap.id,
+          recipient,
+          type: 'directMessage',
+          message: buildDirectMessagePayload(wrap.id, recipient),
+          claim: { eventId: wrap.id, recipient, owner: randomUUID() },
+          // A wrap's created_at is randomised up to two days back (NIP-59): the delivery's age is from now.
+          eventCreatedAt: Math.floor(store.clock.nowMs() / 1000),
+          devices: state.devices,
+        },
+      ],
+      deps.processedEventTtlSecs,
       DIRECT_MESSAGE_LANE,
     );
-    return 'queued';
+    return taken === true;
+  };
+  // A claim held: this wrap was pushed (or silenced) already, or an earlier attempt at this very
+  // item stopped between its claim and its commit (the cluster layout's steps), whose staged item
+  // asking again commits; otherwise nothing is queued (issue 42).
+  if (await store.isRecipientClaimed(wrap.id, recipient)) return (await queue()) ? 'queued' : 'duplicate';
+  // The window is taken under the item's work owner, so the retry of a failed step finds it its own.
+  if (!(await store.claimEvent(dmPushWindowKey(recipient), deps.minIntervalSecs, owner))) {
+    // Inside someone else's window: the wrap keeps a claim, so a replay stays silent too.
+    await store.claimRecipientDelivery(wrap.id, recipient, deps.processedEventTtlSecs);
+    return 'rate_limited';
+  }
+  try {
+    return (await queue()) ? 'queued' : 'duplicate';
   } catch (err) {
-    // Give everything back so the inbound queue's retry can decide again.
-    await store.releaseRecipientDelivery(claim).catch(() => undefined);
-    if (windowTaken) await store.releaseEvent(windowKey).catch(() => undefined);
+    // The window stays taken under this item's owner: the retry takes it again and queues.
     deps.logger.warn({ wrapId: wrap.id, recipient, err: (err as Error).message }, 'gift wrap push failed; retrying');
     throw err;
   }

@@ -9,6 +9,7 @@ import { pTagPubkeys } from '../../nostr/tags.ts';
 import { GIFT_WRAP, TEXT_NOTE, ZAP_RECEIPT } from '../../nostr/kinds.ts';
 import { handleContentEvent, type ContentDeps } from '../content.ts';
 import type { InboundEnvelope } from '../router.ts';
+import { envelopeWorkOwner } from '../work-owner.ts';
 import { handleGiftWrap, type GiftWrapDeps } from './gift-wraps.ts';
 import { NoteCopy, noteRecipients, type NoteAuthorLookup } from './notes.ts';
 import { checkZapReceipt, type ZapProviderLookup } from './zap-receipt.ts';
@@ -84,7 +85,7 @@ export async function handleOptionalEvent(deps: OptionalEventDeps, envelope: Inb
     return 'zap';
   }
   if (event.kind === GIFT_WRAP && events.gift_wraps) {
-    await handleGiftWrap(deps.giftWraps, event, envelope.onlyRecipient);
+    await handleGiftWrap(deps.giftWraps, event, envelopeWorkOwner(envelope), envelope.onlyRecipient);
     return 'gift_wrap';
   }
   return 'not_optional';

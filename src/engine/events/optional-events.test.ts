@@ -16,7 +16,7 @@ import { GIFT_WRAP, TEXT_NOTE, ZAP_RECEIPT, ZAP_REQUEST } from '../../nostr/kind
 import type { OutboundNotification } from '../../delivery/deliver.ts';
 import { defaultConfig, type EventsConfig } from '../../config/defaults.ts';
 import { makeUser, type TestUser } from '../../../test/support/nostr-client.ts';
-import { recordingOutboundQueue } from '../../../test/support/outbound-queue.ts';
+import { lostAnswerOutboundQueue, recordingOutboundQueue } from '../../../test/support/outbound-queue.ts';
 import type { ContentDeps } from '../content.ts';
 import type { InboundEnvelope } from '../router.ts';
 import { handleOptionalEvent, type OptionalEventDeps } from './handler.ts';
@@ -135,6 +135,34 @@ describe('optional event kinds through the content path', () => {
       3,
       'each of the three distinct wraps counts in the inbox, the repeat does not',
     );
+  });
+
+  test('gift wraps: a push whose queue step was applied but reported failed is queued once by the retry (issue 42)', async () => {
+    await store.setPreferences(alice.pubkey, { kinds: [1059], campaignsEnabled: false });
+    const wrap = wrapTo(alice.pubkey);
+    const faulty = { ...deps, giftWraps: { ...deps.giftWraps, outbound: lostAnswerOutboundQueue(deps.giftWraps.outbound) } };
+    await assert.rejects(handleOptionalEvent(faulty, live(wrap)), /answer lost/);
+    await handleOptionalEvent(faulty, live(wrap));
+    assert.equal(queued.length, 1);
+    assert.equal((await store.queueStats('outbound')).ready, 1, 'queued once, not twice');
+  });
+
+  test('gift wraps: a wrap whose window claim was applied but reported failed is pushed by the retry (issue 42)', async () => {
+    await store.setPreferences(alice.pubkey, { kinds: [1059], campaignsEnabled: false });
+    const wrap = wrapTo(alice.pubkey);
+    let lost = 1;
+    const claimEvent = store.claimEvent.bind(store);
+    const faultyStore = Object.assign(Object.create(store) as StorePort, {
+      async claimEvent(...args: Parameters<StorePort['claimEvent']>) {
+        const taken = await claimEvent(...args);
+        if (lost-- > 0) throw new Error('applied, answer lost');
+        return taken;
+      },
+    });
+    const faulty = { ...deps, giftWraps: { ...deps.giftWraps, store: faultyStore } };
+    await assert.rejects(handleOptionalEvent(faulty, live(wrap)), /answer lost/);
+    await handleOptionalEvent(faulty, live(wrap));
+    assert.equal(queued.length, 1, 'the retry finds the window its own');
   });
 
   test('zaps: an unverified zap is not pushed unless the app allows it; the payer is the sender', async () => {

@@ -17,6 +17,7 @@ import type { Clock, EnqueueItem, LeasedItem, StorePort } from '../../store/port
 import type { StoredNip9aRegistration } from '../../store/port-nip9a-gateway.ts';
 import type { LeasedInlet, QueueSignal } from '../../roles/queue-worker.ts';
 import { TurnBatcher } from '../../util/turn-batcher.ts';
+import { STORE_RETRY_DELAYS_MS } from '../../util/store-retry.ts';
 import { parseNip9aRegistration, registrationAddress, type Nip9aRegistration } from '../registration.ts';
 import type { GatewaySettings } from './config.ts';
 import { MatchIndex } from './match-index.ts';
@@ -192,7 +193,7 @@ export class Nip9aGateway {
         event,
         receivedAtMs,
       };
-      this.queueDelivery({ id: deliveryKey(registration.pubkey, registration.d, event.id), payload })
+      this.queueDeliveryRetrying({ id: deliveryKey(registration.pubkey, registration.d, event.id), payload }, relay)
         .then((added) => {
           // Already queued (the same event through a resubscription): it holds one place, not two.
           if (!added) this.settled(relay);
@@ -202,6 +203,28 @@ export class Nip9aGateway {
           metrics.dropped.inc({ reason: 'store_error' });
           logger.error({ err: (err as Error).message, relay }, 'nip9a gateway: cannot queue a delivery');
         });
+    }
+  }
+
+  /**
+   * {@link queueDelivery}, asked again in place after a store failure ({@link STORE_RETRY_DELAYS_MS}):
+   * the matched event is held only here, so giving up at once would drop the delivery. The
+   * enqueue is idempotent by the delivery's key, so a retry after an enqueue that was applied but
+   * reported failed queues nothing twice (its item waits out the failed attempt's lease).
+   */
+  private async queueDeliveryRetrying(item: EnqueueItem<Nip9aDelivery>, relay: string): Promise<boolean> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.queueDelivery(item);
+      } catch (err) {
+        const delayMs = STORE_RETRY_DELAYS_MS[attempt];
+        if (delayMs === undefined || this.stopped) throw err;
+        this.options.logger.warn(
+          { err: (err as Error).message, relay, attempt: attempt + 1, retryInMs: delayMs },
+          'nip9a gateway: the store did not take a delivery; asking again',
+        );
+        await new Promise((resolve) => setTimeout(resolve, delayMs));
+      }
     }
   }
 

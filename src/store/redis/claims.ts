@@ -20,8 +20,20 @@ import type { VideoRecord } from '../port.ts';
 /** The value divine stores in a per-event claim. */
 const EVENT_CLAIM_VALUE = '1';
 
-export async function claimEvent(ctx: RedisContext, eventId: string, ttlSecs: number): Promise<boolean> {
-  const reply = await ctx.redis.set(ctx.keys.eventClaimKey(eventId), EVENT_CLAIM_VALUE, 'EX', expirySeconds('claimEvent', ttlSecs), 'NX');
+/**
+ * What an owned event claim holds: "1:" and the owner. The "1" keeps it an event claim to the
+ * layout migration (`migrate/placement.ts`), which tells event claims from recipient claims
+ * (a uuid or a work owner, never with a colon) by their value.
+ */
+export function ownedEventClaimValue(owner: string): string {
+  return `${EVENT_CLAIM_VALUE}:${owner}`;
+}
+
+export async function claimEvent(ctx: RedisContext, eventId: string, ttlSecs: number, owner?: string): Promise<boolean> {
+  const ttl = expirySeconds('claimEvent', ttlSecs);
+  if (owner !== undefined)
+    return (await ctx.scripts.run('takeClaim', [ctx.keys.eventClaimKey(eventId)], [ownedEventClaimValue(owner), ttl])) === 1;
+  const reply = await ctx.redis.set(ctx.keys.eventClaimKey(eventId), EVENT_CLAIM_VALUE, 'EX', ttl, 'NX');
   return reply === 'OK';
 }
 
@@ -35,6 +47,10 @@ export async function claimRecipientDelivery(
   const ttl = expirySeconds('claimRecipientDelivery', ttlSecs);
   const reply = await ctx.redis.set(ctx.keys.recipientClaimKey(eventId, recipient), owner, 'EX', ttl, 'NX');
   return reply === 'OK' ? { eventId, recipient, owner } : null;
+}
+
+export async function isRecipientClaimed(ctx: RedisContext, eventId: string, recipient: string): Promise<boolean> {
+  return (await ctx.redis.exists(ctx.keys.recipientClaimKey(eventId, recipient))) === 1;
 }
 
 /** `SET dedup:{eventId}:{recipient} owner EX ttl NX` for many recipients, each as {@link claimRecipientDelivery} alone; one answer per recipient, in order. */

@@ -77,6 +77,33 @@ export interface ReplicationSettings {
   replicas: number;
   /** Longest a WAIT blocks, ms. */
   timeoutMs: number;
+  /**
+   * Fault injection for tests (issue 42): asked after each step's WAITs were answered (its writes
+   * applied on the master, as after a real shortfall), true turns the step into a
+   * {@link ReplicationWaitError}. Only consulted while `replicas` is above 0.
+   */
+  refuseAcknowledgement?: () => boolean;
+}
+
+/**
+ * The environment variable that makes a fraction (0–1) of replica acknowledgements fail after the
+ * step's writes were applied, for end-to-end tests of the retry paths (issue 42). Honoured only
+ * under `NODE_ENV=test`, as the test clock file is.
+ */
+export const TEST_REPLICA_REFUSAL_ENV = 'NOSTR_PUSH_TEST_REPLICA_REFUSAL';
+
+/** The refusal injector {@link TEST_REPLICA_REFUSAL_ENV} asks for, or undefined when it is unset. */
+export function replicaRefusalFromEnv(
+  env: NodeJS.ProcessEnv = process.env,
+  random: () => number = Math.random,
+): (() => boolean) | undefined {
+  const raw = env[TEST_REPLICA_REFUSAL_ENV];
+  if (raw === undefined || raw === '') return undefined;
+  if (env.NODE_ENV !== 'test') throw new Error(`${TEST_REPLICA_REFUSAL_ENV} is only honoured with NODE_ENV=test`);
+  const fraction = Number(raw);
+  if (!Number.isFinite(fraction) || fraction < 0 || fraction > 1)
+    throw new Error(`${TEST_REPLICA_REFUSAL_ENV} must be a fraction from 0 to 1, got ${raw}`);
+  return () => random() < fraction;
 }
 
 /** What `redis.wait_replicas` becomes on this target: {@link WAIT_REPLICAS_AUTO} resolved, anything else as it is. */
@@ -141,6 +168,8 @@ export class ReplicaWaiter {
     if (keys.length === 0) return;
     const targets = this.cluster ? this.mastersOf(this.cluster, keys) : [{ node: this.redis, replicas }];
     await Promise.all(targets.map((target) => this.waitOn(target)));
+    if (this.settings.refuseAcknowledgement?.())
+      throw new ReplicationWaitError(`0 of ${replicas} replicas acknowledged (injected by a test)`);
   }
 
   private async waitOn({ node, replicas: listed }: WaitTarget): Promise<void> {

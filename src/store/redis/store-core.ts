@@ -116,11 +116,14 @@ export abstract class RedisCoreStore {
     return tokens.sweepStaleTokens(this.ctx, maxAgeMs);
   }
 
-  claimEvent(eventId: string, ttlSecs: number): Promise<boolean> {
-    return claims.claimEvent(this.ctx, eventId, ttlSecs);
+  claimEvent(eventId: string, ttlSecs: number, owner?: string): Promise<boolean> {
+    return claims.claimEvent(this.ctx, eventId, ttlSecs, owner);
   }
   claimRecipientDelivery(eventId: string, recipient: string, ttlSecs: number): Promise<RecipientClaim | null> {
     return claims.claimRecipientDelivery(this.ctx, eventId, recipient, ttlSecs);
+  }
+  isRecipientClaimed(eventId: string, recipient: string): Promise<boolean> {
+    return claims.isRecipientClaimed(this.ctx, eventId, recipient);
   }
   releaseRecipientDelivery(claim: RecipientClaim): Promise<boolean> {
     return claims.releaseRecipientDelivery(this.ctx, claim);

@@ -70,6 +70,8 @@ export interface RedisStoreOptions {
   waitReplicas?: number;
   /** Longest one such wait blocks, ms (`redis.wait_timeout_ms`); default {@link DEFAULT_WAIT_TIMEOUT_MS}. */
   waitTimeoutMs?: number;
+  /** Test fault injection: see {@link ReplicationSettings.refuseAcknowledgement}. */
+  refuseAcknowledgement?: () => boolean;
   /** Time source; defaults to the Redis server clock ({@link RedisServerClock}). */
   clock?: Clock;
   /** Prefix for every key. For test isolation only: a divine Redis has no prefix. */
@@ -297,6 +299,7 @@ export async function openRedisStore(options: RedisStoreOptions): Promise<RedisS
     const replication = {
       replicas: resolveWaitReplicas(options.waitReplicas ?? WAIT_REPLICAS_AUTO, client.cluster),
       timeoutMs: options.waitTimeoutMs ?? DEFAULT_WAIT_TIMEOUT_MS,
+      ...(options.refuseAcknowledgement ? { refuseAcknowledgement: options.refuseAcknowledgement } : {}),
     };
     if (client.cluster)
       logger.info({ waitReplicas: replication.replicas, waitTimeoutMs: replication.timeoutMs }, 'redis cluster replica acknowledgement');

@@ -9,9 +9,17 @@ import { ExpiredRowSweeper, expiresAtMs } from './expiry.ts';
  */
 
 const TAKE_EVENT_CLAIM = `
-  INSERT INTO event_claims (event_id, expires_at_ms) VALUES (@eventId, @expiresAtMs)
-  ON CONFLICT (event_id) DO UPDATE SET expires_at_ms = excluded.expires_at_ms
+  INSERT INTO event_claims (event_id, owner, expires_at_ms) VALUES (@eventId, @owner, @expiresAtMs)
+  ON CONFLICT (event_id) DO UPDATE SET owner = excluded.owner, expires_at_ms = excluded.expires_at_ms
   WHERE event_claims.expires_at_ms <= @nowMs`;
+
+/** Whether a live event claim is held by `@owner` (never the empty owner of an unowned claim). */
+const EVENT_CLAIM_HELD_BY = `
+  SELECT 1 FROM event_claims WHERE event_id = @eventId AND owner = @owner AND owner <> '' AND expires_at_ms > @nowMs`;
+
+/** Whether a live (event, recipient) claim exists. */
+const RECIPIENT_CLAIM_HELD = `
+  SELECT 1 FROM recipient_claims WHERE event_id = @eventId AND recipient = @recipient AND expires_at_ms > @nowMs`;
 
 const TAKE_RECIPIENT_CLAIM = `
   INSERT INTO recipient_claims (event_id, recipient, owner, expires_at_ms)
@@ -55,6 +63,8 @@ const DELETE_EXPIRED_RECIPIENT_CLAIMS = `
 
 interface EventClaimParams {
   eventId: string;
+  /** '' for a claim without an owner. */
+  owner: string;
   expiresAtMs: number;
   nowMs: number;
 }
@@ -73,8 +83,9 @@ export class ClaimTable {
   private readonly releaseRecipientClaim: Statement<[Omit<RecipientClaimParams, 'expiresAtMs'>]>;
   private readonly sweeper: ExpiredRowSweeper;
 
-  readonly claimEvent: (eventId: string, ttlSecs: number) => boolean;
+  readonly claimEvent: (eventId: string, ttlSecs: number, owner?: string) => boolean;
   readonly claimRecipient: (eventId: string, recipient: string, ttlSecs: number) => RecipientClaim | null;
+  readonly isRecipientClaimed: (eventId: string, recipient: string) => boolean;
   /**
    * Take `claim` under its own owner token (true when taken), without a transaction of its own:
    * for a caller's transaction, which may do more in the same atomic step.
@@ -125,10 +136,16 @@ export class ClaimTable {
       for (const type of types) this.writeVideoRecordNow(video, type, ttlSecs);
     });
 
-    this.claimEvent = db.transaction((eventId: string, ttlSecs: number): boolean => {
+    const eventClaimHeldBy = db.prepare<[{ eventId: string; owner: string; nowMs: number }]>(EVENT_CLAIM_HELD_BY);
+    const recipientClaimHeld = db.prepare<[{ eventId: string; recipient: string; nowMs: number }]>(RECIPIENT_CLAIM_HELD);
+    this.isRecipientClaimed = (eventId, recipient) =>
+      recipientClaimHeld.get({ eventId, recipient, nowMs: this.clock.nowMs() }) !== undefined;
+    this.claimEvent = db.transaction((eventId: string, ttlSecs: number, owner?: string): boolean => {
       const nowMs = this.clock.nowMs();
       this.sweeper.maybeSweep(nowMs);
-      return this.takeEventClaim.run({ eventId, expiresAtMs: expiresAtMs(nowMs, ttlSecs), nowMs }).changes > 0;
+      const mine = owner ?? '';
+      if (this.takeEventClaim.run({ eventId, owner: mine, expiresAtMs: expiresAtMs(nowMs, ttlSecs), nowMs }).changes > 0) return true;
+      return owner !== undefined && eventClaimHeldBy.get({ eventId, owner, nowMs }) !== undefined;
     });
 
     this.claimRecipient = db.transaction((eventId: string, recipient: string, ttlSecs: number): RecipientClaim | null => {

@@ -162,6 +162,9 @@ const ADD_STATE_TO_QUEUE_DUE_INDEX = `
   CREATE INDEX queue_items_lane_due ON queue_items (queue, lane, due_at_ms, state) WHERE state <> 'dead';
 `;
 
+/** An event claim's owner (issue 42); '' for the claims taken without one, and for every older row. */
+const ADD_EVENT_CLAIM_OWNER = `ALTER TABLE event_claims ADD COLUMN owner TEXT NOT NULL DEFAULT '';`;
+
 /** `migrations[n]` upgrades a file from version n to n + 1. */
 export const migrations: readonly Migration[] = [
   { description: 'create devices, claims, preferences, relay cursors, profile cache and queues', apply: migrateFrom0 },
@@ -200,6 +203,10 @@ export const migrations: readonly Migration[] = [
   {
     description: 'the queue due index carries the state (lease counts without row reads)',
     apply: (db) => db.exec(ADD_STATE_TO_QUEUE_DUE_INDEX),
+  },
+  {
+    description: 'event claims carry their owner (a retried step recognises its own claim)',
+    apply: (db) => db.exec(ADD_EVENT_CLAIM_OWNER),
   },
 ];
 

@@ -153,12 +153,16 @@ export abstract class SqliteCoreStore {
 
   // ---- claims ------------------------------------------------------------------------------
 
-  async claimEvent(eventId: string, ttlSecs: number): Promise<boolean> {
-    return this.group.run(() => this.claims.claimEvent(eventId, ttlSecs));
+  async claimEvent(eventId: string, ttlSecs: number, owner?: string): Promise<boolean> {
+    return this.group.run(() => this.claims.claimEvent(eventId, ttlSecs, owner));
   }
 
   async claimRecipientDelivery(eventId: string, recipient: string, ttlSecs: number): Promise<RecipientClaim | null> {
     return this.group.run(() => this.claims.claimRecipient(eventId, recipient, ttlSecs));
+  }
+
+  async isRecipientClaimed(eventId: string, recipient: string): Promise<boolean> {
+    return this.claims.isRecipientClaimed(eventId, recipient);
   }
 
   async releaseRecipientDelivery(claim: RecipientClaim): Promise<boolean> {

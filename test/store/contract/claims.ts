@@ -24,6 +24,30 @@ export function claimContract(ctx: ContractContext): void {
       assert.equal(await store.claimEvent(OTHER_EVENT_ID, CLAIM_TTL_SECS), true, 'another event is independent');
     });
 
+    test('claimEvent with an owner: taken again by that owner (a retried step), refused to anyone else (issue 42)', async () => {
+      const store = ctx.store();
+      assert.equal(await store.claimEvent(EVENT_ID, CLAIM_TTL_SECS, 'work-a'), true);
+      assert.equal(await store.claimEvent(EVENT_ID, CLAIM_TTL_SECS, 'work-a'), true, 'the same owner finds its own claim');
+      assert.equal(await store.claimEvent(EVENT_ID, CLAIM_TTL_SECS, 'work-b'), false, 'another owner is refused');
+      assert.equal(await store.claimEvent(EVENT_ID, CLAIM_TTL_SECS), false, 'a claim without an owner is refused');
+      assert.equal(await store.claimEvent(OTHER_EVENT_ID, CLAIM_TTL_SECS), true);
+      assert.equal(await store.claimEvent(OTHER_EVENT_ID, CLAIM_TTL_SECS, 'work-a'), false, 'an unowned claim belongs to nobody');
+      await store.releaseEvent(EVENT_ID);
+      assert.equal(await store.claimEvent(EVENT_ID, CLAIM_TTL_SECS, 'work-b'), true, 'released, it is free for another owner');
+    });
+
+    test('isRecipientClaimed says whether anyone holds the (event, recipient) claim', async () => {
+      const store = ctx.store();
+      assert.equal(await store.isRecipientClaimed(EVENT_ID, RECIPIENT), false);
+      const claim = await store.claimRecipientDelivery(EVENT_ID, RECIPIENT, CLAIM_TTL_SECS);
+      assert.ok(claim);
+      assert.equal(await store.isRecipientClaimed(EVENT_ID, RECIPIENT), true);
+      assert.equal(await store.isRecipientClaimed(EVENT_ID, OTHER_RECIPIENT), false, 'per recipient');
+      assert.equal(await store.isRecipientClaimed(OTHER_EVENT_ID, RECIPIENT), false, 'per event');
+      await store.releaseRecipientDelivery(claim);
+      assert.equal(await store.isRecipientClaimed(EVENT_ID, RECIPIENT), false, 'released');
+    });
+
     test('claimRecipientDelivery returns a claim once per (event, recipient)', async () => {
       const store = ctx.store();
       const claim = await store.claimRecipientDelivery(EVENT_ID, RECIPIENT, CLAIM_TTL_SECS);

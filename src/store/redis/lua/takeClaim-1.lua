@@ -1,13 +1,15 @@
 --[[
-  Step 2 of claimAndEnqueue (deliveries.ts): take a claim for `owner`, or find it already held by
-  `owner` (an earlier call of the same delivery took it and stopped before committing). The claim
-  is divine's `SET key owner NX EX ttl`; an existing claim keeps its value and lifetime.
+  Take a claim for `owner`, or find it already held by `owner`. Used by step 2 of claimAndEnqueue
+  (deliveries.ts: an earlier call of the same delivery took it and stopped before committing) and
+  by the owner-aware claims of claims.ts (claimEvent, claimRecipientDelivery with an owner: the
+  same inbound item retried after a step that was applied but reported failed, issue 42). The
+  claim is divine's `SET key owner NX EX ttl`; an existing claim keeps its value and lifetime.
 
   Input:
     KEYS[1] the claim key: dedup:{eventId}:{recipient} (`{u:RECIPIENT}` in the cluster layout),
-            or a NIP-9a receipt key
+            dedup:{eventId} (a per-event claim), or a NIP-9a receipt key
 
-    ARGV[1] owner (uuid)
+    ARGV[1] owner (an opaque token: a uuid, or an inbound item's work owner)
     ARGV[2] claim lifetime, whole seconds (> 0)
 
   Output:

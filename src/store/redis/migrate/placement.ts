@@ -13,8 +13,9 @@ import {
   splitSortedSet,
 } from './engine.ts';
 
-/** What an event claim holds (`claims.ts`); a recipient claim holds its owner's uuid. */
+/** What an event claim holds (`claims.ts`): "1", or "1:" and its owner; a recipient claim holds its owner's token. */
 const EVENT_CLAIM_VALUE = '1';
+const isEventClaimValue = (value: string): boolean => value === EVENT_CLAIM_VALUE || value.startsWith(`${EVENT_CLAIM_VALUE}:`);
 
 export type Placement =
   | { copy: 'whole'; to: string }
@@ -25,7 +26,7 @@ export type Placement =
    * `dedup:{id}:{64 hex}` whose id is not an event id: an event claim on an id that ends with a
    * pubkey (`opened:…:{recipient}`, `dm-push-window:{pubkey}`, `nip98:{event id}`) or a recipient
    * claim on a non-event id (a summary's `coalesce:{gid}`, a send id). The value tells them
-   * apart: an event claim holds "1", a recipient claim its owner's uuid.
+   * apart: an event claim holds "1" (or "1:" and its owner), a recipient claim its owner's token.
    */
   | { copy: 'claim'; eventClaim: string; recipientClaim: string }
   | { copy: 'skip' };
@@ -76,7 +77,7 @@ export function familyOf(spec: FamilySpec): KeyFamily {
       if (placement.copy === 'claim') {
         const value = await io.source.get(key);
         if (value === null) return 0;
-        return copyWholeKey(io, key, value === EVENT_CLAIM_VALUE ? placement.eventClaim : placement.recipientClaim);
+        return copyWholeKey(io, key, isEventClaimValue(value) ? placement.eventClaim : placement.recipientClaim);
       }
       if (placement.copy === 'hash') return splitHash(io, key, placement.route);
       return splitSortedSet(io, key, placement.route);
