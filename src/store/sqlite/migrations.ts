@@ -6,6 +6,7 @@ import type { Logger } from '../../observability/logger.ts';
 import { CREATE_COALESCE_TABLES } from './coalesce-sql.ts';
 import { CREATE_BELL_TABLES } from './bells.ts';
 import { CREATE_NTFY_TABLES } from './ntfy.ts';
+import { CREATE_NTFY_SCHEDULED_TABLE } from './ntfy-scheduled.ts';
 import { CREATE_VAPID_TABLE } from './vapid.ts';
 import { CREATE_API_KEY_TABLE } from './apikeys.ts';
 import { CREATE_SEND_TABLES } from './sends.ts';
@@ -201,6 +202,7 @@ export const migrations: readonly Migration[] = [
     description: 'the queue due index carries the state (lease counts without row reads)',
     apply: (db) => db.exec(ADD_STATE_TO_QUEUE_DUE_INDEX),
   },
+  { description: 'create the schedule of delayed ntfy messages', apply: (db) => db.exec(CREATE_NTFY_SCHEDULED_TABLE) },
 ];
 
 /** The version a file has after {@link migrate}. */
