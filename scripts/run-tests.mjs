@@ -68,7 +68,8 @@ const skipped = outcomes.filter((o) => o.outcome === 'skip');
 // A skip is said where it can be seen: one line each, with why (test/support/shared-testdata.ts).
 if (skipped.length > 0) {
   console.log(`\nskipped (${skipped.length}):`);
-  for (const s of skipped) console.log(`  ${s.file ? relative(root, s.file) : '?'}:${s.line ?? '?'}  ${s.name}  -- ${s.reason ?? 'no reason given'}`);
+  for (const s of skipped)
+    console.log(`  ${s.file ? relative(root, s.file) : '?'}:${s.line ?? '?'}  ${s.name}  -- ${s.reason ?? 'no reason given'}`);
 }
 console.log(`\ntests: ${passed} passed, ${failed.length} failed${skipped.length > 0 ? `, ${skipped.length} skipped` : ''}`);
 process.exit(result.status ?? 1);
