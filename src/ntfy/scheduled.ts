@@ -48,7 +48,10 @@ export async function runNtfyScheduledDelivery(
   const log = deps.logger.child({ role: 'pusher', task: 'ntfy_scheduled' });
   while (!signal.aborted) {
     try {
+      const lookedAt = deps.store.clock.nowMs();
       const delivered = await deliverDueNtfyMessages(deps.store, deps.metrics, signal);
+      // Everything due by `lookedAt` is delivered now (by this process or another).
+      deps.metrics.ntfyScheduledPassClock.set(lookedAt);
       if (delivered.length > 0)
         log.info(
           { delivered: delivered.length, ids: delivered.map((m) => m.sequenceId).slice(0, 10) },

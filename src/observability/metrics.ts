@@ -364,6 +364,11 @@ export class Metrics {
     help: 'Scheduled ntfy messages (Delay, At, In) delivered to their topics when due',
     registers: [this.registry],
   });
+  readonly ntfyScheduledPassClock = new Gauge({
+    name: 'push_ntfy_scheduled_pass_clock_ms',
+    help: 'Store-clock time (unix ms) at which the last completed scheduled-delivery pass of this process looked for due messages',
+    registers: [this.registry],
+  });
   readonly ntfyScheduledFailures = new Counter({
     name: 'push_ntfy_scheduled_failures_total',
     help: 'Passes of the scheduled-delivery task that failed on a store error (retried on the next pass)',
