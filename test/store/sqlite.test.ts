@@ -299,6 +299,52 @@ describe('SqliteStore ntfy reads of many topics', () => {
   });
 });
 
+describe('SqliteStore scheduled ntfy messages across processes', () => {
+  test('two stores on one file (as two processes) take turns releasing: each due message once, ids in one order', async () => {
+    // Turns, not the same moment: two connections in one process would block each other's group
+    // commit (a busy wait holds the event loop); two processes at once are the end-to-end test's.
+    const path = freshPath();
+    const clock = new ManualClock();
+    const [a, b] = await Promise.all([openSqliteStore({ path, clock }), openSqliteStore({ path, clock })]);
+    try {
+      const scheduled = [];
+      for (let i = 0; i < 20; i++)
+        scheduled.push(await a.scheduleNtfyMessage(`t${i % 3}`, { message: `m${i}` }, clock.nowMs() + 10_000, 60_000));
+      clock.advance(10_000);
+      const delivered = [];
+      for (const store of [b, a, b, a]) delivered.push(...(await store.releaseDueNtfyMessages(7)));
+      assert.equal(delivered.length, 20);
+      assert.deepEqual(new Set(delivered.map((m) => m.sequenceId)), new Set(scheduled.map((s) => s.id)));
+      assert.deepEqual(
+        delivered.map((m) => m.id),
+        [...delivered.map((m) => m.id)].sort(),
+        'ids rise across both',
+      );
+      const stored = (await b.readNtfyMessages(['t0', 't1', 't2'], null, 100)).messages;
+      assert.deepEqual(
+        stored.map((m) => m.id),
+        delivered.map((m) => m.id),
+      );
+      assert.deepEqual(await a.readNtfyScheduled(['t0', 't1', 't2'], 100), []);
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
+
+  test('the schedule migration adds its table to a file of the previous version', () => {
+    const raw = new BetterSqlite3(IN_MEMORY_PATH);
+    try {
+      migrate(raw, capturingLogger().logger, migrations.slice(0, migrations.length - 1));
+      const tables = () => raw.prepare<[], { n: number }>("SELECT count(*) AS n FROM sqlite_master WHERE name = 'ntfy_scheduled'").get()?.n;
+      assert.equal(tables(), 0);
+      assert.deepEqual(migrate(raw, capturingLogger().logger), [LATEST_SCHEMA_VERSION]);
+      assert.equal(tables(), 1);
+    } finally {
+      raw.close();
+    }
+  });
+});
+
 describe('SqliteStore files', () => {
   test('a file store runs in WAL mode', async () => {
     const path = freshPath();
