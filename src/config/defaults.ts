@@ -30,6 +30,10 @@ export const NIP9A_MAX_CALLBACKS_PER_OWNER = 32;
 export const DEFAULT_NTFY_CACHE_DURATION = '12h';
 /** The UnifiedPush (AND_3) and RFC 8030 message size: 4096 bytes must always be accepted. */
 export const NTFY_MESSAGE_SIZE_LIMIT_BYTES = 4096;
+/** ntfy's shortest delay of a scheduled message: under 10 s a delay is indistinguishable from now. */
+export const DEFAULT_NTFY_MIN_DELAY = '10s';
+/** ntfy's `message-delay-limit`: a scheduled message is kept at most 3 days before it is sent. */
+export const DEFAULT_NTFY_MAX_DELAY = '3d';
 
 const DAY_SECS = 86_400;
 
@@ -217,6 +221,8 @@ export function defaultConfig(): Config {
       base_url: '',
       cache_duration: DEFAULT_NTFY_CACHE_DURATION,
       message_size_limit_bytes: NTFY_MESSAGE_SIZE_LIMIT_BYTES,
+      min_delay: DEFAULT_NTFY_MIN_DELAY,
+      max_delay: DEFAULT_NTFY_MAX_DELAY,
       // ntfy's 45 s: not too often, to save phones' batteries, well inside the app's 77 s read timeout.
       keepalive_interval_secs: 45,
       // ntfy's read deadline: the keepalive interval plus 15 s.

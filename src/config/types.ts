@@ -342,6 +342,10 @@ export interface NtfyConfig {
   cache_duration: string;
   /** Largest body accepted; a larger one gets 413 (RFC 8030 §7.2 forbids 413 at 4096 bytes or less). */
   message_size_limit_bytes: number;
+  /** Shortest delay of a scheduled message (`Delay`, `At`, `In`), ntfy's `10s` by default; shorter is refused (40005). Same syntax as `cache_duration`. */
+  min_delay: string;
+  /** Longest delay of a scheduled message, ntfy's `message-delay-limit` (`3d` by default); longer is refused (40006). */
+  max_delay: string;
   /** Interval of keepalive events on HTTP streams and of pings on WebSockets (the Android app times out after 77 s of silence). */
   keepalive_interval_secs: number;
   /** A WebSocket silent this long (no pong, no frame) is dropped. */

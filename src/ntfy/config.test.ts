@@ -47,3 +47,21 @@ test('one problem line per wrong key', () => {
     );
   }
 });
+
+test("delay bounds: ntfy's 10 s and 3 days by default, configurable, checked", () => {
+  const settings = ntfySettings(defaultConfig().ntfy);
+  assert.deepEqual([settings.minDelayMs, settings.maxDelayMs], [10_000, 3 * 86_400_000]);
+  const custom = { ...defaultConfig().ntfy, min_delay: '1m', max_delay: '12h' };
+  assert.deepEqual(ntfyConfigProblems(custom), []);
+  assert.deepEqual([ntfySettings(custom).minDelayMs, ntfySettings(custom).maxDelayMs], [60_000, 43_200_000]);
+  for (const [min, max, key] of [
+    ['soon', '3d', 'ntfy.min_delay'],
+    ['500ms', '3d', 'ntfy.min_delay'],
+    ['10s', 'never', 'ntfy.max_delay'],
+    ['1h', '30m', 'ntfy.max_delay'],
+  ] as const) {
+    const problems = ntfyConfigProblems({ ...defaultConfig().ntfy, min_delay: min, max_delay: max });
+    assert.equal(problems.length, 1, problems.join('\n'));
+    assert.ok(problems[0]?.startsWith(key), problems[0]);
+  }
+});

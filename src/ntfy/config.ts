@@ -14,6 +14,9 @@ export interface NtfySettings {
   baseUrl: string;
   cacheDurationMs: number;
   messageSizeLimitBytes: number;
+  /** Bounds of a scheduled message's delay. */
+  minDelayMs: number;
+  maxDelayMs: number;
   keepaliveIntervalMs: number;
   websocketTimeoutMs: number;
   /** Which WebSocket server serves `/…/ws` (`ntfy.websocket`). */
@@ -34,6 +37,13 @@ export function ntfyConfigProblems(config: NtfyConfig): string[] {
   const cache = parseConfigDuration(config.cache_duration);
   if (cache === null || !(cache > 0))
     problems.push(`ntfy.cache_duration: "${config.cache_duration}" must be a positive duration like 12h, 30m or 3600`);
+  const minDelay = parseConfigDuration(config.min_delay);
+  const maxDelay = parseConfigDuration(config.max_delay);
+  if (minDelay === null || !(minDelay >= SECOND_MS))
+    problems.push(`ntfy.min_delay: "${config.min_delay}" must be a duration of at least 1s, like 10s or 1m`);
+  if (maxDelay === null || !(maxDelay > 0))
+    problems.push(`ntfy.max_delay: "${config.max_delay}" must be a positive duration like 3d, 12h or 86400`);
+  else if (minDelay !== null && maxDelay < minDelay) problems.push('ntfy.max_delay must not be shorter than ntfy.min_delay');
   if (config.message_size_limit_bytes < NTFY_MESSAGE_SIZE_LIMIT_BYTES) {
     problems.push(
       `ntfy.message_size_limit_bytes must be at least ${NTFY_MESSAGE_SIZE_LIMIT_BYTES}: UnifiedPush and RFC 8030 need ${NTFY_MESSAGE_SIZE_LIMIT_BYTES}-byte messages`,
@@ -74,6 +84,8 @@ export function ntfySettings(config: NtfyConfig): NtfySettings {
     baseUrl: config.base_url,
     cacheDurationMs: parseConfigDuration(config.cache_duration) ?? 12 * 3600 * SECOND_MS,
     messageSizeLimitBytes: config.message_size_limit_bytes,
+    minDelayMs: parseConfigDuration(config.min_delay) ?? 10 * SECOND_MS,
+    maxDelayMs: parseConfigDuration(config.max_delay) ?? 3 * 86_400 * SECOND_MS,
     keepaliveIntervalMs: config.keepalive_interval_secs * SECOND_MS,
     websocketTimeoutMs: config.websocket_timeout_secs * SECOND_MS,
     websocket: config.websocket,

@@ -30,6 +30,8 @@ export interface NtfyContext {
   /** `metrics.ntfyPublished` bound to its modes once (a label object is hashed on every `inc`). */
   publishedUnifiedPush: { inc(): void };
   publishedPlain: { inc(): void };
+  publishedUncached: { inc(): void };
+  publishedScheduled: { inc(): void };
 }
 
 export type NtfyEnv = { Bindings: HttpBindings };

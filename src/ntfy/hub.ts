@@ -276,7 +276,8 @@ export class NtfyHub implements SubscriberHost {
 
   private offer(message: NtfyMessage): void {
     const entry = this.byTopic.get(message.topic);
-    if (entry === undefined || message.expiresMs <= this.deps.store.clock.nowMs()) return;
+    // expiresMs 0: a message never stored (`Cache: no`), live only.
+    if (entry === undefined || (message.expiresMs !== 0 && message.expiresMs <= this.deps.store.clock.nowMs())) return;
     const frames = new MessageFrames(message);
     if (entry instanceof Set) for (const subscriber of entry) subscriber.offer(frames);
     else entry.offer(frames);

@@ -9,5 +9,6 @@ export { appendUnifiedPushMessage } from './publish.ts';
 export { localNtfyTopicOf, checkTopic } from './topics.ts';
 export { NtfyError, NTFY_ERRORS } from './errors.ts';
 export { runNtfyExpiry } from './janitor.ts';
+export { runNtfyScheduledDelivery } from './scheduled.ts';
 export { ntfySettings, type NtfySettings } from './config.ts';
 export type { NtfyHub } from './hub.ts';

@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { NtfyError } from './errors.ts';
-import { contentFromBody, decodeHeaderValue, parsePriority, readPublishOptions, type ParamSource } from './publish-params.ts';
+import { readPublishOptions } from './publish-options.ts';
+import { contentFromBody, decodeHeaderValue, parsePriority, type ParamSource } from './publish-params.ts';
+
+const CONTEXT = { nowMs: 1_700_000_000_000, delay: { minMs: 10_000, maxMs: 3 * 86_400_000 } };
 
 function source(headers: Record<string, string>, query: Record<string, string> = {}): ParamSource {
   const lower = Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]));
@@ -33,6 +36,7 @@ test('priorities: 1–5, names, RFC 9218 values ignored, anything else 40007', (
 test('headers win over query parameters; X- names and short aliases all count', () => {
   const options = readPublishOptions(
     source({ 'X-Title': 'header title', Tags: ' a , ,b ' }, { title: 'query title', p: 'high', m: 'line one\\nline two' }),
+    CONTEXT,
   );
   assert.deepEqual(options, {
     title: 'header title',
@@ -41,16 +45,21 @@ test('headers win over query parameters; X- names and short aliases all count', 
     message: 'line one\nline two',
     markdown: false,
     unifiedPush: false,
+    cache: true,
   });
 });
 
 test('UnifiedPush mode from up, unifiedpush, X-UnifiedPush or Content-Encoding: aes128gcm', () => {
-  assert.equal(readPublishOptions(source({}, { up: '1' })).unifiedPush, true);
-  assert.equal(readPublishOptions(source({}, { unifiedpush: 'yes' })).unifiedPush, true);
-  assert.equal(readPublishOptions(source({ 'X-UnifiedPush': 'true' })).unifiedPush, true);
-  assert.equal(readPublishOptions(source({ 'Content-Encoding': 'aes128gcm' })).unifiedPush, true);
-  assert.equal(readPublishOptions(source({ 'Content-Encoding': 'aesgcm' })).unifiedPush, false, 'the legacy draft is not UnifiedPush');
-  assert.equal(readPublishOptions(source({}, { up: '0' })).unifiedPush, false);
+  assert.equal(readPublishOptions(source({}, { up: '1' }), CONTEXT).unifiedPush, true);
+  assert.equal(readPublishOptions(source({}, { unifiedpush: 'yes' }), CONTEXT).unifiedPush, true);
+  assert.equal(readPublishOptions(source({ 'X-UnifiedPush': 'true' }), CONTEXT).unifiedPush, true);
+  assert.equal(readPublishOptions(source({ 'Content-Encoding': 'aes128gcm' }), CONTEXT).unifiedPush, true);
+  assert.equal(
+    readPublishOptions(source({ 'Content-Encoding': 'aesgcm' }), CONTEXT).unifiedPush,
+    false,
+    'the legacy draft is not UnifiedPush',
+  );
+  assert.equal(readPublishOptions(source({}, { up: '0' }), CONTEXT).unifiedPush, false);
 });
 
 test('header values: RFC 2047 words and raw UTF-8 bytes decode as the publisher meant', () => {

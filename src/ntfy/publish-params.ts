@@ -1,10 +1,11 @@
 /**
- * Reading a publish request the way ntfy does (`parsePublishParams`, `readParam`): each option
- * from its headers first, then from its lower-case query parameters, with RFC 2047 encoded
- * header values decoded; and turning the body into message content (`handlePublishBody`).
+ * Reading a publish request's parameters the way ntfy does (`readParam`): each option from its
+ * headers first, then from its lower-case query parameters, with RFC 2047 encoded header values
+ * decoded; and turning the body into message content (`handlePublishBody`). Which options there
+ * are, in which order they are checked, is `publish-options.ts`.
  */
 import { isUtf8 } from 'node:buffer';
-import type { NtfyMessageContent } from '../store/port-ntfy.ts';
+import type { NtfyAction, NtfyAttachment, NtfyMessageContent } from '../store/port-ntfy.ts';
 import { NtfyError } from './errors.ts';
 
 /** What a publish handler can read of its request. */
@@ -77,6 +78,12 @@ export function readBoolParam(source: ParamSource, ...names: string[]): boolean 
   return value === '1' || value === 'yes' || value === 'true';
 }
 
+/** ntfy's `readBoolParam` with a default: unset is `fallback`; set, only `1`, `yes` and `true` are true. */
+export function readBoolParamOr(source: ParamSource, fallback: boolean, ...names: string[]): boolean {
+  const value = readParam(source, ...names);
+  return value === undefined ? fallback : readBoolParam(source, ...names);
+}
+
 /** 1–5 or a name; undefined when unset or an RFC 9218 value; throws 400 40007 otherwise. */
 export function parsePriority(raw: string | undefined): number | undefined {
   if (raw === undefined) return undefined;
@@ -109,43 +116,39 @@ export interface PublishOptions {
   markdown: boolean;
   /** UnifiedPush mode: the body is kept byte for byte (text as is, anything else as base64). */
   unifiedPush: boolean;
+  /** `Cache: no` makes this false: the message reaches live subscribers only and is never stored. */
+  cache?: boolean;
+  actions?: NtfyAction[];
+  /** An attachment by URL (`Attach`), its name from `Filename` or the URL. */
+  attachment?: NtfyAttachment;
+  /** `Filename` without `Attach`: the body would be an uploaded file, which this server does not keep. */
+  filename?: string;
+  /** Scheduled delivery (`Delay`, `At`, `In`): when, in store-clock ms. */
+  deliverAtMs?: number;
+  /** `Poll-ID`: the publish becomes a `poll_request` event. */
+  pollId?: string;
 }
 
-/** The publish options of a request, as ntfy reads them. */
-export function readPublishOptions(source: ParamSource): PublishOptions {
-  const options: PublishOptions = {
-    markdown:
-      readBoolParam(source, 'x-markdown', 'markdown', 'md') ||
-      (source.header('content-type') ?? '').toLowerCase().startsWith('text/markdown'),
-    unifiedPush:
-      readBoolParam(source, 'x-unifiedpush', 'unifiedpush', 'up') ||
-      (source.header('content-encoding') ?? '').trim().toLowerCase() === 'aes128gcm',
-  };
-  const title = readParam(source, 'x-title', 'title', 't');
-  if (title !== undefined) options.title = title;
-  const message = readParam(source, 'x-message', 'message', 'm');
-  if (message !== undefined) options.message = message.replace(/\\n/g, '\n');
-  const priority = parsePriority(readParam(source, 'x-priority', 'priority', 'prio', 'p'));
-  if (priority !== undefined) options.priority = priority;
-  const tags = parseTags(readParam(source, 'x-tags', 'tags', 'tag', 'ta'));
-  if (tags !== undefined) options.tags = tags;
-  const click = readParam(source, 'x-click', 'click');
-  if (click !== undefined) options.click = click;
-  const icon = readParam(source, 'x-icon', 'icon');
-  if (icon !== undefined) options.icon = icon;
-  return options;
-}
+/** ntfy's text of a `poll_request` event. */
+export const POLL_REQUEST_TEXT = 'New message';
+/** ntfy's message for an attachment sent without text (`defaultAttachmentMessage`). */
+export const attachmentMessage = (name: string): string => `You received a file: ${name}`;
 
 /**
- * The content of a publish from its body and options (ntfy's `handlePublishBody`):
+ * The content of a publish from its body and options (ntfy's `handlePublishBody`), in its order:
+ * - a poll request (`Poll-ID`): the body is dropped, the text is ntfy's `New message`;
  * - UnifiedPush mode: a UTF-8 body is the message untrimmed; any other body becomes padded
  *   standard base64 with `encoding: base64` (the Android app decodes it back to the bytes);
+ * - an attachment by URL: the body is the text, which must be UTF-8 (400 40011), trimmed;
+ *   no text says the attachment's name;
+ * - a `Filename` without a URL: the body is an upload, which this server does not keep (40014);
  * - otherwise a UTF-8 body is the message, trimmed; a body that is not UTF-8 would be an ntfy
- *   attachment, which this server does not keep (400 40014);
+ *   attachment (400 40014);
  * - nothing left: `triggered`.
  * Size limits are checked by the caller before.
  */
 export function contentFromBody(body: Buffer, options: PublishOptions): NtfyMessageContent {
+  if (options.pollId !== undefined) return { message: POLL_REQUEST_TEXT, pollId: options.pollId };
   let message = options.message ?? '';
   let encoding: 'base64' | undefined;
   if (options.unifiedPush) {
@@ -154,6 +157,12 @@ export function contentFromBody(body: Buffer, options: PublishOptions): NtfyMess
       message = body.toString('base64');
       encoding = 'base64';
     }
+  } else if (options.attachment !== undefined) {
+    if (!isUtf8(body)) throw new NtfyError('MESSAGE_NOT_UTF8');
+    if (body.length > 0) message = body.toString('utf8').trim();
+    if (message === '') message = attachmentMessage(options.attachment.name);
+  } else if (options.filename !== undefined) {
+    throw new NtfyError('ATTACHMENTS_NOT_ALLOWED');
   } else if (body.length > 0) {
     if (!isUtf8(body)) throw new NtfyError('ATTACHMENTS_NOT_ALLOWED');
     message = body.toString('utf8').trim();
@@ -167,5 +176,7 @@ export function contentFromBody(body: Buffer, options: PublishOptions): NtfyMess
   if (options.click !== undefined) content.click = options.click;
   if (options.icon !== undefined) content.icon = options.icon;
   if (options.markdown) content.contentType = 'text/markdown';
+  if (options.actions !== undefined && options.actions.length > 0) content.actions = options.actions;
+  if (options.attachment !== undefined) content.attachment = options.attachment;
   return content;
 }

@@ -1,11 +1,14 @@
 /**
  * Publishing: `PUT`/`POST /{topic}` (the body is the message), `PUT`/`POST /` (a JSON message,
- * as Apprise and other clients send it), and {@link appendUnifiedPushMessage}, the same append
- * for code in this process (Web Push delivery to an endpoint on this server).
+ * as Apprise and other clients send it), `GET /{topic}/publish|send|trigger` (webhooks), and
+ * {@link appendUnifiedPushMessage}, the same append for code in this process (Web Push delivery to
+ * an endpoint on this server).
  *
- * Every publish is appended to the topic's durable queue in the store first; the answer is the
- * stored message, whose id is the one every subscriber sees. Nothing else happens on the publish
- * path: the pusher finds the message through the store.
+ * Every publish is recorded in the store first, and nothing else happens on the publish path: the
+ * pusher finds the message through the store. Usually it is appended to the topic's durable queue
+ * and the answer is the stored message, whose id is the one every subscriber sees. A scheduled
+ * publish (`Delay`) is kept until it is due and the answer is that pending message (`time` its
+ * delivery time); a `Cache: no` publish is only announced to live subscribers.
  */
 import type { IncomingMessage } from 'node:http';
 import type { NtfyMessage } from '../store/port-ntfy.ts';
@@ -14,7 +17,10 @@ import { NTFY_MESSAGE_SIZE_LIMIT_BYTES } from '../config/defaults.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import { honoVisitorAddress, lightParamSource, nodeBindings, type NtfyContext, type NtfyHonoContext } from './context.ts';
 import { NtfyError } from './errors.ts';
-import { contentFromBody, parsePriority, readPublishOptions, type ParamSource, type PublishOptions } from './publish-params.ts';
+import { jsonPublishRequest } from './json-publish.ts';
+import { readPublishOptions, type PublishContext } from './publish-options.ts';
+import { contentFromBody, type ParamSource, type PublishOptions } from './publish-params.ts';
+import { scheduledAsMessage } from './scheduled.ts';
 import { checkTopic } from './topics.ts';
 import { messageJsonLine } from './wire.ts';
 
@@ -130,15 +136,34 @@ function authorizeWrite(ctx: NtfyContext, params: ParamSource, topic: string): v
   ctx.settings.authorizer.authorize(identity, [topic], 'write');
 }
 
-async function append(ctx: NtfyContext, topic: string, options: PublishOptions, body: Buffer): Promise<NtfyMessage> {
+/** What option reading needs from the server: the store clock's now and the delay bounds. */
+function publishContext(ctx: NtfyContext): PublishContext {
+  return { nowMs: ctx.clock.nowMs(), delay: { minMs: ctx.settings.minDelayMs, maxMs: ctx.settings.maxDelayMs } };
+}
+
+/**
+ * Publish one message as its options say: scheduled (`Delay`), announced to live subscribers only
+ * (`Cache: no`, `Poll-ID`), or appended. Returns what the publisher is answered with.
+ */
+async function publishMessage(ctx: NtfyContext, topic: string, options: PublishOptions, body: Buffer): Promise<NtfyMessage> {
   const content = contentFromBody(body, options);
+  if (options.deliverAtMs !== undefined) {
+    const scheduled = await ctx.store.scheduleNtfyMessage(topic, content, options.deliverAtMs, ctx.settings.cacheDurationMs);
+    ctx.publishedScheduled.inc();
+    return scheduledAsMessage(scheduled);
+  }
+  if (options.cache === false) {
+    const announced = await ctx.store.announceNtfyMessage(topic, content);
+    ctx.publishedUncached.inc();
+    return announced;
+  }
   const message = await ctx.store.appendNtfyMessage(topic, content, ctx.settings.cacheDurationMs);
   (options.unifiedPush ? ctx.publishedUnifiedPush : ctx.publishedPlain).inc();
   return message;
 }
 
 /**
- * `PUT`/`POST /{topic}` in order: visitor limit, topic, write access, options, body, append.
+ * `PUT`/`POST /{topic}` in order: visitor limit, topic, write access, options, body, publish.
  * Returns the answer line: the same `{json}\n` the json and ws subscribers get, serialised once.
  */
 export async function publishToTopic(
@@ -148,10 +173,10 @@ export async function publishToTopic(
   checkVisitor(ctx, request.address);
   const topic = checkTopic(request.topicSegment);
   authorizeWrite(ctx, request.params, topic);
-  const options = readPublishOptions(request.params);
+  const options = readPublishOptions(request.params, publishContext(ctx));
   const body = await request.readBody(ctx.settings.messageSizeLimitBytes);
   if (body === null) throw new NtfyError('MESSAGE_TOO_LARGE', `more than ${ctx.settings.messageSizeLimitBytes} bytes`);
-  return messageJsonLine(await append(ctx, topic, options, body));
+  return messageJsonLine(await publishMessage(ctx, topic, options, body));
 }
 
 /** `PUT`/`POST /{topic}` through Hono (the front listener in `front.ts` usually answers it first). */
@@ -166,57 +191,34 @@ export async function handlePublish(ctx: NtfyContext, c: NtfyHonoContext): Promi
   return jsonLineAnswer(line);
 }
 
-function optionalString(body: Record<string, unknown>, field: string): string | undefined {
-  const value = body[field];
-  if (value === undefined || value === null) return undefined;
-  if (typeof value !== 'string') throw new NtfyError('JSON_INVALID', `${field} must be a string`);
-  return value;
+/**
+ * `GET /{topic}/publish`, `/send` or `/trigger` (ntfy's webhooks): a publish whose options are
+ * query parameters (or headers) and whose body is empty. One topic only: a list is 404, as in ntfy.
+ */
+export async function handlePublishViaGet(ctx: NtfyContext, c: NtfyHonoContext): Promise<Response> {
+  const segment = c.req.param('topic') ?? '';
+  if (segment.includes(',')) throw new NtfyError('NOT_FOUND');
+  const line = await publishToTopic(ctx, {
+    topicSegment: segment,
+    address: honoVisitorAddress(c, ctx.settings.behindProxy),
+    params: lightParamSource(c),
+    readBody: () => Promise.resolve(Buffer.alloc(0)),
+  });
+  return jsonLineAnswer(line);
 }
 
-/** The publish options and message of a JSON publish body. */
-function jsonPublish(raw: unknown): { topic: string; options: PublishOptions; message: string } {
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new NtfyError('JSON_INVALID');
-  const body = raw as Record<string, unknown>;
-  const topic = optionalString(body, 'topic');
-  if (topic === undefined) throw new NtfyError('TOPIC_INVALID');
-  const options: PublishOptions = { markdown: body.markdown === true, unifiedPush: false };
-  const title = optionalString(body, 'title');
-  if (title !== undefined) options.title = title;
-  const click = optionalString(body, 'click');
-  if (click !== undefined) options.click = click;
-  const icon = optionalString(body, 'icon');
-  if (icon !== undefined) options.icon = icon;
-  if (body.priority !== undefined && body.priority !== null) {
-    if (typeof body.priority !== 'number' && typeof body.priority !== 'string')
-      throw new NtfyError('JSON_INVALID', 'priority must be a number');
-    options.priority = parsePriority(String(body.priority));
-  }
-  if (body.tags !== undefined && body.tags !== null) {
-    if (!Array.isArray(body.tags) || !body.tags.every((t): t is string => typeof t === 'string'))
-      throw new NtfyError('JSON_INVALID', 'tags must be strings');
-    const tags = body.tags.map((t) => t.trim()).filter((t) => t !== '');
-    if (tags.length > 0) options.tags = tags;
-  }
-  return { topic, options, message: optionalString(body, 'message') ?? '' };
-}
-
-/** `PUT`/`POST /` with a JSON body (`{"topic","message","title","priority","tags",…}`). */
+/** `PUT`/`POST /` with a JSON body (`{"topic","message","title","priority","tags",…}`, `json-publish.ts`). */
 export async function handlePublishJson(ctx: NtfyContext, c: NtfyHonoContext): Promise<Response> {
   checkVisitor(ctx, honoVisitorAddress(c, ctx.settings.behindProxy));
   const params = lightParamSource(c);
   const body = await readBodyCapped(c, params, JSON_BODY_LIMIT_FACTOR * ctx.settings.messageSizeLimitBytes);
   if (body === null) throw new NtfyError('JSON_BODY_TOO_LARGE');
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(body.toString('utf8'));
-  } catch {
-    throw new NtfyError('JSON_INVALID');
-  }
-  const { topic, options, message } = jsonPublish(parsed);
-  checkTopic(topic);
+  const request = jsonPublishRequest(body, params);
+  const topic = checkTopic(request.topic);
   authorizeWrite(ctx, params, topic);
-  const messageBytes = Buffer.from(message, 'utf8');
+  const options = readPublishOptions(request.params, publishContext(ctx), { actions: request.actions });
+  const messageBytes = Buffer.from(request.message, 'utf8');
   if (messageBytes.length > ctx.settings.messageSizeLimitBytes)
     throw new NtfyError('MESSAGE_TOO_LARGE', `more than ${ctx.settings.messageSizeLimitBytes} bytes`);
-  return jsonLineAnswer(messageJsonLine(await append(ctx, topic, options, messageBytes)));
+  return jsonLineAnswer(messageJsonLine(await publishMessage(ctx, topic, options, messageBytes)));
 }

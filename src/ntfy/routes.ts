@@ -8,6 +8,7 @@
  * | `OPTIONS *`                        | always       | CORS preflight                                |
  * | `PUT`/`POST /`                     | api role     | JSON publish: limit, body, topic, write auth  |
  * | `PUT`/`POST /{topic}`              | api role     | publish: limit, topic, write auth, body       |
+ * | `GET /{topic}/publish\|send\|trigger` | api role | publish with an empty body (ntfy's webhooks)  |
  * | `GET /{topic}`                     | always       | `?up=1`: `{"unifiedpush":{"version":1}}`, else 404 |
  * | `GET /{topics}/auth`               | always       | read auth probe: `{"success":true}`           |
  * | `GET /{topics}/json\|sse\|raw`     | pusher role  | subscribe (see `subscribe.ts`)                |
@@ -19,7 +20,7 @@
 import { Hono } from 'hono';
 import { lightParamSource, type NtfyContext, type NtfyEnv, type NtfyHonoContext } from './context.ts';
 import { NtfyError } from './errors.ts';
-import { handlePublish, handlePublishJson, jsonAnswer } from './publish.ts';
+import { handlePublish, handlePublishJson, handlePublishViaGet, jsonAnswer } from './publish.ts';
 import { readBoolParam } from './publish-params.ts';
 import { handleHttpSubscribe } from './subscribe.ts';
 import { parseTopicList } from './topics.ts';
@@ -72,6 +73,8 @@ export function ntfyRoutes(ctx: NtfyContext, options: NtfyRouteOptions): Hono<Nt
     app.post('/', json);
     app.put('/:topic', body);
     app.post('/:topic', body);
+    const viaGet = on((c) => handlePublishViaGet(ctx, c));
+    for (const verb of ['publish', 'send', 'trigger']) app.get(`/:topic/${verb}`, viaGet);
   }
 
   app.get(

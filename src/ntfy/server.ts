@@ -93,6 +93,8 @@ export function createNtfyServer(options: NtfyServerOptions): NtfyServer {
     metrics: options.metrics,
     publishedUnifiedPush: options.metrics.ntfyPublished.labels('unifiedpush'),
     publishedPlain: options.metrics.ntfyPublished.labels('plain'),
+    publishedUncached: options.metrics.ntfyPublished.labels('uncached'),
+    publishedScheduled: options.metrics.ntfyPublished.labels('scheduled'),
   };
   const routes = ntfyRoutes(context, { publish: options.publish });
   const sockets: Array<{ close(): void }> = [];

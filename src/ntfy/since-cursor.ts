@@ -14,6 +14,8 @@ export interface SubscriptionStart {
   preload: NtfyMessage[];
   /** `since=latest`: a poll returns the preload and nothing else. */
   latest: boolean;
+  /** Pending scheduled messages (`scheduled=1`) a poll returns after the rest (a stream has them in its preload). */
+  scheduled?: NtfyMessage[];
 }
 
 /**
@@ -55,15 +57,16 @@ export async function* pollMessages(
   start: SubscriptionStart,
   batchSize: number,
 ): AsyncGenerator<NtfyMessage> {
-  if (start.latest) {
-    yield* start.preload;
-    return;
+  if (start.latest) yield* start.preload;
+  else {
+    let cursor = start.cursor;
+    for (;;) {
+      const result = await store.readNtfyMessages(topics, cursor, batchSize);
+      yield* result.messages;
+      if (result.complete) break;
+      cursor = result.position;
+    }
   }
-  let cursor = start.cursor;
-  for (;;) {
-    const result = await store.readNtfyMessages(topics, cursor, batchSize);
-    yield* result.messages;
-    if (result.complete) return;
-    cursor = result.position;
-  }
+  // ntfy orders a poll by time: pending messages are due later than everything stored.
+  if (start.scheduled) yield* start.scheduled;
 }

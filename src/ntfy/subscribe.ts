@@ -4,8 +4,9 @@
  *
  * Order, as in ntfy: request limit, topics, authorization, parameters, the connection limit;
  * then the starting cursor is resolved from `since=`; only then are headers written, so every
- * refusal is a proper ntfy error. A stream sends `open`, any `since=latest` messages, then
- * everything after the cursor and every later message; `poll=1` sends the cached messages and
+ * refusal is a proper ntfy error. A stream sends `open`, any `since=latest` messages and, with
+ * `scheduled=1`, the pending scheduled ones, then everything after the cursor and every later
+ * message; `poll=1` sends the cached messages (then, with `scheduled=1`, the pending ones) and
  * ends, without `open`.
  */
 import type { ServerResponse } from 'node:http';
@@ -14,6 +15,7 @@ import type { NtfyContext, NtfyHonoContext } from './context.ts';
 import { honoVisitorAddress, lightParamSource, nodeBindings } from './context.ts';
 import { NtfyError } from './errors.ts';
 import { readBoolParam, readParam, type ParamSource } from './publish-params.ts';
+import { scheduledAsMessage, SCHEDULED_LIST_LIMIT } from './scheduled.ts';
 import { parseSince } from './since.ts';
 import { pollMessages, subscriptionStart, type SubscriptionStart } from './since-cursor.ts';
 import { openHttpStream, streamHeaders } from './sinks.ts';
@@ -46,12 +48,18 @@ export async function prepareSubscription(ctx: NtfyContext, request: Subscriptio
   const identity = ctx.settings.authorizer.authenticate(request.authorization, request.params.query('auth'));
   ctx.settings.authorizer.authorize(identity, topics, 'read');
   const poll = readBoolParam(request.params, 'x-poll', 'poll', 'po');
+  const scheduled = readBoolParam(request.params, 'x-scheduled', 'scheduled', 'sched');
   const since = parseSince(readParam(request.params, 'x-since', 'since', 'si'), poll, ctx.clock.nowMs());
   // A poll holds no connection slot.
   const release = poll ? releaseNothing : ctx.limits.openSubscription(request.address);
   if (!release) throw new NtfyError('TOO_MANY_SUBSCRIPTIONS');
   try {
     const start = await subscriptionStart(ctx.store, topics, since);
+    if (scheduled) {
+      const pending = (await ctx.store.readNtfyScheduled(topics, SCHEDULED_LIST_LIMIT)).map(scheduledAsMessage);
+      if (poll) start.scheduled = pending;
+      else start.preload = [...start.preload, ...pending];
+    }
     return { topics, topicLabel: request.topicSegment, poll, start, release };
   } catch (err) {
     release();

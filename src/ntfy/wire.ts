@@ -13,7 +13,7 @@
  * single topic, which the Android app matches exactly against its subscriptions.
  */
 import { randomInt } from 'node:crypto';
-import type { NtfyMessage } from '../store/port-ntfy.ts';
+import type { NtfyAction, NtfyAttachment, NtfyMessage } from '../store/port-ntfy.ts';
 import { NTFY_ID_ALPHABET, NTFY_ID_LENGTH } from '../store/ntfy-ids.ts';
 
 export type Transport = 'json' | 'sse' | 'raw' | 'ws';
@@ -24,9 +24,12 @@ export type ControlEvent = 'open' | 'keepalive';
 /** The ntfy message object, as publish answers and subscribers receive it. */
 export interface WireMessage {
   id: string;
+  /** Left out when it is the id itself, as ntfy does. */
+  sequence_id?: string;
   time: number;
+  /** Left out for a message that was never stored (`Cache: no`). */
   expires?: number;
-  event: 'message' | ControlEvent;
+  event: 'message' | 'poll_request' | ControlEvent;
   topic: string;
   title?: string;
   message?: string;
@@ -34,6 +37,9 @@ export interface WireMessage {
   tags?: string[];
   click?: string;
   icon?: string;
+  actions?: NtfyAction[];
+  attachment?: NtfyAttachment;
+  poll_id?: string;
   content_type?: string;
   encoding?: string;
 }
@@ -46,19 +52,22 @@ export const CONTENT_TYPES: Readonly<Record<Exclude<Transport, 'ws'>, string>> =
 };
 
 export function toWireMessage(message: NtfyMessage): WireMessage {
-  const wire: WireMessage = {
-    id: message.id,
-    time: Math.floor(message.timeMs / 1000),
-    expires: Math.floor(message.expiresMs / 1000),
-    event: 'message',
-    topic: message.topic,
-  };
+  // Filled in ntfy's field order (its `message` struct), which is the order JSON.stringify keeps.
+  const wire = { id: message.id } as WireMessage;
+  if (message.sequenceId !== undefined && message.sequenceId !== message.id) wire.sequence_id = message.sequenceId;
+  wire.time = Math.floor(message.timeMs / 1000);
+  if (message.expiresMs > 0) wire.expires = Math.floor(message.expiresMs / 1000);
+  wire.event = message.pollId !== undefined ? 'poll_request' : 'message';
+  wire.topic = message.topic;
   if (message.title !== undefined) wire.title = message.title;
   wire.message = message.message;
   if (message.priority !== undefined) wire.priority = message.priority;
   if (message.tags !== undefined && message.tags.length > 0) wire.tags = message.tags;
   if (message.click !== undefined) wire.click = message.click;
   if (message.icon !== undefined) wire.icon = message.icon;
+  if (message.actions !== undefined && message.actions.length > 0) wire.actions = message.actions;
+  if (message.attachment !== undefined) wire.attachment = message.attachment;
+  if (message.pollId !== undefined) wire.poll_id = message.pollId;
   if (message.contentType !== undefined) wire.content_type = message.contentType;
   if (message.encoding !== undefined) wire.encoding = message.encoding;
   return wire;
@@ -81,11 +90,17 @@ export function messageJsonLine(message: NtfyMessage): string {
   return `${JSON.stringify(toWireMessage(message))}\n`;
 }
 
-/** One message as a frame of `transport`. */
+/** An SSE frame: `message` events as bare data, others (`poll_request`) named, as ntfy frames them. */
+function sseFrame(message: NtfyMessage, line: string): string {
+  const data = `data: ${line.slice(0, -1)}\n\n`;
+  return message.pollId === undefined ? data : `event: poll_request\n${data}`;
+}
+
+/** One message as a frame of `transport`; `raw` gives only `message` events their text. */
 export function messageFrame(transport: Transport, message: NtfyMessage): string {
-  if (transport === 'raw') return `${message.message.replace(/\n/g, ' ')}\n`;
+  if (transport === 'raw') return message.pollId === undefined ? `${message.message.replace(/\n/g, ' ')}\n` : '\n';
   const line = messageJsonLine(message);
-  return transport === 'sse' ? `data: ${line.slice(0, -1)}\n\n` : line;
+  return transport === 'sse' ? sseFrame(message, line) : line;
 }
 
 /**
@@ -103,7 +118,7 @@ export class MessageFrames {
   frame(transport: Transport): string {
     if (transport === 'json' || transport === 'ws') return (this.json ??= messageJsonLine(this.message));
     if (transport === 'raw') return (this.raw ??= messageFrame('raw', this.message));
-    return (this.sse ??= `data: ${this.frame('json').slice(0, -1)}\n\n`);
+    return (this.sse ??= sseFrame(this.message, this.frame('json')));
   }
 }
 

@@ -322,7 +322,7 @@ export class Metrics {
   // ---- ntfy server ----
   readonly ntfyPublished = new Counter({
     name: 'push_ntfy_messages_published_total',
-    help: 'Messages appended to ntfy topics, by mode (unifiedpush|plain|local for in-process appends)',
+    help: 'Messages published to ntfy topics, by mode (unifiedpush|plain|local for in-process appends|uncached for Cache: no|scheduled)',
     labelNames: ['mode'] as const,
     registers: [this.registry],
   });
@@ -357,6 +357,21 @@ export class Metrics {
   readonly ntfyFeedBridges = new Counter({
     name: 'push_ntfy_feed_bridges_total',
     help: 'Times the ntfy pusher found a gap in the append events (or a stall at the safety check) and read the store to bridge it',
+    registers: [this.registry],
+  });
+  readonly ntfyScheduledDelivered = new Counter({
+    name: 'push_ntfy_scheduled_delivered_total',
+    help: 'Scheduled ntfy messages (Delay, At, In) delivered to their topics when due',
+    registers: [this.registry],
+  });
+  readonly ntfyScheduledPassClock = new Gauge({
+    name: 'push_ntfy_scheduled_pass_clock_ms',
+    help: 'Store-clock time (unix ms) at which the last completed scheduled-delivery pass of this process looked for due messages',
+    registers: [this.registry],
+  });
+  readonly ntfyScheduledFailures = new Counter({
+    name: 'push_ntfy_scheduled_failures_total',
+    help: 'Passes of the scheduled-delivery task that failed on a store error (retried on the next pass)',
     registers: [this.registry],
   });
   readonly ntfySlowSubscribersDropped = new Counter({

@@ -38,7 +38,7 @@ import { CampaignCopies, type OutboundPayload } from '../delivery/campaign-items
 import { storeQuietHoursGate } from '../delivery/quiet-hours-gate.ts';
 import type { PushTransport } from '../delivery/types.ts';
 import { createListener, type Listener, type RelayStatus } from '../listener/index.ts';
-import { runNtfyExpiry, type NtfyHub } from '../ntfy/index.ts';
+import { runNtfyExpiry, runNtfyScheduledDelivery, type NtfyHub } from '../ntfy/index.ts';
 import { offThreadVerifier, type CryptoWorkerPool } from '../nostr/crypto-worker-pool.ts';
 import { DONE, runQueueWorker, type QueueSignal } from './queue-worker.ts';
 import { withTurnBatching } from '../store/turn-batching.ts';
@@ -87,6 +87,8 @@ export const TASK_QUEUE_GAUGES = 'queue_gauges';
 /** The ntfy pusher (critical: without it no subscriber hears anything). */
 export const TASK_NTFY_PUSHER = 'ntfy_pusher';
 export const TASK_NTFY_EXPIRY = 'ntfy_expiry';
+/** The ntfy pusher's scheduled delivery (`Delay`, `At`, `In`): due messages to their topics, once across processes. */
+export const TASK_NTFY_SCHEDULED = 'ntfy_scheduled';
 
 /**
  * Inbound events leased at once. The engine handles them one by one, but their decryption is
@@ -167,6 +169,10 @@ export async function startRoles(ctx: RoleContext): Promise<StartedRoles> {
     // pusher: ntfy subscriptions (wake-ups and the safety re-drain; connections close with it)
     const hub = ctx.ntfyHub;
     if (hub) ctx.supervisor.spawn(TASK_NTFY_PUSHER, 'critical', (signal) => hub.run(signal));
+    // pusher: scheduled ntfy messages delivered when due (the store's claim keeps replicas apart)
+    ctx.supervisor.spawn(TASK_NTFY_SCHEDULED, 'critical', (signal) =>
+      runNtfyScheduledDelivery({ store: ctx.store, metrics: ctx.metrics, logger: ctx.logger }, signal),
+    );
   }
   if (config.roles.includes('janitor') && processWide) {
     // janitor: ntfy message expiry

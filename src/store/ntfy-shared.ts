@@ -3,8 +3,9 @@
  * and the in-process append listeners.
  */
 import type { Logger } from '../observability/logger.ts';
-import type { NtfyAppendEvent, NtfyMessageContent, NtfyReadRequest } from './port-ntfy.ts';
-import { isNtfyMessageId } from './ntfy-ids.ts';
+import type { NtfyAction, NtfyAppendEvent, NtfyAttachment, NtfyMessageContent, NtfyReadRequest } from './port-ntfy.ts';
+import { randomInt } from 'node:crypto';
+import { isNtfyMessageId, NTFY_ID_ALPHABET, NTFY_ID_LENGTH } from './ntfy-ids.ts';
 
 /**
  * Content as stored: exactly the fields that are set and well-typed, so an absent field reads
@@ -25,7 +26,62 @@ function sanitizeNtfyContent(raw: Record<string, unknown>): NtfyMessageContent |
   if (icon !== undefined) content.icon = icon;
   const contentType = optionalString(raw.contentType);
   if (contentType !== undefined) content.contentType = contentType;
+  if (Array.isArray(raw.actions)) {
+    const actions = raw.actions.map(sanitizeAction).filter((a): a is NtfyAction => a !== null);
+    if (actions.length > 0) content.actions = actions;
+  }
+  const attachment = sanitizeAttachment(raw.attachment);
+  if (attachment) content.attachment = attachment;
+  const sequenceId = optionalString(raw.sequenceId);
+  if (sequenceId !== undefined) content.sequenceId = sequenceId;
+  const pollId = optionalString(raw.pollId);
+  if (pollId !== undefined) content.pollId = pollId;
   return content;
+}
+
+const ACTION_TYPES: ReadonlySet<string> = new Set(['view', 'broadcast', 'http', 'copy']);
+
+/** A string map as stored, or undefined when empty or not one. */
+function stringMap(value: unknown): Record<string, string> | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+  const map: Record<string, string> = {};
+  let size = 0;
+  for (const [key, entry] of Object.entries(value)) {
+    if (typeof entry !== 'string') continue;
+    map[key] = entry;
+    size += 1;
+  }
+  return size > 0 ? map : undefined;
+}
+
+/** An action with exactly its well-typed fields, in ntfy's field order; null when it is not one. */
+function sanitizeAction(value: unknown): NtfyAction | null {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return null;
+  const raw = value as Record<string, unknown>;
+  if (typeof raw.id !== 'string' || typeof raw.action !== 'string' || !ACTION_TYPES.has(raw.action) || typeof raw.label !== 'string')
+    return null;
+  const action: NtfyAction = { id: raw.id, action: raw.action as NtfyAction['action'], label: raw.label, clear: raw.clear === true };
+  const url = optionalString(raw.url);
+  if (url !== undefined) action.url = url;
+  const method = optionalString(raw.method);
+  if (method !== undefined) action.method = method;
+  const headers = stringMap(raw.headers);
+  if (headers) action.headers = headers;
+  const body = optionalString(raw.body);
+  if (body !== undefined) action.body = body;
+  const intent = optionalString(raw.intent);
+  if (intent !== undefined) action.intent = intent;
+  const extras = stringMap(raw.extras);
+  if (extras) action.extras = extras;
+  const actionValue = optionalString(raw.value);
+  if (actionValue !== undefined) action.value = actionValue;
+  return action;
+}
+
+function sanitizeAttachment(value: unknown): NtfyAttachment | null {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return null;
+  const raw = value as Record<string, unknown>;
+  return typeof raw.name === 'string' && typeof raw.url === 'string' ? { name: raw.name, url: raw.url } : null;
 }
 
 /** Content in its stored form, and that form's JSON (what the adapters keep). */
@@ -60,6 +116,16 @@ export function decodeNtfyContent(json: string): NtfyMessageContent | null {
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return null;
   return sanitizeNtfyContent(parsed as Record<string, unknown>);
+}
+
+/**
+ * A scheduled message's id: 12 random characters of the id alphabet (ntfy's ids are random too).
+ * Never a position in the global order; the message gets one when it is delivered.
+ */
+export function newScheduledId(): string {
+  let id = '';
+  for (let i = 0; i < NTFY_ID_LENGTH; i++) id += NTFY_ID_ALPHABET.charAt(randomInt(NTFY_ID_ALPHABET.length));
+  return id;
 }
 
 export function requirePositiveTtl(ttlMs: number): void {

@@ -24,6 +24,28 @@
  * builds those), and per-message deletion.
  */
 
+/** An action button (ntfy's `action` struct); the ntfy layer parses and validates them. */
+export interface NtfyAction {
+  /** 10 alphanumerics, generated when the message is published. */
+  id: string;
+  action: 'view' | 'broadcast' | 'http' | 'copy';
+  label: string;
+  clear: boolean;
+  url?: string;
+  method?: string;
+  headers?: Record<string, string>;
+  body?: string;
+  intent?: string;
+  extras?: Record<string, string>;
+  value?: string;
+}
+
+/** An attachment given by URL (`Attach`); this server keeps no files, so never a type, size or expiry. */
+export interface NtfyAttachment {
+  name: string;
+  url: string;
+}
+
 /** What a publisher supplies; the store adds the id, the topic, the time and the expiry. */
 export interface NtfyMessageContent {
   /** The message text, or the body in padded standard base64 when `encoding` is `base64`. */
@@ -37,6 +59,17 @@ export interface NtfyMessageContent {
   icon?: string;
   /** `text/markdown` for Markdown messages; absent for plain text. */
   contentType?: string;
+  /** At most three (the ntfy layer's rule). */
+  actions?: NtfyAction[];
+  attachment?: NtfyAttachment;
+  /**
+   * ntfy's `sequence_id`: the notification this message shows as. A scheduled message carries the
+   * id its publisher was answered with, so the message delivered later (with an id of its own,
+   * see {@link NtfyScheduledStore}) updates that notification instead of adding one.
+   */
+  sequenceId?: string;
+  /** Set on ntfy's `poll_request` events (`Poll-ID`): the event is `poll_request`, not `message`. */
+  pollId?: string;
 }
 
 /** A stored message. Optional fields never given are absent, never `undefined`. */
@@ -46,7 +79,10 @@ export interface NtfyMessage extends NtfyMessageContent {
   topic: string;
   /** Store-clock time of the append (ms); the ntfy `time` field is this in whole seconds. */
   timeMs: number;
-  /** When the message stops being readable (ms). */
+  /**
+   * When the message stops being readable (ms); 0 for a message that was never stored
+   * ({@link NtfyTopicStore.announceNtfyMessage}), which only live subscribers hear.
+   */
   expiresMs: number;
 }
 
@@ -101,6 +137,14 @@ export interface NtfyTopicStore {
    * validates names).
    */
   appendNtfyMessage(topic: string, content: NtfyMessageContent, ttlMs: number): Promise<NtfyMessage>;
+
+  /**
+   * ntfy's `Cache: no`: allocate the message's id in the global order as an append would, and tell
+   * {@link onNtfyAppend} listeners, but store nothing (its `expiresMs` is 0). Only subscribers live
+   * at that moment hear it: a reader of the store, a listener that missed the event (and bridges
+   * with a read) and a later `since=` never see it, as in ntfy.
+   */
+  announceNtfyMessage(topic: string, content: NtfyMessageContent): Promise<NtfyMessage>;
 
   /**
    * Unexpired messages of any of `topics` with an id greater than `afterId` (null: from the
@@ -163,4 +207,58 @@ export interface NtfyTopicStore {
    * while the events it hears form an unbroken chain, it has seen every message of every topic.
    */
   onNtfyAppend(listener: (event: NtfyAppendEvent) => void): () => void;
+}
+
+/** A message waiting for its delivery time (ntfy's scheduled delivery: `Delay`, `At`, `In`). */
+export interface NtfyScheduledMessage extends NtfyMessageContent {
+  /** 12 characters of `[0-9A-Za-z]`, random: the id its publisher was answered with. */
+  id: string;
+  topic: string;
+  /** When it is due (ms, store clock). */
+  deliverAtMs: number;
+  /** The TTL the delivered message gets, counted from its delivery (ms). */
+  ttlMs: number;
+  /** Always {@link id}: what the delivered message carries as its `sequence_id`. */
+  sequenceId: string;
+}
+
+/**
+ * Scheduled ntfy messages, delivered by the pusher when due. Part of {@link StorePort};
+ * implemented by both adapters; tested in `test/store/contract/ntfy-scheduled.ts`.
+ *
+ * A scheduled message is not in its topic until it is delivered: it then gets an id of its own in
+ * the global order (ids are positions subscribers resume from, and a position handed out days
+ * before would be behind every cursor by then), with the id its publisher was answered with as its
+ * `sequenceId`, so ntfy clients show the delivery as that notification.
+ *
+ * Delivery is exactly once across processes: {@link releaseDueNtfyMessages} appends a due message
+ * and removes it from the schedule in one atomic step (SQLite: one transaction; Redis: one script
+ * in the topic's slot, after a claim with a lease keeps other processes off it meanwhile), so a
+ * crash at any instant either leaves it scheduled (delivered later, once) or delivered.
+ *
+ * @remarks Not part of this contract: delay parsing and bounds (the ntfy layer checks them), and
+ * cancelling or replacing a scheduled message (ntfy's sequence IDs, which this server refuses).
+ */
+export interface NtfyScheduledStore {
+  /**
+   * Keep `content` for delivery to `topic` at `deliverAtMs`, as a message expiring `ttlMs` (a
+   * positive number of ms) after its delivery. Returns it with its new random id.
+   */
+  scheduleNtfyMessage(topic: string, content: NtfyMessageContent, deliverAtMs: number, ttlMs: number): Promise<NtfyScheduledMessage>;
+
+  /**
+   * The messages of `topics` still waiting (due or not, until delivered), by delivery time then id,
+   * at most `limit` (a positive integer). What `?scheduled=1` lists.
+   */
+  readNtfyScheduled(topics: readonly string[], limit: number): Promise<NtfyScheduledMessage[]>;
+
+  /**
+   * Deliver up to `limit` (a positive integer) messages due at or before now (the oldest first
+   * where the store keeps one due index; a sharded one goes shard by shard): each is appended to its topic (a new id, its scheduled id as `sequenceId`, expiring its
+   * TTL after now) and leaves the schedule in the same atomic step, and append listeners hear it
+   * as any append. Returns the messages delivered by this call; a message another process is
+   * delivering at the same time is delivered by exactly one of them. Call until it returns fewer
+   * than `limit` to catch up a backlog.
+   */
+  releaseDueNtfyMessages(limit: number): Promise<NtfyMessage[]>;
 }

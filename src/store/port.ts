@@ -17,7 +17,7 @@
  * transactions, Lua loading, key names. Callers never see any of those.
  */
 
-import type { NtfyTopicStore } from './port-ntfy.ts';
+import type { NtfyScheduledStore, NtfyTopicStore } from './port-ntfy.ts';
 import type { CoalesceStore } from './port-coalesce.ts';
 import type { NotifyListStore } from './port-bells.ts';
 import type { VapidKeyStore } from './port-vapid.ts';
@@ -237,6 +237,7 @@ export interface QueueStats {
 export interface StorePort
   extends
     NtfyTopicStore,
+    NtfyScheduledStore,
     CoalesceStore,
     NotifyListStore,
     VapidKeyStore,

@@ -10,6 +10,7 @@ import { deadLetterContract } from './contract/dead-letters.ts';
 import { dlqContract } from './contract/dlq.ts';
 import { laneContract } from './contract/lanes.ts';
 import { ntfyContract } from './contract/ntfy.ts';
+import { ntfyScheduledContract } from './contract/ntfy-scheduled.ts';
 import { LEASE, queueContract } from './contract/queues.ts';
 import { deliveryContract } from './contract/deliveries.ts';
 import { recordContract } from './contract/records.ts';
@@ -91,6 +92,7 @@ export function runStoreContract(options: StoreContractOptions): void {
     // capability contracts (port-*.ts): one call each below
     coalesceContract(ctx);
     ntfyContract(ctx);
+    ntfyScheduledContract(ctx);
     bellContract(ctx);
     vapidContract(ctx);
     apiKeyContract(ctx);

@@ -9,6 +9,11 @@ import { Redis } from 'ioredis';
 import { openRedisStore, type RedisStore } from '../../src/store/redis/index.ts';
 import { decodeNtfyId, encodeNtfyId } from '../../src/store/ntfy-ids.ts';
 import { parseAppendEvent } from '../../src/store/redis/ntfy.ts';
+import { NTFY_SCHEDULED_LEASE_MS } from '../../src/store/redis/ntfy-scheduled.ts';
+import { readFileSync } from 'node:fs';
+
+/** A Lua script of the adapter as it is on disk (these scripts include no helpers). */
+const readLua = (name: string): string => readFileSync(new URL(`../../src/store/redis/lua/${name}`, import.meta.url), 'utf8');
 import type { NtfyAppendEvent } from '../../src/store/port-ntfy.ts';
 import { ManualClock } from '../../src/util/clock.ts';
 import { startRedisServer, type PrivateRedisServer } from '../support/redis-server.ts';
@@ -200,5 +205,53 @@ describe('Redis ntfy topics', () => {
       message: { id: encodeNtfyId({ ms: 7, seq: 1 }), topic: 'a bc', timeMs: 7, expiresMs: 99, message: 'm' },
       previousId: null,
     });
+  });
+});
+
+describe('Redis scheduled ntfy messages', () => {
+  test('layout: the entry in the topic hash, its member in the due index; gone from both once delivered', async () => {
+    const clock = new ManualClock();
+    const store = await open(clock);
+    const scheduled = await store.scheduleNtfyMessage(TOPIC, { message: 'later' }, clock.nowMs() + 60_000, TTL_MS);
+    const entry = await raw.hget(`ntfy:sched:${TOPIC}`, scheduled.id);
+    assert.match(entry ?? '', new RegExp(`^${clock.nowMs() + 60_000} ${TTL_MS} \\{`));
+    assert.equal(await raw.zscore('ntfy:due', `${scheduled.id} ${TOPIC}`), String(clock.nowMs() + 60_000));
+    clock.advance(60_000);
+    assert.equal((await store.releaseDueNtfyMessages(10)).length, 1);
+    assert.equal(await raw.hlen(`ntfy:sched:${TOPIC}`), 0);
+    assert.equal(await raw.zcard('ntfy:due'), 0);
+  });
+
+  test('a claim whose process died holds the message until its lease ends, then another process delivers it once', async () => {
+    const clock = new ManualClock();
+    const crashed = await open(clock);
+    const survivor = await open(clock);
+    const scheduled = await crashed.scheduleNtfyMessage(TOPIC, { message: 'claimed, then orphaned' }, clock.nowMs() + 10_000, TTL_MS);
+    clock.advance(10_000);
+    // The first step of a release, as a process that dies before the second would leave it.
+    const members = (await raw.evalsha(
+      (await raw.script('LOAD', readLua('claimNtfyDue-1.lua'))) as string,
+      1,
+      'ntfy:due',
+      clock.nowMs(),
+      clock.nowMs() + NTFY_SCHEDULED_LEASE_MS,
+      10,
+    )) as string[];
+    assert.deepEqual(members, [`${scheduled.id} ${TOPIC}`]);
+    assert.deepEqual(await survivor.releaseDueNtfyMessages(10), [], 'claimed: left alone');
+    clock.advance(NTFY_SCHEDULED_LEASE_MS);
+    const [delivered] = await survivor.releaseDueNtfyMessages(10);
+    assert.equal(delivered?.sequenceId, scheduled.id);
+    assert.deepEqual(await crashed.releaseDueNtfyMessages(10), [], 'never twice');
+    assert.equal((await survivor.readNtfyMessages([TOPIC], null, 10)).messages.length, 1);
+  });
+
+  test('a due member whose entry is gone (delivered elsewhere, or a crash mid-schedule) is dropped', async () => {
+    const clock = new ManualClock();
+    const store = await open(clock);
+    await raw.zadd('ntfy:due', clock.nowMs(), `AbCdEfGhIjKl ${TOPIC}`);
+    assert.deepEqual(await store.releaseDueNtfyMessages(10), []);
+    assert.equal(await raw.zcard('ntfy:due'), 0);
+    assert.equal(await store.ntfyHeadId(), null, 'no id allocated');
   });
 });

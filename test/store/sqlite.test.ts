@@ -299,6 +299,73 @@ describe('SqliteStore ntfy reads of many topics', () => {
   });
 });
 
+describe('SqliteStore scheduled ntfy messages across processes', () => {
+  test('two stores on one file (as two processes) take turns releasing: each due message once, ids in one order', async () => {
+    // Turns, not the same moment: two connections in one process would block each other's group
+    // commit (a busy wait holds the event loop); two processes at once are the end-to-end test's.
+    const path = freshPath();
+    const clock = new ManualClock();
+    const [a, b] = await Promise.all([openSqliteStore({ path, clock }), openSqliteStore({ path, clock })]);
+    try {
+      const scheduled = [];
+      for (let i = 0; i < 20; i++)
+        scheduled.push(await a.scheduleNtfyMessage(`t${i % 3}`, { message: `m${i}` }, clock.nowMs() + 10_000, 60_000));
+      clock.advance(10_000);
+      const delivered = [];
+      for (const store of [b, a, b, a]) delivered.push(...(await store.releaseDueNtfyMessages(7)));
+      assert.equal(delivered.length, 20);
+      assert.deepEqual(new Set(delivered.map((m) => m.sequenceId)), new Set(scheduled.map((s) => s.id)));
+      assert.deepEqual(
+        delivered.map((m) => m.id),
+        [...delivered.map((m) => m.id)].sort(),
+        'ids rise across both',
+      );
+      const stored = (await b.readNtfyMessages(['t0', 't1', 't2'], null, 100)).messages;
+      assert.deepEqual(
+        stored.map((m) => m.id),
+        delivered.map((m) => m.id),
+      );
+      assert.deepEqual(await a.readNtfyScheduled(['t0', 't1', 't2'], 100), []);
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
+
+  test('the schedule migration adds its table to a file of the previous version', () => {
+    const raw = new BetterSqlite3(IN_MEMORY_PATH);
+    try {
+      const step = migrations.findIndex((m) => m.description.includes('delayed ntfy messages'));
+      migrate(raw, capturingLogger().logger, migrations.slice(0, step));
+      const tables = () => raw.prepare<[], { n: number }>("SELECT count(*) AS n FROM sqlite_master WHERE name = 'ntfy_scheduled'").get()?.n;
+      assert.equal(tables(), 0);
+      assert.ok(migrate(raw, capturingLogger().logger).includes(step + 1));
+      assert.equal(tables(), 1);
+    } finally {
+      raw.close();
+    }
+  });
+});
+
+describe('SqliteStore event claim owners (issue 42)', () => {
+  test('the owner migration keeps the claims of a file of the previous version, unowned', async () => {
+    const path = freshPath();
+    const raw = new BetterSqlite3(path);
+    const step = migrations.findIndex((m) => m.description.includes('event claims carry their owner'));
+    migrate(raw, capturingLogger().logger, migrations.slice(0, step));
+    raw.prepare('INSERT INTO event_claims (event_id, expires_at_ms) VALUES (?, ?)').run('old-claim', Date.UTC(2100, 0, 1));
+    raw.close();
+    const store = await openSqliteStore({ path, clock: new ManualClock() });
+    try {
+      assert.equal(await store.claimEvent('old-claim', 60), false, 'still held');
+      assert.equal(await store.claimEvent('old-claim', 60, 'someone'), false, 'by nobody that can take it again');
+      assert.equal(await store.claimEvent('new-claim', 60, 'someone'), true);
+      assert.equal(await store.claimEvent('new-claim', 60, 'someone'), true, 'an owned claim after the migration');
+    } finally {
+      await store.close();
+    }
+  });
+});
+
 describe('SqliteStore files', () => {
   test('a file store runs in WAL mode', async () => {
     const path = freshPath();

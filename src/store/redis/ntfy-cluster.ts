@@ -50,7 +50,7 @@ export interface ClusterAppend {
 }
 
 /** The append event of a message (format in `keys.ts`). */
-function appendEvent(previous: string, entryId: string, expiresMs: number, topic: string, contentJson: string): string {
+export function appendEvent(previous: string, entryId: string, expiresMs: number, topic: string, contentJson: string): string {
   return `1 ${previous} ${entryId} ${expiresMs} ${topic.length} ${topic}${contentJson}`;
 }
 
@@ -59,13 +59,30 @@ function isIdTooSmall(err: unknown): boolean {
   return err instanceof Error && err.message.includes('equal or smaller');
 }
 
+/**
+ * The commit step of an append (step 2): write the message under `entryId`; false when there is
+ * nothing to write any more (a scheduled message another process delivered), which gives the id up.
+ * Throws Redis' error when the topic already holds a later id.
+ */
+export type ClusterCommit = (entryId: string, expiresMs: number) => Promise<boolean>;
+
+/** The ordinary commit: the message to its topic's stream. */
+function streamCommit(ctx: RedisContext, topic: string, contentJson: string): ClusterCommit {
+  return async (entryId, expiresMs) => {
+    await ctx.redis.xadd(ctx.keys.ntfyTopicKey(topic), entryId, 'm', contentJson, 'x', String(expiresMs));
+    return true;
+  };
+}
+
+/** Append in three steps (see the module comment); null when `commit` found nothing to write. */
 export async function appendInCluster(
   ctx: RedisContext,
   channel: string,
   topic: string,
   contentJson: string,
   ttlMs: number,
-): Promise<ClusterAppend> {
+  commitStep: ClusterCommit = streamCommit(ctx, topic, contentJson),
+): Promise<ClusterAppend | null> {
   const { keys } = ctx;
   for (let attempt = 1; ; attempt++) {
     const nowMs = ctx.clock.nowMs();
@@ -80,13 +97,16 @@ export async function appendInCluster(
     const [, , commit] = await Promise.allSettled([
       ctx.redis.hset(keys.ntfyIdsKeyOf(entryId), entryId, topic),
       ctx.redis.zadd(expiryKey, 'LT', expiresMs, topic),
-      ctx.redis.xadd(keys.ntfyTopicKey(topic), entryId, 'm', contentJson, 'x', String(expiresMs)),
+      commitStep(entryId, expiresMs),
     ]);
-    const event = commit.status === 'fulfilled' ? appendEvent(previous, entryId, expiresMs, topic, contentJson) : '';
+    const committed = commit.status === 'fulfilled' && commit.value;
+    const event = committed ? appendEvent(previous, entryId, expiresMs, topic, contentJson) : '';
     const [completed] = await Promise.all([
       ctx.scripts.run('completeNtfyAppend', [keys.ntfyPendingKey, keys.ntfyHeldKey], [member, event, ctx.clock.nowMs(), channel]),
-      commit.status === 'fulfilled' ? ctx.redis.zadd(expiryKey, 'LT', expiresMs, topic) : null,
+      committed ? ctx.redis.zadd(expiryKey, 'LT', expiresMs, topic) : null,
     ]);
+    // Nothing to write: the id is given up (step 3 without an event); the index entries point at nothing.
+    if (commit.status === 'fulfilled' && !commit.value) return null;
     if (commit.status === 'fulfilled') {
       // The publisher is answered once its message is on the replicas too: a failover right after
       // the answer must not take the message with it (a shortfall fails the publish, which the
@@ -98,6 +118,27 @@ export async function appendInCluster(
     }
     if (!isIdTooSmall(commit.reason) || attempt >= APPEND_ATTEMPTS) throw commit.reason;
   }
+}
+
+/**
+ * ntfy's `Cache: no` in the cluster layout: allocate the id and complete it with its event (expiry
+ * 0), committing nothing. Returns the allocated position.
+ */
+export async function announceInCluster(
+  ctx: RedisContext,
+  channel: string,
+  topic: string,
+  contentJson: string,
+): Promise<{ ms: number; seq: number }> {
+  const { keys } = ctx;
+  const [ms, seq, previous, member] = (await ctx.scripts.run(
+    'allocateNtfyId',
+    [keys.ntfyHeadKey, keys.ntfyPendingKey, keys.ntfyHeldKey],
+    [ctx.clock.nowMs(), NTFY_MAX_SEQ, NTFY_PENDING_LEASE_MS, channel],
+  )) as [number, number, string, string];
+  const event = appendEvent(previous, `${ms}-${seq}`, 0, topic, contentJson);
+  await ctx.scripts.run('completeNtfyAppend', [keys.ntfyPendingKey, keys.ntfyHeldKey], [member, event, ctx.clock.nowMs(), channel]);
+  return { ms, seq };
 }
 
 /** The read position of the cluster (see the module comment): an entry id `ms-seq`, or null before any id settled. */

@@ -46,10 +46,12 @@ import {
   requireNtfyReadRequest,
   requirePositiveTtl,
   storedNtfyContent,
+  type StoredNtfyContent,
 } from '../ntfy-shared.ts';
 import { prefixed, type RedisContext } from './context.ts';
 import { ntfyWakeChannel } from './keys.ts';
 import {
+  announceInCluster,
   appendInCluster,
   expireInCluster,
   NTFY_EXPIRY_TOPICS_PER_CALL,
@@ -169,16 +171,32 @@ export class RedisNtfyTopics {
     // The stored form, so the answer is exactly what every reader will see.
     const stored = storedNtfyContent(content);
     if (this.inSlots) {
-      const { ms, seq, expiresMs } = await appendInCluster(this.ctx, this.channel, topic, stored.json, Math.ceil(ttlMs));
+      const appended = await appendInCluster(this.ctx, this.channel, topic, stored.json, Math.ceil(ttlMs));
+      if (!appended) throw new Error('appendNtfyMessage: the commit wrote nothing');
+      const { ms, seq, expiresMs } = appended;
       return { id: encodeNtfyId({ ms, seq }), topic, timeMs: ms, expiresMs, ...stored.content };
     }
+    return this.appendOnOneServer(topic, stored, Math.ceil(ttlMs), true);
+  }
+
+  /** ntfy's `Cache: no`: an id in the global order and an append event, nothing stored (port-ntfy.ts). */
+  async announce(topic: string, content: NtfyMessageContent): Promise<NtfyMessage> {
+    const stored = storedNtfyContent(content);
+    if (this.inSlots) {
+      const { ms, seq } = await announceInCluster(this.ctx, this.channel, topic, stored.json);
+      return { id: encodeNtfyId({ ms, seq }), topic, timeMs: ms, expiresMs: 0, ...stored.content };
+    }
+    return this.appendOnOneServer(topic, stored, 0, false);
+  }
+
+  /** The divine layout's append script: one expiry index and one id index (their only shards). */
+  private async appendOnOneServer(topic: string, stored: StoredNtfyContent, ttlMs: number, store: boolean): Promise<NtfyMessage> {
     this.corkForTurn();
-    // The divine layout: one expiry index and one id index (their only shards).
     const { keys } = this.ctx;
     const reply = await this.ctx.scripts.run(
       'appendNtfyMessage',
       [keys.ntfyHeadKey, keys.ntfyTopicKey(topic), keys.ntfyExpiryKeys[0] as string, keys.ntfyIdsKeys[0] as string],
-      [this.ctx.clock.nowMs(), Math.ceil(ttlMs), stored.json, topic, NTFY_MAX_SEQ, this.channel],
+      [this.ctx.clock.nowMs(), ttlMs, stored.json, topic, NTFY_MAX_SEQ, this.channel, store ? '1' : '0'],
     );
     if (!Array.isArray(reply)) throw new Error('appendNtfyMessage: unexpected reply');
     const [ms, seq, expiresMs] = reply.map(Number) as [number, number, number];

@@ -59,6 +59,10 @@ export const SCRIPT_NAMES = [
   'completeNtfyAppend',
   'readNtfyWatermark',
   'trimNtfyTopic',
+  'scheduleNtfyMessage',
+  'claimNtfyDue',
+  'deliverNtfyScheduled',
+  'commitNtfyScheduled',
   'coalesceIngest',
   'coalesceQueue',
   'coalesceToken',
@@ -128,6 +132,8 @@ export type ScriptName = (typeof SCRIPT_NAMES)[number];
  */
 export const DIVINE_LAYOUT_ONLY_SCRIPTS: readonly ScriptName[] = [
   'appendNtfyMessage',
+  'scheduleNtfyMessage',
+  'deliverNtfyScheduled',
   'expireNtfyTopic',
   'readNtfyTopics',
   'claimAndEnqueue',

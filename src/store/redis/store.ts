@@ -7,7 +7,7 @@ import type { StoreTopology } from '../port-topology.ts';
 import { readRedisTopology } from './topology.ts';
 import { createRedisClient } from './client.ts';
 import { defaultKeyLayout, describeRedisTarget, parseRedisTarget } from './target.ts';
-import type { KeyLayout } from './keys.ts';
+import { ntfyWakeChannel, type KeyLayout } from './keys.ts';
 import type { Clock, RecipientClaim, StorePort } from '../port.ts';
 import { createLogger, type Logger } from '../../observability/logger.ts';
 import type { ScriptCallObserver } from './scripts.ts';
@@ -38,10 +38,18 @@ import type {
 } from '../port-coalesce.ts';
 import * as claims from './claims.ts';
 import { RedisNtfyTopics } from './ntfy.ts';
+import { RedisNtfySchedule } from './ntfy-scheduled.ts';
 import * as inbox from './inbox.ts';
 import * as deliveries from './deliveries.ts';
 import type { Announcement, InboxCountEntry, InboxCounts, InboxHint, InboxType, RecipientsCountedInbox } from '../port-inbox.ts';
-import type { NtfyAppendEvent, NtfyMessage, NtfyMessageContent, NtfyReadRequest, NtfyReadResult } from '../port-ntfy.ts';
+import type {
+  NtfyAppendEvent,
+  NtfyMessage,
+  NtfyMessageContent,
+  NtfyReadRequest,
+  NtfyReadResult,
+  NtfyScheduledMessage,
+} from '../port-ntfy.ts';
 import { DEFAULT_WAIT_TIMEOUT_MS, resolveWaitReplicas, WAIT_REPLICAS_AUTO } from './replication.ts';
 import { RedisPlatformStore } from './store-platform.ts';
 
@@ -89,6 +97,22 @@ export class RedisStore extends RedisPlatformStore implements StorePort {
   }
   appendNtfyMessage(topic: string, content: NtfyMessageContent, ttlMs: number): Promise<NtfyMessage> {
     return this.ntfy.append(topic, content, ttlMs);
+  }
+  announceNtfyMessage(topic: string, content: NtfyMessageContent): Promise<NtfyMessage> {
+    return this.ntfy.announce(topic, content);
+  }
+  private ntfyScheduleOps: RedisNtfySchedule | undefined;
+  private get ntfySchedule(): RedisNtfySchedule {
+    return (this.ntfyScheduleOps ??= new RedisNtfySchedule(this.ctx, ntfyWakeChannel(this.ctx.redis.options.keyPrefix ?? '')));
+  }
+  scheduleNtfyMessage(topic: string, content: NtfyMessageContent, deliverAtMs: number, ttlMs: number): Promise<NtfyScheduledMessage> {
+    return this.ntfySchedule.schedule(topic, content, deliverAtMs, ttlMs);
+  }
+  readNtfyScheduled(topics: readonly string[], limit: number): Promise<NtfyScheduledMessage[]> {
+    return this.ntfySchedule.read(topics, limit);
+  }
+  releaseDueNtfyMessages(limit: number): Promise<NtfyMessage[]> {
+    return this.ntfySchedule.release(limit);
   }
   readNtfyMessages(topics: readonly string[], afterId: string | null, limit: number): Promise<NtfyReadResult> {
     return this.ntfy.read(topics, afterId, limit);

@@ -6,6 +6,7 @@ import type { Logger } from '../../observability/logger.ts';
 import { CREATE_COALESCE_TABLES } from './coalesce-sql.ts';
 import { CREATE_BELL_TABLES } from './bells.ts';
 import { CREATE_NTFY_TABLES } from './ntfy.ts';
+import { CREATE_NTFY_SCHEDULED_TABLE } from './ntfy-scheduled.ts';
 import { CREATE_VAPID_TABLE } from './vapid.ts';
 import { CREATE_API_KEY_TABLE } from './apikeys.ts';
 import { CREATE_SEND_TABLES } from './sends.ts';
@@ -208,6 +209,7 @@ export const migrations: readonly Migration[] = [
     description: 'event claims carry their owner (a retried step recognises its own claim)',
     apply: (db) => db.exec(ADD_EVENT_CLAIM_OWNER),
   },
+  { description: 'create the schedule of delayed ntfy messages', apply: (db) => db.exec(CREATE_NTFY_SCHEDULED_TABLE) },
 ];
 
 /** The version a file has after {@link migrate}. */

@@ -93,16 +93,22 @@ const DELETE_EXPIRED = `
     SELECT seq FROM ntfy_messages WHERE expires_ms <= @nowMs ORDER BY expires_ms LIMIT @limit
   )`;
 
-interface PendingAppend {
+/** A message to give an id (and, when `store`, a row) inside a write transaction. */
+interface AllocationItem {
   topic: string;
-  content: NtfyMessageContent;
   contentJson: string;
   ttlMs: number;
+  /** False for ntfy's `Cache: no`: an id and an event, no row. */
+  store: boolean;
+}
+
+interface PendingAppend extends AllocationItem {
+  content: NtfyMessageContent;
   resolve: (message: NtfyMessage) => void;
   reject: (err: unknown) => void;
 }
 
-interface AllocatedMessage {
+export interface AllocatedMessage {
   id: string;
   timeMs: number;
   expiresMs: number;
@@ -150,24 +156,7 @@ export class NtfyTable {
     this.selectExists = db.prepare(SELECT_EXISTS);
     this.deleteExpired = db.prepare(DELETE_EXPIRED);
 
-    this.appendTx = db.transaction((batch: readonly PendingAppend[]) => {
-      let previousId = this.selectHead.get()?.last_id ?? null;
-      let last = previousId === null ? null : decodeNtfyId(previousId);
-      const nowMs = this.clock.nowMs();
-      const allocated: AllocatedMessage[] = [];
-      for (const item of batch) {
-        const position = nextNtfyPosition(last, nowMs);
-        const id = encodeNtfyId(position);
-        const expiresMs = position.ms + Math.ceil(item.ttlMs);
-        this.insertMessage.run({ id, topic: item.topic, expiresMs, contentJson: item.contentJson });
-        allocated.push({ id, timeMs: position.ms, expiresMs, previousId });
-        last = position;
-        previousId = id;
-      }
-      const newest = allocated[allocated.length - 1];
-      if (newest) this.upsertHead.run({ id: newest.id });
-      return allocated;
-    });
+    this.appendTx = db.transaction((batch: readonly PendingAppend[]) => this.allocate(batch));
 
     // One transaction, so the head and the rows of every read come from the same snapshot.
     this.readTx = db.transaction((requests: readonly NtfyReadRequest[]) => {
@@ -187,13 +176,45 @@ export class NtfyTable {
     });
   }
 
+  /**
+   * Give `items` the next ids of the global order and insert the stored ones, moving the head: the
+   * body of every write transaction that appends (run inside one, under the write lock).
+   */
+  allocate(items: readonly AllocationItem[]): AllocatedMessage[] {
+    let previousId = this.selectHead.get()?.last_id ?? null;
+    let last = previousId === null ? null : decodeNtfyId(previousId);
+    const nowMs = this.clock.nowMs();
+    const allocated: AllocatedMessage[] = [];
+    for (const item of items) {
+      const position = nextNtfyPosition(last, nowMs);
+      const id = encodeNtfyId(position);
+      const expiresMs = item.store ? position.ms + Math.ceil(item.ttlMs) : 0;
+      if (item.store) this.insertMessage.run({ id, topic: item.topic, expiresMs, contentJson: item.contentJson });
+      allocated.push({ id, timeMs: position.ms, expiresMs, previousId });
+      last = position;
+      previousId = id;
+    }
+    const newest = allocated[allocated.length - 1];
+    if (newest) this.upsertHead.run({ id: newest.id });
+    return allocated;
+  }
+
   /** Queue an append for this turn's group commit; resolves once it is committed. */
   append(topic: string, content: NtfyMessageContent, ttlMs: number): Promise<NtfyMessage> {
     requirePositiveTtl(ttlMs);
+    return this.queue(topic, content, ttlMs, true);
+  }
+
+  /** ntfy's `Cache: no` (port-ntfy.ts `announceNtfyMessage`): an id and an event, no row. */
+  announce(topic: string, content: NtfyMessageContent): Promise<NtfyMessage> {
+    return this.queue(topic, content, 0, false);
+  }
+
+  private queue(topic: string, content: NtfyMessageContent, ttlMs: number, store: boolean): Promise<NtfyMessage> {
     const stored = storedNtfyContent(content);
     return new Promise((resolve, reject) => {
       if (this.pending.length === 0) setImmediate(() => this.commitPending());
-      this.pending.push({ topic, content: stored.content, contentJson: stored.json, ttlMs, resolve, reject });
+      this.pending.push({ topic, content: stored.content, contentJson: stored.json, ttlMs, store, resolve, reject });
     });
   }
 

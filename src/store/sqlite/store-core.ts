@@ -22,6 +22,7 @@ import type {
 import { BellPageOps } from './bell-pages.ts';
 import { BellTables } from './bells.ts';
 import { NtfyTable } from './ntfy.ts';
+import { NtfyScheduledTable } from './ntfy-scheduled.ts';
 import { claimSqliteVapidKeys } from './vapid.ts';
 import { InboxTables } from './inbox.ts';
 import type { StoredVapidKeys } from '../port-vapid.ts';
@@ -75,6 +76,7 @@ export abstract class SqliteCoreStore {
   protected readonly bells: BellTables;
   protected readonly bellPages: BellPageOps;
   protected readonly ntfy: NtfyTable;
+  protected readonly ntfyScheduled: NtfyScheduledTable;
   protected readonly deliveries: DeliveryOps;
   protected readonly apiKeys: ApiKeyTable;
   protected readonly fleet: FleetTables;
@@ -107,6 +109,7 @@ export abstract class SqliteCoreStore {
     this.inbox = new InboxTables(db, clock);
     this.bellPages = new BellPageOps(db, logger, { tokens: this.tokens, records: this.records, claims: this.claims, bells: this.bells });
     this.ntfy = new NtfyTable(db, clock, logger, this.group);
+    this.ntfyScheduled = new NtfyScheduledTable(db, clock, logger, this.group, this.ntfy);
     this.deliveries = new DeliveryOps(db, logger, { tokens: this.tokens, records: this.records, claims: this.claims, queues: this.queues });
     this.apiKeys = new ApiKeyTable(db, clock);
     this.fleet = new FleetTables(db, clock);

@@ -18,7 +18,14 @@ import type {
 } from '../port-bells.ts';
 import type { InboxWrite } from './inbox.ts';
 import type { Announcement, InboxCountEntry, InboxCounts, InboxHint, InboxType, RecipientsCountedInbox } from '../port-inbox.ts';
-import type { NtfyAppendEvent, NtfyMessage, NtfyMessageContent, NtfyReadRequest, NtfyReadResult } from '../port-ntfy.ts';
+import type {
+  NtfyAppendEvent,
+  NtfyMessage,
+  NtfyMessageContent,
+  NtfyReadRequest,
+  NtfyReadResult,
+  NtfyScheduledMessage,
+} from '../port-ntfy.ts';
 import type {
   ClaimDueGroupResult,
   CoalesceEvent,
@@ -73,6 +80,26 @@ export class SqliteStore extends SqlitePlatformStore implements StorePort {
     } catch (err) {
       return Promise.reject(err);
     }
+  }
+
+  announceNtfyMessage(topic: string, content: NtfyMessageContent): Promise<NtfyMessage> {
+    try {
+      return this.ntfy.announce(topic, content);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  scheduleNtfyMessage(topic: string, content: NtfyMessageContent, deliverAtMs: number, ttlMs: number): Promise<NtfyScheduledMessage> {
+    return this.ntfyScheduled.schedule(topic, content, deliverAtMs, ttlMs);
+  }
+
+  async readNtfyScheduled(topics: readonly string[], limit: number): Promise<NtfyScheduledMessage[]> {
+    return this.ntfyScheduled.read(topics, limit);
+  }
+
+  releaseDueNtfyMessages(limit: number): Promise<NtfyMessage[]> {
+    return this.ntfyScheduled.release(limit);
   }
 
   async readNtfyMessages(topics: readonly string[], afterId: string | null, limit: number): Promise<NtfyReadResult> {

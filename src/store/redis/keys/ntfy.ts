@@ -18,6 +18,8 @@ import { shardIndexes, shardOf, type KeyTags } from './tags.ts';
  * | `ntfy:ids`           | `ntfy:ids:{n:S}`, S = shard of the entry id    | HASH | entry id `ms-seq` → topic, for every stored message (`since=<id>` of any topic) |
  * | (none)               | `ntfy:pending:{n:seq}`      | ZSET    | ids allocated and not yet committed: member `<ntfy id> <previous ntfy id or -> <lease deadline ms>`, score 0 (lexical order is id order) |
  * | (none)               | `ntfy:held:{n:seq}`         | HASH    | ntfy id → append event, committed while an earlier id was pending; published in id order |
+ * | `ntfy:sched:{topic}` | `ntfy:sched:{t:TOPIC}`      | HASH    | scheduled message id → `<deliver at ms> <ttl ms> <content JSON>`, until delivered (`ntfy-scheduled.ts`) |
+ * | `ntfy:due`           | `ntfy:due:{n:S}`, S = shard of the topic       | ZSET | `<scheduled id> <topic>` → when it is due (ms), or a claim's lease deadline |
  * | `ntfy:wake`          | `ntfy:wake`                 | channel | pub/sub, one append event per append (below); not a key, so the client's key prefix is added by hand |
  *
  * The id sequencer (head, pending, held) is one slot in the cluster: ids are globally ordered,
@@ -48,6 +50,11 @@ export function ntfyKeys(t: KeyTags) {
     ntfyIdsKeys: shardIndexes(shards).map((shard) => sharded('ids', shard)),
     ntfyIdsKeyOf: (entryId: string): string => sharded('ids', shardOf(entryId, shards)),
     ntfyTopicKey: (topic: string): string => `ntfy:topic:${t.topic(topic)}`,
+    /** A topic's scheduled messages: its stream's slot, so a delivery commits and forgets in one script. */
+    ntfySchedKey: (topic: string): string => `ntfy:sched:${t.topic(topic)}`,
+    /** Every shard of the due index (one key in divine: `ntfy:due`). */
+    ntfyDueKeys: shardIndexes(shards).map((shard) => sharded('due', shard)),
+    ntfyDueKeyOf: (topic: string): string => sharded('due', shardOf(topic, shards)),
   };
 }
 /** The append-event channel of a client with key prefix `keyPrefix` (ioredis does not prefix channels). */

@@ -23,9 +23,11 @@
     ARGV[4] topic (the member of KEYS[3], the value in KEYS[4])
     ARGV[5] largest sequence number within one millisecond
     ARGV[6] append-event channel ("" publishes nothing); not a key, so it is passed in
+    ARGV[7] "0" for ntfy's `Cache: no` (announceNtfyMessage): allocate the id, move the head and
+            publish the event, but store nothing (expiry 0); anything else stores the message
 
   Output:
-    { ms, seq, expiresMs } of the appended message
+    { ms, seq, expiresMs } of the appended message (expiresMs 0 when nothing was stored)
 
   Emits on ARGV[6] (the append event; format in keys.ts, parsed in ntfy.ts):
     "1 <previous head "ms-seq" or -> <entry id> <expiry ms> <topic length> <topic><content JSON>"
@@ -42,13 +44,19 @@ local previous = head or "-"
 local ms, seq = ntfyNextId(head, now, tonumber(ARGV[5]))
 
 local entryId = string.format("%.0f-%.0f", ms, seq)
-local expiresMs = ms + tonumber(ARGV[2])
+local stored = ARGV[7] ~= "0"
+local expiresMs = 0
+if stored then expiresMs = ms + tonumber(ARGV[2]) end
 local expires = string.format("%.0f", expiresMs)
-rcall("XADD", KEYS[2], entryId, "m", ARGV[3], "x", expires)
+if stored then
+  rcall("XADD", KEYS[2], entryId, "m", ARGV[3], "x", expires)
+end
 rcall("SET", KEYS[1], entryId)
-rcall("HSET", KEYS[4], entryId, ARGV[4])
--- LT keeps the expiry of the topic's oldest entry; a new topic is added with this one's.
-rcall("ZADD", KEYS[3], "LT", expires, ARGV[4])
+if stored then
+  rcall("HSET", KEYS[4], entryId, ARGV[4])
+  -- LT keeps the expiry of the topic's oldest entry; a new topic is added with this one's.
+  rcall("ZADD", KEYS[3], "LT", expires, ARGV[4])
+end
 if ARGV[6] ~= "" then
   rcall("PUBLISH", ARGV[6], "1 " .. previous .. " " .. entryId .. " " .. expires .. " " .. #ARGV[4] .. " " .. ARGV[4] .. ARGV[3])
 end

@@ -42,6 +42,7 @@ describe('layout migration families (divine → cluster)', () => {
       [divine.alertWordUsersKey('bitcoin'), cluster.alertWordUsersKey('bitcoin')],
       [divine.ntfyTopicKey('upAbC123'), cluster.ntfyTopicKey('upAbC123')],
       [divine.ntfyHeadKey, cluster.ntfyHeadKey],
+      [divine.ntfySchedKey('upAbC123'), cluster.ntfySchedKey('upAbC123')],
       [divine.announcementsKey, cluster.announcementsKey],
       [divine.announcementSeqKey, cluster.announcementSeqKey],
       [divine.apiKeyKey('key-1'), cluster.apiKeyKey('key-1')],
@@ -94,6 +95,7 @@ describe('layout migration families (divine → cluster)', () => {
       cluster.coalesceDueKey(cluster.coalesceOutboxShardOf(`like:${PK}:x:1`)),
     );
     assert.equal(route(divine.ntfyIdsKeys[0] as string, '1700000000000-0'), cluster.ntfyIdsKeyOf('1700000000000-0'));
+    assert.equal(route(divine.ntfyDueKeys[0] as string, 'AbCdEf123456 upAbC123'), cluster.ntfyDueKeyOf('upAbC123'));
     assert.equal(route(divine.digestsDueKeys[0] as string, PK), cluster.digestsDueKeyOf(PK));
   });
 

@@ -123,6 +123,7 @@ function userFamilies(t: RedisKeys): FamilySpec[] {
     perOwner('alertword_users', divine.alertWordUsersKey, t.alertWordUsersKey),
     perOwner('nip9a_author', divine.nip9aAuthorKey, t.nip9aAuthorKey),
     perOwner('ntfy_topic', divine.ntfyTopicKey, t.ntfyTopicKey),
+    perOwner('ntfy_sched', divine.ntfySchedKey, t.ntfySchedKey),
     twoParts('push_throttle', 'push_throttle:*', /^push_throttle:([^:]+):(\d+)$/, (pubkey, window) =>
       t.pushThrottleKey(pubkey, Number(window)),
     ),
@@ -266,6 +267,7 @@ function inboxAndNtfyFamilies(t: RedisKeys): FamilySpec[] {
   const words = divine.alertWordIndexKeys[0] as string;
   const expiry = divine.ntfyExpiryKeys[0] as string;
   const ids = divine.ntfyIdsKeys[0] as string;
+  const due = divine.ntfyDueKeys[0] as string;
   return [
     { name: 'alertwords', match: words, place: (k) => (k === words ? { copy: 'zset', route: (word) => t.alertWordIndexKey(word) } : null) },
     single('announcements', divine.announcementsKey, t.announcementsKey),
@@ -278,6 +280,12 @@ function inboxAndNtfyFamilies(t: RedisKeys): FamilySpec[] {
       place: (k) => (k === expiry ? { copy: 'zset', route: (topic) => t.ntfyExpiryKeyOf(topic) } : null),
     },
     { name: 'ntfy_ids', match: ids, place: (k) => (k === ids ? { copy: 'hash', route: (id) => t.ntfyIdsKeyOf(id) } : null) },
+    {
+      name: 'ntfy_due',
+      match: due,
+      // A member is `<scheduled id> <topic>`: routed by its topic, as the cluster shards it.
+      place: (k) => (k === due ? { copy: 'zset', route: (member) => t.ntfyDueKeyOf(member.slice(member.indexOf(' ') + 1)) } : null),
+    },
   ];
 }
 
