@@ -140,7 +140,7 @@ export function defaultConfig(): Config {
       wait_replicas: WAIT_REPLICAS_AUTO,
       wait_timeout_ms: DEFAULT_WAIT_TIMEOUT_MS,
     },
-    server: { listen_addr: '0.0.0.0:8000', internal_api_token: '', public_url: '' },
+    server: { listen_addr: '0.0.0.0:8000', internal_api_token: '', public_url: '', trusted_proxies: [] },
     notification: {
       event_kinds: [...DEFAULT_EVENT_KINDS],
       default_preferences: { kinds: [...DEFAULT_PREFERENCE_KINDS] },

@@ -128,6 +128,12 @@ export interface Config {
      * from the request's Host).
      */
     public_url: string;
+    /**
+     * The operator's reverse proxies (CIDRs or addresses, `src/api/client-address.ts`). Only a request
+     * whose socket peer is one of them has its `X-Forwarded-For` (the client address every per-client
+     * limit is keyed by) and `X-Forwarded-Proto` believed. Empty: the socket's peer is the client.
+     */
+    trusted_proxies: string[];
   };
   notification: {
     event_kinds: number[];

@@ -3,6 +3,7 @@ import { KEY_LAYOUTS, MAX_QUEUE_SHARDS } from '../store/redis/keys.ts';
 import { isClusterUrl, parseRedisTarget } from '../store/redis/target.ts';
 import { MAX_WAIT_REPLICAS, MAX_WAIT_TIMEOUT_MS, WAIT_REPLICAS_AUTO } from '../store/redis/replication.ts';
 import { ntfyConfigProblems } from '../ntfy/config.ts';
+import { trustedProxyProblem } from '../api/client-address.ts';
 import { nip9aConfigProblems } from '../nip9a/gateway/config.ts';
 import { templateConfigProblems } from '../engine/templates/load.ts';
 
@@ -167,6 +168,10 @@ export function validateConfig(config: Config, explicitKeys: ReadonlySet<string>
   }
   const publicUrl = config.server.public_url;
   if (publicUrl !== '' && publicUrlProblem(publicUrl)) problems.push(`server.public_url: ${publicUrlProblem(publicUrl)}`);
+  for (const proxy of config.server.trusted_proxies) {
+    const problem = trustedProxyProblem(proxy);
+    if (problem) problems.push(`server.trusted_proxies: ${problem}`);
+  }
   if (!parseListenAddr(config.server.listen_addr)) problems.push(`server.listen_addr: "${config.server.listen_addr}" is not host:port`);
 
   if (config.nostr.relays.length === 0) problems.push('nostr.relays must list at least one relay');
