@@ -3,9 +3,9 @@
  * be read beside the speed of the minute it was taken in.
  *
  * The machines here are shared: the same build's NIP-9a receiver spent 303 µs of main thread a
- * callback in one minute and 600 in another (docs/benchmarks.md, seventh session), and
- * /proc/stat shows neither as busy or stolen. A probe run just before and just after a
- * measurement tells a slow minute from a slow change.
+ * callback in one minute and 600 in another (docs/benchmarks.md at 1cc7613, the receiver's "Seventh
+ * session"), and /proc/stat shows neither as busy or stolen. A probe run just before and just after
+ * a measurement tells a slow minute from a slow change.
  *
  * The work is the kind a push service does: JSON of event-like objects, SHA-256, hex, a Map. Its
  * size is fixed (the same operations every run), so the time is the host's, not the code's.

@@ -6,9 +6,10 @@
  *
  * Why: a campaign queues one item per consenting device, and every one of them carried the same
  * title, body and data and three copies of the campaign id, ~940 bytes of JSON for a one-word
- * title. On SQLite every byte of an item is written at enqueue, rewritten at each lease and
- * walked past at the ack, and the 200,000-row queue of a large campaign outgrows the page cache;
- * a reference is ~260 bytes whatever the copy's length (docs/benchmarks.md, "Campaigns").
+ * title. On SQLite every byte of an item is written at enqueue, rewritten at each lease and walked
+ * past at the ack, and the 200,000-row queue of a large campaign outgrows the page cache; a
+ * reference is ~260 bytes whatever the copy's length (docs/benchmarks.md at 1cc7613, "Where the
+ * SQLite campaign's time went").
  *
  * Items written whole (by an earlier version, still queued or dead-lettered) are delivered as they
  * are. A reference whose campaign record is gone is dead-lettered, never dropped silently.
@@ -71,7 +72,8 @@ export function campaignDeliveryKey(appId: string, idempotencyKey: string, token
  * that ids sort like tokens: the audience scan walks devices in token order (SQLite), so a page's
  * items go to the end of the queue's id index and the acks walk it in the same order, instead of
  * each item dirtying a random leaf page of a 200,000-entry index at the enqueue and again at the
- * ack (docs/benchmarks.md, "Campaigns"). The item's payload holds the whole token anyway.
+ * ack (docs/benchmarks.md at 1cc7613, "Where the SQLite campaign's time went"). The item's payload
+ * holds the whole token anyway.
  */
 export function campaignItemId(appId: string, idempotencyKey: string, token: string): string {
   return `campaign:${appId}:${idempotencyKey}:${Array.from(token).slice(0, SECRET_PREFIX_CHARS).join('')}:${deviceDigest(token)}`;

@@ -5,11 +5,11 @@
  * Why: V8 sets the next full-GC threshold at (live bytes × a growing factor) and picks the factor
  * from how fast the program allocates against how fast it collects: up to 4× on a machine with
  * gigabytes of memory (Node's default heap limit is a share of it). The delivery stage allocates
- * fast and every push's objects live across awaits long enough to be promoted, so during a
- * campaign of 200,000 devices the old generation ran from ~40 MiB live to ~115 MiB before each
- * full GC: 70 MiB of resident memory that was garbage, more the faster the machine (the quiet
- * run's peak was 378 MiB, a loaded one's 305; docs/benchmarks.md, "Campaigns"). A live heap of
- * about 30 MiB (a heap snapshot mid-campaign) does not need that headroom.
+ * fast and every push's objects live across awaits long enough to be promoted, so during a campaign
+ * of 200,000 devices the old generation ran from ~40 MiB live to ~115 MiB before each full GC: 70
+ * MiB of resident memory that was garbage, more the faster the machine (the quiet run's peak was
+ * 378 MiB, a loaded one's 305; docs/benchmarks.md at 1cc7613, "Where the SQLite service's memory
+ * went"). A live heap of about 30 MiB (a heap snapshot mid-campaign) does not need that headroom.
  */
 import { setFlagsFromString } from 'node:v8';
 

@@ -2,8 +2,9 @@
  * The callback POSTs on worker threads (`nip9a.post_threads`), each with its own undici dispatcher
  * (callback-post.ts), so the gateway's main thread keeps its time for the relay sockets, matching
  * and the store. An undici request with its socket write, the answer's parsing and the timeout's
- * abort signal is a fifth of that thread at 4,000 POSTs a second (bench/nip9a, docs/benchmarks.md);
- * handing it over costs a share of one message per turn.
+ * abort signal is a fifth of that thread at 4,000 POSTs a second (bench/nip9a; docs/benchmarks.md
+ * at 1cc7613, "Fourth session of 2026-12-05"); handing it over costs a share of one message per
+ * turn.
  *
  * The POSTs asked in one turn of the event loop go to a thread in one message (round-robin over
  * the threads); each thread answers the POSTs that finished in one of its turns in one message.

@@ -2,7 +2,8 @@
  * The POST of one NIP-9a callback attempt, on undici's dispatcher API (`Agent.request`) with
  * keep-alive connections per callback origin. undici's `request` costs about 20 µs of CPU a POST
  * here against about 50 for `node:http` with a keep-alive agent (and `fetch` several times that):
- * the gateway makes one POST per delivery on its one thread (bench/nip9a, docs/benchmarks.md).
+ * the gateway makes one POST per delivery on its one thread (bench/nip9a; docs/benchmarks.md at
+ * 1cc7613, "Leased hand-off, off-thread checks and undici").
  *
  * What the seed asks of the request, and how it holds here:
  * - redirects never followed: undici's `request` follows none (only its redirect interceptor,

@@ -44,9 +44,9 @@ import { SqlitePlatformStore } from './store-platform.ts';
  * Page cache of the connection, KiB (SQLite's default is 2,000 KiB). The cache is process memory
  * and fills to its size as soon as a workload walks more pages than that (a campaign's 200,000
  * queue rows do in seconds), while the database's pages stay in the OS file cache anyway, where a
- * miss costs a read from memory, not the disk. 16 MiB holds the hot indexes (the queue's due
- * order, the claims); 64 MiB cost 54 MiB more peak resident memory in the campaign benchmark at
- * the same rate (docs/benchmarks.md, "Campaigns").
+ * miss costs a read from memory, not the disk. 16 MiB holds the hot indexes (the queue's due order,
+ * the claims); 64 MiB cost 54 MiB more peak resident memory in the campaign benchmark at the same
+ * rate (docs/benchmarks.md at 1cc7613, "Where the SQLite service's memory went").
  */
 export const SQLITE_PAGE_CACHE_KIB = 16 * 1024;
 
