@@ -140,6 +140,66 @@ describe('user API', () => {
     assert.deepEqual(await store.listDevices(pubkey), []);
   });
 
+  test('PUT /v1/devices/{token}: a 3079 over HTTP, 201 when new and 200 when updated; bad fields are 400 with a stable code', async () => {
+    const token = 'fcm-token-over-http-0001';
+    const first = await call('PUT', `/v1/devices/${token}`, { timezoneOffsetMinutes: 120, locale: 'pt-BR' });
+    assert.equal(first.status, 201);
+    const device = first.json?.device as Record<string, unknown>;
+    assert.deepEqual([device.id, device.transport, device.timezoneOffsetMinutes, device.locale], [deviceId(token), 'fcm', 120, 'pt-BR']);
+    assert.equal(JSON.stringify(first.json).includes(token), false, 'the token is shown as a prefix only');
+    assert.deepEqual(await store.listDevices(pubkey), [{ token, transport: 'fcm', timezoneOffsetMinutes: 120, locale: 'pt-BR' }]);
+    const again = await call('PUT', `/v1/devices/${token}`, { token, timezoneOffsetMinutes: -60 });
+    assert.equal(again.status, 200);
+    assert.equal((await store.listDevices(pubkey))[0]?.timezoneOffsetMinutes, -60);
+
+    const cases: Array<[unknown, string]> = [
+      [{ token: 'another-token' }, 'DEVICE_TOKEN_MISMATCH'],
+      [{ transport: 'pigeon' }, 'INVALID_DEVICE'],
+      [{ timezoneOffsetMinutes: 9999 }, 'INVALID_DEVICE'],
+      [{ encryptTo: 'not-a-key' }, 'INVALID_DEVICE'],
+      [['not', 'an', 'object'], 'UNPROCESSABLE_BODY'],
+    ];
+    for (const [body, code] of cases) {
+      const refused = await call('PUT', `/v1/devices/${token}-x`, body);
+      assert.deepEqual([refused.status, refused.json?.code], [code === 'UNPROCESSABLE_BODY' ? 422 : 400, code], JSON.stringify(body));
+    }
+    assert.match(
+      String((await call('PUT', `/v1/devices/${token}-x`, { transport: 'pigeon' })).json?.error),
+      /unknown transport "pigeon"/,
+    );
+    assert.equal((await store.listDevices(pubkey)).length, 1, 'no refused registration was stored');
+    assert.match(await metrics.registry.metrics(), /push_control_events_total\{kind="3079",outcome="invalid_payload"\} [1-9]/);
+  });
+
+  test('a token registered over HTTP by someone else moves to the caller, as a 3079 moves it', async () => {
+    const other = publicKeyOf(generateSecretKey());
+    await store.registerToken(other, { token: 'shared-device-token', transport: 'fcm' });
+    assert.equal((await call('PUT', '/v1/devices/shared-device-token', {})).status, 201);
+    assert.deepEqual(await store.listDevices(other), []);
+    assert.equal((await store.listDevices(pubkey)).length, 1);
+  });
+
+  test('DELETE /v1/devices/{token}: removes by token as a 3080 does, and by listed id; PUT of a URL-like token round-trips', async () => {
+    const endpointToken = 'https://ntfy.example/up/AbC?x=1';
+    const put = await call('PUT', `/v1/devices/${encodeURIComponent(endpointToken)}`, {});
+    assert.equal(put.status, 201);
+    assert.equal((await store.listDevices(pubkey))[0]?.token, endpointToken);
+    assert.equal((await call('DELETE', `/v1/devices/${encodeURIComponent(endpointToken)}`)).status, 204);
+    assert.deepEqual(await store.listDevices(pubkey), []);
+    assert.deepEqual((await call('DELETE', `/v1/devices/${encodeURIComponent(endpointToken)}`)).json?.code, 'DEVICE_NOT_FOUND');
+  });
+
+  test('PUT /v1/preferences: a 3083 over HTTP replaces the preferences; bad fields are 400 INVALID_PREFERENCES and change nothing', async () => {
+    const put = await call('PUT', '/v1/preferences', { kinds: [7, 1111], campaignsEnabled: false, alertWords: ['pizza'] });
+    assert.equal(put.status, 200);
+    assert.deepEqual(put.json?.preferences, await store.getPreferences(pubkey));
+    assert.deepEqual((await store.getPreferences(pubkey))?.kinds, [7, 1111]);
+    assert.deepEqual(await store.readAlertWords(pubkey), ['pizza']);
+    const refused = await call('PUT', '/v1/preferences', { kinds: 'all' });
+    assert.deepEqual([refused.status, refused.json?.code], [400, 'INVALID_PREFERENCES']);
+    assert.deepEqual((await store.getPreferences(pubkey))?.kinds, [7, 1111]);
+  });
+
   test('NIP-98: no header, a replayed auth event, a stale one and a wrong URL are 401 NIP98_UNAUTHORIZED', async () => {
     const noHeader = await app.request(`${BASE}/v1/inbox/counts`);
     assert.deepEqual([noHeader.status, ((await noHeader.json()) as { code: string }).code], [401, 'NIP98_UNAUTHORIZED']);

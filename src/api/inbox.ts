@@ -10,7 +10,13 @@
  * | `PUT /v1/alert-words`        | `{words}` replaces the list (single words, at most 50): the words stored |
  * | `GET /v1/announcements`      | `{announcements: [{id, text, createdAt, expiresAt}]}`, the active ones, newest first; marks them seen (Twitarr's rule) |
  * | `GET /v1/devices`            | `{devices: [{id, transport, token, timezoneOffsetMinutes?, locale?}]}`, tokens redacted to a prefix |
- * | `DELETE /v1/devices/{id}`    | removes one of the caller's devices (204), 404 for any other id   |
+ * | `PUT /v1/devices/{token}`    | registers a device, as a 3079 does: the body is a 3079's JSON (its `token`, when present, must be the path's); 201 with the device when new to the caller, 200 when updated |
+ * | `DELETE /v1/devices/{id or token}` | removes one of the caller's devices (204), as a 3080 does; 404 for any other |
+ * | `PUT /v1/preferences`        | sets the caller's preferences, as a 3083 does: the body is a 3083's JSON; 200 with the stored preferences |
+ *
+ * Registration over HTTP and by events is one thing: both paths apply the payload through the
+ * engine's `applyControlPayload`, so a device registered here is removed by a 3080 and the other
+ * way round, and bad fields get the same reasons (here as 400 `INVALID_DEVICE`/`INVALID_PREFERENCES`).
  *
  * Every caller becomes a known user, whose notifications count from then on. Refusals are JSON
  * with a stable code (`errors.ts`), a warn line and a metric.
@@ -22,6 +28,8 @@ import { INBOX_TYPES, MAX_ALERT_WORDS_PER_USER, isInboxType, type Announcement, 
 import { redact, type Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import { parseAlertWordList } from '../engine/inbox/words.ts';
+import { applyControlPayload } from '../engine/control-events.ts';
+import { DEREGISTER_TOKEN, PREFERENCES, REGISTER_TOKEN } from '../nostr/kinds.ts';
 import { THROTTLE_WINDOW_SECS } from '../delivery/throttle.ts';
 import { DEFAULT_APP_ID } from '../config/apps.ts';
 import { HttpError } from './errors.ts';
@@ -78,6 +86,20 @@ function viewedTypes(body: Uint8Array): InboxType[] {
   if (!Array.isArray(types) || !types.every(isInboxType))
     throw new HttpError('INVALID_INBOX_TYPES', `types must be a list of ${INBOX_TYPES.join(', ')}`);
   return types;
+}
+
+function jsonObjectOf(body: Uint8Array, shape: string): Record<string, unknown> {
+  const parsed = parseJsonBytes(body);
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+    throw new HttpError('UNPROCESSABLE_BODY', `Request body must be a JSON object ${shape}`);
+  return parsed as Record<string, unknown>;
+}
+
+/** The 3079 JSON of `PUT /v1/devices/{token}`, with the path's token. */
+function registrationPayloadOf(body: Uint8Array, token: string): string {
+  const payload = jsonObjectOf(body, '(the content of a 3079)');
+  if (payload.token !== undefined && payload.token !== token) throw new HttpError('DEVICE_TOKEN_MISMATCH');
+  return JSON.stringify({ ...payload, token });
 }
 
 function alertWordsOf(body: Uint8Array): string[] {
@@ -173,14 +195,44 @@ export function inboxRoutes(deps: InboxApiDeps): Hono {
     '/v1/devices',
     handle('devices', false, async (c, pubkey, _body, store) => c.json({ devices: (await store.listDevices(pubkey)).map(deviceView) })),
   );
+  app.put(
+    '/v1/devices/:token',
+    handle('devices', true, async (c, pubkey, body, store) => {
+      const token = c.req.param('token');
+      if (!token) throw new HttpError('NOT_FOUND');
+      const payload = registrationPayloadOf(body, token);
+      const known = (await store.listDevices(pubkey)).some((d) => d.token === token);
+      const log = deps.logger.child({ pubkey, via: 'http' });
+      const applied = await applyControlPayload(store, log, pubkey, REGISTER_TOKEN, payload);
+      deps.metrics.controlEvents.inc({ kind: String(REGISTER_TOKEN), outcome: applied.outcome });
+      if (!applied.device) throw new HttpError('INVALID_DEVICE', `The device registration is invalid: ${applied.reason ?? 'unknown'}`);
+      return c.json({ device: deviceView(applied.device) }, known ? 200 : 201);
+    }),
+  );
   app.delete(
     '/v1/devices/:id',
     handle('devices', false, async (c, pubkey, _body, store) => {
-      const id = c.req.param('id');
-      const device = (await store.listDevices(pubkey)).find((d) => deviceId(d.token) === id);
-      if (!device || !(await store.removeToken(pubkey, device.token))) throw new HttpError('DEVICE_NOT_FOUND');
-      deps.logger.info({ pubkey, token: redact(device.token) }, 'device removed through the user API');
+      // A device's id (as listed) or its token (as registered), the way a 3080 names it.
+      const named = c.req.param('id');
+      const device = (await store.listDevices(pubkey)).find((d) => deviceId(d.token) === named || d.token === named);
+      if (!device) throw new HttpError('DEVICE_NOT_FOUND');
+      const log = deps.logger.child({ pubkey, via: 'http' });
+      const applied = await applyControlPayload(store, log, pubkey, DEREGISTER_TOKEN, JSON.stringify({ token: device.token }));
+      deps.metrics.controlEvents.inc({ kind: String(DEREGISTER_TOKEN), outcome: applied.outcome });
+      if (applied.outcome !== 'deregistered') throw new HttpError('DEVICE_NOT_FOUND');
       return c.body(null, 204);
+    }),
+  );
+  app.put(
+    '/v1/preferences',
+    handle('preferences', true, async (c, pubkey, body, store) => {
+      const payload = JSON.stringify(jsonObjectOf(body, '(the content of a 3083)'));
+      const log = deps.logger.child({ pubkey, via: 'http' });
+      const applied = await applyControlPayload(store, log, pubkey, PREFERENCES, payload);
+      deps.metrics.controlEvents.inc({ kind: String(PREFERENCES), outcome: applied.outcome });
+      if (applied.outcome !== 'preferences_set')
+        throw new HttpError('INVALID_PREFERENCES', `The preferences are invalid: ${applied.reason ?? 'unknown'}`);
+      return c.json({ preferences: await store.getPreferences(pubkey) });
     }),
   );
   return app;

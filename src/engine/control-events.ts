@@ -1,6 +1,6 @@
 import type { NostrEvent } from '../nostr/event.ts';
 import { DEREGISTER_TOKEN, PREFERENCES, REGISTER_TOKEN } from '../nostr/kinds.ts';
-import type { StorePort } from '../store/port.ts';
+import type { DeviceRegistration, StorePort } from '../store/port.ts';
 import type { Logger } from '../observability/logger.ts';
 import { redact } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
@@ -54,7 +54,10 @@ export interface ControlHandlerDeps {
  * Store failures propagate so the inbound queue retries the event.
  */
 export async function handleControlEvent(deps: ControlHandlerDeps, event: NostrEvent): Promise<ControlOutcome> {
-  const outcome = await decideControlEvent(deps, event);
+  const kind = event.kind;
+  if (!isControlKind(kind)) throw new Error(`not a control kind: ${kind}`);
+  const outcome = await decideControlEvent(deps, event, kind);
+  // The HTTP registration routes count their outcomes under the same kinds.
   deps.metrics.controlEvents.inc({ kind: String(event.kind), outcome });
   return outcome;
 }
@@ -76,9 +79,8 @@ async function applyAlertWords(store: StorePort, pubkey: string, plaintext: stri
   log.info({ words: parsed.words.length }, 'alert words replaced');
 }
 
-async function decideControlEvent(deps: ControlHandlerDeps, event: NostrEvent): Promise<ControlOutcome> {
-  const { store, logger } = deps;
-  const log = logger.child({ eventId: event.id, kind: event.kind, pubkey: event.pubkey });
+async function decideControlEvent(deps: ControlHandlerDeps, event: NostrEvent, kind: ControlKind): Promise<ControlOutcome> {
+  const log = deps.logger.child({ eventId: event.id, kind: event.kind, pubkey: event.pubkey });
 
   let plaintext: string;
   try {
@@ -91,20 +93,50 @@ async function decideControlEvent(deps: ControlHandlerDeps, event: NostrEvent): 
     log.warn({ err: (err as Error).message }, 'control event failed to decrypt');
     return 'decrypt_failed';
   }
+  return (await applyControlPayload(deps.store, log, event.pubkey, kind, plaintext)).outcome;
+}
 
-  if (event.kind === PREFERENCES) {
+/** The kinds whose payloads {@link applyControlPayload} applies. */
+export type ControlKind = typeof REGISTER_TOKEN | typeof DEREGISTER_TOKEN | typeof PREFERENCES;
+
+function isControlKind(kind: number): kind is ControlKind {
+  return kind === REGISTER_TOKEN || kind === DEREGISTER_TOKEN || kind === PREFERENCES;
+}
+
+/** What {@link applyControlPayload} did; `reason` says why a payload was refused. */
+export interface ControlApplied {
+  outcome: ControlOutcome;
+  reason?: string;
+  /** The device registered (3079) or removed (3080). */
+  device?: DeviceRegistration;
+}
+
+/**
+ * Apply the decrypted JSON of a 3079, 3080 or 3083 for `pubkey`: the one function behind both
+ * registration paths, the events the relays carry and the HTTP user API (`src/api/inbox.ts`), so
+ * both validate, store and log alike. Bad input is an outcome with a reason, never a throw; store
+ * failures propagate.
+ */
+export async function applyControlPayload(
+  store: StorePort,
+  log: Logger,
+  pubkey: string,
+  kind: ControlKind,
+  plaintext: string,
+): Promise<ControlApplied> {
+  if (kind === PREFERENCES) {
     const parsed = parsePreferencesPayload(plaintext);
     const filters = parseSocialFiltersPayload(plaintext);
     const quiet = parseQuietHoursPayload(plaintext);
     if (!parsed.ok || !filters.ok || !quiet.ok) {
       const reason = !parsed.ok ? parsed.reason : !filters.ok ? filters.reason : quiet.ok ? '' : quiet.reason;
       log.warn({ reason }, 'invalid preferences payload');
-      return 'invalid_payload';
+      return { outcome: 'invalid_payload', reason };
     }
-    await store.setPreferences(event.pubkey, parsed.value);
+    await store.setPreferences(pubkey, parsed.value);
     // A 3083 is the whole description: one without mutes or onlyFollowing clears them.
-    await store.setSocialFilters(event.pubkey, filters.value);
-    await store.setQuietHours(event.pubkey, quiet.value);
+    await store.setSocialFilters(pubkey, filters.value);
+    await store.setQuietHours(pubkey, quiet.value);
     log.info(
       {
         kinds: parsed.value.kinds,
@@ -114,37 +146,34 @@ async function decideControlEvent(deps: ControlHandlerDeps, event: NostrEvent): 
       },
       'preferences updated',
     );
-    await applyAlertWords(store, event.pubkey, plaintext, log);
-    return 'preferences_set';
+    await applyAlertWords(store, pubkey, plaintext, log);
+    return { outcome: 'preferences_set' };
   }
 
   const parsed = parseTokenPayload(plaintext);
   if (!parsed.ok) {
     log.warn({ reason: parsed.reason }, 'invalid token payload');
-    return 'invalid_payload';
+    return { outcome: 'invalid_payload', reason: parsed.reason };
   }
   const device = parsed.value;
 
-  if (event.kind === REGISTER_TOKEN) {
-    const { previousOwner } = await store.registerToken(event.pubkey, device);
+  if (kind === REGISTER_TOKEN) {
+    const { previousOwner } = await store.registerToken(pubkey, device);
     // A registered user is known to the inbox counters from now on, even after the device goes.
-    await store.rememberInboxUser(event.pubkey);
+    await store.rememberInboxUser(pubkey);
     if (previousOwner) {
       log.info({ token: redact(device.token), previousOwner }, 'token re-registration moved ownership');
-      return 'transferred';
+      return { outcome: 'transferred', device };
     }
     log.info({ token: redact(device.token), transport: device.transport }, 'token registered');
-    return 'registered';
+    return { outcome: 'registered', device };
   }
 
-  if (event.kind === DEREGISTER_TOKEN) {
-    // Preferences stay: they belong to the identity, not the device.
-    if (await store.removeToken(event.pubkey, device.token)) {
-      log.info({ token: redact(device.token) }, 'token deregistered');
-      return 'deregistered';
-    }
-    log.warn({ token: redact(device.token) }, 'deregistration rejected: token unknown or owned by another pubkey');
-    return 'deregistration_refused';
+  // Preferences stay: they belong to the identity, not the device.
+  if (await store.removeToken(pubkey, device.token)) {
+    log.info({ token: redact(device.token) }, 'token deregistered');
+    return { outcome: 'deregistered', device };
   }
-  throw new Error(`not a control kind: ${event.kind}`);
+  log.warn({ token: redact(device.token) }, 'deregistration rejected: token unknown or owned by another pubkey');
+  return { outcome: 'deregistration_refused', device };
 }
