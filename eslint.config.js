@@ -4,6 +4,46 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+/**
+ * The layering of docs/DESIGN §2, as import rules (type imports included; tests beside the code
+ * too — a test that crosses stages lives in test/stages/):
+ * - listener, engine and delivery never import each other: they meet only through the durable
+ *   queues and the vocabulary of src/notification/;
+ * - the store knows no stage, no transport and no HTTP route;
+ * - api and console reach delivery only through the store;
+ * - nothing imports src/roles/ or src/service.ts but the composition root (service.ts, roles/
+ *   itself) and the CLI.
+ */
+const folder = (name) => [`../${name}/**`, `../../${name}/**`, `../../../${name}/**`];
+const compositionRoot = ['../roles/**', '../../roles/**', '../../../roles/**', '../service.ts', '../../service.ts', '../../../service.ts'];
+const forbid = (files, folders, why) => ({
+  files,
+  rules: {
+    'no-restricted-imports': [
+      'error',
+      { patterns: [{ group: [...folders.flatMap(folder), ...compositionRoot], message: `${why} (eslint.config.js: the layering)` }] },
+    ],
+  },
+});
+const layering = [
+  forbid(['src/**/*.ts'], [], 'only service.ts and the CLI import roles/ and service.ts'),
+  forbid(
+    ['src/engine/**/*.ts'],
+    ['listener', 'delivery', 'api', 'console'],
+    'the engine meets the listener and delivery only through the queues',
+  ),
+  forbid(['src/listener/**/*.ts'], ['engine', 'delivery', 'api', 'console'], 'the listener hands events on only through the inbound queue'),
+  forbid(['src/delivery/**/*.ts'], ['engine', 'listener', 'api', 'console'], 'delivery takes notifications only from the outbound queue'),
+  forbid(
+    ['src/store/**/*.ts'],
+    ['engine', 'listener', 'delivery', 'api', 'console', 'ntfy', 'nip9a', 'platform'],
+    'the store knows no stage, transport or route',
+  ),
+  forbid(['src/api/**/*.ts', 'src/console/**/*.ts'], ['delivery'], 'api and console reach delivery only through the store'),
+  // The composition root and the CLI wire everything.
+  { files: ['src/roles/**/*.ts', 'src/service.ts', 'src/cli.ts', 'src/cli-*.ts'], rules: { 'no-restricted-imports': 'off' } },
+];
+
 export default tseslint.config(
   {
     ignores: ['dist/**', 'node_modules/**', 'native/**', 'data/**', '**/*.js', '**/*.mjs'],
@@ -33,4 +73,5 @@ export default tseslint.config(
       '@typescript-eslint/require-await': 'off',
     },
   },
+  ...layering,
 );

@@ -13,7 +13,6 @@ import { storeFaultsFromEnv, withStoreFaults } from './store/fault-injection.ts'
 import { createLogger, type Logger } from './observability/logger.ts';
 import { Metrics } from './observability/metrics.ts';
 import { Supervisor } from './roles/supervisor.ts';
-import { QueueSignal } from './roles/queue-worker.ts';
 import { startRoles, type StartedRoles } from './roles/roles.ts';
 import { createApiApp } from './api/app.ts';
 import { createEventVerifier, type EventVerifier } from './nostr/event.ts';
@@ -46,6 +45,7 @@ import { attachNip9aRelayEndpoint, NIP9A_RELAY_PATH } from './nip9a/gateway/rela
 import { ensureAdminKey, FleetReporter, mountConsole, TASK_FLEET_REPORTER } from './console/index.ts';
 import { describeTopology } from './store/port-topology.ts';
 import { STORE_SLOTS_FLAG, StoreTopologyWatch, TASK_STORE_TOPOLOGY } from './store/topology-watch.ts';
+import { QueueSignal } from './store/queue-work.ts';
 
 /** The verifier of a process whose roles check no signatures: using it is a wiring bug, said plainly. */
 function unavailableVerifier(roles: readonly string[]): EventVerifier {

@@ -8,10 +8,10 @@
  */
 import { parseArgs } from 'node:util';
 import { localizedGroups } from '../../src/delivery/localized.ts';
-import type { PushMessage } from '../../src/delivery/types.ts';
 import { notificationCopy } from '../../src/engine/copy.ts';
-import { SHIPPED_COPYWRITER } from '../../src/engine/templates/compile.ts';
+import { SHIPPED_COPYWRITER } from '../../src/notification/templates/compile.ts';
 import type { DeviceRegistration } from '../../src/store/port.ts';
+import type { PushMessage } from '../../src/notification/types.ts';
 
 const { values } = parseArgs({ options: { pushes: { type: 'string', default: '1000000' } } });
 const pushes = Number(values.pushes);

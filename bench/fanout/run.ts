@@ -22,8 +22,8 @@ import { defaultConfig } from '../../src/config/defaults.ts';
 import { createFcmTransport } from '../../src/delivery/fcm/sender.ts';
 import { storeOutboundQueue } from '../../src/engine/outbound-queue.ts';
 import { handleOutbound } from '../../src/delivery/outbound.ts';
-import { batchedBellBookkeeping, batchedTokenActivity, type OutboundNotification } from '../../src/delivery/deliver.ts';
-import { QueueSignal, runQueueWorker } from '../../src/roles/queue-worker.ts';
+import { batchedBellBookkeeping, batchedTokenActivity } from '../../src/delivery/deliver.ts';
+import { runQueueWorker } from '../../src/roles/queue-worker.ts';
 import { DELIVERY_CONCURRENCY } from '../../src/roles/roles.ts';
 import { runNewPostFanout, type NewPostFanoutDeps } from '../../src/engine/bells/fanout-worker.ts';
 import { enqueueNewPostFanout } from '../../src/engine/bells/video.ts';
@@ -32,13 +32,15 @@ import { VIDEO } from '../../src/nostr/kinds.ts';
 import { createLogger } from '../../src/observability/logger.ts';
 import { Metrics } from '../../src/observability/metrics.ts';
 import type { DeviceRegistration, StorePort } from '../../src/store/port.ts';
-import type { PushMessage, PushTransport, SendOutcome } from '../../src/delivery/types.ts';
+import type { PushTransport, SendOutcome } from '../../src/delivery/types.ts';
 import { openRedisStore } from '../../src/store/redis/index.ts';
 import { openSqliteStore } from '../../src/store/sqlite/index.ts';
 import { startRedisServer } from '../../test/support/redis-server.ts';
 import { startRedisCluster } from '../../test/support/redis-cluster.ts';
 import { printProfile, profile } from '../support/cpu-profile.ts';
 import { startFcmFakeProcess } from '../support/fcm-fake-client.ts';
+import type { OutboundNotification, PushMessage } from '../../src/notification/types.ts';
+import { QueueSignal } from '../../src/store/queue-work.ts';
 
 const defaults = defaultConfig().service;
 const { values } = parseArgs({

@@ -16,13 +16,14 @@ import { parseArgs } from 'node:util';
 import { HTTP2_CLIENT_KINDS, type Http2ClientKind } from '../../src/config/defaults.ts';
 import { createFcmTransport } from '../../src/delivery/fcm/sender.ts';
 import { createApnsTransport } from '../../src/delivery/apns/sender.ts';
-import type { PushMessage, PushTransport } from '../../src/delivery/types.ts';
+import type { PushTransport } from '../../src/delivery/types.ts';
 import type { DeviceRegistration } from '../../src/store/port.ts';
 import { createLogger } from '../../src/observability/logger.ts';
 import { Metrics } from '../../src/observability/metrics.ts';
 import { printProfile, profile } from '../support/cpu-profile.ts';
 import { startFcmFakeProcess } from '../support/fcm-fake-client.ts';
 import { startApnsFakeProcess } from '../support/apns-fake-client.ts';
+import type { PushMessage } from '../../src/notification/types.ts';
 
 const { values } = parseArgs({
   options: {

@@ -14,7 +14,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { frameText } from '../../src/listener/frames.ts';
+import { frameText } from '../../src/nostr/relay-frames.ts';
 
 const RELAYS = Number(process.argv[2] ?? '50');
 const TICK_MS = 10;

@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import { WebSocket } from 'ws';
-import { frameText } from '../../src/listener/frames.ts';
+import { frameText } from '../../src/nostr/relay-frames.ts';
 import { startRedisServer } from '../../test/support/redis-server.ts';
 import { freePort, ntfyServiceEnv, startServiceProcess } from '../../test/support/service-process.ts';
 import { BenchSubscriber, Tally, withConcurrency } from './load.ts';

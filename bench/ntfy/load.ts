@@ -5,7 +5,7 @@
  */
 import { request } from 'node:http';
 import { WebSocket } from 'ws';
-import { frameText } from '../../src/listener/frames.ts';
+import { frameText } from '../../src/nostr/relay-frames.ts';
 import { LatencyHistogram } from './histogram.ts';
 import { RawHttpPool } from './raw-http.ts';
 

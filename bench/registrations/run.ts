@@ -20,11 +20,12 @@ import { Metrics } from '../../src/observability/metrics.ts';
 import { CONVERSATION_KEY_CACHE_ENTRIES, createNip44ControlDecryptor } from '../../src/engine/nip44-decryptor.ts';
 import { CryptoWorkerPool } from '../../src/nostr/crypto-worker-pool.ts';
 import { prefetchInbound, routeInbound, type InboundEnvelope } from '../../src/engine/router.ts';
-import { DONE, QueueSignal, runQueueWorker } from '../../src/roles/queue-worker.ts';
+import { runQueueWorker } from '../../src/roles/queue-worker.ts';
 import { INBOUND_BATCH_SIZE, INBOUND_CONCURRENCY } from '../../src/roles/roles.ts';
 import { controlEvent, makeUser, type TestUser } from '../../test/support/nostr-client.ts';
 import { startRedisServer } from '../../test/support/redis-server.ts';
 import { printProfile, profile } from '../support/cpu-profile.ts';
+import { DONE, QueueSignal } from '../../src/store/queue-work.ts';
 
 const { values } = parseArgs({
   options: {

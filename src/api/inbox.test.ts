@@ -163,10 +163,7 @@ describe('user API', () => {
       const refused = await call('PUT', `/v1/devices/${token}-x`, body);
       assert.deepEqual([refused.status, refused.json?.code], [code === 'UNPROCESSABLE_BODY' ? 422 : 400, code], JSON.stringify(body));
     }
-    assert.match(
-      String((await call('PUT', `/v1/devices/${token}-x`, { transport: 'pigeon' })).json?.error),
-      /unknown transport "pigeon"/,
-    );
+    assert.match(String((await call('PUT', `/v1/devices/${token}-x`, { transport: 'pigeon' })).json?.error), /unknown transport "pigeon"/);
     assert.equal((await store.listDevices(pubkey)).length, 1, 'no refused registration was stored');
     assert.match(await metrics.registry.metrics(), /push_control_events_total\{kind="3079",outcome="invalid_payload"\} [1-9]/);
   });

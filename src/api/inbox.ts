@@ -30,11 +30,11 @@ import type { Metrics } from '../observability/metrics.ts';
 import { parseAlertWordList } from '../engine/inbox/words.ts';
 import { applyControlPayload } from '../engine/control-events.ts';
 import { DEREGISTER_TOKEN, PREFERENCES, REGISTER_TOKEN } from '../nostr/kinds.ts';
-import { THROTTLE_WINDOW_SECS } from '../delivery/throttle.ts';
 import { DEFAULT_APP_ID } from '../config/apps.ts';
 import { HttpError } from './errors.ts';
 import { parseJsonBytes, readBodyBytes } from './json-body.ts';
 import { authenticateNip98, type Nip98Auth } from './nip98-auth.ts';
+import { THROTTLE_WINDOW_SECS } from '../notification/types.ts';
 
 /** A request here is a short list at most (50 words of at most 64 characters). */
 export const INBOX_API_MAX_BODY_BYTES = 16 * 1024;

@@ -323,7 +323,7 @@ export interface AppEntry {
   config: Config;
 }
 
-/** The `templates` section (`src/engine/templates/load.ts`). */
+/** The `templates` section (`src/notification/templates/load.ts`). */
 export interface TemplatesConfig {
   /** A folder of one JSON or YAML file per locale, named by the locale (`pt-BR.yaml`); '' for none. */
   dir: string;

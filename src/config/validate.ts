@@ -5,7 +5,7 @@ import { MAX_WAIT_REPLICAS, MAX_WAIT_TIMEOUT_MS, WAIT_REPLICAS_AUTO } from '../s
 import { ntfyConfigProblems } from '../ntfy/config.ts';
 import { trustedProxyProblem } from '../api/client-address.ts';
 import { nip9aConfigProblems } from '../nip9a/gateway/config.ts';
-import { templateConfigProblems } from '../engine/templates/load.ts';
+import { templateConfigProblems } from '../notification/templates/load.ts';
 
 type NumericPath = { [S in keyof Config]: Config[S] extends object ? `${S & string}.${string}` : never }[keyof Config];
 

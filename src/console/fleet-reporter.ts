@@ -10,12 +10,11 @@ import { hostname } from 'node:os';
 import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import type { RelayStatus } from '../listener/index.ts';
-import type { TaskStatus } from '../roles/supervisor.ts';
-import { sleep } from '../roles/supervisor.ts';
 import { CONSOLE_HEARTBEAT_MISSED_BEATS } from '../config/defaults.ts';
-import type { ProcessHeartbeat } from '../store/port-fleet.ts';
+import type { HeartbeatTask, ProcessHeartbeat } from '../store/port-fleet.ts';
 import type { StorePort } from '../store/port.ts';
 import { pushCounters, queueDepths, SAMPLE_RETENTION_MS, TOKEN_COUNT_EVERY_SAMPLES, tokenCounts } from './sampler.ts';
+import { sleep } from '../util/async.ts';
 
 /** The supervisor task that runs the reporter (not critical: `/health` does not depend on it). */
 export const TASK_FLEET_REPORTER = 'console_reporter';
@@ -28,7 +27,7 @@ export interface FleetReporterDeps {
   version: string;
   heartbeatIntervalMs: number;
   sampleIntervalMs: number;
-  tasks: () => TaskStatus[];
+  tasks: () => HeartbeatTask[];
   relays: () => RelayStatus[];
   ntfySubscribers: () => Record<string, number>;
 }

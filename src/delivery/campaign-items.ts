@@ -19,8 +19,7 @@ import { npubEncode } from '../nostr/nip19.ts';
 import { SECRET_PREFIX_CHARS } from '../observability/logger.ts';
 import type { CampaignRecord, CampaignRequest } from '../store/port-campaigns.ts';
 import type { DeviceRegistration, LeasedItem, StorePort } from '../store/port.ts';
-import type { OutboundNotification } from './deliver.ts';
-import type { PushMessage } from './types.ts';
+import type { OutboundNotification, PushMessage } from '../notification/types.ts';
 
 /** The `data.type` of a campaign push, as seed 000 spells it. */
 export const CAMPAIGN_PUSH_TYPE = 'campaign';

@@ -5,14 +5,8 @@ import type { DeviceRegistration, LeasedItem, StorePort } from '../store/port.ts
 import { ManualClock } from '../util/clock.ts';
 import { RecordingTransport } from '../../test/support/recording-transport.ts';
 import { testOutboundDeps } from '../../test/support/outbound-deps.ts';
-import type { OutboundNotification } from './deliver.ts';
-import {
-  CAMPAIGN_CLAIM_IN_FLIGHT,
-  CAMPAIGN_CLAIM_LAPSED,
-  deliverCampaignItem,
-  type CampaignDelivery,
-  type CampaignDeliveryDeps,
-} from './campaign.ts';
+import { CAMPAIGN_CLAIM_IN_FLIGHT, CAMPAIGN_CLAIM_LAPSED, deliverCampaignItem, type CampaignDeliveryDeps } from './campaign.ts';
+import type { OutboundNotification, CampaignDelivery } from '../notification/types.ts';
 
 const ALICE = 'a1'.repeat(32);
 const CLAIM_WINDOW_SECS = 2;

@@ -19,27 +19,13 @@
  * devices in flight" of a crash; every other device gets exactly one.
  */
 import { campaignSendAtMs, inCampaignQuietHours } from '../platform/local-time.ts';
-import { DONE, type WorkOutcome } from '../roles/queue-worker.ts';
 import type { DeviceRegistration, LeasedItem, StorePort } from '../store/port.ts';
 import { TurnBatcher } from '../util/turn-batcher.ts';
-import type { OutboundNotification } from './deliver.ts';
 import { deliverNotification } from './deliver.ts';
 import { decideAfterDelivery, type OutboundHandlerDeps } from './outbound.ts';
-
-/** What an outbound item of a campaign carries beyond the notification. */
-export interface CampaignDelivery {
-  appId: string;
-  campaignId: string;
-  /** The claim key: `{app}:{campaign idempotency key}:{device}` (the device as a token digest). */
-  deliveryKey: string;
-  /** The one device this item is for (a retry re-reads it by token). */
-  token: string;
-  /**
-   * The device's offset, for the 21:00–06:59 local rule of campaigns. Absent for an announcement
-   * (issue 13): the user opted into those, and they go out whatever the local time.
-   */
-  timezoneOffsetMinutes?: number;
-}
+import type { OutboundNotification } from '../notification/types.ts';
+import type { CampaignDelivery } from '../notification/types.ts';
+import { DONE, type WorkOutcome } from '../store/queue-work.ts';
 
 /** Counts one outcome of a campaign; the delivery role passes {@link batchedCampaignCounter}. */
 export type CampaignCounterFn = (appId: string, campaignId: string, counter: 'sent' | 'failed') => Promise<void>;

@@ -1,50 +1,13 @@
-import type { DeviceRegistration, Lane, RecipientClaim, StorePort } from '../store/port.ts';
+import type { DeviceRegistration, RecipientClaim, StorePort } from '../store/port.ts';
 import type { Logger } from '../observability/logger.ts';
 import { lazyChild, redact, type LineLogger } from '../observability/logger.ts';
 import { TurnBatcher } from '../util/turn-batcher.ts';
 import type { Metrics } from '../observability/metrics.ts';
-import type { NotificationType, PushMessage, PushTransport, SendOutcome } from './types.ts';
-import { withBadge } from '../engine/payload.ts';
-import type { Copywriter } from '../engine/templates/compile.ts';
+import type { PushTransport, SendOutcome } from './types.ts';
+import type { Copywriter } from '../notification/templates/compile.ts';
 import { localizedGroups } from './localized.ts';
-import type { CampaignDelivery } from './campaign.ts';
-
-/**
- * One notification for one recipient, as the engine queues it for delivery (the payload of the
- * `outbound` queue) and as the direct-message hook hands it over.
- */
-export interface OutboundNotification {
-  eventId: string;
-  recipient: string;
-  /** A seed type, or `app:{type}` for a send API notification of an app-defined type. */
-  type: NotificationType | AppNotificationType;
-  message: PushMessage;
-  /** The recipient claim held for this delivery; released when the delivery is finally given up. */
-  claim: RecipientClaim | null;
-  /** `created_at` of the triggering event (unix seconds); retries stop once it is too old. */
-  eventCreatedAt: number;
-  /**
-   * The recipient's devices as the gates read them: the first attempt sends to these (divine
-   * sends to the tokens its gate just read), a retry reads them afresh.
-   */
-  devices?: DeviceRegistration[];
-  /** A kind 34236 trigger: the coordinate records a delivered push writes. */
-  video?: { owner: string; dTag: string; recordTypes: string[] };
-  /**
-   * A bell (`newPost`): the rate window a delivered push opens for (subscriber, creator). Opened
-   * only after a success, so a failed send never uses up the subscriber's window.
-   */
-  rateWindow?: { subscriber: string; creator: string; ttlSecs: number };
-  /** A send API notification: the app, notification id and app type its delivery log entries are recorded under. */
-  send?: { appId: string; notificationId: string; type: string };
-  /** The lane it was queued in, when not normal (the per-user throttle lets critical through, `throttle.ts`). */
-  lane?: Lane;
-  /** A campaign push (`campaign.ts`): its claim key and the one device it is for. */
-  campaign?: CampaignDelivery;
-}
-
-/** The internal type of a send API notification of an app-defined type. */
-export type AppNotificationType = `app:${string}`;
+import { withBadge } from '../notification/badge.ts';
+import type { OutboundNotification, PushMessage } from '../notification/types.ts';
 
 /** What one device's send came to, for the delivery log. */
 export interface DeviceAttempt {

@@ -6,7 +6,7 @@ import { RecordingTransport } from '../../test/support/recording-transport.ts';
 import { buildApnsConfig } from './fcm/message.ts';
 import { toApnsRequest } from './apns/message.ts';
 import { unwrapTransport, withPayloadEncryption } from './encrypted-payload.ts';
-import type { PushMessage } from './types.ts';
+import type { PushMessage } from '../notification/types.ts';
 
 const like: PushMessage = {
   data: { type: 'like', eventId: 'e'.repeat(64), title: 'New like', body: 'Bob liked your post', senderPubkey: 'b'.repeat(64) },

@@ -15,7 +15,8 @@
  */
 import { ConversationKeyCache, createConversationKeyDeriver, encryptNip44 } from '../nostr/nip44.ts';
 import type { DeviceRegistration } from '../store/port.ts';
-import type { PushMessage, PushTransport, SendOutcome } from './types.ts';
+import type { PushTransport, SendOutcome } from './types.ts';
+import type { PushMessage } from '../notification/types.ts';
 
 /** Devices whose conversation key is kept (one ECDH per device key, not per push). */
 export const ENCRYPTION_KEY_CACHE_ENTRIES = 10_000;

@@ -8,9 +8,9 @@
  * gets the engine's bytes exactly). A message without a template (the send API's, whose copy is
  * the app's own) goes to every device as it is.
  */
-import type { Copywriter } from '../engine/templates/compile.ts';
+import type { Copywriter } from '../notification/templates/compile.ts';
 import type { DeviceRegistration } from '../store/port.ts';
-import type { PushMessage } from './types.ts';
+import type { PushMessage } from '../notification/types.ts';
 
 /** One group of devices and the message they get. */
 export interface LocalizedGroup {

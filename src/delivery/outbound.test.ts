@@ -5,8 +5,9 @@ import { TOKEN_ACTIVITY_RESOLUTION_MS, tokenActivitySliceStartMs, type LeasedIte
 import { ManualClock } from '../util/clock.ts';
 import { RecordingTransport, invalidRequest, retryable, unregistered } from '../../test/support/recording-transport.ts';
 import { testOutboundDeps } from '../../test/support/outbound-deps.ts';
-import { batchedTokenActivity, type OutboundNotification } from './deliver.ts';
+import { batchedTokenActivity } from './deliver.ts';
 import { decideAfterDelivery, handleOutbound, type OutboundHandlerDeps } from './outbound.ts';
+import type { OutboundNotification } from '../notification/types.ts';
 
 const ALICE = 'a1'.repeat(32);
 const EVENT = 'e1'.repeat(32);

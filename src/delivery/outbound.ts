@@ -1,13 +1,15 @@
 import type { LeasedItem } from '../store/port.ts';
-import { DONE, retryDelayMs, type WorkOutcome } from '../roles/queue-worker.ts';
-import { deliverNotification, type DeliveryDeps, type DeliveryReport, type OutboundNotification } from './deliver.ts';
-import { isUrgent, THROTTLE_WINDOW_SECS, THROTTLED } from './throttle.ts';
+import { deliverNotification, type DeliveryDeps, type DeliveryReport } from './deliver.ts';
+import { isUrgent, THROTTLED } from './throttle.ts';
 import { deliverCampaignItem, type CampaignClaimFn, type CampaignCounterFn } from './campaign.ts';
 import { CAMPAIGN_RECORD_MISSING, CampaignCopies, withNotification, type OutboundPayload } from './campaign-items.ts';
 import type { SuppressionGate } from './suppression-gate.ts';
 import type { QuietHoursGate } from './quiet-hours-gate.ts';
 import type { DeviceRegistration } from '../store/port.ts';
 import { CAMPAIGN_CLAIM_IN_FLIGHT_SECS } from '../config/defaults.ts';
+import type { OutboundNotification } from '../notification/types.ts';
+import { DONE, retryDelayMs, type WorkOutcome } from '../store/queue-work.ts';
+import { THROTTLE_WINDOW_SECS } from '../notification/types.ts';
 
 /** The app of a notification without one: relay notifications belong to the default app (platform/apps.ts). */
 const DEFAULT_APP_ID = 'default';

@@ -8,12 +8,11 @@
  * Local time is the recipient's first device with a registered `timezoneOffsetMinutes`; a user
  * without one has no local time, so nothing is held (pushed, rather than held forever).
  */
-import { HOLDABLE_TYPES } from '../engine/control-payloads.ts';
 import { inDailyWindow, localMinuteOfDay, nextLocalMinuteMs } from '../platform/local-time.ts';
 import type { QuietHours } from '../store/port-quiet-hours.ts';
 import type { DeviceRegistration, StorePort } from '../store/port.ts';
 import { TurnBatcher } from '../util/turn-batcher.ts';
-import type { OutboundNotification } from './deliver.ts';
+import { HOLDABLE_TYPES, type OutboundNotification } from '../notification/types.ts';
 
 /** True when the push was held for the digest (and must not be sent). */
 export type QuietHoursGate = (notification: OutboundNotification, devices: readonly DeviceRegistration[]) => Promise<boolean>;

@@ -1,3 +1,4 @@
+import type { OutboundNotification } from '../notification/types.ts';
 /**
  * The per-user push throttle (issue 15, docs/copy.md): at most `throttle.per_user_per_hour`
  * pushes of non-urgent types per user and clock hour, beyond coalescing. A gate of the delivery
@@ -14,10 +15,6 @@
  * delivery log records it as `suppressed` with error `throttled`, and
  * `push_user_throttled_total{type}` counts it.
  */
-import type { OutboundNotification } from './deliver.ts';
-
-/** The throttle's window: a clock hour (the setting is per hour). */
-export const THROTTLE_WINDOW_SECS = 3600;
 
 /** The delivery log's reason for a push the throttle withheld. */
 export const THROTTLED = 'throttled';

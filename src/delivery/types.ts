@@ -4,47 +4,7 @@
  * transport turns it into its own wire format.
  */
 import type { DeviceRegistration } from '../store/port.ts';
-import type { CopyRef } from '../engine/templates/messages.ts';
-
-/**
- * The notification types of seed 000, exactly as the `type` data field spells them, and
- * `relayEvent`: an event a NIP-9a relay pushed to a user's callback URL that nostr-push does not
- * render itself (id only, or a kind it has no copy for); the app fetches it from `relay`.
- * `keyword` (an alert word of the recipient's in someone's post, issue 13).
- */
-export type NotificationType =
-  | 'like'
-  | 'comment'
-  | 'mention'
-  | 'repost'
-  | 'directMessage'
-  | 'newPost'
-  | 'keyword'
-  | 'relayEvent'
-  // Issue 21, an app's `events:` settings: a kind-1 reply, a NIP-57 zap.
-  | 'reply'
-  | 'zap';
-
-export interface PushMessage {
-  /**
-   * The data map. Every value is a string; `title` and `body` live here too (the FCM message
-   * never has a top-level `notification`).
-   */
-  data: Record<string, string>;
-  /** Collapse key (coalescing); sent as `android.collapse_key`, `apns-collapse-id`, Web Push `Topic`. Never a data field. */
-  collapseKey?: string;
-  /**
-   * iOS banner for a message whose data carries no `title`/`body` (an encrypted payload): APNs
-   * shows it, or the app's Notification Service Extension replaces it (`mutable-content: 1`).
-   */
-  apnsAlert?: { title: string; body?: string };
-  /**
-   * The template `data.title`/`data.body` were rendered from (in English): the delivery stage
-   * renders it again for each device registered in another language (issue 15, docs/copy.md).
-   * Transports ignore it; absent for copy that is not templated (the send API's).
-   */
-  copy?: CopyRef;
-}
+import type { PushMessage } from '../notification/types.ts';
 
 /**
  * Why one send failed, as the callers need it:

@@ -7,11 +7,11 @@ import { createLogger } from '../observability/logger.ts';
 import { Metrics } from '../observability/metrics.ts';
 import { signEvent } from '../nostr/keys.ts';
 import { COMMENT, REACTION, VIDEO } from '../nostr/kinds.ts';
-import type { OutboundNotification } from '../delivery/deliver.ts';
 import { makeUser, type TestUser } from '../../test/support/nostr-client.ts';
 import { handleContentEvent, type ContentDeps } from './content.ts';
 import type { InboundEnvelope } from './router.ts';
 import { failingOutboundQueue, recordingOutboundQueue } from '../../test/support/outbound-queue.ts';
+import type { OutboundNotification } from '../notification/types.ts';
 
 describe('content routing', () => {
   let store: StorePort;

@@ -3,8 +3,6 @@ import { VIDEO } from '../nostr/kinds.ts';
 import { dTag } from '../nostr/tags.ts';
 import { randomUUID } from 'node:crypto';
 import type { Clock, DeviceRegistration, RecipientClaim, RecipientGateState, StorePort } from '../store/port.ts';
-import type { NotificationType } from '../delivery/types.ts';
-import type { OutboundNotification } from '../delivery/deliver.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import { contentRecipients, type ContentRecipient } from './recipients.ts';
@@ -20,6 +18,7 @@ import type { SocialFilters } from '../store/port-social-filters.ts';
 import { checkSocialGate } from './social-gate.ts';
 import type { SocialListCache } from './social-lists.ts';
 import { countedPerRecipient, routedInboxEntries } from './inbox/count.ts';
+import type { NotificationType, OutboundNotification } from '../notification/types.ts';
 
 /**
  * The preference category of alert-word pushes (issue 13): its own, off by default (not in

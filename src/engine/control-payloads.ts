@@ -1,9 +1,10 @@
 import type { DeviceRegistration, Preferences, Transport } from '../store/port.ts';
 import type { SocialFilters } from '../store/port-social-filters.ts';
-import type { NotificationType } from '../delivery/types.ts';
-import { canonicalLocale } from './templates/compile.ts';
+import { canonicalLocale } from '../notification/templates/compile.ts';
 import type { QuietHours } from '../store/port-quiet-hours.ts';
 import { parseClockTime } from '../platform/local-time.ts';
+import type { NotificationType } from '../notification/types.ts';
+import { HOLDABLE_TYPES } from '../notification/types.ts';
 
 /**
  * The decrypted JSON bodies of the control events (NIP-XX push notifications, reference §2.2):
@@ -158,9 +159,6 @@ export function parseSocialFiltersPayload(plaintext: string): Parsed<SocialFilte
   }
   return { ok: true, value: filters };
 }
-
-/** The types quiet hours hold (social pushes); `urgentTypes` may name these. DMs are never held. */
-export const HOLDABLE_TYPES: readonly NotificationType[] = ['like', 'comment', 'mention', 'repost', 'newPost', 'keyword'];
 
 /**
  * The quiet hours of a 3083 payload (issue 15): `"quietHours": {"start": "22:00", "end": "07:00"}`

@@ -4,10 +4,10 @@
  * part of the wire contract; the engine builds every push in English, and the delivery stage
  * renders the same template again for devices registered in another language (issue 15).
  */
-import type { NotificationType } from '../delivery/types.ts';
-import { BASE_LOCALE } from './templates/builtin.ts';
-import { SHIPPED_COPYWRITER } from './templates/compile.ts';
-import type { CopyRef } from './templates/messages.ts';
+import { BASE_LOCALE } from '../notification/templates/builtin.ts';
+import { SHIPPED_COPYWRITER } from '../notification/templates/compile.ts';
+import type { CopyRef } from '../notification/templates/messages.ts';
+import type { NotificationType } from '../notification/types.ts';
 
 /** Longest comment/mention excerpt in a body, in Unicode code points, before "..." is appended. */
 export const BODY_EXCERPT_MAX_CHARS = 150;

@@ -9,12 +9,12 @@
  * Trade-off kept from divine: a lookup that times out fixes the short-npub fallback name for the
  * whole fan-out of that event.
  */
-import type { NotificationType } from '../delivery/types.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { NostrEvent } from '../nostr/event.ts';
 import { notificationCopy, rendersContent, type NotificationCopy } from './copy.ts';
 import { formatContentForPush } from './mentions.ts';
 import { senderNameOrFallback, type ProfileResolver } from './profiles.ts';
+import type { NotificationType } from '../notification/types.ts';
 
 export interface EventCopyParts {
   /** Display name of the event author, or the short-npub fallback. */

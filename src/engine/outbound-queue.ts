@@ -3,8 +3,8 @@
  * An interface of its own so the content and bell handlers say what they mean ("queue this
  * notification", "claim these and queue them") and tests can watch what was queued.
  */
-import type { OutboundNotification } from '../delivery/deliver.ts';
 import type { Lane, StorePort } from '../store/port.ts';
+import type { OutboundNotification } from '../notification/types.ts';
 
 /**
  * Lanes of the outbound queue by origin: relay notifications (likes, reposts, comments,

@@ -1,11 +1,12 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import type { PushMessage } from '../delivery/types.ts';
 import type { NostrEvent } from '../nostr/event.ts';
 import { decodeNpub } from '../nostr/nip19.ts';
 import { notificationCopy } from './copy.ts';
-import { buildDirectMessagePayload, buildSocialPayload, withBadge, type SocialNotificationType } from './payload.ts';
+import { buildDirectMessagePayload, buildSocialPayload, type SocialNotificationType } from './payload.ts';
+import type { PushMessage } from '../notification/types.ts';
+import { withBadge } from '../notification/badge.ts';
 
 const GOLDEN_LIKE_ON_VIDEO = new URL('./golden/like-on-video.data.json', import.meta.url);
 

@@ -7,12 +7,12 @@
  * come from the trigger event only ({@link referenceFields}); nothing here ever pairs a d-tag with
  * the recipient.
  */
-import type { NotificationType, PushMessage } from '../delivery/types.ts';
 import type { NostrEvent } from '../nostr/event.ts';
 import { GIFT_WRAP } from '../nostr/kinds.ts';
 import { npubEncode } from '../nostr/nip19.ts';
 import { notificationCopy, type NotificationCopy } from './copy.ts';
 import { referenceFields, type ReferenceFields } from './references.ts';
+import type { NotificationType, PushMessage } from '../notification/types.ts';
 
 /** The types that carry a sender, a timestamp and reference fields. */
 export type SocialNotificationType = Exclude<NotificationType, 'directMessage' | 'relayEvent'>;
@@ -110,22 +110,6 @@ export function buildDirectMessagePayload(giftWrapId: string, recipient: string,
     eventKind: String(GIFT_WRAP),
   };
   return withCollapseKey(data, collapseKey, copy);
-}
-
-/**
- * `message` as sent to the recipient's devices: with the `badge` data field (issue 13), the
- * recipient's total new count (a string, as every data value) appended as the last key. The FCM
- * transport copies it into `aps.badge` of the APNs override, the direct APNs transport reads the
- * same field. Replaces a badge already present, so the delivery stage can stamp the number current
- * at send time over one computed earlier. The input is not mutated.
- *
- * @throws RangeError when `badge` is not a non-negative integer.
- */
-export function withBadge(message: PushMessage, badge: number): PushMessage {
-  if (!Number.isInteger(badge) || badge < 0) throw new RangeError(`withBadge: badge must be a non-negative integer, got ${badge}`);
-  const { badge: _previous, ...rest } = message.data;
-  const data: Record<string, string> = { ...rest, badge: String(badge) };
-  return message.collapseKey === undefined ? { data } : { data, collapseKey: message.collapseKey };
 }
 
 /**

@@ -19,7 +19,7 @@ import { isHexPubkey } from '../nostr/tags.ts';
 import type { CachedProfile, Clock, StorePort } from '../store/port.ts';
 import { systemClock } from '../util/clock.ts';
 import { createRelayQuery, type RelayQueryFunction } from './relay-query.ts';
-import type { RelaySocketConstructor } from '../listener/types.ts';
+import type { RelaySocketConstructor } from '../nostr/relay-socket.ts';
 
 /** Default bound of one profile lookup's relay query (divine's 5 s; `nostr.query_timeout_secs`). */
 export const DEFAULT_PROFILE_QUERY_TIMEOUT_MS = 5_000;

@@ -3,10 +3,10 @@
  * event's own `p`/`P` tags; the kind-34236 bell fan-out (watchers of the author) is resolved
  * elsewhere and is not part of this.
  */
-import type { NotificationType } from '../delivery/types.ts';
 import type { NostrEvent } from '../nostr/event.ts';
 import { COMMENT, GENERIC_REPOST, LONG_FORM, REACTION, VIDEO } from '../nostr/kinds.ts';
 import { isHexPubkey, pTagPubkeys, type Tagged } from '../nostr/tags.ts';
+import type { NotificationType } from '../notification/types.ts';
 
 export interface ContentRecipient {
   /** 64-hex pubkey of the user to notify. */

@@ -1,8 +1,8 @@
 import { afterEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
-import type { RelaySocketOptions } from '../listener/types.ts';
 import { createRelayQuery, type RelayFilter } from './relay-query.ts';
+import type { RelaySocketOptions } from '../nostr/relay-socket.ts';
 
 type Script = (socket: FakeSocket, frame: unknown[]) => void;
 

@@ -9,8 +9,8 @@
 import { randomBytes } from 'node:crypto';
 import WebSocket from 'ws';
 import type { Logger } from '../observability/logger.ts';
-import { frameText, MAX_RELAY_FRAME_BYTES, parseRelayFrame } from '../listener/frames.ts';
-import { SOCKET_OPEN, type RelaySocket, type RelaySocketConstructor } from '../listener/types.ts';
+import { frameText, MAX_RELAY_FRAME_BYTES, parseRelayFrame } from '../nostr/relay-frames.ts';
+import { SOCKET_OPEN, type RelaySocket, type RelaySocketConstructor } from '../nostr/relay-socket.ts';
 
 /**
  * Most events kept from one relay per query. Profile queries ask for `limit: 1`; a relay that

@@ -7,9 +7,9 @@
  * Because it runs before the coalescing decision, a muted like or repost never enters a group:
  * a summary neither counts nor names a muted actor.
  */
-import type { NotificationType } from '../delivery/types.ts';
 import type { SocialFilters } from '../store/port-social-filters.ts';
 import type { SocialListCache, SocialLists } from './social-lists.ts';
+import type { NotificationType } from '../notification/types.ts';
 
 /** Why the gate stopped a recipient (a `GateOutcome`). */
 export type SocialGateOutcome = 'muted' | 'not_followed';

@@ -23,16 +23,9 @@ import { RelayConnection } from './relay-connection.ts';
 import type { SessionPool } from './relay-session.ts';
 import { SeenIds, DEFAULT_SEEN_IDS_CAPACITY } from './seen-ids.ts';
 import { normalizeLiveKinds } from './subscriptions.ts';
-import {
-  systemTimers,
-  type EventContext,
-  type EventSink,
-  type RelayCursorStore,
-  type RelaySocketConstructor,
-  type RelayStatus,
-  type Timers,
-} from './types.ts';
+import { systemTimers, type EventContext, type EventSink, type RelayCursorStore, type RelayStatus, type Timers } from './types.ts';
 import { CLOSED_RECOVERY_GRACE_MS, MAX_CLOSED_RECOVERIES_PER_WINDOW, RATE_LIMIT_RECOVERY_BACKOFF_MS } from './watchdog.ts';
+import type { RelaySocketConstructor } from '../nostr/relay-socket.ts';
 
 /** Control events older than this are not replayed at startup (days). */
 export const DEFAULT_PROCESS_WINDOW_DAYS = 7;

@@ -8,19 +8,12 @@ import type { Metrics } from '../observability/metrics.ts';
 import type { Clock } from '../store/port.ts';
 import { reconnectDelayMs, type BackoffPolicy } from './backoff.ts';
 import { RelayCursor } from './cursor.ts';
-import { MAX_RELAY_FRAME_BYTES } from './frames.ts';
+import { MAX_RELAY_FRAME_BYTES } from '../nostr/relay-frames.ts';
 import type { LogThrottle } from './log-throttle.ts';
 import { RelaySession, type SessionPool } from './relay-session.ts';
-import {
-  SOCKET_CLOSED,
-  type RelayCursorStore,
-  type RelaySocket,
-  type RelaySocketConstructor,
-  type RelayStatus,
-  type TimerHandle,
-  type Timers,
-} from './types.ts';
+import { type RelayCursorStore, type RelayStatus, type TimerHandle, type Timers } from './types.ts';
 import type { WatchdogOptions } from './watchdog.ts';
+import { SOCKET_CLOSED, type RelaySocket, type RelaySocketConstructor } from '../nostr/relay-socket.ts';
 
 /** How long the opening handshake may take (10 s). */
 export const CONNECT_TIMEOUT_MS = 10_000;

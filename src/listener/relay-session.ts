@@ -10,14 +10,15 @@ import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import type { Clock } from '../store/port.ts';
 import type { RelayCursor } from './cursor.ts';
-import { frameText, machinePrefix, parseRelayFrame, peekEventFrame, type RelayFrame } from './frames.ts';
+import { frameText, machinePrefix, parseRelayFrame, peekEventFrame, type RelayFrame } from '../nostr/relay-frames.ts';
 import { replayHistory, type FetchEnd, type HistoryChannel } from './historical.ts';
 import { classifyEvent, type EventIntake } from './intake.ts';
 import type { LogThrottle } from './log-throttle.ts';
 import { liveResumeSince, liveSubscriptions, type RelayFilter } from './subscriptions.ts';
-import { SOCKET_OPEN, type EventContext, type RelaySocket, type SocketData, type TimerHandle, type Timers } from './types.ts';
+import { type EventContext, type TimerHandle, type Timers } from './types.ts';
 import { LiveFlowWatchdog, type WatchdogAction, type WatchdogOptions } from './watchdog.ts';
 import { STORE_RETRY_DELAYS_MS } from '../util/store-retry.ts';
+import { SOCKET_OPEN, type RelaySocket, type SocketData } from '../nostr/relay-socket.ts';
 
 /** Frames queued while the sink is busy before the socket is paused. */
 export const FRAME_QUEUE_HIGH_WATER = 32;

@@ -36,7 +36,6 @@ import type { NtfyAppendEvent, NtfyMessage } from '../store/port-ntfy.ts';
 import type { StorePort } from '../store/port.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
-import { sleep } from '../roles/supervisor.ts';
 import type { Scheduler } from './scheduler.ts';
 import {
   CATCH_UP_BUFFER_MESSAGES,
@@ -48,6 +47,7 @@ import {
 } from './subscriber.ts';
 import { releaseNothing } from './visitor.ts';
 import { MessageFrames, type Transport } from './wire.ts';
+import { sleep } from '../util/async.ts';
 
 export {
   CATCH_UP_BUFFER_MESSAGES,

@@ -6,7 +6,7 @@
 import type { StorePort } from '../store/port.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
-import { sleep } from '../roles/supervisor.ts';
+import { sleep } from '../util/async.ts';
 
 /** Messages one store call deletes at most. */
 export const EXPIRY_BATCH_SIZE = 1000;

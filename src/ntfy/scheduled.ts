@@ -11,7 +11,7 @@ import type { NtfyMessage, NtfyScheduledMessage } from '../store/port-ntfy.ts';
 import type { StorePort } from '../store/port.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
-import { sleep } from '../roles/supervisor.ts';
+import { sleep } from '../util/async.ts';
 
 /**
  * How often the pusher looks for due messages: a message is delivered at most this long after

@@ -18,12 +18,12 @@
 import { campaignItemId, type CampaignItemRef } from '../delivery/campaign-items.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
-import { sleep } from '../roles/supervisor.ts';
 import type { CampaignRecord, ClaimedCampaign, DeviceOwner } from '../store/port-campaigns.ts';
 import type { DeviceRegistration, EnqueueItem, StorePort } from '../store/port.ts';
 import { campaignSendAtMs } from './local-time.ts';
 import { ANNOUNCEMENT_PREFERENCE_CATEGORY } from '../engine/content.ts';
 import type { SendWakeup } from './send-worker.ts';
+import { sleep } from '../util/async.ts';
 
 /** Health flag of the campaign scheduler task. */
 export const TASK_CAMPAIGN_SCHEDULER = 'campaign_scheduler';

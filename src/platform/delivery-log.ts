@@ -4,13 +4,14 @@
  * never fails a delivery: a failed write is counted (`push_delivery_log_failures_total`), logged
  * at warn, and the pushes stand.
  */
-import type { DeliveryReport, OutboundNotification } from '../delivery/deliver.ts';
+import type { DeliveryReport } from '../delivery/deliver.ts';
 import { redact, type Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import type { DeliveryStatus, NewDeliveryLogEntry } from '../store/port-delivery-log.ts';
 import type { StorePort } from '../store/port.ts';
 import { TurnBatcher } from '../util/turn-batcher.ts';
 import { DEFAULT_APP_ID } from './apps.ts';
+import type { OutboundNotification } from '../notification/types.ts';
 
 /** Records the outcome of one delivery attempt; never throws. */
 export type DeliveryLogRecorder = (

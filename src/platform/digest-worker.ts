@@ -8,13 +8,12 @@
  * pushes held in between wait for a digest of their own). A worker killed between queueing and
  * completing sends the digest again after the lease: at least once, never lost.
  */
-import type { OutboundNotification } from '../delivery/deliver.ts';
-import type { PushMessage } from '../delivery/types.ts';
 import { npubEncode } from '../nostr/nip19.ts';
 import type { Logger } from '../observability/logger.ts';
-import { sleep } from '../roles/supervisor.ts';
 import type { DueDigest } from '../store/port-quiet-hours.ts';
 import type { StorePort } from '../store/port.ts';
+import type { OutboundNotification, PushMessage } from '../notification/types.ts';
+import { sleep } from '../util/async.ts';
 
 /** Health flag of the digest task. */
 export const TASK_QUIET_HOURS_DIGEST = 'quiet_hours_digest';

@@ -14,15 +14,14 @@
  * `sendAt + ttlSecs` (those recipients are suppressed as `expired`).
  */
 import { randomUUID } from 'node:crypto';
-import type { OutboundNotification } from '../delivery/deliver.ts';
-import type { PushMessage } from '../delivery/types.ts';
 import { outboundItemId } from '../engine/outbound-queue.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
-import { sleep } from '../roles/supervisor.ts';
 import type { NewDeliveryLogEntry } from '../store/port-delivery-log.ts';
 import type { ClaimedSend, SendRecord } from '../store/port-sends.ts';
 import type { ClaimedDelivery, StorePort } from '../store/port.ts';
+import type { OutboundNotification, PushMessage } from '../notification/types.ts';
+import { sleep } from '../util/async.ts';
 
 /** Health flag of the send scheduler task. */
 export const TASK_SEND_SCHEDULER = 'send_scheduler';

@@ -4,19 +4,11 @@ import { openSqliteStore } from '../store/sqlite/index.ts';
 import { ManualClock } from '../util/clock.ts';
 import { createLogger } from '../observability/logger.ts';
 import { Metrics } from '../observability/metrics.ts';
-import {
-  DONE,
-  LeasedInlet,
-  QueueSignal,
-  RELEASED_AT_SHUTDOWN,
-  RETRY_MAX_MS,
-  forEachLimited,
-  retryDelayMs,
-  runQueueWorker,
-  type WorkOutcome,
-} from './queue-worker.ts';
+import { RELEASED_AT_SHUTDOWN, runQueueWorker } from './queue-worker.ts';
 import type { LeasedItem } from '../store/port.ts';
 import { totals } from '../../test/store/contract/context.ts';
+import { forEachLimited } from '../util/async.ts';
+import { DONE, LeasedInlet, QueueSignal, RETRY_MAX_MS, retryDelayMs, type WorkOutcome } from '../store/queue-work.ts';
 
 async function until(predicate: () => boolean | Promise<boolean>, what: string): Promise<void> {
   for (let i = 0; i < 500; i++) {

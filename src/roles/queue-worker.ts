@@ -1,81 +1,10 @@
 import type { LeasedItem, QueueName, Settlement, StorePort } from '../store/port.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
-import { sleep } from './supervisor.ts';
 import { TurnBatcher } from '../util/turn-batcher.ts';
-
-/** What a handler decided about one item. */
-export type WorkOutcome = { kind: 'done' } | { kind: 'retry'; afterMs: number; error: string } | { kind: 'dead'; reason: string };
-
-export const DONE: WorkOutcome = { kind: 'done' };
-
-/** First retry delay after a handler throws; doubles per attempt. */
-export const RETRY_BASE_MS = 1_000;
-/** Ceiling of the retry delay after a handler throws. */
-export const RETRY_MAX_MS = 5 * 60_000;
-
-/** Exponential backoff for the `attempt`-th failure (1-based), capped. */
-export function retryDelayMs(attempt: number): number {
-  return Math.min(RETRY_MAX_MS, RETRY_BASE_MS * 2 ** Math.max(0, Math.min(attempt - 1, 30)));
-}
-
-/**
- * Wakes idle consumers when something was enqueued in this process. Advisory only: consumers
- * also poll, so a missed wake-up (another process enqueued) costs latency, never an item.
- */
-export class QueueSignal {
-  private waiters = new Map<QueueName, Set<() => void>>();
-
-  notify(queue: QueueName): void {
-    const set = this.waiters.get(queue);
-    if (!set) return;
-    this.waiters.delete(queue);
-    for (const wake of set) wake();
-  }
-
-  /** Resolve on the next notify of `queue`, after `ms`, or on abort, whichever comes first. */
-  wait(queue: QueueName, ms: number, signal: AbortSignal): Promise<void> {
-    return new Promise((resolve) => {
-      let set = this.waiters.get(queue);
-      if (!set) this.waiters.set(queue, (set = new Set()));
-      const done = () => {
-        clearTimeout(timer);
-        set.delete(done);
-        signal.removeEventListener('abort', done);
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      set.add(done);
-      signal.addEventListener('abort', done, { once: true });
-    });
-  }
-}
-
-/**
- * Items leased by another part of this process (`StorePort.enqueueLeased`) for a worker to handle
- * as if it had leased them itself: a producer that must persist its work before any I/O and then
- * wants it started at once skips the lease round trip. Items pushed while no worker is attached
- * are not lost: they stay leased in the store until their lease expires, then any worker leases
- * them again.
- */
-export class LeasedInlet<T> {
-  private sink: ((items: LeasedItem<T>[]) => void) | null = null;
-
-  /** Hand items to the attached worker; false when none is attached (they wait out their lease). */
-  push(items: LeasedItem<T>[]): boolean {
-    if (!this.sink) return false;
-    if (items.length > 0) this.sink(items);
-    return true;
-  }
-
-  attach(sink: (items: LeasedItem<T>[]) => void): void {
-    this.sink = sink;
-  }
-
-  detach(): void {
-    this.sink = null;
-  }
-}
+import { sleep } from '../util/async.ts';
+import { yieldToEventLoop } from '../util/async.ts';
+import { retryDelayMs, type LeasedInlet, type QueueSignal, type WorkOutcome } from '../store/queue-work.ts';
 
 export interface QueueWorkerOptions<T> {
   store: StorePort;
@@ -269,33 +198,4 @@ async function settle<T>(options: QueueWorkerOptions<T>, settler: TurnBatcher<Se
     // The lease will expire and return the item: at-least-once, never lost.
     logger.error({ queue, id: item.id, err: (err as Error).message }, 'could not settle queue item; its lease will expire');
   }
-}
-
-/**
- * Resolve on the next turn of the event loop. A handler over a synchronous store (SQLite)
- * resolves in microtasks only, so without this a sequential consumer would starve every socket
- * in the process (relays, HTTP/2 sends) until its whole batch is done.
- */
-export function yieldToEventLoop(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
-}
-
-/** Run `fn` over `items` with at most `limit` in flight, yielding to I/O between items. */
-export async function forEachLimited<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
-  if (limit <= 1) {
-    for (const item of items) {
-      await fn(item);
-      await yieldToEventLoop();
-    }
-    return;
-  }
-  let next = 0;
-  const lanes = Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) {
-      const item = items[next++] as T;
-      await fn(item);
-      await yieldToEventLoop();
-    }
-  });
-  await Promise.all(lanes);
 }

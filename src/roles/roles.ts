@@ -1,5 +1,5 @@
 import type { Config } from '../config/defaults.ts';
-import { loadCopywriter } from '../engine/templates/load.ts';
+import { loadCopywriter } from '../notification/templates/load.ts';
 import type { ServiceKey } from '../config/service-key.ts';
 import type { StorePort } from '../store/port.ts';
 import type { Logger } from '../observability/logger.ts';
@@ -40,15 +40,17 @@ import type { PushTransport } from '../delivery/types.ts';
 import { createListener, type Listener, type RelayStatus } from '../listener/index.ts';
 import { runNtfyExpiry, runNtfyScheduledDelivery, type NtfyHub } from '../ntfy/index.ts';
 import { offThreadVerifier, type CryptoWorkerPool } from '../nostr/crypto-worker-pool.ts';
-import { DONE, runQueueWorker, type QueueSignal } from './queue-worker.ts';
+import { runQueueWorker } from './queue-worker.ts';
 import { withTurnBatching } from '../store/turn-batching.ts';
-import { sleep, type Supervisor } from './supervisor.ts';
-import { startPlatformRoles } from '../platform/roles.ts';
+import { type Supervisor } from './supervisor.ts';
+import { startPlatformRoles } from './platform.ts';
 import { storeDeliveryLog } from '../platform/delivery-log.ts';
 import type { SendWakeup } from '../platform/send-worker.ts';
-import { startGatewayRole } from '../nip9a/gateway/role.ts';
+import { startGatewayRole } from './nip9a-gateway.ts';
 import type { Nip9aGateway } from '../nip9a/gateway/gateway.ts';
 import { DEFAULT_APP_ID } from '../config/apps.ts';
+import { sleep } from '../util/async.ts';
+import { DONE, type QueueSignal } from '../store/queue-work.ts';
 
 /**
  * What one app's roles run on. The service calls {@link startRoles} once per app (tenancy,

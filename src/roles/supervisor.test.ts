@@ -1,7 +1,8 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { createLogger } from '../observability/logger.ts';
-import { Supervisor, sleep } from './supervisor.ts';
+import { Supervisor } from './supervisor.ts';
+import { sleep } from '../util/async.ts';
 
 const quiet = createLogger({ level: 'silent' });
 const untilAbort = (signal: AbortSignal) =>

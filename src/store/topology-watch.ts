@@ -5,8 +5,8 @@
  * a replica takes over or an operator fixes it; it keeps running, since the other slots still work.
  */
 import type { Logger } from '../observability/logger.ts';
-import { sleep } from '../roles/supervisor.ts';
 import { describeTopology, topologyServesEverySlot, type TopologyStore } from './port-topology.ts';
+import { sleep } from '../util/async.ts';
 
 /**
  * Between two topology reads. A cluster notices a failed master after its node timeout (seconds)

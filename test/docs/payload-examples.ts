@@ -8,7 +8,7 @@ import { getEventHash } from 'nostr-tools/pure';
 import type { NostrEvent } from '../../src/nostr/event.ts';
 import { publicKeyOf } from '../../src/nostr/keys.ts';
 import { COMMENT, GENERIC_REPOST, REACTION, TEXT_NOTE, VIDEO, ZAP_RECEIPT } from '../../src/nostr/kinds.ts';
-import { buildDirectMessagePayload, buildRelayEventPayload, buildSocialPayload, withBadge } from '../../src/engine/payload.ts';
+import { buildDirectMessagePayload, buildRelayEventPayload, buildSocialPayload } from '../../src/engine/payload.ts';
 import type { SocialNotificationType } from '../../src/engine/payload.ts';
 import { notificationCopy, summaryCopy, textNoteCopy } from '../../src/engine/copy.ts';
 import { digestPushMessage } from '../../src/platform/digest-worker.ts';
@@ -16,7 +16,8 @@ import { sendPushMessage } from '../../src/platform/send-worker.ts';
 import { campaignPushMessage } from '../../src/delivery/campaign-items.ts';
 import { toFcmMessage } from '../../src/delivery/fcm/message.ts';
 import { toApnsRequest } from '../../src/delivery/apns/message.ts';
-import type { PushMessage } from '../../src/delivery/types.ts';
+import { withBadge } from '../../src/notification/badge.ts';
+import type { PushMessage } from '../../src/notification/types.ts';
 
 /** Fixed keys: the examples never change unless the builders do. */
 export const EXAMPLE_RECIPIENT = publicKeyOf('11'.repeat(32));

@@ -29,7 +29,6 @@ import type { StorePort } from '../../src/store/port.ts';
 import { openSqliteStore } from '../../src/store/sqlite/index.ts';
 import { openRedisStore } from '../../src/store/redis/index.ts';
 import { DEFAULT_APP_ID } from '../../src/platform/apps.ts';
-import { THROTTLE_WINDOW_SECS } from '../../src/delivery/throttle.ts';
 import { notificationCopy } from '../../src/engine/copy.ts';
 import { controlEvent, makeUser, type TestUser } from '../support/nostr-client.ts';
 import { publish } from '../support/publisher.ts';
@@ -39,6 +38,7 @@ import { startFcmFake, type FcmFake, type ReceivedMessage } from '../support/fcm
 import { eventually, startServiceProcess, type ServiceProcess } from '../support/service-process.ts';
 import { TestClockFile } from '../support/test-clock.ts';
 import { queuesDrained } from '../support/queues.ts';
+import { THROTTLE_WINDOW_SECS } from '../../src/notification/types.ts';
 
 const WAIT_MS = 20_000;
 const HOUR_MS = 3_600_000;

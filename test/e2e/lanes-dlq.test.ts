@@ -13,7 +13,6 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { OutboundNotification } from '../../src/delivery/deliver.ts';
 import { buildDirectMessagePayload } from '../../src/engine/payload.ts';
 import { DELIVERY_WINDOW } from '../../src/roles/roles.ts';
 import type { Lane, StorePort } from '../../src/store/port.ts';
@@ -23,6 +22,7 @@ import { startRedisServer, type PrivateRedisServer } from '../support/redis-serv
 import { createApiKey } from '../../src/platform/api-keys.ts';
 import { fcmErrors, startFcmFake, type FcmFake } from '../support/fcm-fake.ts';
 import { eventually, startServiceProcess, type ServiceProcess } from '../support/service-process.ts';
+import type { OutboundNotification } from '../../src/notification/types.ts';
 
 const BACKLOG = 10_000;
 const MAX_ATTEMPTS = 2;

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { getToken } from 'nostr-tools/nip98';
 import WebSocket from 'ws';
-import { frameText } from '../../src/listener/frames.ts';
+import { frameText } from '../../src/nostr/relay-frames.ts';
 import type { NostrEvent } from '../../src/nostr/event.ts';
 import { signEvent } from '../../src/nostr/keys.ts';
 import type { StorePort } from '../../src/store/port.ts';

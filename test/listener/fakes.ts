@@ -3,8 +3,9 @@
  * fake socket. Shared by the unit tests in src/listener/ and the relay tests in test/listener/.
  */
 import { createLogger, type Logger } from '../../src/observability/logger.ts';
-import type { AcceptedEvent, EventSink, RelayCursorStore, RelaySocket, SocketData, TimerHandle, Timers } from '../../src/listener/types.ts';
+import type { AcceptedEvent, EventSink, RelayCursorStore, TimerHandle, Timers } from '../../src/listener/types.ts';
 import { ManualClock } from '../../src/util/clock.ts';
+import type { RelaySocket, SocketData } from '../../src/nostr/relay-socket.ts';
 
 export function silentLogger(): Logger {
   return createLogger({ level: 'silent' });

@@ -5,7 +5,7 @@
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { generateSecretKey } from '../../src/nostr/keys.ts';
-import { MAX_RELAY_FRAME_BYTES } from '../../src/listener/frames.ts';
+import { MAX_RELAY_FRAME_BYTES } from '../../src/nostr/relay-frames.ts';
 import {
   LIVE_EVENTS_SUBSCRIPTION_ID,
   LIVE_NOTIFY_LISTS_SUBSCRIPTION_ID,

@@ -18,7 +18,6 @@ import { createEventVerifier, type NostrEvent } from '../../src/nostr/event.ts';
 import { signEvent } from '../../src/nostr/keys.ts';
 import { createLogger } from '../../src/observability/logger.ts';
 import { Metrics } from '../../src/observability/metrics.ts';
-import { QueueSignal, type WorkOutcome } from '../../src/roles/queue-worker.ts';
 import type { LeasedItem, StorePort } from '../../src/store/port.ts';
 import { openRedisStore } from '../../src/store/redis/index.ts';
 import { openSqliteStore } from '../../src/store/sqlite/index.ts';
@@ -28,6 +27,7 @@ import { makeUser, type TestUser } from '../support/nostr-client.ts';
 import { publish } from '../support/publisher.ts';
 import { startRedisServer, type PrivateRedisServer } from '../support/redis-server.ts';
 import { startTestRelay, type TestRelay } from '../support/relay.ts';
+import { QueueSignal, type WorkOutcome } from '../../src/store/queue-work.ts';
 
 const LEASE = { max: 10, leaseMs: 30_000, maxAttempts: 4 };
 const REGISTERED_AT = Math.floor(Date.UTC(2026, 0, 1) / 1000);

@@ -5,7 +5,7 @@
  */
 import { request, type IncomingMessage } from 'node:http';
 import { WebSocket } from 'ws';
-import { frameText } from '../../src/listener/frames.ts';
+import { frameText } from '../../src/nostr/relay-frames.ts';
 
 /** How long a test waits for a frame before it fails. */
 export const FRAME_TIMEOUT_MS = 5_000;

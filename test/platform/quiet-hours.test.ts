@@ -10,11 +10,9 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, beforeEach, afterEach, describe, test } from 'node:test';
-import type { OutboundNotification } from '../../src/delivery/deliver.ts';
 import { handleOutbound, type OutboundHandlerDeps } from '../../src/delivery/outbound.ts';
 import { storeQuietHoursGate } from '../../src/delivery/quiet-hours-gate.ts';
 import { storeSuppressionGate } from '../../src/delivery/suppression-gate.ts';
-import type { NotificationType } from '../../src/delivery/types.ts';
 import { sendDigest } from '../../src/platform/digest-worker.ts';
 import type { LeasedItem, StorePort } from '../../src/store/port.ts';
 import { openRedisStore } from '../../src/store/redis/index.ts';
@@ -23,6 +21,7 @@ import { ManualClock } from '../../src/util/clock.ts';
 import { RecordingTransport } from '../support/recording-transport.ts';
 import { testOutboundDeps } from '../support/outbound-deps.ts';
 import { startRedisServer, type PrivateRedisServer } from '../support/redis-server.ts';
+import type { OutboundNotification, NotificationType } from '../../src/notification/types.ts';
 
 const ALICE = 'a1'.repeat(32);
 const BOB = 'b2'.repeat(32);

@@ -3,13 +3,13 @@
  * the outbound queue holds now, for tests of the stages that queue pushes: lease everything due,
  * handle each item, settle it as the queue worker would.
  */
-import type { OutboundNotification } from '../../src/delivery/deliver.ts';
 import { handleOutbound } from '../../src/delivery/outbound.ts';
 import type { PushTransport } from '../../src/delivery/types.ts';
 import { createLogger } from '../../src/observability/logger.ts';
 import type { Metrics } from '../../src/observability/metrics.ts';
 import type { StorePort } from '../../src/store/port.ts';
-import type { WorkOutcome } from '../../src/roles/queue-worker.ts';
+import type { OutboundNotification } from '../../src/notification/types.ts';
+import type { WorkOutcome } from '../../src/store/queue-work.ts';
 
 export interface DrainOptions {
   /** `notification.max_event_age_secs` of the delivery stage; default one day. */

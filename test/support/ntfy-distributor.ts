@@ -15,7 +15,7 @@
  */
 import { request, type ClientRequest, type IncomingMessage } from 'node:http';
 import { WebSocket } from 'ws';
-import { frameText } from '../../src/listener/frames.ts';
+import { frameText } from '../../src/nostr/relay-frames.ts';
 
 /** The ntfy app's reconnect backoff, in ms. */
 export const ANDROID_BACKOFF_MS = [5_000, 10_000, 15_000, 20_000, 30_000, 45_000, 60_000, 120_000];

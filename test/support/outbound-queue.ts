@@ -1,7 +1,7 @@
 /** The real outbound queue of a store, also recording every notification it queued, for engine tests. */
-import type { OutboundNotification } from '../../src/delivery/deliver.ts';
 import { storeOutboundQueue, type OutboundQueue } from '../../src/engine/outbound-queue.ts';
 import type { StorePort } from '../../src/store/port.ts';
+import type { OutboundNotification } from '../../src/notification/types.ts';
 
 export function recordingOutboundQueue(store: StorePort, queued: OutboundNotification[]): OutboundQueue {
   const real = storeOutboundQueue(store, () => undefined);

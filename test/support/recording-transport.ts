@@ -3,7 +3,8 @@
  * every send and answers from a script. Wire-level behaviour is tested against the FCM fake.
  */
 import type { DeviceRegistration } from '../../src/store/port.ts';
-import type { PushMessage, PushTransport, SendOutcome } from '../../src/delivery/types.ts';
+import type { PushTransport, SendOutcome } from '../../src/delivery/types.ts';
+import type { PushMessage } from '../../src/notification/types.ts';
 
 export interface RecordedSend {
   token: string;

@@ -9,7 +9,7 @@
  * count); the field also stays in the custom data for the app.
  */
 import { buildApnsConfig, type FcmApsDictionary } from '../fcm/message.ts';
-import type { PushMessage } from '../types.ts';
+import type { PushMessage } from '../../notification/types.ts';
 
 /** `aps` as Apple reads it here: FCM's override dictionary plus the badge. */
 export interface ApnsApsDictionary extends FcmApsDictionary {

@@ -15,10 +15,11 @@ import { systemClock } from '../../util/clock.ts';
 import { CONNECT_TIMEOUT_MS, Http2Pool, Http2RequestError, REQUEST_TIMEOUT_MS, type Http2ClientKind } from '../http2/pool.ts';
 import type { HeaderField } from '../http2/connection.ts';
 import { failedOutcome as failed, sendPerDevice } from '../per-device.ts';
-import type { PushMessage, PushTransport, SendOutcome } from '../types.ts';
+import type { PushTransport, SendOutcome } from '../types.ts';
 import { classifyApnsError } from './classify.ts';
 import { ApnsProviderToken, readApnsKey } from './jwt.ts';
 import { toApnsRequest } from './message.ts';
+import type { PushMessage } from '../../notification/types.ts';
 
 /** One batch's request as it goes on the wire: the headers after `authorization`, the JSON body. */
 interface ApnsWireRequest {

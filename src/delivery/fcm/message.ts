@@ -1,3 +1,4 @@
+import type { PushMessage } from '../../notification/types.ts';
 /**
  * The FCM HTTP v1 request body for one device (divine-push-service §5.2), as a pure function.
  *
@@ -8,7 +9,6 @@
  * priority 10 — and never `content-available`, which would wake the app's background isolate and
  * show a second, locally built banner (divine-push-service#20).
  */
-import type { PushMessage } from '../types.ts';
 
 /** `android` block of an FCM v1 message. */
 export interface FcmAndroidConfig {

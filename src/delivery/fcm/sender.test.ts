@@ -8,7 +8,7 @@ import type { Counter } from 'prom-client';
 import { createLogger, type Logger } from '../../observability/logger.ts';
 import { Metrics } from '../../observability/metrics.ts';
 import type { DeviceRegistration } from '../../store/port.ts';
-import type { PushMessage, SendOutcome } from '../types.ts';
+import type { SendOutcome } from '../types.ts';
 import { fcmErrors, startFcmFake, type FcmFake } from '../../../test/support/fcm-fake.ts';
 import { HTTP2_CLIENT_KINDS } from '../http2/pool.ts';
 
@@ -25,6 +25,7 @@ import {
   operationTimeoutMessage,
   type FcmTransportOptions,
 } from './sender.ts';
+import type { PushMessage } from '../../notification/types.ts';
 
 const like: PushMessage = {
   data: { type: 'like', eventId: 'abc123', title: 'New like', body: 'Alice liked your post', receiverPubkey: 'f'.repeat(64) },

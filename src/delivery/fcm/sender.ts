@@ -13,11 +13,12 @@ import type { Metrics } from '../../observability/metrics.ts';
 import type { Clock, DeviceRegistration } from '../../store/port.ts';
 import { systemClock } from '../../util/clock.ts';
 import { failedOutcome as failed, sendPerDevice } from '../per-device.ts';
-import type { PushMessage, PushTransport, SendOutcome } from '../types.ts';
+import type { PushTransport, SendOutcome } from '../types.ts';
 import { classifyFcmError } from './classify.ts';
 import { CONNECT_TIMEOUT_MS, Http2Pool, Http2RequestError, REQUEST_TIMEOUT_MS, type Http2ClientKind } from '../http2/pool.ts';
 import { toFcmMessage } from './message.ts';
 import { AccessTokenSource, readServiceAccountFile, type AccessTokenResult } from './oauth.ts';
+import type { PushMessage } from '../../notification/types.ts';
 
 /** Bound of one per-token send, OAuth token acquisition included (divine's FCM_OPERATION_TIMEOUT). */
 export const FCM_OPERATION_TIMEOUT_MS = 45_000;

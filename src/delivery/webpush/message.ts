@@ -8,7 +8,7 @@
  */
 import { createHash } from 'node:crypto';
 import { isAlert } from '../fcm/message.ts';
-import type { PushMessage } from '../types.ts';
+import type { PushMessage } from '../../notification/types.ts';
 
 /** RFC 8030 §5.2 TTL the push service keeps an undelivered message: a day, past which a social push is stale. */
 export const DEFAULT_WEBPUSH_TTL_SECS = 86_400;

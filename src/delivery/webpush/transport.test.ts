@@ -6,12 +6,13 @@ import { createLogger } from '../../observability/logger.ts';
 import { Metrics } from '../../observability/metrics.ts';
 import type { DeviceRegistration } from '../../store/port.ts';
 import { startWebPushFake, type FakeSubscription, type WebPushFake } from '../../../test/support/webpush-fake.ts';
-import type { PushMessage, SendOutcome } from '../types.ts';
+import type { SendOutcome } from '../types.ts';
 import { MAX_PLAINTEXT_BYTES } from './encrypt.ts';
 import { localNtfyMatcher } from './local-ntfy.ts';
 import type { WebPushHeaders } from './message.ts';
 import { WebPushTransport, type WebPushTransportOptions } from './transport.ts';
 import { generateVapidKeyPair } from './vapid.ts';
+import type { PushMessage } from '../../notification/types.ts';
 
 const SUBJECT = 'mailto:ops@nostr-push.test';
 const like: PushMessage = {

@@ -10,7 +10,7 @@ import { redact, type Logger } from '../../observability/logger.ts';
 import type { Metrics } from '../../observability/metrics.ts';
 import type { Clock, DeviceRegistration } from '../../store/port.ts';
 import { systemClock } from '../../util/clock.ts';
-import type { DeliveryErrorKind, PushMessage, PushTransport, SendOutcome } from '../types.ts';
+import type { DeliveryErrorKind, PushTransport, SendOutcome } from '../types.ts';
 import { classifyPushResponse, classifyRequestError, NO_ANSWER_RETRY_AFTER_SECS } from './classify.ts';
 import { encryptAes128gcm, WebPushEncryptionError } from './encrypt.ts';
 import { parsePushEndpoint } from './endpoint-policy.ts';
@@ -18,6 +18,7 @@ import { PushHttpClient, PushRequestError, type PushHttpRequest, type PushHttpRe
 import { LocalTopicRefusedError, type AppendToLocalTopic, type LocalNtfyMatcher } from './local-ntfy.ts';
 import { DEFAULT_WEBPUSH_TTL_SECS, webPushHeaders, webPushPlaintext } from './message.ts';
 import { VapidSigner, type VapidKeyPair } from './vapid.ts';
+import type { PushMessage } from '../../notification/types.ts';
 
 /** Subscriptions of one batch in flight at once. */
 export const WEBPUSH_BATCH_CONCURRENCY = 50;

@@ -15,7 +15,6 @@
  * the retried page skips them as claimed. Nobody is lost and nobody is belled twice by the page.
  */
 import { randomUUID } from 'node:crypto';
-import type { OutboundNotification } from '../../delivery/deliver.ts';
 import type { Logger } from '../../observability/logger.ts';
 import type { Metrics } from '../../observability/metrics.ts';
 import type { NostrEvent } from '../../nostr/event.ts';
@@ -27,6 +26,7 @@ import type { OutboundQueue } from '../outbound-queue.ts';
 import { buildSocialPayload } from '../payload.ts';
 import { bellDelivery, type BellVideo } from './rules.ts';
 import { countRouted } from '../inbox/count.ts';
+import type { OutboundNotification } from '../../notification/types.ts';
 
 export interface BellRecipientDeps {
   store: StorePort;

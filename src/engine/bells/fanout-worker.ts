@@ -21,12 +21,12 @@ import { isEventRejection, parseEvent, type NostrEvent } from '../../nostr/event
 import { VIDEO } from '../../nostr/kinds.ts';
 import { dTag, pTagPubkeys } from '../../nostr/tags.ts';
 import { WATCHER_WALK_START, type ClaimedFanoutJob, type FanoutJob, type WatcherPage } from '../../store/port-bells.ts';
-import { sleep } from '../../roles/supervisor.ts';
 import { notificationCopy } from '../copy.ts';
 import { senderNameOrFallback, type ProfileResolver } from '../profiles.ts';
 import { enqueueBellPage, type BellCopy, type BellPageResult, type BellRecipientDeps } from './bell-page.ts';
 import { isFanoutJobExpired, nextFanoutRetry } from './retry-policy.ts';
 import type { BellVideo } from './rules.ts';
+import { sleep } from '../../util/async.ts';
 
 export interface NewPostFanoutDeps extends BellRecipientDeps {
   profiles: ProfileResolver;

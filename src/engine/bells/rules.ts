@@ -13,9 +13,9 @@
  * - A rate-limited bell still writes its coordinate record: the video was deliberately dropped for
  *   that watcher, and an edit of it must not be announced as a new post later.
  */
-import type { OutboundNotification } from '../../delivery/deliver.ts';
 import type { Logger } from '../../observability/logger.ts';
 import type { StorePort } from '../../store/port.ts';
+import type { OutboundNotification } from '../../notification/types.ts';
 
 /** The coordinate records a delivered or rate-limited bell writes. */
 export const BELL_RECORD_TYPES: readonly string[] = ['newPost'];

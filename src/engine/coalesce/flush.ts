@@ -11,7 +11,6 @@
  * is summarised once.
  */
 import { randomUUID } from 'node:crypto';
-import type { OutboundNotification } from '../../delivery/deliver.ts';
 import { isHexPubkey } from '../../nostr/tags.ts';
 import type { Logger } from '../../observability/logger.ts';
 import type { Metrics } from '../../observability/metrics.ts';
@@ -25,6 +24,7 @@ import { collapseKeyForGroup, type FlushSettings } from './policy.ts';
 import { buildSummaryMessage } from './summary.ts';
 import { checkSocialGate } from '../social-gate.ts';
 import type { SocialListCache } from '../social-lists.ts';
+import type { OutboundNotification } from '../../notification/types.ts';
 
 /** `push_coalesce_skipped_total` reasons of a group that is not worth a summary. */
 export type EmptyReason = 'missing_group' | 'unknown_type' | 'no_pending' | 'missing_actor_count' | 'unparseable_owner';

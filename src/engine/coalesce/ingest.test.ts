@@ -8,13 +8,13 @@ import { createLogger } from '../../observability/logger.ts';
 import { Metrics } from '../../observability/metrics.ts';
 import { signEvent } from '../../nostr/keys.ts';
 import { COMMENT, GENERIC_REPOST, REACTION } from '../../nostr/kinds.ts';
-import type { OutboundNotification } from '../../delivery/deliver.ts';
 import { makeUser, type TestUser } from '../../../test/support/nostr-client.ts';
 import { handleContentEvent, type ContentDeps } from '../content.ts';
 import type { InboundEnvelope } from '../router.ts';
 import { createCoalesceIngester, type CoalesceIngester } from './ingest.ts';
 import { collapseKeyForGroup } from './policy.ts';
 import { failingOutboundQueue, lostAnswerOutboundQueue, recordingOutboundQueue } from '../../../test/support/outbound-queue.ts';
+import type { OutboundNotification } from '../../notification/types.ts';
 
 const POLICY: CoalescePolicy = {
   windowSecs: 7200,

@@ -11,13 +11,13 @@
  * A store error propagates: the event's retry decides again, and a decision already stored for
  * the (event, recipient) is replayed, so the retry of a step that was applied decides as before.
  */
-import type { NotificationType } from '../../delivery/types.ts';
 import type { NostrEvent } from '../../nostr/event.ts';
 import type { Logger } from '../../observability/logger.ts';
 import type { Metrics } from '../../observability/metrics.ts';
 import type { CoalescePolicy, CoalesceStore, CoalesceType } from '../../store/port-coalesce.ts';
 import { coalesceTarget, referenceFields } from '../references.ts';
 import { collapseKeyForGroup } from './policy.ts';
+import type { NotificationType } from '../../notification/types.ts';
 
 export type CoalesceDecision =
   { kind: 'not_coalesced' } | { kind: 'immediate'; groupId: string; collapseKey: string } | { kind: 'buffered'; groupId: string };

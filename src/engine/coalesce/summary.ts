@@ -2,11 +2,11 @@
  * The push of a coalesced summary (reference §7.3 "Summary"): the social data map, built from
  * the stored group instead of one event, with the group's collapse key.
  */
-import type { PushMessage } from '../../delivery/types.ts';
 import { GENERIC_REPOST, REACTION, ZAP_RECEIPT } from '../../nostr/kinds.ts';
 import { npubEncode } from '../../nostr/nip19.ts';
 import type { CoalesceGroup, CoalesceReferences, CoalesceType } from '../../store/port-coalesce.ts';
 import { ANONYMOUS_ACTOR_NAME, summaryCopy } from '../copy.ts';
+import type { PushMessage } from '../../notification/types.ts';
 
 /** Same order as the social payload's reference fields. */
 const REFERENCE_KEYS = [

@@ -6,11 +6,11 @@ import type { CoalescePolicy, GroupClaim } from '../../store/port-coalesce.ts';
 import { ManualClock } from '../../util/clock.ts';
 import { createLogger } from '../../observability/logger.ts';
 import { Metrics } from '../../observability/metrics.ts';
-import type { OutboundNotification } from '../../delivery/deliver.ts';
 import { makeUser, type TestUser } from '../../../test/support/nostr-client.ts';
 import { storeOutboundQueue } from '../outbound-queue.ts';
 import type { FlushDeps } from './flush.ts';
 import { flushClaimed, runCoalesceFlush } from './worker.ts';
+import type { OutboundNotification } from '../../notification/types.ts';
 
 const SECOND_MS = 1000;
 const POLICY: CoalescePolicy = {

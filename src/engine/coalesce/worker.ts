@@ -5,9 +5,9 @@
  * recovered by lease expiry (possibly sending the summary twice — an accepted loss — never zero
  * times).
  */
-import { sleep } from '../../roles/supervisor.ts';
 import type { GroupClaim } from '../../store/port-coalesce.ts';
 import { FlushCancelled, flushGroup, type FlushDeps, type FlushOutcome } from './flush.ts';
+import { sleep } from '../../util/async.ts';
 
 /** The supervisor task name, which is also its `/health` flag (divine's name). */
 export const COALESCE_FLUSH_TASK = 'coalesce_flush';

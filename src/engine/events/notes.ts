@@ -10,7 +10,6 @@
  *   reply is one push.
  * - The note's author never, and each user once.
  */
-import type { NotificationType } from '../../delivery/types.ts';
 import type { NostrEvent } from '../../nostr/event.ts';
 import type { Logger } from '../../observability/logger.ts';
 import { textNoteCopy, type NotificationCopy } from '../copy.ts';
@@ -20,6 +19,7 @@ import type { ProfileResolver } from '../profiles.ts';
 import type { ContentRecipient } from '../recipients.ts';
 import { threadReferences, type NoteReference } from './nip10.ts';
 import { noteMentions } from './note-mentions.ts';
+import type { NotificationType } from '../../notification/types.ts';
 
 /** The author of a note by id, or null when no relay has it (or it does not verify). */
 export type NoteAuthorLookup = (eventId: string) => Promise<string | null>;

@@ -13,7 +13,6 @@ import { Metrics } from '../../observability/metrics.ts';
 import { signEvent } from '../../nostr/keys.ts';
 import { createEventVerifier, type EventVerifier, type NostrEvent } from '../../nostr/event.ts';
 import { GIFT_WRAP, TEXT_NOTE, ZAP_RECEIPT, ZAP_REQUEST } from '../../nostr/kinds.ts';
-import type { OutboundNotification } from '../../delivery/deliver.ts';
 import { defaultConfig, type EventsConfig } from '../../config/defaults.ts';
 import { makeUser, type TestUser } from '../../../test/support/nostr-client.ts';
 import { lostAnswerOutboundQueue, recordingOutboundQueue } from '../../../test/support/outbound-queue.ts';
@@ -21,6 +20,7 @@ import type { ContentDeps } from '../content.ts';
 import type { InboundEnvelope } from '../router.ts';
 import { handleOptionalEvent, type OptionalEventDeps } from './handler.ts';
 import { NO_PROVIDER_LOOKUP } from './zap-receipt.ts';
+import type { OutboundNotification } from '../../notification/types.ts';
 
 const SPEC_INVOICE_2500U =
   'lnbc2500u1pvjluezsp5zyg3zyg3zyg3zyg3zyg3zyg3zyg3zyg3zyg3zyg3zyg3zyg3zygspp5qqqsyqcyq5rqwzqfqqqsyqcyq5rqwzqfqqqsyqcyq5rqwzqfqypqdq5xysxxatsyp3k7enxv4jsxqzpu9qrsgquk0rl77nj30yxdy8j9vdx85fkpmdla2087ne0xh8nhedh8w27kyke0lp53ut353s06fv3qfegext0eh0ymjpf39tuven09sam30g4vgpfna3rh';

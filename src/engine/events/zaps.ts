@@ -3,11 +3,11 @@
  * the zapped user as `zap` (preference category 9735), from the payer, with the amount; zaps
  * coalesce like likes (per zapped note, or per profile for a profile zap).
  */
-import type { NotificationType } from '../../delivery/types.ts';
 import { ANONYMOUS_ACTOR_NAME, notificationCopy, type NotificationCopy } from '../copy.ts';
 import type { ContentPlan, CopySource } from '../content.ts';
 import { senderNameOrFallback, type ProfileResolver } from '../profiles.ts';
 import type { CheckedZap } from './zap-receipt.ts';
+import type { NotificationType } from '../../notification/types.ts';
 
 /** The copy of a zap: "{payer} zapped you ⚡{sats} sats", the payer "Someone" when anonymous. */
 class ZapCopy implements CopySource {

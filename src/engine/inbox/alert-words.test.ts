@@ -7,11 +7,11 @@ import { createLogger } from '../../observability/logger.ts';
 import { Metrics } from '../../observability/metrics.ts';
 import { signEvent } from '../../nostr/keys.ts';
 import { COMMENT, LONG_FORM, REACTION, VIDEO } from '../../nostr/kinds.ts';
-import type { OutboundNotification } from '../../delivery/deliver.ts';
 import { makeUser, type TestUser } from '../../../test/support/nostr-client.ts';
 import { recordingOutboundQueue } from '../../../test/support/outbound-queue.ts';
 import { KEYWORD_PREFERENCE_CATEGORY } from '../content.ts';
 import { AlertWordPresence, handleAlertWords, matchedText, type AlertWordDeps } from './alert-words.ts';
+import type { OutboundNotification } from '../../notification/types.ts';
 
 const DEFAULT_KINDS = [1, 7, 16, 1059, 30023, 34236];
 

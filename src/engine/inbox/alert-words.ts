@@ -8,7 +8,6 @@
  * the cost does not grow with the number of users. The author never counts their own event.
  */
 import { randomUUID } from 'node:crypto';
-import type { OutboundNotification } from '../../delivery/deliver.ts';
 import type { NostrEvent } from '../../nostr/event.ts';
 import { COMMENT, LONG_FORM, VIDEO } from '../../nostr/kinds.ts';
 import type { Logger } from '../../observability/logger.ts';
@@ -20,6 +19,7 @@ import { senderNameOrFallback, type ProfileResolver } from '../profiles.ts';
 import { typeEnabledBy } from '../content.ts';
 import type { InboxCountingDeps } from './count.ts';
 import { alertWordTokens } from './words.ts';
+import type { OutboundNotification } from '../../notification/types.ts';
 
 /** The kinds whose text is matched against alert words. */
 export const ALERT_WORD_KINDS: ReadonlySet<number> = new Set([VIDEO, COMMENT, LONG_FORM]);

@@ -19,13 +19,13 @@ import type { Logger } from '../../observability/logger.ts';
 import type { LeasedItem, StorePort } from '../../store/port.ts';
 import type { Nip9aDeliveryRef } from '../../store/port-nip9a-gateway.ts';
 import { TurnBatcher } from '../../util/turn-batcher.ts';
-import { DONE, type WorkOutcome } from '../../roles/queue-worker.ts';
 import { registrationWants, type Nip9aRegistration } from '../registration.ts';
 import { checkCallbackUrl } from '../ssrf.ts';
 import type { AttemptResult, CallbackPoster } from './callback-post.ts';
 import type { GatewaySettings } from './config.ts';
 import { deliveryKey, parseStored, type Nip9aDelivery } from './gateway.ts';
 import type { GatewayMetrics } from './metrics.ts';
+import { DONE, type WorkOutcome } from '../../store/queue-work.ts';
 
 /** Redacted form of a callback URL for logs: origin and the first characters of the path. */
 export function redactCallback(url: string): string {

@@ -15,7 +15,6 @@ import { isAuthentic, type MaybeOffThreadVerifier, type NostrEvent } from '../..
 import type { Logger } from '../../observability/logger.ts';
 import type { Clock, EnqueueItem, LeasedItem, StorePort } from '../../store/port.ts';
 import type { StoredNip9aRegistration } from '../../store/port-nip9a-gateway.ts';
-import type { LeasedInlet, QueueSignal } from '../../roles/queue-worker.ts';
 import { TurnBatcher } from '../../util/turn-batcher.ts';
 import { STORE_RETRY_DELAYS_MS } from '../../util/store-retry.ts';
 import { parseNip9aRegistration, registrationAddress, type Nip9aRegistration } from '../registration.ts';
@@ -23,6 +22,7 @@ import type { GatewaySettings } from './config.ts';
 import { MatchIndex } from './match-index.ts';
 import type { GatewayMetrics } from './metrics.ts';
 import { RelayWatch } from './relay-watch.ts';
+import type { LeasedInlet, QueueSignal } from '../../store/queue-work.ts';
 
 /** One queued callback delivery: references plus the event (the gateway keeps no event store). */
 export interface Nip9aDelivery {

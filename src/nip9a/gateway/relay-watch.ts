@@ -2,7 +2,7 @@
  * One watched relay of the NIP-9a gateway: one WebSocket for every registration that names it,
  * carrying their filters merged into few subscriptions, reconnected with the listener's jittered
  * backoff (`listener/backoff.ts`) and parsed with the listener's frame parser
- * (`listener/frames.ts`). Events are shape-checked and deduplicated per relay before they reach
+ * (`nostr/relay-frames.ts`). Events are shape-checked and deduplicated per relay before they reach
  * the gateway, which verifies (id and signature) only the ones it matched: most of a busy relay's
  * traffic matches nothing, and a check costs more than the match.
  *
@@ -19,7 +19,7 @@ import { isEventRejection, parseEvent } from '../../nostr/event.ts';
 import type { Logger } from '../../observability/logger.ts';
 import type { Clock } from '../../store/port.ts';
 import { reconnectDelayMs, DEFAULT_BACKOFF_POLICY } from '../../listener/backoff.ts';
-import { MAX_RELAY_FRAME_BYTES, frameText, parseRelayFrame } from '../../listener/frames.ts';
+import { MAX_RELAY_FRAME_BYTES, frameText, parseRelayFrame } from '../../nostr/relay-frames.ts';
 import { SeenIds } from '../../listener/seen-ids.ts';
 import { filterToWire, type Nip9aFilter } from '../registration.ts';
 

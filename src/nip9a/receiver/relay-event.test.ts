@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, test } from 'node:test';
-import type { OutboundNotification } from '../../delivery/deliver.ts';
 import type { RelayEventNotice } from '../../engine/router.ts';
 import { Metrics } from '../../observability/metrics.ts';
 import type { StorePort } from '../../store/port.ts';
@@ -9,6 +8,7 @@ import { ManualClock } from '../../util/clock.ts';
 import { makeUser } from '../../../test/support/nostr-client.ts';
 import { recordingOutboundQueue } from '../../../test/support/outbound-queue.ts';
 import { handleRelayEventNotice, type RelayEventDeps } from './relay-event.ts';
+import type { OutboundNotification } from '../../notification/types.ts';
 
 let store: StorePort;
 let queued: OutboundNotification[];

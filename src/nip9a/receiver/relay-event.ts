@@ -6,13 +6,13 @@
  * earlier callback) is not pushed again. Preferences have no category for it (content.ts).
  */
 import { randomUUID } from 'node:crypto';
-import type { OutboundNotification } from '../../delivery/deliver.ts';
 import type { GateOutcome } from '../../engine/content.ts';
 import type { OutboundQueue } from '../../engine/outbound-queue.ts';
 import { buildRelayEventPayload } from '../../engine/payload.ts';
 import type { RelayEventNotice } from '../../engine/router.ts';
 import type { Metrics } from '../../observability/metrics.ts';
 import type { StorePort } from '../../store/port.ts';
+import type { OutboundNotification } from '../../notification/types.ts';
 
 export interface RelayEventDeps {
   store: StorePort;

@@ -5,12 +5,13 @@
 import type { Config } from '../config/defaults.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
-import { sleep, type Supervisor } from '../roles/supervisor.ts';
+import { type Supervisor } from './supervisor.ts';
 import type { StorePort } from '../store/port.ts';
-import { sendTypeCategories } from './apps.ts';
-import { runSendScheduler, SendWakeup, TASK_SEND_SCHEDULER } from './send-worker.ts';
-import { runCampaignScheduler, TASK_CAMPAIGN_SCHEDULER } from './campaign-worker.ts';
-import { runDigestWorker, TASK_QUIET_HOURS_DIGEST } from './digest-worker.ts';
+import { sendTypeCategories } from '../platform/apps.ts';
+import { runSendScheduler, SendWakeup, TASK_SEND_SCHEDULER } from '../platform/send-worker.ts';
+import { runCampaignScheduler, TASK_CAMPAIGN_SCHEDULER } from '../platform/campaign-worker.ts';
+import { runDigestWorker, TASK_QUIET_HOURS_DIGEST } from '../platform/digest-worker.ts';
+import { sleep } from '../util/async.ts';
 
 export const TASK_DELIVERY_LOG_SWEEP = 'delivery_log_sweep';
 /** Entries one sweep call removes; the sweep repeats until a call removes fewer. */

@@ -4,15 +4,16 @@
  * both ends run. Run one gateway process per store: two would watch the same relays (their
  * deliveries are deduplicated by queue id and outcome record, but the relay traffic doubles).
  */
-import type { RoleContext } from '../../roles/roles.ts';
-import { offThreadVerifier } from '../../nostr/crypto-worker-pool.ts';
-import { LeasedInlet, runQueueWorker } from '../../roles/queue-worker.ts';
-import { gatewaySettings } from './config.ts';
-import { createCallbackPoster, type CallbackPoster } from './callback-post.ts';
-import { CallbackPostThreads } from './callback-post-threads.ts';
-import { nip9aDeliveryHandler } from './delivery.ts';
-import { Nip9aGateway, type Nip9aDelivery } from './gateway.ts';
-import { gatewayMetrics } from './metrics.ts';
+import type { RoleContext } from './roles.ts';
+import { offThreadVerifier } from '../nostr/crypto-worker-pool.ts';
+import { runQueueWorker } from './queue-worker.ts';
+import { gatewaySettings } from '../nip9a/gateway/config.ts';
+import { createCallbackPoster, type CallbackPoster } from '../nip9a/gateway/callback-post.ts';
+import { CallbackPostThreads } from '../nip9a/gateway/callback-post-threads.ts';
+import { nip9aDeliveryHandler } from '../nip9a/gateway/delivery.ts';
+import { Nip9aGateway, type Nip9aDelivery } from '../nip9a/gateway/gateway.ts';
+import { gatewayMetrics } from '../nip9a/gateway/metrics.ts';
+import { LeasedInlet } from '../store/queue-work.ts';
 
 /** Supervisor task names (health flags). */
 export const TASK_NIP9A_DELIVERY = 'nip9a_delivery';

@@ -5,21 +5,21 @@
  */
 import { test, describe, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { openSqliteStore } from '../store/sqlite/index.ts';
-import type { DeviceRegistration, LeasedItem, StorePort } from '../store/port.ts';
-import { ManualClock } from '../util/clock.ts';
-import { createLogger } from '../observability/logger.ts';
-import { Metrics } from '../observability/metrics.ts';
-import { RecordingTransport } from '../../test/support/recording-transport.ts';
-import type { OutboundNotification } from './deliver.ts';
-import { handleOutbound, type OutboundHandlerDeps } from './outbound.ts';
-import { buildSocialPayload } from '../engine/payload.ts';
-import { notificationCopy } from '../engine/copy.ts';
-import { SHIPPED_COPYWRITER } from '../engine/templates/compile.ts';
-import { storeDeliveryLog } from '../platform/delivery-log.ts';
-import { DEFAULT_APP_ID } from '../platform/apps.ts';
-import { THROTTLE_WINDOW_SECS } from './throttle.ts';
-import type { NostrEvent } from '../nostr/event.ts';
+import { openSqliteStore } from '../../src/store/sqlite/index.ts';
+import type { DeviceRegistration, LeasedItem, StorePort } from '../../src/store/port.ts';
+import { ManualClock } from '../../src/util/clock.ts';
+import { createLogger } from '../../src/observability/logger.ts';
+import { Metrics } from '../../src/observability/metrics.ts';
+import { RecordingTransport } from '../support/recording-transport.ts';
+import { handleOutbound, type OutboundHandlerDeps } from '../../src/delivery/outbound.ts';
+import { buildSocialPayload } from '../../src/engine/payload.ts';
+import { notificationCopy } from '../../src/engine/copy.ts';
+import { SHIPPED_COPYWRITER } from '../../src/notification/templates/compile.ts';
+import { storeDeliveryLog } from '../../src/platform/delivery-log.ts';
+import { DEFAULT_APP_ID } from '../../src/platform/apps.ts';
+import type { NostrEvent } from '../../src/nostr/event.ts';
+import type { OutboundNotification } from '../../src/notification/types.ts';
+import { THROTTLE_WINDOW_SECS } from '../../src/notification/types.ts';
 
 const ALICE = 'a1'.repeat(32);
 const SENDER = 'c3'.repeat(32);

@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { frameText, machinePrefix, parseRelayFrame, peekEventFrame } from './frames.ts';
+import { frameText, machinePrefix, parseRelayFrame, peekEventFrame } from './relay-frames.ts';
 
 const ID = 'a'.repeat(64);
 
