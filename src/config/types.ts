@@ -76,6 +76,11 @@ export interface NostrConfig {
   list_cache_ttl_secs: number;
   /** Recipients whose lists are kept in memory at once (per engine process). */
   list_cache_entries: number;
+  /**
+   * Hashtags, words and threads honoured of one kind 10000 mute list, each; the newest (last)
+   * are kept. Muted pubkeys are not bounded by it.
+   */
+  mute_list_max_items: number;
 }
 
 export interface Config {

@@ -1,7 +1,7 @@
 /**
  * A recipient's own Nostr lists, as the mute and "only people I follow" gates read them
- * (issue 16): the public `p` tags of their kind 10000 mute list (NIP-51) and of their kind 3
- * contact list (NIP-02).
+ * (issues 16 and 36): the public items of their kind 10000 mute list (NIP-51: pubkeys, hashtags,
+ * words, threads; `nostr/nip51-mutes.ts`) and the `p` tags of their kind 3 contact list (NIP-02).
  *
  * Both are replaceable events, so the newest verified one wins by NIP-01 rules (higher
  * `created_at`, a tie to the lower id). They are fetched like kind-0 profiles (`profiles.ts`), with
@@ -21,6 +21,7 @@ import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import { isEventRejection, parseEvent, type EventVerifier, type NostrEvent } from '../nostr/event.ts';
 import { CONTACTS, MUTE_LIST, RELAY_LIST } from '../nostr/kinds.ts';
+import { EMPTY_MUTE_LIST, parseMuteList, type BoundedMuteItem, type MuteList } from '../nostr/nip51-mutes.ts';
 import { isHexPubkey } from '../nostr/tags.ts';
 import type { Clock } from '../store/port.ts';
 import { systemClock } from '../util/clock.ts';
@@ -35,8 +36,8 @@ export const MAX_AUTHORS_PER_QUERY = 100;
 const EVENTS_PER_AUTHOR = 6;
 
 export interface SocialLists {
-  /** Pubkeys in the public part of the newest kind 10000. */
-  muted: ReadonlySet<string>;
+  /** The public part of the newest kind 10000 ({@link EMPTY_MUTE_LIST} when none was found). */
+  mutes: MuteList;
   /** Pubkeys of the newest kind 3; null when no contact list was found. */
   follows: ReadonlySet<string> | null;
 }
@@ -56,12 +57,14 @@ export interface SocialListCacheOptions {
   ttlMs: number;
   /** Users remembered at once (`nostr.list_cache_entries`); the oldest are forgotten first. */
   maxEntries: number;
+  /** Hashtags, words and threads kept of each mute list (`nostr.mute_list_max_items`); the newest are kept. */
+  maxMuteItems: number;
   logger: Logger;
   metrics?: Metrics;
   clock?: Clock;
 }
 
-const NO_LISTS: SocialLists = Object.freeze({ muted: new Set<string>(), follows: null });
+const NO_LISTS: SocialLists = Object.freeze({ mutes: EMPTY_MUTE_LIST, follows: null });
 
 /** NIP-01 replaceable order: the higher created_at wins, a tie goes to the lower id. */
 export function isNewerReplaceable(candidate: NostrEvent, current: NostrEvent | undefined): boolean {
@@ -171,10 +174,25 @@ export class SocialListCache {
       const contactList = found.get(CONTACTS);
       this.count(muteList === undefined && contactList === undefined ? 'not_found' : 'found');
       return {
-        muted: muteList === undefined ? new Set<string>() : listedPubkeys(muteList),
+        mutes: muteList === undefined ? EMPTY_MUTE_LIST : this.readMuteList(muteList),
         follows: contactList === undefined ? null : listedPubkeys(contactList),
       };
     });
+  }
+
+  /** The bounded mute list of `event`, counting and logging what the bound left out. */
+  private readMuteList(event: NostrEvent): MuteList {
+    const { list, dropped } = parseMuteList(event, this.options.maxMuteItems);
+    const truncated = (Object.keys(dropped) as BoundedMuteItem[]).filter((item) => dropped[item] > 0);
+    if (truncated.length > 0) {
+      for (const item of truncated) this.options.metrics?.muteListItemsDropped.inc({ item }, dropped[item]);
+      // Once per fetch, so at most once per user and `nostr.list_cache_ttl_secs`.
+      this.options.logger.info(
+        { pubkey: event.pubkey, eventId: event.id, dropped, maxItems: this.options.maxMuteItems },
+        'mute list longer than nostr.mute_list_max_items: its oldest items are not honoured',
+      );
+    }
+    return list;
   }
 
   /** The lists the main relays lacked, from the user's kind 10002 write relays. */
