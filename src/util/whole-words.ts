@@ -6,31 +6,32 @@
  * (spaces, punctuation, `#`, `@`, emoji) separates words. Both sides are compared in NFKC form and
  * lower case, so `Bitcoin`, `BITCOIN` and the full-width `ｂｉｔｃｏｉｎ` are one word.
  *
- * - A muted word that is one word (`bitcoin`) matches a word of the text exactly: it is a set
- *   lookup against the text's words, so a list of a thousand such words costs one pass over the
- *   text. `bitcoin` matches `#Bitcoin!` but not `bitcoiner`.
- * - A muted phrase (`hot take`, `don't`, `c++`) matches where it occurs with no letter or digit
- *   joined to either end that is itself a letter or digit: `c++` matches `I like c++.` and
- *   `hot take` matches `a HOT  TAKE:` (any spacing) but not `shot takeover`.
- * - A muted word in a script written without spaces between words (Han, Hiragana, Katakana,
- *   Thai, Lao, Khmer, Myanmar) matches anywhere in the text: there, word boundaries cannot be
- *   seen in the text, and a whole-word rule would never match.
+ * - A muted word that is one word (`bitcoin`) matches that word of the text: `bitcoin` matches
+ *   `#Bitcoin!` but not `bitcoiner`.
+ * - A muted phrase of several words (`hot take`, `don't`) matches those words in a row in the
+ *   text, whatever separates them: `hot take` matches `a HOT  TAKE:` and `hot-take` but not
+ *   `shot takeover`; `don't` matches `DON'T` and `don’t`.
+ * - A muted entry that begins or ends with something other than a letter or digit (`c++`, `🍆`,
+ *   `#tag`), or is written in a script without spaces between words (Han, Hiragana, Katakana,
+ *   Thai, Lao, Khmer, Myanmar), matches where its exact text occurs; at an end that is a letter
+ *   or digit, not glued to another one (`c++` matches `I like c++.` but not `abc++`). In a
+ *   script without spaces it matches anywhere: word boundaries cannot be seen in such a text,
+ *   and a whole-word rule would never match.
  *
- * Phrases are searched with one compiled regular expression of escaped literals (an alternation
- * with fixed lookarounds, no nested quantifiers), so its cost grows with text × phrases and never
- * backtracks catastrophically.
+ * Why not one regular expression of every entry: a list at the `nostr.mute_list_max_items`
+ * bound compiled into an alternation with Unicode lookarounds took most of a second to build and
+ * hundreds of microseconds per push to run (bench/mute-match). Here words and phrases are set and
+ * map lookups in one pass over the text's words, whatever the list's size, and only the rare
+ * exact-text entries search the text one by one (`indexOf`).
  */
 
 const WORD_RUNS = /[\p{L}\p{M}\p{N}]+/gu;
-const WHOLE_WORD = /^[\p{L}\p{M}\p{N}]+$/u;
+const IS_WORD_CHAR = /^[\p{L}\p{M}\p{N}]$/u;
+const STARTS_AND_ENDS_WITH_WORD_CHAR = /^[\p{L}\p{M}\p{N}](?:.*[\p{L}\p{M}\p{N}])?$/su;
 const STARTS_WITH_WORD_CHAR = /^[\p{L}\p{M}\p{N}]/u;
 const ENDS_WITH_WORD_CHAR = /[\p{L}\p{M}\p{N}]$/u;
 const UNSPACED_SCRIPT =
   /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}]/u;
-/** The characters a regular expression in `u` mode lets (and needs) a backslash before. */
-const REGEX_SYNTAX = /[\\^$.*+?()[\]{}|/]/g;
-const NOT_JOINED_BEFORE = '(?<![\\p{L}\\p{M}\\p{N}])';
-const NOT_JOINED_AFTER = '(?![\\p{L}\\p{M}\\p{N}])';
 
 /** NFKC and lower case: the form both muted words and texts are compared in. */
 export function foldText(text: string): string {
@@ -43,7 +44,7 @@ export function foldText(text: string): string {
  */
 export class MatchableText {
   private folded: string | null = null;
-  private words: Set<string> | null = null;
+  private words: readonly string[] | null = null;
 
   constructor(private readonly raw: string) {}
 
@@ -53,56 +54,107 @@ export class MatchableText {
     return this.folded;
   }
 
-  /** The distinct words of the text, folded. */
-  get wordSet(): ReadonlySet<string> {
-    this.words ??= new Set(this.foldedText.match(WORD_RUNS) ?? []);
+  /** The words of the text, folded, in order. */
+  get wordList(): readonly string[] {
+    this.words ??= this.foldedText.match(WORD_RUNS) ?? [];
     return this.words;
   }
+}
+
+/** An entry matched by its exact text: where it must not be glued to a letter or digit. */
+interface ExactEntry {
+  text: string;
+  boundaryBefore: boolean;
+  boundaryAfter: boolean;
 }
 
 /** A list of muted words, compiled for matching (see the module comment for the rules). */
 export class WholeWordMatcher {
   private readonly singleWords = new Set<string>();
-  private readonly phrases: RegExp | null;
-  /** Distinct muted words kept, folded. */
+  /** Phrases of several words, by their first word: the words after it. */
+  private readonly phrasesByFirstWord = new Map<string, string[][]>();
+  private readonly exact: ExactEntry[] = [];
+  /** Distinct muted entries kept, folded. */
   readonly size: number;
 
   /** `words` as written in the list; blank entries are ignored, duplicates (after folding) kept once. */
   constructor(words: Iterable<string>) {
-    const patterns = new Set<string>();
     const distinct = new Set<string>();
     for (const word of words) {
       const folded = foldText(word).trim();
       if (folded === '' || distinct.has(folded)) continue;
       distinct.add(folded);
-      if (!UNSPACED_SCRIPT.test(folded) && WHOLE_WORD.test(folded)) this.singleWords.add(folded);
-      else patterns.add(phrasePattern(folded));
+      this.add(folded);
     }
     this.size = distinct.size;
-    this.phrases = patterns.size === 0 ? null : new RegExp([...patterns].join('|'), 'u');
   }
 
-  /** Whether any muted word occurs in `text`. */
+  /** Whether any muted entry occurs in `text`. */
   matches(text: MatchableText): boolean {
-    if (this.singleWords.size > 0) {
-      const words = text.wordSet;
-      // Walk the smaller of the two sets.
-      if (words.size <= this.singleWords.size) {
-        for (const word of words) if (this.singleWords.has(word)) return true;
-      } else {
-        for (const word of this.singleWords) if (words.has(word)) return true;
+    return this.matchesWords(text) || this.matchesExact(text);
+  }
+
+  private add(entry: string): void {
+    if (UNSPACED_SCRIPT.test(entry) || !STARTS_AND_ENDS_WITH_WORD_CHAR.test(entry)) {
+      const unspaced = UNSPACED_SCRIPT.test(entry);
+      this.exact.push({
+        text: entry,
+        boundaryBefore: !unspaced && STARTS_WITH_WORD_CHAR.test(entry),
+        boundaryAfter: !unspaced && ENDS_WITH_WORD_CHAR.test(entry),
+      });
+      return;
+    }
+    const [first, ...rest] = entry.match(WORD_RUNS) ?? [];
+    if (first === undefined) return;
+    if (rest.length === 0) {
+      this.singleWords.add(first);
+      return;
+    }
+    const phrases = this.phrasesByFirstWord.get(first);
+    if (phrases === undefined) this.phrasesByFirstWord.set(first, [rest]);
+    else phrases.push(rest);
+  }
+
+  /** Single words and phrases, in one pass over the text's words (no set of them is built: each is looked up once anyway). */
+  private matchesWords(text: MatchableText): boolean {
+    if (this.singleWords.size === 0 && this.phrasesByFirstWord.size === 0) return false;
+    const words = text.wordList;
+    for (let i = 0; i < words.length; i++) {
+      const word = words[i] as string;
+      if (this.singleWords.has(word)) return true;
+      const phrases = this.phrasesByFirstWord.get(word);
+      if (phrases === undefined) continue;
+      for (const rest of phrases) if (rest.every((next, j) => words[i + 1 + j] === next)) return true;
+    }
+    return false;
+  }
+
+  private matchesExact(text: MatchableText): boolean {
+    if (this.exact.length === 0) return false;
+    const folded = text.foldedText;
+    for (const entry of this.exact) {
+      for (let at = folded.indexOf(entry.text); at !== -1; at = folded.indexOf(entry.text, at + 1)) {
+        const end = at + entry.text.length;
+        if (entry.boundaryBefore && isWordCharAt(folded, codePointStartBefore(folded, at))) continue;
+        if (entry.boundaryAfter && isWordCharAt(folded, end)) continue;
+        return true;
       }
     }
-    return this.phrases !== null && this.phrases.test(text.foldedText);
+    return false;
   }
 }
 
-/** The pattern of one folded phrase: its escaped text, held apart from letters and digits where its own ends are letters or digits. */
-function phrasePattern(phrase: string): string {
-  // Any run of spaces or line breaks in the phrase matches any such run in the text.
-  const escaped = phrase.replace(REGEX_SYNTAX, '\\$&').replace(/\s+/gu, '\\s+');
-  if (UNSPACED_SCRIPT.test(phrase)) return escaped;
-  const before = STARTS_WITH_WORD_CHAR.test(phrase) ? NOT_JOINED_BEFORE : '';
-  const after = ENDS_WITH_WORD_CHAR.test(phrase) ? NOT_JOINED_AFTER : '';
-  return `${before}${escaped}${after}`;
+/** Where the code point ending just before `index` starts (-1 at the start of the text). */
+function codePointStartBefore(text: string, index: number): number {
+  if (index <= 0) return -1;
+  const low = text.charCodeAt(index - 1);
+  const isLowSurrogate = low >= 0xdc00 && low <= 0xdfff;
+  return isLowSurrogate && index >= 2 ? index - 2 : index - 1;
+}
+
+/** Whether the code point starting at `index` is a letter, mark or digit (false outside the text). */
+function isWordCharAt(text: string, index: number): boolean {
+  if (index < 0 || index >= text.length) return false;
+  const codePoint = text.codePointAt(index);
+  return codePoint !== undefined && IS_WORD_CHAR.test(String.fromCodePoint(codePoint));
 }
