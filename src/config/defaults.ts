@@ -34,6 +34,15 @@ export const NIP9A_MAX_CALLBACKS_PER_OWNER = 32;
  */
 export const DEFAULT_MUTE_LIST_MAX_ITEMS = 1_000;
 
+/**
+ * `nostr.list_cache_mute_items`: mute-list items (pubkeys, hashtags, words, threads) the engine's
+ * list cache holds at once, over all its users. An item takes about 100 bytes (a list at
+ * {@link DEFAULT_MUTE_LIST_MAX_ITEMS} of each kind measured 304 KiB), so 2,000,000 is about
+ * 200 MiB: room for the default 50,000 cached users at 40 items each — more than lists in use
+ * hold — while users with maxed lists crowd out others instead of growing the heap.
+ */
+export const DEFAULT_LIST_CACHE_MUTE_ITEMS = 2_000_000;
+
 /** ntfy's default `cache-duration`. */
 export const DEFAULT_NTFY_CACHE_DURATION = '12h';
 /** The UnifiedPush (AND_3) and RFC 8030 message size: 4096 bytes must always be accepted. */
@@ -135,6 +144,7 @@ export function defaultConfig(): Config {
       // ~50,000 × a few hundred bytes of sets: tens of MiB at most, for the recipients active now.
       list_cache_entries: 50_000,
       mute_list_max_items: DEFAULT_MUTE_LIST_MAX_ITEMS,
+      list_cache_mute_items: DEFAULT_LIST_CACHE_MUTE_ITEMS,
     },
     store: { url: '' },
     // Empty key_layout follows the URL (cluster URL → cluster layout), so a divine Redis stays a

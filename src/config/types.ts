@@ -81,6 +81,11 @@ export interface NostrConfig {
    * are kept. Muted pubkeys are not bounded by it.
    */
   mute_list_max_items: number;
+  /**
+   * Mute-list items (pubkeys, hashtags, words, threads) held in the list cache at once, over all
+   * its users (per engine process); the oldest users are forgotten first to make room.
+   */
+  list_cache_mute_items: number;
 }
 
 export interface Config {

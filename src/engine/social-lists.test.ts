@@ -41,6 +41,7 @@ describe('SocialListCache against real relays', () => {
       ttlMs: 60_000,
       maxEntries: 100,
       maxMuteItems: 1000,
+      maxCachedMuteItems: 1_000_000,
       logger: createLogger({ level: 'silent' }),
       clock,
       ...overrides,
@@ -95,6 +96,35 @@ describe('SocialListCache against real relays', () => {
     assert.equal(mutes.words.matches(new MatchableText('old words')), false, 'the older word was left out');
     const dropped = await metrics.registry.getSingleMetricAsString('push_mute_list_items_dropped_total');
     for (const item of ['hashtag', 'word', 'thread']) assert.match(dropped, new RegExp(`item="${item}"} 1$`, 'm'));
+  });
+
+  test('the cache holds at most its mute-item budget over all users, forgetting the oldest users first', async () => {
+    const words = (n: number, prefix: string) => Array.from({ length: n }, (_, i) => ['word', `${prefix}${i}`]);
+    const [first, second, third, huge] = [user(), user(), user(), user()];
+    await publish(main.url, sign(first.secret, MUTE_LIST, [...pTags(bob.pubkey), ...words(3, 'a')], 1000));
+    await publish(main.url, sign(second.secret, MUTE_LIST, words(4, 'b'), 1000));
+    await publish(main.url, sign(third.secret, MUTE_LIST, words(3, 'c'), 1000));
+    const tenMuted = Array.from({ length: 10 }, () => user().pubkey);
+    await publish(main.url, sign(huge.secret, MUTE_LIST, pTags(...tenMuted), 1000));
+    const metrics = new Metrics();
+    const lists = cache({ maxCachedMuteItems: 9, metrics });
+    await lists.lists(first.pubkey);
+    await lists.lists(second.pubkey);
+    assert.equal(lists.muteItems, 8, 'a pubkey and three words, four words');
+    await lists.lists(third.pubkey);
+    assert.equal(lists.size, 2, 'the first user made room');
+    assert.equal(lists.muteItems, 7);
+    assert.match(await metrics.registry.getSingleMetricAsString('push_social_list_cache_mute_items'), / 7$/m);
+    const before = queries;
+    await lists.lists(second.pubkey);
+    assert.equal(queries, before, 'the second user is still cached');
+    await lists.lists(first.pubkey);
+    assert.equal(queries - before, 1, 'the first user is asked for again');
+    const hugeLists = await lists.lists(huge.pubkey);
+    assert.equal(hugeLists.mutes.pubkeys.size, 10, 'a list over the whole budget is still honoured');
+    await lists.lists(huge.pubkey);
+    assert.equal(queries - before, 3, 'but never cached: asked for each time');
+    assert.equal(lists.size, 2, 'and the cache was not emptied for it');
   });
 
   test('lists the main relays lack are fetched from the kind 10002 write relays', async () => {

@@ -11,7 +11,10 @@
  * one per recipient. When a list is missing there and the user's kind 10002 (NIP-65) names write
  * relays — where their own events live — those are asked for the missing lists. Results, misses included, are kept in a bounded
  * in-memory cache for `nostr.list_cache_ttl_secs`, oldest dropped first, so a busy recipient costs
- * one query per TTL, and concurrent lookups of one user share one query.
+ * one query per TTL, and concurrent lookups of one user share one query. The cache is bounded in
+ * users (`nostr.list_cache_entries`) and in mute-list items over all of them
+ * (`nostr.list_cache_mute_items`): a maxed mute list weighs about 300 KiB, so a bound in users
+ * alone would let a few thousand such lists take gigabytes.
  *
  * A lookup never rejects: relays that fail or time out contribute nothing. A missing mute list
  * mutes nobody; a missing contact list is `null`, which the gate reads as "cannot tell" and lets
@@ -59,6 +62,13 @@ export interface SocialListCacheOptions {
   maxEntries: number;
   /** Hashtags, words and threads kept of each mute list (`nostr.mute_list_max_items`); the newest are kept. */
   maxMuteItems: number;
+  /**
+   * Mute-list items (pubkeys, hashtags, words, threads) held in the cache at once, over all its
+   * users (`nostr.list_cache_mute_items`): the oldest users are forgotten first to make room, so
+   * memory stays bounded however long the lists of the users cached are. Must be able to hold
+   * one list at `maxMuteItems` (config validation checks it); a longer list is not cached.
+   */
+  maxCachedMuteItems: number;
   logger: Logger;
   metrics?: Metrics;
   clock?: Clock;
@@ -101,7 +111,9 @@ export function socialListQueryCap(): number {
 }
 
 export class SocialListCache {
-  private readonly entries = new Map<string, { lists: SocialLists; expiresAtMs: number }>();
+  private readonly entries = new Map<string, { lists: SocialLists; expiresAtMs: number; muteItems: number }>();
+  /** The sum of `muteItems` over `entries`. */
+  private cachedMuteItems = 0;
   private readonly inFlight = new Map<string, Promise<SocialLists>>();
   private readonly clock: Clock;
   private readonly batcher: TurnBatcher<string, SocialLists>;
@@ -120,7 +132,7 @@ export class SocialListCache {
         this.count('cache_hit');
         return Promise.resolve(cached.lists);
       }
-      this.entries.delete(pubkey);
+      this.drop(pubkey);
     }
     const pending = this.inFlight.get(pubkey);
     if (pending !== undefined) return pending;
@@ -142,21 +154,45 @@ export class SocialListCache {
 
   /** Forget a user's lists (tests, and a future live update). */
   forget(pubkey: string): void {
-    this.entries.delete(pubkey);
+    this.drop(pubkey);
   }
 
   get size(): number {
     return this.entries.size;
   }
 
+  /** Mute-list items held now, over every cached user. */
+  get muteItems(): number {
+    return this.cachedMuteItems;
+  }
+
   private remember(pubkey: string, lists: SocialLists): void {
-    while (this.entries.size >= this.options.maxEntries) {
+    const { pubkeys, hashtags, words, threads } = lists.mutes;
+    const muteItems = pubkeys.size + hashtags.size + words.size + threads.size;
+    // Only a list of more muted pubkeys than the whole budget (they are not bounded per list):
+    // asked for again each time rather than emptying the cache for it.
+    if (muteItems > this.options.maxCachedMuteItems) return;
+    this.drop(pubkey);
+    while (
+      this.entries.size >= this.options.maxEntries ||
+      (this.entries.size > 0 && this.cachedMuteItems + muteItems > this.options.maxCachedMuteItems)
+    ) {
       // Maps iterate in insertion order: the first key is the one remembered longest ago.
       const oldest = this.entries.keys().next().value;
       if (oldest === undefined) break;
-      this.entries.delete(oldest);
+      this.drop(oldest);
     }
-    this.entries.set(pubkey, { lists, expiresAtMs: this.clock.nowMs() + this.options.ttlMs });
+    this.entries.set(pubkey, { lists, expiresAtMs: this.clock.nowMs() + this.options.ttlMs, muteItems });
+    this.cachedMuteItems += muteItems;
+    this.options.metrics?.socialListCacheMuteItems.set(this.cachedMuteItems);
+  }
+
+  private drop(pubkey: string): void {
+    const entry = this.entries.get(pubkey);
+    if (entry === undefined) return;
+    this.entries.delete(pubkey);
+    this.cachedMuteItems -= entry.muteItems;
+    this.options.metrics?.socialListCacheMuteItems.set(this.cachedMuteItems);
   }
 
   private count(outcome: 'cache_hit' | 'found' | 'not_found' | 'outbox' | 'error'): void {

@@ -148,6 +148,11 @@ export class Metrics {
     labelNames: ['item'] as const,
     registers: [this.registry],
   });
+  readonly socialListCacheMuteItems = new Gauge({
+    name: 'push_social_list_cache_mute_items',
+    help: 'Mute-list items (pubkeys, hashtags, words, threads) held in the engine list cache, bounded by nostr.list_cache_mute_items',
+    registers: [this.registry],
+  });
   readonly mutesMatched = new Counter({
     name: 'push_mutes_matched_total',
     help: 'Recipients a push was withheld from by their mutes, by what matched (pubkey, hashtag, word, thread)',

@@ -223,6 +223,7 @@ describe('optional event kinds through the content path', () => {
       ttlMs: 60_000,
       maxEntries: 10,
       maxMuteItems: 10,
+      maxCachedMuteItems: 100,
       logger: createLogger({ level: 'silent' }),
       clock,
     });
