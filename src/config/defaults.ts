@@ -26,6 +26,23 @@ export const NIP9A_RECEIPT_TTL_SECS = 7 * 86_400;
 /** Callback URLs per user: one per relay they use, with room for several apps; bounds what a user can make us store. */
 export const NIP9A_MAX_CALLBACKS_PER_OWNER = 32;
 
+/**
+ * `nostr.mute_list_max_items`: hashtags, words and threads honoured of one user's mute list,
+ * each. Mute lists in use hold a few dozen; a thousand is far beyond a person's curation and
+ * bounds an outlier: its memory in the list cache (tens of KiB, times
+ * `nostr.list_cache_entries` recipients) and the phrase matching each of their pushes costs.
+ */
+export const DEFAULT_MUTE_LIST_MAX_ITEMS = 1_000;
+
+/**
+ * `nostr.list_cache_mute_items`: mute-list items (pubkeys, hashtags, words, threads) the engine's
+ * list cache holds at once, over all its users. An item takes about 100 bytes (a list at
+ * {@link DEFAULT_MUTE_LIST_MAX_ITEMS} of each kind measured 304 KiB), so 2,000,000 is about
+ * 200 MiB: room for the default 50,000 cached users at 40 items each — more than lists in use
+ * hold — while users with maxed lists crowd out others instead of growing the heap.
+ */
+export const DEFAULT_LIST_CACHE_MUTE_ITEMS = 2_000_000;
+
 /** ntfy's default `cache-duration`. */
 export const DEFAULT_NTFY_CACHE_DURATION = '12h';
 /** The UnifiedPush (AND_3) and RFC 8030 message size: 4096 bytes must always be accepted. */
@@ -126,6 +143,8 @@ export function defaultConfig(): Config {
       list_cache_ttl_secs: 300,
       // ~50,000 × a few hundred bytes of sets: tens of MiB at most, for the recipients active now.
       list_cache_entries: 50_000,
+      mute_list_max_items: DEFAULT_MUTE_LIST_MAX_ITEMS,
+      list_cache_mute_items: DEFAULT_LIST_CACHE_MUTE_ITEMS,
     },
     store: { url: '' },
     // Empty key_layout follows the URL (cluster URL → cluster layout), so a divine Redis stays a

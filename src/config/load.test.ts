@@ -235,6 +235,16 @@ describe('config validation', () => {
     assert.ok(problemsOf({ NOSTR_PUSH__SERVICE__COALESCE_FLUSH_TIMEOUT_SECS: '200' }).some((p) => p.includes('twice')));
   });
 
+  test('mute list bounds: whole numbers, and the cache budget holds one list at the per-list bound', () => {
+    assert.deepEqual(problemsOf({ NOSTR_PUSH__NOSTR__MUTE_LIST_MAX_ITEMS: '0' }), [
+      'nostr.mute_list_max_items must be a whole number, 1 or more',
+    ]);
+    assert.deepEqual(problemsOf({ NOSTR_PUSH__NOSTR__MUTE_LIST_MAX_ITEMS: '100', NOSTR_PUSH__NOSTR__LIST_CACHE_MUTE_ITEMS: '300' }), []);
+    assert.deepEqual(problemsOf({ NOSTR_PUSH__NOSTR__MUTE_LIST_MAX_ITEMS: '100', NOSTR_PUSH__NOSTR__LIST_CACHE_MUTE_ITEMS: '299' }), [
+      'nostr.list_cache_mute_items must be a whole number, at least 3 × nostr.mute_list_max_items',
+    ]);
+  });
+
   test('the protocol stacks: builtin by default, the standard fallbacks by name, anything else refused', () => {
     assert.deepEqual(problemsOf({ NOSTR_PUSH__DELIVERY__HTTP2_CLIENT: 'node', NOSTR_PUSH__NTFY__WEBSOCKET: 'ws' }), []);
     assert.deepEqual(problemsOf({ NOSTR_PUSH__DELIVERY__HTTP2_CLIENT: 'undici', NOSTR_PUSH__NTFY__WEBSOCKET: 'uws' }), [

@@ -76,6 +76,16 @@ export interface NostrConfig {
   list_cache_ttl_secs: number;
   /** Recipients whose lists are kept in memory at once (per engine process). */
   list_cache_entries: number;
+  /**
+   * Hashtags, words and threads honoured of one kind 10000 mute list, each; the newest (last)
+   * are kept. Muted pubkeys are not bounded by it.
+   */
+  mute_list_max_items: number;
+  /**
+   * Mute-list items (pubkeys, hashtags, words, threads) held in the list cache at once, over all
+   * its users (per engine process); the oldest users are forgotten first to make room.
+   */
+  list_cache_mute_items: number;
 }
 
 export interface Config {

@@ -194,6 +194,11 @@ export function validateConfig(config: Config, explicitKeys: ReadonlySet<string>
     problems.push('nostr.list_cache_ttl_secs must be a whole number of seconds, 0 or more');
   if (!Number.isInteger(config.nostr.list_cache_entries) || config.nostr.list_cache_entries < 1)
     problems.push('nostr.list_cache_entries must be a whole number, 1 or more');
+  if (!Number.isInteger(config.nostr.mute_list_max_items) || config.nostr.mute_list_max_items < 1)
+    problems.push('nostr.mute_list_max_items must be a whole number, 1 or more');
+  // One list at the per-list bound (hashtags, words and threads each) must fit, or such a user is fetched for every push.
+  if (!Number.isInteger(config.nostr.list_cache_mute_items) || config.nostr.list_cache_mute_items < 3 * config.nostr.mute_list_max_items)
+    problems.push('nostr.list_cache_mute_items must be a whole number, at least 3 × nostr.mute_list_max_items');
   const webpush = config.webpush;
   if (webpush.ttl_secs < 0 || !Number.isInteger(webpush.ttl_secs))
     problems.push('webpush.ttl_secs must be a whole number of seconds, 0 or more');

@@ -16,6 +16,7 @@ import type { OutboundQueue } from './outbound-queue.ts';
 import { bellDelivery, bellRateLimited, watchesAuthor } from './bells/rules.ts';
 import type { SocialFilters } from '../store/port-social-filters.ts';
 import { checkSocialGate } from './social-gate.ts';
+import { MuteSubject, type MuteReason } from './mute-match.ts';
 import type { SocialListCache } from './social-lists.ts';
 import { countedPerRecipient, routedInboxEntries } from './inbox/count.ts';
 import type { NotificationType, OutboundNotification } from '../notification/types.ts';
@@ -75,6 +76,12 @@ export type GateOutcome =
   | 'buffered'
   | 'queued';
 
+/** A gate's refusal: the outcome, and for a mute what matched (logged and counted). */
+interface GateStop {
+  outcome: GateOutcome;
+  mutedBy?: MuteReason;
+}
+
 export interface ContentDeps {
   store: StorePort;
   profiles: ProfileResolver;
@@ -121,6 +128,11 @@ export interface ContentPlan {
   recipients: ContentRecipient[];
   copy: CopySource;
   senderPubkey?: string;
+  /**
+   * The sender's own words, where muted words are looked for, when they are not the event's
+   * content (a zap's comment is the content of its zap request); absent, `ownText(event)`.
+   */
+  senderText?: string;
 }
 
 /** Whether `type` is enabled by a user's preference categories (or the defaults when they set none). */
@@ -155,30 +167,31 @@ async function gateBeforeClaim(
   video: VideoTarget | null,
   filters: SocialFilters | null,
   sender: string,
-): Promise<GateOutcome | null> {
+  subject: MuteSubject,
+): Promise<GateStop | null> {
   const { store } = deps;
-  if (deps.allowedPubkeys.size > 0 && !deps.allowedPubkeys.has(recipient.pubkey)) return 'not_allowlisted';
-  if (state.devices.length === 0) return 'no_tokens';
+  if (deps.allowedPubkeys.size > 0 && !deps.allowedPubkeys.has(recipient.pubkey)) return { outcome: 'not_allowlisted' };
+  if (state.devices.length === 0) return { outcome: 'no_tokens' };
   if (!typeEnabledBy(state.preferenceKinds, deps.defaultPreferenceKinds, recipient.type)) {
-    if (!(await bellFallbackApplies(deps, event, recipient, state))) return 'preference_disabled';
+    if (!(await bellFallbackApplies(deps, event, recipient, state))) return { outcome: 'preference_disabled' };
     // The bell fallback (reference §4.5 step 3): from here on the recipient is a bell, with the
     // bell's coordinate record, rate limit, copy and payload type.
     recipient.type = 'newPost';
   }
   if (deps.social) {
-    const stopped = await checkSocialGate(deps.social.lists, filters, recipient.pubkey, sender, recipient.type);
+    const stopped = await checkSocialGate(deps.social.lists, filters, recipient.pubkey, sender, recipient.type, subject);
     if (stopped) return stopped;
   }
   if (video) {
-    if (video.dTag === '') return 'video_without_d';
+    if (video.dTag === '') return { outcome: 'video_without_d' };
     if (await store.hasVideoRecord({ type: recipient.type, owner: video.owner, dTag: video.dTag, recipient: recipient.pubkey }))
-      return 'already_notified';
+      return { outcome: 'already_notified' };
     if (
       recipient.type === 'newPost' &&
       deps.bells &&
       (await bellRateLimited(store, video, recipient.pubkey, deps.bells.videoRecordTtlSecs, deps.logger))
     )
-      return 'rate_limited';
+      return { outcome: 'rate_limited' };
   }
   return null;
 }
@@ -236,13 +249,16 @@ export async function handleContentEvent(
   const sender = plan?.senderPubkey ?? event.pubkey;
   const video: VideoTarget | null = event.kind === VIDEO ? { owner: event.pubkey, dTag: dTag(event) } : null;
   if (video?.dTag === '') deps.logger.warn({ eventId: event.id }, 'video without a d tag: treated as already notified');
-  const record = (recipient: ContentRecipient, outcome: GateOutcome): void => {
+  // Prepared once, on first use, for every recipient whose mutes look at what the event is about.
+  const subject = new MuteSubject(event, plan?.senderText);
+  const record = (recipient: ContentRecipient, outcome: GateOutcome, mutedBy?: MuteReason): void => {
     outcomes.set(recipient.pubkey, outcome);
     if (outcome === 'muted' || outcome === 'not_followed')
       deps.logger.info(
-        { eventId: event.id, recipient: recipient.pubkey, sender: event.pubkey, outcome },
+        { eventId: event.id, recipient: recipient.pubkey, sender: event.pubkey, outcome, ...(mutedBy ? { mutedBy } : {}) },
         "push withheld by the recipient's own lists",
       );
+    if (mutedBy) deps.metrics.mutesMatched.inc({ reason: mutedBy });
     deps.metrics.contentRecipients.inc({ type: recipient.type, outcome });
   };
 
@@ -262,8 +278,8 @@ export async function handleContentEvent(
   for (const [i, recipient] of recipients.entries()) {
     try {
       const state = states[i] ?? { devices: [], preferenceKinds: null };
-      const stopped = await gateBeforeClaim(deps, event, recipient, state, video, filters[i] ?? null, sender);
-      if (stopped) record(recipient, stopped);
+      const stopped = await gateBeforeClaim(deps, event, recipient, state, video, filters[i] ?? null, sender, subject);
+      if (stopped) record(recipient, stopped.outcome, stopped.mutedBy);
       else if (deps.coalesce && isCoalescedType(recipient.type))
         record(recipient, await deliverCoalescible(deps, event, recipient, state.devices, copy, video, sender));
       else claimTogether.push({ recipient, devices: state.devices });

@@ -1,7 +1,7 @@
 /**
  * A recipient's own Nostr lists, as the mute and "only people I follow" gates read them
- * (issue 16): the public `p` tags of their kind 10000 mute list (NIP-51) and of their kind 3
- * contact list (NIP-02).
+ * (issues 16 and 36): the public items of their kind 10000 mute list (NIP-51: pubkeys, hashtags,
+ * words, threads; `nostr/nip51-mutes.ts`) and the `p` tags of their kind 3 contact list (NIP-02).
  *
  * Both are replaceable events, so the newest verified one wins by NIP-01 rules (higher
  * `created_at`, a tie to the lower id). They are fetched like kind-0 profiles (`profiles.ts`), with
@@ -11,7 +11,10 @@
  * one per recipient. When a list is missing there and the user's kind 10002 (NIP-65) names write
  * relays — where their own events live — those are asked for the missing lists. Results, misses included, are kept in a bounded
  * in-memory cache for `nostr.list_cache_ttl_secs`, oldest dropped first, so a busy recipient costs
- * one query per TTL, and concurrent lookups of one user share one query.
+ * one query per TTL, and concurrent lookups of one user share one query. The cache is bounded in
+ * users (`nostr.list_cache_entries`) and in mute-list items over all of them
+ * (`nostr.list_cache_mute_items`): a maxed mute list weighs about 300 KiB, so a bound in users
+ * alone would let a few thousand such lists take gigabytes.
  *
  * A lookup never rejects: relays that fail or time out contribute nothing. A missing mute list
  * mutes nobody; a missing contact list is `null`, which the gate reads as "cannot tell" and lets
@@ -21,6 +24,7 @@ import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import { isEventRejection, parseEvent, type EventVerifier, type NostrEvent } from '../nostr/event.ts';
 import { CONTACTS, MUTE_LIST, RELAY_LIST } from '../nostr/kinds.ts';
+import { EMPTY_MUTE_LIST, parseMuteList, type BoundedMuteItem, type MuteList } from '../nostr/nip51-mutes.ts';
 import { isHexPubkey } from '../nostr/tags.ts';
 import type { Clock } from '../store/port.ts';
 import { systemClock } from '../util/clock.ts';
@@ -35,8 +39,8 @@ export const MAX_AUTHORS_PER_QUERY = 100;
 const EVENTS_PER_AUTHOR = 6;
 
 export interface SocialLists {
-  /** Pubkeys in the public part of the newest kind 10000. */
-  muted: ReadonlySet<string>;
+  /** The public part of the newest kind 10000 ({@link EMPTY_MUTE_LIST} when none was found). */
+  mutes: MuteList;
   /** Pubkeys of the newest kind 3; null when no contact list was found. */
   follows: ReadonlySet<string> | null;
 }
@@ -56,12 +60,21 @@ export interface SocialListCacheOptions {
   ttlMs: number;
   /** Users remembered at once (`nostr.list_cache_entries`); the oldest are forgotten first. */
   maxEntries: number;
+  /** Hashtags, words and threads kept of each mute list (`nostr.mute_list_max_items`); the newest are kept. */
+  maxMuteItems: number;
+  /**
+   * Mute-list items (pubkeys, hashtags, words, threads) held in the cache at once, over all its
+   * users (`nostr.list_cache_mute_items`): the oldest users are forgotten first to make room, so
+   * memory stays bounded however long the lists of the users cached are. Must be able to hold
+   * one list at `maxMuteItems` (config validation checks it); a longer list is not cached.
+   */
+  maxCachedMuteItems: number;
   logger: Logger;
   metrics?: Metrics;
   clock?: Clock;
 }
 
-const NO_LISTS: SocialLists = Object.freeze({ muted: new Set<string>(), follows: null });
+const NO_LISTS: SocialLists = Object.freeze({ mutes: EMPTY_MUTE_LIST, follows: null });
 
 /** NIP-01 replaceable order: the higher created_at wins, a tie goes to the lower id. */
 export function isNewerReplaceable(candidate: NostrEvent, current: NostrEvent | undefined): boolean {
@@ -98,7 +111,9 @@ export function socialListQueryCap(): number {
 }
 
 export class SocialListCache {
-  private readonly entries = new Map<string, { lists: SocialLists; expiresAtMs: number }>();
+  private readonly entries = new Map<string, { lists: SocialLists; expiresAtMs: number; muteItems: number }>();
+  /** The sum of `muteItems` over `entries`. */
+  private cachedMuteItems = 0;
   private readonly inFlight = new Map<string, Promise<SocialLists>>();
   private readonly clock: Clock;
   private readonly batcher: TurnBatcher<string, SocialLists>;
@@ -117,7 +132,7 @@ export class SocialListCache {
         this.count('cache_hit');
         return Promise.resolve(cached.lists);
       }
-      this.entries.delete(pubkey);
+      this.drop(pubkey);
     }
     const pending = this.inFlight.get(pubkey);
     if (pending !== undefined) return pending;
@@ -139,21 +154,45 @@ export class SocialListCache {
 
   /** Forget a user's lists (tests, and a future live update). */
   forget(pubkey: string): void {
-    this.entries.delete(pubkey);
+    this.drop(pubkey);
   }
 
   get size(): number {
     return this.entries.size;
   }
 
+  /** Mute-list items held now, over every cached user. */
+  get muteItems(): number {
+    return this.cachedMuteItems;
+  }
+
   private remember(pubkey: string, lists: SocialLists): void {
-    while (this.entries.size >= this.options.maxEntries) {
+    const { pubkeys, hashtags, words, threads } = lists.mutes;
+    const muteItems = pubkeys.size + hashtags.size + words.size + threads.size;
+    // Only a list of more muted pubkeys than the whole budget (they are not bounded per list):
+    // asked for again each time rather than emptying the cache for it.
+    if (muteItems > this.options.maxCachedMuteItems) return;
+    this.drop(pubkey);
+    while (
+      this.entries.size >= this.options.maxEntries ||
+      (this.entries.size > 0 && this.cachedMuteItems + muteItems > this.options.maxCachedMuteItems)
+    ) {
       // Maps iterate in insertion order: the first key is the one remembered longest ago.
       const oldest = this.entries.keys().next().value;
       if (oldest === undefined) break;
-      this.entries.delete(oldest);
+      this.drop(oldest);
     }
-    this.entries.set(pubkey, { lists, expiresAtMs: this.clock.nowMs() + this.options.ttlMs });
+    this.entries.set(pubkey, { lists, expiresAtMs: this.clock.nowMs() + this.options.ttlMs, muteItems });
+    this.cachedMuteItems += muteItems;
+    this.options.metrics?.socialListCacheMuteItems.set(this.cachedMuteItems);
+  }
+
+  private drop(pubkey: string): void {
+    const entry = this.entries.get(pubkey);
+    if (entry === undefined) return;
+    this.entries.delete(pubkey);
+    this.cachedMuteItems -= entry.muteItems;
+    this.options.metrics?.socialListCacheMuteItems.set(this.cachedMuteItems);
   }
 
   private count(outcome: 'cache_hit' | 'found' | 'not_found' | 'outbox' | 'error'): void {
@@ -171,10 +210,25 @@ export class SocialListCache {
       const contactList = found.get(CONTACTS);
       this.count(muteList === undefined && contactList === undefined ? 'not_found' : 'found');
       return {
-        muted: muteList === undefined ? new Set<string>() : listedPubkeys(muteList),
+        mutes: muteList === undefined ? EMPTY_MUTE_LIST : this.readMuteList(muteList),
         follows: contactList === undefined ? null : listedPubkeys(contactList),
       };
     });
+  }
+
+  /** The bounded mute list of `event`, counting and logging what the bound left out. */
+  private readMuteList(event: NostrEvent): MuteList {
+    const { list, dropped } = parseMuteList(event, this.options.maxMuteItems);
+    const truncated = (Object.keys(dropped) as BoundedMuteItem[]).filter((item) => dropped[item] > 0);
+    if (truncated.length > 0) {
+      for (const item of truncated) this.options.metrics?.muteListItemsDropped.inc({ item }, dropped[item]);
+      // Once per fetch, so at most once per user and `nostr.list_cache_ttl_secs`.
+      this.options.logger.info(
+        { pubkey: event.pubkey, eventId: event.id, dropped, maxItems: this.options.maxMuteItems },
+        'mute list longer than nostr.mute_list_max_items: its oldest items are not honoured',
+      );
+    }
+    return list;
   }
 
   /** The lists the main relays lacked, from the user's kind 10002 write relays. */

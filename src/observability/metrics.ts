@@ -142,6 +142,23 @@ export class Metrics {
     labelNames: ['outcome'] as const,
     registers: [this.registry],
   });
+  readonly muteListItemsDropped = new Counter({
+    name: 'push_mute_list_items_dropped_total',
+    help: 'Hashtags, words and threads of fetched mute lists left out by nostr.mute_list_max_items (the oldest of each list), by item',
+    labelNames: ['item'] as const,
+    registers: [this.registry],
+  });
+  readonly socialListCacheMuteItems = new Gauge({
+    name: 'push_social_list_cache_mute_items',
+    help: 'Mute-list items (pubkeys, hashtags, words, threads) held in the engine list cache, bounded by nostr.list_cache_mute_items',
+    registers: [this.registry],
+  });
+  readonly mutesMatched = new Counter({
+    name: 'push_mutes_matched_total',
+    help: 'Recipients a push was withheld from by their mutes, by what matched (pubkey, hashtag, word, thread)',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
   readonly profileLookups = new Counter({
     name: 'push_profile_lookups_total',
     help: 'Sender-name profile lookups by outcome (cache_hit, found, not_found, unusable, error)',

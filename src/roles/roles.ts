@@ -223,6 +223,8 @@ function socialListCache(config: Config, verifier: EventVerifier, logger: Logger
     queryTimeoutMs: config.nostr.query_timeout_secs * 1000,
     ttlMs: config.nostr.list_cache_ttl_secs * 1000,
     maxEntries: config.nostr.list_cache_entries,
+    maxMuteItems: config.nostr.mute_list_max_items,
+    maxCachedMuteItems: config.nostr.list_cache_mute_items,
     logger,
     metrics,
   });

@@ -4,6 +4,8 @@
  *
  * - a sender muted in the recipient's kind 10000 (public `p`) or in kind 3083 `mutedPubkeys`
  *   gets no like, repost or comment through, while an unmuted sender's like is pushed;
+ * - a muted word (in a comment's text), hashtag (a comment's `t` tag) and thread (a comment on,
+ *   and a like of, the muted video) each withhold the push, and a comment muting none is pushed;
  * - a coalesced summary of 10 likes of which 3 are from muted actors says "… and 6 others";
  * - `onlyFollowing` lets a sender in the kind 3 contact list through and drops a stranger.
  *
@@ -12,6 +14,7 @@
  */
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -71,7 +74,11 @@ for (const adapter of ['sqlite', 'redis'] as const) {
         15_000,
         `${outcome} withheld`,
       );
-    const videoOf = (owner: TestUser, d: string) => ({ id: d.padEnd(64, '0'), address: `${VIDEO}:${owner.pubkey}:${d}` });
+    // A stand-in video: its id a 64-hex value like a real event id (a mute list's `e` tag names one).
+    const videoOf = (owner: TestUser, d: string) => ({
+      id: createHash('sha256').update(`${owner.pubkey}:${d}`).digest('hex'),
+      address: `${VIDEO}:${owner.pubkey}:${d}`,
+    });
     const likeOn = (liker: TestUser, owner: TestUser, video: { id: string; address: string }) =>
       sign(
         liker,
@@ -166,6 +173,57 @@ for (const adapter of ['sqlite', 'redis'] as const) {
       for (const event of mutedEvents) await withheld(event, erin, 'muted');
       await eventually(() => pushesTo(token, allowed.id)[0], 15_000, "the friend's like");
       for (const event of mutedEvents) assert.equal(pushesTo(token, event.id).length, 0, `nothing for kind ${event.kind}`);
+    });
+
+    test('a muted word, hashtag and thread each withhold the push; an event muting none of them is pushed', async () => {
+      const hana = makeUser();
+      const commenter = makeUser();
+      const token = deviceToken(`hana-${adapter}`);
+      await register(hana, token);
+      const mutedVideo = videoOf(hana, 'muted-thread');
+      const openVideo = videoOf(hana, 'open-thread');
+      await publish(
+        relay.url,
+        sign(hana, MUTE_LIST, [
+          ['word', 'Spoiler'],
+          ['t', 'Politics'],
+          ['e', mutedVideo.id],
+        ]),
+      );
+      const commentOn = (video: { id: string }, content: string, extra: string[][] = []) =>
+        sign(
+          commenter,
+          COMMENT,
+          [['E', video.id], ['K', String(VIDEO)], ['P', hana.pubkey], ['e', video.id], ['k', String(VIDEO)], ['p', hana.pubkey], ...extra],
+          content,
+        );
+      const muted = {
+        word: commentOn(openVideo, 'Huge SPOILER: the ending!'),
+        hashtag: commentOn(openVideo, 'my thoughts', [['t', 'POLITICS']]),
+        thread: commentOn(mutedVideo, 'nice one'),
+        threadLike: likeOn(commenter, hana, mutedVideo),
+      };
+      // "spoilers" is not the whole word "spoiler"; #cats is not muted; the video's thread is open.
+      const allowed = commentOn(openVideo, 'no spoilers here, promise', [['t', 'cats']]);
+      await publish(relay.url, ...Object.values(muted), allowed);
+      const expected: [NostrEvent, string][] = [
+        [muted.word, 'word'],
+        [muted.hashtag, 'hashtag'],
+        [muted.thread, 'thread'],
+        [muted.threadLike, 'thread'],
+      ];
+      for (const [event, mutedBy] of expected)
+        await service.waitForLog(
+          (l) =>
+            l.msg === "push withheld by the recipient's own lists" &&
+            l.eventId === event.id &&
+            l.recipient === hana.pubkey &&
+            l.mutedBy === mutedBy,
+          15_000,
+          `muted by ${mutedBy}`,
+        );
+      await eventually(() => pushesTo(token, allowed.id)[0], 15_000, 'the comment muting nothing');
+      for (const [event, mutedBy] of expected) assert.equal(pushesTo(token, event.id).length, 0, `nothing for the ${mutedBy} mute`);
     });
 
     test('a coalesced summary of 10 likes of which 3 are muted says "… and 6 others"', async () => {

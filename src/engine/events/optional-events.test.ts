@@ -1,7 +1,7 @@
 /**
  * The optional kinds through the engine's real content path and an in-memory SQLite store with a
  * manual clock: gift-wrap opt-in, dedupe and the DM window; zap gates (unverified, anonymous,
- * the payer's mute); a kind-1 reply.
+ * the payer's mute, a muted word in the payer's comment); a kind-1 reply.
  */
 import { test, describe, beforeEach, afterEach, before } from 'node:test';
 import assert from 'node:assert/strict';
@@ -12,7 +12,7 @@ import { createLogger } from '../../observability/logger.ts';
 import { Metrics } from '../../observability/metrics.ts';
 import { signEvent } from '../../nostr/keys.ts';
 import { createEventVerifier, type EventVerifier, type NostrEvent } from '../../nostr/event.ts';
-import { GIFT_WRAP, TEXT_NOTE, ZAP_RECEIPT, ZAP_REQUEST } from '../../nostr/kinds.ts';
+import { GIFT_WRAP, MUTE_LIST, TEXT_NOTE, ZAP_RECEIPT, ZAP_REQUEST } from '../../nostr/kinds.ts';
 import { defaultConfig, type EventsConfig } from '../../config/defaults.ts';
 import { makeUser, type TestUser } from '../../../test/support/nostr-client.ts';
 import { lostAnswerOutboundQueue, recordingOutboundQueue } from '../../../test/support/outbound-queue.ts';
@@ -21,6 +21,7 @@ import type { InboundEnvelope } from '../router.ts';
 import { handleOptionalEvent, type OptionalEventDeps } from './handler.ts';
 import { NO_PROVIDER_LOOKUP } from './zap-receipt.ts';
 import type { OutboundNotification } from '../../notification/types.ts';
+import { SocialListCache } from '../social-lists.ts';
 
 const SPEC_INVOICE_2500U =
   'lnbc2500u1pvjluezsp5zyg3zyg3zyg3zyg3zyg3zyg3zyg3zyg3zyg3zyg3zyg3zyg3zygspp5qqqsyqcyq5rqwzqfqqqsyqcyq5rqwzqfqqqsyqcyq5rqwzqfqypqdq5xysxxatsyp3k7enxv4jsxqzpu9qrsgquk0rl77nj30yxdy8j9vdx85fkpmdla2087ne0xh8nhedh8w27kyke0lp53ut353s06fv3qfegext0eh0ymjpf39tuven09sam30g4vgpfna3rh';
@@ -85,7 +86,7 @@ describe('optional event kinds through the content path', () => {
 
   const wrapTo = (to: string) =>
     signEvent({ kind: GIFT_WRAP, created_at: now() - 86_400, tags: [['p', to]], content: 'x' }, makeUser().secret);
-  const zap = (request: { from: TestUser; to: string; tags?: string[][] }) =>
+  const zap = (request: { from: TestUser; to: string; tags?: string[][]; comment?: string }) =>
     signEvent(
       {
         kind: ZAP_RECEIPT,
@@ -98,7 +99,12 @@ describe('optional event kinds through the content path', () => {
             'description',
             JSON.stringify(
               signEvent(
-                { kind: ZAP_REQUEST, created_at: now(), tags: [['p', request.to], ...(request.tags ?? [])], content: '' },
+                {
+                  kind: ZAP_REQUEST,
+                  created_at: now(),
+                  tags: [['p', request.to], ...(request.tags ?? [])],
+                  content: request.comment ?? '',
+                },
                 request.from.secret,
               ),
             ),
@@ -204,6 +210,30 @@ describe('optional event kinds through the content path', () => {
     const allowing = { ...withEvents({ zaps_allow_unverified: true }), content: { ...deps.content, social: { lists: null } } };
     await handleOptionalEvent(allowing, live(zap({ from: bob, to: alice.pubkey })));
     assert.equal(queued.length, 0);
+  });
+
+  test("zaps: a muted word is looked for in the payer's comment", async () => {
+    await store.setPreferences(alice.pubkey, { kinds: [9735], campaignsEnabled: false });
+    const muteList = signEvent({ kind: MUTE_LIST, created_at: now(), tags: [['word', 'scam']], content: '' }, alice.secret);
+    const lists = new SocialListCache({
+      relays: ['ws://mute-lists.invalid'],
+      queryRelays: () => Promise.resolve([muteList]),
+      verifier,
+      queryTimeoutMs: 1_000,
+      ttlMs: 60_000,
+      maxEntries: 10,
+      maxMuteItems: 10,
+      maxCachedMuteItems: 100,
+      logger: createLogger({ level: 'silent' }),
+      clock,
+    });
+    const muting = { ...withEvents({ zaps_allow_unverified: true }), content: { ...deps.content, social: { lists } } };
+    await handleOptionalEvent(muting, live(zap({ from: bob, to: alice.pubkey, comment: 'Not a SCAM, promise' })));
+    assert.equal(queued.length, 0);
+    const thanks = zap({ from: bob, to: alice.pubkey, comment: 'thanks for the scams talk' });
+    await handleOptionalEvent(muting, live(thanks));
+    assert.equal(queued.length, 1, '"scams" is not the whole word');
+    assert.equal(queued[0]?.eventId, thanks.id);
   });
 
   test('a parent without a pubkey hint is looked up only when a p-tagged user has a device', async () => {

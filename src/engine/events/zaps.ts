@@ -27,5 +27,11 @@ class ZapCopy implements CopySource {
 
 /** How a checked zap goes through the content path: one `zap` recipient, from the payer. */
 export function zapPlan(zap: CheckedZap, profiles: ProfileResolver): ContentPlan {
-  return { recipients: [{ pubkey: zap.recipient, type: 'zap' }], copy: new ZapCopy(zap, profiles), senderPubkey: zap.sender };
+  return {
+    recipients: [{ pubkey: zap.recipient, type: 'zap' }],
+    copy: new ZapCopy(zap, profiles),
+    senderPubkey: zap.sender,
+    // The payer's comment: what a muted word is looked for in (the receipt's own content is empty).
+    senderText: zap.request.content,
+  };
 }
