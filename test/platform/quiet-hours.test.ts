@@ -26,6 +26,7 @@ import { startRedisServer, type PrivateRedisServer } from '../support/redis-serv
 
 const ALICE = 'a1'.repeat(32);
 const BOB = 'b2'.repeat(32);
+const CAROL = 'c3'.repeat(32);
 const MINUTE = 60_000;
 /** 13:00Z: 23:00 local at +600, where Alice lives. */
 const START_MS = Date.UTC(2026, 6, 1, 13);
@@ -121,6 +122,21 @@ for (const adapter of ['sqlite', 'redis'] as const) {
         ['bob-phone', 'like'],
         ['bob-tablet', 'like'],
       ]);
+    });
+
+    test('a user whose devices registered no timezone offset is never held, even inside their quiet hours in UTC', async () => {
+      // 13:00Z is inside 12:00–14:00 read as UTC; without an offset there is no local time to read it in.
+      await store.registerToken(CAROL, { token: 'carol-phone', transport: 'fcm' });
+      await store.setQuietHours(CAROL, { startMinute: 12 * 60, endMinute: 14 * 60, urgentTypes: [] });
+      assert.deepEqual(await handleOutbound(deps, item(CAROL, 'like')), { kind: 'done' });
+      assert.deepEqual(
+        transport.sent.map((s) => [s.token, s.message.data.type]),
+        [['carol-phone', 'like']],
+        'pushed at once',
+      );
+      clock.advance(2 * 60 * MINUTE);
+      await runDigests();
+      assert.equal(transport.sent.length, 1, 'and nothing was held for a digest');
     });
 
     test('a suppressed recipient gets no transport call for any push kind; a suppressed device is left out', async () => {
