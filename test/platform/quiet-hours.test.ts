@@ -27,6 +27,7 @@ import { startRedisServer, type PrivateRedisServer } from '../support/redis-serv
 const ALICE = 'a1'.repeat(32);
 const BOB = 'b2'.repeat(32);
 const CAROL = 'c3'.repeat(32);
+const DAVE = 'd4'.repeat(32);
 const MINUTE = 60_000;
 /** 13:00Z: 23:00 local at +600, where Alice lives. */
 const START_MS = Date.UTC(2026, 6, 1, 13);
@@ -122,6 +123,14 @@ for (const adapter of ['sqlite', 'redis'] as const) {
         ['bob-phone', 'like'],
         ['bob-tablet', 'like'],
       ]);
+    });
+
+    test('local time is that of the first device that registered an offset, whatever devices come before it', async () => {
+      await store.registerToken(DAVE, { token: 'dave-laptop', transport: 'fcm' });
+      await store.registerToken(DAVE, { token: 'dave-phone', transport: 'fcm', timezoneOffsetMinutes: 600 });
+      await store.setQuietHours(DAVE, { startMinute: 22 * 60, endMinute: 7 * 60, urgentTypes: [] });
+      assert.deepEqual(await handleOutbound(deps, item(DAVE, 'like')), { kind: 'done' });
+      assert.equal(transport.sent.length, 0, 'held: 23:00 at +10:00, though the laptop has no offset');
     });
 
     test('a user whose devices registered no timezone offset is never held, even inside their quiet hours in UTC', async () => {
