@@ -5,6 +5,7 @@ import type { DeviceRegistration, LeasedItem, StorePort } from '../store/port.ts
 import { ManualClock } from '../util/clock.ts';
 import { RecordingTransport } from '../../test/support/recording-transport.ts';
 import { testOutboundDeps } from '../../test/support/outbound-deps.ts';
+import { describeOnEachStore } from '../../test/support/each-store.ts';
 import { CAMPAIGN_CLAIM_IN_FLIGHT, CAMPAIGN_CLAIM_LAPSED, deliverCampaignItem, type CampaignDeliveryDeps } from './campaign.ts';
 import type { OutboundNotification, CampaignDelivery } from '../notification/types.ts';
 
@@ -86,5 +87,81 @@ describe('a campaign item against its delivery claim', () => {
     const retried = await deliverCampaignItem(deps, item, campaign, devices);
     assert.equal(retried.kind, 'done', JSON.stringify(retried));
     assert.deepEqual(sentTokens(), ['phone'], 'pushed on the retry');
+  });
+});
+
+describeOnEachStore('a campaign item against the 21:00–06:59 local rule at delivery', (open) => {
+  let store: StorePort;
+  let clock: ManualClock;
+  let transport: RecordingTransport;
+  let deps: CampaignDeliveryDeps;
+  /** A device at UTC+1: 21:00 local is 20:00Z, 07:00 local is 06:00Z. */
+  const OFFSET_MINUTES = 60;
+  const HOUR_MS = 3_600_000;
+  const campaign: CampaignDelivery = {
+    appId: 'default',
+    campaignId: 'c1',
+    deliveryKey: 'default:spring:phone',
+    token: 'phone',
+    timezoneOffsetMinutes: OFFSET_MINUTES,
+  };
+  const devices: DeviceRegistration[] = [{ token: 'phone', transport: 'fcm', timezoneOffsetMinutes: OFFSET_MINUTES }];
+  const itemFor = (delivery: CampaignDelivery): LeasedItem<OutboundNotification> => ({
+    id: 'campaign:c1:phone',
+    payload: {
+      eventId: 'campaign:c1',
+      recipient: ALICE,
+      type: 'app:campaign',
+      message: { data: { type: 'campaign', title: 'Spring sale', body: '21% off' } },
+      claim: null,
+      eventCreatedAt: Math.floor(clock.nowMs() / 1000),
+      campaign: delivery,
+    },
+    // A retry: the expansion queued it for daytime, and a retry after backoff landed at night.
+    attempts: 2,
+    leaseToken: 'x',
+    leaseExpiresAtMs: 0,
+    lastError: null,
+  });
+
+  beforeEach(async () => {
+    // 22:00Z: 23:00 local at UTC+1.
+    clock = new ManualClock(Date.UTC(2026, 5, 1, 22));
+    store = await open(clock);
+    transport = new RecordingTransport();
+    deps = testOutboundDeps(store, [transport], {
+      campaignClaimTtlSecs: CLAIM_WINDOW_SECS,
+      campaignDedupTtlSecs: DEDUP_SECS,
+      maxEventAgeSecs: 86_400,
+    });
+  });
+  afterEach(() => store.close());
+
+  test('an item due at 23:00 local is not sent and waits for 07:00 local; its claim is not taken', async () => {
+    const outcome = await deliverCampaignItem(deps, itemFor(campaign), campaign, devices);
+    assert.deepEqual(outcome, { kind: 'retry', afterMs: 8 * HOUR_MS, error: 'campaign quiet hours' });
+    assert.equal(transport.sent.length, 0, 'nothing sent at night');
+    assert.equal(await store.campaignDeliveryTtlSecs(campaign.deliveryKey), null, 'no claim taken: the 07:00 attempt may send');
+  });
+
+  test('06:59:59.999 local still waits; 07:00 local sends', async () => {
+    clock.set(Date.UTC(2026, 5, 2, 6) - 1);
+    assert.deepEqual(await deliverCampaignItem(deps, itemFor(campaign), campaign, devices), {
+      kind: 'retry',
+      afterMs: 1,
+      error: 'campaign quiet hours',
+    });
+    clock.set(Date.UTC(2026, 5, 2, 6));
+    assert.equal((await deliverCampaignItem(deps, itemFor(campaign), campaign, devices)).kind, 'done');
+    assert.deepEqual(
+      transport.sent.map((s) => s.token),
+      ['phone'],
+    );
+  });
+
+  test('an announcement (no offset on its delivery) goes out at 23:00 local', async () => {
+    const { timezoneOffsetMinutes: _offset, ...announcement } = campaign;
+    assert.equal((await deliverCampaignItem(deps, itemFor(announcement), announcement, devices)).kind, 'done');
+    assert.equal(transport.sent.length, 1);
   });
 });

@@ -15,9 +15,11 @@ import {
   PEOPLE_LIST,
   REACTION,
   VIDEO,
+  NOTIFY_LIST_D_TAG,
 } from '../nostr/kinds.ts';
 import { signEvent } from '../nostr/keys.ts';
 import { controlEvent, makeUser, type TestUser } from '../../test/support/nostr-client.ts';
+import { describeOnEachStore } from '../../test/support/each-store.ts';
 import { createNip44ControlDecryptor } from './nip44-decryptor.ts';
 import {
   REPLAY_HORIZON_SECS,
@@ -240,6 +242,94 @@ describe('engine router: control events', () => {
     }) as StorePort;
     await assert.rejects(routeInbound({ ...deps, store: failing }, live(event)), /store unavailable/);
     assert.deepEqual(await routeInbound(deps, live(event)), { route: 'control', outcome: 'registered' });
+  });
+});
+
+describeOnEachStore('engine router: an envelope restricted to one NIP-9a callback owner', (open) => {
+  let store: StorePort;
+  let clock: ManualClock;
+  let service: TestUser;
+  let alice: TestUser;
+  let deps: RouterDeps;
+  let notifyLists: number;
+  let content: number;
+  const nowSecs = () => Math.floor(clock.nowMs() / 1000);
+  /** What arrived on Alice's own callback URL: it may notify Alice and no one else. */
+  const onAlicesCallback = (event: InboundEnvelope['event']): InboundEnvelope => ({
+    event,
+    context: 'live',
+    relay: 'wss://relay.test',
+    receivedAtMs: clock.nowMs(),
+    onlyRecipient: alice.pubkey,
+  });
+
+  beforeEach(async () => {
+    clock = new ManualClock(Date.UTC(2026, 11, 1));
+    store = await open(clock);
+    service = makeUser();
+    alice = makeUser();
+    notifyLists = 0;
+    content = 0;
+    deps = {
+      store,
+      decryptor: createNip44ControlDecryptor(service.secret),
+      servicePubkey: service.pubkey,
+      processedEventTtlSecs: 7 * DAY,
+      clock,
+      logger: createLogger({ level: 'silent' }),
+      metrics: new Metrics(),
+      handleNotifyList: async () => {
+        notifyLists++;
+      },
+      handleContent: async () => {
+        content++;
+      },
+    };
+    // Alice's device, registered the ordinary way (from a relay).
+    const registration = controlEvent(alice, REGISTER_TOKEN, { token: 'fcm-alice' }, service.pubkey);
+    assert.deepEqual(await routeInbound(deps, { ...onAlicesCallback(registration), onlyRecipient: undefined }), {
+      route: 'control',
+      outcome: 'registered',
+    });
+  });
+  afterEach(() => store.close());
+
+  test('control events are never applied: no registration, no deregistration, no preferences', async () => {
+    const events = [
+      controlEvent(alice, REGISTER_TOKEN, { token: 'fcm-callback' }, service.pubkey),
+      controlEvent(alice, DEREGISTER_TOKEN, { token: 'fcm-alice' }, service.pubkey),
+      controlEvent(alice, PREFERENCES, { kinds: [7], campaignsEnabled: true }, service.pubkey),
+    ];
+    for (const event of events)
+      assert.deepEqual(await routeInbound(deps, onAlicesCallback(event)), { route: 'ignored' }, `kind ${event.kind}`);
+    assert.equal(await store.tokenOwner('fcm-callback'), null, 'not registered');
+    assert.equal(await store.tokenOwner('fcm-alice'), alice.pubkey, 'not deregistered');
+    assert.equal(await store.getPreferences(alice.pubkey), null, 'no preferences stored');
+    // The same registration from a relay is applied: the envelope's restriction alone stopped it.
+    assert.deepEqual(await routeInbound(deps, { ...onAlicesCallback(events[0] as InboundEnvelope['event']), onlyRecipient: undefined }), {
+      route: 'control',
+      outcome: 'registered',
+    });
+  });
+
+  test('a notify list is never applied; content events still reach content routing', async () => {
+    const notifyList = signEvent(
+      {
+        kind: PEOPLE_LIST,
+        created_at: nowSecs(),
+        tags: [
+          ['d', NOTIFY_LIST_D_TAG],
+          ['p', makeUser().pubkey],
+        ],
+        content: '',
+      },
+      alice.secret,
+    );
+    assert.deepEqual(await routeInbound(deps, onAlicesCallback(notifyList)), { route: 'ignored' });
+    assert.equal(notifyLists, 0, 'the notify-list handler was not called');
+    const like = signEvent({ kind: REACTION, created_at: nowSecs(), tags: [['p', alice.pubkey]], content: '+' }, makeUser().secret);
+    assert.deepEqual(await routeInbound(deps, onAlicesCallback(like)), { route: 'content' });
+    assert.equal(content, 1);
   });
 });
 

@@ -4,8 +4,9 @@
  * fake, as a new operator meets it: the admin key printed at the first start logs in, a wrong key
  * is refused; the overview shows the relay connected and a pushes plot that moves after 50 likes;
  * a dead letter made by a failing FCM fake is listed, replayed behind a confirmation, and then
- * delivered exactly once; the user page finds a registered npub; a state-changing request without
- * the CSRF token is refused. A screenshot of each page goes to `.tmp/console-e2e/`.
+ * delivered exactly once; the user page finds a registered npub; the ntfy page lists a topic a
+ * message was published to; a state-changing request without the CSRF token is refused. A
+ * screenshot of each page goes to `.tmp/console-e2e/`.
  *
  * The console bundle is built here first (`scripts/build-console.mjs`, about a second), so the test
  * also runs on its own, without `npm run build`.
@@ -37,6 +38,7 @@ const LIKES = 50;
 const MAX_ATTEMPTS = 2;
 const ALICE_TOKEN = 'alice-phone';
 const DOOMED_TOKEN = 'bob-doomed-phone';
+const NTFY_TOPIC = 'console-e2e-alerts';
 const now = () => Math.floor(Date.now() / 1000);
 const hex = (n: number): string => n.toString(16).padStart(64, '0');
 
@@ -235,10 +237,18 @@ describe('the operator console in a real browser', () => {
     await shoot('user');
   });
 
-  test('the ntfy page lists topics', async () => {
+  test('the ntfy page lists a topic a message was published to, with its stored message', async () => {
+    const published = await fetch(`${service.baseUrl}/${NTFY_TOPIC}`, { method: 'POST', body: 'hello from the console test' });
+    assert.equal(published.status, 200, await published.clone().text());
     await go('ntfy');
-    await page.waitForFunction(
-      () => String(document.querySelector('main')?.textContent).includes('No topic') || document.querySelector('[data-testid=ntfy-topics]'),
+    await page.waitForSelector('[data-testid=ntfy-topics] tbody tr');
+    const rows = await page.$$eval('[data-testid=ntfy-topics] tbody tr', (trs) =>
+      trs.map((tr) => [...tr.querySelectorAll('th, td')].map((cell) => cell.textContent.trim())),
+    );
+    assert.deepEqual(
+      rows.find((cells) => cells[0] === NTFY_TOPIC),
+      [NTFY_TOPIC, '0', '1'],
+      `the topic, no subscription, one stored message: ${JSON.stringify(rows)}`,
     );
     await shoot('ntfy');
   });

@@ -25,6 +25,8 @@ import type { OutboundNotification, NotificationType } from '../../src/notificat
 
 const ALICE = 'a1'.repeat(32);
 const BOB = 'b2'.repeat(32);
+const CAROL = 'c3'.repeat(32);
+const DAVE = 'd4'.repeat(32);
 const MINUTE = 60_000;
 /** 13:00Z: 23:00 local at +600, where Alice lives. */
 const START_MS = Date.UTC(2026, 6, 1, 13);
@@ -120,6 +122,29 @@ for (const adapter of ['sqlite', 'redis'] as const) {
         ['bob-phone', 'like'],
         ['bob-tablet', 'like'],
       ]);
+    });
+
+    test('local time is that of the first device that registered an offset, whatever devices come before it', async () => {
+      await store.registerToken(DAVE, { token: 'dave-laptop', transport: 'fcm' });
+      await store.registerToken(DAVE, { token: 'dave-phone', transport: 'fcm', timezoneOffsetMinutes: 600 });
+      await store.setQuietHours(DAVE, { startMinute: 22 * 60, endMinute: 7 * 60, urgentTypes: [] });
+      assert.deepEqual(await handleOutbound(deps, item(DAVE, 'like')), { kind: 'done' });
+      assert.equal(transport.sent.length, 0, 'held: 23:00 at +10:00, though the laptop has no offset');
+    });
+
+    test('a user whose devices registered no timezone offset is never held, even inside their quiet hours in UTC', async () => {
+      // 13:00Z is inside 12:00–14:00 read as UTC; without an offset there is no local time to read it in.
+      await store.registerToken(CAROL, { token: 'carol-phone', transport: 'fcm' });
+      await store.setQuietHours(CAROL, { startMinute: 12 * 60, endMinute: 14 * 60, urgentTypes: [] });
+      assert.deepEqual(await handleOutbound(deps, item(CAROL, 'like')), { kind: 'done' });
+      assert.deepEqual(
+        transport.sent.map((s) => [s.token, s.message.data.type]),
+        [['carol-phone', 'like']],
+        'pushed at once',
+      );
+      clock.advance(2 * 60 * MINUTE);
+      await runDigests();
+      assert.equal(transport.sent.length, 1, 'and nothing was held for a digest');
     });
 
     test('a suppressed recipient gets no transport call for any push kind; a suppressed device is left out', async () => {

@@ -9,8 +9,13 @@ import { startFcmFake, type FcmFake } from '../../../test/support/fcm-fake.ts';
 interface EchoServer {
   url: string;
   server: Http2Server;
-  latencyMs: number;
   peakStreams: number;
+  /**
+   * Hold every stream unanswered until this many are open at once, then answer them all (and
+   * later ones as usual): a client's full concurrency is reached however slow the machine, so a
+   * test can assert the exact peak. 0: no hold.
+   */
+  holdUntilStreams: number;
   sessions: number;
   /** Called per stream instead of the echo; return true when it answered (or chose not to). */
   override?: (stream: ServerHttp2Stream, path: string) => boolean;
@@ -19,18 +24,19 @@ interface EchoServer {
   stop(): Promise<void>;
 }
 
-/** h2c server that answers `200 <path>` after `latencyMs`, counting concurrent streams and sessions. */
+/** h2c server that answers `200 <path>` on the next turn, counting concurrent streams and sessions. */
 async function startEchoServer(settings: http2.Settings = {}): Promise<EchoServer> {
   const server = http2.createServer({ settings });
   const live = new Set<http2.Http2Session>();
   let active = 0;
+  const held: Array<() => void> = [];
   const seenPaths = new Set<string>();
   const pathWaiters = new Map<string, Array<() => void>>();
   const echo: EchoServer = {
     url: '',
     server,
-    latencyMs: 0,
     peakStreams: 0,
+    holdUntilStreams: 0,
     sessions: 0,
     waitForStream: (path) =>
       seenPaths.has(path)
@@ -57,16 +63,32 @@ async function startEchoServer(settings: http2.Settings = {}): Promise<EchoServe
     pathWaiters.delete(path);
     stream.resume();
     if (echo.override?.(stream, path)) return;
-    setTimeout(() => {
-      if (stream.destroyed) return;
-      stream.respond({ ':status': 200 });
-      stream.end(path);
-    }, echo.latencyMs);
+    const answer = () =>
+      setTimeout(() => {
+        if (stream.destroyed) return;
+        stream.respond({ ':status': 200 });
+        stream.end(path);
+      });
+    if (echo.holdUntilStreams === 0) {
+      answer();
+      return;
+    }
+    held.push(answer);
+    if (active < echo.holdUntilStreams) return;
+    echo.holdUntilStreams = 0;
+    for (const release of held.splice(0)) release();
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   echo.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return echo;
 }
+
+/**
+ * The tests whose server holds streams until the pool's full concurrency is open
+ * (`holdUntilStreams`): a pool that never opens that many fails here, instead of holding the run
+ * until the runner's own hang guard. Their requests take milliseconds; this is no speed bet.
+ */
+const HOLDING_TEST_TIMEOUT_MS = 60_000;
 
 async function rejectsWith(promise: Promise<unknown>, reason: Http2FailureReason): Promise<Http2RequestError> {
   try {
@@ -105,30 +127,32 @@ for (const client of HTTP2_CLIENT_KINDS) {
       assert.equal(response.bodyText, '/prefix/v1/x');
     });
 
-    test('requests beyond the per-session stream limit open another session, up to maxSessions, then wait', async () => {
-      echo.latencyMs = 30;
-      echo.peakStreams = 0;
-      const sessionsBefore = echo.sessions;
-      const limited = pool({ maxStreamsPerSession: 2, maxSessions: 3 });
-      const responses = await Promise.all(Array.from({ length: 12 }, (_, i) => limited.request({ method: 'GET', path: `/r${i}` })));
-      assert.deepEqual(
-        responses.map((r) => r.bodyText),
-        Array.from({ length: 12 }, (_, i) => `/r${i}`),
-      );
-      assert.equal(echo.sessions - sessionsBefore, 3);
-      assert.equal(limited.sessionsOpened, 3);
-      assert.ok(echo.peakStreams <= 6, `peak ${echo.peakStreams}`);
-      echo.latencyMs = 0;
-    });
+    test(
+      'requests beyond the per-session stream limit open another session, up to maxSessions, then wait',
+      { timeout: HOLDING_TEST_TIMEOUT_MS },
+      async () => {
+        echo.peakStreams = 0;
+        echo.holdUntilStreams = 6;
+        const sessionsBefore = echo.sessions;
+        const limited = pool({ maxStreamsPerSession: 2, maxSessions: 3 });
+        const responses = await Promise.all(Array.from({ length: 12 }, (_, i) => limited.request({ method: 'GET', path: `/r${i}` })));
+        assert.deepEqual(
+          responses.map((r) => r.bodyText),
+          Array.from({ length: 12 }, (_, i) => `/r${i}`),
+        );
+        assert.equal(echo.sessions - sessionsBefore, 3);
+        assert.equal(limited.sessionsOpened, 3);
+        assert.equal(echo.peakStreams, 6, '3 sessions of 2 streams each, all busy at once, never more');
+      },
+    );
 
-    test('one session never carries more streams than configured', async () => {
-      echo.latencyMs = 20;
+    test('one session never carries more streams than configured', { timeout: HOLDING_TEST_TIMEOUT_MS }, async () => {
       echo.peakStreams = 0;
+      echo.holdUntilStreams = 4;
       const single = pool({ maxStreamsPerSession: 4, maxSessions: 1 });
       await Promise.all(Array.from({ length: 20 }, (_, i) => single.request({ method: 'GET', path: `/s${i}` })));
       assert.equal(echo.peakStreams, 4);
       assert.equal(single.sessionsOpened, 1);
-      echo.latencyMs = 0;
     });
 
     test('a session the server closed is replaced on the next request', async () => {
@@ -178,14 +202,15 @@ for (const client of HTTP2_CLIENT_KINDS) {
       echo.override = undefined;
     });
 
-    test('a server advertising fewer concurrent streams is respected', async () => {
+    test('a server advertising fewer concurrent streams is respected', { timeout: HOLDING_TEST_TIMEOUT_MS }, async () => {
       const narrow = await startEchoServer({ maxConcurrentStreams: 3 });
       try {
-        narrow.latencyMs = 20;
         const toNarrow = new Http2Pool({ client, baseUrl: narrow.url, maxSessions: 1 });
         await toNarrow.request({ method: 'GET', path: '/settings' }); // remote SETTINGS received
+        narrow.peakStreams = 0;
+        narrow.holdUntilStreams = 3;
         await Promise.all(Array.from({ length: 12 }, (_, i) => toNarrow.request({ method: 'GET', path: `/n${i}` })));
-        assert.ok(narrow.peakStreams <= 3, `peak ${narrow.peakStreams}`);
+        assert.equal(narrow.peakStreams, 3, "the server's 3, on the pool's one session");
         await toNarrow.close();
       } finally {
         await narrow.stop();
