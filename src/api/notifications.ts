@@ -19,6 +19,7 @@ import { DEFAULT_APP_ID } from '../platform/apps.ts';
 import { requireAppKey, type AppKeyEnv, type AuthDeps } from './auth.ts';
 import { authenticateNip98 } from './nip98-auth.ts';
 import { HttpError } from './errors.ts';
+import type { LargerBody } from './body-limit.ts';
 import {
   CancelResult,
   ErrorBody,
@@ -34,6 +35,13 @@ import {
 /** A request of 10,000 recipients is about 700 KB of JSON; anything much larger is not a real caller. */
 export const SEND_MAX_BODY_BYTES = 2 * 1024 * 1024;
 const OPENED_MAX_BODY_BYTES = 4 * 1024;
+/** The send request may be larger than `server.max_body_bytes`: its recipient list. */
+export const SEND_LARGER_BODY: LargerBody = {
+  method: 'POST',
+  path: '/v1/notifications',
+  maxBytes: SEND_MAX_BODY_BYTES,
+  reason: 'a send names up to 10,000 recipients, about 700 KB of JSON',
+};
 /** Entries read back for one notification's outcomes: every device of every recipient, a few attempts each. */
 const OUTCOME_READ_LIMIT = 200_000;
 /** Either scheme opens a notification (an OpenAPI security list: one entry per alternative). */

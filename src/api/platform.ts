@@ -15,8 +15,9 @@ import { adminDeliveryRoutes } from './admin-deliveries.ts';
 import { requireAppKey, type AppKeyEnv, type AuthDeps } from './auth.ts';
 import { routePath } from 'hono/route';
 import { HttpError } from './errors.ts';
-import { notificationRoutes, type NotificationRoutesDeps, type SendApiAppSettings } from './notifications.ts';
-import { campaignRoutes } from './campaigns.ts';
+import { notificationRoutes, SEND_LARGER_BODY, type NotificationRoutesDeps, type SendApiAppSettings } from './notifications.ts';
+import { CAMPAIGN_LARGER_BODY, campaignRoutes } from './campaigns.ts';
+import type { LargerBody } from './body-limit.ts';
 import { adminSuppressionRoutes } from './admin-suppressions.ts';
 
 export const OPENAPI_PATH = '/v1/openapi.json';
@@ -45,6 +46,8 @@ export interface PlatformApi {
   app: OpenAPIHono<AppKeyEnv>;
   /** Admin-key middleware, for routers mounted beside these (the DLQ routes). */
   adminKeys: MiddlewareHandler<AppKeyEnv>;
+  /** The routes whose bodies may exceed `server.max_body_bytes`, with their reasons. */
+  largerBodies: readonly LargerBody[];
 }
 
 export function createPlatformApi(deps: PlatformApiDeps): PlatformApi {
@@ -123,5 +126,5 @@ export function createPlatformApi(deps: PlatformApiDeps): PlatformApi {
     openapi: '3.1.0',
     info: { title: 'nostr-push app platform API', version: deps.version },
   });
-  return { app, adminKeys: requireAppKey(auth, ['admin']) };
+  return { app, adminKeys: requireAppKey(auth, ['admin']), largerBodies: [SEND_LARGER_BODY, CAMPAIGN_LARGER_BODY] };
 }

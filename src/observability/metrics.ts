@@ -338,6 +338,12 @@ export class Metrics {
     labelNames: ['transport'] as const,
     registers: [this.registry],
   });
+  readonly httpBodiesRefused = new Counter({
+    name: 'push_http_bodies_refused_total',
+    help: 'Requests refused 413 by the body limit before routing (server.max_body_bytes, or a route’s declared larger limit), by route',
+    labelNames: ['route'] as const,
+    registers: [this.registry],
+  });
   readonly ntfyRefused = new Counter({
     name: 'push_ntfy_requests_refused_total',
     help: 'ntfy requests answered with an error, by ntfy error code',
