@@ -26,7 +26,7 @@ import { inboxRoutes } from './api/inbox.ts';
 import { attachInboxSockets, INBOX_SOCKET_PATH, type InboxSockets } from './api/inbox-socket.ts';
 import { adminAnnouncementRoutes } from './api/admin-announcements.ts';
 import { dlqRoutes } from './api/admin/dlq.ts';
-import type { Nip98Auth } from './api/nip98-auth.ts';
+import { nip98PublicUrlWarning, type Nip98Auth } from './api/nip98-auth.ts';
 import { nip98ReplayGuard } from './nostr/nip98.ts';
 import { webPushKeyRoutes } from './api/webpush-key.ts';
 import { createCallbackReceiver, NIP9A_CALLBACK_LARGER_BODY, nip9aCallbackRoutes } from './api/nip9a-callbacks.ts';
@@ -240,6 +240,8 @@ export async function startService(config: Config, overrides: ServiceOverrides =
     ...(config.server.public_url === '' ? {} : { publicUrl: config.server.public_url }),
     logger: logger.child({ route: 'nip98' }),
   };
+  const nip98Warning = nip98PublicUrlWarning(config);
+  if (nip98Warning) logger.warn(nip98Warning);
   if (servesHttp) {
     const app = createApiApp({
       health: { pubkey: () => key.pubkey, criticalFlags },
@@ -313,6 +315,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
         logger: logger.child({ route: 'platform' }),
         version: SERVICE_VERSION,
         campaignDedupTtlSecs: config.campaign_delivery.dedup_ttl_secs,
+        nip98: { ...nip98Auth, logger: logger.child({ route: 'platform' }) },
       });
       app.route('/', platform.app);
       app.route(

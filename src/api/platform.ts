@@ -18,6 +18,7 @@ import { HttpError } from './errors.ts';
 import { notificationRoutes, SEND_LARGER_BODY, type NotificationRoutesDeps, type SendApiAppSettings } from './notifications.ts';
 import { CAMPAIGN_LARGER_BODY, campaignRoutes } from './campaigns.ts';
 import type { LargerBody } from './body-limit.ts';
+import type { Nip98Auth } from './nip98-auth.ts';
 import { adminSuppressionRoutes } from './admin-suppressions.ts';
 
 export const OPENAPI_PATH = '/v1/openapi.json';
@@ -38,6 +39,8 @@ export interface PlatformApiDeps {
   logger: Logger;
   /** Shown in the document's `info`. */
   version: string;
+  /** The service's NIP-98 check, for the NIP-98 opens (`notifications.ts`). */
+  nip98?: Nip98Auth;
   /** How long a campaign open is remembered (`campaign_delivery.dedup_ttl_secs`); default a week. */
   campaignDedupTtlSecs?: number;
 }
@@ -109,6 +112,7 @@ export function createPlatformApi(deps: PlatformApiDeps): PlatformApi {
     onCreated: deps.onCreated,
     metrics: deps.metrics,
     logger: deps.logger,
+    ...(deps.nip98 ? { nip98: deps.nip98 } : {}),
   };
   notificationRoutes(app, notificationDeps);
   adminDeliveryRoutes(app, {
