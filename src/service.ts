@@ -27,6 +27,7 @@ import { attachInboxSockets, INBOX_SOCKET_PATH, type InboxSockets } from './api/
 import { adminAnnouncementRoutes } from './api/admin-announcements.ts';
 import { dlqRoutes } from './api/admin/dlq.ts';
 import { nip98PublicUrlWarning, type Nip98Auth } from './api/nip98-auth.ts';
+import { createClientAddressPolicy } from './api/client-address.ts';
 import { nip98ReplayGuard } from './nostr/nip98.ts';
 import { webPushKeyRoutes } from './api/webpush-key.ts';
 import { createCallbackReceiver, NIP9A_CALLBACK_LARGER_BODY, nip9aCallbackRoutes } from './api/nip9a-callbacks.ts';
@@ -240,6 +241,8 @@ export async function startService(config: Config, overrides: ServiceOverrides =
     ...(config.server.public_url === '' ? {} : { publicUrl: config.server.public_url }),
     logger: logger.child({ route: 'nip98' }),
   };
+  // Who the client is and whether it came over https: the socket, or a trusted proxy's word (server.trusted_proxies).
+  const clientAddress = createClientAddressPolicy(config.server.trusted_proxies);
   const nip98Warning = nip98PublicUrlWarning(config);
   if (nip98Warning) logger.warn(nip98Warning);
   if (servesHttp) {
@@ -345,6 +348,8 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       await ensureAdminKey(store, key.npub, logger);
       mountConsole(app, {
         store,
+        publicUrl: config.server.public_url,
+        clientAddress,
         sessionTtlMs: config.console.session_ttl_secs * 1000,
         sampleIntervalMs: config.console.sample_interval_secs * 1000,
         deliveryLogRetentionMs: config.delivery_log.retention_days * 86_400_000,

@@ -192,13 +192,13 @@ export class LimitedRequest extends IncomingMessage {
   }
 }
 
-/** Refusals counted (`push_http_bodies_refused_total{route}`) and logged at warn with the limit and the declared length. */
+/** Refusals counted (`push_http_requests_refused_total{route, code="BODY_TOO_LARGE"}`) and logged at warn with the limit and the declared length. */
 export function countedRefusals(metrics: Metrics, logger: Logger, ntfyBody: BodyRefusalSink['ntfyBody']): BodyRefusalSink {
   return {
     ntfyBody,
     onRefused(route, declaredBytes) {
       const name = route.path === null ? 'unmatched' : `${route.method} ${route.path}`;
-      metrics.httpBodiesRefused.inc({ route: name });
+      metrics.httpRefused.inc({ route: name, code: 'BODY_TOO_LARGE' });
       logger.warn({ route: name, limitBytes: route.maxBytes, declaredBytes }, 'request body over its limit refused (413)');
     },
   };

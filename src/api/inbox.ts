@@ -25,7 +25,7 @@ import { parseAlertWordList } from '../engine/inbox/words.ts';
 import { THROTTLE_WINDOW_SECS } from '../delivery/throttle.ts';
 import { DEFAULT_APP_ID } from '../config/apps.ts';
 import { HttpError } from './errors.ts';
-import { parseJsonBytes, readBodyBytes } from './json-body.ts';
+import { parseJsonBytes, readBodyBytes, refuseNonJsonContentType } from './json-body.ts';
 import { authenticateNip98, type Nip98Auth } from './nip98-auth.ts';
 
 /** A request here is a short list at most (50 words of at most 64 characters). */
@@ -109,6 +109,7 @@ export function inboxRoutes(deps: InboxApiDeps): Hono {
     async (c: Context): Promise<Response> => {
       try {
         const store = storeOfRequest(c);
+        if (withBody) refuseNonJsonContentType(c);
         const body = withBody ? await readBodyBytes(c, INBOX_API_MAX_BODY_BYTES) : new Uint8Array(0);
         const pubkey = await authenticateNip98(c, deps.auth, withBody ? body : undefined);
         await store.rememberInboxUser(pubkey);

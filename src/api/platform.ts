@@ -53,6 +53,13 @@ export interface PlatformApi {
   largerBodies: readonly LargerBody[];
 }
 
+/** The catalogue's error for what Hono's validators throw: 400 a body that does not parse, 415 one that is not JSON. */
+function validatorError(status: number): HttpError | null {
+  if (status === 400) return new HttpError('INVALID_JSON');
+  if (status === 415) return new HttpError('UNSUPPORTED_MEDIA_TYPE');
+  return null;
+}
+
 export function createPlatformApi(deps: PlatformApiDeps): PlatformApi {
   const app = new OpenAPIHono<AppKeyEnv>({
     defaultHook: (result, c) => {
@@ -65,11 +72,11 @@ export function createPlatformApi(deps: PlatformApiDeps): PlatformApi {
       throw new HttpError('VALIDATION_FAILED', message);
     },
   });
-  // Hono's JSON validator throws its own 400 for a body that does not parse: answer it with the
-  // catalogue's code, like every other refusal; everything else is the service's usual error body.
+  // Hono's JSON validator throws its own 400 for a body that does not parse, and its own 415 for a
+  // body that is not JSON (any other Content-Type, or none): answer them with the catalogue's codes,
+  // like every other refusal; everything else is the service's usual error body.
   app.onError((err, c) => {
-    const error =
-      err instanceof HttpError ? err : err instanceof HTTPException && err.status === 400 ? new HttpError('INVALID_JSON') : null;
+    const error = err instanceof HttpError ? err : err instanceof HTTPException ? validatorError(err.status) : null;
     if (!error) {
       deps.logger.error({ path: c.req.path, err: err.message }, 'unhandled error in route');
       return c.json(new HttpError('INTERNAL').toJSON(), 500);
@@ -77,6 +84,14 @@ export function createPlatformApi(deps: PlatformApiDeps): PlatformApi {
     if (error.code === 'INVALID_JSON') {
       deps.metrics.apiRequests.inc({ route: routePath(c), outcome: error.code });
       deps.logger.warn({ path: c.req.path, code: error.code }, 'API request refused: body is not JSON');
+    }
+    if (error.code === 'UNSUPPORTED_MEDIA_TYPE') {
+      deps.metrics.apiRequests.inc({ route: routePath(c), outcome: error.code });
+      deps.metrics.httpRefused.inc({ route: `${c.req.method} ${routePath(c)}`, code: error.code });
+      deps.logger.warn(
+        { path: c.req.path, code: error.code, contentType: c.req.header('content-type')?.slice(0, 100) ?? null },
+        'API request refused: Content-Type is not application/json',
+      );
     }
     return c.json(error.toJSON(), error.status as 400);
   });

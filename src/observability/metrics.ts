@@ -338,10 +338,12 @@ export class Metrics {
     labelNames: ['transport'] as const,
     registers: [this.registry],
   });
-  readonly httpBodiesRefused = new Counter({
-    name: 'push_http_bodies_refused_total',
-    help: 'Requests refused 413 by the body limit before routing (server.max_body_bytes, or a route’s declared larger limit), by route',
-    labelNames: ['route'] as const,
+  readonly httpRefused = new Counter({
+    name: 'push_http_requests_refused_total',
+    help:
+      'Requests refused for their framing, by route and code: BODY_TOO_LARGE (413, before routing: server.max_body_bytes or the ' +
+      'route’s declared larger limit), UNSUPPORTED_MEDIA_TYPE (415, a JSON route sent something else)',
+    labelNames: ['route', 'code'] as const,
     registers: [this.registry],
   });
   readonly ntfyRefused = new Counter({

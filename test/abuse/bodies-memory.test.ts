@@ -121,7 +121,7 @@ for (const adapter of ['sqlite', 'redis'] as const) {
       }
       assert.equal((await fetch(`${service.baseUrl}/health`)).status, 200);
       const metrics = await (await fetch(`${service.baseUrl}/metrics`)).text();
-      assert.match(metrics, /push_http_bodies_refused_total\{route="POST \/v1\/campaigns\/:id\/opened"\} 1/);
+      assert.match(metrics, /push_http_requests_refused_total\{route="POST \/v1\/campaigns\/:id\/opened",code="BODY_TOO_LARGE"\} 1/);
       await service.waitForLog((line) => line.msg === 'request body over its limit refused (413)', 5_000, 'the refusal logged');
     });
   });

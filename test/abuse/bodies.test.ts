@@ -145,7 +145,7 @@ for (const adapter of ['sqlite', 'redis'] as const) {
 
     test('after a refusal the connection is still served (the refused body was drained, not left unread)', async () => {
       const metrics = await (await fetch(`${baseUrl}/metrics`)).text();
-      assert.match(metrics, /push_http_bodies_refused_total\{route="POST \/v1\/admin\/suppressions"\} [1-9]/);
+      assert.match(metrics, /push_http_requests_refused_total\{route="POST \/v1\/admin\/suppressions",code="BODY_TOO_LARGE"\} [1-9]/);
       const health = await fetch(`${baseUrl}/health`);
       assert.equal(health.status, 200);
     });

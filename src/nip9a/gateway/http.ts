@@ -12,7 +12,7 @@
 import { Hono, type Context } from 'hono';
 import { authenticateNip98, type Nip98Auth } from '../../api/nip98-auth.ts';
 import { HttpError, type HttpErrorCode } from '../../api/errors.ts';
-import { parseJsonBytes, readBodyBytes } from '../../api/json-body.ts';
+import { parseJsonBytes, readBodyBytes, refuseNonJsonContentType } from '../../api/json-body.ts';
 import type { LargerBody } from '../../api/body-limit.ts';
 import { isEventRejection, parseEvent, type EventVerifier } from '../../nostr/event.ts';
 import { acceptGatewayEvent, type IntakeAnswer, type IntakeDeps } from './intake.ts';
@@ -99,6 +99,7 @@ export function gatewayHttpRoutes(deps: GatewayHttpDeps): Hono {
   });
 
   app.put(NIP9A_REGISTRATIONS_PATH, async (c: Context) => {
+    refuseNonJsonContentType(c);
     const bytes = await readBodyBytes(c, registrationLargerBody(deps.settings).maxBytes);
     const pubkey = await authenticateNip98(c, deps.auth, bytes);
     const event = parseEvent(parseJsonBytes(bytes));
