@@ -13,9 +13,9 @@
  *   costs at most the limit per request, which is what any route reading the body keeps anyway;
  * - neither: no body, nothing to do.
  *
- * After a refusal the rest of the body is read and dropped (never buffered), so the client can
- * read its 413 on a connection that stays usable; past {@link REFUSED_BODY_DRAIN_BYTES} of
- * dropped bytes the connection is closed instead. A route therefore never sees a body over its
+ * After a refusal the rest of the body is read and dropped (never buffered) before the 413 is
+ * written, so the client reads it on a connection with nothing left unread; past
+ * {@link REFUSED_BODY_DRAIN_BYTES} of dropped bytes the 413 is written and the connection closed. A route therefore never sees a body over its
  * limit, whichever listener answers it, and a route added later gets the default without asking.
  * Routes keep their own smaller limits (a login body is 4 KiB): this is the ceiling, not a floor.
  */
@@ -124,6 +124,8 @@ export class BodyLimits {
 }
 
 type HeldOutcome = 'complete' | 'over';
+/** How a dropped body ended: it ended, or it passed the drain allowance (the connection is to be closed). */
+type DrainOutcome = 'ended' | 'cut';
 
 /**
  * The request class of the HTTP server: node:http's, with a body that can be held until it ends
@@ -137,12 +139,16 @@ export class LimitedRequest extends IncomingMessage {
   #holdLimit = 0;
   #onHeld: ((outcome: HeldOutcome) => void) | null = null;
   #droppedBytes = 0;
+  #onDrained: ((outcome: DrainOutcome) => void) | null = null;
 
   override push(chunk: unknown, encoding?: BufferEncoding): boolean {
     if (this.#mode === 'pass') return super.push(chunk, encoding);
     if (chunk === null) {
       if (this.#mode === 'hold') this.#release();
-      else super.push(null);
+      else {
+        super.push(null);
+        this.#drained('ended');
+      }
       return false;
     }
     const size = (chunk as Uint8Array).byteLength;
@@ -150,18 +156,20 @@ export class LimitedRequest extends IncomingMessage {
       this.#heldBytes += size;
       if (this.#heldBytes > this.#holdLimit) {
         const done = this.#onHeld;
+        this.#onHeld = null;
+        this.#held = [];
         this.#droppedBytes = this.#heldBytes;
-        this.dropBody();
+        this.#mode = 'drop';
         done?.('over');
       } else this.#held.push(chunk);
       return true;
     }
     this.#droppedBytes += size;
-    if (this.#droppedBytes > this.#holdLimit + REFUSED_BODY_DRAIN_BYTES) (this.socket as IncomingMessage['socket'] | null)?.destroy(); // null once node:http detached it
+    if (this.#droppedBytes > this.#holdLimit + REFUSED_BODY_DRAIN_BYTES) this.#drained('cut');
     return true;
   }
 
-  /** Hold the body until it ends (`complete`: replayed for whoever reads it) or passes `maxBytes` (`over`: dropped). */
+  /** Hold the body until it ends (`complete`: replayed for whoever reads it) or passes `maxBytes` (`over`: being dropped). */
   holdBody(maxBytes: number): Promise<HeldOutcome> {
     this.#mode = 'hold';
     this.#holdLimit = maxBytes;
@@ -170,14 +178,28 @@ export class LimitedRequest extends IncomingMessage {
     });
   }
 
-  /** Read and drop the rest of the body; past the limit and {@link REFUSED_BODY_DRAIN_BYTES} more, close the connection. */
-  dropBody(maxBytes = this.#holdLimit): void {
+  /**
+   * Read and drop the rest of the body: `ended` once it has all been read (the connection can
+   * answer and carry on cleanly), `cut` once more than `maxBytes` and {@link REFUSED_BODY_DRAIN_BYTES}
+   * were dropped (the caller closes the connection). Immediately `ended` if the body has ended.
+   */
+  dropBody(maxBytes: number): Promise<DrainOutcome> {
+    if (this.complete) return Promise.resolve('ended');
     this.#mode = 'drop';
     this.#holdLimit = maxBytes;
     this.#held = [];
-    this.#onHeld = null;
+    if (this.#droppedBytes > maxBytes + REFUSED_BODY_DRAIN_BYTES) return Promise.resolve('cut');
     // Reading keeps node:http from dumping the body itself after the answer, which it does unbounded.
     this.resume();
+    return new Promise((resolve) => {
+      this.#onDrained = resolve;
+    });
+  }
+
+  #drained(outcome: DrainOutcome): void {
+    const done = this.#onDrained;
+    this.#onDrained = null;
+    done?.(outcome);
   }
 
   #release(): void {
@@ -211,20 +233,31 @@ function declaredLength(request: IncomingMessage): number | null {
   return Number.isFinite(length) ? length : null;
 }
 
+/**
+ * Answer 413, once the refused body has been read to its end (then the connection carries on, or
+ * closes as the client asked, with nothing unread) or past the drain allowance (then it is closed:
+ * closing a socket with unread bytes resets it, which can lose the answer, so this is kept for
+ * bodies far over their limit).
+ */
 function refuse(request: IncomingMessage, response: ServerResponse, route: RouteBodyLimit, sink: BodyRefusalSink): void {
-  const declared = declaredLength(request);
-  if (request instanceof LimitedRequest) request.dropBody(route.maxBytes);
-  sink.onRefused(route, declared);
-  if (response.headersSent) return;
+  sink.onRefused(route, declaredLength(request));
   const body =
     route.shape === 'ntfy'
       ? JSON.stringify(sink.ntfyBody(route))
       : JSON.stringify({ error: HTTP_ERRORS.BODY_TOO_LARGE.message, code: 'BODY_TOO_LARGE' });
-  response.writeHead(HTTP_ERRORS.BODY_TOO_LARGE.status, {
-    'Content-Type': 'application/json',
-    'Content-Length': String(Buffer.byteLength(body)),
-  });
-  response.end(body);
+  const answer = (outcome: DrainOutcome): void => {
+    if (response.headersSent) return;
+    response.writeHead(HTTP_ERRORS.BODY_TOO_LARGE.status, {
+      'Content-Type': 'application/json',
+      'Content-Length': String(Buffer.byteLength(body)),
+      ...(outcome === 'cut' ? { Connection: 'close' } : {}),
+    });
+    response.end(body, () => {
+      if (outcome === 'cut') (request.socket as IncomingMessage['socket'] | null)?.destroy(); // null once node:http detached it
+    });
+  };
+  if (request instanceof LimitedRequest) void request.dropBody(route.maxBytes).then(answer);
+  else answer('cut');
 }
 
 function pathOf(url: string | undefined): string {

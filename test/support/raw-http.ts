@@ -28,6 +28,11 @@ export interface RawRequest {
   framing: BodyFraming;
   /** Size of each write (default 64 KiB). */
   chunkBytes?: number;
+  /**
+   * Keep writing after the answer, as a client that ignores it would, until the body is sent or
+   * the server closes the connection; the answer is reported then (`error` says how it ended).
+   */
+  keepWriting?: boolean;
 }
 
 /**
@@ -41,11 +46,12 @@ export function sendRawBody(options: RawRequest): Promise<RawAnswer> {
   return new Promise((resolve) => {
     let settled = false;
     let answered = false;
-    const finish = (answer: RawAnswer): void => {
+    let answer: RawAnswer | null = null;
+    const finish = (result: RawAnswer): void => {
       if (settled) return;
       settled = true;
       req.destroy();
-      resolve(answer);
+      resolve(result);
     };
     const req = request(options.url, {
       method: options.method,
@@ -59,23 +65,29 @@ export function sendRawBody(options: RawRequest): Promise<RawAnswer> {
       answered = true;
       const parts: Buffer[] = [];
       res.on('data', (part: Buffer) => parts.push(part));
-      const done = (error?: string): void =>
-        finish({
+      const done = (error?: string): void => {
+        answer = {
           status: res.statusCode ?? null,
           headers: res.headers,
           text: Buffer.concat(parts).toString('utf8'),
           ...(error ? { error } : {}),
-        });
+        };
+        if (!options.keepWriting) finish(answer);
+      };
       res.on('end', () => done());
       res.on('error', (err) => done(err.message));
       res.on('aborted', () => done('aborted'));
     });
     req.on('error', (err) => {
       if (!answered) finish({ status: null, headers: {}, text: '', error: err.message });
+      else if (options.keepWriting) finish({ ...(answer ?? { status: null, headers: {}, text: '' }), error: err.message });
+    });
+    req.on('close', () => {
+      if (options.keepWriting && answer) finish(answer);
     });
     let sent = 0;
     const writeMore = (): void => {
-      while (sent < options.bodyBytes && !answered && !req.destroyed) {
+      while (sent < options.bodyBytes && (options.keepWriting === true || !answered) && !req.destroyed) {
         const size = Math.min(chunk.length, options.bodyBytes - sent);
         sent += size;
         if (!req.write(size === chunk.length ? chunk : chunk.subarray(0, size))) {
@@ -84,7 +96,7 @@ export function sendRawBody(options: RawRequest): Promise<RawAnswer> {
         }
       }
       // Answered early: the rest is not sent (the connection is dropped once the answer is read).
-      if (!req.destroyed && !answered) req.end();
+      if (!req.destroyed && (options.keepWriting === true || !answered)) req.end();
     };
     writeMore();
   });
