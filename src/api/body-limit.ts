@@ -15,9 +15,11 @@
  *
  * After a refusal the rest of the body is read and dropped (never buffered) before the 413 is
  * written, so the client reads it on a connection with nothing left unread; past
- * {@link REFUSED_BODY_DRAIN_BYTES} of dropped bytes the 413 is written and the connection closed. A route therefore never sees a body over its
- * limit, whichever listener answers it, and a route added later gets the default without asking.
- * Routes keep their own smaller limits (a login body is 4 KiB): this is the ceiling, not a floor.
+ * {@link REFUSED_BODY_DRAIN_BYTES} of dropped bytes the 413 is written and the connection closed.
+ * A route therefore never sees a body over its limit, whichever listener answers it, and a route
+ * added later gets the default without asking. Routes keep their own smaller limits (a login body
+ * is 4 KiB): this is the ceiling, not a floor. A path no route serves (or one Hono would route
+ * differently, such as an absolute-form URL) gets the default, never a larger limit.
  */
 import { IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
 import { TrieRouter } from 'hono/router/trie-router';
@@ -26,10 +28,10 @@ import type { Metrics } from '../observability/metrics.ts';
 import { HTTP_ERRORS } from './errors.ts';
 
 /**
- * Bytes of a refused body read and dropped before the connection is closed: 1 MiB lets a client
- * that sent a modestly oversized body read its 413 and keep the connection (closing a socket with
- * unread data resets it, and a reset can discard the answer), while an abusive upload costs at
- * most this much more bandwidth and no memory.
+ * Bytes past the limit of a refused body read and dropped before the 413 is written and the
+ * connection closed: 1 MiB lets a client that sent a modestly oversized body read its 413 on a
+ * connection with nothing unread (closing a socket with unread data resets it, and a reset can
+ * discard the answer), while an abusive upload costs at most this much more bandwidth and no memory.
  */
 export const REFUSED_BODY_DRAIN_BYTES = 1024 * 1024;
 
