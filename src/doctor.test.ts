@@ -67,3 +67,34 @@ describe('doctor looks at the store', () => {
     assert.doesNotMatch(out, /first look failed/, out);
   });
 });
+
+describe('doctor on NIP-98 behind a proxy', () => {
+  let dir = '';
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'np-doctor-'));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  const run = async (env: Record<string, string>) => {
+    const loaded = loadConfig({ env: { NOSTR_PUSH__DATA_DIR: dir, NOSTR_PUSH__NOSTR__RELAYS: 'ws://127.0.0.1:1', ...env } });
+    const lines: string[] = [];
+    await runDoctor(loaded, (line) => lines.push(line), { openStore: () => openSqliteStore({ path: ':memory:' }) });
+    return lines.join('\n');
+  };
+
+  test('NIP-98 routes on and server.public_url unset: a warning naming the setting', async () => {
+    const out = await run({});
+    assert.match(
+      out,
+      /^warn {2}server\.public_url is unset: NIP-98 requests .* set server\.public_url \(NOSTR_PUSH__SERVER__PUBLIC_URL\)/m,
+      out,
+    );
+  });
+
+  test('server.public_url set: an ok line with it; no api role: nothing said', async () => {
+    const set = await run({ NOSTR_PUSH__SERVER__PUBLIC_URL: 'https://push.example.com' });
+    assert.match(set, /^ok {4}NIP-98 requests are checked against server\.public_url https:\/\/push\.example\.com$/m, set);
+    const noApi = await run({ NOSTR_PUSH__ROLES: 'engine,delivery' });
+    assert.doesNotMatch(noApi, /NIP-98/, noApi);
+  });
+});

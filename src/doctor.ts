@@ -10,6 +10,7 @@ import { describeStoreLocation, openStore } from './store/open.ts';
 import { selectSecp256k1Backend } from './nostr/secp256k1.ts';
 import { describeTopology, topologyServesEverySlot } from './store/port-topology.ts';
 import type { StorePort } from './store/port.ts';
+import { nip98PublicUrlWarning } from './api/nip98-auth.ts';
 
 /** How long `doctor` waits for one relay to accept a WebSocket. */
 export const DOCTOR_RELAY_TIMEOUT_MS = 5_000;
@@ -67,6 +68,10 @@ export async function runDoctor(loaded: LoadedConfig, say: Say, deps: DoctorDeps
   } catch (err) {
     fail(`secp256k1: ${(err as Error).message}`);
   }
+
+  const nip98Warning = nip98PublicUrlWarning(config);
+  if (nip98Warning) warn(nip98Warning);
+  else if (config.roles.includes('api')) ok(`NIP-98 requests are checked against server.public_url ${config.server.public_url}`);
 
   // Which protocol stacks run: our own, or the standard fallback the operator switched to.
   ok(protocolStacksLine(config));

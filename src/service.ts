@@ -25,13 +25,15 @@ import { inboxRoutes } from './api/inbox.ts';
 import { attachInboxSockets, INBOX_SOCKET_PATH, type InboxSockets } from './api/inbox-socket.ts';
 import { adminAnnouncementRoutes } from './api/admin-announcements.ts';
 import { dlqRoutes } from './api/admin/dlq.ts';
-import type { Nip98Auth } from './api/nip98-auth.ts';
+import { nip98PublicUrlWarning, type Nip98Auth } from './api/nip98-auth.ts';
+import { createClientAddressPolicy } from './api/client-address.ts';
 import { nip98ReplayGuard } from './nostr/nip98.ts';
 import { webPushKeyRoutes } from './api/webpush-key.ts';
-import { createCallbackReceiver, nip9aCallbackRoutes } from './api/nip9a-callbacks.ts';
+import { createCallbackReceiver, NIP9A_CALLBACK_LARGER_BODY, nip9aCallbackRoutes } from './api/nip9a-callbacks.ts';
+import { BodyLimits, bodyLimitFront, countedRefusals, LimitedRequest } from './api/body-limit.ts';
 import { nip9aCallbackFront } from './api/nip9a-callback-front.ts';
 import { WebPushTransport } from './delivery/webpush/transport.ts';
-import { createNtfyServer } from './ntfy/index.ts';
+import { createNtfyServer, NtfyError } from './ntfy/index.ts';
 import { createServer, type RequestListener, type Server } from 'node:http';
 import { createPlatformApi, type PlatformApi } from './api/platform.ts';
 import { configuredApps, sendTypeCategories } from './platform/apps.ts';
@@ -39,7 +41,7 @@ import { openApps, type AppDirectory, type AppRuntime } from './platform/tenants
 import type { SendApiAppSettings } from './api/notifications.ts';
 import { SendWakeup } from './platform/send-worker.ts';
 import { gatewaySettings } from './nip9a/gateway/config.ts';
-import { gatewayHttpRoutes } from './nip9a/gateway/http.ts';
+import { gatewayHttpRoutes, registrationLargerBody } from './nip9a/gateway/http.ts';
 import { gatewayMetrics } from './nip9a/gateway/metrics.ts';
 import { attachNip9aRelayEndpoint, NIP9A_RELAY_PATH } from './nip9a/gateway/relay-endpoint.ts';
 import { ensureAdminKey, FleetReporter, mountConsole, TASK_FLEET_REPORTER } from './console/index.ts';
@@ -84,6 +86,8 @@ export interface RunningService {
   httpAddress: AddressInfo | null;
   /** The app platform API (send API, admin routes) when the api role runs; its `adminKeys` guards admin routers. */
   platform: PlatformApi | null;
+  /** The body limit of every route the HTTP app serves (null without HTTP), as applied before routing. */
+  bodyLimits: BodyLimits | null;
   /** Every configured app's configuration, service key, store view and transports (tenancy); `store` and `key` above are the default's. */
   apps: AppDirectory;
   /** Stop every task, close the server and the store. */
@@ -229,6 +233,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
   let httpAddress: AddressInfo | null = null;
   let platform: PlatformApi | null = null;
   let inboxSockets: InboxSockets | null = null;
+  let bodyLimits: BodyLimits | null = null;
   const nip98Auth: Nip98Auth = {
     verifier,
     replay: nip98ReplayGuard(store),
@@ -236,6 +241,10 @@ export async function startService(config: Config, overrides: ServiceOverrides =
     ...(config.server.public_url === '' ? {} : { publicUrl: config.server.public_url }),
     logger: logger.child({ route: 'nip98' }),
   };
+  // Who the client is and whether it came over https: the socket, or a trusted proxy's word (server.trusted_proxies).
+  const clientAddress = createClientAddressPolicy(config.server.trusted_proxies);
+  const nip98Warning = nip98PublicUrlWarning(config);
+  if (nip98Warning) logger.warn(nip98Warning);
   if (servesHttp) {
     const app = createApiApp({
       health: { pubkey: () => key.pubkey, criticalFlags },
@@ -309,6 +318,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
         logger: logger.child({ route: 'platform' }),
         version: SERVICE_VERSION,
         campaignDedupTtlSecs: config.campaign_delivery.dedup_ttl_secs,
+        nip98: { ...nip98Auth, logger: logger.child({ route: 'platform' }) },
       });
       app.route('/', platform.app);
       app.route(
@@ -338,6 +348,8 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       await ensureAdminKey(store, key.npub, logger);
       mountConsole(app, {
         store,
+        publicUrl: config.server.public_url,
+        clientAddress,
         sessionTtlMs: config.console.session_ttl_secs * 1000,
         sampleIntervalMs: config.console.sample_interval_secs * 1000,
         deliveryLogRetentionMs: config.delivery_log.retention_days * 86_400_000,
@@ -353,9 +365,21 @@ export async function startService(config: Config, overrides: ServiceOverrides =
     // Hono answers errors itself (500); node:http ignores a listener's result, so nothing awaits it.
     const honoListener: RequestListener = (req, res) => void handleWithHono(req, res);
     const withNtfy = ntfy ? ntfy.frontListener(honoListener) : honoListener;
-    const http = createServer(
-      nip9aCallbacks ? nip9aCallbackFront(nip9aCallbacks.receiver, nip9aCallbacks.deps.logger, withNtfy) : withNtfy,
+    const routed = nip9aCallbacks ? nip9aCallbackFront(nip9aCallbacks.receiver, nip9aCallbacks.deps.logger, withNtfy) : withNtfy;
+    // One body limit before any of the listeners above, from the routes the app serves (issue 35).
+    bodyLimits = new BodyLimits(config.server.max_body_bytes, app.routes, {
+      larger: [
+        ...(platform?.largerBodies ?? []),
+        ...(nip9aCallbacks ? [NIP9A_CALLBACK_LARGER_BODY] : []),
+        ...(nip9aIntake ? [registrationLargerBody(nip9aIntake.settings)] : []),
+        ...(ntfy?.largerBodies ?? []),
+      ],
+      ntfyHandlers: new Set(ntfy?.routes.routes.map((route) => route.handler)),
+    });
+    const refusals = countedRefusals(metrics, logger, (route) =>
+      ntfy ? ntfy.bodyTooLarge(route.path) : new NtfyError('INTERNAL').toJSON(),
     );
+    const http = createServer({ IncomingMessage: LimitedRequest }, bodyLimitFront(bodyLimits, refusals, routed));
     httpAddress = await new Promise<AddressInfo>((resolve, reject) => {
       http.once('error', reject);
       http.listen(listen.port, listen.host, () => resolve(http.address() as AddressInfo));
@@ -395,7 +419,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
     })());
 
   storeFaultsArmed = true;
-  return { config, key, store, metrics, supervisor, logger, wake, httpAddress, platform, apps, stop };
+  return { config, key, store, metrics, supervisor, logger, wake, httpAddress, platform, bodyLimits, apps, stop };
 }
 
 /** The send API settings of every configured app, by id (its store view and `send_api` keys). */

@@ -1,4 +1,5 @@
 import { Hono } from 'hono';
+import { routePath } from 'hono/route';
 import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import { HttpError } from './errors.ts';
@@ -21,7 +22,11 @@ export function createApiApp(deps: ApiDeps): Hono {
   app.onError((err, c) => {
     if (err instanceof HttpError) {
       if (err.status >= 500) deps.logger.error({ path: c.req.path, code: err.code }, err.message);
-      else deps.logger.debug({ path: c.req.path, code: err.code }, err.message);
+      else if (err.code === 'UNSUPPORTED_MEDIA_TYPE') {
+        // Bad input, said once with its reason and counted (the routes refusing it are JSON routes).
+        deps.metrics.httpRefused.inc({ route: `${c.req.method} ${routePath(c)}`, code: err.code });
+        deps.logger.warn({ path: c.req.path, code: err.code, contentType: c.req.header('content-type')?.slice(0, 100) }, err.message);
+      } else deps.logger.debug({ path: c.req.path, code: err.code }, err.message);
       return c.json(err.toJSON(), err.status as 400);
     }
     deps.logger.error({ path: c.req.path, err: err.message }, 'unhandled error in route');

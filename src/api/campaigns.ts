@@ -11,6 +11,7 @@ import type { Logger } from '../observability/logger.ts';
 import type { CampaignRecord, CampaignRequest } from '../store/port-campaigns.ts';
 import { requireAppKey, type AppKeyEnv, type AuthDeps } from './auth.ts';
 import { HttpError } from './errors.ts';
+import type { LargerBody } from './body-limit.ts';
 import { canonicalJson } from './notifications.ts';
 import {
   CampaignAccepted,
@@ -24,6 +25,13 @@ import {
 
 /** 10,000 pubkeys are about 700 KB of JSON. */
 const CAMPAIGN_MAX_BODY_BYTES = 2 * 1024 * 1024;
+/** A campaign request may be larger than `server.max_body_bytes`: its audience list. */
+export const CAMPAIGN_LARGER_BODY: LargerBody = {
+  method: 'POST',
+  path: '/v1/campaigns',
+  maxBytes: CAMPAIGN_MAX_BODY_BYTES,
+  reason: 'a campaign may list its audience: up to 10,000 pubkeys, about 700 KB of JSON',
+};
 
 /** The campaign routes act on the app the key names, through its store view (`c.get('appStore')`). */
 export interface CampaignRoutesDeps {

@@ -54,6 +54,7 @@ export const HTTP_ERRORS = {
   CONSOLE_LOGIN_FAILED: { status: 401, message: 'Not an admin key of this service' },
   CONSOLE_SESSION_REQUIRED: { status: 401, message: 'Log in to the console first' },
   CONSOLE_CSRF_INVALID: { status: 403, message: 'Missing or wrong X-CSRF-Token header' },
+  CONSOLE_ORIGIN_REFUSED: { status: 403, message: 'Console login is accepted from this server’s own origin only' },
   CONSOLE_NOT_BUILT: { status: 503, message: 'The console is not built; run npm run build' },
   INVALID_PUBKEY: { status: 400, message: 'Not an npub or a 64-character hex public key' },
   INTERNAL: { status: 500, message: 'Internal server error' },

@@ -14,14 +14,13 @@
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { verifyNip98 } from '../nostr/nip98.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import type { InboxHint } from '../store/port-inbox.ts';
 import type { StorePort } from '../store/port.ts';
 import { DEFAULT_APP_ID } from '../config/apps.ts';
 import { HTTP_ERRORS } from './errors.ts';
-import type { Nip98Auth } from './nip98-auth.ts';
+import { checkNip98, nip98SignedUrl, type Nip98Auth } from './nip98-auth.ts';
 
 export const INBOX_SOCKET_PATH = '/v1/inbox/socket';
 /** Keepalive ping interval: inside the 60 s idle timeouts of common proxies. */
@@ -57,11 +56,14 @@ export interface InboxSockets {
 }
 
 /** The URL a client signed for an upgrade: the public base (as http(s)), or the request's own Host. */
+/** The URL a socket's client signed: `server.public_url` when set, else the scheme and Host as received. */
 function signedUpgradeUrl(request: IncomingMessage, publicUrl: string | undefined): string {
-  const path = request.url ?? '/';
-  if (publicUrl !== undefined) return `${publicUrl.replace(/\/+$/, '')}${path}`;
   const secure = (request.socket as { encrypted?: boolean }).encrypted === true;
-  return `${secure ? 'https' : 'http'}://${request.headers.host ?? 'localhost'}${path}`;
+  return nip98SignedUrl(publicUrl, {
+    scheme: secure ? 'https' : 'http',
+    host: request.headers.host ?? 'localhost',
+    pathAndQuery: request.url ?? '/',
+  });
 }
 
 function refuse(socket: Duplex, status: number, body: unknown): void {
@@ -136,18 +138,14 @@ export function attachInboxSockets(server: Server, deps: InboxSocketDeps): Inbox
       refuse(socket, 404, { error: HTTP_ERRORS.NOT_FOUND.message, code: 'NOT_FOUND' });
       return;
     }
-    const result = await verifyNip98(
-      {
-        method: request.method ?? 'GET',
-        url: signedUpgradeUrl(request, deps.auth.publicUrl),
-        authorization: request.headers.authorization,
-      },
-      { nowSecs: Math.floor(deps.auth.clock.nowMs() / 1000), verifier: deps.auth.verifier, replay: deps.auth.replay },
-    );
+    const result = await checkNip98(deps.auth, {
+      method: request.method ?? 'GET',
+      url: signedUpgradeUrl(request, deps.auth.publicUrl),
+      authorization: request.headers.authorization,
+      path: INBOX_SOCKET_PATH,
+    });
     if (!result.ok) {
-      deps.auth.onRefused?.(result.code);
       deps.metrics.inboxApiRequests.inc({ route: 'socket', outcome: 'NIP98_UNAUTHORIZED' });
-      deps.logger.warn({ path: INBOX_SOCKET_PATH, code: result.code, reason: result.reason }, 'NIP-98 authorization refused');
       refuse(socket, 401, { error: `${HTTP_ERRORS.NIP98_UNAUTHORIZED.message}: ${result.reason}`, code: 'NIP98_UNAUTHORIZED' });
       return;
     }

@@ -71,7 +71,10 @@ describe('user API', () => {
     const text = body === undefined ? undefined : JSON.stringify(body);
     const response = await app.request(`${BASE}${path}`, {
       method,
-      headers: { authorization: auth ?? authorization(method, path, text) },
+      headers: {
+        authorization: auth ?? authorization(method, path, text),
+        ...(text === undefined ? {} : { 'content-type': 'application/json' }),
+      },
       ...(text === undefined ? {} : { body: text }),
     });
     return { status: response.status, json: (await response.json().catch(() => null)) as Record<string, unknown> | null };
@@ -209,7 +212,7 @@ describe('user API', () => {
     const unsigned = authorization('PUT', '/v1/alert-words', JSON.stringify({ words: ['pizza'] }));
     const tampered = await app.request(`${BASE}/v1/alert-words`, {
       method: 'PUT',
-      headers: { authorization: unsigned },
+      headers: { authorization: unsigned, 'content-type': 'application/json' },
       body: JSON.stringify({ words: ['tampered'] }),
     });
     assert.equal(tampered.status, 401, 'payload mismatch');
@@ -219,7 +222,7 @@ describe('user API', () => {
     const post = (body: unknown, token = adminKey) =>
       app.request(`${BASE}/v1/admin/announcements`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${token}` },
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
         body: JSON.stringify(body),
       });
     const expiresAt = new Date(store.clock.nowMs() + 3_600_000).toISOString();
@@ -250,7 +253,7 @@ describe('user API', () => {
     const post = (body: unknown) =>
       app.request(`${BASE}/v1/admin/announcements`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${adminKey}` },
+        headers: { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' },
         body: JSON.stringify(body),
       });
     const expiresAt = new Date(store.clock.nowMs() + 3_600_000).toISOString();

@@ -32,7 +32,7 @@ import { applyControlPayload } from '../engine/control-events.ts';
 import { DEREGISTER_TOKEN, PREFERENCES, REGISTER_TOKEN } from '../nostr/kinds.ts';
 import { DEFAULT_APP_ID } from '../config/apps.ts';
 import { HttpError } from './errors.ts';
-import { parseJsonBytes, readBodyBytes } from './json-body.ts';
+import { parseJsonBytes, readBodyBytes, refuseNonJsonContentType } from './json-body.ts';
 import { authenticateNip98, type Nip98Auth } from './nip98-auth.ts';
 import { THROTTLE_WINDOW_SECS } from '../notification/types.ts';
 
@@ -131,6 +131,7 @@ export function inboxRoutes(deps: InboxApiDeps): Hono {
     async (c: Context): Promise<Response> => {
       try {
         const store = storeOfRequest(c);
+        if (withBody) refuseNonJsonContentType(c);
         const body = withBody ? await readBodyBytes(c, INBOX_API_MAX_BODY_BYTES) : new Uint8Array(0);
         const pubkey = await authenticateNip98(c, deps.auth, withBody ? body : undefined);
         await store.rememberInboxUser(pubkey);

@@ -82,10 +82,28 @@ export function parseJsonBytes(bytes: Uint8Array): unknown {
   }
 }
 
+/** Whether a Content-Type header names JSON: `application/json`, with any parameters. */
+export function isJsonContentType(header: string | undefined): boolean {
+  return (header ?? '').split(';')[0]?.trim().toLowerCase() === 'application/json';
+}
+
 /**
- * Read a request body as JSON, refusing more than `maxBytes` (413) whatever Content-Length
- * claims, and anything that is not JSON (400).
+ * Refuse (415 `UNSUPPORTED_MEDIA_TYPE`) a request to a JSON route whose Content-Type names
+ * something else. A request that names none is read as JSON: NIP-98 and API-key callers are not
+ * browsers, and some sent bodies without the header before this check existed. The console
+ * login, where the type is what stops a cross-site form, requires it (`console/session.ts`).
+ */
+export function refuseNonJsonContentType(c: Context): void {
+  const type = c.req.header('content-type');
+  if (type !== undefined && !isJsonContentType(type)) throw new HttpError('UNSUPPORTED_MEDIA_TYPE');
+}
+
+/**
+ * Read a request body as JSON: 415 for a Content-Type that is not JSON
+ * ({@link refuseNonJsonContentType}), 413 past `maxBytes` whatever Content-Length claims, 400 for
+ * anything that does not parse.
  */
 export async function readJsonBody(c: Context, maxBytes: number): Promise<unknown> {
+  refuseNonJsonContentType(c);
   return parseJsonBytes(await readBodyBytes(c, maxBytes));
 }

@@ -152,7 +152,10 @@ describe('NIP-9a callback management (NIP-98)', () => {
       ['GET', '/v1/nip9a/callbacks'],
       ['DELETE', '/v1/nip9a/callbacks/abc'],
     ] as const) {
-      const res = await h.app.request(`http://127.0.0.1:8000${path}`, { method, body: method === 'POST' ? '{}' : undefined });
+      const res = await h.app.request(`http://127.0.0.1:8000${path}`, {
+        method,
+        ...(method === 'POST' ? { body: '{}', headers: { 'content-type': 'application/json' } } : {}),
+      });
       assert.equal(res.status, 401, `${method} ${path}`);
       assert.equal(((await res.json()) as { code: string }).code, 'NIP98_UNAUTHORIZED');
     }

@@ -37,7 +37,8 @@ import {
 import { CALLBACK_MAX_BODY_BYTES, acceptEnvelope, callbackItemId } from '../nip9a/receiver/envelope.ts';
 import { CallbackRateLimiter } from '../nip9a/receiver/rate-limit.ts';
 import { HttpError } from './errors.ts';
-import { parseJsonBytes, readBodyBytes } from './json-body.ts';
+import { isJsonContentType, parseJsonBytes, readBodyBytes, refuseNonJsonContentType } from './json-body.ts';
+import type { LargerBody } from './body-limit.ts';
 import { authenticateNip98, type Nip98Auth } from './nip98-auth.ts';
 
 /** A management request is `{relay}`: a few hundred bytes; anything much larger is not a real client. */
@@ -76,10 +77,13 @@ function view(publicUrl: string, callback: Nip9aCallback, url?: string): Callbac
   };
 }
 
-/** `application/json`, with or without parameters (`; charset=utf-8`). */
-function isJsonContentType(header: string | undefined): boolean {
-  return (header ?? '').split(';')[0]?.trim().toLowerCase() === 'application/json';
-}
+/** Relays' callback POSTs carry the matched event, so they may be larger than `server.max_body_bytes`. */
+export const NIP9A_CALLBACK_LARGER_BODY: LargerBody = {
+  method: 'POST',
+  path: `${CALLBACK_PATH_PREFIX}:secret`,
+  maxBytes: CALLBACK_MAX_BODY_BYTES,
+  reason: 'a NIP-9a relay may include the matched event: up to 4 MiB and a 4 KiB envelope (the seed’s bound)',
+};
 
 export function nip9aCallbackRoutes(deps: Nip9aCallbackDeps, receiver: CallbackReceiver = createCallbackReceiver(deps)): Hono {
   const app = new Hono();
@@ -108,6 +112,7 @@ export function nip9aCallbackRoutes(deps: Nip9aCallbackDeps, receiver: CallbackR
   };
 
   app.post('/v1/nip9a/callbacks', async (c) => {
+    refuseNonJsonContentType(c);
     const body = await readBodyBytes(c, MANAGEMENT_MAX_BODY_BYTES);
     const owner = await caller(c, 'create', body);
     const parsed = parseJsonBytes(body);

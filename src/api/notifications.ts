@@ -17,8 +17,9 @@ import { createEventVerifier, type EventVerifier } from '../nostr/event.ts';
 import { nip98ReplayGuard } from '../nostr/nip98.ts';
 import { DEFAULT_APP_ID } from '../platform/apps.ts';
 import { requireAppKey, type AppKeyEnv, type AuthDeps } from './auth.ts';
-import { authenticateNip98 } from './nip98-auth.ts';
+import { authenticateNip98, type Nip98Auth } from './nip98-auth.ts';
 import { HttpError } from './errors.ts';
+import type { LargerBody } from './body-limit.ts';
 import {
   CancelResult,
   ErrorBody,
@@ -34,6 +35,13 @@ import {
 /** A request of 10,000 recipients is about 700 KB of JSON; anything much larger is not a real caller. */
 export const SEND_MAX_BODY_BYTES = 2 * 1024 * 1024;
 const OPENED_MAX_BODY_BYTES = 4 * 1024;
+/** The send request may be larger than `server.max_body_bytes`: its recipient list. */
+export const SEND_LARGER_BODY: LargerBody = {
+  method: 'POST',
+  path: '/v1/notifications',
+  maxBytes: SEND_MAX_BODY_BYTES,
+  reason: 'a send names up to 10,000 recipients, about 700 KB of JSON',
+};
 /** Entries read back for one notification's outcomes: every device of every recipient, a few attempts each. */
 const OUTCOME_READ_LIMIT = 200_000;
 /** Either scheme opens a notification (an OpenAPI security list: one entry per alternative). */
@@ -59,6 +67,12 @@ export interface NotificationRoutesDeps extends SendApiAppSettings {
   /** The largest `max_recipients` of any app: the schema's bound (each app's own is checked after). */
   schemaMaxRecipients?: number;
   auth: AuthDeps;
+  /**
+   * The service's NIP-98 check (its verifier, replay guard, and `server.public_url`, which the
+   * signed `u` is compared with). Absent (tests of the API alone): a verifier loaded on the first
+   * NIP-98 request and the URL as received.
+   */
+  nip98?: Nip98Auth;
   /** A send was created (wakes this process's scheduler). */
   onCreated: () => void;
   metrics: Metrics;
@@ -122,6 +136,17 @@ export function recipientOutcomes(send: SendRecord, entries: readonly DeliveryLo
  */
 function keyOrNip98(deps: NotificationRoutesDeps, keys: MiddlewareHandler<AppKeyEnv>, maxBodyBytes: number): MiddlewareHandler<AppKeyEnv> {
   let verifier: Promise<EventVerifier> | undefined;
+  const onRefused = (code: string): void => deps.metrics.apiRequests.inc({ route: 'opened', outcome: `NIP98_${code}` });
+  const nip98 = async (): Promise<Nip98Auth> =>
+    deps.nip98
+      ? { ...deps.nip98, onRefused }
+      : {
+          verifier: await (verifier ??= createEventVerifier()),
+          replay: nip98ReplayGuard(deps.store),
+          clock: deps.store.clock,
+          logger: deps.logger,
+          onRefused,
+        };
   const limit = bodyLimit({
     maxSize: maxBodyBytes,
     onError: () => {
@@ -134,17 +159,7 @@ function keyOrNip98(deps: NotificationRoutesDeps, keys: MiddlewareHandler<AppKey
     if (!deps.auth.apps.includes(appId)) throw new HttpError('NOT_FOUND');
     // Hono keeps the bytes, so the JSON validator reads the same body afterwards.
     const body = new Uint8Array(await c.req.arrayBuffer());
-    const pubkey = await authenticateNip98(
-      c,
-      {
-        verifier: await (verifier ??= createEventVerifier()),
-        replay: nip98ReplayGuard(deps.store),
-        clock: deps.store.clock,
-        logger: deps.logger,
-        onRefused: (code) => deps.metrics.apiRequests.inc({ route: 'opened', outcome: `NIP98_${code}` }),
-      },
-      body,
-    );
+    const pubkey = await authenticateNip98(c, await nip98(), body);
     c.set('appId', appId);
     c.set('appStore', settingsOf(deps, appId).store);
     c.set('nip98Pubkey', pubkey);

@@ -15,8 +15,10 @@ import { adminDeliveryRoutes } from './admin-deliveries.ts';
 import { requireAppKey, type AppKeyEnv, type AuthDeps } from './auth.ts';
 import { routePath } from 'hono/route';
 import { HttpError } from './errors.ts';
-import { notificationRoutes, type NotificationRoutesDeps, type SendApiAppSettings } from './notifications.ts';
-import { campaignRoutes } from './campaigns.ts';
+import { notificationRoutes, SEND_LARGER_BODY, type NotificationRoutesDeps, type SendApiAppSettings } from './notifications.ts';
+import { CAMPAIGN_LARGER_BODY, campaignRoutes } from './campaigns.ts';
+import type { LargerBody } from './body-limit.ts';
+import type { Nip98Auth } from './nip98-auth.ts';
 import { adminSuppressionRoutes } from './admin-suppressions.ts';
 
 export const OPENAPI_PATH = '/v1/openapi.json';
@@ -37,6 +39,8 @@ export interface PlatformApiDeps {
   logger: Logger;
   /** Shown in the document's `info`. */
   version: string;
+  /** The service's NIP-98 check, for the NIP-98 opens (`notifications.ts`). */
+  nip98?: Nip98Auth;
   /** How long a campaign open is remembered (`campaign_delivery.dedup_ttl_secs`); default a week. */
   campaignDedupTtlSecs?: number;
 }
@@ -45,6 +49,15 @@ export interface PlatformApi {
   app: OpenAPIHono<AppKeyEnv>;
   /** Admin-key middleware, for routers mounted beside these (the DLQ routes). */
   adminKeys: MiddlewareHandler<AppKeyEnv>;
+  /** The routes whose bodies may exceed `server.max_body_bytes`, with their reasons. */
+  largerBodies: readonly LargerBody[];
+}
+
+/** The catalogue's error for what Hono's validators throw: 400 a body that does not parse, 415 one that is not JSON. */
+function validatorError(status: number): HttpError | null {
+  if (status === 400) return new HttpError('INVALID_JSON');
+  if (status === 415) return new HttpError('UNSUPPORTED_MEDIA_TYPE');
+  return null;
 }
 
 export function createPlatformApi(deps: PlatformApiDeps): PlatformApi {
@@ -59,11 +72,11 @@ export function createPlatformApi(deps: PlatformApiDeps): PlatformApi {
       throw new HttpError('VALIDATION_FAILED', message);
     },
   });
-  // Hono's JSON validator throws its own 400 for a body that does not parse: answer it with the
-  // catalogue's code, like every other refusal; everything else is the service's usual error body.
+  // Hono's JSON validator throws its own 400 for a body that does not parse, and its own 415 for a
+  // body that is not JSON (any other Content-Type, or none): answer them with the catalogue's codes,
+  // like every other refusal; everything else is the service's usual error body.
   app.onError((err, c) => {
-    const error =
-      err instanceof HttpError ? err : err instanceof HTTPException && err.status === 400 ? new HttpError('INVALID_JSON') : null;
+    const error = err instanceof HttpError ? err : err instanceof HTTPException ? validatorError(err.status) : null;
     if (!error) {
       deps.logger.error({ path: c.req.path, err: err.message }, 'unhandled error in route');
       return c.json(new HttpError('INTERNAL').toJSON(), 500);
@@ -71,6 +84,14 @@ export function createPlatformApi(deps: PlatformApiDeps): PlatformApi {
     if (error.code === 'INVALID_JSON') {
       deps.metrics.apiRequests.inc({ route: routePath(c), outcome: error.code });
       deps.logger.warn({ path: c.req.path, code: error.code }, 'API request refused: body is not JSON');
+    }
+    if (error.code === 'UNSUPPORTED_MEDIA_TYPE') {
+      deps.metrics.apiRequests.inc({ route: routePath(c), outcome: error.code });
+      deps.metrics.httpRefused.inc({ route: `${c.req.method} ${routePath(c)}`, code: error.code });
+      deps.logger.warn(
+        { path: c.req.path, code: error.code, contentType: c.req.header('content-type')?.slice(0, 100) ?? null },
+        'API request refused: Content-Type is not application/json',
+      );
     }
     return c.json(error.toJSON(), error.status as 400);
   });
@@ -106,6 +127,7 @@ export function createPlatformApi(deps: PlatformApiDeps): PlatformApi {
     onCreated: deps.onCreated,
     metrics: deps.metrics,
     logger: deps.logger,
+    ...(deps.nip98 ? { nip98: deps.nip98 } : {}),
   };
   notificationRoutes(app, notificationDeps);
   adminDeliveryRoutes(app, {
@@ -123,5 +145,5 @@ export function createPlatformApi(deps: PlatformApiDeps): PlatformApi {
     openapi: '3.1.0',
     info: { title: 'nostr-push app platform API', version: deps.version },
   });
-  return { app, adminKeys: requireAppKey(auth, ['admin']) };
+  return { app, adminKeys: requireAppKey(auth, ['admin']), largerBodies: [SEND_LARGER_BODY, CAMPAIGN_LARGER_BODY] };
 }

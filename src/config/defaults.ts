@@ -43,6 +43,17 @@ export const DEFAULT_MUTE_LIST_MAX_ITEMS = 1_000;
  */
 export const DEFAULT_LIST_CACHE_MUTE_ITEMS = 2_000_000;
 
+/**
+ * `server.max_body_bytes`: 64 KiB, the request body limit of every route (applied before routing,
+ * `src/api/body-limit.ts`). Every JSON request the API defines fits in a few KiB (the largest, an
+ * announcement or a direct-message hook call, 16 KiB), so 64 KiB leaves room for new fields while
+ * an anonymous client can make a request hold at most this much. Routes that need more declare it
+ * with their reason (the send API's recipient lists, NIP-9a callbacks carrying an event).
+ */
+export const DEFAULT_MAX_BODY_BYTES = 64 * 1024;
+/** The least `server.max_body_bytes`: the largest body a route's own limit admits (16 KiB, see above). */
+export const MIN_MAX_BODY_BYTES = 16 * 1024;
+
 /** ntfy's default `cache-duration`. */
 export const DEFAULT_NTFY_CACHE_DURATION = '12h';
 /** The UnifiedPush (AND_3) and RFC 8030 message size: 4096 bytes must always be accepted. */
@@ -159,7 +170,13 @@ export function defaultConfig(): Config {
       wait_replicas: WAIT_REPLICAS_AUTO,
       wait_timeout_ms: DEFAULT_WAIT_TIMEOUT_MS,
     },
-    server: { listen_addr: '0.0.0.0:8000', internal_api_token: '', public_url: '', trusted_proxies: [] },
+    server: {
+      listen_addr: '0.0.0.0:8000',
+      internal_api_token: '',
+      public_url: '',
+      trusted_proxies: [],
+      max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+    },
     notification: {
       event_kinds: [...DEFAULT_EVENT_KINDS],
       default_preferences: { kinds: [...DEFAULT_PREFERENCE_KINDS] },

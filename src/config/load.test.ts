@@ -263,6 +263,17 @@ describe('config validation', () => {
       );
   });
 
+  test('server.max_body_bytes: 64 KiB by default; below 16 KiB or not whole bytes is refused with the floor', () => {
+    assert.equal(loadConfig({ env: {} }).config.server.max_body_bytes, 65_536);
+    assert.equal(loadConfig({ env: { NOSTR_PUSH__SERVER__MAX_BODY_BYTES: '1048576' } }).config.server.max_body_bytes, 1_048_576);
+    for (const bad of ['16383', '0', '20000.5'])
+      assert.deepEqual(
+        problemsOf({ NOSTR_PUSH__SERVER__MAX_BODY_BYTES: bad }),
+        ["server.max_body_bytes must be a whole number of bytes, at least 16384 (routes' own bodies are up to that size)"],
+        bad,
+      );
+  });
+
   test('one line per wrong key, all reported at once', () => {
     const problems = problemsOf({
       NOSTR_PUSH__SERVICE__PRIVATE_KEY_HEX: 'nothex',

@@ -144,6 +144,12 @@ export interface Config {
      * limit is keyed by) and `X-Forwarded-Proto` believed. Empty: the socket's peer is the client.
      */
     trusted_proxies: string[];
+    /**
+     * The request body limit of every route, bytes, applied before routing whatever the body's
+     * framing (`src/api/body-limit.ts`): over it, 413. Routes that need more declare a larger limit
+     * with their reason (docs/security.md lists them).
+     */
+    max_body_bytes: number;
   };
   notification: {
     event_kinds: number[];

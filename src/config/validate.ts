@@ -1,4 +1,4 @@
-import { HTTP2_CLIENT_KINDS, type Config } from './defaults.ts';
+import { HTTP2_CLIENT_KINDS, MIN_MAX_BODY_BYTES, type Config } from './defaults.ts';
 import { KEY_LAYOUTS, MAX_QUEUE_SHARDS } from '../store/redis/keys.ts';
 import { isClusterUrl, parseRedisTarget } from '../store/redis/target.ts';
 import { MAX_WAIT_REPLICAS, MAX_WAIT_TIMEOUT_MS, WAIT_REPLICAS_AUTO } from '../store/redis/replication.ts';
@@ -172,6 +172,10 @@ export function validateConfig(config: Config, explicitKeys: ReadonlySet<string>
     const problem = trustedProxyProblem(proxy);
     if (problem) problems.push(`server.trusted_proxies: ${problem}`);
   }
+  if (!Number.isInteger(config.server.max_body_bytes) || config.server.max_body_bytes < MIN_MAX_BODY_BYTES)
+    problems.push(
+      `server.max_body_bytes must be a whole number of bytes, at least ${MIN_MAX_BODY_BYTES} (routes' own bodies are up to that size)`,
+    );
   if (!parseListenAddr(config.server.listen_addr)) problems.push(`server.listen_addr: "${config.server.listen_addr}" is not host:port`);
 
   if (config.nostr.relays.length === 0) problems.push('nostr.relays must list at least one relay');

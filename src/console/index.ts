@@ -6,6 +6,7 @@ import type { Hono } from 'hono';
 import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import type { StorePort } from '../store/port.ts';
+import type { ClientAddressPolicy } from '../api/client-address.ts';
 import { consoleRoutes } from './routes.ts';
 import { consoleAuth } from './session.ts';
 import { consoleStaticRoutes, loadConsoleAssets } from './static.ts';
@@ -15,6 +16,9 @@ export { ensureAdminKey } from './bootstrap-key.ts';
 
 export interface ConsoleDeps {
   store: StorePort;
+  /** `server.public_url`, or '' (see `session.ts`: the cookie's `Secure` and the login's origin check). */
+  publicUrl: string;
+  clientAddress: ClientAddressPolicy;
   sessionTtlMs: number;
   sampleIntervalMs: number;
   deliveryLogRetentionMs: number;
@@ -25,7 +29,14 @@ export interface ConsoleDeps {
 /** Mount `/console` (the app) and `/console/api/*` on `app`. */
 export function mountConsole(app: Hono, deps: ConsoleDeps): void {
   const logger = deps.logger.child({ route: 'console' });
-  const auth = consoleAuth({ store: deps.store, sessionTtlMs: deps.sessionTtlMs, metrics: deps.metrics, logger });
+  const auth = consoleAuth({
+    store: deps.store,
+    publicUrl: deps.publicUrl,
+    clientAddress: deps.clientAddress,
+    sessionTtlMs: deps.sessionTtlMs,
+    metrics: deps.metrics,
+    logger,
+  });
   app.route('/', auth.routes);
   app.route(
     '/',

@@ -4,8 +4,13 @@
  * - `POST /console/api/login` with `{"key": "npk_…"}` (in the body, never a URL) checks the key
  *   against the store's hashes, stores a session (keyed by the SHA-256 of a random id, so every
  *   replica accepts it, for `console.session_ttl_secs`) and sets the id as a cookie:
- *   `HttpOnly; SameSite=Strict; Path=/console`, plus `Secure` when the request came over HTTPS
- *   (directly or per `X-Forwarded-Proto`). The answer carries the session's CSRF token.
+ *   `HttpOnly; SameSite=Strict; Path=/console`, plus `Secure` when `server.public_url` is https or
+ *   the request came over HTTPS (its own TLS, or `X-Forwarded-Proto` from one of
+ *   `server.trusted_proxies`, never from anyone else). The answer carries the session's CSRF token.
+ *   Login CSRF is refused before the key is looked at: the body must be `application/json` (415
+ *   `UNSUPPORTED_MEDIA_TYPE`; a cross-site form or `text/plain` POST cannot send that without a
+ *   preflight), and an `Origin` header, when present, must be this server's own (403
+ *   `CONSOLE_ORIGIN_REFUSED`): `server.public_url`'s origin, or the Host the request came to.
  * - Every other `/console/api/*` request needs the cookie (401 `CONSOLE_SESSION_REQUIRED`), and
  *   every state-changing one (not GET/HEAD) also the CSRF token in `X-CSRF-Token` (403
  *   `CONSOLE_CSRF_INVALID`). The key behind a session must still be live: revoking it ends the
@@ -13,7 +18,8 @@
  * - `GET /console/api/session` gives a reloaded page its CSRF token again; `POST
  *   /console/api/logout` ends the session.
  *
- * Keys are never logged, only their 12-character prefix; session ids never.
+ * Keys are never logged, only a live key's 12-character prefix; a failed login logs nothing of what
+ * was typed (not even a prefix: it may be a mistyped secret); session ids never.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { Hono, type Context, type MiddlewareHandler } from 'hono';
@@ -25,7 +31,8 @@ import type { StorePort } from '../store/port.ts';
 import { apiKeyPrefix, hashApiKey } from '../platform/api-keys.ts';
 import { DEFAULT_APP_ID } from '../platform/apps.ts';
 import { HttpError, type HttpErrorCode } from '../api/errors.ts';
-import { readJsonBody } from '../api/json-body.ts';
+import { isJsonContentType, readJsonBody } from '../api/json-body.ts';
+import { requestIsHttps, type ClientAddressPolicy } from '../api/client-address.ts';
 
 export const CONSOLE_PATH = '/console';
 export const CONSOLE_API_PATH = '/console/api';
@@ -44,6 +51,10 @@ export interface ConsoleSessionEnv {
 
 export interface ConsoleAuthDeps {
   store: StorePort;
+  /** `server.public_url`, or '' (then the request's own Host is the server's origin). */
+  publicUrl: string;
+  /** Decides whether `X-Forwarded-Proto` is believed (`server.trusted_proxies`). */
+  clientAddress: ClientAddressPolicy;
   sessionTtlMs: number;
   metrics: Metrics;
   logger: Logger;
@@ -57,10 +68,27 @@ function sameSecret(a: string, b: string): boolean {
   return left.length === right.length && timingSafeEqual(left, right);
 }
 
-/** Whether the browser reached us over HTTPS (the service itself, or a proxy that says so). */
-function overHttps(c: Context): boolean {
-  const forwarded = c.req.header('x-forwarded-proto')?.split(',')[0]?.trim().toLowerCase();
-  return forwarded === 'https' || new URL(c.req.url).protocol === 'https:';
+/** Whether the session cookie is `Secure`: the public URL is https, or the request came over HTTPS (a trusted proxy's word only). */
+function secureCookie(c: Context, deps: ConsoleAuthDeps): boolean {
+  return deps.publicUrl.startsWith('https:') || requestIsHttps(c, deps.clientAddress);
+}
+
+/** Whether a request's `Origin`, when it has one, is this server's own (public URL's origin, or the Host it came to). */
+function fromOwnOrigin(c: Context, publicUrl: string): boolean {
+  const origin = c.req.header('origin');
+  if (origin === undefined) return true;
+  try {
+    const claimed = new URL(origin);
+    return publicUrl !== '' ? claimed.origin === new URL(publicUrl).origin : claimed.host === c.req.header('host');
+  } catch {
+    // `Origin: null` (a sandboxed frame, a redirect across origins) or garbage: not ours.
+    return false;
+  }
+}
+
+/** Whether the request says its body is JSON (`application/json`, any parameters). */
+function jsonBody(c: Context): boolean {
+  return isJsonContentType(c.req.header('content-type'));
 }
 
 /** The live admin key of the default app with this id, or null (revoked, unknown, another app). */
@@ -100,15 +128,23 @@ export function consoleAuth(deps: ConsoleAuthDeps): {
 
   const routes = new Hono<ConsoleSessionEnv>();
   routes.post(`${CONSOLE_API_PATH}/login`, async (c) => {
+    if (!fromOwnOrigin(c, deps.publicUrl))
+      return refuse('login', 'CONSOLE_ORIGIN_REFUSED', { reason: 'cross-origin login', origin: c.req.header('origin')?.slice(0, 200) });
+    if (!jsonBody(c))
+      return refuse('login', 'UNSUPPORTED_MEDIA_TYPE', {
+        reason: 'login body is not application/json',
+        contentType: c.req.header('content-type')?.slice(0, 100) ?? null,
+      });
     const body = await readJsonBody(c, MAX_LOGIN_BODY_BYTES);
     const key = typeof body === 'object' && body !== null && 'key' in body ? body.key : undefined;
     if (typeof key !== 'string' || key.length === 0 || key.length > MAX_KEY_LENGTH)
       return refuse('login', 'CONSOLE_LOGIN_FAILED', { reason: 'no key in the body' });
     const record = await deps.store.findApiKeyByHash(hashApiKey(key.trim()));
+    // Nothing of what was typed is logged: a near-miss of a real key would leak part of it.
     if (!record || record.role !== 'admin' || record.appId !== DEFAULT_APP_ID)
       return refuse('login', 'CONSOLE_LOGIN_FAILED', {
         reason: record ? `a ${record.role} key of app ${record.appId}` : 'unknown or revoked key',
-        key: apiKeyPrefix(key),
+        ...(record ? { keyId: record.id } : {}),
       });
     const id = randomBytes(SESSION_ID_BYTES).toString('base64url');
     const now = deps.store.clock.nowMs();
@@ -124,7 +160,7 @@ export function consoleAuth(deps: ConsoleAuthDeps): {
       httpOnly: true,
       sameSite: 'Strict',
       path: CONSOLE_PATH,
-      secure: overHttps(c),
+      secure: secureCookie(c, deps),
       maxAge: Math.floor(deps.sessionTtlMs / 1000),
     });
     count('login', 'ok');
@@ -139,7 +175,7 @@ export function consoleAuth(deps: ConsoleAuthDeps): {
 
   routes.post(`${CONSOLE_API_PATH}/logout`, requireSession, async (c) => {
     await deps.store.deleteConsoleSession(c.get('consoleSession').idHash);
-    deleteCookie(c, SESSION_COOKIE, { path: CONSOLE_PATH, secure: overHttps(c), httpOnly: true, sameSite: 'Strict' });
+    deleteCookie(c, SESSION_COOKIE, { path: CONSOLE_PATH, secure: secureCookie(c, deps), httpOnly: true, sameSite: 'Strict' });
     count('logout', 'ok');
     return c.body(null, 204);
   });

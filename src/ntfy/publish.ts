@@ -25,7 +25,7 @@ import { checkTopic } from './topics.ts';
 import { messageJsonLine } from './wire.ts';
 
 /** A JSON publish body may be twice the message limit (ntfy's rule: room for the other fields). */
-const JSON_BODY_LIMIT_FACTOR = 2;
+export const JSON_BODY_LIMIT_FACTOR = 2;
 
 /**
  * Append a UnifiedPush message to `topic` in the store, as an HTTP publish with `?up=1` would:

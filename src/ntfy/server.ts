@@ -12,6 +12,9 @@ import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import { ntfySettings } from './config.ts';
 import type { NtfyContext, NtfyEnv } from './context.ts';
+import { NtfyError, type NtfyErrorBody } from './errors.ts';
+import { JSON_BODY_LIMIT_FACTOR } from './publish.ts';
+import type { LargerBody } from '../api/body-limit.ts';
 import { ntfyFrontListener } from './front.ts';
 import { NtfyHub } from './hub.ts';
 import { ntfyRoutes } from './routes.ts';
@@ -49,6 +52,13 @@ export interface NtfyServer {
    * role, see `front.ts`), everything else by `next` (the service's Hono app, which mounts {@link routes}).
    */
   frontListener(next: RequestListener): RequestListener;
+  /**
+   * The publish routes' body limits when ntfy's message limit is set above `server.max_body_bytes`
+   * (empty without publishing): a message up to `ntfy.message_size_limit_bytes`, a JSON publish twice that.
+   */
+  readonly largerBodies: readonly LargerBody[];
+  /** ntfy's answer to a body refused by the service's body limit on `path` (41303 for a JSON publish, else 41304). */
+  bodyTooLarge(path: string | null): NtfyErrorBody;
   /**
    * Serve WebSocket subscriptions on `server` (only with the pusher role). Upgrades to
    * `foreignUpgradePaths` (served by another part of the service) are left alone.
@@ -99,10 +109,21 @@ export function createNtfyServer(options: NtfyServerOptions): NtfyServer {
   const routes = ntfyRoutes(context, { publish: options.publish });
   const sockets: Array<{ close(): void }> = [];
   const rawStreams: Array<{ close(): void }> = [];
+  const message = settings.messageSizeLimitBytes;
+  const messageReason = 'an ntfy message up to ntfy.message_size_limit_bytes';
+  const jsonReason = 'an ntfy JSON publish: twice ntfy.message_size_limit_bytes (ntfy’s rule, room for the other fields)';
+  const largerBodies: LargerBody[] = options.publish
+    ? ['PUT', 'POST'].flatMap((method) => [
+        { method, path: '/', maxBytes: JSON_BODY_LIMIT_FACTOR * message, reason: jsonReason },
+        { method, path: '/:topic', maxBytes: message, reason: messageReason },
+      ])
+    : [];
   return {
     routes,
     hub,
     context,
+    largerBodies,
+    bodyTooLarge: (path) => new NtfyError(path === '/' ? 'JSON_BODY_TOO_LARGE' : 'MESSAGE_TOO_LARGE').toJSON(),
     frontListener(next) {
       return options.publish ? ntfyFrontListener(context, next) : next;
     },

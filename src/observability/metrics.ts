@@ -355,6 +355,14 @@ export class Metrics {
     labelNames: ['transport'] as const,
     registers: [this.registry],
   });
+  readonly httpRefused = new Counter({
+    name: 'push_http_requests_refused_total',
+    help:
+      'Requests refused for their framing, by route and code: BODY_TOO_LARGE (413, before routing: server.max_body_bytes or the ' +
+      'route’s declared larger limit), UNSUPPORTED_MEDIA_TYPE (415, a JSON route sent something else)',
+    labelNames: ['route', 'code'] as const,
+    registers: [this.registry],
+  });
   readonly ntfyRefused = new Counter({
     name: 'push_ntfy_requests_refused_total',
     help: 'ntfy requests answered with an error, by ntfy error code',

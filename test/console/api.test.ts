@@ -13,6 +13,7 @@ import { Writable } from 'node:stream';
 import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
 import type { Hono } from 'hono';
 import { createApiApp } from '../../src/api/app.ts';
+import { createClientAddressPolicy } from '../../src/api/client-address.ts';
 import { ensureAdminKey, FleetReporter, mountConsole } from '../../src/console/index.ts';
 import { pushSeries } from '../../src/console/series.ts';
 import { CSRF_HEADER, SESSION_COOKIE } from '../../src/console/session.ts';
@@ -46,17 +47,33 @@ interface Fixture {
 type Adapter = 'sqlite' | 'redis';
 let redis: PrivateRedisServer | undefined;
 
-async function fixture(adapter: Adapter): Promise<Fixture> {
+/** The log lines a fixture's console writes (info and above). */
+type LogSink = Array<Record<string, unknown>>;
+
+function capturingLogger(lines: LogSink) {
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      for (const line of chunk.toString('utf8').split('\n').filter(Boolean)) lines.push(JSON.parse(line) as Record<string, unknown>);
+      done();
+    },
+  });
+  return createLogger({ level: 'info', destination: sink });
+}
+
+async function fixture(adapter: Adapter, options: { publicUrl?: string; logs?: LogSink } = {}): Promise<Fixture> {
   const clock = new ManualClock();
   const store =
     adapter === 'sqlite'
       ? await openSqliteStore({ path: ':memory:', clock })
       : await openRedisStore({ url: (redis as PrivateRedisServer).url, clock, keyPrefix: `t-${randomUUID()}:` });
   const metrics = new Metrics();
-  const logger = createLogger({ level: 'silent' });
+  const logger = options.logs ? capturingLogger(options.logs) : createLogger({ level: 'silent' });
   const app = createApiApp({ health: { pubkey: () => 'ab'.repeat(32), criticalFlags: () => ({}) }, metrics, logger });
   mountConsole(app, {
     store,
+    publicUrl: options.publicUrl ?? '',
+    // No proxy is trusted; in-process requests have no socket, so nothing says they came over https.
+    clientAddress: createClientAddressPolicy([]),
     sessionTtlMs: SESSION_TTL_MS,
     sampleIntervalMs: SAMPLE_INTERVAL_MS,
     deliveryLogRetentionMs: 7 * 86_400_000,
@@ -142,10 +159,61 @@ for (const adapter of ['sqlite', 'redis'] as const)
         assert.equal(Date.parse(body.expiresAt), f.clock.nowMs() + SESSION_TTL_MS);
       });
 
-      test('behind an HTTPS proxy (X-Forwarded-Proto: https) the cookie is Secure', async () => {
+      test('a failed login logs nothing of what was typed (a near-miss of a real key included)', async () => {
+        const logs: LogSink = [];
+        const logged = await fixture(adapter, { logs });
+        try {
+          const typed = ['npk_Sup3rSecretTypedIntoTheWrongBox0123456789ab', `${logged.adminKey.slice(0, -1)}_`];
+          for (const key of typed) assert.equal((await login(logged, key)).status, 401);
+          await new Promise((resolve) => setImmediate(resolve));
+          assert.equal(logs.filter((l) => l.msg === 'console request refused').length, 2);
+          const text = JSON.stringify(logs);
+          // Not even the prefix the live-key lines use: the first characters after `npk_`.
+          for (const key of typed) assert.ok(!text.includes(key.slice(0, 8)), `no part of ${key.slice(0, 8)}… in ${text}`);
+        } finally {
+          await logged.store.close();
+        }
+      });
+
+      test('X-Forwarded-Proto: https from a peer that is no trusted proxy does not make the cookie Secure', async () => {
         const response = await login(f, f.adminKey, { 'x-forwarded-proto': 'https' });
         assert.equal(response.status, 200);
-        assert.match(response.headers.get('set-cookie') ?? '', /Secure/);
+        assert.doesNotMatch(response.headers.get('set-cookie') ?? '', /Secure/);
+      });
+
+      test('with an https server.public_url the cookie is Secure, and only that origin may log in', async () => {
+        const behind = await fixture(adapter, { publicUrl: 'https://push.example.com' });
+        try {
+          const response = await login(behind, behind.adminKey, { origin: 'https://push.example.com', host: '10.0.0.5:8000' });
+          assert.equal(response.status, 200);
+          assert.match(response.headers.get('set-cookie') ?? '', /Secure/);
+          const other = await login(behind, behind.adminKey, { origin: 'http://push.example.com' });
+          assert.equal(other.status, 403);
+          assert.equal(await code(other), 'CONSOLE_ORIGIN_REFUSED');
+        } finally {
+          await behind.store.close();
+        }
+      });
+
+      test('login CSRF: another origin, Origin null, or a body that is not application/json is refused before the key is looked at', async () => {
+        for (const origin of ['https://evil.example', 'null']) {
+          const response = await login(f, f.adminKey, { origin, host: 'localhost' });
+          assert.equal(response.status, 403, origin);
+          assert.equal(await code(response), 'CONSOLE_ORIGIN_REFUSED');
+          assert.equal(response.headers.get('set-cookie'), null);
+        }
+        // The page's own origin (no public URL: the Host the request came to) logs in.
+        assert.equal((await login(f, f.adminKey, { origin: 'http://localhost', host: 'localhost' })).status, 200);
+        for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', null]) {
+          const response = await f.app.request('/console/api/login', {
+            method: 'POST',
+            headers: type === null ? {} : { 'content-type': type },
+            body: JSON.stringify({ key: f.adminKey }),
+          });
+          assert.equal(response.status, 415, String(type));
+          assert.equal(await code(response), 'UNSUPPORTED_MEDIA_TYPE');
+          assert.equal(response.headers.get('set-cookie'), null);
+        }
       });
 
       test('a wrong key, a send key, a revoked admin key and a body without a key are refused alike (401), with no cookie', async () => {
@@ -158,7 +226,11 @@ for (const adapter of ['sqlite', 'redis'] as const)
           assert.equal(await code(response), 'CONSOLE_LOGIN_FAILED');
           assert.equal(response.headers.get('set-cookie'), null);
         }
-        const notJson = await f.app.request('/console/api/login', { method: 'POST', body: 'key=x' });
+        const notJson = await f.app.request('/console/api/login', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: 'key=x',
+        });
         assert.equal(notJson.status, 400);
         assert.equal(await code(notJson), 'INVALID_JSON');
       });

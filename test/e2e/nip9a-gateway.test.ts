@@ -240,7 +240,11 @@ for (const adapter of ['sqlite', 'redis'] as const) {
       const res = await putRegistration(carol, reg);
       assert.equal(res.status, 200, await res.clone().text());
       assert.equal(((await res.json()) as { outcome: string }).outcome, 'stored');
-      const unauthenticated = await fetch(`${service.baseUrl}/v1/nip9a/registrations`, { method: 'PUT', body: JSON.stringify(reg) });
+      const unauthenticated = await fetch(`${service.baseUrl}/v1/nip9a/registrations`, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(reg),
+      });
       assert.equal(unauthenticated.status, 401);
 
       await gatewayWatches('via-http');

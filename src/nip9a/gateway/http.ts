@@ -12,7 +12,8 @@
 import { Hono, type Context } from 'hono';
 import { authenticateNip98, type Nip98Auth } from '../../api/nip98-auth.ts';
 import { HttpError, type HttpErrorCode } from '../../api/errors.ts';
-import { parseJsonBytes, readBodyBytes } from '../../api/json-body.ts';
+import { parseJsonBytes, readBodyBytes, refuseNonJsonContentType } from '../../api/json-body.ts';
+import type { LargerBody } from '../../api/body-limit.ts';
 import { isEventRejection, parseEvent, type EventVerifier } from '../../nostr/event.ts';
 import { acceptGatewayEvent, type IntakeAnswer, type IntakeDeps } from './intake.ts';
 import { MAX_CLIENT_FRAME_BYTES, MAX_SUBSCRIPTIONS, NIP9A_RELAY_PATH } from './relay-endpoint.ts';
@@ -73,6 +74,19 @@ export function nip11Document(deps: GatewayHttpDeps): Record<string, unknown> {
   };
 }
 
+/**
+ * The registration bridge's body limit: twice `nip9a.max_registration_bytes` (the event's JSON with
+ * room for escaping), declared so an operator raising that setting past `server.max_body_bytes` is heard.
+ */
+export function registrationLargerBody(settings: GatewayHttpDeps['settings']): LargerBody {
+  return {
+    method: 'PUT',
+    path: NIP9A_REGISTRATIONS_PATH,
+    maxBytes: settings.limits.maxBytes * 2,
+    reason: 'a NIP-9a registration event: twice nip9a.max_registration_bytes',
+  };
+}
+
 export function gatewayHttpRoutes(deps: GatewayHttpDeps): Hono {
   const app = new Hono();
   app.get(NIP9A_RELAY_PATH, (c: Context) => {
@@ -85,7 +99,8 @@ export function gatewayHttpRoutes(deps: GatewayHttpDeps): Hono {
   });
 
   app.put(NIP9A_REGISTRATIONS_PATH, async (c: Context) => {
-    const bytes = await readBodyBytes(c, deps.settings.limits.maxBytes * 2);
+    refuseNonJsonContentType(c);
+    const bytes = await readBodyBytes(c, registrationLargerBody(deps.settings).maxBytes);
     const pubkey = await authenticateNip98(c, deps.auth, bytes);
     const event = parseEvent(parseJsonBytes(bytes));
     if (isEventRejection(event)) throw new HttpError('NIP9A_INVALID_REGISTRATION', `invalid: ${event.message}`);
