@@ -4,6 +4,8 @@
  * both ends run. Run one gateway process per store: two would watch the same relays (their
  * deliveries are deduplicated by queue id and outcome record, but the relay traffic doubles).
  */
+import { OutboundPolicy, resolverFromEnvironment } from '../../net/public-connect.ts';
+import { outboundRefusalReporter } from '../../net/refusals.ts';
 import type { RoleContext } from '../../roles/roles.ts';
 import { offThreadVerifier } from '../../nostr/crypto-worker-pool.ts';
 import { LeasedInlet, runQueueWorker } from '../../roles/queue-worker.ts';
@@ -32,7 +34,15 @@ export async function startGatewayRole(
   // Matched deliveries are queued leased and handed straight to this process's worker (one store
   // write before the first attempt instead of an enqueue and a lease: bench/nip9a).
   const inlet = new LeasedInlet<Nip9aDelivery>();
+  const reportRefusal = outboundRefusalReporter(ctx.metrics, log);
+  const relayPolicy = new OutboundPolicy({
+    purpose: 'nip9a_relay',
+    rules: { allowLoopback: settings.policy.allowLoopback, allowPrivate: false },
+    resolver: resolverFromEnvironment(),
+    onRefused: reportRefusal,
+  });
   const gateway = new Nip9aGateway({
+    relayPolicy,
     store: ctx.store,
     settings,
     verifier: ctx.cryptoPool ? offThreadVerifier(ctx.verifier, ctx.cryptoPool) : ctx.verifier,
@@ -50,15 +60,17 @@ export async function startGatewayRole(
     settings.postThreads > 0
       ? new CallbackPostThreads({
           threads: settings.postThreads,
+          allowLoopback: settings.policy.allowLoopback,
           onThreadExit: (reason) =>
             log.warn({ reason }, 'nip9a callback POST thread exited; its POSTs are retried, a new thread takes over'),
         })
-      : createCallbackPoster();
+      : createCallbackPoster({ allowLoopback: settings.policy.allowLoopback });
   const handle = nip9aDeliveryHandler({
     store: ctx.store,
     settings,
     metrics,
     logger: log,
+    reportRefusal,
     onSettled: (relay) => gateway.settled(relay),
     knownRegistration: (pubkey, d, eventId) => gateway.loadedRegistration(pubkey, d, eventId),
     post: options.post ?? poster.post,
