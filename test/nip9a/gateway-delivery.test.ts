@@ -146,7 +146,7 @@ for (const [storeName, makeStore] of stores) {
           relays: checked.registration.relays,
           eventJson: JSON.stringify(event),
         },
-        { perAuthor: settings.perAuthor, perRelay: settings.perRelay },
+        settings.registrationLimits,
       );
       assert.equal(result.outcome, 'stored');
       await gateway.start();

@@ -124,7 +124,15 @@ describe('nip9a config', () => {
   const base = defaultConfig().nip9a;
   test("the defaults are the seed's bounds and pass", () => {
     assert.deepEqual(nip9aConfigProblems(base, 'production'), []);
-    assert.deepEqual([base.max_registrations_per_author, base.max_registrations_per_relay, base.max_registration_bytes], [4, 32, 8192]);
+    assert.deepEqual(
+      [
+        base.max_registrations_per_author,
+        base.max_registrations_per_author_per_relay,
+        base.max_watched_relays,
+        base.max_registration_bytes,
+      ],
+      [4, 4, 1000, 8192],
+    );
     assert.deepEqual([base.max_filters, base.max_ignore_filters, base.max_pending_deliveries_per_relay], [8, 8, 256]);
     assert.deepEqual([base.request_timeout_secs, base.max_attempts, base.retry_delays_secs], [5, 4, [30, 120, 600]]);
     assert.deepEqual([base.outcome_dedup_entries, base.outcome_dedup_max_age_secs], [2048, 7 * 86_400]);
