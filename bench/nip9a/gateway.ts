@@ -181,7 +181,7 @@ async function run(label: string, storeUrl: string, dir: string): Promise<void> 
       NOSTR_PUSH__STORE__URL: storeUrl,
       NOSTR_PUSH__NOSTR__RELAYS: 'ws://127.0.0.1:9',
       NOSTR_PUSH__NIP9A__ALLOW_LOOPBACK_CALLBACKS: 'I_UNDERSTAND',
-      NOSTR_PUSH__NIP9A__MAX_REGISTRATIONS_PER_RELAY: String(Math.ceil(REGISTRATIONS / RELAYS)),
+      NOSTR_PUSH__NIP9A__MAX_WATCHED_RELAYS: String(RELAYS),
       NOSTR_PUSH__QUEUE__POLL_MILLIS: '50',
       ...(values['post-threads'] !== undefined ? { NOSTR_PUSH__NIP9A__POST_THREADS: values['post-threads'] } : {}),
       ...(process.env.NIP9A_CONCURRENCY ? { NOSTR_PUSH__NIP9A__DELIVERY_CONCURRENCY: process.env.NIP9A_CONCURRENCY } : {}),
@@ -191,7 +191,11 @@ async function run(label: string, storeUrl: string, dir: string): Promise<void> 
   // Stored before the service starts, so the gateway loads them all at once and subscribes with every filter.
   const t1 = Date.now();
   const seeding = await openStore(resolveStoreLocation(config));
-  const limits = { perAuthor: config.nip9a.max_registrations_per_author, perRelay: config.nip9a.max_registrations_per_relay };
+  const limits = {
+    perAuthor: config.nip9a.max_registrations_per_author,
+    perAuthorPerRelay: config.nip9a.max_registrations_per_author_per_relay,
+    maxWatchedRelays: config.nip9a.max_watched_relays,
+  };
   for (let i = 0; i < p.registrations.length; i += 500) {
     const results = await Promise.all(
       p.registrations

@@ -51,6 +51,10 @@ export const HTTP_ERRORS = {
   NIP9A_CALLBACK_BLOCKED: { status: 403, message: 'The callback is not allowed by this gateway' },
   NIP9A_WRONG_AUTHOR: { status: 403, message: 'The event is not signed by the authenticated pubkey' },
   NIP9A_LIMIT_REACHED: { status: 403, message: 'NIP-9a registration limit reached' },
+  NIP9A_RELAY_CAP_REACHED: {
+    status: 403,
+    message: 'This NIP-9a gateway watches as many relays as it may; register for a relay it already watches',
+  },
   CONSOLE_LOGIN_FAILED: { status: 401, message: 'Not an admin key of this service' },
   CONSOLE_SESSION_REQUIRED: { status: 401, message: 'Log in to the console first' },
   CONSOLE_CSRF_INVALID: { status: 403, message: 'Missing or wrong X-CSRF-Token header' },

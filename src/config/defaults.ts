@@ -25,6 +25,19 @@ export const NIP9A_RECEIVER_RATE_BURST = 100;
 export const NIP9A_RECEIPT_TTL_SECS = 7 * 86_400;
 /** Callback URLs per user: one per relay they use, with room for several apps; bounds what a user can make us store. */
 export const NIP9A_MAX_CALLBACKS_PER_OWNER = 32;
+/**
+ * `nip9a.max_registrations_per_author_per_relay`: 4, all of an author's registrations (one per app
+ * they use) may name their home relay. It bounds one author's share of a relay's subscription when
+ * an operator raises the per-author total. It replaces a total per relay shared by every author,
+ * which nine fresh keys filled to lock everyone else out of that relay (issue 35, docs/security.md).
+ */
+export const NIP9A_MAX_REGISTRATIONS_PER_AUTHOR_PER_RELAY = 4;
+/**
+ * `nip9a.max_watched_relays`: 1,000 relay connections per gateway process. Each costs a socket,
+ * its subscriptions and reconnects; fresh keys are free, so without a cap throwaway registrations
+ * could make the gateway dial any number of hosts. 1,000 is far above the relays real users share.
+ */
+export const NIP9A_MAX_WATCHED_RELAYS = 1_000;
 
 /**
  * `nostr.mute_list_max_items`: hashtags, words and threads honoured of one user's mute list,
@@ -288,7 +301,8 @@ export function defaultConfig(): Config {
       callback_origins: [],
       allow_loopback_callbacks: 'false',
       max_registrations_per_author: 4,
-      max_registrations_per_relay: 32,
+      max_registrations_per_author_per_relay: NIP9A_MAX_REGISTRATIONS_PER_AUTHOR_PER_RELAY,
+      max_watched_relays: NIP9A_MAX_WATCHED_RELAYS,
       max_registration_bytes: 8 * 1024,
       max_filters: 8,
       max_ignore_filters: 8,

@@ -293,6 +293,25 @@ describe('config validation', () => {
     writeFileSync(file, 'service:\n  coalesce_windw_secs: 60\n');
     assert.deepEqual(problemsOf({}, file), [`service.coalesce_windw_secs: unknown key (from ${file})`]);
   });
+
+  test('a removed key is refused with what replaced it', () => {
+    const [problem, ...rest] = problemsOf({ NOSTR_PUSH__NIP9A__MAX_REGISTRATIONS_PER_RELAY: '32' });
+    assert.deepEqual(rest, []);
+    assert.match(
+      problem ?? '',
+      /^nip9a\.max_registrations_per_relay: removed: .*max_registrations_per_author_per_relay and nip9a\.max_watched_relays/,
+    );
+  });
+
+  test('nip9a.max_registrations_per_author_per_relay and nip9a.max_watched_relays must be positive', () => {
+    const problems = problemsOf({
+      NOSTR_PUSH__NIP9A__MAX_REGISTRATIONS_PER_AUTHOR_PER_RELAY: '0',
+      NOSTR_PUSH__NIP9A__MAX_WATCHED_RELAYS: '-1',
+    });
+    assert.equal(problems.length, 2, JSON.stringify(problems));
+    assert.ok(problems.some((p) => p.startsWith('nip9a.max_registrations_per_author_per_relay')));
+    assert.ok(problems.some((p) => p.startsWith('nip9a.max_watched_relays')));
+  });
 });
 
 describe('example configuration file', () => {

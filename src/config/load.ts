@@ -137,6 +137,15 @@ function overlayTemplateLocales(
   }
 }
 
+/**
+ * Keys that existed once, with what to do instead: a configuration that still sets one is refused
+ * with this reason rather than a bare "unknown key", so an operator knows what changed.
+ */
+const REMOVED_KEYS: Readonly<Record<string, string>> = {
+  'nip9a.max_registrations_per_relay':
+    'removed: a total per relay shared by every author let strangers lock a relay for everyone; use nip9a.max_registrations_per_author_per_relay and nip9a.max_watched_relays (docs/security.md)',
+};
+
 /** Overlay `source` onto `target` key by key, rejecting keys the defaults do not have. */
 function overlay(target: JsonObject, source: JsonObject, prefix: string, origin: string, problems: string[], explicit: Set<string>): void {
   for (const [key, raw] of Object.entries(source)) {
@@ -152,7 +161,7 @@ function overlay(target: JsonObject, source: JsonObject, prefix: string, origin:
       continue;
     }
     if (!(key in target)) {
-      problems.push(`${path}: unknown key (from ${origin})`);
+      problems.push(`${path}: ${REMOVED_KEYS[path] ?? 'unknown key'} (from ${origin})`);
       continue;
     }
     // A YAML `key:` with no value (null) leaves the default in place, like an absent key.

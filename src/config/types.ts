@@ -417,8 +417,10 @@ export interface Nip9aConfig {
   allow_loopback_callbacks: string;
   /** Registrations one author may hold. */
   max_registrations_per_author: number;
-  /** Registrations that may watch one relay. */
-  max_registrations_per_relay: number;
+  /** Registrations of one author that may name one relay (there is no total per relay: docs/security.md). */
+  max_registrations_per_author_per_relay: number;
+  /** Distinct relays the gateway watches; a registration that would add one more is refused. */
+  max_watched_relays: number;
   /** Largest registration event, UTF-8 JSON bytes. */
   max_registration_bytes: number;
   /** `filter` tags per registration. */

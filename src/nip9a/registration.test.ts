@@ -64,7 +64,7 @@ describe('kind 30390 parsing', () => {
 
   test('a callback outside the allowlist is blocked, with the SSRF reason', () => {
     const reason = refusal([...BASE.filter((t) => t[0] !== 'callback'), ['callback', 'https://10.0.0.1/cb']]);
-    assert.match(reason, /^blocked: .*private IPv4/);
+    assert.match(reason, /^blocked: .*10\.0\.0\.1 is a private address/);
   });
 
   test('a relay that is not wss is refused', () => {

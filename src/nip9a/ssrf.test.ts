@@ -4,21 +4,24 @@ import { checkCallbackUrl, checkRelayUrl, parseAllowedOrigin, type CallbackPolic
 
 const policy: CallbackPolicy = { allowedOrigins: new Set(['https://push.example.org']), allowLoopback: false };
 
+// The front check by URL; the connect-time check of resolved addresses is src/net/public-connect.test.ts.
 describe('NIP-9a callback SSRF policy', () => {
   // Each case: the callback, then a fragment of the reason the client is given.
   const refused: Array<[string, string]> = [
     ['http://push.example.org/cb', 'http:// is refused'],
-    ['https://10.1.2.3/cb', 'private IPv4'],
-    ['https://192.168.1.10/cb', 'private IPv4'],
-    ['https://172.16.0.5/cb', 'private IPv4'],
-    ['https://169.254.169.254/latest/meta-data', 'link-local IPv4'],
-    ['https://127.0.0.1/cb', 'loopback IPv4'],
-    ['https://0x7f000001/cb', 'loopback IPv4'],
+    ['https://10.1.2.3/cb', '10.1.2.3 is a private address'],
+    ['https://192.168.1.10/cb', 'a private address'],
+    ['https://172.16.0.5/cb', 'a private address'],
+    ['https://169.254.169.254/latest/meta-data', 'a link-local address'],
+    ['https://127.0.0.1/cb', 'a loopback address'],
+    ['https://0x7f000001/cb', '127.0.0.1 is a loopback address'],
     ['https://8.8.8.8/cb', 'IP literals are refused'],
-    ['https://[::1]/cb', 'IPv6 loopback'],
-    ['https://[fd00::1]/cb', 'unique-local IPv6'],
-    ['https://[fe80::1]/cb', 'link-local IPv6'],
-    ['https://[::ffff:10.0.0.1]/cb', 'IPv4-mapped IPv6'],
+    ['https://[::1]/cb', '[::1] is a loopback address'],
+    ['https://[fd00::1]/cb', 'a unique-local address'],
+    ['https://[fe80::1]/cb', 'a link-local address'],
+    ['https://[::ffff:10.0.0.1]/cb', 'the IPv4-mapped form of 10.0.0.1, a private address'],
+    ['https://[64:ff9b::7f00:1]/cb', 'the NAT64 form of 127.0.0.1, a loopback address'],
+    ['https://100.64.0.1/cb', 'a carrier-grade NAT address'],
     ['https://localhost/cb', 'local or special-use name'],
     ['https://printer.local/cb', 'local or special-use name'],
     ['https://metadata.google.internal/cb', 'local or special-use name'],
@@ -83,5 +86,7 @@ describe('NIP-9a relay URLs', () => {
     assert.equal(checkRelayUrl('wss://10.0.0.5/', false).ok, false);
     assert.equal(checkRelayUrl('ws://127.0.0.1:7000/', false).ok, false);
     assert.equal(checkRelayUrl('ws://127.0.0.1:7000/', true).ok, true);
+    assert.equal(checkRelayUrl('ws://10.0.0.5:7000/', true).ok, false, 'loopback only, not 10/8');
+    assert.equal(checkRelayUrl('wss://relay.internal/', false).ok, false);
   });
 });

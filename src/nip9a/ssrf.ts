@@ -1,19 +1,22 @@
 /**
- * The SSRF boundary of the NIP-9a gateway: which callback URLs it may POST to and which relays it
- * may connect to on a registration's behalf (seed 003, "Enable delivery").
+ * The front check of the NIP-9a gateway's SSRF boundary: which callback URLs it accepts and which
+ * relays it accepts to connect to on a registration's behalf (seed 003, "Enable delivery"), judged
+ * by the URL alone when a registration arrives, so a client gets a reason it can act on.
  *
- * The operator's origin allowlist (`nip9a.callback_origins`) is the boundary, not a DNS preflight
- * that could race a later resolution: an origin is admitted only when it is an exact `https://`
- * origin of a public DNS name on port 443, and a callback only when its origin is on the list.
- * IP literals (every IPv4 and IPv6 form the WHATWG URL parser normalises), local and special-use
- * names, credentials, fragments and other ports are refused with a reason a client can act on.
- * Redirects are never followed (`gateway/delivery.ts`), so a public origin cannot
- * bounce a request to a private address.
+ * It is one of two layers. Here: the operator's origin allowlist (`nip9a.callback_origins`), an
+ * exact `https://` origin of a public DNS name on port 443, and the outbound policy's name rules
+ * (`src/net/address-policy.ts`): IP literals (every IPv4 and IPv6 form the WHATWG URL parser
+ * normalises), local and special-use names, credentials, fragments and other ports are refused.
+ * At connect time: the outbound address policy (`src/net/public-connect.ts`) resolves the name
+ * and connects only to public addresses it checked, so a public name whose A record says
+ * 127.0.0.1 or 10.x gets no connection (relay sockets in `gateway/relay-watch.ts`, callback POSTs
+ * in `gateway/callback-post.ts`). Redirects are never followed, so a public origin cannot bounce
+ * a request to a private address.
  *
  * `allowLoopback` (`nip9a.allow_loopback_callbacks`, for test suites only) additionally admits
  * `http(s)://` and `ws(s)://` URLs whose host is a loopback address, and nothing else.
  */
-import { isIP } from 'node:net';
+import { isLoopbackName, publicNameProblem as publicNameRule } from '../net/address-policy.ts';
 
 export type UrlCheck = { ok: true; url: URL } | { ok: false; reason: string };
 
@@ -24,67 +27,14 @@ export interface CallbackPolicy {
   allowLoopback: boolean;
 }
 
-/** Suffixes of names that never resolve publicly (RFC 6761, RFC 6762, RFC 8375, RFC 7686, common private zones). */
-const LOCAL_NAME_SUFFIXES = [
-  '.localhost',
-  '.local',
-  '.internal',
-  '.test',
-  '.invalid',
-  '.example',
-  '.onion',
-  '.home.arpa',
-  '.lan',
-  '.intranet',
-  '.corp',
-  '.private',
-];
-const LOCAL_NAMES = new Set(['localhost', 'local', 'internal', 'test', 'invalid', 'example', 'onion', 'home.arpa', 'lan']);
-
-/** Why an IPv4 literal is refused; every literal is, the reason names the worst class it is in. */
-function ipv4Class(address: string): string {
-  const [a = 0, b = 0] = address.split('.').map(Number);
-  if (a === 127) return 'a loopback IPv4 address';
-  if (a === 10 || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168)) return 'a private IPv4 address';
-  if (a === 169 && b === 254) return 'a link-local IPv4 address';
-  if (a === 100 && b >= 64 && b <= 127) return 'a carrier-grade NAT IPv4 address';
-  if (a === 0) return 'an unspecified IPv4 address';
-  return 'an IPv4 literal';
-}
-
-function ipv6Class(address: string): string {
-  const lower = address.toLowerCase();
-  if (lower === '::1') return 'the IPv6 loopback address';
-  if (lower.startsWith('::ffff:')) return 'an IPv4-mapped IPv6 address';
-  if (/^f[cd]/.test(lower)) return 'a unique-local IPv6 address';
-  if (/^fe[89ab]/.test(lower)) return 'a link-local IPv6 address';
-  return 'an IPv6 literal';
-}
-
-/** The URL's host without IPv6 brackets. */
-function bareHost(url: URL): string {
-  return url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
-}
-
-/** True for 127.0.0.0/8, ::1 and `localhost`. */
+/** True for 127.0.0.0/8, ::1 (and its IPv4-mapped form) and `localhost`. */
 export function isLoopbackHost(url: URL): boolean {
-  const host = bareHost(url);
-  if (host === 'localhost') return true;
-  if (isIP(host) === 4) return host.startsWith('127.');
-  return host === '::1';
+  return isLoopbackName(url.hostname);
 }
 
-/** Null when `host` is a public DNS name; otherwise why it is not. */
+/** Null when the URL's host is a public DNS name; otherwise why it is not (the outbound policy's name rules). */
 export function publicNameProblem(url: URL): string | null {
-  const host = bareHost(url);
-  const family = isIP(host);
-  if (family === 4) return `${host} is ${ipv4Class(host)}; IP literals are refused, use a public DNS name`;
-  if (family === 6) return `[${host}] is ${ipv6Class(host)}; IP literals are refused, use a public DNS name`;
-  const name = host.endsWith('.') ? host.slice(0, -1) : host;
-  if (LOCAL_NAMES.has(name) || LOCAL_NAME_SUFFIXES.some((suffix) => name.endsWith(suffix)))
-    return `${host} is a local or special-use name, not a public DNS name`;
-  if (!name.includes('.')) return `${host} is a single-label name, not a public DNS name`;
-  return null;
+  return publicNameRule(url.hostname);
 }
 
 /** Problems every URL shares, whatever its scheme: credentials and fragments. */

@@ -14,6 +14,8 @@ import { nip9aDeliveryHandler } from '../nip9a/gateway/delivery.ts';
 import { Nip9aGateway, type Nip9aDelivery } from '../nip9a/gateway/gateway.ts';
 import { gatewayMetrics } from '../nip9a/gateway/metrics.ts';
 import { LeasedInlet } from '../store/queue-work.ts';
+import { OutboundPolicy, resolverFromEnvironment } from '../net/public-connect.ts';
+import { outboundRefusalReporter } from '../net/refusals.ts';
 
 /** Supervisor task names (health flags). */
 export const TASK_NIP9A_DELIVERY = 'nip9a_delivery';
@@ -33,7 +35,15 @@ export async function startGatewayRole(
   // Matched deliveries are queued leased and handed straight to this process's worker (one store
   // write before the first attempt instead of an enqueue and a lease: bench/nip9a).
   const inlet = new LeasedInlet<Nip9aDelivery>();
+  const reportRefusal = outboundRefusalReporter(ctx.metrics, log);
+  const relayPolicy = new OutboundPolicy({
+    purpose: 'nip9a_relay',
+    rules: { allowLoopback: settings.policy.allowLoopback, allowPrivate: false },
+    resolver: resolverFromEnvironment(),
+    onRefused: reportRefusal,
+  });
   const gateway = new Nip9aGateway({
+    relayPolicy,
     store: ctx.store,
     settings,
     verifier: ctx.cryptoPool ? offThreadVerifier(ctx.verifier, ctx.cryptoPool) : ctx.verifier,
@@ -51,15 +61,17 @@ export async function startGatewayRole(
     settings.postThreads > 0
       ? new CallbackPostThreads({
           threads: settings.postThreads,
+          allowLoopback: settings.policy.allowLoopback,
           onThreadExit: (reason) =>
             log.warn({ reason }, 'nip9a callback POST thread exited; its POSTs are retried, a new thread takes over'),
         })
-      : createCallbackPoster();
+      : createCallbackPoster({ allowLoopback: settings.policy.allowLoopback });
   const handle = nip9aDeliveryHandler({
     store: ctx.store,
     settings,
     metrics,
     logger: log,
+    reportRefusal,
     onSettled: (relay) => gateway.settled(relay),
     knownRegistration: (pubkey, d, eventId) => gateway.loadedRegistration(pubkey, d, eventId),
     post: options.post ?? poster.post,

@@ -17,18 +17,27 @@ export interface StoredNip9aRegistration {
   eventId: string;
   /** The event's `created_at`, unix seconds. */
   createdAt: number;
-  /** Normalised relay URLs it watches (counted against each relay's total). */
+  /** Normalised relay URLs it watches (distinct, as `parseNip9aRegistration` gives them). */
   relays: string[];
   /** The signed kind 30390 as JSON, kept exactly. */
   eventJson: string;
 }
 
-/** Bounds checked atomically with the write. */
+/**
+ * Bounds checked atomically with the write, the version being replaced never counted. Every bound
+ * is per author or on what an author adds, never a total shared by every author on one relay
+ * (any stranger with fresh keys could fill such a total and lock everyone else out of that relay).
+ */
 export interface Nip9aRegistrationLimits {
-  /** Registrations one author may hold (the one being replaced not counted). */
+  /** Registrations one author may hold. */
   perAuthor: number;
-  /** Registrations one relay may be watched for (the one being replaced not counted). */
-  perRelay: number;
+  /** Registrations of one author that may name one relay. */
+  perAuthorPerRelay: number;
+  /**
+   * Distinct relays with at least one registration. Only a write that would add a relay to them
+   * meets it; registrations on relays already watched are never refused by it.
+   */
+  maxWatchedRelays: number;
 }
 
 /**
@@ -36,14 +45,19 @@ export interface Nip9aRegistrationLimits {
  * - `stored`: new address; `replaced`: an older version was replaced;
  * - `stale`: the stored version is newer, or as new with an id not greater (NIP-01: lowest id
  *   wins a tie); the same event again is `stale` too;
- * - `author_limit` / `relay_limit`: a bound would be exceeded; nothing changed.
+ * - `author_limit`: the author holds `perAuthor` other registrations;
+ * - `author_relay_limit`: `relay` is named by `perAuthorPerRelay` other registrations of the author;
+ * - `watched_relays_limit`: `relay` is not watched yet and adding it (with the others this write
+ *   adds) would make more than `maxWatchedRelays` relays;
+ * nothing changed on any limit. Checked in that order.
  */
 export type PutNip9aRegistrationResult =
   | { outcome: 'stored' }
   | { outcome: 'replaced'; previousEventId: string }
   | { outcome: 'stale'; currentEventId: string }
   | { outcome: 'author_limit' }
-  | { outcome: 'relay_limit'; relay: string };
+  | { outcome: 'author_relay_limit'; relay: string }
+  | { outcome: 'watched_relays_limit'; relay: string };
 
 /** A queued delivery as the store knows it: its outcome key and its registration's address. */
 export interface Nip9aDeliveryRef {

@@ -11,6 +11,7 @@ import { defaultConfig } from '../../src/config/defaults.ts';
 import { gatewaySettings, type GatewaySettings } from '../../src/nip9a/gateway/config.ts';
 import { nip9aDeliveryHandler } from '../../src/nip9a/gateway/delivery.ts';
 import { createCallbackPoster } from '../../src/nip9a/gateway/callback-post.ts';
+import { OutboundPolicy } from '../../src/net/public-connect.ts';
 import { Nip9aGateway, type Nip9aDelivery } from '../../src/nip9a/gateway/gateway.ts';
 import { gatewayMetrics, type GatewayMetrics } from '../../src/nip9a/gateway/metrics.ts';
 import { parseNip9aRegistration } from '../../src/nip9a/registration.ts';
@@ -78,6 +79,8 @@ for (const [storeName, makeStore] of stores) {
     const author: TestUser = makeUser();
     const poster: TestUser = makeUser();
     const recipient = makeUser().pubkey;
+    // The test relay is on loopback, admitted as the test-suite setting admits it.
+    const relayPolicy = new OutboundPolicy({ purpose: 'nip9a_relay', rules: { allowLoopback: true, allowPrivate: false } });
 
     beforeEach(async () => {
       clock = new ManualClock();
@@ -94,9 +97,17 @@ for (const [storeName, makeStore] of stores) {
         verify: (e: NostrEvent) => inline.verify(e),
         verifyAsync: async (e: NostrEvent) => (checkedIds.push(e.id), inline.verify(e)),
       };
-      gateway = new Nip9aGateway({ store, settings, verifier, clock, logger, metrics, wake });
-      callbacks = createCallbackPoster();
-      handle = nip9aDeliveryHandler({ store, settings, metrics, logger, post: callbacks.post, onSettled: (r) => gateway.settled(r) });
+      gateway = new Nip9aGateway({ store, settings, verifier, clock, logger, metrics, wake, relayPolicy });
+      callbacks = createCallbackPoster({ allowLoopback: true });
+      handle = nip9aDeliveryHandler({
+        store,
+        settings,
+        metrics,
+        logger,
+        post: callbacks.post,
+        reportRefusal: () => assert.fail('no refusal expected'),
+        onSettled: (r) => gateway.settled(r),
+      });
     });
 
     afterEach(async () => {
@@ -135,7 +146,7 @@ for (const [storeName, makeStore] of stores) {
           relays: checked.registration.relays,
           eventJson: JSON.stringify(event),
         },
-        { perAuthor: settings.perAuthor, perRelay: settings.perRelay },
+        settings.registrationLimits,
       );
       assert.equal(result.outcome, 'stored');
       await gateway.start();
@@ -181,7 +192,16 @@ for (const [storeName, makeStore] of stores) {
           };
         },
       });
-      gateway = new Nip9aGateway({ store: flaky, settings, verifier: await createEventVerifier(), clock, logger, metrics, wake });
+      gateway = new Nip9aGateway({
+        store: flaky,
+        settings,
+        verifier: await createEventVerifier(),
+        clock,
+        logger,
+        metrics,
+        wake,
+        relayPolicy,
+      });
       await register();
       const event = await publishMatching();
       await until('both lost answers to be asked again', () => lostAnswers < 0);

@@ -77,6 +77,44 @@ describe('NIP-9a intake', () => {
     assert.match((await acceptGatewayEvent(deps, reg('e'), alice.pubkey, 'relay')).message, /^rate-limited: at most 4/);
   });
 
+  test('per author per relay and the watched-relay cap answer with their own outcome and reason', async () => {
+    deps = {
+      ...deps,
+      settings: gatewaySettings({
+        ...defaultConfig().nip9a,
+        callback_origins: ['https://push.example.org'],
+        max_registrations_per_author_per_relay: 2,
+        max_watched_relays: 1,
+      }),
+    };
+    for (const d of ['a', 'b']) assert.equal((await acceptGatewayEvent(deps, reg(d), alice.pubkey, 'relay')).outcome, 'stored');
+    const third = await acceptGatewayEvent(deps, reg('c'), alice.pubkey, 'relay');
+    assert.deepEqual([third.accepted, third.outcome], [false, 'limit']);
+    assert.match(third.message, /^rate-limited: at most 2 of your registrations may name wss:\/\/relay\.example\.com\//);
+    const elsewhere = signEvent(
+      {
+        kind: 30390,
+        created_at: T,
+        content: '',
+        tags: [
+          ['d', 'new-relay'],
+          ['relay', 'wss://other-relay.example.com'],
+          ['filter', '{"kinds":[1]}'],
+          ['callback', 'https://push.example.org/cb'],
+        ],
+      },
+      mallory.secret,
+    );
+    const capped = await acceptGatewayEvent(deps, elsewhere, mallory.pubkey, 'http');
+    assert.deepEqual([capped.accepted, capped.outcome], [false, 'relay_cap']);
+    assert.match(
+      capped.message,
+      /^blocked: this gateway watches its maximum of 1 relays and cannot add wss:\/\/other-relay\.example\.com\//,
+    );
+    // The relay already watched stays open to another author.
+    assert.equal((await acceptGatewayEvent(deps, reg('m', T, mallory.secret), mallory.pubkey, 'http')).outcome, 'stored');
+  });
+
   test("kind 5 deletes by address (versions up to its time) and by id, only the author's own", async () => {
     const x = reg('x');
     await acceptGatewayEvent(deps, x, alice.pubkey, 'relay');
@@ -124,7 +162,15 @@ describe('nip9a config', () => {
   const base = defaultConfig().nip9a;
   test("the defaults are the seed's bounds and pass", () => {
     assert.deepEqual(nip9aConfigProblems(base, 'production'), []);
-    assert.deepEqual([base.max_registrations_per_author, base.max_registrations_per_relay, base.max_registration_bytes], [4, 32, 8192]);
+    assert.deepEqual(
+      [
+        base.max_registrations_per_author,
+        base.max_registrations_per_author_per_relay,
+        base.max_watched_relays,
+        base.max_registration_bytes,
+      ],
+      [4, 4, 1000, 8192],
+    );
     assert.deepEqual([base.max_filters, base.max_ignore_filters, base.max_pending_deliveries_per_relay], [8, 8, 256]);
     assert.deepEqual([base.request_timeout_secs, base.max_attempts, base.retry_delays_secs], [5, 4, [30, 120, 600]]);
     assert.deepEqual([base.outcome_dedup_entries, base.outcome_dedup_max_age_secs], [2048, 7 * 86_400]);

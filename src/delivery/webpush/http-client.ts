@@ -1,17 +1,17 @@
 /**
  * One POST to a push endpoint over HTTP/1.1, with pooled keep-alive sockets, an overall bound,
- * and the connect-time address rule of `endpoint-policy.ts`.
+ * and the outbound address policy (`src/net/public-connect.ts`) on every connection.
  *
  * Why `node:http` and not `fetch`: Node 20's fetch (its bundled undici) exposes no way to check
  * the address a socket connects to without installing undici itself, and checking a name before
- * the request leaves a DNS-rebinding gap. `http.request` takes a `lookup`, which runs for every
- * new connection on exactly the addresses it will use. Push services speak HTTP/1.1 (web-push
+ * the request leaves a DNS-rebinding gap. `http.request` takes a `lookup` (the policy's), which
+ * runs for every new connection and answers only with the addresses it judged. Push services speak HTTP/1.1 (web-push
  * itself only does `https.request`), so nothing is lost.
  */
 import { Agent as HttpAgent, request as httpRequest, type IncomingHttpHeaders, type OutgoingHttpHeaders } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import { isIP } from 'node:net';
-import { isNonPublicAddress, NON_PUBLIC_ADDRESS_CODE, publicOnlyLookup } from './endpoint-policy.ts';
+import { bareHost } from '../../net/address-policy.ts';
+import { isOutboundRefusal, type OutboundPolicy } from '../../net/public-connect.ts';
 
 /** Bound of one push request, connect to last response byte (RFC 8030 push services answer fast). */
 export const PUSH_REQUEST_TIMEOUT_MS = 30_000;
@@ -51,8 +51,11 @@ export class PushRequestError extends Error {
 }
 
 export interface PushHttpClientOptions {
-  /** `webpush.allow_private_endpoints`: skip rule 2 (tests, a push service on the local network). */
-  allowPrivateEndpoints: boolean;
+  /**
+   * The outbound address policy of purpose `webpush`; `webpush.allow_private_endpoints` is its
+   * `allowPrivate` (tests, a push service on the local network).
+   */
+  policy: OutboundPolicy;
   /** Default {@link PUSH_REQUEST_TIMEOUT_MS}. */
   requestTimeoutMs?: number;
   /** Default {@link PUSH_MAX_SOCKETS_PER_ORIGIN}. */
@@ -60,13 +63,13 @@ export interface PushHttpClientOptions {
 }
 
 export class PushHttpClient {
-  private readonly allowPrivate: boolean;
+  private readonly policy: OutboundPolicy;
   private readonly timeoutMs: number;
   private readonly httpAgent: HttpAgent;
   private readonly httpsAgent: HttpsAgent;
 
   constructor(options: PushHttpClientOptions) {
-    this.allowPrivate = options.allowPrivateEndpoints;
+    this.policy = options.policy;
     this.timeoutMs = options.requestTimeoutMs ?? PUSH_REQUEST_TIMEOUT_MS;
     const maxSockets = options.maxSocketsPerOrigin ?? PUSH_MAX_SOCKETS_PER_ORIGIN;
     this.httpAgent = new HttpAgent({ keepAlive: true, maxSockets });
@@ -76,11 +79,10 @@ export class PushHttpClient {
   /** POST and read the answer. Rejects only with {@link PushRequestError}. */
   post(request: PushHttpRequest): Promise<PushHttpResponse> {
     const { url } = request;
-    const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
-    // A literal IP never goes through `lookup`, so rule 2 is applied to it here.
-    if (!this.allowPrivate && isIP(host) !== 0 && isNonPublicAddress(host)) {
-      return Promise.reject(new PushRequestError('refused', `${host} is not a public address`));
-    }
+    const host = bareHost(url.hostname);
+    // A literal IP never goes through `lookup`, so the policy judges it here.
+    const refused = this.policy.checkLiteral(url.hostname);
+    if (refused) return Promise.reject(new PushRequestError('refused', refused.message));
     if (request.signal?.aborted) return Promise.reject(new PushRequestError('aborted', 'aborted before the request started'));
 
     return new Promise<PushHttpResponse>((resolve, reject) => {
@@ -103,7 +105,7 @@ export class PushHttpClient {
           path: `${url.pathname}${url.search}`,
           headers: { ...request.headers, 'content-length': String(request.body.length) },
           agent: https ? this.httpsAgent : this.httpAgent,
-          ...(this.allowPrivate ? {} : { lookup: publicOnlyLookup }),
+          lookup: this.policy.lookup,
         },
         (res) => {
           const chunks: Buffer[] = [];
@@ -130,7 +132,7 @@ export class PushHttpClient {
       }, this.timeoutMs);
       request.signal?.addEventListener('abort', onAbort, { once: true });
       req.on('error', (err: NodeJS.ErrnoException) => {
-        if (err.code === NON_PUBLIC_ADDRESS_CODE) finish(new PushRequestError('refused', err.message));
+        if (isOutboundRefusal(err)) finish(new PushRequestError('refused', err.message));
         else finish(new PushRequestError('network', `${err.code ?? 'error'}: ${err.message}`));
       });
       req.end(request.body);

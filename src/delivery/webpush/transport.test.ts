@@ -184,6 +184,20 @@ describe('WebPushTransport against a loopback push service', () => {
     assert.equal(fake.received.length, count);
   });
 
+  test('a public-looking endpoint name that resolves to loopback is refused at connect time, counted, and nothing is sent', async () => {
+    const { transport, metrics } = make({
+      allowPrivateEndpoints: false,
+      resolver: () => Promise.resolve([{ address: '127.0.0.1', family: 4 }]),
+    });
+    const sub = fake.subscribe();
+    const rebound = sub.endpoint.replace('127.0.0.1', 'push.example.com');
+    const count = fake.received.length;
+    const outcomes = await transport.sendBatch([{ ...device(sub), token: rebound, endpoint: rebound }], like);
+    assert.equal(failure(outcomes.get(rebound)).kind, 'invalid_request');
+    assert.equal(fake.received.length, count);
+    assert.match(await metrics.render(), /push_outbound_refused_total\{purpose="webpush",reason="loopback"\} 1/);
+  });
+
   test('bad subscriptions fail before any I/O: no keys, bad keys, non-http endpoint, a message over 3993 bytes', async () => {
     const { transport } = make();
     const sub = fake.subscribe();

@@ -6,6 +6,8 @@
  *
  * Every failure is a classified {@link SendOutcome}, never a throw (see `classify.ts`).
  */
+import { OutboundPolicy, resolverFromEnvironment, type Resolver } from '../../net/public-connect.ts';
+import { outboundRefusalReporter } from '../../net/refusals.ts';
 import { redact, type Logger } from '../../observability/logger.ts';
 import type { Metrics } from '../../observability/metrics.ts';
 import type { Clock, DeviceRegistration } from '../../store/port.ts';
@@ -38,8 +40,10 @@ export interface WebPushTransportOptions {
   vapidSubject: string;
   /** Default {@link DEFAULT_WEBPUSH_TTL_SECS}. */
   ttlSecs?: number;
-  /** `webpush.allow_private_endpoints` (see `endpoint-policy.ts`). */
+  /** `webpush.allow_private_endpoints` (see `endpoint-policy.ts`): the address policy's `allowPrivate`. */
   allowPrivateEndpoints: boolean;
+  /** Resolves endpoint names for the address policy; {@link resolverFromEnvironment} by default (tests inject one). */
+  resolver?: Resolver;
   /** Bound of one push request; default `PUSH_REQUEST_TIMEOUT_MS`. */
   requestTimeoutMs?: number;
   /** Default {@link WEBPUSH_BATCH_CONCURRENCY}. */
@@ -70,7 +74,15 @@ export class WebPushTransport implements PushTransport {
     this.localNtfy = options.localNtfy ?? null;
     this.poster =
       options.poster ??
-      new PushHttpClient({ allowPrivateEndpoints: options.allowPrivateEndpoints, requestTimeoutMs: options.requestTimeoutMs });
+      new PushHttpClient({
+        policy: new OutboundPolicy({
+          purpose: 'webpush',
+          rules: { allowLoopback: false, allowPrivate: options.allowPrivateEndpoints },
+          resolver: options.resolver ?? resolverFromEnvironment(),
+          onRefused: outboundRefusalReporter(options.metrics, options.logger),
+        }),
+        requestTimeoutMs: options.requestTimeoutMs,
+      });
     this.logger = options.logger;
     this.metrics = options.metrics;
   }

@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { finalizeEvent, generateSecretKey, getPublicKey } from 'nostr-tools/pure';
 import { createEventVerifier, type EventVerifier } from '../../nostr/event.ts';
 import { createLogger } from '../../observability/logger.ts';
+import { OutboundPolicy, type Resolver } from '../../net/public-connect.ts';
 import { createLnurlProviderLookup, lnurlPayUrl, providerOfLnurlAnswer } from './lnurl-providers.ts';
 
 const PROVIDER = 'ab'.repeat(32);
@@ -81,6 +82,7 @@ test("createLnurlProviderLookup: from the user's newest kind 0 to the endpoint's
     verifier,
     timeoutMs: 2_000,
     allowLoopback: true,
+    policy: new OutboundPolicy({ purpose: 'lnurl', rules: { allowLoopback: true, allowPrivate: false } }),
     nowMs: () => nowMs,
     logger: createLogger({ level: 'silent' }),
   });
@@ -93,4 +95,32 @@ test("createLnurlProviderLookup: from the user's newest kind 0 to the endpoint's
   nowMs += 3_600_001;
   assert.equal(await lookup(user), PROVIDER);
   assert.equal(served, before + 2, 'asked again once the memo expired');
+});
+
+test('createLnurlProviderLookup: a wallet name resolving to loopback gets no connection and no provider, loopback allowed or not', async () => {
+  const key = generateSecretKey();
+  const user = getPublicKey(key);
+  const refusals: string[] = [];
+  const resolver: Resolver = () => Promise.resolve([{ address: '127.0.0.1', family: 4 as const }]);
+  const lookup = createLnurlProviderLookup({
+    relays: ['ws://unused'],
+    queryRelays: () =>
+      Promise.resolve([
+        finalizeEvent({ kind: 0, created_at: 1, tags: [], content: JSON.stringify({ lud16: 'alice@wallet.example.com' }) }, key),
+      ]),
+    verifier,
+    timeoutMs: 2_000,
+    // Loopback allowed, as in the test suites: a public-looking name is still refused.
+    allowLoopback: true,
+    policy: new OutboundPolicy({
+      purpose: 'lnurl',
+      rules: { allowLoopback: true, allowPrivate: false },
+      resolver,
+      onRefused: (r) => refusals.push(`${r.host}:${r.reason}`),
+    }),
+    nowMs: () => 0,
+    logger: createLogger({ level: 'silent' }),
+  });
+  assert.equal(await lookup(user), null);
+  assert.deepEqual(refusals, ['wallet.example.com:loopback'], 'refused at the lookup, before any connection');
 });

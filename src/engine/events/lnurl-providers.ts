@@ -5,18 +5,22 @@
  * Nostr), the zap is unverified and the app's `events.zaps_allow_unverified` decides.
  *
  * The request is a GET of `https://<domain>/.well-known/lnurlp/<name>` (LUD-16): only public DNS
- * names on the default port (the NIP-9a SSRF rules: no IP literals, local or special-use names,
+ * names on the default port (the outbound name rules: no IP literals, local or special-use names,
  * credentials), no redirects, a bounded time and body, and nothing of the answer but a pubkey is
- * used. A public name that resolves to a private address is not caught (no allowlist can list
- * every wallet); the fixed path and the unread answer keep that to a blind GET.
+ * used. The connection goes through the outbound address policy (`src/net/public-connect.ts`,
+ * purpose `lnurl`): a wallet name that resolves to a loopback, private or other non-public
+ * address gets no connection (counted and logged), and the socket connects to the address that
+ * was checked.
  *
  * Answers are remembered per user (an hour when found, five minutes when not), in this process.
  */
 import { isEventRejection, parseEvent, type EventVerifier, type NostrEvent } from '../../nostr/event.ts';
 import { METADATA } from '../../nostr/kinds.ts';
 import { isHexPubkey } from '../../nostr/tags.ts';
+import { Agent } from 'undici';
+import { isLoopbackName, publicNameProblem } from '../../net/address-policy.ts';
+import { isOutboundRefusal, type OutboundPolicy } from '../../net/public-connect.ts';
 import type { Logger } from '../../observability/logger.ts';
-import { isLoopbackHost, publicNameProblem } from '../../nip9a/ssrf.ts';
 import type { RelayQueryFunction } from '../relay-query.ts';
 import type { ZapProviderLookup } from './zap-receipt.ts';
 
@@ -40,9 +44,13 @@ export interface LnurlProviderOptions {
   timeoutMs: number;
   /** Also ask `http://` endpoints on loopback hosts (`events.lnurl_allow_loopback`, tests only). */
   allowLoopback: boolean;
+  /**
+   * The outbound address policy of purpose `lnurl`, with `allowLoopback` as its loopback rule;
+   * the connections of every lookup go through it.
+   */
+  policy: OutboundPolicy;
   nowMs: () => number;
   logger: Logger;
-  fetchImpl?: typeof fetch;
 }
 
 /** The lnurl-pay URL of a lightning address, or null when it may not be asked (see the module comment). */
@@ -56,8 +64,8 @@ export function lnurlPayUrl(lud16: string, allowLoopback: boolean): URL | null {
   } catch {
     return null;
   }
-  if (allowLoopback && isLoopbackHost(url)) return new URL(`http://${url.host}${url.pathname}`);
-  if (url.port !== '' || publicNameProblem(url) !== null) return null;
+  if (allowLoopback && isLoopbackName(url.hostname)) return new URL(`http://${url.host}${url.pathname}`);
+  if (url.port !== '' || publicNameProblem(url.hostname) !== null) return null;
   return url;
 }
 
@@ -90,27 +98,39 @@ function lud16Of(profile: NostrEvent): string | null {
   }
 }
 
-async function fetchProvider(url: URL, options: LnurlProviderOptions): Promise<string | null> {
-  const response = await (options.fetchImpl ?? fetch)(url, {
-    redirect: 'manual',
-    signal: AbortSignal.timeout(options.timeoutMs),
+/** The GET of one lnurl-pay URL through `agent` (whose connections the policy checks); null unless a 200 with a provider. */
+async function fetchProvider(url: URL, agent: Agent, policy: OutboundPolicy, timeoutMs: number): Promise<string | null> {
+  // A literal host is never looked up, so the policy judges it here (only loopback can be one: lnurlPayUrl).
+  const refused = policy.checkLiteral(url.hostname);
+  if (refused) throw refused;
+  // undici's `request` follows no redirect: a 3xx is no answer.
+  const response = await agent.request({
+    origin: url.origin,
+    path: url.pathname,
+    method: 'GET',
     headers: { accept: 'application/json' },
+    signal: AbortSignal.timeout(timeoutMs),
   });
-  if (response.status !== 200) {
-    await response.body?.cancel();
+  const declared = Number(response.headers['content-length'] ?? '0');
+  if (response.statusCode !== 200 || declared > LNURL_MAX_BODY_BYTES) {
+    await response.body.dump({ limit: 0 }).catch(() => undefined);
     return null;
   }
-  const declared = Number(response.headers.get('content-length') ?? '0');
-  if (declared > LNURL_MAX_BODY_BYTES) {
-    await response.body?.cancel();
-    return null;
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of response.body) {
+    size += (chunk as Buffer).length;
+    if (size > LNURL_MAX_BODY_BYTES) {
+      response.body.destroy();
+      return null;
+    }
+    chunks.push(chunk as Buffer);
   }
-  const text = await response.text();
-  if (Buffer.byteLength(text) > LNURL_MAX_BODY_BYTES) return null;
-  return providerOfLnurlAnswer(JSON.parse(text));
+  return providerOfLnurlAnswer(JSON.parse(Buffer.concat(chunks).toString('utf8')));
 }
 
 export function createLnurlProviderLookup(options: LnurlProviderOptions): ZapProviderLookup {
+  const agent = new Agent({ connect: { lookup: options.policy.lookup } });
   const memo = new Map<string, { provider: string | null; expiresAtMs: number }>();
   const remember = (pubkey: string, provider: string | null): string | null => {
     if (memo.size >= PROVIDER_MEMO_ENTRIES) {
@@ -129,9 +149,11 @@ export function createLnurlProviderLookup(options: LnurlProviderOptions): ZapPro
       const profile = newestMetadata(answers, recipient, options.verifier);
       const lud16 = profile === null ? null : lud16Of(profile);
       const url = lud16 === null ? null : lnurlPayUrl(lud16, options.allowLoopback);
-      return remember(recipient, url === null ? null : await fetchProvider(url, options));
+      return remember(recipient, url === null ? null : await fetchProvider(url, agent, options.policy, options.timeoutMs));
     } catch (error) {
-      options.logger.debug({ recipient, err: (error as Error).message }, 'lnurl provider lookup failed; the zap is unverified');
+      // A refusal by the address policy was logged and counted by the policy.
+      if (!isOutboundRefusal(error))
+        options.logger.debug({ recipient, err: (error as Error).message }, 'lnurl provider lookup failed; the zap is unverified');
       return remember(recipient, null);
     }
   };

@@ -8,6 +8,8 @@ import type { OptionalEventDeps } from './handler.ts';
 import { createNoteAuthorLookup } from './note-authors.ts';
 import { NO_PROVIDER_LOOKUP } from './zap-receipt.ts';
 import { createLnurlProviderLookup } from './lnurl-providers.ts';
+import { OutboundPolicy, resolverFromEnvironment } from '../../net/public-connect.ts';
+import { outboundRefusalReporter } from '../../net/refusals.ts';
 
 export function optionalEventDeps(input: {
   config: Config;
@@ -45,6 +47,12 @@ export function optionalEventDeps(input: {
           verifier,
           timeoutMs: config.nostr.query_timeout_secs * 1000,
           allowLoopback: config.events.lnurl_allow_loopback,
+          policy: new OutboundPolicy({
+            purpose: 'lnurl',
+            rules: { allowLoopback: config.events.lnurl_allow_loopback, allowPrivate: false },
+            resolver: resolverFromEnvironment(),
+            onRefused: outboundRefusalReporter(contentDeps.metrics, logger),
+          }),
           nowMs: () => contentDeps.clock.nowMs(),
           logger,
         })

@@ -47,6 +47,8 @@ export interface CallbackPostThreadsOptions {
   threads: number;
   /** Keep-alive connections per callback origin, per thread. */
   connectionsPerOrigin?: number;
+  /** `nip9a.allow_loopback_callbacks`, for each thread's address policy (`createCallbackPoster`). */
+  allowLoopback: boolean;
   /** Told when a thread exits other than by {@link CallbackPostThreads.close} (logged by the role). */
   onThreadExit?: (reason: string) => void;
 }
@@ -94,7 +96,11 @@ export class CallbackPostThreads {
 
   private spawn(index: number): PostThread {
     const worker = new Worker(WORKER_ENTRY_URL, {
-      workerData: { body: WORKER_BODY, connectionsPerOrigin: this.options.connectionsPerOrigin ?? CONNECTIONS_PER_ORIGIN },
+      workerData: {
+        body: WORKER_BODY,
+        connectionsPerOrigin: this.options.connectionsPerOrigin ?? CONNECTIONS_PER_ORIGIN,
+        allowLoopback: this.options.allowLoopback,
+      },
     });
     const thread: PostThread = { worker, held: new Map() };
     worker.on('message', (message: ThreadPostAnswers) => {

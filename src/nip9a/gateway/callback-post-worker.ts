@@ -8,8 +8,8 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { createCallbackPoster, type AttemptResult } from './callback-post.ts';
 import type { ThreadPostAnswers, ThreadPostRequest } from './callback-post-threads.ts';
 
-const { connectionsPerOrigin } = workerData as { connectionsPerOrigin: number };
-const poster = createCallbackPoster({ connectionsPerOrigin });
+const { connectionsPerOrigin, allowLoopback } = workerData as { connectionsPerOrigin: number; allowLoopback: boolean };
+const poster = createCallbackPoster({ connectionsPerOrigin, allowLoopback });
 let finished: ThreadPostAnswers['answers'] = [];
 let answerScheduled = false;
 

@@ -2,8 +2,13 @@ import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
+import { TEST_HOSTS_ENV } from '../../net/public-connect.ts';
 import { createCallbackPoster, DRAINED_BODY_BYTES, type CallbackPoster } from './callback-post.ts';
 import { CallbackPostThreads, THREAD_EXITED_MESSAGE } from './callback-post-threads.ts';
+
+// Public-looking names with hostile answers, through the hosts override the binary honours under
+// NODE_ENV=test (the test runner's): POST threads read it from their environment like the gateway thread.
+process.env[TEST_HOSTS_ENV] = 'hook.example.com=127.0.0.1,private-hook.example.com=10.0.0.1|8.8.8.8';
 
 interface Seen {
   method: string;
@@ -38,8 +43,8 @@ async function startServer(
 /** The same suite for both sides of `nip9a.post_threads`: the POST is the same request either way. */
 const SIDES: Array<{ name: string; make(options?: { connectionsPerOrigin?: number }): { post: CallbackPoster; close(): Promise<void> } }> =
   [
-    { name: 'on the gateway thread', make: (options) => createCallbackPoster(options) },
-    { name: 'on a POST thread', make: (options) => new CallbackPostThreads({ threads: 1, ...options }) },
+    { name: 'on the gateway thread', make: (options) => createCallbackPoster({ allowLoopback: true, ...options }) },
+    { name: 'on a POST thread', make: (options) => new CallbackPostThreads({ threads: 1, allowLoopback: true, ...options }) },
   ];
 
 for (const side of SIDES) {
@@ -88,6 +93,22 @@ for (const side of SIDES) {
       location = null;
       assert.deepEqual(result, { kind: 'status', status: 302 });
       assert.equal(srv.seen.length, before + 1, 'one request, to the callback only');
+    });
+
+    test('a callback name resolving to loopback or a private address gets no connection, loopback allowed or not', async () => {
+      const before = srv.connections();
+      const port = new URL(srv.url).port;
+      const loopback = await poster.post(`http://hook.example.com:${port}/cb/x`, '{}', 5_000);
+      assert.ok(loopback.kind === 'refused', `refused, not ${loopback.kind}`);
+      assert.deepEqual(
+        [loopback.refusal.purpose, loopback.refusal.reason, loopback.refusal.address],
+        ['nip9a_callback', 'loopback', '127.0.0.1'],
+      );
+      const mixed = await poster.post(`https://private-hook.example.com/cb/y`, '{}', 5_000);
+      assert.equal(mixed.kind === 'refused' && mixed.refusal.reason, 'private', 'one private record refuses the name');
+      const literal = await poster.post(`http://10.0.0.1:${port}/cb/z`, '{}', 5_000);
+      assert.equal(literal.kind === 'refused' && literal.refusal.reason, 'private');
+      assert.equal(srv.connections(), before, 'the listener saw nothing');
     });
 
     test('an empty or short answer keeps the connection; a longer one costs it, unread', async () => {
@@ -142,7 +163,7 @@ for (const side of SIDES) {
 describe('the callback POST threads', () => {
   test('a thread that exits fails the POSTs it held as network errors, and a new thread takes the next', async () => {
     const exits: string[] = [];
-    const threads = new CallbackPostThreads({ threads: 1, onThreadExit: (reason) => exits.push(reason) });
+    const threads = new CallbackPostThreads({ threads: 1, allowLoopback: true, onThreadExit: (reason) => exits.push(reason) });
     const silent = await startServer(() => undefined);
     const answering = await startServer((_req, res) => res.end());
     try {
@@ -167,7 +188,7 @@ describe('the callback POST threads', () => {
   });
 
   test('POSTs of one turn spread over the threads, each answered by its own id', async () => {
-    const threads = new CallbackPostThreads({ threads: 2 });
+    const threads = new CallbackPostThreads({ threads: 2, allowLoopback: true });
     const srv = await startServer((req, res) => {
       res.statusCode = 200 + Number(req.url?.split('/').at(-1));
       res.end();

@@ -13,12 +13,30 @@
  * - response bodies cancelled unread: the status is all that is used; a body of at most
  *   {@link DRAINED_BODY_BYTES} is discarded as it passes so its connection serves the next POST,
  *   a longer one (declared or not) costs the connection instead;
- * - `timeoutMs` from the start of the attempt (connection included) to the response headers.
+ * - `timeoutMs` from the start of the attempt (connection included) to the response headers;
+ * - the connection goes only to a public address: the outbound address policy
+ *   (`src/net/public-connect.ts`, purpose `nip9a_callback`) is the dispatcher's `lookup`, and an
+ *   IP-literal host is judged before the request. The allowlisted origin's name is resolved
+ *   when a connection is made, and a name that resolves to a loopback or private address (an
+ *   allowlisted domain that changed hands, DNS rebinding) gets no connection: the attempt ends
+ *   `refused`, carrying the refusal back to the gateway's thread, which counts and logs it
+ *   (this code may run on a POST thread, which has no metrics registry).
  */
 import { Agent, errors } from 'undici';
+import {
+  isOutboundRefusal,
+  OutboundPolicy,
+  resolverFromEnvironment,
+  type OutboundRefusal,
+  type Resolver,
+} from '../../net/public-connect.ts';
 
 /** How an attempt's HTTP exchange ended. */
-export type AttemptResult = { kind: 'status'; status: number } | { kind: 'timeout' } | { kind: 'network'; message: string };
+export type AttemptResult =
+  | { kind: 'status'; status: number }
+  | { kind: 'timeout' }
+  | { kind: 'network'; message: string }
+  | { kind: 'refused'; refusal: OutboundRefusal };
 
 /** The attempt's POST; injectable so a test can observe it, the real one is {@link createCallbackPoster}'s. */
 export type CallbackPoster = (url: string, body: string, timeoutMs: number) => Promise<AttemptResult>;
@@ -29,11 +47,30 @@ export const DRAINED_BODY_BYTES = 1024;
 /** Keep-alive connections per callback origin: a gateway POSTs to few origins, many times. */
 export const CONNECTIONS_PER_ORIGIN = 64;
 
+export interface CallbackPosterOptions {
+  connectionsPerOrigin?: number;
+  /** `nip9a.allow_loopback_callbacks`: admit loopback for a callback URL that names loopback itself. */
+  allowLoopback: boolean;
+  /** Default {@link resolverFromEnvironment} (the test hosts override is honoured on POST threads too). */
+  resolver?: Resolver;
+}
+
 /** The dispatcher of one gateway process (its connections are the process's to reuse). */
-export function createCallbackPoster(options: { connectionsPerOrigin?: number } = {}): { post: CallbackPoster; close(): Promise<void> } {
-  const agent = new Agent({ connections: options.connectionsPerOrigin ?? CONNECTIONS_PER_ORIGIN, pipelining: 1 });
+export function createCallbackPoster(options: CallbackPosterOptions): { post: CallbackPoster; close(): Promise<void> } {
+  const policy = new OutboundPolicy({
+    purpose: 'nip9a_callback',
+    rules: { allowLoopback: options.allowLoopback, allowPrivate: false },
+    resolver: options.resolver ?? resolverFromEnvironment(),
+  });
+  const agent = new Agent({
+    connections: options.connectionsPerOrigin ?? CONNECTIONS_PER_ORIGIN,
+    pipelining: 1,
+    connect: { lookup: policy.lookup },
+  });
   const post: CallbackPoster = async (url, body, timeoutMs) => {
     const target = new URL(url);
+    const literal = policy.checkLiteral(target.hostname);
+    if (literal) return { kind: 'refused', refusal: literal.refusal };
     const abort = new AbortController();
     const timer = setTimeout(() => abort.abort(), timeoutMs);
     try {
@@ -52,6 +89,7 @@ export function createCallbackPoster(options: { connectionsPerOrigin?: number } 
       return { kind: 'status', status: response.statusCode };
     } catch (err) {
       clearTimeout(timer);
+      if (isOutboundRefusal(err)) return { kind: 'refused', refusal: err.refusal };
       if (abort.signal.aborted || err instanceof errors.HeadersTimeoutError || err instanceof errors.ConnectTimeoutError)
         return { kind: 'timeout' };
       const e = err as NodeJS.ErrnoException & { cause?: NodeJS.ErrnoException };

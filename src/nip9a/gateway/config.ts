@@ -3,6 +3,7 @@
  * refuse a bad configuration at start.
  */
 import type { Nip9aConfig } from '../../config/defaults.ts';
+import type { Nip9aRegistrationLimits } from '../../store/port-nip9a-gateway.ts';
 import type { Nip9aLimits } from '../registration.ts';
 import { parseAllowedOrigin, type CallbackPolicy } from '../ssrf.ts';
 
@@ -15,8 +16,8 @@ export const MAX_CALLBACK_BODY_BYTES = 4 * 1024 * 1024 + 4 * 1024;
 export interface GatewaySettings {
   policy: CallbackPolicy;
   limits: Nip9aLimits;
-  perAuthor: number;
-  perRelay: number;
+  /** What the store checks with every registration write (per author, per author per relay, watched relays). */
+  registrationLimits: Nip9aRegistrationLimits;
   maxPendingPerRelay: number;
   pendingExpiryMs: number;
   requestTimeoutMs: number;
@@ -67,8 +68,11 @@ export function gatewaySettings(config: Nip9aConfig): GatewaySettings {
       maxIgnores: config.max_ignore_filters,
       maxRelays: 4,
     },
-    perAuthor: config.max_registrations_per_author,
-    perRelay: config.max_registrations_per_relay,
+    registrationLimits: {
+      perAuthor: config.max_registrations_per_author,
+      perAuthorPerRelay: config.max_registrations_per_author_per_relay,
+      maxWatchedRelays: config.max_watched_relays,
+    },
     maxPendingPerRelay: config.max_pending_deliveries_per_relay,
     pendingExpiryMs: config.pending_expiry_secs * 1000,
     requestTimeoutMs: config.request_timeout_secs * 1000,

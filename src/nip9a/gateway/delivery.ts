@@ -10,11 +10,13 @@
  *
  * The request: `POST` of `{id, relay, event?}` as JSON, no credentials or cookies, redirects never
  * followed (a 3xx ends the delivery), `request_timeout_secs` from connect to response headers, the
- * response body never read (`callback-post.ts`).
+ * response body never read, and only to a public address (`callback-post.ts`; a refused address
+ * ends the delivery as `address_refused`, counted in `push_outbound_refused_total`).
  * 2xx delivers; 404 deletes the registration (only that version); 429, 5xx, timeouts and network
  * errors retry after `retry_delays_secs` until `max_attempts`; any other status ends the delivery.
  * Every terminal outcome is recorded before the item is acknowledged.
  */
+import type { OutboundRefusal } from '../../net/public-connect.ts';
 import type { Logger } from '../../observability/logger.ts';
 import type { LeasedItem, StorePort } from '../../store/port.ts';
 import type { Nip9aDeliveryRef } from '../../store/port-nip9a-gateway.ts';
@@ -44,6 +46,11 @@ export interface DeliveryDeps {
   logger: Logger;
   /** The POST of an attempt (`createCallbackPoster`'s, or a test's). */
   post: CallbackPoster;
+  /**
+   * Told of an attempt the outbound address policy refused (the POST may have run on a POST
+   * thread): `outboundRefusalReporter`'s metric and log line.
+   */
+  reportRefusal: (refusal: OutboundRefusal) => void;
   /** Told when a delivery of a relay ends (the gateway's pending bound). */
   onSettled?: (relay: string) => void;
   /**
@@ -125,6 +132,11 @@ export function nip9aDeliveryHandler(deps: DeliveryDeps): (item: LeasedItem<Nip9
     );
     const result = await post(registration.callback, body, settings.requestTimeoutMs);
     metrics.attempts.inc({ result: resultLabel(result) });
+    if (result.kind === 'refused') {
+      // Not retried: the allowlisted name resolves to a non-public address (see callback-post.ts).
+      deps.reportRefusal(result.refusal);
+      return finish('address_refused');
+    }
     const log = { callback: redactCallback(registration.callback), eventId: delivery.event.id, attempt: item.attempts };
     if (result.kind === 'status' && result.status >= 200 && result.status < 300) {
       metrics.arrivalToCallback.observe(Math.max(0, store.clock.nowMs() - delivery.receivedAtMs) / 1000);

@@ -12,6 +12,7 @@
  */
 import { createHash } from 'node:crypto';
 import { isAuthentic, type MaybeOffThreadVerifier, type NostrEvent } from '../../nostr/event.ts';
+import type { OutboundPolicy } from '../../net/public-connect.ts';
 import type { Logger } from '../../observability/logger.ts';
 import type { Clock, EnqueueItem, LeasedItem, StorePort } from '../../store/port.ts';
 import type { StoredNip9aRegistration } from '../../store/port-nip9a-gateway.ts';
@@ -76,6 +77,8 @@ export interface GatewayOptions {
    * the next lease (tests that lease by hand).
    */
   handOff?: { inlet: LeasedInlet<Nip9aDelivery>; leaseMs: number };
+  /** The outbound address policy relay sockets are opened under (purpose `nip9a_relay`). */
+  relayPolicy: OutboundPolicy;
   /** Builds the watch of a relay (tests and the benchmark may observe it). */
   makeWatch?: (url: string, onEvent: (event: NostrEvent, receivedAtMs: number) => void) => RelayWatch;
 }
@@ -330,7 +333,7 @@ export class Nip9aGateway {
     const onEvent = (event: NostrEvent, receivedAtMs: number): void => this.onEvent(relay, event, receivedAtMs);
     const watch =
       this.options.makeWatch?.(relay, onEvent) ??
-      new RelayWatch({ url: relay, clock: this.options.clock, logger: this.options.logger, onEvent });
+      new RelayWatch({ url: relay, policy: this.options.relayPolicy, clock: this.options.clock, logger: this.options.logger, onEvent });
     state = { index: new MatchIndex(), watch, pending: 0 };
     this.relays.set(relay, state);
     return state;

@@ -35,6 +35,8 @@ function errorCodeOf(result: IntakeAnswer): HttpErrorCode {
       return 'NIP9A_WRONG_AUTHOR';
     case 'limit':
       return 'NIP9A_LIMIT_REACHED';
+    case 'relay_cap':
+      return 'NIP9A_RELAY_CAP_REACHED';
     case 'error':
       return 'INTERNAL';
     default:
@@ -59,8 +61,9 @@ export function nip11Document(deps: GatewayHttpDeps): Record<string, unknown> {
       max_event_tags: 2 + 4 + s.limits.maxFilters + s.limits.maxIgnores + 1,
     },
     nip9a: {
-      max_registrations_per_author: s.perAuthor,
-      max_registrations_per_relay: s.perRelay,
+      max_registrations_per_author: s.registrationLimits.perAuthor,
+      max_registrations_per_author_per_relay: s.registrationLimits.perAuthorPerRelay,
+      max_watched_relays: s.registrationLimits.maxWatchedRelays,
       max_registration_bytes: s.limits.maxBytes,
       max_filters: s.limits.maxFilters,
       max_ignore_filters: s.limits.maxIgnores,

@@ -33,7 +33,7 @@ export interface IntakeAnswer {
   /** The NIP-01 OK message (empty when there is nothing to say). */
   message: string;
   /** What happened, for the HTTP answer and metrics. */
-  outcome: 'stored' | 'replaced' | 'stale' | 'deleted' | 'invalid' | 'blocked' | 'restricted' | 'limit' | 'error';
+  outcome: 'stored' | 'replaced' | 'stale' | 'deleted' | 'invalid' | 'blocked' | 'restricted' | 'limit' | 'relay_cap' | 'error';
 }
 
 const answer = (accepted: boolean, outcome: IntakeAnswer['outcome'], message: string): IntakeAnswer => ({ accepted, outcome, message });
@@ -74,8 +74,9 @@ async function decide(deps: IntakeDeps, event: NostrEvent, authedPubkey: string)
       relays: registration.relays,
       eventJson: JSON.stringify(event),
     },
-    { perAuthor: settings.perAuthor, perRelay: settings.perRelay },
+    settings.registrationLimits,
   );
+  const limits = settings.registrationLimits;
   switch (put.outcome) {
     case 'stored':
     case 'replaced':
@@ -83,9 +84,15 @@ async function decide(deps: IntakeDeps, event: NostrEvent, authedPubkey: string)
     case 'stale':
       return answer(true, 'stale', 'duplicate: this or a newer version of the registration is stored');
     case 'author_limit':
-      return answer(false, 'limit', `rate-limited: at most ${settings.perAuthor} registrations per author`);
-    case 'relay_limit':
-      return answer(false, 'limit', `rate-limited: ${put.relay} is already watched for ${settings.perRelay} registrations`);
+      return answer(false, 'limit', `rate-limited: at most ${limits.perAuthor} registrations per author`);
+    case 'author_relay_limit':
+      return answer(false, 'limit', `rate-limited: at most ${limits.perAuthorPerRelay} of your registrations may name ${put.relay}`);
+    case 'watched_relays_limit':
+      return answer(
+        false,
+        'relay_cap',
+        `blocked: this gateway watches its maximum of ${limits.maxWatchedRelays} relays and cannot add ${put.relay}; relays it already watches are open`,
+      );
   }
 }
 

@@ -46,7 +46,7 @@ export function gatewayMetrics(metrics: Metrics): GatewayMetrics {
     }),
     attempts: new Counter({
       name: 'push_nip9a_callback_attempts_total',
-      help: 'NIP-9a callback attempts by result (2xx, 404, 429, 5xx, 3xx, 4xx, timeout, network)',
+      help: 'NIP-9a callback attempts by result (2xx, 404, 429, 5xx, 3xx, 4xx, timeout, network, refused: the address policy refused the callback host)',
       labelNames: ['result'] as const,
       registers,
     }),

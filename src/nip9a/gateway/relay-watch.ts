@@ -12,13 +12,20 @@
  * and at most {@link FILTERS_PER_REQ} filters go in one REQ. `since` is the subscription time minus
  * {@link RESUBSCRIBE_OVERLAP_SECS}; each registration's own "no backfill" rule is applied when
  * matching, so the overlap never delivers an event older than a registration.
+ *
+ * The socket is opened through the outbound address policy (`openPolicyWebSocket`, purpose
+ * `nip9a_relay`): a relay name that resolves to a loopback, private or other non-public address
+ * gets no connection. Such a refusal is retried like a failed connection (the name's DNS may be
+ * fixed), but at the longest backoff ({@link RECONNECT_MAX_BACKOFF_MS}), so a hostile name costs
+ * one lookup and one log line a minute, bounded by `nip9a.max_watched_relays`.
  */
-import WebSocket from 'ws';
+import type WebSocket from 'ws';
 import type { NostrEvent } from '../../nostr/event.ts';
 import { isEventRejection, parseEvent } from '../../nostr/event.ts';
 import type { Logger } from '../../observability/logger.ts';
 import type { Clock } from '../../store/port.ts';
-import { reconnectDelayMs, DEFAULT_BACKOFF_POLICY } from '../../listener/backoff.ts';
+import { reconnectDelayMs, DEFAULT_BACKOFF_POLICY, RECONNECT_MAX_BACKOFF_MS } from '../../listener/backoff.ts';
+import { isOutboundRefusal, openPolicyWebSocket, type OutboundPolicy } from '../../net/public-connect.ts';
 import { MAX_RELAY_FRAME_BYTES, frameText, parseRelayFrame } from '../../nostr/relay-frames.ts';
 import { SeenIds } from '../../listener/seen-ids.ts';
 import { filterToWire, type Nip9aFilter } from '../registration.ts';
@@ -69,6 +76,8 @@ export function mergeFilters(filters: readonly Nip9aFilter[], since: number): Re
 
 export interface RelayWatchOptions {
   url: string;
+  /** The outbound address policy the socket is opened under (purpose `nip9a_relay`). */
+  policy: OutboundPolicy;
   clock: Clock;
   logger: Logger;
   /**
@@ -134,7 +143,17 @@ export class RelayWatch {
 
   private connect(): void {
     const { url, logger } = this.options;
-    const socket = new WebSocket(url, { maxPayload: MAX_RELAY_FRAME_BYTES, handshakeTimeout: 10_000 });
+    let socket: WebSocket;
+    try {
+      socket = openPolicyWebSocket(url, this.options.policy, { maxPayload: MAX_RELAY_FRAME_BYTES, handshakeTimeout: 10_000 });
+    } catch (error) {
+      // A refused IP literal (reported by the policy) or a URL `ws` cannot open.
+      if (!isOutboundRefusal(error))
+        logger.warn({ relay: url, err: (error as Error).message }, 'nip9a gateway cannot open the relay socket');
+      this.scheduleReconnect(RECONNECT_MAX_BACKOFF_MS);
+      return;
+    }
+    let refused = false;
     this.socket = socket;
     socket.on('open', () => {
       this.open = true;
@@ -146,7 +165,9 @@ export class RelayWatch {
       if (!isBinary) this.receive(frameText(data));
     });
     socket.on('error', (error) => {
-      logger.warn({ relay: url, err: error.message }, 'nip9a gateway relay socket error');
+      // The policy has logged and counted a refusal already.
+      if (isOutboundRefusal(error)) refused = true;
+      else logger.warn({ relay: url, err: error.message }, 'nip9a gateway relay socket error');
     });
     socket.on('close', () => {
       const wasOpen = this.open;
@@ -155,13 +176,17 @@ export class RelayWatch {
       this.activeSubscriptions.clear();
       if (this.stopped) return;
       if (wasOpen && this.options.clock.nowMs() - this.openedAtMs >= STABLE_SESSION_MS) this.failures = 0;
-      const delay = reconnectDelayMs(this.failures, DEFAULT_BACKOFF_POLICY);
-      this.failures += 1;
-      this.reconnectTimer = setTimeout(() => {
-        this.reconnectTimer = null;
-        if (!this.stopped) this.connect();
-      }, delay);
+      this.scheduleReconnect(refused ? RECONNECT_MAX_BACKOFF_MS : reconnectDelayMs(this.failures, DEFAULT_BACKOFF_POLICY));
     });
+  }
+
+  private scheduleReconnect(delayMs: number): void {
+    if (this.stopped) return;
+    this.failures += 1;
+    this.reconnectTimer = setTimeout(() => {
+      this.reconnectTimer = null;
+      if (!this.stopped) this.connect();
+    }, delayMs);
   }
 
   private subscribe(): void {

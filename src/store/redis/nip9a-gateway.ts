@@ -62,7 +62,9 @@ export async function putNip9aRegistration(
     JSON.stringify(registration.relays),
     record,
     limits.perAuthor,
-    limits.perRelay,
+    limits.perAuthorPerRelay,
+    limits.maxWatchedRelays,
+    pubkey,
   ])) as [string, string?];
   const [outcome, detail = ''] = reply;
   switch (outcome) {
@@ -74,7 +76,8 @@ export async function putNip9aRegistration(
       return { outcome, currentEventId: detail };
     case 'author_limit':
       return { outcome };
-    case 'relay_limit':
+    case 'author_relay_limit':
+    case 'watched_relays_limit':
       return { outcome, relay: detail };
     default:
       throw new StoreError(StoreStatus.Corrupt, 'putNip9aRegistration', `unexpected script reply ${outcome}`);

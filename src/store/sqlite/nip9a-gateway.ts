@@ -25,7 +25,7 @@ export const CREATE_NIP9A_GATEWAY_TABLES = `
     event_json TEXT NOT NULL,
     PRIMARY KEY (pubkey, d_tag)
   );
-  -- The relays each registration watches, for the per-relay total.
+  -- The relays each registration watches: the per-author-per-relay and watched-relay counts.
   CREATE TABLE nip9a_registration_relays (
     pubkey TEXT NOT NULL,
     d_tag  TEXT NOT NULL,
@@ -79,7 +79,9 @@ export class Nip9aGatewayTables {
   private readonly selectByAuthor: Statement<[string], RegistrationRow>;
   private readonly selectAll: Statement<[], RegistrationRow>;
   private readonly countByAuthor: Statement<[string, string], { n: number }>;
-  private readonly countByRelay: Statement<[string, string, string], { n: number }>;
+  private readonly countByAuthorRelay: Statement<[string, string, string], { n: number }>;
+  private readonly watchedByOthers: Statement<[string, string, string], { n: number }>;
+  private readonly countWatchedRelays: Statement<[], { n: number }>;
   private readonly upsert: Statement<[string, string, string, number, string]>;
   private readonly deleteRow: Statement<[string, string]>;
   private readonly deleteRelays: Statement<[string, string]>;
@@ -102,9 +104,14 @@ export class Nip9aGatewayTables {
     this.selectByAuthor = db.prepare(`${SELECT_COLUMNS} WHERE r.pubkey = ?`);
     this.selectAll = db.prepare(SELECT_COLUMNS);
     this.countByAuthor = db.prepare(`SELECT count(*) AS n FROM nip9a_registrations WHERE pubkey = ? AND d_tag <> ?`);
-    this.countByRelay = db.prepare(
-      `SELECT count(*) AS n FROM nip9a_registration_relays WHERE relay = ? AND NOT (pubkey = ? AND d_tag = ?)`,
+    this.countByAuthorRelay = db.prepare(
+      `SELECT count(*) AS n FROM nip9a_registration_relays WHERE pubkey = ? AND relay = ? AND d_tag <> ?`,
     );
+    this.watchedByOthers = db.prepare(
+      `SELECT EXISTS (SELECT 1 FROM nip9a_registration_relays WHERE relay = ? AND NOT (pubkey = ? AND d_tag = ?)) AS n`,
+    );
+    // An index-only scan of the relay index, run only when a write would add a relay.
+    this.countWatchedRelays = db.prepare(`SELECT count(DISTINCT relay) AS n FROM nip9a_registration_relays`);
     this.upsert = db.prepare(`
       INSERT INTO nip9a_registrations (pubkey, d_tag, event_id, created_at, event_json) VALUES (?, ?, ?, ?, ?)
       ON CONFLICT (pubkey, d_tag) DO UPDATE SET
@@ -134,7 +141,16 @@ export class Nip9aGatewayTables {
       }
       if ((this.countByAuthor.get(pubkey, d)?.n ?? 0) >= limits.perAuthor) return { outcome: 'author_limit' };
       for (const relay of registration.relays) {
-        if ((this.countByRelay.get(relay, pubkey, d)?.n ?? 0) >= limits.perRelay) return { outcome: 'relay_limit', relay };
+        if ((this.countByAuthorRelay.get(pubkey, relay, d)?.n ?? 0) >= limits.perAuthorPerRelay)
+          return { outcome: 'author_relay_limit', relay };
+      }
+      const watched = (relay: string): boolean => (this.watchedByOthers.get(relay, pubkey, d)?.n ?? 0) > 0;
+      const adds = registration.relays.filter((relay) => !watched(relay));
+      if (adds.length > 0) {
+        // Relays only the replaced version holds are freed by this write.
+        const freed = current ? (JSON.parse(current.relays) as string[]).filter((relay) => !watched(relay)).length : 0;
+        const after = (this.countWatchedRelays.get()?.n ?? 0) - freed + adds.length;
+        if (after > limits.maxWatchedRelays) return { outcome: 'watched_relays_limit', relay: adds[0] as string };
       }
       this.upsert.run(pubkey, d, registration.eventId, registration.createdAt, registration.eventJson);
       this.deleteRelays.run(pubkey, d);

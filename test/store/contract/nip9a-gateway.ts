@@ -7,7 +7,9 @@ const ALICE = 'a'.repeat(64);
 const BOB = 'b'.repeat(64);
 const RELAY_1 = 'wss://one.example.com/';
 const RELAY_2 = 'wss://two.example.com/';
-const LIMITS = { perAuthor: 4, perRelay: 32 };
+const RELAY_3 = 'wss://three.example.com/';
+const CAROL = 'c'.repeat(64);
+const LIMITS = { perAuthor: 4, perAuthorPerRelay: 4, maxWatchedRelays: 1000 };
 
 function reg(pubkey: string, d: string, eventId: string, createdAt: number, relays: string[] = [RELAY_1]): StoredNip9aRegistration {
   return { pubkey, d, eventId, createdAt, relays, eventJson: JSON.stringify({ id: eventId, d, createdAt }) };
@@ -69,21 +71,61 @@ export function nip9aGatewayContract(ctx: ContractContext): void {
       assert.equal(await store.getNip9aRegistration(ALICE, 'e'), null);
     });
 
-    test('a relay may be watched for perRelay registrations; moving one away frees its place', async () => {
+    test('an author may name one relay in perAuthorPerRelay registrations; replacing one keeps its place; others are not counted', async () => {
       const store = ctx.store();
-      const limits = { perAuthor: 4, perRelay: 2 };
+      const limits = { perAuthor: 4, perAuthorPerRelay: 2, maxWatchedRelays: 1000 };
       assert.equal((await store.putNip9aRegistration(reg(ALICE, 'a', id('1'), 100, [RELAY_1]), limits)).outcome, 'stored');
-      assert.equal((await store.putNip9aRegistration(reg(BOB, 'a', id('1'), 100, [RELAY_1, RELAY_2]), limits)).outcome, 'stored');
-      assert.deepEqual(await store.putNip9aRegistration(reg(ALICE, 'b', id('1'), 100, [RELAY_2, RELAY_1]), limits), {
-        outcome: 'relay_limit',
+      assert.equal((await store.putNip9aRegistration(reg(ALICE, 'b', id('1'), 100, [RELAY_1, RELAY_2]), limits)).outcome, 'stored');
+      assert.deepEqual(await store.putNip9aRegistration(reg(ALICE, 'c', id('1'), 100, [RELAY_2, RELAY_1]), limits), {
+        outcome: 'author_relay_limit',
         relay: RELAY_1,
       });
-      // Replacing a registration on the full relay keeps its own place.
+      assert.equal(await store.getNip9aRegistration(ALICE, 'c'), null);
+      // Replacing one of the two keeps its place; another relay is still open to her.
       assert.equal((await store.putNip9aRegistration(reg(ALICE, 'a', id('2'), 101, [RELAY_1]), limits)).outcome, 'replaced');
-      assert.equal((await store.putNip9aRegistration(reg(BOB, 'a', id('2'), 101, [RELAY_2]), limits)).outcome, 'replaced');
-      assert.equal((await store.putNip9aRegistration(reg(ALICE, 'b', id('1'), 100, [RELAY_1]), limits)).outcome, 'stored');
-      assert.equal(await store.deleteNip9aRegistration(ALICE, 'a'), true);
-      assert.equal((await store.putNip9aRegistration(reg(BOB, 'b', id('1'), 100, [RELAY_1]), limits)).outcome, 'stored');
+      assert.equal((await store.putNip9aRegistration(reg(ALICE, 'c', id('1'), 100, [RELAY_2]), limits)).outcome, 'stored');
+      // Bob's registrations on the same relay are his own count.
+      for (const d of ['a', 'b'])
+        assert.equal((await store.putNip9aRegistration(reg(BOB, d, id('1'), 100, [RELAY_1]), limits)).outcome, 'stored');
+      // Moving one away frees its place.
+      assert.equal((await store.putNip9aRegistration(reg(ALICE, 'b', id('2'), 101, [RELAY_2]), limits)).outcome, 'replaced');
+      assert.equal((await store.putNip9aRegistration(reg(ALICE, 'd', id('1'), 100, [RELAY_1]), limits)).outcome, 'stored');
+    });
+
+    test('no shared total per relay: nine authors at their cap on one relay, and a tenth still registers there', async () => {
+      const store = ctx.store();
+      const authors = Array.from({ length: 10 }, (_, i) => i.toString(16).padStart(2, '0').repeat(32));
+      for (const author of authors.slice(0, 9))
+        for (const d of ['a', 'b', 'c', 'd'])
+          assert.equal((await store.putNip9aRegistration(reg(author, d, id('1'), 100, [RELAY_1]), LIMITS)).outcome, 'stored');
+      assert.equal((await store.putNip9aRegistration(reg(authors[9] as string, 'a', id('1'), 100, [RELAY_1]), LIMITS)).outcome, 'stored');
+    });
+
+    test('maxWatchedRelays refuses only a registration that adds a relay; freed relays make room', async () => {
+      const store = ctx.store();
+      const limits = { perAuthor: 4, perAuthorPerRelay: 4, maxWatchedRelays: 2 };
+      assert.equal((await store.putNip9aRegistration(reg(ALICE, 'a', id('1'), 100, [RELAY_1]), limits)).outcome, 'stored');
+      assert.equal((await store.putNip9aRegistration(reg(BOB, 'a', id('1'), 100, [RELAY_2]), limits)).outcome, 'stored');
+      assert.deepEqual(await store.putNip9aRegistration(reg(CAROL, 'a', id('1'), 100, [RELAY_3]), limits), {
+        outcome: 'watched_relays_limit',
+        relay: RELAY_3,
+      });
+      assert.deepEqual(await store.putNip9aRegistration(reg(CAROL, 'a', id('1'), 100, [RELAY_1, RELAY_3]), limits), {
+        outcome: 'watched_relays_limit',
+        relay: RELAY_3,
+      });
+      assert.equal(await store.getNip9aRegistration(CAROL, 'a'), null);
+      // Relays already watched stay open to everyone.
+      assert.equal((await store.putNip9aRegistration(reg(CAROL, 'a', id('1'), 100, [RELAY_1, RELAY_2]), limits)).outcome, 'stored');
+      // Bob moving from RELAY_2 to RELAY_3 would make three: Carol still holds RELAY_2.
+      assert.equal((await store.putNip9aRegistration(reg(BOB, 'a', id('2'), 101, [RELAY_3]), limits)).outcome, 'watched_relays_limit');
+      // Once Carol leaves RELAY_2, Bob's move frees it as it adds RELAY_3: two again.
+      assert.equal((await store.putNip9aRegistration(reg(CAROL, 'a', id('2'), 101, [RELAY_1]), limits)).outcome, 'replaced');
+      assert.equal((await store.putNip9aRegistration(reg(BOB, 'a', id('2'), 101, [RELAY_3]), limits)).outcome, 'replaced');
+      assert.equal((await store.putNip9aRegistration(reg(CAROL, 'b', id('1'), 100, [RELAY_2]), limits)).outcome, 'watched_relays_limit');
+      // A deletion frees its relay.
+      assert.equal(await store.deleteNip9aRegistration(BOB, 'a'), true);
+      assert.equal((await store.putNip9aRegistration(reg(CAROL, 'b', id('1'), 100, [RELAY_2]), limits)).outcome, 'stored');
     });
 
     test('delete removes; with an event id only that version (compare-and-delete)', async () => {

@@ -16,10 +16,10 @@ import { groupTag, type KeyTags } from './tags.ts';
  *
  * In the cluster layout the first four carry the tag `{nip9a}` (`nip9a:registrations:{nip9a}`,
  * `nip9a:author:{nip9a}:{pubkey}`, …): one slot, so `nip9aPut-4` and `nip9aDelete-4` keep checking
- * the per-author and the per-relay limits atomically with the write. The set is bounded by
- * design: every relay takes at most `nip9a.max_registrations_per_relay` registrations, every
- * author `max_registrations_per_author`, and every gateway process holds the whole set in memory
- * (`listAllNip9aRegistrations` on each change), so it would outgrow a gateway long before a master.
+ * the per-author, per-author-per-relay and watched-relays limits atomically with the write
+ * (`nip9a:relay_counts` has one field per watched relay, so its HLEN is the watched-relay count).
+ * Every gateway process holds the whole set in memory (`listAllNip9aRegistrations` on each
+ * change), so it would outgrow a gateway long before a master.
  */
 export function nip9aGatewayKeys(t: KeyTags) {
   const gateway = groupTag(t, 'nip9a');
