@@ -23,6 +23,7 @@ import { CONVERSATION_KEY_CACHE_ENTRIES } from './engine/nip44-decryptor.ts';
 import { unwrapTransport } from './delivery/encrypted-payload.ts';
 import { directMessageRoutes } from './api/direct-message.ts';
 import { inboxRoutes } from './api/inbox.ts';
+import { createClientAddressPolicy } from './api/client-address.ts';
 import { attachInboxSockets, INBOX_SOCKET_PATH, type InboxSockets } from './api/inbox-socket.ts';
 import { adminAnnouncementRoutes } from './api/admin-announcements.ts';
 import { dlqRoutes } from './api/admin/dlq.ts';
@@ -229,6 +230,8 @@ export async function startService(config: Config, overrides: ServiceOverrides =
   let httpAddress: AddressInfo | null = null;
   let platform: PlatformApi | null = null;
   let inboxSockets: InboxSockets | null = null;
+  // Who is asking: the address every per-client bound is keyed by (server.trusted_proxies).
+  const clientAddresses = createClientAddressPolicy(config.server.trusted_proxies);
   const nip98Auth: Nip98Auth = {
     verifier,
     replay: nip98ReplayGuard(store),
@@ -283,6 +286,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
           verifier: cryptoPool ? offThreadVerifier(verifier, cryptoPool) : verifier,
           publicUrl: config.server.public_url,
           receiver: config.nip9a.receiver,
+          clientAddresses,
           contentKinds: config.notification.event_kinds,
           onQueued: () => wake.notify('inbound'),
           metrics,
@@ -320,6 +324,9 @@ export async function startService(config: Config, overrides: ServiceOverrides =
           metrics,
           logger: logger.child({ route: 'inbox' }),
           throttlePerUserPerHour: config.throttle.per_user_per_hour,
+          clientAddresses,
+          maxAlertWordsPerUser: config.inbox.max_alert_words_per_user,
+          maxAlertWordUsersPerAddressPerDay: config.inbox.max_alert_word_users_per_address_per_day,
         }),
       );
       // Admin routes behind the app's admin API keys (the X-App rule), on that app's store view.
@@ -369,6 +376,9 @@ export async function startService(config: Config, overrides: ServiceOverrides =
         auth: nip98Auth,
         metrics,
         logger: logger.child({ route: 'inbox-socket' }),
+        clientAddresses,
+        maxSocketsPerPubkey: config.inbox.max_sockets_per_pubkey,
+        maxSocketsPerAddress: config.inbox.max_sockets_per_address,
         otherUpgradesHandled: ntfy?.hub !== null && ntfy?.hub !== undefined,
         pathsServedElsewhere: nip9aIntake ? new Set([NIP9A_RELAY_PATH]) : new Set(),
       });

@@ -7,18 +7,27 @@
  * | `GET /v1/inbox/counts`       | `{types: {like: {total, viewed, new}, …}, totalNew}`, and `throttled: {limit, pushed, withheld, windowStart, windowEnd}` while the per-user throttle is on |
  * | `POST /v1/inbox/viewed`      | `{types?}` (every type when absent): viewed = total; the counts after |
  * | `GET /v1/alert-words`        | `{words}`                                                         |
- * | `PUT /v1/alert-words`        | `{words}` replaces the list (single words, at most 50): the words stored |
+ * | `PUT /v1/alert-words`        | `{words}` replaces the list (single words, at most `inbox.max_alert_words_per_user`, 50): the words stored |
  * | `GET /v1/announcements`      | `{announcements: [{id, text, createdAt, expiresAt}]}`, the active ones, newest first; marks them seen (Twitarr's rule) |
  * | `GET /v1/devices`            | `{devices: [{id, transport, token, timezoneOffsetMinutes?, locale?}]}`, tokens redacted to a prefix |
  * | `DELETE /v1/devices/{id}`    | removes one of the caller's devices (204), 404 for any other id   |
  *
- * Every caller becomes a known user, whose notifications count from then on. Refusals are JSON
- * with a stable code (`errors.ts`), a warn line and a metric.
+ * Every caller becomes a known user, whose notifications count from then on (and is forgotten after
+ * `inbox.idle_user_ttl_days` without a device or a request). Refusals are JSON with a stable code
+ * (`errors.ts`), a warn line and a metric.
+ *
+ * What a stranger can store here is bounded per client (issue 35, docs/security.md): a list of at
+ * most `inbox.max_alert_words_per_user` words per key (`TOO_MANY_ALERT_WORDS`), and at most
+ * `inbox.max_alert_word_users_per_address_per_day` distinct keys per client address setting words
+ * per UTC day (`CLIENT_QUOTA_EXCEEDED`, 429 with `Retry-After`), counted in the store so replicas
+ * share it.
  */
 import { createHash } from 'node:crypto';
 import { Hono, type Context } from 'hono';
 import type { DeviceRegistration, StorePort } from '../store/port.ts';
-import { INBOX_TYPES, MAX_ALERT_WORDS_PER_USER, isInboxType, type Announcement, type InboxType } from '../store/port-inbox.ts';
+import { INBOX_TYPES, isInboxType, type Announcement, type InboxType } from '../store/port-inbox.ts';
+import { INBOX_MAX_ALERT_WORDS_PER_USER, INBOX_MAX_ALERT_WORD_USERS_PER_ADDRESS_PER_DAY } from '../config/defaults.ts';
+import { requestClientAddress, type ClientAddressPolicy } from './client-address.ts';
 import { redact, type Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import { parseAlertWordList } from '../engine/inbox/words.ts';
@@ -44,7 +53,18 @@ export interface InboxApiDeps {
   logger: Logger;
   /** `throttle.per_user_per_hour` (0 or absent: off, and the counts carry no `throttled`). */
   throttlePerUserPerHour?: number;
+  /** Who is asking (`server.trusted_proxies`): the per-address quota's key. */
+  clientAddresses: ClientAddressPolicy;
+  /** `inbox.max_alert_words_per_user`; absent: the default. */
+  maxAlertWordsPerUser?: number;
+  /** `inbox.max_alert_word_users_per_address_per_day`; absent: the default. */
+  maxAlertWordUsersPerAddressPerDay?: number;
 }
+
+/** The quota scope of keys setting alert words from one address (port-client-quotas.ts). */
+export const ALERT_WORD_USERS_QUOTA = 'alert_word_users';
+/** The alert-word quota's window: a UTC day. */
+export const ALERT_WORD_USERS_QUOTA_WINDOW_MS = 86_400_000;
 
 /** A device's id in the API: not its token (a secret of sorts), a digest of it. */
 export function deviceId(token: string): string {
@@ -80,12 +100,15 @@ function viewedTypes(body: Uint8Array): InboxType[] {
   return types;
 }
 
-function alertWordsOf(body: Uint8Array): string[] {
+function alertWordsOf(body: Uint8Array, maxWords: number): string[] {
   const parsed = parseJsonBytes(body);
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
     throw new HttpError('UNPROCESSABLE_BODY', 'Request body must be a JSON object {"words": [...]}');
-  const words = parseAlertWordList((parsed as Record<string, unknown>).words, MAX_ALERT_WORDS_PER_USER);
+  // Counted apart from the words' shape, so "too many" has its own code; the body limit bounds the list.
+  const words = parseAlertWordList((parsed as Record<string, unknown>).words, Number.MAX_SAFE_INTEGER);
   if (!words.ok) throw new HttpError('INVALID_ALERT_WORDS', words.reason.replace(/^alertWords/, 'words'));
+  if (words.words.length > maxWords)
+    throw new HttpError('TOO_MANY_ALERT_WORDS', `${words.words.length} distinct alert words; at most ${maxWords} per user`);
   return words.words;
 }
 
@@ -157,7 +180,25 @@ export function inboxRoutes(deps: InboxApiDeps): Hono {
   app.put(
     '/v1/alert-words',
     handle('alert-words', true, async (c, pubkey, body, store) => {
-      await store.replaceAlertWords(pubkey, alertWordsOf(body));
+      const words = alertWordsOf(body, deps.maxAlertWordsPerUser ?? INBOX_MAX_ALERT_WORDS_PER_USER);
+      // Clearing one's words stores nothing; setting them counts the key against its address's day.
+      if (words.length > 0) {
+        const quota = await store.takeClientQuota({
+          scope: ALERT_WORD_USERS_QUOTA,
+          client: requestClientAddress(c, deps.clientAddresses),
+          member: pubkey,
+          limit: deps.maxAlertWordUsersPerAddressPerDay ?? INBOX_MAX_ALERT_WORD_USERS_PER_ADDRESS_PER_DAY,
+          windowMs: ALERT_WORD_USERS_QUOTA_WINDOW_MS,
+        });
+        if (!quota.allowed) {
+          c.header('Retry-After', String(Math.ceil(quota.retryAfterMs / 1000)));
+          throw new HttpError(
+            'CLIENT_QUOTA_EXCEEDED',
+            `${quota.used} keys set alert words from this address today (inbox.max_alert_word_users_per_address_per_day); retry after the Retry-After header`,
+          );
+        }
+      }
+      await store.replaceAlertWords(pubkey, words);
       return c.json({ words: await store.readAlertWords(pubkey) });
     }),
   );

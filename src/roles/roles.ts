@@ -284,6 +284,7 @@ function startEngine(ctx: RoleContext): void {
     otherAppPubkeys: ctx.otherAppPubkeys ?? new Set(),
     reportUnaddressed: (ctx.appId ?? DEFAULT_APP_ID) === DEFAULT_APP_ID,
     processedEventTtlSecs: config.service.processed_event_ttl_secs,
+    maxAlertWordsPerUser: config.inbox.max_alert_words_per_user,
     clock: store.clock,
     logger: log,
     metrics,
