@@ -20,5 +20,5 @@ export async function takeClientQuota(ctx: RedisContext, request: ClientQuotaReq
     [ctx.keys.clientQuotaKey(request.scope, windowStartMs, request.client)],
     [request.member, request.limit, retryAfterMs + QUOTA_EXPIRY_MARGIN_MS],
   )) as [number, number];
-  return { allowed: reply[0] === 1, used: Number(reply[1]), retryAfterMs };
+  return { allowed: reply[0] === 1, used: reply[1], retryAfterMs };
 }
