@@ -43,13 +43,15 @@ function authorization(method: string, path: string, body?: string, createdAt?: 
 
 describe('user API', () => {
   let store: StorePort;
+  let clock: ManualClock;
   let app: Hono;
   let metrics: Metrics;
   let adminKey: string;
   let sendKey: string;
 
   beforeEach(async () => {
-    store = await openSqliteStore({ path: ':memory:', clock: new ManualClock(Date.now()) });
+    clock = new ManualClock(Date.now());
+    store = await openSqliteStore({ path: ':memory:', clock });
     metrics = new Metrics();
     const logger = createLogger({ level: 'silent' });
     app = new Hono();
@@ -155,7 +157,7 @@ describe('user API', () => {
     // A key already counted today changes its words freely; clearing stores nothing and is never refused.
     assert.equal((await put(keys[0] as string, ['sunset'])).status, 200);
     assert.equal((await put(last, [])).status, 200);
-    (store.clock as ManualClock).advance(retryAfter * 1000);
+    clock.advance(retryAfter * 1000);
     assert.equal((await put(last, ['pizza'])).status, 200);
   });
 

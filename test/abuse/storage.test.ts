@@ -46,7 +46,7 @@ const freshKey = (): Key => {
 };
 
 /** A number as letters (`0` → `a`): alert words are single words, and digits next to letters may split. */
-const letters = (n: number): string => [...String(n)].map((d) => String.fromCharCode(97 + Number(d))).join('');
+const letters = (n: number): string => String(n).replace(/\d/g, (d) => String.fromCharCode(97 + Number(d)));
 
 for (const adapter of ['sqlite', 'redis'] as const) {
   describe(`abuse: storage from fresh keys is bounded per client and expires (${adapter})`, () => {
@@ -137,10 +137,10 @@ for (const adapter of ['sqlite', 'redis'] as const) {
     });
 
     after(async () => {
-      await service?.stop();
-      await reader?.close();
+      await service.stop();
+      await reader.close();
       await redis?.stop();
-      clock?.remove();
+      clock.remove();
       rmSync(dataDir, { recursive: true, force: true });
     });
 
