@@ -118,7 +118,11 @@ export function inboxActivityDayMs(nowMs: number): number {
 
 /** What one page of an idle sweep did ({@link InboxStore.forgetIdleInboxUsers}, `forgetIdleNip9aCallbacks`). */
 export interface IdleSweepPage {
-  /** Candidates looked at (at most the page size): fewer than the page size means the sweep is done. */
+  /**
+   * Candidates settled (at most the page size): removed, or kept and no longer idle. Fewer than the
+   * page size means the sweep is done for now (one left for later, e.g. a user whose alert words
+   * are being replaced at that instant, is not counted, so a pass always ends).
+   */
   examined: number;
   /** Of those, the ones deleted. */
   removed: number;

@@ -56,6 +56,7 @@ export async function forgetIdleInboxUsers(ctx: RedisContext, idleBeforeMs: numb
   const candidates = await idleCandidates(ctx, ctx.keys.inboxActivityKeys, idleBeforeMs, max);
   const todayMs = inboxActivityDayMs(ctx.clock.nowMs());
   let removed = 0;
+  let settled = 0;
   for (const { key, member: pubkey } of candidates) {
     const lockToken = randomUUID();
     const lockKey = ctx.keys.userAlertWordsLockKey(pubkey);
@@ -65,6 +66,8 @@ export async function forgetIdleInboxUsers(ctx: RedisContext, idleBeforeMs: numb
       [idleBeforeMs, lockToken, ALERT_WORDS_LOCK_TTL_MS, todayMs],
     )) as string[];
     const [verdict, ...rest] = decided;
+    // 'busy': a replace of the user's words is running; left for the next pass (not settled, so this pass ends).
+    if (verdict !== 'busy') settled += 1;
     if (verdict === 'device') await ctx.redis.zadd(key, 'GT', todayMs, pubkey);
     else if (verdict === 'active') await ctx.redis.zadd(key, 'GT', Number(rest[0]), pubkey);
     else if (verdict === 'forget') {
@@ -77,9 +80,8 @@ export async function forgetIdleInboxUsers(ctx: RedisContext, idleBeforeMs: numb
       await ctx.scripts.run('dropIdleEntry', [key], [pubkey, idleBeforeMs]);
       removed += 1;
     }
-    // 'busy': a replace of the user's words is running; the next sweep looks again.
   }
-  return { examined: candidates.length, removed };
+  return { examined: settled, removed };
 }
 
 export async function touchNip9aCallback(ctx: RedisContext, id: string, atMs: number): Promise<void> {

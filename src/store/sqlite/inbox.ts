@@ -168,6 +168,7 @@ export class InboxTables {
     this.hasDevice = db.prepare(HAS_DEVICE);
     this.setActivity = db.prepare(SET_ACTIVITY);
     this.forgetUser = FORGET_USER.map((sql) => db.prepare<[string]>(sql));
+    this.forgetIdle = db.transaction((idleBeforeMs: number, max: number) => this.forgetIdleNow(idleBeforeMs, max));
     this.isKnown = db.prepare(IS_KNOWN);
     this.takeMark = db.prepare(TAKE_COUNTED_MARK);
     this.increment = db.prepare(INCREMENT);
@@ -193,8 +194,10 @@ export class InboxTables {
     this.remember.run({ pubkey, dayMs: inboxActivityDayMs(this.clock.nowMs()) });
   }
 
-  /** One page of the idle sweep (port-inbox.ts `forgetIdleInboxUsers`); the caller runs it in one transaction. */
-  forgetIdle(idleBeforeMs: number, max: number): IdleSweepPage {
+  /** One page of the idle sweep (port-inbox.ts `forgetIdleInboxUsers`), as one savepoint of the group's commit. */
+  readonly forgetIdle: (idleBeforeMs: number, max: number) => IdleSweepPage;
+
+  private forgetIdleNow(idleBeforeMs: number, max: number): IdleSweepPage {
     const today = inboxActivityDayMs(this.clock.nowMs());
     const idle = this.idleUsers.all(idleBeforeMs, max);
     let removed = 0;
