@@ -142,7 +142,9 @@ export interface Config {
     max_event_age_secs: number;
   };
   cleanup: {
+    /** The janitor's stale-token sweep and its idle-storage sweep (`roles/storage-expiry.ts`: inbox users, NIP-9a callback URLs). */
     enabled: boolean;
+    /** How often both sweeps run. */
     interval_secs: number;
     token_max_age_days: number;
   };
