@@ -327,6 +327,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
           clientAddresses,
           maxAlertWordsPerUser: config.inbox.max_alert_words_per_user,
           maxAlertWordUsersPerAddressPerDay: config.inbox.max_alert_word_users_per_address_per_day,
+          maxUsersPerAddressPerDay: config.inbox.max_users_per_address_per_day,
         }),
       );
       // Admin routes behind the app's admin API keys (the X-App rule), on that app's store view.
@@ -379,6 +380,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
         clientAddresses,
         maxSocketsPerPubkey: config.inbox.max_sockets_per_pubkey,
         maxSocketsPerAddress: config.inbox.max_sockets_per_address,
+        maxUsersPerAddressPerDay: config.inbox.max_users_per_address_per_day,
         otherUpgradesHandled: ntfy?.hub !== null && ntfy?.hub !== undefined,
         pathsServedElsewhere: nip9aIntake ? new Set([NIP9A_RELAY_PATH]) : new Set(),
       });

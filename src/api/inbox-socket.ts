@@ -29,7 +29,8 @@ import type { StorePort } from '../store/port.ts';
 import { DEFAULT_APP_ID } from '../config/apps.ts';
 import { HTTP_ERRORS } from './errors.ts';
 import type { ClientAddressPolicy } from './client-address.ts';
-import { INBOX_MAX_SOCKETS_PER_ADDRESS, INBOX_MAX_SOCKETS_PER_PUBKEY } from '../config/defaults.ts';
+import { INBOX_MAX_SOCKETS_PER_ADDRESS, INBOX_MAX_SOCKETS_PER_PUBKEY, INBOX_MAX_USERS_PER_ADDRESS_PER_DAY } from '../config/defaults.ts';
+import { admitInboxUser } from './inbox.ts';
 import type { Nip98Auth } from './nip98-auth.ts';
 
 export const INBOX_SOCKET_PATH = '/v1/inbox/socket';
@@ -58,6 +59,8 @@ export interface InboxSocketDeps {
   maxSocketsPerPubkey?: number;
   /** `inbox.max_sockets_per_address`; absent: the default. */
   maxSocketsPerAddress?: number;
+  /** `inbox.max_users_per_address_per_day` (shared with the user API); absent: the default. */
+  maxUsersPerAddressPerDay?: number;
   /**
    * Whether another handler (ntfy's) serves the other upgrade paths. When none does, upgrades to
    * any other path are refused here with 404 instead of being left hanging.
@@ -85,14 +88,17 @@ function headerValue(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value.join(',') : value;
 }
 
-function refuse(socket: Duplex, status: number, body: unknown): void {
+function refuse(socket: Duplex, status: number, body: unknown, headers: Record<string, string> = {}): void {
   const json = JSON.stringify(body);
+  const extra = Object.entries(headers)
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join('');
   if (!socket.writable) {
     socket.destroy();
     return;
   }
   socket.end(
-    `HTTP/1.1 ${status} ${STATUS_TEXT[status] ?? 'Error'}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(json)}\r\n\r\n${json}`,
+    `HTTP/1.1 ${status} ${STATUS_TEXT[status] ?? 'Error'}\r\n${extra}Connection: close\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(json)}\r\n\r\n${json}`,
   );
 }
 
@@ -198,6 +204,7 @@ export function attachInboxSockets(server: Server, deps: InboxSocketDeps): Inbox
     }
     take(perPubkey, result.pubkey);
     take(perAddress, address);
+    let refusedUser: Awaited<ReturnType<typeof admitInboxUser>> = null;
     let released = false;
     const release = (): void => {
       if (released) return;
@@ -208,10 +215,22 @@ export function attachInboxSockets(server: Server, deps: InboxSocketDeps): Inbox
     try {
       // Subscribed before the socket opens, so no hint after the client's open is missed.
       await subscribed(appId, store);
-      await store.rememberInboxUser(result.pubkey);
+      refusedUser = await admitInboxUser(
+        store,
+        address,
+        result.pubkey,
+        deps.maxUsersPerAddressPerDay ?? INBOX_MAX_USERS_PER_ADDRESS_PER_DAY,
+      );
     } catch (err) {
       release();
       throw err;
+    }
+    if (refusedUser) {
+      release();
+      deps.metrics.inboxApiRequests.inc({ route: 'socket', outcome: refusedUser.error.code });
+      deps.logger.warn({ path: INBOX_SOCKET_PATH, address, reason: refusedUser.error.message }, 'inbox socket refused');
+      refuse(socket, 429, refusedUser.error.toJSON(), { 'Retry-After': String(refusedUser.retryAfterSecs) });
+      return;
     }
     if (socket.destroyed) {
       release();

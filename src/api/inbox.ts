@@ -16,7 +16,9 @@
  * `inbox.idle_user_ttl_days` without a device or a request). Refusals are JSON with a stable code
  * (`errors.ts`), a warn line and a metric.
  *
- * What a stranger can store here is bounded per client (issue 35, docs/security.md): a list of at
+ * What a stranger can store here is bounded per client (issue 35, docs/security.md): at most
+ * `inbox.max_users_per_address_per_day` distinct keys per client address per UTC day are served
+ * (and so remembered as inbox users; 429 `CLIENT_QUOTA_EXCEEDED` past it), a list of at
  * most `inbox.max_alert_words_per_user` words per key (`TOO_MANY_ALERT_WORDS`), and at most
  * `inbox.max_alert_word_users_per_address_per_day` distinct keys per client address setting words
  * per UTC day (`CLIENT_QUOTA_EXCEEDED`, 429 with `Retry-After`), counted in the store so replicas
@@ -26,7 +28,11 @@ import { createHash } from 'node:crypto';
 import { Hono, type Context } from 'hono';
 import type { DeviceRegistration, StorePort } from '../store/port.ts';
 import { INBOX_TYPES, isInboxType, type Announcement, type InboxType } from '../store/port-inbox.ts';
-import { INBOX_MAX_ALERT_WORDS_PER_USER, INBOX_MAX_ALERT_WORD_USERS_PER_ADDRESS_PER_DAY } from '../config/defaults.ts';
+import {
+  INBOX_MAX_ALERT_WORDS_PER_USER,
+  INBOX_MAX_ALERT_WORD_USERS_PER_ADDRESS_PER_DAY,
+  INBOX_MAX_USERS_PER_ADDRESS_PER_DAY,
+} from '../config/defaults.ts';
 import { requestClientAddress, type ClientAddressPolicy } from './client-address.ts';
 import { redact, type Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
@@ -59,12 +65,44 @@ export interface InboxApiDeps {
   maxAlertWordsPerUser?: number;
   /** `inbox.max_alert_word_users_per_address_per_day`; absent: the default. */
   maxAlertWordUsersPerAddressPerDay?: number;
+  /** `inbox.max_users_per_address_per_day`; absent: the default. */
+  maxUsersPerAddressPerDay?: number;
+}
+
+/** The per-address quotas' window: a UTC day. */
+const DAY_MS = 86_400_000;
+
+/** The quota scope of keys one address uses the user API and the hint socket with (port-client-quotas.ts). */
+export const INBOX_USERS_QUOTA = 'inbox_users';
+
+/**
+ * Count `pubkey` against `address`'s keys of the day (`inbox.max_users_per_address_per_day`) and,
+ * when admitted, remember them as an inbox user (activity recorded). Null when admitted; else the
+ * refusal (429 `CLIENT_QUOTA_EXCEEDED`) and the seconds until the next window.
+ */
+export async function admitInboxUser(
+  store: StorePort,
+  address: string,
+  pubkey: string,
+  limit: number,
+): Promise<{ error: HttpError; retryAfterSecs: number } | null> {
+  const quota = await store.takeClientQuota({ scope: INBOX_USERS_QUOTA, client: address, member: pubkey, limit, windowMs: DAY_MS });
+  if (!quota.allowed)
+    return {
+      error: new HttpError(
+        'CLIENT_QUOTA_EXCEEDED',
+        `${quota.used} keys used this service from this address today (inbox.max_users_per_address_per_day); retry after the Retry-After header`,
+      ),
+      retryAfterSecs: Math.ceil(quota.retryAfterMs / 1000),
+    };
+  await store.rememberInboxUser(pubkey);
+  return null;
 }
 
 /** The quota scope of keys setting alert words from one address (port-client-quotas.ts). */
 export const ALERT_WORD_USERS_QUOTA = 'alert_word_users';
 /** The alert-word quota's window: a UTC day. */
-export const ALERT_WORD_USERS_QUOTA_WINDOW_MS = 86_400_000;
+export const ALERT_WORD_USERS_QUOTA_WINDOW_MS = DAY_MS;
 
 /** A device's id in the API: not its token (a secret of sorts), a digest of it. */
 export function deviceId(token: string): string {
@@ -134,7 +172,16 @@ export function inboxRoutes(deps: InboxApiDeps): Hono {
         const store = storeOfRequest(c);
         const body = withBody ? await readBodyBytes(c, INBOX_API_MAX_BODY_BYTES) : new Uint8Array(0);
         const pubkey = await authenticateNip98(c, deps.auth, withBody ? body : undefined);
-        await store.rememberInboxUser(pubkey);
+        const refused = await admitInboxUser(
+          store,
+          requestClientAddress(c, deps.clientAddresses),
+          pubkey,
+          deps.maxUsersPerAddressPerDay ?? INBOX_MAX_USERS_PER_ADDRESS_PER_DAY,
+        );
+        if (refused) {
+          c.header('Retry-After', String(refused.retryAfterSecs));
+          throw refused.error;
+        }
         const response = await work(c, pubkey, body, store);
         deps.metrics.inboxApiRequests.inc({ route, outcome: 'ok' });
         return response;

@@ -85,6 +85,13 @@ export const INBOX_MAX_ALERT_WORDS_PER_USER = 50;
  * from one address stops at 20 × 50 words a day. Behind a carrier NAT an operator raises it.
  */
 export const INBOX_MAX_ALERT_WORD_USERS_PER_ADDRESS_PER_DAY = 20;
+/**
+ * `inbox.max_users_per_address_per_day`: distinct keys one client address may use the user API and
+ * the hint socket with per UTC day (each such key is remembered as an inbox user). 50 is a busy
+ * household or office; a script minting keys stops there instead of at the request rate limit.
+ * Behind a carrier NAT an operator raises it.
+ */
+export const INBOX_MAX_USERS_PER_ADDRESS_PER_DAY = 50;
 /** `inbox.max_sockets_per_pubkey`: hint sockets one user may hold open per process: a phone, a tablet and a few browser tabs. */
 export const INBOX_MAX_SOCKETS_PER_PUBKEY = 8;
 /** `inbox.max_sockets_per_address`: hint sockets one client address may hold open per process: a household's devices, not a script's hundreds. */
@@ -237,6 +244,7 @@ export function defaultConfig(): Config {
       alert_word_refresh_millis: ALERT_WORD_REFRESH_MILLIS,
       max_alert_words_per_user: INBOX_MAX_ALERT_WORDS_PER_USER,
       max_alert_word_users_per_address_per_day: INBOX_MAX_ALERT_WORD_USERS_PER_ADDRESS_PER_DAY,
+      max_users_per_address_per_day: INBOX_MAX_USERS_PER_ADDRESS_PER_DAY,
       max_sockets_per_pubkey: INBOX_MAX_SOCKETS_PER_PUBKEY,
       max_sockets_per_address: INBOX_MAX_SOCKETS_PER_ADDRESS,
       idle_user_ttl_days: INBOX_IDLE_USER_TTL_DAYS,

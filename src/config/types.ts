@@ -288,6 +288,12 @@ export interface Config {
      * counted in the store so every replica shares it; more is refused with `ADDRESS_QUOTA_EXCEEDED`.
      */
     max_alert_word_users_per_address_per_day: number;
+    /**
+     * Distinct keys one client address may call the user API or open the hint socket with per UTC
+     * day (each is remembered as an inbox user), counted in the store; more are refused with
+     * `CLIENT_QUOTA_EXCEEDED`. A key counted that day is never refused again that day.
+     */
+    max_users_per_address_per_day: number;
     /** Hint sockets (`/v1/inbox/socket`) one pubkey may hold open on one process; more are refused with 429. */
     max_sockets_per_pubkey: number;
     /** Hint sockets one client address may hold open on one process; more are refused with 429. */

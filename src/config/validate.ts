@@ -89,6 +89,7 @@ export const POSITIVE_FIELDS: ReadonlyArray<readonly [NumericPath, string]> = [
   ['nip9a.receiver.idle_callback_ttl_days', 'every NIP-9a callback URL would be deleted by the next sweep'],
   ['inbox.max_alert_words_per_user', 'no user could watch an alert word'],
   ['inbox.max_alert_word_users_per_address_per_day', 'no client could set alert words'],
+  ['inbox.max_users_per_address_per_day', 'no client could use the user API'],
   ['inbox.max_sockets_per_pubkey', 'no user could open the hint socket'],
   ['inbox.max_sockets_per_address', 'no client could open the hint socket'],
   ['inbox.idle_user_ttl_days', 'every inbox user without a device would be forgotten by the next sweep'],

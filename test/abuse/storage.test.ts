@@ -6,7 +6,8 @@
  *
  * Loopback is the operator's proxy here (`server.trusted_proxies`), so the test names each
  * client's address with `X-Forwarded-For`. The 500 fresh keys come from 25 addresses, 20 requests
- * each: far under any per-address request rate limit, so what stops them is the storage bound.
+ * each (and no test sends more than 32 requests from one address): far under any per-address
+ * request rate limit, so what stops them is the storage bound.
  */
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -33,6 +34,7 @@ const ALERT_WORD_USERS_PER_ADDRESS = 8;
 const WORDS_PER_KEY = 10;
 const CALLBACKS_PER_ADDRESS = 5;
 const SOCKETS_PER_ADDRESS = 10;
+const USERS_PER_ADDRESS = 30;
 const SOCKETS_PER_PUBKEY = 4;
 const COMMUNITY_RELAY = 'wss://community.example/';
 
@@ -126,6 +128,7 @@ for (const adapter of ['sqlite', 'redis'] as const) {
           NOSTR_PUSH__CLEANUP__INTERVAL_SECS: '1',
           NOSTR_PUSH__INBOX__MAX_ALERT_WORD_USERS_PER_ADDRESS_PER_DAY: String(ALERT_WORD_USERS_PER_ADDRESS),
           NOSTR_PUSH__INBOX__MAX_SOCKETS_PER_ADDRESS: String(SOCKETS_PER_ADDRESS),
+          NOSTR_PUSH__INBOX__MAX_USERS_PER_ADDRESS_PER_DAY: String(USERS_PER_ADDRESS),
           NOSTR_PUSH__INBOX__MAX_SOCKETS_PER_PUBKEY: String(SOCKETS_PER_PUBKEY),
           NOSTR_PUSH__NIP9A__RECEIVER__MAX_CALLBACKS_PER_ADDRESS_PER_DAY: String(CALLBACKS_PER_ADDRESS),
           NOSTR_PUSH__LOG__LEVEL: 'info',
@@ -171,6 +174,27 @@ for (const adapter of ['sqlite', 'redis'] as const) {
       assert.equal(await reader.alertWordCount(), ADDRESSES * ALERT_WORD_USERS_PER_ADDRESS * WORDS_PER_KEY);
       const refused = keys[FRESH_KEYS - 1] as Key;
       assert.deepEqual(await reader.readAlertWords(refused.pubkey), []);
+    });
+
+    test(`inbox users per client address: ${USERS_PER_ADDRESS} fresh keys a day use the user API from one address, then 429 and nothing remembered`, async () => {
+      const address = '192.0.2.60';
+      const keys = Array.from({ length: USERS_PER_ADDRESS + 2 }, freshKey);
+      const statuses: number[] = [];
+      for (const key of keys) {
+        const counts = await call(key, address, 'GET', '/v1/inbox/counts');
+        if (counts.status === 429) assert.equal(counts.json?.code, 'CLIENT_QUOTA_EXCEEDED');
+        statuses.push(counts.status);
+      }
+      assert.deepEqual(statuses, [...Array<number>(USERS_PER_ADDRESS).fill(200), 429, 429]);
+      // Known users count a notification; a refused key was never remembered, so it counts nothing.
+      const counted = await reader.countInboxNotifications(
+        keys.map((key, i) => ({ countKey: `probe-${i}`, recipient: key.pubkey, type: 'like' as const })),
+        3600,
+      );
+      assert.deepEqual(
+        counted.map((c) => c !== null),
+        [...Array<boolean>(USERS_PER_ADDRESS).fill(true), false, false],
+      );
     });
 
     test('alert words per user: a list over inbox.max_alert_words_per_user (50) is 422 TOO_MANY_ALERT_WORDS and stores nothing', async () => {
