@@ -241,8 +241,9 @@ export async function startService(config: Config, overrides: ServiceOverrides =
     ...(config.server.public_url === '' ? {} : { publicUrl: config.server.public_url }),
     logger: logger.child({ route: 'nip98' }),
   };
-  // Who the client is and whether it came over https: the socket, or a trusted proxy's word (server.trusted_proxies).
-  const clientAddress = createClientAddressPolicy(config.server.trusted_proxies);
+  // Who the client is and whether it came over https: the socket, or a trusted proxy's word
+  // (server.trusted_proxies). One policy for every per-client limit and bound.
+  const clientAddresses = createClientAddressPolicy(config.server.trusted_proxies);
   const nip98Warning = nip98PublicUrlWarning(config);
   if (nip98Warning) logger.warn(nip98Warning);
   if (servesHttp) {
@@ -292,6 +293,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
           verifier: cryptoPool ? offThreadVerifier(verifier, cryptoPool) : verifier,
           publicUrl: config.server.public_url,
           receiver: config.nip9a.receiver,
+          clientAddresses,
           contentKinds: config.notification.event_kinds,
           onQueued: () => wake.notify('inbound'),
           metrics,
@@ -330,6 +332,10 @@ export async function startService(config: Config, overrides: ServiceOverrides =
           metrics,
           logger: logger.child({ route: 'inbox' }),
           throttlePerUserPerHour: config.throttle.per_user_per_hour,
+          clientAddresses,
+          maxAlertWordsPerUser: config.inbox.max_alert_words_per_user,
+          maxAlertWordUsersPerAddressPerDay: config.inbox.max_alert_word_users_per_address_per_day,
+          maxUsersPerAddressPerDay: config.inbox.max_users_per_address_per_day,
         }),
       );
       // Admin routes behind the app's admin API keys (the X-App rule), on that app's store view.
@@ -349,7 +355,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       mountConsole(app, {
         store,
         publicUrl: config.server.public_url,
-        clientAddress,
+        clientAddress: clientAddresses,
         sessionTtlMs: config.console.session_ttl_secs * 1000,
         sampleIntervalMs: config.console.sample_interval_secs * 1000,
         deliveryLogRetentionMs: config.delivery_log.retention_days * 86_400_000,
@@ -393,6 +399,10 @@ export async function startService(config: Config, overrides: ServiceOverrides =
         auth: nip98Auth,
         metrics,
         logger: logger.child({ route: 'inbox-socket' }),
+        clientAddresses,
+        maxSocketsPerPubkey: config.inbox.max_sockets_per_pubkey,
+        maxSocketsPerAddress: config.inbox.max_sockets_per_address,
+        maxUsersPerAddressPerDay: config.inbox.max_users_per_address_per_day,
         otherUpgradesHandled: ntfy?.hub !== null && ntfy?.hub !== undefined,
         pathsServedElsewhere: nip9aIntake ? new Set([NIP9A_RELAY_PATH]) : new Set(),
       });

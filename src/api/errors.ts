@@ -25,6 +25,12 @@ export const HTTP_ERRORS = {
   NOT_CANCELLABLE: { status: 409, message: 'The notification has started and can no longer be cancelled' },
   INVALID_INBOX_TYPES: { status: 422, message: 'types must be a list of inbox notification types' },
   INVALID_ALERT_WORDS: { status: 422, message: 'alert words must be a list of single words' },
+  TOO_MANY_ALERT_WORDS: { status: 422, message: 'Too many alert words for one user (inbox.max_alert_words_per_user)' },
+  CLIENT_QUOTA_EXCEEDED: {
+    status: 429,
+    message: 'This client address has created all it may today; retry after the Retry-After header',
+  },
+  TOO_MANY_INBOX_SOCKETS: { status: 429, message: 'Too many open inbox sockets for this user or client address; close one first' },
   INVALID_ANNOUNCEMENT: { status: 422, message: 'an announcement needs a text and a future expiresAt' },
   DEVICE_NOT_FOUND: { status: 404, message: 'No such device of yours' },
   INVALID_DEVICE: { status: 400, message: 'The device registration is invalid' },

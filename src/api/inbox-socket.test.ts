@@ -11,8 +11,11 @@ import { Metrics } from '../observability/metrics.ts';
 import { openSqliteStore } from '../store/sqlite/index.ts';
 import type { StorePort } from '../store/port.ts';
 import { attachInboxSockets, INBOX_SOCKET_PATH, type InboxSockets } from './inbox-socket.ts';
+import { createClientAddressPolicy } from './client-address.ts';
 
 const WAIT_MS = 20_000;
+const SOCKETS_PER_PUBKEY = 2;
+const SOCKETS_PER_ADDRESS = 3;
 
 function authFor(secret: string, url: string, method = 'GET'): string {
   const event = signEvent(
@@ -59,6 +62,23 @@ async function until(check: () => boolean, what: string): Promise<void> {
   }
 }
 
+/** The server releases a closed socket's place when it sees the close: retry the open until then. */
+async function eventuallyOpens(
+  attempt: () => Promise<{ ws: WebSocket; frames: unknown[] } | { status: number; body: string }>,
+  opened: WebSocket[],
+): Promise<void> {
+  const deadline = Date.now() + WAIT_MS;
+  for (;;) {
+    const result = await attempt();
+    if ('ws' in result) {
+      opened.push(result.ws);
+      return;
+    }
+    if (Date.now() > deadline) throw new Error(`a freed place was not given back: ${result.status} ${result.body}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
 describe('inbox hint socket', () => {
   let store: StorePort;
   let storeB: StorePort;
@@ -81,6 +101,10 @@ describe('inbox hint socket', () => {
       auth: { verifier: await createEventVerifier(), replay: nip98ReplayGuard(store), clock: store.clock, logger },
       metrics: new Metrics(),
       logger,
+      // Loopback is the "proxy", so a test names each client's address with X-Forwarded-For.
+      clientAddresses: createClientAddressPolicy(['127.0.0.1']),
+      maxSocketsPerPubkey: SOCKETS_PER_PUBKEY,
+      maxSocketsPerAddress: SOCKETS_PER_ADDRESS,
       otherUpgradesHandled: false,
     });
   });
@@ -107,6 +131,42 @@ describe('inbox hint socket', () => {
     assert.equal(unknown.status, 404);
     ofDefault.ws.close();
     ofB.ws.close();
+  });
+
+  test(`open sockets are bounded per pubkey (${SOCKETS_PER_PUBKEY}) and per client address (${SOCKETS_PER_ADDRESS}): 429 past either, a closed one frees its place`, async () => {
+    const url = `${base}${INBOX_SOCKET_PATH}`;
+    const wsUrl = url.replace('http', 'ws');
+    const open = (secret: string, address: string) => connect(wsUrl, { authorization: authFor(secret, url), 'x-forwarded-for': address });
+    const opened: WebSocket[] = [];
+    const mustOpen = async (secret: string, address: string): Promise<WebSocket> => {
+      const result = await open(secret, address);
+      assert.ok('ws' in result, `expected an open socket, got ${JSON.stringify(result)}`);
+      opened.push(result.ws);
+      return result.ws;
+    };
+    const mustRefuse = async (secret: string, address: string, bound: RegExp): Promise<void> => {
+      const result = await open(secret, address);
+      assert.ok('status' in result, 'expected a refusal');
+      assert.equal(result.status, 429);
+      const body = JSON.parse(result.body) as { code: string; error: string };
+      assert.equal(body.code, 'TOO_MANY_INBOX_SOCKETS');
+      assert.match(body.error, bound);
+    };
+    try {
+      // Per pubkey, whichever address: Alice's third socket is refused, from a fresh address too.
+      const first = await mustOpen(alice, '198.51.100.1');
+      await mustOpen(alice, '198.51.100.2');
+      await mustRefuse(alice, '198.51.100.3', /max_sockets_per_pubkey/);
+      first.close();
+      await until(() => first.readyState === WebSocket.CLOSED, 'the closed socket');
+      await eventuallyOpens(() => open(alice, '198.51.100.3'), opened);
+      // Per address, whichever keys: fresh keys from one address stop at the bound; another address is unaffected.
+      for (let i = 0; i < SOCKETS_PER_ADDRESS; i += 1) await mustOpen(generateSecretKey(), '203.0.113.7');
+      await mustRefuse(generateSecretKey(), '203.0.113.7', /max_sockets_per_address/);
+      await mustOpen(generateSecretKey(), '203.0.113.8');
+    } finally {
+      for (const ws of opened) ws.close();
+    }
   });
 
   test('a hint reaches the sockets of the user whose counter changed, and only theirs', async () => {

@@ -10,6 +10,13 @@
  *
  * Served with the `ws` library on the HTTP server's `upgrade` event, beside ntfy's own WebSocket
  * handler (which leaves {@link INBOX_SOCKET_PATH} alone).
+ *
+ * Bounded per client (issue 35): at most `inbox.max_sockets_per_pubkey` open sockets per user and
+ * `inbox.max_sockets_per_address` per client address (`server.trusted_proxies`); one more is
+ * refused with 429 `TOO_MANY_INBOX_SOCKETS` before the upgrade. The counts are this process's
+ * open sockets (a socket is a connection to one process, and what it costs, memory and a file
+ * descriptor, is that process's): with N replicas behind a balancer a client holds at most N times
+ * the bound in all, and each replica's own bound is what keeps that replica up.
  */
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -21,10 +28,14 @@ import type { StorePort } from '../store/port.ts';
 import { DEFAULT_APP_ID } from '../config/apps.ts';
 import { HTTP_ERRORS } from './errors.ts';
 import { checkNip98, nip98SignedUrl, type Nip98Auth } from './nip98-auth.ts';
+import type { ClientAddressPolicy } from './client-address.ts';
+import { INBOX_MAX_SOCKETS_PER_ADDRESS, INBOX_MAX_SOCKETS_PER_PUBKEY, INBOX_MAX_USERS_PER_ADDRESS_PER_DAY } from '../config/defaults.ts';
+import { admitInboxUser } from './inbox.ts';
 
 export const INBOX_SOCKET_PATH = '/v1/inbox/socket';
 /** Keepalive ping interval: inside the 60 s idle timeouts of common proxies. */
 export const INBOX_SOCKET_PING_MS = 30_000;
+const STATUS_TEXT: Record<number, string> = { 401: 'Unauthorized', 404: 'Not Found', 429: 'Too Many Requests' };
 /** A client has nothing to say; anything bigger than a short control payload closes the socket. */
 const MAX_CLIENT_PAYLOAD_BYTES = 125;
 
@@ -41,6 +52,14 @@ export interface InboxSocketDeps {
   logger: Logger;
   /** Ping interval; tests shorten it. */
   pingMs?: number;
+  /** Who is asking (`server.trusted_proxies`): the per-address bound's key. */
+  clientAddresses: ClientAddressPolicy;
+  /** `inbox.max_sockets_per_pubkey`; absent: the default. */
+  maxSocketsPerPubkey?: number;
+  /** `inbox.max_sockets_per_address`; absent: the default. */
+  maxSocketsPerAddress?: number;
+  /** `inbox.max_users_per_address_per_day` (shared with the user API); absent: the default. */
+  maxUsersPerAddressPerDay?: number;
   /**
    * Whether another handler (ntfy's) serves the other upgrade paths. When none does, upgrades to
    * any other path are refused here with 404 instead of being left hanging.
@@ -66,14 +85,22 @@ function signedUpgradeUrl(request: IncomingMessage, publicUrl: string | undefine
   });
 }
 
-function refuse(socket: Duplex, status: number, body: unknown): void {
+/** A header Node may hand over as a list (a repeated header): its values joined, as a proxy chain reads. */
+function headerValue(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value.join(',') : value;
+}
+
+function refuse(socket: Duplex, status: number, body: unknown, headers: Record<string, string> = {}): void {
   const json = JSON.stringify(body);
+  const extra = Object.entries(headers)
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join('');
   if (!socket.writable) {
     socket.destroy();
     return;
   }
   socket.end(
-    `HTTP/1.1 ${status} ${status === 401 ? 'Unauthorized' : 'Error'}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(json)}\r\n\r\n${json}`,
+    `HTTP/1.1 ${status} ${STATUS_TEXT[status] ?? 'Error'}\r\n${extra}Connection: close\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(json)}\r\n\r\n${json}`,
   );
 }
 
@@ -84,6 +111,20 @@ export function attachInboxSockets(server: Server, deps: InboxSocketDeps): Inbox
   const byPubkey = new Map<string, Set<WebSocket>>();
   const alive = new WeakSet<WebSocket>();
   const unsubscribes = new Map<string, Promise<() => Promise<void>>>();
+  const maxPerPubkey = deps.maxSocketsPerPubkey ?? INBOX_MAX_SOCKETS_PER_PUBKEY;
+  const maxPerAddress = deps.maxSocketsPerAddress ?? INBOX_MAX_SOCKETS_PER_ADDRESS;
+  /**
+   * Sockets held or being opened, per pubkey (across apps: one person's budget) and per client
+   * address. Taken before the upgrade's own awaits, so concurrent upgrades cannot all pass the check.
+   */
+  const perPubkey = new Map<string, number>();
+  const perAddress = new Map<string, number>();
+  const take = (counts: Map<string, number>, key: string): void => void counts.set(key, (counts.get(key) ?? 0) + 1);
+  const give = (counts: Map<string, number>, key: string): void => {
+    const left = (counts.get(key) ?? 0) - 1;
+    if (left > 0) counts.set(key, left);
+    else counts.delete(key);
+  };
 
   const onHint =
     (appId: string) =>
@@ -114,7 +155,7 @@ export function attachInboxSockets(server: Server, deps: InboxSocketDeps): Inbox
   }, deps.pingMs ?? INBOX_SOCKET_PING_MS);
   pinger.unref();
 
-  const register = (key: string, ws: WebSocket): void => {
+  const register = (key: string, ws: WebSocket, release: () => void): void => {
     let sockets = byPubkey.get(key);
     if (!sockets) byPubkey.set(key, (sockets = new Set()));
     sockets.add(ws);
@@ -123,6 +164,7 @@ export function attachInboxSockets(server: Server, deps: InboxSocketDeps): Inbox
     ws.on('pong', () => alive.add(ws));
     ws.on('error', (err) => deps.logger.debug({ err: err.message }, 'inbox socket error'));
     ws.on('close', () => {
+      release();
       deps.metrics.inboxSockets.dec();
       sockets.delete(ws);
       if (sockets.size === 0) byPubkey.delete(key);
@@ -149,13 +191,52 @@ export function attachInboxSockets(server: Server, deps: InboxSocketDeps): Inbox
       refuse(socket, 401, { error: `${HTTP_ERRORS.NIP98_UNAUTHORIZED.message}: ${result.reason}`, code: 'NIP98_UNAUTHORIZED' });
       return;
     }
-    // Subscribed before the socket opens, so no hint after the client's open is missed.
-    await subscribed(appId, store);
-    await store.rememberInboxUser(result.pubkey);
-    if (socket.destroyed) return;
+    const address = deps.clientAddresses.clientAddress(request.socket.remoteAddress, headerValue(request.headers['x-forwarded-for']));
+    const overPubkey = (perPubkey.get(result.pubkey) ?? 0) >= maxPerPubkey;
+    if (overPubkey || (perAddress.get(address) ?? 0) >= maxPerAddress) {
+      const bound = overPubkey ? `inbox.max_sockets_per_pubkey (${maxPerPubkey})` : `inbox.max_sockets_per_address (${maxPerAddress})`;
+      deps.metrics.inboxApiRequests.inc({ route: 'socket', outcome: 'TOO_MANY_INBOX_SOCKETS' });
+      deps.logger.warn({ path: INBOX_SOCKET_PATH, pubkey: result.pubkey, address, bound }, 'inbox socket refused: too many open');
+      refuse(socket, 429, { error: `${HTTP_ERRORS.TOO_MANY_INBOX_SOCKETS.message}; ${bound}`, code: 'TOO_MANY_INBOX_SOCKETS' });
+      return;
+    }
+    take(perPubkey, result.pubkey);
+    take(perAddress, address);
+    let refusedUser: Awaited<ReturnType<typeof admitInboxUser>> = null;
+    let released = false;
+    const release = (): void => {
+      if (released) return;
+      released = true;
+      give(perPubkey, result.pubkey);
+      give(perAddress, address);
+    };
+    try {
+      // Subscribed before the socket opens, so no hint after the client's open is missed.
+      await subscribed(appId, store);
+      refusedUser = await admitInboxUser(
+        store,
+        address,
+        result.pubkey,
+        deps.maxUsersPerAddressPerDay ?? INBOX_MAX_USERS_PER_ADDRESS_PER_DAY,
+      );
+    } catch (err) {
+      release();
+      throw err;
+    }
+    if (refusedUser) {
+      release();
+      deps.metrics.inboxApiRequests.inc({ route: 'socket', outcome: refusedUser.error.code });
+      deps.logger.warn({ path: INBOX_SOCKET_PATH, address, reason: refusedUser.error.message }, 'inbox socket refused');
+      refuse(socket, 429, refusedUser.error.toJSON(), { 'Retry-After': String(refusedUser.retryAfterSecs) });
+      return;
+    }
+    if (socket.destroyed) {
+      release();
+      return;
+    }
     wss.handleUpgrade(request, socket, head, (ws) => {
       deps.metrics.inboxApiRequests.inc({ route: 'socket', outcome: 'ok' });
-      register(`${appId}:${result.pubkey}`, ws);
+      register(`${appId}:${result.pubkey}`, ws, release);
     });
   };
 

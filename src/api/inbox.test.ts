@@ -16,8 +16,11 @@ import { requireAppKey } from './auth.ts';
 import { createApiKey } from '../platform/api-keys.ts';
 import { HttpError } from './errors.ts';
 import { deviceId, inboxRoutes } from './inbox.ts';
+import { createClientAddressPolicy } from './client-address.ts';
 
 const BASE = 'http://push.test';
+/** `inbox.max_alert_word_users_per_address_per_day` of these tests: small, so a test reaches it. */
+const ALERT_WORD_USERS_PER_ADDRESS = 3;
 const secret = generateSecretKey();
 const pubkey = publicKeyOf(secret);
 
@@ -27,26 +30,28 @@ let requestNumber = 0;
  * A fresh auth event for one request. Identical requests in one second would sign identical
  * events (one id, refused as a replay), so each carries a distinct nonce tag, as a client does.
  */
-function authorization(method: string, path: string, body?: string, createdAt?: number): string {
+function authorization(method: string, path: string, body?: string, createdAt?: number, key: string = secret): string {
   const tags = [
     ['u', `${BASE}${path}`],
     ['method', method],
     ['nonce', String(++requestNumber)],
   ];
   if (body !== undefined) tags.push(['payload', createHash('sha256').update(body).digest('hex')]);
-  const event = signEvent({ kind: HTTP_AUTH_KIND, created_at: createdAt ?? Math.floor(Date.now() / 1000), content: '', tags }, secret);
+  const event = signEvent({ kind: HTTP_AUTH_KIND, created_at: createdAt ?? Math.floor(Date.now() / 1000), content: '', tags }, key);
   return `Nostr ${Buffer.from(JSON.stringify(event)).toString('base64')}`;
 }
 
 describe('user API', () => {
   let store: StorePort;
+  let clock: ManualClock;
   let app: Hono;
   let metrics: Metrics;
   let adminKey: string;
   let sendKey: string;
 
   beforeEach(async () => {
-    store = await openSqliteStore({ path: ':memory:', clock: new ManualClock(Date.now()) });
+    clock = new ManualClock(Date.now());
+    store = await openSqliteStore({ path: ':memory:', clock });
     metrics = new Metrics();
     const logger = createLogger({ level: 'silent' });
     app = new Hono();
@@ -57,6 +62,8 @@ describe('user API', () => {
         auth: { verifier: await createEventVerifier(), replay: nip98ReplayGuard(store), clock: store.clock, logger },
         metrics,
         logger,
+        clientAddresses: createClientAddressPolicy([]),
+        maxAlertWordUsersPerAddressPerDay: ALERT_WORD_USERS_PER_ADDRESS,
       }),
     );
     adminKey = (await createApiKey(store, 'default', 'admin')).key;
@@ -116,16 +123,48 @@ describe('user API', () => {
     assert.deepEqual([put.status, put.json], [200, { words: ['pizza', 'sunset'] }]);
     assert.deepEqual((await call('GET', '/v1/alert-words')).json, { words: ['pizza', 'sunset'] });
     assert.deepEqual([...(await store.alertWordWatchers(['pizza'])).keys()], ['pizza']);
-    for (const words of [
-      ['two words'],
-      ['no'],
-      'pizza',
-      Array.from({ length: 51 }, (_, i) => `word${'x'.repeat(i % 5)}${String.fromCharCode(97 + (i % 26))}${i}`),
-    ]) {
+    for (const words of [['two words'], ['no'], 'pizza']) {
       const refused = await call('PUT', '/v1/alert-words', { words });
       assert.deepEqual([refused.status, refused.json?.code], [422, 'INVALID_ALERT_WORDS'], JSON.stringify(words).slice(0, 40));
     }
     assert.deepEqual((await call('GET', '/v1/alert-words')).json, { words: ['pizza', 'sunset'] });
+  });
+
+  test('alert words per user: more than inbox.max_alert_words_per_user (50) is TOO_MANY_ALERT_WORDS, and nothing changes', async () => {
+    const words = (n: number) => Array.from({ length: n }, (_, i) => `word${String.fromCharCode(97 + (i % 26))}${i}`);
+    assert.equal((await call('PUT', '/v1/alert-words', { words: words(50) })).status, 200);
+    const refused = await call('PUT', '/v1/alert-words', { words: words(51) });
+    assert.deepEqual([refused.status, refused.json?.code], [422, 'TOO_MANY_ALERT_WORDS']);
+    assert.match(String(refused.json?.error), /51 distinct alert words; at most 50/);
+    assert.equal((await store.readAlertWords(pubkey)).length, 50);
+  });
+
+  test(`alert words per address: at most ${ALERT_WORD_USERS_PER_ADDRESS} keys a day set words from one address; 429 with Retry-After, then a new day`, async () => {
+    const keys = Array.from({ length: ALERT_WORD_USERS_PER_ADDRESS + 1 }, () => generateSecretKey());
+    const put = async (key: string, words: string[]) => {
+      const text = JSON.stringify({ words });
+      return app.request(`${BASE}/v1/alert-words`, {
+        method: 'PUT',
+        headers: {
+          authorization: authorization('PUT', '/v1/alert-words', text, Math.floor(store.clock.nowMs() / 1000), key),
+          'content-type': 'application/json',
+        },
+        body: text,
+      });
+    };
+    for (const key of keys.slice(0, ALERT_WORD_USERS_PER_ADDRESS)) assert.equal((await put(key, ['pizza'])).status, 200);
+    const last = keys[ALERT_WORD_USERS_PER_ADDRESS] as string;
+    const refused = await put(last, ['pizza']);
+    assert.equal(refused.status, 429);
+    assert.equal(((await refused.json()) as { code: string }).code, 'CLIENT_QUOTA_EXCEEDED');
+    const retryAfter = Number(refused.headers.get('retry-after'));
+    assert.ok(retryAfter > 0 && retryAfter <= 86_400, `Retry-After ${retryAfter}`);
+    assert.deepEqual(await store.readAlertWords(publicKeyOf(last)), []);
+    // A key already counted today changes its words freely; clearing stores nothing and is never refused.
+    assert.equal((await put(keys[0] as string, ['sunset'])).status, 200);
+    assert.equal((await put(last, [])).status, 200);
+    clock.advance(retryAfter * 1000);
+    assert.equal((await put(last, ['pizza'])).status, 200);
   });
 
   test('devices: listed with redacted tokens; DELETE removes one of the caller’s, 404 for anything else', async () => {
@@ -304,6 +343,7 @@ describe('user API', () => {
           auth: { verifier: await createEventVerifier(), replay: nip98ReplayGuard(store), clock: store.clock, logger },
           metrics,
           logger,
+          clientAddresses: createClientAddressPolicy([]),
         }),
       );
       tenantApp.onError((err, c) =>

@@ -7,7 +7,7 @@
  * | `GET /v1/inbox/counts`       | `{types: {like: {total, viewed, new}, …}, totalNew}`, and `throttled: {limit, pushed, withheld, windowStart, windowEnd}` while the per-user throttle is on |
  * | `POST /v1/inbox/viewed`      | `{types?}` (every type when absent): viewed = total; the counts after |
  * | `GET /v1/alert-words`        | `{words}`                                                         |
- * | `PUT /v1/alert-words`        | `{words}` replaces the list (single words, at most 50): the words stored |
+ * | `PUT /v1/alert-words`        | `{words}` replaces the list (single words, at most `inbox.max_alert_words_per_user`, 50): the words stored |
  * | `GET /v1/announcements`      | `{announcements: [{id, text, createdAt, expiresAt}]}`, the active ones, newest first; marks them seen (Twitarr's rule) |
  * | `GET /v1/devices`            | `{devices: [{id, transport, token, timezoneOffsetMinutes?, locale?}]}`, tokens redacted to a prefix |
  * | `PUT /v1/devices/{token}`    | registers a device, as a 3079 does: the body is a 3079's JSON (its `token`, when present, must be the path's); 201 with the device when new to the caller, 200 when updated |
@@ -18,13 +18,28 @@
  * engine's `applyControlPayload`, so a device registered here is removed by a 3080 and the other
  * way round, and bad fields get the same reasons (here as 400 `INVALID_DEVICE`/`INVALID_PREFERENCES`).
  *
- * Every caller becomes a known user, whose notifications count from then on. Refusals are JSON
- * with a stable code (`errors.ts`), a warn line and a metric.
+ * Every caller becomes a known user, whose notifications count from then on (and is forgotten after
+ * `inbox.idle_user_ttl_days` without a device or a request). Refusals are JSON with a stable code
+ * (`errors.ts`), a warn line and a metric.
+ *
+ * What a stranger can store here is bounded per client (issue 35, docs/security.md): at most
+ * `inbox.max_users_per_address_per_day` distinct keys per client address per UTC day are served
+ * (and so remembered as inbox users; 429 `CLIENT_QUOTA_EXCEEDED` past it), a list of at
+ * most `inbox.max_alert_words_per_user` words per key (`TOO_MANY_ALERT_WORDS`), and at most
+ * `inbox.max_alert_word_users_per_address_per_day` distinct keys per client address setting words
+ * per UTC day (`CLIENT_QUOTA_EXCEEDED`, 429 with `Retry-After`), counted in the store so replicas
+ * share it.
  */
 import { createHash } from 'node:crypto';
 import { Hono, type Context } from 'hono';
 import type { DeviceRegistration, StorePort } from '../store/port.ts';
-import { INBOX_TYPES, MAX_ALERT_WORDS_PER_USER, isInboxType, type Announcement, type InboxType } from '../store/port-inbox.ts';
+import { INBOX_TYPES, isInboxType, type Announcement, type InboxType } from '../store/port-inbox.ts';
+import {
+  INBOX_MAX_ALERT_WORDS_PER_USER,
+  INBOX_MAX_ALERT_WORD_USERS_PER_ADDRESS_PER_DAY,
+  INBOX_MAX_USERS_PER_ADDRESS_PER_DAY,
+} from '../config/defaults.ts';
+import { requestClientAddress, type ClientAddressPolicy } from './client-address.ts';
 import { redact, type Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import { parseAlertWordList } from '../engine/inbox/words.ts';
@@ -52,7 +67,50 @@ export interface InboxApiDeps {
   logger: Logger;
   /** `throttle.per_user_per_hour` (0 or absent: off, and the counts carry no `throttled`). */
   throttlePerUserPerHour?: number;
+  /** Who is asking (`server.trusted_proxies`): the per-address quota's key. */
+  clientAddresses: ClientAddressPolicy;
+  /** `inbox.max_alert_words_per_user`; absent: the default. */
+  maxAlertWordsPerUser?: number;
+  /** `inbox.max_alert_word_users_per_address_per_day`; absent: the default. */
+  maxAlertWordUsersPerAddressPerDay?: number;
+  /** `inbox.max_users_per_address_per_day`; absent: the default. */
+  maxUsersPerAddressPerDay?: number;
 }
+
+/** The per-address quotas' window: a UTC day. */
+const DAY_MS = 86_400_000;
+
+/** The quota scope of keys one address uses the user API and the hint socket with (port-client-quotas.ts). */
+export const INBOX_USERS_QUOTA = 'inbox_users';
+
+/**
+ * Count `pubkey` against `address`'s keys of the day (`inbox.max_users_per_address_per_day`) and,
+ * when admitted, remember them as an inbox user (activity recorded). Null when admitted; else the
+ * refusal (429 `CLIENT_QUOTA_EXCEEDED`) and the seconds until the next window.
+ */
+export async function admitInboxUser(
+  store: StorePort,
+  address: string,
+  pubkey: string,
+  limit: number,
+): Promise<{ error: HttpError; retryAfterSecs: number } | null> {
+  const quota = await store.takeClientQuota({ scope: INBOX_USERS_QUOTA, client: address, member: pubkey, limit, windowMs: DAY_MS });
+  if (!quota.allowed)
+    return {
+      error: new HttpError(
+        'CLIENT_QUOTA_EXCEEDED',
+        `${quota.used} keys used this service from this address today (inbox.max_users_per_address_per_day); retry after the Retry-After header`,
+      ),
+      retryAfterSecs: Math.ceil(quota.retryAfterMs / 1000),
+    };
+  await store.rememberInboxUser(pubkey);
+  return null;
+}
+
+/** The quota scope of keys setting alert words from one address (port-client-quotas.ts). */
+export const ALERT_WORD_USERS_QUOTA = 'alert_word_users';
+/** The alert-word quota's window: a UTC day. */
+export const ALERT_WORD_USERS_QUOTA_WINDOW_MS = DAY_MS;
 
 /** A device's id in the API: not its token (a secret of sorts), a digest of it. */
 export function deviceId(token: string): string {
@@ -102,12 +160,15 @@ function registrationPayloadOf(body: Uint8Array, token: string): string {
   return JSON.stringify({ ...payload, token });
 }
 
-function alertWordsOf(body: Uint8Array): string[] {
+function alertWordsOf(body: Uint8Array, maxWords: number): string[] {
   const parsed = parseJsonBytes(body);
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
     throw new HttpError('UNPROCESSABLE_BODY', 'Request body must be a JSON object {"words": [...]}');
-  const words = parseAlertWordList((parsed as Record<string, unknown>).words, MAX_ALERT_WORDS_PER_USER);
+  // Counted apart from the words' shape, so "too many" has its own code; the body limit bounds the list.
+  const words = parseAlertWordList((parsed as Record<string, unknown>).words, Number.MAX_SAFE_INTEGER);
   if (!words.ok) throw new HttpError('INVALID_ALERT_WORDS', words.reason.replace(/^alertWords/, 'words'));
+  if (words.words.length > maxWords)
+    throw new HttpError('TOO_MANY_ALERT_WORDS', `${words.words.length} distinct alert words; at most ${maxWords} per user`);
   return words.words;
 }
 
@@ -134,7 +195,16 @@ export function inboxRoutes(deps: InboxApiDeps): Hono {
         if (withBody) refuseNonJsonContentType(c);
         const body = withBody ? await readBodyBytes(c, INBOX_API_MAX_BODY_BYTES) : new Uint8Array(0);
         const pubkey = await authenticateNip98(c, deps.auth, withBody ? body : undefined);
-        await store.rememberInboxUser(pubkey);
+        const refused = await admitInboxUser(
+          store,
+          requestClientAddress(c, deps.clientAddresses),
+          pubkey,
+          deps.maxUsersPerAddressPerDay ?? INBOX_MAX_USERS_PER_ADDRESS_PER_DAY,
+        );
+        if (refused) {
+          c.header('Retry-After', String(refused.retryAfterSecs));
+          throw refused.error;
+        }
         const response = await work(c, pubkey, body, store);
         deps.metrics.inboxApiRequests.inc({ route, outcome: 'ok' });
         return response;
@@ -180,7 +250,25 @@ export function inboxRoutes(deps: InboxApiDeps): Hono {
   app.put(
     '/v1/alert-words',
     handle('alert-words', true, async (c, pubkey, body, store) => {
-      await store.replaceAlertWords(pubkey, alertWordsOf(body));
+      const words = alertWordsOf(body, deps.maxAlertWordsPerUser ?? INBOX_MAX_ALERT_WORDS_PER_USER);
+      // Clearing one's words stores nothing; setting them counts the key against its address's day.
+      if (words.length > 0) {
+        const quota = await store.takeClientQuota({
+          scope: ALERT_WORD_USERS_QUOTA,
+          client: requestClientAddress(c, deps.clientAddresses),
+          member: pubkey,
+          limit: deps.maxAlertWordUsersPerAddressPerDay ?? INBOX_MAX_ALERT_WORD_USERS_PER_ADDRESS_PER_DAY,
+          windowMs: ALERT_WORD_USERS_QUOTA_WINDOW_MS,
+        });
+        if (!quota.allowed) {
+          c.header('Retry-After', String(Math.ceil(quota.retryAfterMs / 1000)));
+          throw new HttpError(
+            'CLIENT_QUOTA_EXCEEDED',
+            `${quota.used} keys set alert words from this address today (inbox.max_alert_word_users_per_address_per_day); retry after the Retry-After header`,
+          );
+        }
+      }
+      await store.replaceAlertWords(pubkey, words);
       return c.json({ words: await store.readAlertWords(pubkey) });
     }),
   );
@@ -229,7 +317,7 @@ export function inboxRoutes(deps: InboxApiDeps): Hono {
     handle('preferences', true, async (c, pubkey, body, store) => {
       const payload = JSON.stringify(jsonObjectOf(body, '(the content of a 3083)'));
       const log = deps.logger.child({ pubkey, via: 'http' });
-      const applied = await applyControlPayload(store, log, pubkey, PREFERENCES, payload);
+      const applied = await applyControlPayload(store, log, pubkey, PREFERENCES, payload, deps.maxAlertWordsPerUser);
       deps.metrics.controlEvents.inc({ kind: String(PREFERENCES), outcome: applied.outcome });
       if (applied.outcome !== 'preferences_set')
         throw new HttpError('INVALID_PREFERENCES', `The preferences are invalid: ${applied.reason ?? 'unknown'}`);

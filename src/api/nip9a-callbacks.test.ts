@@ -18,6 +18,8 @@ import { getRequestListener } from '@hono/node-server';
 import { createApiApp } from './app.ts';
 import { createCallbackReceiver, nip9aCallbackRoutes } from './nip9a-callbacks.ts';
 import { nip9aCallbackFront } from './nip9a-callback-front.ts';
+import { createClientAddressPolicy } from './client-address.ts';
+import { ManualClock } from '../util/clock.ts';
 
 const PUBLIC_URL = 'https://push.example.com';
 const RELAY = 'wss://community.example/';
@@ -41,8 +43,14 @@ interface Harness {
   close(): Promise<void>;
 }
 
-async function harness(options: { publicUrl?: string; receiver?: Partial<Nip9aReceiverConfig>; via?: Via } = {}): Promise<Harness> {
-  const store = await openSqliteStore({ path: ':memory:', logger: createLogger({ level: 'silent' }) });
+async function harness(
+  options: { publicUrl?: string; receiver?: Partial<Nip9aReceiverConfig>; via?: Via; clock?: ManualClock } = {},
+): Promise<Harness> {
+  const store = await openSqliteStore({
+    path: ':memory:',
+    logger: createLogger({ level: 'silent' }),
+    ...(options.clock ? { clock: options.clock } : {}),
+  });
   const metrics = new Metrics();
   const logger = createLogger({ level: 'silent' });
   const app = createApiApp({ health: { pubkey: () => '', criticalFlags: () => ({}) }, metrics, logger });
@@ -64,6 +72,7 @@ async function harness(options: { publicUrl?: string; receiver?: Partial<Nip9aRe
     verifier: await createEventVerifier(),
     publicUrl: options.publicUrl ?? PUBLIC_URL,
     receiver: { ...defaultConfig().nip9a.receiver, ...options.receiver },
+    clientAddresses: createClientAddressPolicy([]),
     contentKinds: defaultConfig().notification.event_kinds,
     onQueued: () => (h.queued += 1),
     metrics,
@@ -199,6 +208,48 @@ describe('NIP-9a callback management (NIP-98)', () => {
     const over = await manage(small, alice, 'POST', '/v1/nip9a/callbacks', { relay: 'wss://other.example/' });
     assert.equal(over.status, 409);
     await small.store.close();
+  });
+
+  test('callback URLs per client address: new keys from one address stop at max_callbacks_per_address_per_day, 429 with Retry-After', async () => {
+    const small = await harness({ receiver: { max_callbacks_per_address_per_day: 3 } });
+    try {
+      for (let i = 0; i < 3; i += 1) await createCallback(small, user());
+      const stranger = user();
+      const over = await manage(small, stranger, 'POST', '/v1/nip9a/callbacks', { relay: RELAY });
+      assert.equal(over.status, 429);
+      assert.equal(((await over.json()) as { code: string }).code, 'CLIENT_QUOTA_EXCEEDED');
+      const retryAfter = Number(over.headers.get('retry-after'));
+      assert.ok(retryAfter > 0 && retryAfter <= 86_400, `Retry-After ${retryAfter}`);
+      assert.deepEqual(await small.store.listNip9aCallbacks(stranger.pubkey), []);
+    } finally {
+      await small.close();
+    }
+  });
+
+  test('a callback URL records its last POST once a day: idle ones are what the sweep deletes', async () => {
+    const clock = new ManualClock(Date.now());
+    const timed = await harness({ clock });
+    try {
+      const alice = user();
+      // Two users: one user's two identical requests in one second would be one auth event.
+      const used = await createCallback(timed, alice);
+      const unused = await createCallback(timed, user());
+      const DAY = 86_400_000;
+      clock.advance(2 * DAY);
+      const post = (id: string) => relayPost(timed, used.url, { id, relay: RELAY });
+      assert.equal((await post('ab'.repeat(32))).status, 202);
+      assert.equal((await post('cd'.repeat(32))).status, 202);
+      const today = Math.floor(clock.nowMs() / DAY) * DAY;
+      const swept = await timed.store.forgetIdleNip9aCallbacks(today, 10);
+      assert.deepEqual(swept, { examined: 1, removed: 1 }, `the unused URL ${unused.id} went`);
+      assert.deepEqual(
+        (await timed.store.listNip9aCallbacks(alice.pubkey)).map((c) => c.id),
+        [used.id],
+        'the used one stayed',
+      );
+    } finally {
+      await timed.close();
+    }
   });
 
   test('without server.public_url nothing is made, with a clear 503', async () => {

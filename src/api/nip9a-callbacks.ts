@@ -12,6 +12,13 @@
  * durably on the inbound queue (202 `queued`, or 200 `duplicate` for a (relay, callback, event id)
  * already received), never after the push. An unknown or revoked secret is a 404, which makes a
  * NIP-9a relay delete its registration.
+ *
+ * What a stranger can make us store here is bounded per client (issue 35, docs/security.md): at
+ * most `max_callbacks_per_owner` live URLs per key (409 `NIP9A_TOO_MANY_CALLBACKS`), and at most
+ * `max_callbacks_per_address_per_day` new URLs per client address per UTC day, whichever keys sign
+ * (429 `CLIENT_QUOTA_EXCEEDED` with `Retry-After`; counted in the store, so replicas share it). A URL
+ * that received nothing for `idle_callback_ttl_days` is deleted by the janitor: the receiver records
+ * a URL's last POST at most once a day per URL and process ({@link CallbackActivity}).
  */
 import { randomBytes } from 'node:crypto';
 import { Hono, type Context } from 'hono';
@@ -21,7 +28,8 @@ import type { Metrics } from '../observability/metrics.ts';
 import type { MaybeOffThreadVerifier } from '../nostr/event.ts';
 import { nip98ReplayGuard } from '../nostr/nip98.ts';
 import type { StorePort } from '../store/port.ts';
-import type { Nip9aAcceptance, Nip9aCallback } from '../store/port-nip9a-callbacks.ts';
+import { NIP9A_CALLBACK_ACTIVITY_RESOLUTION_MS, type Nip9aAcceptance, type Nip9aCallback } from '../store/port-nip9a-callbacks.ts';
+import { requestClientAddress, type ClientAddressPolicy } from './client-address.ts';
 import type { Nip9aReceiverConfig } from '../config/defaults.ts';
 import { TurnBatcher } from '../util/turn-batcher.ts';
 import {
@@ -45,6 +53,10 @@ import { authenticateNip98, type Nip98Auth } from './nip98-auth.ts';
 export const MANAGEMENT_MAX_BODY_BYTES = 4 * 1024;
 /** Random bytes of a callback's public id. */
 const CALLBACK_ID_BYTES = 12;
+/** The quota scope of callback URLs created from one address (port-client-quotas.ts). */
+export const CALLBACKS_PER_ADDRESS_QUOTA = 'nip9a_callbacks';
+/** The per-address quota's window: a UTC day. */
+export const CALLBACKS_PER_ADDRESS_WINDOW_MS = 86_400_000;
 
 export interface Nip9aCallbackDeps {
   store: StorePort;
@@ -53,6 +65,8 @@ export interface Nip9aCallbackDeps {
   /** `server.public_url`; empty means callback URLs cannot be made (every management route answers 503). */
   publicUrl: string;
   receiver: Nip9aReceiverConfig;
+  /** Who is asking (`server.trusted_proxies`): the per-address quota's key. */
+  clientAddresses: ClientAddressPolicy;
   /** `notification.event_kinds`: included events of these kinds take the engine's content path. */
   contentKinds: readonly number[];
   /** Wakes this process's inbound consumers once work is queued. */
@@ -127,9 +141,26 @@ export function nip9aCallbackRoutes(deps: Nip9aCallbackDeps, receiver: CallbackR
       manage('create', 'too_many');
       throw new HttpError('NIP9A_TOO_MANY_CALLBACKS');
     }
+    const id = randomBytes(CALLBACK_ID_BYTES).toString('hex');
+    const quota = await store.takeClientQuota({
+      scope: CALLBACKS_PER_ADDRESS_QUOTA,
+      client: requestClientAddress(c, deps.clientAddresses),
+      member: id,
+      limit: deps.receiver.max_callbacks_per_address_per_day,
+      windowMs: CALLBACKS_PER_ADDRESS_WINDOW_MS,
+    });
+    if (!quota.allowed) {
+      manage('create', 'address_quota');
+      logger.warn({ owner, used: quota.used }, 'NIP-9a callback URL refused: the client address made its share today');
+      c.header('Retry-After', String(Math.ceil(quota.retryAfterMs / 1000)));
+      throw new HttpError(
+        'CLIENT_QUOTA_EXCEEDED',
+        `${quota.used} callback URLs were created from this address today (nip9a.receiver.max_callbacks_per_address_per_day); retry after the Retry-After header`,
+      );
+    }
     const secret = newSecret();
     const callback: Nip9aCallback = {
-      id: randomBytes(CALLBACK_ID_BYTES).toString('hex'),
+      id,
       secretHash: hashSecret(secret),
       secretHint: secret.slice(0, SECRET_HINT_CHARS),
       owner,
@@ -208,6 +239,7 @@ export function createCallbackReceiver(deps: Nip9aCallbackDeps): CallbackReceive
     store.acceptNip9aReceipts(deps.receiver.receipt_ttl_secs, entries),
   );
   const count = (outcome: string) => metrics.nip9aCallbackRequests.inc({ outcome });
+  const activity = new CallbackActivity(store, log);
   const refusal = (error: HttpError, headers?: Record<string, string>): CallbackAnswer => ({
     status: error.status,
     body: error.toJSON(),
@@ -254,6 +286,7 @@ export function createCallbackReceiver(deps: Nip9aCallbackDeps): CallbackReceive
       receipt: { callbackId: callback.id, relay: accepted.relay, eventId: accepted.eventId },
       item: { id: callbackItemId(callback.id, accepted.eventId), payload: accepted.item },
     });
+    await activity.received(callback.id);
     if (!fresh) {
       count('duplicate');
       return { status: 200, body: { status: 'duplicate' } };
@@ -263,3 +296,39 @@ export function createCallbackReceiver(deps: Nip9aCallbackDeps): CallbackReceive
     return { status: 202, body: { status: 'queued' } };
   };
 }
+
+/**
+ * Records that a callback URL received something, for the idle sweep: at most once per URL per
+ * day and process (a set of the ids recorded today, emptied when the day turns), so the hot path
+ * costs a set lookup and the store one write per URL a day. A failed write is logged, never a
+ * refusal (the POST was queued already); the URL's next POST records it.
+ */
+export class CallbackActivity {
+  private dayMs = -1;
+  private readonly recordedToday = new Set<string>();
+
+  constructor(
+    private readonly store: Pick<StorePort, 'touchNip9aCallback' | 'clock'>,
+    private readonly logger: Logger,
+  ) {}
+
+  async received(callbackId: string): Promise<void> {
+    const nowMs = this.store.clock.nowMs();
+    const dayMs = Math.floor(nowMs / NIP9A_CALLBACK_ACTIVITY_RESOLUTION_MS) * NIP9A_CALLBACK_ACTIVITY_RESOLUTION_MS;
+    if (dayMs !== this.dayMs || this.recordedToday.size >= CALLBACK_ACTIVITY_MEMO_ENTRIES) {
+      this.dayMs = dayMs;
+      this.recordedToday.clear();
+    }
+    if (this.recordedToday.has(callbackId)) return;
+    this.recordedToday.add(callbackId);
+    try {
+      await this.store.touchNip9aCallback(callbackId, dayMs);
+    } catch (err) {
+      this.recordedToday.delete(callbackId);
+      this.logger.warn({ callbackId, err: (err as Error).message }, 'NIP-9a callback activity not recorded');
+    }
+  }
+}
+
+/** Ids remembered per day at most (a few MiB); past it the memo starts over, costing only repeated writes. */
+const CALLBACK_ACTIVITY_MEMO_ENTRIES = 100_000;

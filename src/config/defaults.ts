@@ -26,6 +26,18 @@ export const NIP9A_RECEIPT_TTL_SECS = 7 * 86_400;
 /** Callback URLs per user: one per relay they use, with room for several apps; bounds what a user can make us store. */
 export const NIP9A_MAX_CALLBACKS_PER_OWNER = 32;
 /**
+ * Callback URLs one client address may create per UTC day, whatever keys it signs with: one user's
+ * whole allowance ({@link NIP9A_MAX_CALLBACKS_PER_OWNER}) a day. Keys are free, so without it one
+ * address could mint owners and fill the store; behind a carrier NAT an operator raises it.
+ */
+export const NIP9A_MAX_CALLBACKS_PER_ADDRESS_PER_DAY = 32;
+/**
+ * A callback URL that received nothing for 90 days is deleted: a relay that still pushes keeps it
+ * alive, and one that stopped three months ago (a NIP-9a relay deletes its registration on our
+ * 404) left behind a URL nobody uses.
+ */
+export const NIP9A_IDLE_CALLBACK_TTL_DAYS = 90;
+/**
  * `nip9a.max_registrations_per_author_per_relay`: 4, all of an author's registrations (one per app
  * they use) may name their home relay. It bounds one author's share of a relay's subscription when
  * an operator raises the per-author total. It replaces a total per relay shared by every author,
@@ -106,6 +118,31 @@ export const DEFAULT_SEND_API_TYPES = ['comment:1', 'mention:1', 'like:7', 'repo
  */
 export const CAMPAIGN_CLAIM_IN_FLIGHT_SECS = 600;
 export const ALERT_WORD_REFRESH_MILLIS = 5_000;
+/** `inbox.max_alert_words_per_user`: Twitarr's 50, enough for names, topics and a few misspellings; every event is matched against the whole index. */
+export const INBOX_MAX_ALERT_WORDS_PER_USER = 50;
+/**
+ * `inbox.max_alert_word_users_per_address_per_day`: distinct keys one client address may give
+ * alert words per UTC day. A household or an office is a handful of people; a script minting keys
+ * from one address stops at 20 × 50 words a day. Behind a carrier NAT an operator raises it.
+ */
+export const INBOX_MAX_ALERT_WORD_USERS_PER_ADDRESS_PER_DAY = 20;
+/**
+ * `inbox.max_users_per_address_per_day`: distinct keys one client address may use the user API and
+ * the hint socket with per UTC day (each such key is remembered as an inbox user). 50 is a busy
+ * household or office; a script minting keys stops there instead of at the request rate limit.
+ * Behind a carrier NAT an operator raises it.
+ */
+export const INBOX_MAX_USERS_PER_ADDRESS_PER_DAY = 50;
+/** `inbox.max_sockets_per_pubkey`: hint sockets one user may hold open per process: a phone, a tablet and a few browser tabs. */
+export const INBOX_MAX_SOCKETS_PER_PUBKEY = 8;
+/** `inbox.max_sockets_per_address`: hint sockets one client address may hold open per process: a household's devices, not a script's hundreds. */
+export const INBOX_MAX_SOCKETS_PER_ADDRESS = 32;
+/**
+ * `inbox.idle_user_ttl_days`: an inbox user with no device and no request for 30 days is
+ * forgotten with their alert words and counters (a user with a device is never forgotten; their
+ * counters are their next badge). A month covers any holiday; a key used once is gone in one.
+ */
+export const INBOX_IDLE_USER_TTL_DAYS = 30;
 /** Console heartbeats: every 5 s, so the overview is at most seconds behind a process's state. */
 export const CONSOLE_HEARTBEAT_INTERVAL_SECS = 5;
 /** Beats a process may miss before the console drops it (a GC pause or a slow store write is not a death). */
@@ -251,7 +288,16 @@ export function defaultConfig(): Config {
     // Windows end on a minute; a second's delay of the digest is nothing.
     quiet_hours: { poll_millis: 1000, lease_secs: 60 },
     delivery_log: { enabled: true, retention_days: 7, sweep_interval_secs: 3600 },
-    inbox: { enabled: true, alert_word_refresh_millis: ALERT_WORD_REFRESH_MILLIS },
+    inbox: {
+      enabled: true,
+      alert_word_refresh_millis: ALERT_WORD_REFRESH_MILLIS,
+      max_alert_words_per_user: INBOX_MAX_ALERT_WORDS_PER_USER,
+      max_alert_word_users_per_address_per_day: INBOX_MAX_ALERT_WORD_USERS_PER_ADDRESS_PER_DAY,
+      max_users_per_address_per_day: INBOX_MAX_USERS_PER_ADDRESS_PER_DAY,
+      max_sockets_per_pubkey: INBOX_MAX_SOCKETS_PER_PUBKEY,
+      max_sockets_per_address: INBOX_MAX_SOCKETS_PER_ADDRESS,
+      idle_user_ttl_days: INBOX_IDLE_USER_TTL_DAYS,
+    },
     console: {
       enabled: true,
       heartbeat_interval_secs: CONSOLE_HEARTBEAT_INTERVAL_SECS,
@@ -297,6 +343,8 @@ export function defaultConfig(): Config {
         rate_burst: NIP9A_RECEIVER_RATE_BURST,
         receipt_ttl_secs: NIP9A_RECEIPT_TTL_SECS,
         max_callbacks_per_owner: NIP9A_MAX_CALLBACKS_PER_OWNER,
+        max_callbacks_per_address_per_day: NIP9A_MAX_CALLBACKS_PER_ADDRESS_PER_DAY,
+        idle_callback_ttl_days: NIP9A_IDLE_CALLBACK_TTL_DAYS,
       },
       callback_origins: [],
       allow_loopback_callbacks: 'false',

@@ -158,7 +158,9 @@ export interface Config {
     max_event_age_secs: number;
   };
   cleanup: {
+    /** The janitor's stale-token sweep and its idle-storage sweep (`roles/storage-expiry.ts`: inbox users, NIP-9a callback URLs). */
     enabled: boolean;
+    /** How often both sweeps run. */
     interval_secs: number;
     token_max_age_days: number;
   };
@@ -295,6 +297,25 @@ export interface Config {
      * a word set anywhere is matched from at most this long after.
      */
     alert_word_refresh_millis: number;
+    /** Alert words one user may store (the whole list, by the API or a kind 3083); more is refused with `TOO_MANY_ALERT_WORDS`. At most {@link ALERT_WORDS_CEILING}. */
+    max_alert_words_per_user: number;
+    /**
+     * Distinct keys one client address (`server.trusted_proxies`) may give alert words per UTC day,
+     * counted in the store so every replica shares it; more is refused with `ADDRESS_QUOTA_EXCEEDED`.
+     */
+    max_alert_word_users_per_address_per_day: number;
+    /**
+     * Distinct keys one client address may call the user API or open the hint socket with per UTC
+     * day (each is remembered as an inbox user), counted in the store; more are refused with
+     * `CLIENT_QUOTA_EXCEEDED`. A key counted that day is never refused again that day.
+     */
+    max_users_per_address_per_day: number;
+    /** Hint sockets (`/v1/inbox/socket`) one pubkey may hold open on one process; more are refused with 429. */
+    max_sockets_per_pubkey: number;
+    /** Hint sockets one client address may hold open on one process; more are refused with 429. */
+    max_sockets_per_address: number;
+    /** An inbox user with no device and no request for this many days is forgotten (janitor). */
+    idle_user_ttl_days: number;
   };
   /**
    * NIP-9a both ways: `receiver`, the callback URLs relays that push call for our users
@@ -462,6 +483,10 @@ export interface Nip9aReceiverConfig {
   receipt_ttl_secs: number;
   /** Callback URLs one user may hold at once. */
   max_callbacks_per_owner: number;
+  /** Callback URLs one client address may create per UTC day, whichever keys sign (shared by replicas through the store). */
+  max_callbacks_per_address_per_day: number;
+  /** A callback URL that received nothing for this many days is deleted (janitor). */
+  idle_callback_ttl_days: number;
 }
 
 /**

@@ -1,4 +1,5 @@
 import { HTTP2_CLIENT_KINDS, MIN_MAX_BODY_BYTES, type Config } from './defaults.ts';
+import { ALERT_WORDS_CEILING } from '../store/port-inbox.ts';
 import { KEY_LAYOUTS, MAX_QUEUE_SHARDS } from '../store/redis/keys.ts';
 import { isClusterUrl, parseRedisTarget } from '../store/redis/target.ts';
 import { MAX_WAIT_REPLICAS, MAX_WAIT_TIMEOUT_MS, WAIT_REPLICAS_AUTO } from '../store/redis/replication.ts';
@@ -85,6 +86,14 @@ export const POSITIVE_FIELDS: ReadonlyArray<readonly [NumericPath, string]> = [
   ['nip9a.receiver.rate_burst', 'every NIP-9a callback would be refused'],
   ['nip9a.receiver.receipt_ttl_secs', 'repeated NIP-9a callbacks would be pushed again'],
   ['nip9a.receiver.max_callbacks_per_owner', 'no user could create a NIP-9a callback URL'],
+  ['nip9a.receiver.max_callbacks_per_address_per_day', 'no client could create a NIP-9a callback URL'],
+  ['nip9a.receiver.idle_callback_ttl_days', 'every NIP-9a callback URL would be deleted by the next sweep'],
+  ['inbox.max_alert_words_per_user', 'no user could watch an alert word'],
+  ['inbox.max_alert_word_users_per_address_per_day', 'no client could set alert words'],
+  ['inbox.max_users_per_address_per_day', 'no client could use the user API'],
+  ['inbox.max_sockets_per_pubkey', 'no user could open the hint socket'],
+  ['inbox.max_sockets_per_address', 'no client could open the hint socket'],
+  ['inbox.idle_user_ttl_days', 'every inbox user without a device would be forgotten by the next sweep'],
 ];
 
 const HEX64 = /^[0-9a-f]{64}$/;
@@ -140,6 +149,11 @@ export function validateConfig(config: Config, explicitKeys: ReadonlySet<string>
     const value = readPath(config, field);
     if (typeof value !== 'number' || value < 0) problems.push(`${field} must not be negative`);
   }
+
+  if (config.inbox.max_alert_words_per_user > ALERT_WORDS_CEILING)
+    problems.push(
+      `inbox.max_alert_words_per_user must be at most ${ALERT_WORDS_CEILING} (the store's ceiling: a list must fit the user API's body limit)`,
+    );
 
   if (!Number.isInteger(config.nip9a.post_threads) || config.nip9a.post_threads < 0)
     problems.push('nip9a.post_threads must be a whole number, 0 or more (0 makes the callback POSTs on the main thread)');

@@ -6,7 +6,7 @@ import { redact } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import { parsePreferencesPayload, parseSocialFiltersPayload, parseQuietHoursPayload, parseTokenPayload } from './control-payloads.ts';
 import { parseAlertWordList } from './inbox/words.ts';
-import { MAX_ALERT_WORDS_PER_USER } from '../store/port-inbox.ts';
+import { INBOX_MAX_ALERT_WORDS_PER_USER } from '../config/defaults.ts';
 
 /**
  * Decrypts the NIP-44 content of a control event addressed to the service. Rejects with
@@ -46,6 +46,8 @@ export interface ControlHandlerDeps {
   decryptor: ControlDecryptor;
   logger: Logger;
   metrics: Metrics;
+  /** `inbox.max_alert_words_per_user`; absent: {@link INBOX_MAX_ALERT_WORDS_PER_USER}. */
+  maxAlertWordsPerUser?: number;
 }
 
 /**
@@ -67,10 +69,10 @@ export async function handleControlEvent(deps: ControlHandlerDeps, event: NostrE
  * the list stays (words set through the user API survive a preferences update without them). A
  * bad list is logged and ignored; the preferences themselves were applied.
  */
-async function applyAlertWords(store: StorePort, pubkey: string, plaintext: string, log: Logger): Promise<void> {
+async function applyAlertWords(store: StorePort, pubkey: string, plaintext: string, maxWords: number, log: Logger): Promise<void> {
   const body = JSON.parse(plaintext) as Record<string, unknown>;
   if (!('alertWords' in body)) return;
-  const parsed = parseAlertWordList(body.alertWords, MAX_ALERT_WORDS_PER_USER);
+  const parsed = parseAlertWordList(body.alertWords, maxWords);
   if (!parsed.ok) {
     log.warn({ reason: parsed.reason }, 'alertWords of a preferences event ignored');
     return;
@@ -93,7 +95,7 @@ async function decideControlEvent(deps: ControlHandlerDeps, event: NostrEvent, k
     log.warn({ err: (err as Error).message }, 'control event failed to decrypt');
     return 'decrypt_failed';
   }
-  return (await applyControlPayload(deps.store, log, event.pubkey, kind, plaintext)).outcome;
+  return (await applyControlPayload(deps.store, log, event.pubkey, kind, plaintext, deps.maxAlertWordsPerUser)).outcome;
 }
 
 /** The kinds whose payloads {@link applyControlPayload} applies. */
@@ -123,6 +125,8 @@ export async function applyControlPayload(
   pubkey: string,
   kind: ControlKind,
   plaintext: string,
+  /** `inbox.max_alert_words_per_user`: a 3083's `alertWords` over it are ignored. */
+  maxAlertWordsPerUser: number = INBOX_MAX_ALERT_WORDS_PER_USER,
 ): Promise<ControlApplied> {
   if (kind === PREFERENCES) {
     const parsed = parsePreferencesPayload(plaintext);
@@ -146,7 +150,7 @@ export async function applyControlPayload(
       },
       'preferences updated',
     );
-    await applyAlertWords(store, pubkey, plaintext, log);
+    await applyAlertWords(store, pubkey, plaintext, maxAlertWordsPerUser, log);
     return { outcome: 'preferences_set' };
   }
 

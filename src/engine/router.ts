@@ -92,6 +92,8 @@ export interface RouterDeps {
    */
   reportUnaddressed?: boolean;
   processedEventTtlSecs: number;
+  /** `inbox.max_alert_words_per_user`: a 3083's `alertWords` above it are ignored. Absent: the default. */
+  maxAlertWordsPerUser?: number;
   clock: Clock;
   logger: Logger;
   metrics: Metrics;

@@ -77,6 +77,12 @@ export class Metrics {
     labelNames: ['reason'] as const,
     registers: [this.registry],
   });
+  readonly storageExpired = new Counter({
+    name: 'push_storage_expired_total',
+    help: 'Records the janitor deleted for idleness (issue 35): inbox users, NIP-9a callback URLs',
+    labelNames: ['kind'] as const,
+    registers: [this.registry],
+  });
   readonly httpRequests = new Counter({
     name: 'push_http_requests_total',
     help: 'HTTP requests by route and status',

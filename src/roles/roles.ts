@@ -51,6 +51,7 @@ import type { Nip9aGateway } from '../nip9a/gateway/gateway.ts';
 import { DEFAULT_APP_ID } from '../config/apps.ts';
 import { sleep } from '../util/async.ts';
 import { DONE, type QueueSignal } from '../store/queue-work.ts';
+import { TASK_STORAGE_EXPIRY, runStorageExpiry } from './storage-expiry.ts';
 
 /**
  * What one app's roles run on. The service calls {@link startRoles} once per app (tenancy,
@@ -185,6 +186,22 @@ export async function startRoles(ctx: RoleContext): Promise<StartedRoles> {
   }
   if (config.roles.includes('janitor')) {
     ctx.supervisor.spawn(TASK_TOKEN_CLEANUP, 'tolerated', (signal) => runTokenCleanup(ctx, signal));
+    // janitor: idle inbox users (per app) and idle NIP-9a callback URLs (once), issue 35
+    // (a zero interval would sweep in a tight loop; the stale-token task logs that misconfiguration)
+    if (config.cleanup.enabled && config.cleanup.interval_secs > 0)
+      ctx.supervisor.spawn(TASK_STORAGE_EXPIRY, 'tolerated', (signal) =>
+        runStorageExpiry(
+          {
+            store: ctx.store,
+            idleUserTtlDays: config.inbox.idle_user_ttl_days,
+            idleCallbackTtlDays: processWide ? config.nip9a.receiver.idle_callback_ttl_days : null,
+            intervalMs: config.cleanup.interval_secs * 1000,
+            metrics: ctx.metrics,
+            logger: ctx.logger.child({ role: 'janitor', task: TASK_STORAGE_EXPIRY }),
+          },
+          signal,
+        ),
+      );
     ctx.supervisor.spawn(TASK_QUEUE_GAUGES, 'fatal', (signal) => runQueueGauges(ctx, signal));
   }
   // app platform: the send scheduler (scheduler) and the delivery log sweep (janitor)
@@ -288,6 +305,7 @@ function startEngine(ctx: RoleContext): void {
     otherAppPubkeys: ctx.otherAppPubkeys ?? new Set(),
     reportUnaddressed: (ctx.appId ?? DEFAULT_APP_ID) === DEFAULT_APP_ID,
     processedEventTtlSecs: config.service.processed_event_ttl_secs,
+    maxAlertWordsPerUser: config.inbox.max_alert_words_per_user,
     clock: store.clock,
     logger: log,
     metrics,

@@ -96,12 +96,61 @@ export interface InboxHint {
   totalNew: number;
 }
 
-/** Most alert words one user may watch (issue 13). */
-export const MAX_ALERT_WORDS_PER_USER = 50;
+/**
+ * The most alert words a store accepts in one user's list: the ceiling of
+ * `inbox.max_alert_words_per_user` (default 50, Twitarr's), which the callers enforce with a clear
+ * refusal; the store only guards against a caller that forgot. 200 words of at most 64 characters
+ * fit the user API's 16 KiB body.
+ */
+export const ALERT_WORDS_CEILING = 200;
+
+/**
+ * Resolution of an inbox user's activity time: one day. Activity decides only the idle sweep
+ * (`inbox.idle_user_ttl_days`, 30 days), so a day loses nothing, and a user calling the API all day
+ * costs one activity write a day instead of one a request.
+ */
+export const INBOX_ACTIVITY_RESOLUTION_MS = 86_400_000;
+
+/** The activity time a request at `nowMs` records: the start of its UTC day. */
+export function inboxActivityDayMs(nowMs: number): number {
+  return Math.floor(nowMs / INBOX_ACTIVITY_RESOLUTION_MS) * INBOX_ACTIVITY_RESOLUTION_MS;
+}
+
+/** What one page of an idle sweep did ({@link InboxStore.forgetIdleInboxUsers}, `forgetIdleNip9aCallbacks`). */
+export interface IdleSweepPage {
+  /**
+   * Candidates settled (at most the page size): removed, or kept and no longer idle. Fewer than the
+   * page size means the sweep is done for now (one left for later, e.g. a user whose alert words
+   * are being replaced at that instant, is not counted, so a pass always ends).
+   */
+  examined: number;
+  /** Of those, the ones deleted. */
+  removed: number;
+}
 
 export interface InboxStore {
-  /** Make `pubkey` a known user, whose notifications count from now on. Idempotent. */
+  /**
+   * Make `pubkey` a known user, whose notifications count from now on, and record that they were
+   * active today ({@link inboxActivityDayMs} of the store clock; a user's activity only rises).
+   * Called on every user-API request, hint-socket upgrade and device registration: an adapter
+   * writes the activity at most once per user per day (a request on a day already recorded is a
+   * read, or one no-op write). Idempotent.
+   */
   rememberInboxUser(pubkey: string): Promise<void>;
+
+  /**
+   * One page of the idle-user sweep (the janitor's, `inbox.idle_user_ttl_days`): look at up to
+   * `max` known users whose recorded activity is before `idleBeforeMs`, oldest first, and for each:
+   * - with a registered device: keep them, and count them active now (a device is activity; the
+   *   user is looked at again once idle for the whole TTL since);
+   * - otherwise forget them: their counters, announcement mark, alert words (the global index
+   *   keeps no trace of them) and their known-ness; their next request makes them a new user.
+   * A user whose request recorded activity meanwhile is kept. Each user is forgotten atomically
+   * with respect to their own requests and alert-word replaces (a replace running at that moment
+   * either finishes first or starts after). Users remembered before their adapter recorded
+   * activity are covered as the adapter's header says.
+   */
+  forgetIdleInboxUsers(idleBeforeMs: number, max: number): Promise<IdleSweepPage>;
 
   /**
    * For each entry, atomically: when the recipient is known (remembered, or with a registered
@@ -142,11 +191,11 @@ export interface InboxStore {
   // ---- alert words (Twitarr's `alertwords` index with per-word watcher sets) ---------------
 
   /**
-   * Replace `pubkey`'s alert words with `words` (already tokenised: lower-case, distinct, at most
-   * {@link MAX_ALERT_WORDS_PER_USER}; the store checks only the count). Keeps the global index
+   * Replace `pubkey`'s alert words with `words` (already tokenised: lower-case, distinct, within
+   * `inbox.max_alert_words_per_user`, which the caller checks; the store checks only the ceiling). Keeps the global index
    * in step: a word nobody watches any more leaves it. Remembers the user.
    *
-   * @throws RangeError when there are more than {@link MAX_ALERT_WORDS_PER_USER} words.
+   * @throws RangeError when there are more than {@link ALERT_WORDS_CEILING} words.
    */
   replaceAlertWords(pubkey: string, words: readonly string[]): Promise<void>;
 

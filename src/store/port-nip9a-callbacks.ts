@@ -12,6 +12,14 @@
  * the relay URL, rate limits (per process, in the receiver). Ids and hashes are stored as given.
  */
 import type { EnqueueItem } from './port.ts';
+import type { IdleSweepPage } from './port-inbox.ts';
+
+/**
+ * Resolution of a callback URL's "last received" time: one day. It decides only the idle sweep
+ * (`nip9a.receiver.idle_callback_ttl_days`, 90 days), so the receiver records it at most once a
+ * day per URL (see {@link Nip9aCallbackStore.touchNip9aCallback}), never once per relay POST.
+ */
+export const NIP9A_CALLBACK_ACTIVITY_RESOLUTION_MS = 86_400_000;
 
 /** One callback URL, as stored. */
 export interface Nip9aCallback {
@@ -56,6 +64,21 @@ export interface Nip9aCallbackStore {
    * already revoked or someone else's (a non-owner learns nothing more than "not found").
    */
   revokeNip9aCallback(owner: string, id: string): Promise<boolean>;
+
+  /**
+   * Record that callback `id` received a relay POST at `atMs` (the receiver passes the start of
+   * the day, once a day per URL). Only raises the recorded time; unknown ids are ignored. A new
+   * callback counts as received at its `createdAtMs`.
+   */
+  touchNip9aCallback(id: string, atMs: number): Promise<void>;
+
+  /**
+   * One page of the idle-callback sweep (the janitor's, `nip9a.receiver.idle_callback_ttl_days`):
+   * look at up to `max` callbacks whose last received time is before `idleBeforeMs`, oldest first,
+   * and delete each as its owner's revoke would (the URL answers 404 from then on, and a NIP-9a
+   * relay deletes its registration on a 404). One touched meanwhile is kept.
+   */
+  forgetIdleNip9aCallbacks(idleBeforeMs: number, max: number): Promise<IdleSweepPage>;
 
   /**
    * For each entry, atomically: record its receipt for `ttlSecs` and, only when the receipt was

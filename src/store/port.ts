@@ -35,6 +35,7 @@ import type { CampaignStore } from './port-campaigns.ts';
 import type { SuppressionStore } from './port-suppressions.ts';
 import type { QuietHoursStore } from './port-quiet-hours.ts';
 import type { TopologyStore } from './port-topology.ts';
+import type { ClientQuotaStore } from './port-client-quotas.ts';
 
 /** Millisecond time source shared by a store and the stages that use it. */
 
@@ -243,6 +244,7 @@ export interface StorePort
     VapidKeyStore,
     SocialFilterStore,
     InboxStore,
+    ClientQuotaStore,
     DeadLetterStore,
     Nip9aGatewayStore,
     Nip9aCallbackStore,

@@ -28,6 +28,7 @@ import { throttleContract } from './contract/throttle.ts';
 import { campaignContract } from './contract/campaigns.ts';
 import { suppressionContract } from './contract/suppressions.ts';
 import { quietHoursContract } from './contract/quiet-hours.ts';
+import { storageBoundsContract } from './contract/storage-bounds.ts';
 
 /**
  * The store contract: the definition of correct {@link StorePort} behaviour, run against every
@@ -107,6 +108,7 @@ export function runStoreContract(options: StoreContractOptions): void {
     campaignContract(ctx);
     suppressionContract(ctx);
     quietHoursContract(ctx);
+    storageBoundsContract(ctx);
     for (const queue of QUEUES) {
       queueContract(ctx, queue);
       deadLetterContract(ctx, queue);

@@ -26,8 +26,9 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import {
+  ALERT_WORDS_CEILING,
   INBOX_TYPES,
-  MAX_ALERT_WORDS_PER_USER,
+  inboxActivityDayMs,
   inboxCountsFrom,
   isInboxType,
   type Announcement,
@@ -44,8 +45,14 @@ export function hintChannel(ctx: RedisContext): string {
   return inboxHintChannel(ctx.redis.options.keyPrefix ?? '');
 }
 
+/**
+ * Remember the user and record today's activity: the user's hash first (the truth the idle sweep
+ * checks), then, once a day per user, the index entry the sweep finds them by (`idle-sweeps.ts`).
+ */
 export async function rememberInboxUser(ctx: RedisContext, pubkey: string): Promise<void> {
-  await ctx.redis.hsetnx(ctx.keys.inboxKey(pubkey), 'known', '1');
+  const dayMs = inboxActivityDayMs(ctx.clock.nowMs());
+  const raised = await ctx.scripts.run('touchInboxUser', [ctx.keys.inboxKey(pubkey)], [dayMs]);
+  if (raised === 1) await ctx.redis.zadd(ctx.keys.inboxActivityKey(pubkey), 'GT', dayMs, pubkey);
 }
 
 export async function countInboxNotifications(
@@ -148,7 +155,7 @@ export async function markInboxViewed(ctx: RedisContext, pubkey: string, types: 
 }
 
 /** Steps 2 and 3 of {@link replaceAlertWords}: one word's watcher set and index entry. */
-async function watchAlertWord(ctx: RedisContext, word: string, pubkey: string, watching: boolean): Promise<void> {
+export async function watchAlertWord(ctx: RedisContext, word: string, pubkey: string, watching: boolean): Promise<void> {
   await ctx.scripts.run(
     'watchAlertWord',
     [ctx.keys.alertWordIndexKey(word), ctx.keys.alertWordUsersKey(word)],
@@ -184,8 +191,8 @@ async function widenUnderLock(ctx: RedisContext, pubkey: string, lockToken: stri
 /** Replace a user's alert words in the four steps of the module header. */
 export async function replaceAlertWords(ctx: RedisContext, pubkey: string, words: readonly string[]): Promise<void> {
   const distinct = [...new Set(words)];
-  if (distinct.length > MAX_ALERT_WORDS_PER_USER)
-    throw new RangeError(`replaceAlertWords: at most ${MAX_ALERT_WORDS_PER_USER} words, got ${distinct.length}`);
+  if (distinct.length > ALERT_WORDS_CEILING)
+    throw new RangeError(`replaceAlertWords: at most ${ALERT_WORDS_CEILING} words, got ${distinct.length}`);
   const lockToken = randomUUID();
   const userWordsKey = ctx.keys.userAlertWordsKey(pubkey);
   try {

@@ -1,7 +1,7 @@
 /**
  * Every Redis key nostr-push reads or writes, built here (and in the sections of `keys/`, one per
  * area: tags and shards, users and tokens, queues, ntfy, coalescing, bells and quiet hours, the
- * platform, the inbox, NIP-9a) and nowhere else.
+ * platform, the inbox, NIP-9a, per-client quotas) and nowhere else.
  *
  * Keys shared with divine-push-service (seed 000, reference §3.1): the names, types and value
  * formats are kept exactly, so an existing divine Redis is taken over as it is.
@@ -64,6 +64,7 @@ import { bellKeys, quietHoursKeys } from './keys/bells.ts';
 import { campaignKeys, fleetKeys, platformKeys, vapidKeys } from './keys/platform.ts';
 import { inboxKeys, throttleKeys } from './keys/inbox.ts';
 import { nip9aCallbackKeys, nip9aGatewayKeys } from './keys/nip9a.ts';
+import { clientQuotaKeys } from './keys/quotas.ts';
 
 export { KEY_LAYOUTS, keyTags, shardIndexes, shardOf, type KeyLayout, type KeyTags } from './keys/tags.ts';
 export { CLUSTER_TOKEN_SHARDS, type TokenShardKeys } from './keys/users.ts';
@@ -79,8 +80,8 @@ export { NTFY_CLUSTER_INDEX_SHARDS, ntfyWakeChannel } from './keys/ntfy.ts';
 export { CLUSTER_COALESCE_OUTBOX_SHARDS } from './keys/coalesce.ts';
 export { DIGEST_CLUSTER_SHARDS, FANOUT_CLUSTER_SHARDS } from './keys/bells.ts';
 export { DELIVERY_LOG_SHARDS, SEND_DUE_SHARDS } from './keys/platform.ts';
-export { CLUSTER_ALERT_WORD_SHARDS, inboxHintChannel } from './keys/inbox.ts';
-export { nip9aRegistrationField } from './keys/nip9a.ts';
+export { CLUSTER_ALERT_WORD_SHARDS, CLUSTER_INBOX_ACTIVITY_SHARDS, inboxHintChannel } from './keys/inbox.ts';
+export { CLUSTER_CALLBACK_ACTIVITY_SHARDS, nip9aRegistrationField } from './keys/nip9a.ts';
 
 /** The key prefix of app `appId`'s store view: none for the default app, `app:{id}:` for the others. */
 export const appKeyPrefix = (appId: string): string => (appId === DEFAULT_APP_ID ? '' : `app:${appId}:`);
@@ -115,6 +116,7 @@ export function createRedisKeys(layout: KeyLayout, options: { queueShards?: numb
     ...throttleKeys(t),
     ...campaignKeys(t),
     ...quietHoursKeys(t),
+    ...clientQuotaKeys(),
   };
 }
 

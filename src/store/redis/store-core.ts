@@ -32,6 +32,10 @@ import * as deliveries from './deliveries.ts';
 import * as tokens from './tokens.ts';
 import { claimVapidKeys } from './vapid.ts';
 import * as nip9aCallbacks from './nip9a-callbacks.ts';
+import * as idleSweeps from './idle-sweeps.ts';
+import { takeClientQuota } from './client-quotas.ts';
+import type { ClientQuotaRequest, ClientQuotaResult } from '../port-client-quotas.ts';
+import type { IdleSweepPage } from '../port-inbox.ts';
 import * as fleet from './fleet.ts';
 import type { ConsoleSession, MetricSample, NtfyTopicCount, ProcessHeartbeat, ProcessHeartbeatRecord } from '../port-fleet.ts';
 import type { Nip9aAcceptance, Nip9aCallback } from '../port-nip9a-callbacks.ts';
@@ -294,6 +298,20 @@ export abstract class RedisCoreStore {
   }
   acceptNip9aReceipts<T>(ttlSecs: number, entries: ReadonlyArray<Nip9aAcceptance<T>>): Promise<boolean[]> {
     return nip9aCallbacks.acceptNip9aReceipts(this.ctx, ttlSecs, entries);
+  }
+  touchNip9aCallback(id: string, atMs: number): Promise<void> {
+    return idleSweeps.touchNip9aCallback(this.ctx, id, atMs);
+  }
+  forgetIdleNip9aCallbacks(idleBeforeMs: number, max: number): Promise<IdleSweepPage> {
+    return idleSweeps.forgetIdleNip9aCallbacks(this.ctx, idleBeforeMs, max);
+  }
+  forgetIdleInboxUsers(idleBeforeMs: number, max: number): Promise<IdleSweepPage> {
+    return idleSweeps.forgetIdleInboxUsers(this.ctx, idleBeforeMs, max);
+  }
+
+  // ---- per-client quotas (port-client-quotas.ts) ---------------------------------------------
+  takeClientQuota(request: ClientQuotaRequest): Promise<ClientQuotaResult> {
+    return takeClientQuota(this.ctx, request);
   }
 
   // ---- VAPID key (port-vapid.ts) -------------------------------------------------------------

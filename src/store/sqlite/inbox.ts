@@ -12,9 +12,11 @@ import { EventEmitter } from 'node:events';
 import type { Database, Statement } from 'better-sqlite3';
 import type { Clock } from '../port.ts';
 import {
+  ALERT_WORDS_CEILING,
   INBOX_TYPES,
-  MAX_ALERT_WORDS_PER_USER,
+  inboxActivityDayMs,
   inboxCountsFrom,
+  type IdleSweepPage,
   type Announcement,
   type InboxCountEntry,
   type InboxCounts,
@@ -66,7 +68,29 @@ export const CREATE_INBOX_TABLES = `
   CREATE INDEX announcements_by_expiry ON announcements (expires_at_ms);
 `;
 
-const REMEMBER_USER = `INSERT INTO inbox_users (pubkey) VALUES (?) ON CONFLICT (pubkey) DO NOTHING`;
+/**
+ * Issue 35: the day a user was last active (a request, a registration), so the janitor can forget
+ * users idle for `inbox.idle_user_ttl_days`. Users of an older file count as active on the day of
+ * the upgrade, so none is forgotten sooner than a whole TTL after it.
+ */
+export const ADD_INBOX_USER_ACTIVITY = (upgradeDayMs: number): string => `
+  ALTER TABLE inbox_users ADD COLUMN active_day_ms INTEGER NOT NULL DEFAULT 0;
+  UPDATE inbox_users SET active_day_ms = ${Math.trunc(upgradeDayMs)};
+  CREATE INDEX inbox_users_by_activity ON inbox_users (active_day_ms);
+`;
+
+// Remembers the user, and raises their activity day; a request on a day already recorded writes nothing.
+const REMEMBER_USER = `
+  INSERT INTO inbox_users (pubkey, active_day_ms) VALUES (@pubkey, @dayMs)
+  ON CONFLICT (pubkey) DO UPDATE SET active_day_ms = excluded.active_day_ms WHERE inbox_users.active_day_ms < excluded.active_day_ms`;
+const SELECT_IDLE_USERS = `SELECT pubkey FROM inbox_users WHERE active_day_ms < ? ORDER BY active_day_ms, pubkey LIMIT ?`;
+const HAS_DEVICE = `SELECT EXISTS (SELECT 1 FROM devices WHERE pubkey = ?) AS has`;
+const SET_ACTIVITY = `UPDATE inbox_users SET active_day_ms = ? WHERE pubkey = ?`;
+const FORGET_USER = [
+  `DELETE FROM inbox_users WHERE pubkey = ?`,
+  `DELETE FROM inbox_counters WHERE pubkey = ?`,
+  `DELETE FROM alert_words WHERE pubkey = ?`,
+];
 /** 2: remembered (an inbox_users row); 1: known by a registered device only; 0: unknown. */
 const IS_KNOWN = `
   SELECT CASE WHEN EXISTS (SELECT 1 FROM inbox_users WHERE pubkey = @pubkey) THEN 2
@@ -110,7 +134,11 @@ export interface InboxWrite<T> {
 }
 
 export class InboxTables {
-  private readonly remember: Statement<[string]>;
+  private readonly remember: Statement<[{ pubkey: string; dayMs: number }]>;
+  private readonly idleUsers: Statement<[number, number], { pubkey: string }>;
+  private readonly hasDevice: Statement<[string], { has: number }>;
+  private readonly setActivity: Statement<[number, string]>;
+  private readonly forgetUser: Statement<[string]>[];
   private readonly isKnown: Statement<[{ pubkey: string }], { known: number }>;
   private readonly takeMark: Statement<[{ countKey: string; recipient: string; expiresAtMs: number; nowMs: number }]>;
   private readonly increment: Statement<[{ pubkey: string; type: string }]>;
@@ -136,6 +164,11 @@ export class InboxTables {
     private readonly clock: Clock,
   ) {
     this.remember = db.prepare(REMEMBER_USER);
+    this.idleUsers = db.prepare(SELECT_IDLE_USERS);
+    this.hasDevice = db.prepare(HAS_DEVICE);
+    this.setActivity = db.prepare(SET_ACTIVITY);
+    this.forgetUser = FORGET_USER.map((sql) => db.prepare<[string]>(sql));
+    this.forgetIdle = db.transaction((idleBeforeMs: number, max: number) => this.forgetIdleNow(idleBeforeMs, max));
     this.isKnown = db.prepare(IS_KNOWN);
     this.takeMark = db.prepare(TAKE_COUNTED_MARK);
     this.increment = db.prepare(INCREMENT);
@@ -158,7 +191,25 @@ export class InboxTables {
   }
 
   rememberUser(pubkey: string): void {
-    this.remember.run(pubkey);
+    this.remember.run({ pubkey, dayMs: inboxActivityDayMs(this.clock.nowMs()) });
+  }
+
+  /** One page of the idle sweep (port-inbox.ts `forgetIdleInboxUsers`), as one savepoint of the group's commit. */
+  readonly forgetIdle: (idleBeforeMs: number, max: number) => IdleSweepPage;
+
+  private forgetIdleNow(idleBeforeMs: number, max: number): IdleSweepPage {
+    const today = inboxActivityDayMs(this.clock.nowMs());
+    const idle = this.idleUsers.all(idleBeforeMs, max);
+    let removed = 0;
+    for (const { pubkey } of idle) {
+      if ((this.hasDevice.get(pubkey)?.has ?? 0) === 1) {
+        this.setActivity.run(today, pubkey);
+        continue;
+      }
+      for (const statement of this.forgetUser) statement.run(pubkey);
+      removed += 1;
+    }
+    return { examined: idle.length, removed };
   }
 
   count(entries: readonly InboxCountEntry[], ttlSecs: number): InboxWrite<(number | null)[]> {
@@ -173,7 +224,7 @@ export class InboxTables {
       const taken = this.takeMark.run({ countKey: entry.countKey, recipient: entry.recipient, expiresAtMs: expires, nowMs });
       if (taken.changes === 0) return null;
       // A user known by a device only is remembered now; one remembered already needs no write.
-      if (known === 1) this.remember.run(entry.recipient);
+      if (known === 1) this.rememberUser(entry.recipient);
       this.increment.run({ pubkey: entry.recipient, type: entry.type });
       const totalNew = this.totalNew(entry.recipient, activeIds);
       hints.push({ pubkey: entry.recipient, type: entry.type, totalNew });
@@ -199,7 +250,7 @@ export class InboxTables {
   }
 
   markViewed(pubkey: string, types: readonly InboxType[]): InboxWrite<InboxCounts> {
-    this.remember.run(pubkey);
+    this.rememberUser(pubkey);
     let changedType: InboxType | null = null;
     for (const type of INBOX_TYPES.filter((t) => types.includes(t))) {
       let changes: number;
@@ -215,9 +266,9 @@ export class InboxTables {
 
   replaceWords(pubkey: string, words: readonly string[]): void {
     const distinct = [...new Set(words)];
-    if (distinct.length > MAX_ALERT_WORDS_PER_USER)
-      throw new RangeError(`replaceAlertWords: at most ${MAX_ALERT_WORDS_PER_USER} words, got ${distinct.length}`);
-    this.remember.run(pubkey);
+    if (distinct.length > ALERT_WORDS_CEILING)
+      throw new RangeError(`replaceAlertWords: at most ${ALERT_WORDS_CEILING} words, got ${distinct.length}`);
+    this.rememberUser(pubkey);
     this.deleteUserWords.run(pubkey);
     for (const word of distinct) this.insertWord.run(word, pubkey);
   }

@@ -12,9 +12,11 @@ import { CREATE_API_KEY_TABLE } from './apikeys.ts';
 import { CREATE_SEND_TABLES } from './sends.ts';
 import { CREATE_DELIVERY_LOG_TABLES } from './delivery-log.ts';
 import { CREATE_SOCIAL_FILTERS_TABLE } from './social-filters.ts';
-import { CREATE_INBOX_TABLES } from './inbox.ts';
+import { ADD_INBOX_USER_ACTIVITY, CREATE_INBOX_TABLES } from './inbox.ts';
+import { CREATE_CLIENT_QUOTA_TABLE } from './client-quotas.ts';
+import { inboxActivityDayMs } from '../port-inbox.ts';
 import { CREATE_NIP9A_GATEWAY_TABLES } from './nip9a-gateway.ts';
-import { CREATE_NIP9A_CALLBACK_TABLES } from './nip9a-callbacks.ts';
+import { ADD_NIP9A_CALLBACK_ACTIVITY, CREATE_NIP9A_CALLBACK_TABLES } from './nip9a-callbacks.ts';
 import { CREATE_FLEET_TABLES } from './fleet.ts';
 
 /**
@@ -210,6 +212,15 @@ export const migrations: readonly Migration[] = [
     apply: (db) => db.exec(ADD_EVENT_CLAIM_OWNER),
   },
   { description: 'create the schedule of delayed ntfy messages', apply: (db) => db.exec(CREATE_NTFY_SCHEDULED_TABLE) },
+  {
+    // Issue 35. Rows already there count as active on the day of the upgrade (the process clock:
+    // a migration runs once, at open, before any store clock is read).
+    description: 'storage that expires: inbox user activity, callback last-received times, per-client quotas',
+    apply: (db) => {
+      const upgradeDayMs = inboxActivityDayMs(Date.now());
+      db.exec(ADD_INBOX_USER_ACTIVITY(upgradeDayMs) + ADD_NIP9A_CALLBACK_ACTIVITY(upgradeDayMs) + CREATE_CLIENT_QUOTA_TABLE);
+    },
+  },
 ];
 
 /** The version a file has after {@link migrate}. */

@@ -7,6 +7,7 @@
 import type { Database, Statement } from 'better-sqlite3';
 import type { Clock } from '../port.ts';
 import type { Nip9aAcceptance, Nip9aCallback, Nip9aReceipt } from '../port-nip9a-callbacks.ts';
+import type { IdleSweepPage } from '../port-inbox.ts';
 import { ExpiredRowSweeper, expiresAtMs } from './expiry.ts';
 import type { QueueTable } from './queues.ts';
 
@@ -34,9 +35,23 @@ export const CREATE_NIP9A_CALLBACK_TABLES = `
   CREATE INDEX nip9a_receipts_by_expiry ON nip9a_receipts (expires_at_ms);
 `;
 
+/**
+ * Issue 35: when a callback last received a relay POST (day resolution), so the janitor can delete
+ * those idle for `nip9a.receiver.idle_callback_ttl_days`. Callbacks of an older file count as
+ * received on the day of the upgrade, so none is deleted sooner than a whole TTL after it.
+ */
+export const ADD_NIP9A_CALLBACK_ACTIVITY = (upgradeDayMs: number): string => `
+  ALTER TABLE nip9a_callbacks ADD COLUMN last_received_ms INTEGER NOT NULL DEFAULT 0;
+  UPDATE nip9a_callbacks SET last_received_ms = MAX(created_at_ms, ${Math.trunc(upgradeDayMs)});
+  CREATE INDEX nip9a_callbacks_by_last_received ON nip9a_callbacks (last_received_ms);
+`;
+
 const INSERT_CALLBACK = `
-  INSERT INTO nip9a_callbacks (id, secret_hash, secret_hint, owner, relay, created_at_ms)
-  VALUES (@id, @secretHash, @secretHint, @owner, @relay, @createdAtMs)`;
+  INSERT INTO nip9a_callbacks (id, secret_hash, secret_hint, owner, relay, created_at_ms, last_received_ms)
+  VALUES (@id, @secretHash, @secretHint, @owner, @relay, @createdAtMs, @createdAtMs)`;
+const TOUCH_CALLBACK = `UPDATE nip9a_callbacks SET last_received_ms = @atMs WHERE id = @id AND last_received_ms < @atMs`;
+const SELECT_IDLE = `SELECT id FROM nip9a_callbacks WHERE last_received_ms < ? ORDER BY last_received_ms, id LIMIT ?`;
+const DELETE_CALLBACK = `DELETE FROM nip9a_callbacks WHERE id = ?`;
 
 const CALLBACK_COLUMNS = `id, secret_hash, secret_hint, owner, relay, created_at_ms`;
 const SELECT_BY_SECRET = `SELECT ${CALLBACK_COLUMNS} FROM nip9a_callbacks WHERE secret_hash = ?`;
@@ -78,6 +93,9 @@ export class Nip9aCallbackTables {
   private readonly selectBySecret: Statement<[string], CallbackRow>;
   private readonly selectByOwner: Statement<[string], CallbackRow>;
   private readonly deleteOwned: Statement<[string, string]>;
+  private readonly touchCallback: Statement<[{ id: string; atMs: number }]>;
+  private readonly selectIdle: Statement<[number, number], { id: string }>;
+  private readonly deleteCallback: Statement<[string]>;
   private readonly takeReceipt: Statement<[Nip9aReceipt & { expiresAtMs: number; nowMs: number }]>;
   private readonly sweeper: ExpiredRowSweeper;
   readonly accept: (ttlSecs: number, entries: ReadonlyArray<Nip9aAcceptance>) => boolean[];
@@ -92,6 +110,14 @@ export class Nip9aCallbackTables {
     this.selectByOwner = db.prepare(SELECT_BY_OWNER);
     this.deleteOwned = db.prepare(DELETE_OWNED);
     this.takeReceipt = db.prepare(TAKE_RECEIPT);
+    this.touchCallback = db.prepare(TOUCH_CALLBACK);
+    this.selectIdle = db.prepare(SELECT_IDLE);
+    this.deleteCallback = db.prepare(DELETE_CALLBACK);
+    this.forgetIdle = db.transaction((idleBeforeMs: number, max: number): IdleSweepPage => {
+      const idle = this.selectIdle.all(idleBeforeMs, max);
+      for (const { id } of idle) this.deleteCallback.run(id);
+      return { examined: idle.length, removed: idle.length };
+    });
     this.sweeper = new ExpiredRowSweeper(db, [DELETE_EXPIRED_RECEIPTS]);
     // Each entry's receipt and enqueue are one savepoint: both or neither.
     const acceptOne = db.transaction((ttlSecs: number, entry: Nip9aAcceptance): boolean => {
@@ -111,6 +137,11 @@ export class Nip9aCallbackTables {
   /** Savepoints, so a failed write in the group's commit undoes only itself. */
   readonly create: (callback: Nip9aCallback) => void;
   readonly revoke: (owner: string, id: string) => boolean;
+  readonly forgetIdle: (idleBeforeMs: number, max: number) => IdleSweepPage;
+
+  touch(id: string, atMs: number): void {
+    this.touchCallback.run({ id, atMs });
+  }
 
   private insert(callback: Nip9aCallback): void {
     this.insertCallback.run({

@@ -54,6 +54,9 @@ import { QueueTable } from './queues.ts';
 import { RecordTables } from './records.ts';
 import { TokenTable } from './tokens.ts';
 import { Nip9aCallbackTables } from './nip9a-callbacks.ts';
+import { ClientQuotaTable } from './client-quotas.ts';
+import type { ClientQuotaRequest, ClientQuotaResult } from '../port-client-quotas.ts';
+import type { IdleSweepPage } from '../port-inbox.ts';
 import type { Nip9aAcceptance, Nip9aCallback } from '../port-nip9a-callbacks.ts';
 
 /** Dead letters replayed per transaction by `replayAllDead`: big enough to be quick, small enough not to hold the writer long. */
@@ -87,6 +90,7 @@ export abstract class SqliteCoreStore {
   protected readonly inbox: InboxTables;
   protected readonly nip9a: Nip9aGatewayTables;
   protected readonly nip9aCallbacks: Nip9aCallbackTables;
+  protected readonly clientQuotas: ClientQuotaTable;
   protected readonly campaigns: CampaignTables;
   protected readonly quietHours: QuietHoursTables;
   protected readonly selectOne: Statement<[]>;
@@ -119,6 +123,7 @@ export abstract class SqliteCoreStore {
     this.socialFilters = new SocialFilterTable(db, logger);
     this.nip9a = new Nip9aGatewayTables(db, clock);
     this.nip9aCallbacks = new Nip9aCallbackTables(db, clock, this.queues);
+    this.clientQuotas = new ClientQuotaTable(db, clock);
     this.campaigns = new CampaignTables(db, clock);
     this.quietHours = new QuietHoursTables(db, clock);
     this.selectOne = db.prepare(PING_SQL);
@@ -352,6 +357,20 @@ export abstract class SqliteCoreStore {
 
   async revokeNip9aCallback(owner: string, id: string): Promise<boolean> {
     return this.group.run(() => this.nip9aCallbacks.revoke(owner, id));
+  }
+
+  async touchNip9aCallback(id: string, atMs: number): Promise<void> {
+    await this.group.run(() => this.nip9aCallbacks.touch(id, atMs));
+  }
+
+  async forgetIdleNip9aCallbacks(idleBeforeMs: number, max: number): Promise<IdleSweepPage> {
+    return this.group.run(() => this.nip9aCallbacks.forgetIdle(idleBeforeMs, max));
+  }
+
+  // ---- per-client quotas (port-client-quotas.ts) -------------------------------------------
+
+  async takeClientQuota(request: ClientQuotaRequest): Promise<ClientQuotaResult> {
+    return this.group.run(() => this.clientQuotas.take(request));
   }
 
   async acceptNip9aReceipts<T>(ttlSecs: number, entries: ReadonlyArray<Nip9aAcceptance<T>>): Promise<boolean[]> {

@@ -17,7 +17,15 @@ import type {
   WatcherPage,
 } from '../port-bells.ts';
 import type { InboxWrite } from './inbox.ts';
-import type { Announcement, InboxCountEntry, InboxCounts, InboxHint, InboxType, RecipientsCountedInbox } from '../port-inbox.ts';
+import type {
+  Announcement,
+  IdleSweepPage,
+  InboxCountEntry,
+  InboxCounts,
+  InboxHint,
+  InboxType,
+  RecipientsCountedInbox,
+} from '../port-inbox.ts';
 import type {
   NtfyAppendEvent,
   NtfyMessage,
@@ -141,6 +149,10 @@ export class SqliteStore extends SqlitePlatformStore implements StorePort {
 
   async rememberInboxUser(pubkey: string): Promise<void> {
     await this.group.run(() => this.inbox.rememberUser(pubkey));
+  }
+
+  async forgetIdleInboxUsers(idleBeforeMs: number, max: number): Promise<IdleSweepPage> {
+    return this.group.run(() => this.inbox.forgetIdle(idleBeforeMs, max));
   }
 
   async countInboxNotifications(entries: readonly InboxCountEntry[], ttlSecs: number): Promise<(number | null)[]> {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { INBOX_TYPES, MAX_ALERT_WORDS_PER_USER, type InboxHint } from '../../../src/store/port-inbox.ts';
+import { INBOX_TYPES, ALERT_WORDS_CEILING, type InboxHint } from '../../../src/store/port-inbox.ts';
 import { DAY_MS, MINUTE_MS, type ContractContext } from './context.ts';
 
 const ALICE = 'a1'.repeat(32);
@@ -210,13 +210,13 @@ export function inboxContract(ctx: ContractContext): void {
       assert.equal((await store.alertWordWatchers(['pizza', 'sunset'])).size, 0);
     });
 
-    test(`alert words: more than ${MAX_ALERT_WORDS_PER_USER} are refused; setting words makes the user known`, async () => {
+    test(`alert words: more than ${ALERT_WORDS_CEILING} are refused; setting words makes the user known`, async () => {
       const store = ctx.store();
-      const many = Array.from({ length: MAX_ALERT_WORDS_PER_USER + 1 }, (_, i) => `word${String.fromCharCode(97 + (i % 26))}${i}`);
+      const many = Array.from({ length: ALERT_WORDS_CEILING + 1 }, (_, i) => `word${String.fromCharCode(97 + (i % 26))}${i}`);
       await assert.rejects(store.replaceAlertWords(ALICE, many), RangeError);
       assert.deepEqual(await store.readAlertWords(ALICE), []);
-      await store.replaceAlertWords(ALICE, many.slice(0, MAX_ALERT_WORDS_PER_USER));
-      assert.equal((await store.readAlertWords(ALICE)).length, MAX_ALERT_WORDS_PER_USER);
+      await store.replaceAlertWords(ALICE, many.slice(0, ALERT_WORDS_CEILING));
+      assert.equal((await store.readAlertWords(ALICE)).length, ALERT_WORDS_CEILING);
       assert.deepEqual(
         await store.countInboxNotifications([{ countKey: `${event(1)}#pizza`, recipient: ALICE, type: 'keyword' }], TTL_SECS),
         [1],

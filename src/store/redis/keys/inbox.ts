@@ -2,7 +2,7 @@
  * Key names of the user's inbox (counters, alert words, announcements) and the push throttle: one section of `createRedisKeys` (`../keys.ts`), the only place keys are
  * built. The tables give each name in the divine and the cluster layout.
  */
-import { shardOf, type KeyTags } from './tags.ts';
+import { shardIndexes, shardOf, type KeyTags } from './tags.ts';
 
 // ---- the user's inbox (port-inbox.ts) --------------------------------------------------------
 
@@ -21,6 +21,12 @@ import { shardOf, type KeyTags } from './tags.ts';
  * | `announcements:active`           | `{announcements}:active`        | ZSET    | id → expiry (ms); read from `(now` upwards |
  * | `announcements:seq`              | `{announcements}:seq`           | STRING  | the last announcement id given out (INCR) |
  * | `inbox:hints`                    | the same                        | channel | pub/sub, JSON {@link InboxHint}; not a key, so the client's key prefix is added by hand |
+ * | `inbox_active`                   | `inbox_active:{ia:N}`, N < {@link CLUSTER_INBOX_ACTIVITY_SHARDS} | ZSET | pubkey → the user's activity day (ms), the idle sweep's index (issue 35); nostr-push's own |
+ *
+ * The user hash also holds `active`, the day (ms) of the user's last request or registration: the
+ * truth the idle sweep checks in the user's slot; `inbox_active` is its index, shard N =
+ * {@link shardOf}(pubkey), only ever raised by a request and lowered by nothing, so the sweep finds
+ * every idle user and checks each against the hash before forgetting them.
  *
  * Slots in the cluster: a user's counters, marks, words and devices share `{u:PUBKEY}`; a word's
  * watcher set sits in the slot of its index shard (`{a:N}`, N = {@link shardOf} the word), so one
@@ -30,12 +36,20 @@ import { shardOf, type KeyTags } from './tags.ts';
  */
 /** Alert-word index shards in the cluster layout; changing it strands the words of other shards. */
 export const CLUSTER_ALERT_WORD_SHARDS = 8;
+/** Shards of the inbox activity index in the cluster layout; changing it strands the entries of other shards. */
+export const CLUSTER_INBOX_ACTIVITY_SHARDS = 16;
 
 export function inboxKeys(t: KeyTags) {
   const divine = t.layout === 'divine';
   const wordShards = divine ? 1 : CLUSTER_ALERT_WORD_SHARDS;
   const wordIndexKey = (shard: number): string => (divine ? 'alertwords' : `alertwords:{a:${shard}}`);
+  const activityShards = divine ? 1 : CLUSTER_INBOX_ACTIVITY_SHARDS;
+  const activityKey = (shard: number): string => (divine ? 'inbox_active' : `inbox_active:{ia:${shard}}`);
   return {
+    /** Every shard of the inbox activity index (one key in divine). */
+    inboxActivityKeys: shardIndexes(activityShards).map(activityKey),
+    /** The activity index shard that holds `pubkey`. */
+    inboxActivityKey: (pubkey: string): string => activityKey(shardOf(pubkey, activityShards)),
     inboxKey: (pubkey: string): string => `inbox:${t.user(pubkey)}`,
     inboxCountedKey: (countKey: string, recipient: string): string => `inbox_counted:${countKey}:${t.user(recipient)}`,
     /** Every shard of the alert-word index (one key in divine). */

@@ -2,7 +2,10 @@
  * Key names of NIP-9a: the gateway's registrations and the receiver's callbacks: one section of `createRedisKeys` (`../keys.ts`), the only place keys are
  * built. The tables give each name in the divine and the cluster layout.
  */
-import { groupTag, type KeyTags } from './tags.ts';
+import { groupTag, shardIndexes, shardOf, type KeyTags } from './tags.ts';
+
+/** Shards of the callbacks' last-received index in the cluster layout; changing it strands the entries of other shards. */
+export const CLUSTER_CALLBACK_ACTIVITY_SHARDS = 16;
 
 // ---- NIP-9a gateway (port-nip9a-gateway.ts) ----------------------------------------------------
 /*
@@ -45,6 +48,8 @@ export const nip9aRegistrationField = (pubkey: string, d: string): string => `${
  * |   cluster `nip9a:callback_secrets:{cs:HASH}` |    | one field, in the secret's own slot                    |
  * | `nip9a:callbacks_of:{owner}`             | ZSET   | callback id → created-at ms; cluster `{u:OWNER}`       |
  * | `nip9a:receipt:{callbackId}:{eventId}:{relay}` | STRING | owner uuid; one relay POST queued, `SET NX EX` by the claimAndEnqueue steps (`deliveries.ts`) |
+ * | `nip9a:callbacks_received`               | ZSET   | callback id → last received (ms, a day's start), the idle sweep's index (issue 35) |
+ * |   cluster `nip9a:callbacks_received:{cr:N}` |     | N = shardOf(id) < {@link CLUSTER_CALLBACK_ACTIVITY_SHARDS} |
  *
  * Every step of `nip9a-callbacks.ts` touches one of these keys at a time (the order and why it is
  * safe are in its header). The receipt key ends with the relay URL (it may hold any character but
@@ -52,7 +57,13 @@ export const nip9aRegistrationField = (pubkey: string, d: string): string => `${
  */
 export function nip9aCallbackKeys(t: KeyTags) {
   const cluster = t.layout === 'cluster';
+  const activityShards = cluster ? CLUSTER_CALLBACK_ACTIVITY_SHARDS : 1;
+  const activityKey = (shard: number): string => (cluster ? `nip9a:callbacks_received:{cr:${shard}}` : 'nip9a:callbacks_received');
   return {
+    /** Every shard of the last-received index (one key in divine). */
+    nip9aCallbackActivityKeys: shardIndexes(activityShards).map(activityKey),
+    /** The last-received index shard that holds callback `id`. */
+    nip9aCallbackActivityKey: (id: string): string => activityKey(shardOf(id, activityShards)),
     nip9aCallbacksKey: (id: string): string => (cluster ? `nip9a:callbacks:{cb:${id}}` : 'nip9a:callbacks'),
     nip9aCallbackSecretsKey: (secretHash: string): string =>
       cluster ? `nip9a:callback_secrets:{cs:${secretHash}}` : 'nip9a:callback_secrets',

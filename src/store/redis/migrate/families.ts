@@ -265,11 +265,17 @@ function bellAndDigestFamilies(t: RedisKeys): FamilySpec[] {
 
 function inboxAndNtfyFamilies(t: RedisKeys): FamilySpec[] {
   const words = divine.alertWordIndexKeys[0] as string;
+  const activity = divine.inboxActivityKeys[0] as string;
   const expiry = divine.ntfyExpiryKeys[0] as string;
   const ids = divine.ntfyIdsKeys[0] as string;
   const due = divine.ntfyDueKeys[0] as string;
   return [
     { name: 'alertwords', match: words, place: (k) => (k === words ? { copy: 'zset', route: (word) => t.alertWordIndexKey(word) } : null) },
+    {
+      name: 'inbox_active',
+      match: activity,
+      place: (k) => (k === activity ? { copy: 'zset', route: (pubkey) => t.inboxActivityKey(pubkey) } : null),
+    },
     single('announcements', divine.announcementsKey, t.announcementsKey),
     single('announcements_active', divine.activeAnnouncementsKey, t.activeAnnouncementsKey),
     single('announcements_seq', divine.announcementSeqKey, t.announcementSeqKey),
@@ -361,6 +367,7 @@ function platformFamilies(t: RedisKeys): FamilySpec[] {
 }
 
 function operatorFamilies(t: RedisKeys): FamilySpec[] {
+  const callbacksReceived = divine.nip9aCallbackActivityKeys[0] as string;
   return [
     sameName('relay_cursors', divine.relayCursorsKey, (k) => k === divine.relayCursorsKey),
     sameName('vapid', divine.vapidKeysKey, (k) => k === divine.vapidKeysKey),
@@ -373,6 +380,13 @@ function operatorFamilies(t: RedisKeys): FamilySpec[] {
     single('nip9a_version', divine.nip9aVersionKey, t.nip9aVersionKey),
     sameName('nip9a_outcomes', divine.nip9aOutcomesKey, (k) => k === divine.nip9aOutcomesKey),
     sameName('nip9a_receipt', 'nip9a:receipt:*'),
+    {
+      name: 'nip9a_callbacks_received',
+      match: callbacksReceived,
+      place: (k) => (k === callbacksReceived ? { copy: 'zset', route: (id) => t.nip9aCallbackActivityKey(id) } : null),
+    },
+    // A day's per-client quota: same name in both layouts, and it expires with its day.
+    sameName('client_quota', 'client_quota:*'),
     {
       name: 'nip9a_callbacks',
       match: divine.nip9aCallbacksKey(''),
