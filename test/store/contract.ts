@@ -28,6 +28,7 @@ import { throttleContract } from './contract/throttle.ts';
 import { campaignContract } from './contract/campaigns.ts';
 import { suppressionContract } from './contract/suppressions.ts';
 import { quietHoursContract } from './contract/quiet-hours.ts';
+import { rateLimitContract } from './contract/rate-limits.ts';
 
 /**
  * The store contract: the definition of correct {@link StorePort} behaviour, run against every
@@ -107,6 +108,7 @@ export function runStoreContract(options: StoreContractOptions): void {
     campaignContract(ctx);
     suppressionContract(ctx);
     quietHoursContract(ctx);
+    rateLimitContract(ctx);
     for (const queue of QUEUES) {
       queueContract(ctx, queue);
       deadLetterContract(ctx, queue);

@@ -109,6 +109,7 @@ export const SCRIPT_NAMES = [
   'nip9aRegistrationVersions',
   'writeMetricSample',
   'takeThrottleSlot',
+  'rateLimitIncr',
   'createCampaign',
   'claimCampaign',
   'advanceCampaign',
