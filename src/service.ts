@@ -31,6 +31,8 @@ import { nip98ReplayGuard } from './nostr/nip98.ts';
 import { webPushKeyRoutes } from './api/webpush-key.ts';
 import { createCallbackReceiver, nip9aCallbackRoutes } from './api/nip9a-callbacks.ts';
 import { nip9aCallbackFront } from './api/nip9a-callback-front.ts';
+import { createClientAddressPolicy } from './api/client-address.ts';
+import { createRateLimits } from './api/rate-limits.ts';
 import { WebPushTransport } from './delivery/webpush/transport.ts';
 import { createNtfyServer } from './ntfy/index.ts';
 import { createServer, type RequestListener, type Server } from 'node:http';
@@ -237,6 +239,16 @@ export async function startService(config: Config, overrides: ServiceOverrides =
     logger: logger.child({ route: 'nip98' }),
   };
   if (servesHttp) {
+    // Per-client limits of every public route (docs/security.md), keyed by the client address the
+    // operator's proxies (server.trusted_proxies) vouch for; counters in the default app's store.
+    const rateLimits = createRateLimits({
+      config,
+      sendApiOf: (appId) => apps.get(appId)?.config.send_api,
+      store,
+      policy: createClientAddressPolicy(config.server.trusted_proxies),
+      metrics,
+      logger: logger.child({ component: 'rate-limits' }),
+    });
     const app = createApiApp({
       health: { pubkey: () => key.pubkey, criticalFlags },
       metrics,
@@ -273,7 +285,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
           ...nip9aIntake,
           verifier,
           servicePubkey: key.pubkey,
-          auth: { ...nip98Auth, logger: nip9aIntake.logger },
+          auth: { ...nip98Auth, logger: nip9aIntake.logger, limits: rateLimits.caller('nip9a_registrations') },
         }),
       );
     const nip9aCallbackDeps = config.roles.includes('api')
@@ -285,6 +297,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
           receiver: config.nip9a.receiver,
           contentKinds: config.notification.event_kinds,
           onQueued: () => wake.notify('inbound'),
+          rateLimits,
           metrics,
           logger: logger.child({ route: 'nip9a-callbacks' }),
         }
@@ -309,6 +322,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
         logger: logger.child({ route: 'platform' }),
         version: SERVICE_VERSION,
         campaignDedupTtlSecs: config.campaign_delivery.dedup_ttl_secs,
+        rateLimits,
       });
       app.route('/', platform.app);
       app.route(
@@ -316,7 +330,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
         inboxRoutes({
           store,
           storeOf: (appId) => apps.get(appId)?.store,
-          auth: nip98Auth,
+          auth: { ...nip98Auth, limits: rateLimits.caller('user_api') },
           metrics,
           logger: logger.child({ route: 'inbox' }),
           throttlePerUserPerHour: config.throttle.per_user_per_hour,
@@ -343,6 +357,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
         deliveryLogRetentionMs: config.delivery_log.retention_days * 86_400_000,
         metrics,
         logger,
+        loginLimit: rateLimits.perAddress(rateLimits.consoleLogin),
       });
     }
     // Last: ntfy's single-segment routes (`/{topic}`) must not shadow the service's own paths.
@@ -370,6 +385,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
         metrics,
         logger: logger.child({ route: 'inbox-socket' }),
         otherUpgradesHandled: ntfy?.hub !== null && ntfy?.hub !== undefined,
+        ...(rateLimits.enabled ? { limits: { ...rateLimits.nip98('inbox_socket'), addressOf: rateLimits.addressOfIncoming } } : {}),
         pathsServedElsewhere: nip9aIntake ? new Set([NIP9A_RELAY_PATH]) : new Set(),
       });
     if (nip9aIntake) nip9aEndpoint = attachNip9aRelayEndpoint({ ...nip9aIntake, verifier, clock: store.clock }, http);

@@ -22,7 +22,7 @@ export function createApiApp(deps: ApiDeps): Hono {
     if (err instanceof HttpError) {
       if (err.status >= 500) deps.logger.error({ path: c.req.path, code: err.code }, err.message);
       else deps.logger.debug({ path: c.req.path, code: err.code }, err.message);
-      return c.json(err.toJSON(), err.status as 400);
+      return c.json(err.toJSON(), err.status as 400, err.headers);
     }
     deps.logger.error({ path: c.req.path, err: err.message }, 'unhandled error in route');
     return c.json(new HttpError('INTERNAL').toJSON(), 500);

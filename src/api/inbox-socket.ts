@@ -22,6 +22,7 @@ import type { StorePort } from '../store/port.ts';
 import { DEFAULT_APP_ID } from '../config/apps.ts';
 import { HTTP_ERRORS } from './errors.ts';
 import type { Nip98Auth } from './nip98-auth.ts';
+import type { RateRefusal, RequestLimit } from './rate-limits.ts';
 
 export const INBOX_SOCKET_PATH = '/v1/inbox/socket';
 /** Keepalive ping interval: inside the 60 s idle timeouts of common proxies. */
@@ -49,6 +50,11 @@ export interface InboxSocketDeps {
   otherUpgradesHandled: boolean;
   /** Upgrade paths another handler of this process always takes (the NIP-9a relay endpoint): never refused here. */
   pathsServedElsewhere?: ReadonlySet<string>;
+  /**
+   * Upgrades per client address (checked before the signature) and per pubkey (after), group
+   * `inbox_socket` of `rate-limits.ts`; over either, 429 with `Retry-After`.
+   */
+  limits?: { address: RequestLimit; pubkey: RequestLimit; addressOf(request: IncomingMessage): string };
 }
 
 export interface InboxSockets {
@@ -64,15 +70,22 @@ function signedUpgradeUrl(request: IncomingMessage, publicUrl: string | undefine
   return `${secure ? 'https' : 'http'}://${request.headers.host ?? 'localhost'}${path}`;
 }
 
-function refuse(socket: Duplex, status: number, body: unknown): void {
+const REASONS: Readonly<Record<number, string>> = { 401: 'Unauthorized', 429: 'Too Many Requests' };
+
+function refuse(socket: Duplex, status: number, body: unknown, headers = ''): void {
   const json = JSON.stringify(body);
   if (!socket.writable) {
     socket.destroy();
     return;
   }
   socket.end(
-    `HTTP/1.1 ${status} ${status === 401 ? 'Unauthorized' : 'Error'}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(json)}\r\n\r\n${json}`,
+    `HTTP/1.1 ${status} ${REASONS[status] ?? 'Error'}\r\nConnection: close\r\n${headers}Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(json)}\r\n\r\n${json}`,
   );
+}
+
+/** 429 `RATE_LIMITED` with `Retry-After`, the catalogue's body. */
+function refuseRateLimited(socket: Duplex, refusal: RateRefusal): void {
+  refuse(socket, 429, { error: HTTP_ERRORS.RATE_LIMITED.message, code: 'RATE_LIMITED' }, `Retry-After: ${refusal.retryAfterSecs}\r\n`);
 }
 
 /** Serve the hint socket on `server`. */
@@ -136,6 +149,13 @@ export function attachInboxSockets(server: Server, deps: InboxSocketDeps): Inbox
       refuse(socket, 404, { error: HTTP_ERRORS.NOT_FOUND.message, code: 'NOT_FOUND' });
       return;
     }
+    const limits = deps.limits;
+    const byAddress = limits ? await limits.address.take(limits.addressOf(request)) : null;
+    if (byAddress) {
+      deps.metrics.inboxApiRequests.inc({ route: 'socket', outcome: 'RATE_LIMITED' });
+      refuseRateLimited(socket, byAddress);
+      return;
+    }
     const result = await verifyNip98(
       {
         method: request.method ?? 'GET',
@@ -149,6 +169,12 @@ export function attachInboxSockets(server: Server, deps: InboxSocketDeps): Inbox
       deps.metrics.inboxApiRequests.inc({ route: 'socket', outcome: 'NIP98_UNAUTHORIZED' });
       deps.logger.warn({ path: INBOX_SOCKET_PATH, code: result.code, reason: result.reason }, 'NIP-98 authorization refused');
       refuse(socket, 401, { error: `${HTTP_ERRORS.NIP98_UNAUTHORIZED.message}: ${result.reason}`, code: 'NIP98_UNAUTHORIZED' });
+      return;
+    }
+    const bySigner = limits ? await limits.pubkey.take(result.pubkey) : null;
+    if (bySigner) {
+      deps.metrics.inboxApiRequests.inc({ route: 'socket', outcome: 'RATE_LIMITED' });
+      refuseRateLimited(socket, bySigner);
       return;
     }
     // Subscribed before the socket opens, so no hint after the client's open is missed.

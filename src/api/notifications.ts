@@ -142,6 +142,7 @@ function keyOrNip98(deps: NotificationRoutesDeps, keys: MiddlewareHandler<AppKey
         clock: deps.store.clock,
         logger: deps.logger,
         onRefused: (code) => deps.metrics.apiRequests.inc({ route: 'opened', outcome: `NIP98_${code}` }),
+        ...(deps.auth.nip98Limits ? { limits: deps.auth.nip98Limits } : {}),
       },
       body,
     );
