@@ -388,7 +388,18 @@ export async function startService(config: Config, overrides: ServiceOverrides =
         ...(rateLimits.enabled ? { limits: { ...rateLimits.nip98('inbox_socket'), addressOf: rateLimits.addressOfIncoming } } : {}),
         pathsServedElsewhere: nip9aIntake ? new Set([NIP9A_RELAY_PATH]) : new Set(),
       });
-    if (nip9aIntake) nip9aEndpoint = attachNip9aRelayEndpoint({ ...nip9aIntake, verifier, clock: store.clock }, http);
+    if (nip9aIntake)
+      nip9aEndpoint = attachNip9aRelayEndpoint(
+        {
+          ...nip9aIntake,
+          verifier,
+          clock: store.clock,
+          ...(rateLimits.enabled
+            ? { limits: { ...rateLimits.nip98('nip9a_registrations'), addressOf: rateLimits.addressOfIncoming } }
+            : {}),
+        },
+        http,
+      );
     logger.info({ address: `${httpAddress.address}:${httpAddress.port}` }, 'http listening');
   }
 
