@@ -21,7 +21,7 @@ import { openRedisStore } from '../../src/store/redis/index.ts';
 import { createApiKey } from '../../src/platform/api-keys.ts';
 import { makeUser, type TestUser } from '../support/nostr-client.ts';
 import { startRedisServer, type PrivateRedisServer } from '../support/redis-server.ts';
-import { startServiceProcess, type ServiceProcess } from '../support/service-process.ts';
+import { freePort, startServiceProcess, type ServiceProcess } from '../support/service-process.ts';
 import { nip98Authorization } from '../support/user-api.ts';
 
 /** NIP-98 requests per address in each route group: 5 in a window of a minute. */
@@ -112,8 +112,12 @@ for (const adapter of ['sqlite', 'redis'] as const) {
           createdAtMs: Date.now(),
         });
       await seeder.close();
+      // A public URL (callback URL management needs one) on the port the binary listens on.
+      const port = await freePort();
       service = await startServiceProcess({
         env: {
+          NOSTR_PUSH__SERVER__LISTEN_ADDR: `127.0.0.1:${port}`,
+          NOSTR_PUSH__SERVER__PUBLIC_URL: `http://127.0.0.1:${port}`,
           NOSTR_PUSH__ROLES: 'api',
           NOSTR_PUSH__SERVICE__PRIVATE_KEY_HEX: makeUser().secret,
           NOSTR_PUSH__NOSTR__RELAYS: 'ws://127.0.0.1:9',
@@ -173,24 +177,27 @@ for (const adapter of ['sqlite', 'redis'] as const) {
       assert.equal((await userGet(makeUser(), '/v1/inbox/counts', '198.51.100.20')).status, 200, 'another pubkey');
     });
 
-    test('inbox socket upgrades are limited per address: 429 with Retry-After before the signature is looked at', async () => {
-      const url = `${service.baseUrl}/v1/inbox/socket`;
-      const upgrade = async (address: string): Promise<{ status: number; retryAfter: string | undefined }> => {
-        const authorization = await nip98Authorization(makeUser(), url, 'GET');
-        const ws = new WebSocket(url.replace(/^http/, 'ws'), { headers: { authorization, 'x-forwarded-for': address } });
-        return new Promise((resolve, reject) => {
-          ws.once('open', () => {
-            ws.close();
-            resolve({ status: 101, retryAfter: undefined });
-          });
-          ws.once('unexpected-response', (_request, response) => {
-            const retryAfter = response.headers['retry-after'];
-            resolve({ status: response.statusCode ?? 0, retryAfter: typeof retryAfter === 'string' ? retryAfter : undefined });
-            ws.terminate();
-          });
-          ws.once('error', reject);
+    /** A WebSocket upgrade of `path` from `address`, NIP-98 signed by a fresh key: 101 when it opened. */
+    const upgradeTo = async (path: string, address: string): Promise<{ status: number; retryAfter: string | undefined }> => {
+      const url = `${service.baseUrl}${path}`;
+      const authorization = await nip98Authorization(makeUser(), url, 'GET');
+      const ws = new WebSocket(url.replace(/^http/, 'ws'), { headers: { authorization, 'x-forwarded-for': address } });
+      return new Promise((resolve, reject) => {
+        ws.once('open', () => {
+          ws.close();
+          resolve({ status: 101, retryAfter: undefined });
         });
-      };
+        ws.once('unexpected-response', (_request, response) => {
+          const retryAfter = response.headers['retry-after'];
+          resolve({ status: response.statusCode ?? 0, retryAfter: typeof retryAfter === 'string' ? retryAfter : undefined });
+          ws.terminate();
+        });
+        ws.once('error', reject);
+      });
+    };
+
+    test('inbox socket upgrades are limited per address: 429 with Retry-After before the signature is looked at', async () => {
+      const upgrade = (address: string) => upgradeTo('/v1/inbox/socket', address);
       const statuses = [];
       for (let i = 0; i < PER_ADDRESS + 1; i++) statuses.push(await upgrade('198.51.100.30'));
       assert.deepEqual(
@@ -200,6 +207,25 @@ for (const adapter of ['sqlite', 'redis'] as const) {
       const retryAfter = Number(statuses[PER_ADDRESS]?.retryAfter);
       assert.ok(retryAfter >= 1 && retryAfter <= 60, `Retry-After ${statuses[PER_ADDRESS]?.retryAfter}`);
       assert.equal((await upgrade('198.51.100.31')).status, 101, 'another client address');
+    });
+
+    test('NIP-9a callback URL management and registrations (HTTP bridge and relay endpoint) are limited per address', async () => {
+      const callbacks: number[] = [];
+      for (let i = 0; i < PER_ADDRESS + 1; i++) callbacks.push((await userGet(makeUser(), '/v1/nip9a/callbacks', '198.51.100.50')).status);
+      assert.deepEqual(callbacks, [...Array<number>(PER_ADDRESS).fill(200), 429]);
+      // The HTTP bridge and the relay endpoint count into one budget (group nip9a_registrations).
+      const registrations: number[] = [];
+      for (let i = 0; i < PER_ADDRESS - 1; i++)
+        registrations.push((await userGet(makeUser(), '/v1/nip9a/registrations', '198.51.100.51')).status);
+      assert.deepEqual(registrations, Array<number>(PER_ADDRESS - 1).fill(200));
+      assert.equal((await upgradeTo('/nip9a', '198.51.100.51')).status, 101, 'the last request of the budget');
+      const refused = await upgradeTo('/nip9a', '198.51.100.51');
+      assert.equal(refused.status, 429);
+      assert.ok(Number(refused.retryAfter) >= 1, `Retry-After ${refused.retryAfter}`);
+      assert.equal((await userGet(makeUser(), '/v1/nip9a/registrations', '198.51.100.51')).status, 429);
+      assert.equal((await upgradeTo('/nip9a', '198.51.100.52')).status, 101, 'another address');
+      assert.equal(await rateLimitedCount('nip9a_callbacks', 'address'), 1);
+      assert.equal(await rateLimitedCount('nip9a_registrations', 'address'), 2);
     });
 
     test(`console login is limited after ${LOGINS} attempts a minute per address, right or wrong`, async () => {
