@@ -66,6 +66,8 @@ for (const adapter of ['sqlite', 'redis'] as const) {
     let redis: PrivateRedisServer | undefined;
     let dataDir: string;
     let service: ServiceProcess;
+    /** The binary's address (its own port, which server.public_url names). */
+    let baseUrl: string;
     let sendKeys: string[];
     /** Callback URL secrets: PER_OWNER + 1 of one owner, one of another. */
     const greedyOwnerSecrets = Array.from({ length: PER_OWNER + 1 }, () => randomBytes(32).toString('base64url'));
@@ -76,13 +78,13 @@ for (const adapter of ['sqlite', 'redis'] as const) {
 
     /** A NIP-98 GET from `address` (as the trusted proxy on loopback reports it). */
     const userGet = async (user: TestUser, path: string, address: string): Promise<Answer> => {
-      const url = `${service.baseUrl}${path}`;
+      const url = `${baseUrl}${path}`;
       const authorization = await nip98Authorization(user, url, 'GET');
       return answerOf(await fetch(url, { headers: { authorization, 'x-forwarded-for': address } }));
     };
 
     const rateLimitedCount = async (group: string, kind: string): Promise<number> => {
-      const text = await (await fetch(`${service.baseUrl}/metrics`)).text();
+      const text = await (await fetch(`${baseUrl}/metrics`)).text();
       const line = text.split('\n').find((l) => l.startsWith(`push_rate_limited_total{route_group="${group}",key_kind="${kind}"} `));
       return line ? Number(line.split(' ')[1]) : 0;
     };
@@ -114,10 +116,11 @@ for (const adapter of ['sqlite', 'redis'] as const) {
       await seeder.close();
       // A public URL (callback URL management needs one) on the port the binary listens on.
       const port = await freePort();
+      baseUrl = `http://127.0.0.1:${port}`;
       service = await startServiceProcess({
         env: {
           NOSTR_PUSH__SERVER__LISTEN_ADDR: `127.0.0.1:${port}`,
-          NOSTR_PUSH__SERVER__PUBLIC_URL: `http://127.0.0.1:${port}`,
+          NOSTR_PUSH__SERVER__PUBLIC_URL: baseUrl,
           NOSTR_PUSH__ROLES: 'api',
           NOSTR_PUSH__SERVICE__PRIVATE_KEY_HEX: makeUser().secret,
           NOSTR_PUSH__NOSTR__RELAYS: 'ws://127.0.0.1:9',
@@ -162,6 +165,8 @@ for (const adapter of ['sqlite', 'redis'] as const) {
       const warnings = service.logs.filter((l) => l.msg === RATE_LIMITED_LOG && l.key === flooder);
       assert.equal(warnings.length, 1, 'one warning for the flood, not one per request');
       assert.equal(warnings[0]?.routeGroup, 'user_api');
+      const perRequestWarnings = service.logs.filter((l) => l.level >= 40 && l.code === 'RATE_LIMITED');
+      assert.deepEqual(perRequestWarnings, [], 'no other warning per refused request');
     });
 
     test('one pubkey is limited whatever address it comes from', async () => {
@@ -179,7 +184,7 @@ for (const adapter of ['sqlite', 'redis'] as const) {
 
     /** A WebSocket upgrade of `path` from `address`, NIP-98 signed by a fresh key: 101 when it opened. */
     const upgradeTo = async (path: string, address: string): Promise<{ status: number; retryAfter: string | undefined }> => {
-      const url = `${service.baseUrl}${path}`;
+      const url = `${baseUrl}${path}`;
       const authorization = await nip98Authorization(makeUser(), url, 'GET');
       const ws = new WebSocket(url.replace(/^http/, 'ws'), { headers: { authorization, 'x-forwarded-for': address } });
       return new Promise((resolve, reject) => {
@@ -231,7 +236,7 @@ for (const adapter of ['sqlite', 'redis'] as const) {
     test(`console login is limited after ${LOGINS} attempts a minute per address, right or wrong`, async () => {
       const login = async (address: string): Promise<Answer> =>
         answerOf(
-          await fetch(`${service.baseUrl}/console/api/login`, {
+          await fetch(`${baseUrl}/console/api/login`, {
             method: 'POST',
             headers: { 'content-type': 'application/json', 'x-forwarded-for': address },
             body: JSON.stringify({ key: `npk_guess_${randomBytes(8).toString('hex')}` }),
@@ -250,7 +255,7 @@ for (const adapter of ['sqlite', 'redis'] as const) {
 
     test('the send API is limited per API key', async () => {
       const get = async (key: string): Promise<Answer> =>
-        answerOf(await fetch(`${service.baseUrl}/v1/notifications/not-a-send`, { headers: { authorization: `Bearer ${key}` } }));
+        answerOf(await fetch(`${baseUrl}/v1/notifications/not-a-send`, { headers: { authorization: `Bearer ${key}` } }));
       const [greedy, other] = sendKeys as [string, string];
       const answers: Answer[] = [];
       for (let i = 0; i < PER_KEY + 1; i++) answers.push(await get(greedy));
@@ -266,7 +271,7 @@ for (const adapter of ['sqlite', 'redis'] as const) {
     test('the NIP-9a receiver is limited per callback owner across all their URLs', async () => {
       const post = async (secret: string): Promise<Answer> =>
         answerOf(
-          await fetch(`${service.baseUrl}/nip9a/cb/${secret}`, {
+          await fetch(`${baseUrl}/nip9a/cb/${secret}`, {
             method: 'POST',
             headers: { 'content-type': 'application/json' },
             body: JSON.stringify({ id: randomBytes(32).toString('hex'), relay: RELAY }),
