@@ -199,7 +199,12 @@ export function createRateLimits(deps: RateLimitsDeps): RateLimits {
     consoleLogin: requestLimit(
       'console_login',
       'address',
-      deps.store.rateLimitCounter({ name: 'console_login:address', points: limits.console_login_per_minute, windowSecs: 60 }),
+      deps.store.rateLimitCounter({
+        name: 'console_login:address',
+        // Whole attempts (the setting is validated positive, not whole).
+        points: Math.max(1, Math.round(limits.console_login_per_minute)),
+        windowSecs: 60,
+      }),
     ),
     apiKey(appId) {
       let limit = apiKeyLimits.get(appId);
