@@ -26,12 +26,13 @@ import { attachInboxSockets, INBOX_SOCKET_PATH, type InboxSockets } from './api/
 import { adminAnnouncementRoutes } from './api/admin-announcements.ts';
 import { dlqRoutes } from './api/admin/dlq.ts';
 import { nip98PublicUrlWarning, type Nip98Auth } from './api/nip98-auth.ts';
-import { createClientAddressPolicy } from './api/client-address.ts';
 import { nip98ReplayGuard } from './nostr/nip98.ts';
 import { webPushKeyRoutes } from './api/webpush-key.ts';
 import { createCallbackReceiver, NIP9A_CALLBACK_LARGER_BODY, nip9aCallbackRoutes } from './api/nip9a-callbacks.ts';
 import { BodyLimits, bodyLimitFront, countedRefusals, LimitedRequest } from './api/body-limit.ts';
 import { nip9aCallbackFront } from './api/nip9a-callback-front.ts';
+import { createClientAddressPolicy } from './api/client-address.ts';
+import { createRateLimits } from './api/rate-limits.ts';
 import { WebPushTransport } from './delivery/webpush/transport.ts';
 import { createNtfyServer, NtfyError } from './ntfy/index.ts';
 import { createServer, type RequestListener, type Server } from 'node:http';
@@ -247,6 +248,16 @@ export async function startService(config: Config, overrides: ServiceOverrides =
   const nip98Warning = nip98PublicUrlWarning(config);
   if (nip98Warning) logger.warn(nip98Warning);
   if (servesHttp) {
+    // Per-client limits of every public route (docs/security.md), keyed by the client address the
+    // operator's proxies (server.trusted_proxies) vouch for; counters in the default app's store.
+    const rateLimits = createRateLimits({
+      config,
+      sendApiOf: (appId) => apps.get(appId)?.config.send_api,
+      store,
+      policy: clientAddresses,
+      metrics,
+      logger: logger.child({ component: 'rate-limits' }),
+    });
     const app = createApiApp({
       health: { pubkey: () => key.pubkey, criticalFlags },
       metrics,
@@ -283,7 +294,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
           ...nip9aIntake,
           verifier,
           servicePubkey: key.pubkey,
-          auth: { ...nip98Auth, logger: nip9aIntake.logger },
+          auth: { ...nip98Auth, logger: nip9aIntake.logger, limits: rateLimits.caller('nip9a_registrations') },
         }),
       );
     const nip9aCallbackDeps = config.roles.includes('api')
@@ -296,6 +307,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
           clientAddresses,
           contentKinds: config.notification.event_kinds,
           onQueued: () => wake.notify('inbound'),
+          rateLimits,
           metrics,
           logger: logger.child({ route: 'nip9a-callbacks' }),
         }
@@ -321,6 +333,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
         version: SERVICE_VERSION,
         campaignDedupTtlSecs: config.campaign_delivery.dedup_ttl_secs,
         nip98: { ...nip98Auth, logger: logger.child({ route: 'platform' }) },
+        rateLimits,
       });
       app.route('/', platform.app);
       app.route(
@@ -328,7 +341,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
         inboxRoutes({
           store,
           storeOf: (appId) => apps.get(appId)?.store,
-          auth: nip98Auth,
+          auth: { ...nip98Auth, limits: rateLimits.caller('user_api') },
           metrics,
           logger: logger.child({ route: 'inbox' }),
           throttlePerUserPerHour: config.throttle.per_user_per_hour,
@@ -361,6 +374,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
         deliveryLogRetentionMs: config.delivery_log.retention_days * 86_400_000,
         metrics,
         logger,
+        loginLimit: rateLimits.perAddress(rateLimits.consoleLogin),
       });
     }
     // Last: ntfy's single-segment routes (`/{topic}`) must not shadow the service's own paths.
@@ -404,9 +418,21 @@ export async function startService(config: Config, overrides: ServiceOverrides =
         maxSocketsPerAddress: config.inbox.max_sockets_per_address,
         maxUsersPerAddressPerDay: config.inbox.max_users_per_address_per_day,
         otherUpgradesHandled: ntfy?.hub !== null && ntfy?.hub !== undefined,
+        ...(rateLimits.enabled ? { limits: { ...rateLimits.nip98('inbox_socket'), addressOf: rateLimits.addressOfIncoming } } : {}),
         pathsServedElsewhere: nip9aIntake ? new Set([NIP9A_RELAY_PATH]) : new Set(),
       });
-    if (nip9aIntake) nip9aEndpoint = attachNip9aRelayEndpoint({ ...nip9aIntake, verifier, clock: store.clock }, http);
+    if (nip9aIntake)
+      nip9aEndpoint = attachNip9aRelayEndpoint(
+        {
+          ...nip9aIntake,
+          verifier,
+          clock: store.clock,
+          ...(rateLimits.enabled
+            ? { limits: { ...rateLimits.nip98('nip9a_registrations'), addressOf: rateLimits.addressOfIncoming } }
+            : {}),
+        },
+        http,
+      );
     logger.info({ address: `${httpAddress.address}:${httpAddress.port}` }, 'http listening');
   }
 

@@ -11,6 +11,11 @@
  *
  *   node --import tsx bench/nip9a/receive.ts [--users 10000] [--callbacks 6000] [--rate 2000] [--warmup 2] [--store sqlite|redis|both] [--latency 20] [--connections 64]
  *
+ * --limits on,off,on,off (default on) runs each store once per entry, in that order, with the
+ * per-client rate limits on (the defaults: per callback owner among them) or off
+ * (`rate_limits.enabled: false`): the pairs of issue 35 (docs/benchmarks.md). Each run seeds a
+ * fresh store with its own callback URLs, so no receipt of an earlier run is a duplicate.
+ *
  * The seeding (tokens, callback URLs) writes straight into the store: creating URLs over NIP-98 is
  * not what is measured.
  */
@@ -43,8 +48,14 @@ const { values } = parseArgs({
     store: { type: 'string', default: 'both' },
     latency: { type: 'string', default: '20' },
     connections: { type: 'string', default: '64' },
+    limits: { type: 'string', default: 'on' },
   },
 });
+const LIMITS_ORDER = values.limits.split(',').map((entry) => entry.trim());
+if (LIMITS_ORDER.some((entry) => entry !== 'on' && entry !== 'off')) {
+  console.error(`--limits takes on and off, comma-separated (e.g. on,off,on,off), not ${values.limits}`);
+  process.exit(2);
+}
 const USERS = Number(values.users);
 const CALLBACKS = Number(values.callbacks);
 const RATE = Number(values.rate);
@@ -220,6 +231,7 @@ async function runOne(
   location: StoreLocation,
   prepared: Prepared,
   dir: string,
+  limitsOn: boolean,
   redisPid?: number,
 ): Promise<void> {
   const fake = await startFcmFakeProcess(Number(values.latency), dir);
@@ -241,6 +253,7 @@ async function runOne(
       NOSTR_PUSH__CLEANUP__ENABLED: 'false',
       NOSTR_PUSH__LOG__LEVEL: 'warn',
       LOG_LEVEL: 'warn',
+      NOSTR_PUSH__RATE_LIMITS__ENABLED: limitsOn ? 'true' : 'false',
     },
     // At warn the service never logs "http listening": wait for /health instead.
     waitForHttp: false,
@@ -357,15 +370,19 @@ async function measure(
 
 await useWasmSigning();
 console.log(`preparing ${USERS} users with a callback URL each, ${WARMUP + CALLBACKS} callbacks (${WARMUP} of them warm-up)…`);
-const prepared = prepare();
 const dir = mkdtempSync(join(tmpdir(), 'np-bench-nip9a-rx-'));
-if (values.store === 'sqlite' || values.store === 'both') {
-  const path = join(dir, 'bench.sqlite');
-  await runOne('sqlite', `sqlite:${path}`, { kind: 'sqlite', path }, prepared, dir);
-}
-if (values.store === 'redis' || values.store === 'both') {
-  const redis = await startRedisServer();
-  await runOne('redis', redis.url, { kind: 'redis', url: redis.url }, prepared, dir, redis.pid);
-  await redis.stop();
+for (const [run, limits] of LIMITS_ORDER.entries()) {
+  // Fresh users, URLs and events per run: the receipts of a run before would make these duplicates.
+  const prepared = prepare();
+  const label = (store: string) => `${store} limits ${limits} (run ${run + 1})`;
+  if (values.store === 'sqlite' || values.store === 'both') {
+    const path = join(dir, `bench-${run}.sqlite`);
+    await runOne(label('sqlite'), `sqlite:${path}`, { kind: 'sqlite', path }, prepared, dir, limits === 'on');
+  }
+  if (values.store === 'redis' || values.store === 'both') {
+    const redis = await startRedisServer();
+    await runOne(label('redis'), redis.url, { kind: 'redis', url: redis.url }, prepared, dir, limits === 'on', redis.pid);
+    await redis.stop();
+  }
 }
 rmSync(dir, { recursive: true, force: true });

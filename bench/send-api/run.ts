@@ -24,6 +24,10 @@
  * an operator sharing one box between an api process and workers would (docs/scaling.md): the
  * kernel then runs the API's requests before the backlog's pushes.
  *
+ * --limits on,off,on,off (default on) runs the whole bench once per entry, in that order, with the
+ * per-client rate limits on (the defaults) or off (`rate_limits.enabled: false`): the pairs of
+ * issue 35 (docs/benchmarks.md), alternated so a slow minute of a shared host hits both sides.
+ *
  * Every NOSTR_PUSH__* variable of the bench's environment is passed to the service processes, over
  * the bench's own settings: a setting to try is one variable away.
  *
@@ -40,6 +44,7 @@ import { forEachBenchStore } from '../support/stores.ts';
 import { startServiceProcess } from '../../test/support/service-process.ts';
 import { serviceProfileNodeArgs } from '../support/cpu-profile.ts';
 import { startFcmFakeProcess, type FcmFakeProcess } from '../support/fcm-fake-client.ts';
+import { hostSpeedProbeMs } from '../support/host-speed.ts';
 
 const { values } = parseArgs({
   options: {
@@ -53,8 +58,14 @@ const { values } = parseArgs({
     split: { type: 'boolean', default: false },
     warmup: { type: 'string', default: '2' },
     'worker-nice': { type: 'string', default: '0' },
+    limits: { type: 'string', default: 'on' },
   },
 });
+const LIMITS_ORDER = values.limits.split(',').map((entry) => entry.trim());
+if (LIMITS_ORDER.some((entry) => entry !== 'on' && entry !== 'off')) {
+  console.error(`--limits takes on and off, comma-separated (e.g. on,off,on,off), not ${values.limits}`);
+  process.exit(2);
+}
 const RATE = Number(values.rate);
 const RECIPIENTS = Number(values.recipients);
 const SECONDS = Number(values.seconds);
@@ -102,7 +113,8 @@ async function waitForPushes(
   }
 }
 
-async function runOne(label: string, storeUrl: string, open: () => Promise<StorePort>, dir: string): Promise<void> {
+async function runOne(label: string, limitsOn: boolean, storeUrl: string, open: () => Promise<StorePort>, dir: string): Promise<void> {
+  const probeBeforeMs = hostSpeedProbeMs();
   const store = await open();
   await seed(store);
   const key = (await createApiKey(store, 'default', 'send')).key;
@@ -120,6 +132,7 @@ async function runOne(label: string, storeUrl: string, open: () => Promise<Store
     NOSTR_PUSH__FIREBASE__PROJECT_ID: 'fake-project',
     NOSTR_PUSH__FIREBASE__API_BASE_URL: fake.baseUrl,
     NOSTR_PUSH__NOTIFICATION__MAX_EVENT_AGE_SECS: '86400',
+    NOSTR_PUSH__RATE_LIMITS__ENABLED: limitsOn ? 'true' : 'false',
     // info: startServiceProcess waits for the 'http listening' line.
     NOSTR_PUSH__LOG__LEVEL: 'info',
     LOG_LEVEL: 'info',
@@ -205,6 +218,7 @@ async function runOne(label: string, storeUrl: string, open: () => Promise<Store
       `${label} phase 1: ${requests} requests x ${RECIPIENTS} recipients at ${RATE}/s offered — accepted ${(requests / acceptedSecs).toFixed(1)} requests/s, ` +
         `API p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms; ` +
         `${pushes.length} pushes in ${((lastMs - t0) / 1000).toFixed(1)} s = ${((pushes.length * 1000) / (lastMs - t0)).toFixed(0)} pushes/s; ` +
+        `host speed probe ${probeBeforeMs.toFixed(0)} ms before, ${hostSpeedProbeMs().toFixed(0)} ms after; ` +
         `verdict: ${distinct === expected && pushes.length === expected ? 'every recipient pushed exactly once' : `WRONG: ${pushes.length} pushes, ${distinct} distinct, ${expected} expected`}`,
     );
 
@@ -246,4 +260,5 @@ async function runOne(label: string, storeUrl: string, open: () => Promise<Store
   }
 }
 
-await forEachBenchStore(values.store, 'np-bench-send', runOne);
+for (const limits of LIMITS_ORDER)
+  await forEachBenchStore(values.store, 'np-bench-send', (label, ...run) => runOne(`${label} limits ${limits}`, limits === 'on', ...run));

@@ -27,7 +27,7 @@ export function createApiApp(deps: ApiDeps): Hono {
         deps.metrics.httpRefused.inc({ route: `${c.req.method} ${routePath(c)}`, code: err.code });
         deps.logger.warn({ path: c.req.path, code: err.code, contentType: c.req.header('content-type')?.slice(0, 100) }, err.message);
       } else deps.logger.debug({ path: c.req.path, code: err.code }, err.message);
-      return c.json(err.toJSON(), err.status as 400);
+      return c.json(err.toJSON(), err.status as 400, err.headers);
     }
     deps.logger.error({ path: c.req.path, err: err.message }, 'unhandled error in route');
     return c.json(new HttpError('INTERNAL').toJSON(), 500);

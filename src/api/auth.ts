@@ -9,7 +9,8 @@
  *   to every other key (so a key of app B cannot tell app A's ids from missing ones);
  * - once several apps exist, an `admin` key of the default app must name one: without `X-App`
  *   it is refused (400 APP_REQUIRED), not defaulted.
- * A key of the wrong role is 403. Keys are never logged, only their 12-character prefix.
+ * A key of the wrong role is 403. A key over its rate limit is 429 (`rate-limits.ts`). Keys are never
+ * logged, only their 12-character prefix.
  */
 import type { MiddlewareHandler } from 'hono';
 import type { Logger } from '../observability/logger.ts';
@@ -20,6 +21,7 @@ import { apiKeyPrefix, hashApiKey } from '../platform/api-keys.ts';
 import { DEFAULT_APP_ID } from '../platform/apps.ts';
 import { routePath } from 'hono/route';
 import { HttpError, type HttpErrorCode } from './errors.ts';
+import { rateLimitedError, type CallerLimits, type RequestLimit } from './rate-limits.ts';
 
 /** What the middleware puts on the context for the handlers. */
 export interface AppKeyVariables {
@@ -45,6 +47,13 @@ export interface AuthDeps {
   storeOf?: (appId: string) => StorePort;
   logger: Logger;
   metrics: Metrics;
+  /**
+   * Requests per API key (`send_api.rate_per_sec`/`rate_burst` of the key's app, `rate-limits.ts`),
+   * counted once the key is found; over it, 429 with `Retry-After`. Absent: unlimited.
+   */
+  keyLimit?: (appId: string) => RequestLimit;
+  /** NIP-98 callers of the routes that take NIP-98 beside a key (campaign opens): group `user_api`. */
+  nip98Limits?: CallerLimits;
 }
 
 const BEARER = /^Bearer ([A-Za-z0-9_-]{1,200})$/;
@@ -79,6 +88,14 @@ export function requireAppKey(deps: AuthDeps, roles: readonly ApiKeyRole[]): Mid
     const key = await deps.store.findApiKeyByHash(hashApiKey(presented));
     if (!key || !deps.apps.includes(key.appId))
       return refuse('UNAUTHORIZED', { reason: 'unknown or revoked key', key: apiKeyPrefix(presented) });
+    if (deps.keyLimit) {
+      const refusal = await deps.keyLimit(key.appId).take(key.id);
+      if (refusal) {
+        // Counted and logged (once per window) by the limit itself.
+        deps.metrics.apiRequests.inc({ route: routePath(c), outcome: 'RATE_LIMITED' });
+        throw rateLimitedError(refusal);
+      }
+    }
     if (!roles.includes(key.role)) return refuse('FORBIDDEN', { reason: `a ${key.role} key`, keyId: key.id });
     const resolved = resolveApp(key, c.req.header('x-app'), deps.apps);
     if ('error' in resolved) return refuse(resolved.error, { reason: 'X-App', keyId: key.id });

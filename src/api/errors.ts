@@ -75,9 +75,11 @@ export type HttpErrorCode = keyof typeof HTTP_ERRORS;
 export class HttpError extends Error {
   readonly status: number;
 
+  /** `headers`: response headers the answer carries (`Retry-After` of a 429). */
   constructor(
     readonly code: HttpErrorCode,
     message?: string,
+    readonly headers?: Readonly<Record<string, string>>,
   ) {
     super(message ?? HTTP_ERRORS[code].message);
     this.status = HTTP_ERRORS[code].status;

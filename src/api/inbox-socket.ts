@@ -31,6 +31,7 @@ import { checkNip98, nip98SignedUrl, type Nip98Auth } from './nip98-auth.ts';
 import type { ClientAddressPolicy } from './client-address.ts';
 import { INBOX_MAX_SOCKETS_PER_ADDRESS, INBOX_MAX_SOCKETS_PER_PUBKEY, INBOX_MAX_USERS_PER_ADDRESS_PER_DAY } from '../config/defaults.ts';
 import { admitInboxUser } from './inbox.ts';
+import type { RateRefusal, RequestLimit } from './rate-limits.ts';
 
 export const INBOX_SOCKET_PATH = '/v1/inbox/socket';
 /** Keepalive ping interval: inside the 60 s idle timeouts of common proxies. */
@@ -67,6 +68,11 @@ export interface InboxSocketDeps {
   otherUpgradesHandled: boolean;
   /** Upgrade paths another handler of this process always takes (the NIP-9a relay endpoint): never refused here. */
   pathsServedElsewhere?: ReadonlySet<string>;
+  /**
+   * Upgrades per client address (checked before the signature) and per pubkey (after), group
+   * `inbox_socket` of `rate-limits.ts`; over either, 429 with `Retry-After`.
+   */
+  limits?: { address: RequestLimit; pubkey: RequestLimit; addressOf(request: IncomingMessage): string };
 }
 
 export interface InboxSockets {
@@ -102,6 +108,11 @@ function refuse(socket: Duplex, status: number, body: unknown, headers: Record<s
   socket.end(
     `HTTP/1.1 ${status} ${STATUS_TEXT[status] ?? 'Error'}\r\n${extra}Connection: close\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(json)}\r\n\r\n${json}`,
   );
+}
+
+/** 429 `RATE_LIMITED` with `Retry-After`, the catalogue's body. */
+function refuseRateLimited(socket: Duplex, refusal: RateRefusal): void {
+  refuse(socket, 429, { error: HTTP_ERRORS.RATE_LIMITED.message, code: 'RATE_LIMITED' }, { 'Retry-After': String(refusal.retryAfterSecs) });
 }
 
 /** Serve the hint socket on `server`. */
@@ -180,6 +191,13 @@ export function attachInboxSockets(server: Server, deps: InboxSocketDeps): Inbox
       refuse(socket, 404, { error: HTTP_ERRORS.NOT_FOUND.message, code: 'NOT_FOUND' });
       return;
     }
+    const limits = deps.limits;
+    const byAddress = limits ? await limits.address.take(limits.addressOf(request)) : null;
+    if (byAddress) {
+      deps.metrics.inboxApiRequests.inc({ route: 'socket', outcome: 'RATE_LIMITED' });
+      refuseRateLimited(socket, byAddress);
+      return;
+    }
     const result = await checkNip98(deps.auth, {
       method: request.method ?? 'GET',
       url: signedUpgradeUrl(request, deps.auth.publicUrl),
@@ -189,6 +207,12 @@ export function attachInboxSockets(server: Server, deps: InboxSocketDeps): Inbox
     if (!result.ok) {
       deps.metrics.inboxApiRequests.inc({ route: 'socket', outcome: 'NIP98_UNAUTHORIZED' });
       refuse(socket, 401, { error: `${HTTP_ERRORS.NIP98_UNAUTHORIZED.message}: ${result.reason}`, code: 'NIP98_UNAUTHORIZED' });
+      return;
+    }
+    const bySigner = limits ? await limits.pubkey.take(result.pubkey) : null;
+    if (bySigner) {
+      deps.metrics.inboxApiRequests.inc({ route: 'socket', outcome: 'RATE_LIMITED' });
+      refuseRateLimited(socket, bySigner);
       return;
     }
     const address = deps.clientAddresses.clientAddress(request.socket.remoteAddress, headerValue(request.headers['x-forwarded-for']));

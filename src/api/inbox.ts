@@ -211,8 +211,8 @@ export function inboxRoutes(deps: InboxApiDeps): Hono {
       } catch (err) {
         if (err instanceof HttpError) {
           deps.metrics.inboxApiRequests.inc({ route, outcome: err.code });
-          // NIP-98 refusals are logged by authenticateNip98 itself.
-          if (err.code !== 'NIP98_UNAUTHORIZED' && err.status < 500)
+          // NIP-98 refusals are logged by authenticateNip98 itself, rate-limit refusals once per flood by the limit.
+          if (err.code !== 'NIP98_UNAUTHORIZED' && err.code !== 'RATE_LIMITED' && err.status < 500)
             deps.logger.warn({ route, code: err.code, reason: err.message }, 'user API request refused');
         } else deps.metrics.inboxApiRequests.inc({ route, outcome: 'INTERNAL' });
         throw err;

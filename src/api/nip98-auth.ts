@@ -5,6 +5,7 @@ import { verifyNip98, type Nip98ReplayClaim } from '../nostr/nip98.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Clock } from '../store/port.ts';
 import { HttpError } from './errors.ts';
+import type { CallerLimits } from './rate-limits.ts';
 
 /**
  * What `serve` warns and `doctor` says when NIP-98 routes are on (the api role) and
@@ -35,6 +36,11 @@ export interface Nip98Auth {
   logger: Logger;
   /** Counts refusals by failure code. */
   onRefused?: (code: string) => void;
+  /**
+   * The route group's per-client rate limits (`rate-limits.ts`): the client address before the
+   * signature is checked, the signer after; over either, 429 `RATE_LIMITED` with `Retry-After`.
+   */
+  limits?: CallerLimits;
 }
 
 /**
@@ -84,8 +90,10 @@ export async function checkNip98(
  * Authenticate a Hono request by its NIP-98 header; returns the caller's pubkey or throws a 401
  * `NIP98_UNAUTHORIZED` whose message says which rule failed. `body` is the exact bytes received
  * (read them first with `readBodyBytes`), so the `payload` tag is checked against what arrived.
+ * With {@link Nip98Auth.limits}, a client over its rate limit gets 429 `RATE_LIMITED` instead.
  */
 export async function authenticateNip98(c: Context, auth: Nip98Auth, body?: Uint8Array): Promise<string> {
+  await auth.limits?.checkAddress(c);
   const result = await checkNip98(auth, {
     method: c.req.method,
     url: signedRequestUrl(c, auth.publicUrl),
@@ -93,6 +101,9 @@ export async function authenticateNip98(c: Context, auth: Nip98Auth, body?: Uint
     body,
     path: c.req.path,
   });
-  if (result.ok) return result.pubkey;
+  if (result.ok) {
+    await auth.limits?.checkPubkey(result.pubkey);
+    return result.pubkey;
+  }
   throw new HttpError('NIP98_UNAUTHORIZED', `NIP-98 authorization failed: ${result.reason}`);
 }

@@ -48,6 +48,7 @@ import { HttpError } from './errors.ts';
 import { isJsonContentType, parseJsonBytes, readBodyBytes, refuseNonJsonContentType } from './json-body.ts';
 import type { LargerBody } from './body-limit.ts';
 import { authenticateNip98, type Nip98Auth } from './nip98-auth.ts';
+import type { RateLimits } from './rate-limits.ts';
 
 /** A management request is `{relay}`: a few hundred bytes; anything much larger is not a real client. */
 export const MANAGEMENT_MAX_BODY_BYTES = 4 * 1024;
@@ -71,6 +72,11 @@ export interface Nip9aCallbackDeps {
   contentKinds: readonly number[];
   /** Wakes this process's inbound consumers once work is queued. */
   onQueued: () => void;
+  /**
+   * Per-client limits (`rate-limits.ts`): management per address and pubkey (`nip9a_callbacks`),
+   * relay POSTs per callback owner; absent, only the per-URL limit applies.
+   */
+  rateLimits?: RateLimits;
   metrics: Metrics;
   logger: Logger;
 }
@@ -108,6 +114,7 @@ export function nip9aCallbackRoutes(deps: Nip9aCallbackDeps, receiver: CallbackR
     clock: store.clock,
     publicUrl: deps.publicUrl,
     logger,
+    ...(deps.rateLimits ? { limits: deps.rateLimits.caller('nip9a_callbacks') } : {}),
   };
   const manage = (operation: string, outcome: string) => metrics.nip9aCallbackManagement.inc({ operation, outcome });
 
@@ -120,7 +127,7 @@ export function nip9aCallbackRoutes(deps: Nip9aCallbackDeps, receiver: CallbackR
     try {
       return await authenticateNip98(c, auth, body);
     } catch (err) {
-      manage(operation, 'unauthorized');
+      manage(operation, err instanceof HttpError && err.code === 'RATE_LIMITED' ? 'rate_limited' : 'unauthorized');
       throw err;
     }
   };
@@ -233,6 +240,8 @@ export function createCallbackReceiver(deps: Nip9aCallbackDeps): CallbackReceive
   const { store, metrics } = deps;
   const log = deps.logger;
   const limiter = new CallbackRateLimiter(deps.receiver.rate_per_sec, deps.receiver.rate_burst, store.clock);
+  // Off (`rate_limits.enabled: false`), the hot path does not even await it.
+  const ownerLimit = deps.rateLimits?.enabled ? deps.rateLimits.callbackOwner : null;
   const contentKinds = new Set(deps.contentKinds);
   // Relays POST many callbacks at once: the receipts of one turn reach the store as one call.
   const receipts = new TurnBatcher<Nip9aAcceptance, boolean>((entries) =>
@@ -262,8 +271,16 @@ export function createCallbackReceiver(deps: Nip9aCallbackDeps): CallbackReceive
     const rate = limiter.take(callback.id);
     if (!rate.allowed) {
       count('rate_limited');
-      log.warn({ callbackId: callback.id, retryAfterSecs: rate.retryAfterSecs }, 'NIP-9a callback rate-limited');
+      metrics.rateLimited.inc({ route_group: 'nip9a_receiver', key_kind: 'callback_url' });
+      // One line per flood: the first refusal after the URL was last allowed.
+      if (rate.firstRefusal) log.warn({ callbackId: callback.id, retryAfterSecs: rate.retryAfterSecs }, 'NIP-9a callback rate-limited');
       return refusal(new HttpError('RATE_LIMITED'), { 'Retry-After': String(rate.retryAfterSecs) });
+    }
+    // All URLs of one owner together (URLs are free to mint): counted, and logged, by the limit itself.
+    const ownerRefusal = ownerLimit ? await ownerLimit.take(callback.owner) : null;
+    if (ownerRefusal) {
+      count('rate_limited');
+      return refusal(new HttpError('RATE_LIMITED'), { 'Retry-After': String(ownerRefusal.retryAfterSecs) });
     }
     let body: unknown;
     try {

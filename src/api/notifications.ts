@@ -137,15 +137,18 @@ export function recipientOutcomes(send: SendRecord, entries: readonly DeliveryLo
 function keyOrNip98(deps: NotificationRoutesDeps, keys: MiddlewareHandler<AppKeyEnv>, maxBodyBytes: number): MiddlewareHandler<AppKeyEnv> {
   let verifier: Promise<EventVerifier> | undefined;
   const onRefused = (code: string): void => deps.metrics.apiRequests.inc({ route: 'opened', outcome: `NIP98_${code}` });
+  // Opens share the user API's NIP-98 rate limits (per address, then per pubkey).
+  const limits = deps.auth.nip98Limits ? { limits: deps.auth.nip98Limits } : {};
   const nip98 = async (): Promise<Nip98Auth> =>
     deps.nip98
-      ? { ...deps.nip98, onRefused }
+      ? { ...deps.nip98, onRefused, ...limits }
       : {
           verifier: await (verifier ??= createEventVerifier()),
           replay: nip98ReplayGuard(deps.store),
           clock: deps.store.clock,
           logger: deps.logger,
           onRefused,
+          ...limits,
         };
   const limit = bodyLimit({
     maxSize: maxBodyBytes,

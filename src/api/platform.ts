@@ -20,6 +20,7 @@ import { CAMPAIGN_LARGER_BODY, campaignRoutes } from './campaigns.ts';
 import type { LargerBody } from './body-limit.ts';
 import type { Nip98Auth } from './nip98-auth.ts';
 import { adminSuppressionRoutes } from './admin-suppressions.ts';
+import type { RateLimits } from './rate-limits.ts';
 
 export const OPENAPI_PATH = '/v1/openapi.json';
 
@@ -43,6 +44,8 @@ export interface PlatformApiDeps {
   nip98?: Nip98Auth;
   /** How long a campaign open is remembered (`campaign_delivery.dedup_ttl_secs`); default a week. */
   campaignDedupTtlSecs?: number;
+  /** Per-client limits: every API key's requests, and NIP-98 opens (group `user_api`); absent, none. */
+  rateLimits?: RateLimits;
 }
 
 export interface PlatformApi {
@@ -93,7 +96,7 @@ export function createPlatformApi(deps: PlatformApiDeps): PlatformApi {
         'API request refused: Content-Type is not application/json',
       );
     }
-    return c.json(error.toJSON(), error.status as 400);
+    return c.json(error.toJSON(), error.status as 400, error.headers);
   });
   app.openAPIRegistry.registerComponent('securitySchemes', 'apiKey', {
     type: 'http',
@@ -107,12 +110,15 @@ export function createPlatformApi(deps: PlatformApiDeps): PlatformApi {
     description: 'NIP-98: a signed kind 27235 event over the method, URL and body, base64 (the recipient recording its own open)',
   });
   const appSettings = deps.appSettings;
+  // Off (`rate_limits.enabled: false`), the routes do not even ask.
+  const rateLimits = deps.rateLimits?.enabled ? deps.rateLimits : undefined;
   const auth: AuthDeps = {
     store: deps.store,
     apps: deps.apps,
     ...(appSettings ? { storeOf: (appId: string) => appSettings(appId).store } : {}),
     logger: deps.logger,
     metrics: deps.metrics,
+    ...(rateLimits ? { keyLimit: (appId: string) => rateLimits.apiKey(appId), nip98Limits: rateLimits.caller('user_api') } : {}),
   };
   const notificationDeps: NotificationRoutesDeps = {
     ...(appSettings ? { appSettings, schemaMaxRecipients: Math.max(...deps.apps.map((appId) => appSettings(appId).maxRecipients)) } : {}),

@@ -21,6 +21,13 @@ export const DEFAULT_THROTTLE_PER_USER_PER_HOUR = 0;
  */
 export const NIP9A_RECEIVER_RATE_PER_SEC = 20;
 export const NIP9A_RECEIVER_RATE_BURST = 100;
+/**
+ * All callback URLs of one user together: twice one URL's rate (a user with an app on two busy
+ * relays), and a burst of 200, so a user minting URLs to multiply the per-URL budget meets it
+ * within a few hundred POSTs. Shared by every replica on Redis.
+ */
+export const NIP9A_RECEIVER_OWNER_RATE_PER_SEC = 40;
+export const NIP9A_RECEIVER_OWNER_RATE_BURST = 200;
 /** The seed's bound on a relay's own dedupe of terminal outcomes (7 days): a retry can come no later. */
 export const NIP9A_RECEIPT_TTL_SECS = 7 * 86_400;
 /** Callback URLs per user: one per relay they use, with room for several apps; bounds what a user can make us store. */
@@ -149,6 +156,28 @@ export const CONSOLE_HEARTBEAT_INTERVAL_SECS = 5;
 export const CONSOLE_HEARTBEAT_MISSED_BEATS = 3;
 /** Metric samples every 10 s: 360 per process per hour, a smooth enough pushes-per-second plot. */
 export const CONSOLE_SAMPLE_INTERVAL_SECS = 10;
+/**
+ * Per-client limits of the NIP-98 routes (issue 35, docs/security.md), in each route group apart.
+ * A person's app makes a handful of these a minute (counts, alert words, devices, a socket); 120
+ * a minute with a burst of 60 per client address leaves a household or an office behind one
+ * address ample room, and a single abusive client meets it within a few hundred requests.
+ * Behind a carrier NAT, many users share one address: raise the address limit there.
+ */
+export const NIP98_PER_ADDRESS_PER_MINUTE = 120;
+export const NIP98_PER_ADDRESS_BURST = 60;
+/** One pubkey is one person: half an address's budget, still far beyond what an app asks. */
+export const NIP98_PER_PUBKEY_PER_MINUTE = 60;
+export const NIP98_PER_PUBKEY_BURST = 30;
+/** Console logins per client address a minute: an operator mistypes a few times; guessing keys needs millions. */
+export const CONSOLE_LOGIN_PER_MINUTE = 10;
+/**
+ * Requests per API key (send, campaign and admin API): 200 a second with a burst of 400. Twice
+ * what bench/send-api's app server offers (100 requests a second, each up to 10,000 recipients:
+ * far more pushes than one delivery process sends), so a real app server never meets it and a
+ * leaked or looping key is bounded within a few hundred requests.
+ */
+export const SEND_API_RATE_PER_SEC = 200;
+export const SEND_API_RATE_BURST = 400;
 /** A console login lasts 12 hours: an operator's working day, then the key again. */
 export const CONSOLE_SESSION_TTL_SECS = 12 * 3600;
 
@@ -275,6 +304,8 @@ export function defaultConfig(): Config {
       page_size: 200,
       lease_secs: 60,
       poll_millis: 250,
+      rate_per_sec: SEND_API_RATE_PER_SEC,
+      rate_burst: SEND_API_RATE_BURST,
     },
     campaign_delivery: {
       // Seed 000's campaign_delivery.dedup_ttl_secs: a week, the longest a campaign is worth re-offering.
@@ -341,6 +372,8 @@ export function defaultConfig(): Config {
       receiver: {
         rate_per_sec: NIP9A_RECEIVER_RATE_PER_SEC,
         rate_burst: NIP9A_RECEIVER_RATE_BURST,
+        owner_rate_per_sec: NIP9A_RECEIVER_OWNER_RATE_PER_SEC,
+        owner_rate_burst: NIP9A_RECEIVER_OWNER_RATE_BURST,
         receipt_ttl_secs: NIP9A_RECEIPT_TTL_SECS,
         max_callbacks_per_owner: NIP9A_MAX_CALLBACKS_PER_OWNER,
         max_callbacks_per_address_per_day: NIP9A_MAX_CALLBACKS_PER_ADDRESS_PER_DAY,
@@ -373,6 +406,14 @@ export function defaultConfig(): Config {
     },
     templates: { dir: '', default_locale: DEFAULT_TEMPLATE_LOCALE, locales: {} },
     throttle: { per_user_per_hour: DEFAULT_THROTTLE_PER_USER_PER_HOUR },
+    rate_limits: {
+      enabled: true,
+      nip98_per_address_per_minute: NIP98_PER_ADDRESS_PER_MINUTE,
+      nip98_per_address_burst: NIP98_PER_ADDRESS_BURST,
+      nip98_per_pubkey_per_minute: NIP98_PER_PUBKEY_PER_MINUTE,
+      nip98_per_pubkey_burst: NIP98_PER_PUBKEY_BURST,
+      console_login_per_minute: CONSOLE_LOGIN_PER_MINUTE,
+    },
     log: { level: 'info' },
     apps: [],
   };

@@ -249,6 +249,13 @@ export interface Config {
     lease_secs: number;
     /** Idle poll of the send scheduler. */
     poll_millis: number;
+    /**
+     * Requests one API key may make per second, sustained, on every API-key route (send, campaign
+     * and admin API; `src/api/rate-limits.ts`); more answer 429 with `Retry-After`.
+     */
+    rate_per_sec: number;
+    /** Requests one API key may make at once above the sustained rate. */
+    rate_burst: number;
   };
   /** Campaigns (`POST /v1/campaigns`, `src/platform/campaign-worker.ts`, docs/campaigns.md). */
   campaign_delivery: {
@@ -336,6 +343,8 @@ export interface Config {
   };
   /** Notification copy per locale (issue 15, docs/copy.md): the operator's templates over the shipped ones. */
   templates: TemplatesConfig;
+  /** Per-client request limits of the public routes (issue 35, `src/api/rate-limits.ts`, docs/security.md). */
+  rate_limits: RateLimitsConfig;
   /** The per-user push throttle (issue 15, docs/copy.md). */
   throttle: {
     /**
@@ -352,6 +361,32 @@ export interface Config {
    * configuration merged over this one. Empty in an app's own configuration.
    */
   apps: AppEntry[];
+}
+
+/**
+ * The `rate_limits` section: what one client may ask of the public routes, per client address
+ * (`server.trusted_proxies` decides whose `X-Forwarded-For` is believed) and per NIP-98 pubkey.
+ * Each route group counts apart (the user API, NIP-9a callback URLs, NIP-9a registrations, the
+ * inbox socket). API keys are limited by `send_api.rate_per_sec`/`rate_burst`, the NIP-9a receiver
+ * per user by `nip9a.receiver.owner_rate_*`, ntfy by its own visitor limits.
+ */
+export interface RateLimitsConfig {
+  /**
+   * false turns off every limit of this section, the API keys' and the NIP-9a receiver's per user
+   * (ntfy's visitor limits and the per-callback-URL limit keep their own settings). For measuring
+   * the limits' cost (bench/send-api, bench/nip9a); never on a public deployment.
+   */
+  enabled: boolean;
+  /** NIP-98 requests one client address may make per minute, sustained, in each route group. */
+  nip98_per_address_per_minute: number;
+  /** NIP-98 requests one client address may make at once, in each route group. */
+  nip98_per_address_burst: number;
+  /** NIP-98 requests one pubkey may make per minute, sustained, in each route group. */
+  nip98_per_pubkey_per_minute: number;
+  /** NIP-98 requests one pubkey may make at once, in each route group. */
+  nip98_per_pubkey_burst: number;
+  /** Console login attempts (`POST /console/api/login`) one client address may make per minute, right or wrong. */
+  console_login_per_minute: number;
 }
 
 /** One app of `apps:`: its id and its whole configuration (the top level with the app's own keys over it). */
@@ -479,6 +514,13 @@ export interface Nip9aReceiverConfig {
   rate_per_sec: number;
   /** Relay POSTs one callback URL may make in a burst above the sustained rate. */
   rate_burst: number;
+  /**
+   * Relay POSTs all of one user's callback URLs together may receive per second, sustained (URLs
+   * are free to mint, so a per-URL limit alone does not bound a user); shared by every replica.
+   */
+  owner_rate_per_sec: number;
+  /** Relay POSTs all of one user's callback URLs may receive at once above the sustained rate. */
+  owner_rate_burst: number;
   /** How long a (relay, callback, event id) receipt is remembered, so a repeated POST pushes once. */
   receipt_ttl_secs: number;
   /** Callback URLs one user may hold at once. */

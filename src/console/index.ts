@@ -2,13 +2,13 @@
  * The operator console (docs/console.md): its routes for the composition root, and the reporter
  * every process runs.
  */
-import type { Hono } from 'hono';
+import type { Hono, MiddlewareHandler } from 'hono';
 import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import type { StorePort } from '../store/port.ts';
 import type { ClientAddressPolicy } from '../api/client-address.ts';
 import { consoleRoutes } from './routes.ts';
-import { consoleAuth } from './session.ts';
+import { CONSOLE_API_PATH, consoleAuth } from './session.ts';
 import { consoleStaticRoutes, loadConsoleAssets } from './static.ts';
 
 export { FleetReporter, TASK_FLEET_REPORTER } from './fleet-reporter.ts';
@@ -24,6 +24,8 @@ export interface ConsoleDeps {
   deliveryLogRetentionMs: number;
   metrics: Metrics;
   logger: Logger;
+  /** Counts every login attempt, right or wrong, per client address (`rate_limits.console_login_per_minute`). */
+  loginLimit?: MiddlewareHandler;
 }
 
 /** Mount `/console` (the app) and `/console/api/*` on `app`. */
@@ -37,6 +39,8 @@ export function mountConsole(app: Hono, deps: ConsoleDeps): void {
     metrics: deps.metrics,
     logger,
   });
+  // Before the login route: an attempt over the limit reads no body and looks up no key.
+  if (deps.loginLimit) app.post(`${CONSOLE_API_PATH}/login`, deps.loginLimit);
   app.route('/', auth.routes);
   app.route(
     '/',

@@ -246,6 +246,12 @@ export class Metrics {
     labelNames: ['outcome'] as const,
     registers: [this.registry],
   });
+  readonly rateLimited = new Counter({
+    name: 'push_rate_limited_total',
+    help: 'Requests refused 429 by a per-client rate limit (src/api/rate-limits.ts), by route group and what the limit counts per (address, pubkey, api_key, owner)',
+    labelNames: ['route_group', 'key_kind'] as const,
+    registers: [this.registry],
+  });
   readonly nip9aCallbackManagement = new Counter({
     name: 'push_nip9a_callback_management_total',
     help: 'NIP-9a callback URL management requests (create, list, revoke) by operation and outcome',

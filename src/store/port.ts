@@ -36,6 +36,7 @@ import type { SuppressionStore } from './port-suppressions.ts';
 import type { QuietHoursStore } from './port-quiet-hours.ts';
 import type { TopologyStore } from './port-topology.ts';
 import type { ClientQuotaStore } from './port-client-quotas.ts';
+import type { RateLimitStore } from './port-rate-limits.ts';
 
 /** Millisecond time source shared by a store and the stages that use it. */
 
@@ -256,6 +257,7 @@ export interface StorePort
     CampaignStore,
     SuppressionStore,
     QuietHoursStore,
+    RateLimitStore,
     TopologyStore {
   /** The clock this store's time-dependent operations use. */
   readonly clock: Clock;

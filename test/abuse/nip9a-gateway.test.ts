@@ -101,6 +101,10 @@ for (const adapter of ['sqlite', 'redis'] as const) {
           NOSTR_PUSH__NIP9A__RELOAD_POLL_MILLIS: '100',
           NOSTR_PUSH__NIP9A__MAX_WATCHED_RELAYS: String(MAX_WATCHED_RELAYS),
           [TEST_HOSTS_ENV]: hosts.join(','),
+          // Every key here registers from 127.0.0.1: the per-address rate limit (its own abuse
+          // test, rate-limits.test.ts) is raised so these attacks reach the bounds they test.
+          NOSTR_PUSH__RATE_LIMITS__NIP98_PER_ADDRESS_BURST: '1000',
+          NOSTR_PUSH__RATE_LIMITS__NIP98_PER_ADDRESS_PER_MINUTE: '1000',
         },
       });
       if (adapter === 'sqlite') reader = await openSqliteStore({ path: join(dataDir, 'nostr-push.sqlite') });

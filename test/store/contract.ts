@@ -29,6 +29,7 @@ import { campaignContract } from './contract/campaigns.ts';
 import { suppressionContract } from './contract/suppressions.ts';
 import { quietHoursContract } from './contract/quiet-hours.ts';
 import { storageBoundsContract } from './contract/storage-bounds.ts';
+import { rateLimitContract } from './contract/rate-limits.ts';
 
 /**
  * The store contract: the definition of correct {@link StorePort} behaviour, run against every
@@ -109,6 +110,7 @@ export function runStoreContract(options: StoreContractOptions): void {
     suppressionContract(ctx);
     quietHoursContract(ctx);
     storageBoundsContract(ctx);
+    rateLimitContract(ctx);
     for (const queue of QUEUES) {
       queueContract(ctx, queue);
       deadLetterContract(ctx, queue);

@@ -22,6 +22,8 @@ import { isEventRejection, parseEvent, type EventVerifier, type NostrEvent } fro
 import type { Logger } from '../../observability/logger.ts';
 import type { Clock } from '../../store/port.ts';
 import type { StoredNip9aRegistration } from '../../store/port-nip9a-gateway.ts';
+import { HTTP_ERRORS } from '../../api/errors.ts';
+import type { RequestLimit } from '../../api/rate-limits.ts';
 import { acceptGatewayEvent, type IntakeDeps } from './intake.ts';
 
 /** The endpoint's path on the HTTP port. */
@@ -38,6 +40,12 @@ export interface RelayEndpointDeps extends IntakeDeps {
   verifier: EventVerifier;
   clock: Clock;
   logger: Logger;
+  /**
+   * The `nip9a_registrations` limits (`src/api/rate-limits.ts`), shared with the HTTP bridge:
+   * upgrades per client address (429 with `Retry-After`), and each EVENT per address and per
+   * authenticated pubkey (`OK false "rate-limited: …"`). Absent: unlimited.
+   */
+  limits?: { address: RequestLimit; pubkey: RequestLimit; addressOf(request: IncomingMessage): string };
 }
 
 /** A REQ filter as far as this endpoint reads it: what narrows the author's own registrations. */
@@ -70,6 +78,8 @@ class EndpointConnection {
     private readonly socket: WebSocket,
     /** The Host the client connected to, which its AUTH `relay` tag must name. */
     private readonly host: string,
+    /** The client address the connection came from (per `server.trusted_proxies`). */
+    private readonly address: string,
   ) {
     this.send(['AUTH', this.challenge]);
     socket.on('message', (data: RawData, isBinary: boolean) => {
@@ -160,6 +170,12 @@ class EndpointConnection {
       this.send(['OK', id, false, 'auth-required: authenticate with NIP-42 first']);
       return;
     }
+    const limits = this.deps.limits;
+    const refusal = limits ? ((await limits.address.take(this.address)) ?? (await limits.pubkey.take(this.pubkey))) : null;
+    if (refusal) {
+      this.send(['OK', id, false, `rate-limited: too many registrations; retry in ${refusal.retryAfterSecs} s`]);
+      return;
+    }
     const event = this.verified(raw);
     if (typeof event === 'string') {
       this.send(['OK', id, false, event]);
@@ -192,6 +208,14 @@ class EndpointConnection {
   }
 }
 
+/** 429 `RATE_LIMITED` with `Retry-After` and the catalogue's body, instead of the upgrade. */
+function refuseUpgrade(socket: Duplex, retryAfterSecs: number): void {
+  const body = JSON.stringify({ error: HTTP_ERRORS.RATE_LIMITED.message, code: 'RATE_LIMITED' });
+  socket.end(
+    `HTTP/1.1 429 Too Many Requests\r\nConnection: close\r\nRetry-After: ${retryAfterSecs}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+  );
+}
+
 /** Serve the endpoint on `server`'s upgrades to {@link NIP9A_RELAY_PATH}; `close()` cuts every connection. */
 export function attachNip9aRelayEndpoint(deps: RelayEndpointDeps, server: Server): { close(): void } {
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_CLIENT_FRAME_BYTES });
@@ -199,9 +223,26 @@ export function attachNip9aRelayEndpoint(deps: RelayEndpointDeps, server: Server
     const path = (request.url ?? '').split('?')[0];
     if (path !== NIP9A_RELAY_PATH) return;
     const host = (request.headers.host ?? '').toLowerCase();
-    wss.handleUpgrade(request, socket, head, (ws) => {
-      new EndpointConnection(deps, ws, host);
-    });
+    const address = deps.limits?.addressOf(request) ?? '';
+    const open = (): void => {
+      wss.handleUpgrade(request, socket, head, (ws) => {
+        new EndpointConnection(deps, ws, host, address);
+      });
+    };
+    if (!deps.limits) {
+      open();
+      return;
+    }
+    deps.limits.address.take(address).then(
+      (refusal) => {
+        if (!refusal) open();
+        else refuseUpgrade(socket, refusal.retryAfterSecs);
+      },
+      (err: unknown) => {
+        deps.logger.error({ err: (err as Error).message }, 'nip9a relay endpoint: upgrade failed');
+        socket.destroy();
+      },
+    );
   });
   return {
     close() {

@@ -7,11 +7,12 @@ test('a callback gets its burst, then its rate, each callback on its own', () =>
   const clock = new ManualClock();
   const limiter = new CallbackRateLimiter(2, 3, clock);
   for (let i = 0; i < 3; i++) assert.deepEqual(limiter.take('a'), { allowed: true });
-  assert.deepEqual(limiter.take('a'), { allowed: false, retryAfterSecs: 1 });
+  assert.deepEqual(limiter.take('a'), { allowed: false, retryAfterSecs: 1, firstRefusal: true });
+  assert.deepEqual(limiter.take('a'), { allowed: false, retryAfterSecs: 1, firstRefusal: false }, 'the same flood');
   assert.deepEqual(limiter.take('b'), { allowed: true }, 'another callback is untouched');
   clock.advance(500);
   assert.deepEqual(limiter.take('a'), { allowed: true }, 'one token back after half a second at 2/s');
-  assert.equal(limiter.take('a').allowed, false);
+  assert.deepEqual(limiter.take('a'), { allowed: false, retryAfterSecs: 1, firstRefusal: true }, 'a new flood after an allowed POST');
   clock.advance(60_000);
   for (let i = 0; i < 3; i++) assert.equal(limiter.take('a').allowed, true, 'refilled to the burst, never past it');
   assert.equal(limiter.take('a').allowed, false);
@@ -20,7 +21,7 @@ test('a callback gets its burst, then its rate, each callback on its own', () =>
 test('Retry-After covers the wait for one token at a slow rate', () => {
   const limiter = new CallbackRateLimiter(0.1, 1, new ManualClock());
   assert.equal(limiter.take('a').allowed, true);
-  assert.deepEqual(limiter.take('a'), { allowed: false, retryAfterSecs: 10 });
+  assert.deepEqual(limiter.take('a'), { allowed: false, retryAfterSecs: 10, firstRefusal: true });
 });
 
 test('past its bound the limiter forgets full buckets (they would be recreated full), never a draining one', () => {

@@ -12,9 +12,12 @@ export const MAX_TRACKED_CALLBACKS = 50_000;
 interface Bucket {
   tokens: number;
   atMs: number;
+  /** The last take was refused: the next refusal is part of the same flood. */
+  refusing: boolean;
 }
 
-export type RateDecision = { allowed: true } | { allowed: false; retryAfterSecs: number };
+/** `firstRefusal`: the first refusal since the callback was last allowed (callers log that one, not the flood). */
+export type RateDecision = { allowed: true } | { allowed: false; retryAfterSecs: number; firstRefusal: boolean };
 
 export class CallbackRateLimiter {
   private readonly buckets = new Map<string, Bucket>();
@@ -32,16 +35,19 @@ export class CallbackRateLimiter {
     let bucket = this.buckets.get(callbackId);
     if (!bucket) {
       if (this.buckets.size >= this.maxTracked) this.dropFull(nowMs);
-      bucket = { tokens: this.burst, atMs: nowMs };
+      bucket = { tokens: this.burst, atMs: nowMs, refusing: false };
       this.buckets.set(callbackId, bucket);
     } else {
       this.refill(bucket, nowMs);
     }
     if (bucket.tokens >= 1) {
       bucket.tokens -= 1;
+      bucket.refusing = false;
       return { allowed: true };
     }
-    return { allowed: false, retryAfterSecs: Math.max(1, Math.ceil((1 - bucket.tokens) / this.ratePerSec)) };
+    const firstRefusal = !bucket.refusing;
+    bucket.refusing = true;
+    return { allowed: false, retryAfterSecs: Math.max(1, Math.ceil((1 - bucket.tokens) / this.ratePerSec)), firstRefusal };
   }
 
   private refill(bucket: Bucket, nowMs: number): void {

@@ -1,7 +1,7 @@
 /**
  * Every Redis key nostr-push reads or writes, built here (and in the sections of `keys/`, one per
  * area: tags and shards, users and tokens, queues, ntfy, coalescing, bells and quiet hours, the
- * platform, the inbox, NIP-9a, per-client quotas) and nowhere else.
+ * platform, the inbox, NIP-9a, per-client quotas, rate limits) and nowhere else.
  *
  * Keys shared with divine-push-service (seed 000, reference §3.1): the names, types and value
  * formats are kept exactly, so an existing divine Redis is taken over as it is.
@@ -65,6 +65,7 @@ import { campaignKeys, fleetKeys, platformKeys, vapidKeys } from './keys/platfor
 import { inboxKeys, throttleKeys } from './keys/inbox.ts';
 import { nip9aCallbackKeys, nip9aGatewayKeys } from './keys/nip9a.ts';
 import { clientQuotaKeys } from './keys/quotas.ts';
+import { rateLimitKeys } from './keys/rate-limits.ts';
 
 export { KEY_LAYOUTS, keyTags, shardIndexes, shardOf, type KeyLayout, type KeyTags } from './keys/tags.ts';
 export { CLUSTER_TOKEN_SHARDS, type TokenShardKeys } from './keys/users.ts';
@@ -117,6 +118,7 @@ export function createRedisKeys(layout: KeyLayout, options: { queueShards?: numb
     ...campaignKeys(t),
     ...quietHoursKeys(t),
     ...clientQuotaKeys(),
+    ...rateLimitKeys(),
   };
 }
 

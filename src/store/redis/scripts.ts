@@ -113,6 +113,7 @@ export const SCRIPT_NAMES = [
   'nip9aRegistrationVersions',
   'writeMetricSample',
   'takeThrottleSlot',
+  'rateLimitIncr',
   'createCampaign',
   'claimCampaign',
   'advanceCampaign',

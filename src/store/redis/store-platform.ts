@@ -20,6 +20,8 @@ import type { DeliveryLogEntry, DeliveryLogQuery, NewDeliveryLogEntry, TypeOpenR
 import * as throttle from './throttle.ts';
 import type { ThrottleDecision, ThrottleWindow } from '../port-throttle.ts';
 import { RedisCoreStore } from './store-core.ts';
+import type { RateLimitCounter, RateLimitWindow } from '../port-rate-limits.ts';
+import { sharedRateLimitCounter } from '../rate-limit-counters.ts';
 
 /**
  * The Redis store, part two of three: the app platform — API keys, sends, the delivery log,
@@ -68,6 +70,23 @@ export abstract class RedisPlatformStore extends RedisCoreStore {
   }
   takeThrottleSlot(pubkey: string, limit: number, windowSecs: number): Promise<ThrottleDecision> {
     return throttle.takeThrottleSlot(this.ctx, pubkey, limit, windowSecs);
+  }
+
+  // ---- rate-limit counters (port-rate-limits.ts) ---------------------------------------------
+  private readonly rateLimitCounters = new Map<string, RateLimitCounter>();
+  rateLimitCounter(window: RateLimitWindow): RateLimitCounter {
+    const id = `${window.name}|${window.points}|${window.windowSecs}`;
+    let counter = this.rateLimitCounters.get(id);
+    if (!counter) {
+      counter = sharedRateLimitCounter(window, {
+        keyPrefix: this.ctx.keys.rateLimitKeyPrefix(window.name),
+        increment: async (key, points, windowSecs) =>
+          (await this.ctx.scripts.run('rateLimitIncr', [key], [points, windowSecs])) as [number, number],
+        logger: this.ctx.logger,
+      });
+      this.rateLimitCounters.set(id, counter);
+    }
+    return counter;
   }
   readThrottleWindow(pubkey: string, windowSecs: number): Promise<ThrottleWindow> {
     return throttle.readThrottleWindow(this.ctx, pubkey, windowSecs);

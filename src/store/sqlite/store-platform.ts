@@ -1,4 +1,6 @@
 import type { DueDigest, QuietHours } from '../port-quiet-hours.ts';
+import type { RateLimitCounter, RateLimitWindow } from '../port-rate-limits.ts';
+import { memoryRateLimitCounter } from '../rate-limit-counters.ts';
 import type {
   CampaignCounter,
   CampaignCounts,
@@ -87,6 +89,17 @@ export abstract class SqlitePlatformStore extends SqliteCoreStore {
 
   async readThrottleWindow(pubkey: string, windowSecs: number): Promise<ThrottleWindow> {
     return this.throttle.read(pubkey, windowSecs);
+  }
+
+  // ---- rate-limit counters (port-rate-limits.ts) ---------------------------------------------
+
+  // In this process's memory: a SQLite store belongs to one process, so this is every request.
+  private readonly rateLimitCounters = new Map<string, RateLimitCounter>();
+  rateLimitCounter(window: RateLimitWindow): RateLimitCounter {
+    const id = `${window.name}|${window.points}|${window.windowSecs}`;
+    let counter = this.rateLimitCounters.get(id);
+    if (!counter) this.rateLimitCounters.set(id, (counter = memoryRateLimitCounter(window)));
+    return counter;
   }
 
   // ---- campaigns and suppressions (port-campaigns.ts, port-suppressions.ts) ------------------

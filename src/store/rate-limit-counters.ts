@@ -1,0 +1,107 @@
+/**
+ * The rate-limit counters of both adapters (port-rate-limits.ts), on `rate-limiter-flexible`:
+ * `RateLimiterMemory` for the SQLite store (one process owns it, so its memory is the whole
+ * truth), `RateLimiterRedis` for the Redis store (one key per window, shared by every replica).
+ *
+ * The Redis limiter is given a small client of ours instead of the ioredis client: its one
+ * command (`rlflxIncr`, the window's `SET NX EX` + `INCRBY` + `PTTL`) runs as the adapter's own
+ * script (`redis/lua/rateLimitIncr-1.lua`) through the adapter's loader, so it is called by SHA
+ * under auto-pipelining, carries the client's key prefix, and is listed with every other script.
+ * What the library adds: the window arithmetic, and a per-process block of a key already over its
+ * budget (`inMemoryBlockOnConsumed`), so a flood from one client costs one Redis call per window
+ * and process, not one per request.
+ */
+import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import type { Logger } from '../observability/logger.ts';
+import type { RateLimitCounter, RateLimitDecision, RateLimitWindow } from './port-rate-limits.ts';
+
+/** At most one warning a minute per counter while its store fails (every request would say the same). */
+const STORE_ERROR_LOG_INTERVAL_MS = 60_000;
+
+const ALLOWED: RateLimitDecision = Object.freeze({ allowed: true });
+
+/** Runs the window script for one key: `[consumed points, ms until the window ends]`. */
+export type RateLimitIncrement = (key: string, points: number, windowSecs: number) => Promise<[number, number]>;
+
+function checkWindow(window: RateLimitWindow): void {
+  if (!Number.isInteger(window.points) || window.points < 1) throw new RangeError(`rate limit ${window.name}: points must be 1 or more`);
+  if (!Number.isInteger(window.windowSecs) || window.windowSecs < 1)
+    throw new RangeError(`rate limit ${window.name}: windowSecs must be a whole number of seconds, 1 or more`);
+}
+
+/** The decision of a refusal the library reported. */
+function refusal(window: RateLimitWindow, res: RateLimiterRes): RateLimitDecision {
+  // A key without expiry cannot happen here (every window is set with EX); say a window then.
+  const retryAfterMs = res.msBeforeNext > 0 ? res.msBeforeNext : window.windowSecs * 1000;
+  // Blocked in memory (a flood past the first refusal) reports 0 consumed points.
+  return { allowed: false, retryAfterMs, firstRefusal: res.consumedPoints === window.points + 1 };
+}
+
+/** A counter in this process's memory. */
+export function memoryRateLimitCounter(window: RateLimitWindow): RateLimitCounter {
+  checkWindow(window);
+  const limiter = new RateLimiterMemory({ points: window.points, duration: window.windowSecs, keyPrefix: window.name });
+  return {
+    async take(key) {
+      try {
+        await limiter.consume(key);
+        return ALLOWED;
+      } catch (err) {
+        if (err instanceof RateLimiterRes) return refusal(window, err);
+        throw err;
+      }
+    },
+  };
+}
+
+export interface SharedRateLimitCounterOptions {
+  /** The window script of the adapter. */
+  increment: RateLimitIncrement;
+  /** The namespace of the counter's keys (from the adapter's key module). */
+  keyPrefix: string;
+  /**
+   * Warned (at most once a minute) when the store failed to answer; the request is then counted in
+   * this process's memory instead (the same limit, per process), so a store outage neither opens
+   * every limit nor refuses every request.
+   */
+  logger: Logger;
+}
+
+/** A counter in a shared store (Redis), falling back to process memory while the store fails. */
+export function sharedRateLimitCounter(window: RateLimitWindow, options: SharedRateLimitCounterOptions): RateLimitCounter {
+  checkWindow(window);
+  const storeClient = {
+    // The library's whole use of its client for `consume` (RateLimiterRedis._upsert): the window
+    // script's KEYS[1] and ARGV, and its `[consumed, pttl]` answer.
+    rlflxIncr: ([key, points, windowSecs]: string[]): Promise<[number, number]> =>
+      options.increment(key ?? '', Number(points), Number(windowSecs)),
+  };
+  const limiter = new RateLimiterRedis({
+    storeClient,
+    keyPrefix: options.keyPrefix,
+    points: window.points,
+    duration: window.windowSecs,
+    // Once a key is over its budget, refuse it from memory until its window ends (no Redis call).
+    inMemoryBlockOnConsumed: window.points + 1,
+  });
+  const fallback = memoryRateLimitCounter(window);
+  let lastWarnedAtMs = -Infinity;
+  const storeFailed = (err: Error): void => {
+    const nowMs = Date.now();
+    if (nowMs - lastWarnedAtMs < STORE_ERROR_LOG_INTERVAL_MS) return;
+    lastWarnedAtMs = nowMs;
+    options.logger.warn({ limit: window.name, err: err.message }, 'rate limit store failed; counting in this process until it answers');
+  };
+  return {
+    async take(key) {
+      try {
+        await limiter.consume(key);
+        return ALLOWED;
+      } catch (err) {
+        if (err instanceof RateLimiterRes) return refusal(window, err);
+        storeFailed(err as Error);
+        return fallback.take(key);
+      }
+    },
+  };
+}
