@@ -35,6 +35,7 @@ import type { CampaignStore } from './port-campaigns.ts';
 import type { SuppressionStore } from './port-suppressions.ts';
 import type { QuietHoursStore } from './port-quiet-hours.ts';
 import type { TopologyStore } from './port-topology.ts';
+import type { UserRelayStore } from './port-user-relays.ts';
 
 /** Millisecond time source shared by a store and the stages that use it. */
 
@@ -254,7 +255,8 @@ export interface StorePort
     CampaignStore,
     SuppressionStore,
     QuietHoursStore,
-    TopologyStore {
+    TopologyStore,
+    UserRelayStore {
   /** The clock this store's time-dependent operations use. */
   readonly clock: Clock;
 

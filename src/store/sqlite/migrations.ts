@@ -12,6 +12,7 @@ import { CREATE_API_KEY_TABLE } from './apikeys.ts';
 import { CREATE_SEND_TABLES } from './sends.ts';
 import { CREATE_DELIVERY_LOG_TABLES } from './delivery-log.ts';
 import { CREATE_SOCIAL_FILTERS_TABLE } from './social-filters.ts';
+import { CREATE_USER_RELAY_LISTS_TABLE } from './user-relays.ts';
 import { CREATE_INBOX_TABLES } from './inbox.ts';
 import { CREATE_NIP9A_GATEWAY_TABLES } from './nip9a-gateway.ts';
 import { CREATE_NIP9A_CALLBACK_TABLES } from './nip9a-callbacks.ts';
@@ -210,6 +211,10 @@ export const migrations: readonly Migration[] = [
     apply: (db) => db.exec(ADD_EVENT_CLAIM_OWNER),
   },
   { description: 'create the schedule of delayed ntfy messages', apply: (db) => db.exec(CREATE_NTFY_SCHEDULED_TABLE) },
+  {
+    description: "create the users' relay lists (kinds 10002 and 10050, registrations)",
+    apply: (db) => db.exec(CREATE_USER_RELAY_LISTS_TABLE),
+  },
 ];
 
 /** The version a file has after {@link migrate}. */

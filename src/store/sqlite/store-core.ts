@@ -37,6 +37,7 @@ import { ThrottleTable } from './throttle.ts';
 import type { DeadLetter, DeadLetterPage, DeadLetterPageOptions } from '../port-dlq.ts';
 import type { SocialFilters } from '../port-social-filters.ts';
 import { SocialFilterTable } from './social-filters.ts';
+import { UserRelayTable } from './user-relays.ts';
 import type {
   Nip9aDeliveryRef,
   Nip9aDeliveryState,
@@ -84,6 +85,7 @@ export abstract class SqliteCoreStore {
   protected readonly deliveryLog: DeliveryLogTables;
   protected readonly throttle: ThrottleTable;
   protected readonly socialFilters: SocialFilterTable;
+  protected readonly userRelays: UserRelayTable;
   protected readonly inbox: InboxTables;
   protected readonly nip9a: Nip9aGatewayTables;
   protected readonly nip9aCallbacks: Nip9aCallbackTables;
@@ -117,6 +119,7 @@ export abstract class SqliteCoreStore {
     this.deliveryLog = new DeliveryLogTables(db, clock);
     this.throttle = new ThrottleTable(db, clock);
     this.socialFilters = new SocialFilterTable(db, logger);
+    this.userRelays = new UserRelayTable(db, logger);
     this.nip9a = new Nip9aGatewayTables(db, clock);
     this.nip9aCallbacks = new Nip9aCallbackTables(db, clock, this.queues);
     this.campaigns = new CampaignTables(db, clock);
