@@ -41,6 +41,27 @@ const DAY_SECS = 86_400;
 export const APNS_PRODUCTION_URL = 'https://api.push.apple.com';
 export const APNS_SANDBOX_URL = 'https://api.sandbox.push.apple.com';
 
+/**
+ * `nostr.user_relays.max_connections`: 200 user relays. A socket costs some 100 KiB with its
+ * buffers, so 200 stay near 20 MiB; the users of most deployments read from far fewer relays
+ * (NIP-65 asks for 2–4 each, and most pick the same few), so the bound drops only the long tail.
+ */
+export const DEFAULT_USER_RELAY_MAX_CONNECTIONS = 200;
+/**
+ * `nostr.user_relays.max_pubkeys_per_filter`: 500 pubkeys. Relays cap a filter's size (strfry's
+ * default message limit is 512 KiB, others count tag values); 500 × 67 bytes is 33 KiB a filter, well
+ * inside every limit seen, and 10,000 users on one relay still take only 20 filters.
+ */
+export const DEFAULT_USER_RELAY_MAX_PUBKEYS_PER_FILTER = 500;
+/**
+ * `nostr.user_relays.refresh_secs`: 10 s. The listener re-reads the lists (one store read) and
+ * re-subscribes only the relays whose users changed, so a new 10002 moves the subscription within
+ * 10 s (the issue's p99 budget) at the cost of one store read per 10 s.
+ */
+export const DEFAULT_USER_RELAY_REFRESH_SECS = 10;
+/** The acknowledgement `nostr.user_relays.allow_loopback` needs to admit loopback relays. */
+export const USER_RELAY_LOOPBACK_ACKNOWLEDGEMENT = 'I_UNDERSTAND';
+
 /** Public relays a fresh install watches until told otherwise. */
 export const DEFAULT_RELAYS = ['wss://relay.damus.io', 'wss://nos.lol', 'wss://relay.primal.net'];
 
@@ -126,6 +147,13 @@ export function defaultConfig(): Config {
       list_cache_ttl_secs: 300,
       // ~50,000 × a few hundred bytes of sets: tens of MiB at most, for the recipients active now.
       list_cache_entries: 50_000,
+      user_relays: {
+        enabled: true,
+        max_connections: DEFAULT_USER_RELAY_MAX_CONNECTIONS,
+        max_pubkeys_per_filter: DEFAULT_USER_RELAY_MAX_PUBKEYS_PER_FILTER,
+        refresh_secs: DEFAULT_USER_RELAY_REFRESH_SECS,
+        allow_loopback: 'false',
+      },
     },
     store: { url: '' },
     // Empty key_layout follows the URL (cluster URL → cluster layout), so a divine Redis stays a

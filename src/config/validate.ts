@@ -1,10 +1,25 @@
-import { HTTP2_CLIENT_KINDS, type Config } from './defaults.ts';
+import { HTTP2_CLIENT_KINDS, USER_RELAY_LOOPBACK_ACKNOWLEDGEMENT, type Config } from './defaults.ts';
 import { KEY_LAYOUTS, MAX_QUEUE_SHARDS } from '../store/redis/keys.ts';
 import { isClusterUrl, parseRedisTarget } from '../store/redis/target.ts';
 import { MAX_WAIT_REPLICAS, MAX_WAIT_TIMEOUT_MS, WAIT_REPLICAS_AUTO } from '../store/redis/replication.ts';
 import { ntfyConfigProblems } from '../ntfy/config.ts';
 import { nip9aConfigProblems } from '../nip9a/gateway/config.ts';
 import { templateConfigProblems } from '../engine/templates/load.ts';
+
+/** Problems of `nostr.user_relays` (issue 36). */
+export function userRelayConfigProblems(userRelays: Config['nostr']['user_relays']): string[] {
+  const problems: string[] = [];
+  const whole = (name: string, value: number, min: number): void => {
+    if (!Number.isInteger(value) || value < min) problems.push(`nostr.user_relays.${name} must be a whole number, ${min} or more`);
+  };
+  whole('max_connections', userRelays.max_connections, 0);
+  whole('max_pubkeys_per_filter', userRelays.max_pubkeys_per_filter, 1);
+  if (!Number.isFinite(userRelays.refresh_secs) || userRelays.refresh_secs <= 0)
+    problems.push('nostr.user_relays.refresh_secs must be greater than zero: at 0, the listener would re-read the lists in a tight loop');
+  if (userRelays.allow_loopback !== 'false' && userRelays.allow_loopback !== USER_RELAY_LOOPBACK_ACKNOWLEDGEMENT)
+    problems.push(`nostr.user_relays.allow_loopback must be false or ${USER_RELAY_LOOPBACK_ACKNOWLEDGEMENT}`);
+  return problems;
+}
 
 type NumericPath = { [S in keyof Config]: Config[S] extends object ? `${S & string}.${string}` : never }[keyof Config];
 
@@ -189,6 +204,7 @@ export function validateConfig(config: Config, explicitKeys: ReadonlySet<string>
     problems.push('nostr.list_cache_ttl_secs must be a whole number of seconds, 0 or more');
   if (!Number.isInteger(config.nostr.list_cache_entries) || config.nostr.list_cache_entries < 1)
     problems.push('nostr.list_cache_entries must be a whole number, 1 or more');
+  problems.push(...userRelayConfigProblems(config.nostr.user_relays));
   const webpush = config.webpush;
   if (webpush.ttl_secs < 0 || !Number.isInteger(webpush.ttl_secs))
     problems.push('webpush.ttl_secs must be a whole number of seconds, 0 or more');

@@ -7,6 +7,7 @@ import type { Metrics } from '../observability/metrics.ts';
 import { parsePreferencesPayload, parseSocialFiltersPayload, parseQuietHoursPayload, parseTokenPayload } from './control-payloads.ts';
 import { parseAlertWordList } from './inbox/words.ts';
 import { MAX_ALERT_WORDS_PER_USER } from '../store/port-inbox.ts';
+import { registrationRelays, storeUserRelayList } from './user-relay-lists.ts';
 
 /**
  * Decrypts the NIP-44 content of a control event addressed to the service. Rejects with
@@ -46,6 +47,12 @@ export interface ControlHandlerDeps {
   decryptor: ControlDecryptor;
   logger: Logger;
   metrics: Metrics;
+  /**
+   * Users' relays (issue 36): a registration's `relays` are stored as the user's `app` list and
+   * `onRegistered` is told of every registration (the fetch of the user's 10002 and 10050).
+   * Absent: `nostr.user_relays.enabled` is off and `relays` is ignored.
+   */
+  userRelays?: { onRegistered(pubkey: string): void };
 }
 
 /**
@@ -74,6 +81,20 @@ async function applyAlertWords(store: StorePort, pubkey: string, plaintext: stri
   }
   await store.replaceAlertWords(pubkey, parsed.words);
   log.info({ words: parsed.words.length }, 'alert words replaced');
+}
+
+/**
+ * The `relays` of a 3079 (issue 36), when present: the user's `app` relay list, replaced by a
+ * newer registration's. A bad list is logged and ignored; the device itself was registered.
+ */
+async function applyRegistrationRelays(deps: ControlHandlerDeps, event: NostrEvent, plaintext: string, log: Logger): Promise<void> {
+  const relays = registrationRelays(JSON.parse(plaintext) as Record<string, unknown>);
+  if (relays === null) return;
+  if (!Array.isArray(relays)) {
+    log.warn({ reason: relays.invalid }, 'relays of a registration ignored');
+    return;
+  }
+  await storeUserRelayList(deps, event.pubkey, { source: 'app', eventId: event.id, createdAt: event.created_at, relays });
 }
 
 async function decideControlEvent(deps: ControlHandlerDeps, event: NostrEvent): Promise<ControlOutcome> {
@@ -129,6 +150,10 @@ async function decideControlEvent(deps: ControlHandlerDeps, event: NostrEvent): 
     const { previousOwner } = await store.registerToken(event.pubkey, device);
     // A registered user is known to the inbox counters from now on, even after the device goes.
     await store.rememberInboxUser(event.pubkey);
+    if (deps.userRelays) {
+      await applyRegistrationRelays(deps, event, plaintext, log);
+      deps.userRelays.onRegistered(event.pubkey);
+    }
     if (previousOwner) {
       log.info({ token: redact(device.token), previousOwner }, 'token re-registration moved ownership');
       return 'transferred';

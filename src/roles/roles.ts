@@ -26,6 +26,13 @@ import { withNewPostFanout } from '../engine/bells/video.ts';
 import { TASK_NEW_POST_FANOUT, contentBellRules, newPostFanoutDeps, notifyListDeps, videoFanoutDeps } from '../engine/bells/wiring.ts';
 import { createProfileResolver } from '../engine/profiles.ts';
 import { createRelayQuery } from '../engine/relay-query.ts';
+import {
+  RELAY_LIST_FETCH_BATCH,
+  relayListOf,
+  storeUserRelayList,
+  UserRelayListFetcher,
+  USER_RELAY_LIST_KINDS,
+} from '../engine/user-relay-lists.ts';
 import { SocialListCache, socialListQueryCap } from '../engine/social-lists.ts';
 import { storeOutboundQueue } from '../engine/outbound-queue.ts';
 import { coalesceFlushDeps, coalesceIngester } from '../engine/coalesce/wiring.ts';
@@ -226,6 +233,31 @@ function socialListCache(config: Config, verifier: EventVerifier, logger: Logger
   });
 }
 
+/**
+ * The engine's part of users' relays (issue 36), or nothing when `nostr.user_relays.enabled` is
+ * off: kinds 10002/10050 stored for users with devices, a registration's `relays`, and the fetch
+ * of a newly registered user's lists from the configured and profile relays.
+ */
+function userRelayListParts(ctx: RoleContext, log: Logger): Pick<RouterDeps, 'userRelays' | 'handleUserRelayList'> {
+  const { config, store, metrics } = ctx;
+  if (!config.nostr.user_relays.enabled) return {};
+  const deps = { store, metrics, logger: log };
+  const fetcher = new UserRelayListFetcher({
+    ...deps,
+    relays: [...new Set([...config.nostr.relays, ...config.nostr.profile_relays])],
+    query: createRelayQuery({ logger: log, maxEventsPerRelay: USER_RELAY_LIST_KINDS.length * RELAY_LIST_FETCH_BATCH }),
+    verifier: ctx.verifier,
+    queryTimeoutMs: config.nostr.query_timeout_secs * 1000,
+  });
+  return {
+    userRelays: { onRegistered: (pubkey) => fetcher.request(pubkey) },
+    handleUserRelayList: async (event) => {
+      const list = relayListOf(event);
+      if (list !== null) await storeUserRelayList(deps, event.pubkey, list);
+    },
+  };
+}
+
 function startEngine(ctx: RoleContext): void {
   const { config, store, metrics } = ctx;
   const log = ctx.logger.child({ role: 'engine' });
@@ -275,6 +307,7 @@ function startEngine(ctx: RoleContext): void {
     metrics,
   };
   const listDeps = notifyListDeps({ config, store, logger: log, metrics });
+  const userRelayLists = userRelayListParts(ctx, log);
   const fanoutDeps = videoFanoutDeps({ config, store, logger: log, metrics });
   const deps: RouterDeps = {
     store,
@@ -290,6 +323,7 @@ function startEngine(ctx: RoleContext): void {
     handleNotifyList: (event) => handleNotifyList(listDeps, event).then(() => undefined),
     handleContent,
     handleRelayEvent: (notice) => handleRelayEventNotice(relayEventDeps, notice).then(() => undefined),
+    ...userRelayLists,
   };
   metrics.lastEventProcessed.set(Math.floor(store.clock.nowMs() / 1000));
   ctx.supervisor.spawn(TASK_EVENT_HANDLER, 'critical', (signal) =>
@@ -363,7 +397,15 @@ function startListener(ctx: RoleContext): Listener {
     relays: config.nostr.relays,
     servicePubkey: ctx.key.pubkey,
     serviceSecretKeyHex: ctx.key.secretHex,
-    liveKinds: [...new Set([...CONTROL_KINDS, ...config.notification.event_kinds, ...optionalEventKinds(config.events)])],
+    liveKinds: [
+      ...new Set([
+        ...CONTROL_KINDS,
+        ...config.notification.event_kinds,
+        ...optionalEventKinds(config.events),
+        // Users' relay lists are followed live on the configured relays (issue 36).
+        ...(config.nostr.user_relays.enabled ? USER_RELAY_LIST_KINDS : []),
+      ]),
+    ],
     processWindowDays: config.service.process_window_days,
     notifyListHistoryLimit: config.service.notify_list_history_limit,
     eventSilenceTimeoutSecs: config.nostr.event_silence_timeout_secs,
