@@ -13,7 +13,7 @@ import type { RelayStatus } from '../listener/index.ts';
 import type { TaskStatus } from '../roles/supervisor.ts';
 import { sleep } from '../roles/supervisor.ts';
 import { CONSOLE_HEARTBEAT_MISSED_BEATS } from '../config/defaults.ts';
-import type { ProcessHeartbeat } from '../store/port-fleet.ts';
+import type { HeartbeatUserRelays, ProcessHeartbeat } from '../store/port-fleet.ts';
 import type { StorePort } from '../store/port.ts';
 import { pushCounters, queueDepths, SAMPLE_RETENTION_MS, TOKEN_COUNT_EVERY_SAMPLES, tokenCounts } from './sampler.ts';
 
@@ -30,6 +30,8 @@ export interface FleetReporterDeps {
   sampleIntervalMs: number;
   tasks: () => TaskStatus[];
   relays: () => RelayStatus[];
+  /** The user relays of this process's listeners, summed; null when there are none. */
+  userRelays?: () => HeartbeatUserRelays | null;
   ntfySubscribers: () => Record<string, number>;
 }
 
@@ -37,6 +39,9 @@ export interface FleetReporterDeps {
 export function newProcessId(): string {
   return `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
 }
+
+const userRelaysOf = (summary: HeartbeatUserRelays | null): Pick<ProcessHeartbeat, 'userRelays'> =>
+  summary === null ? {} : { userRelays: summary };
 
 export class FleetReporter {
   readonly processId = newProcessId();
@@ -65,6 +70,7 @@ export class FleetReporter {
         lastError: r.lastError,
       })),
       ntfySubscribers: this.deps.ntfySubscribers(),
+      ...userRelaysOf(this.deps.userRelays?.() ?? null),
     };
   }
 

@@ -14,7 +14,7 @@ import { frameText, machinePrefix, parseRelayFrame, peekEventFrame, type RelayFr
 import { replayHistory, type FetchEnd, type HistoryChannel } from './historical.ts';
 import { classifyEvent, type EventIntake } from './intake.ts';
 import type { LogThrottle } from './log-throttle.ts';
-import { liveResumeSince, liveSubscriptions, type RelayFilter } from './subscriptions.ts';
+import { liveResumeSince, liveSubscriptions, type RelayFilter, type SubscriptionRequest } from './subscriptions.ts';
 import { SOCKET_OPEN, type EventContext, type RelaySocket, type SocketData, type TimerHandle, type Timers } from './types.ts';
 import { LiveFlowWatchdog, type WatchdogAction, type WatchdogOptions } from './watchdog.ts';
 import { STORE_RETRY_DELAYS_MS } from '../util/store-retry.ts';
@@ -50,6 +50,13 @@ export interface SessionOptions {
   servicePubkey: string;
   serviceSecretKeyHex: string;
   liveKinds: readonly number[];
+  /**
+   * The live REQs for a `since`, when they are not the configured relays' ({@link liveSubscriptions}
+   * of `liveKinds`): a user relay's `#p` filters, which change as its users do ({@link resubscribeChanged}).
+   */
+  liveRequests?: (since: number) => SubscriptionRequest[];
+  /** Told how many live REQs were just sent (the user relays' REQ count). */
+  onLiveRequestsSent?: (count: number) => void;
   cursor: RelayCursor;
   pool: SessionPool;
   watchdog: WatchdogOptions;
@@ -444,10 +451,29 @@ export class RelaySession implements HistoryChannel {
 
   // ---- live subscriptions and the watchdog -------------------------------------------------
 
-  private sendLiveSubscriptions(): void {
+  /**
+   * Re-sends the live REQs whose filter changed (a REQ with a held id replaces it, NIP-01) and
+   * CLOSEs those no longer asked for; unchanged ones keep running. Nothing before the live
+   * subscriptions are open: they will be built from the current request set then.
+   */
+  resubscribeChanged(): void {
+    if (!this.ended && this.watchdog !== null) this.sendLiveSubscriptions(true);
+  }
+
+  private sendLiveSubscriptions(onlyChanged = false): void {
     if (this.ended) return;
     const since = liveResumeSince(this.options.cursor.current, this.nowSecs());
-    for (const request of liveSubscriptions(this.options.liveKinds, since)) {
+    const requests = this.options.liveRequests?.(since) ?? liveSubscriptions(this.options.liveKinds, since);
+    const wanted = new Set(requests.map((request) => request.id));
+    for (const [id, subscription] of this.subscriptions) {
+      if (!subscription.live || wanted.has(id)) continue;
+      this.subscriptions.delete(id);
+      this.send(['CLOSE', id]);
+    }
+    let sent = 0;
+    for (const request of requests) {
+      const held = this.subscriptions.get(request.id);
+      if (onlyChanged && held?.live === true && !held.awaitingAuth && sameBesidesSince(held.filter, request.filter)) continue;
       this.subscriptions.set(request.id, {
         id: request.id,
         live: true,
@@ -457,7 +483,9 @@ export class RelaySession implements HistoryChannel {
         onEnd: () => {},
       });
       this.send(['REQ', request.id, request.filter]);
+      sent++;
     }
+    if (sent > 0) this.options.onLiveRequestsSent?.(sent);
   }
 
   private armWatchdog(): void {
@@ -537,4 +565,9 @@ export class RelaySession implements HistoryChannel {
   private nowSecs(): number {
     return Math.floor(this.options.clock.nowMs() / 1000);
   }
+}
+
+/** Two filters equal but for `since` (a re-subscription moves `since` forward; that alone is no change). */
+function sameBesidesSince(a: RelayFilter, b: RelayFilter): boolean {
+  return JSON.stringify({ ...a, since: 0 }) === JSON.stringify({ ...b, since: 0 });
 }

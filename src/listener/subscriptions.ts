@@ -41,6 +41,8 @@ const SECONDS_PER_DAY = 86_400;
 export interface RelayFilter {
   kinds?: number[];
   '#d'?: string[];
+  /** Events tagging these pubkeys (user relays, `user-relays.ts`). */
+  '#p'?: string[];
   since?: number;
   until?: number;
   limit?: number;

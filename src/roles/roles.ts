@@ -1,11 +1,11 @@
-import type { Config } from '../config/defaults.ts';
+import { USER_RELAY_LOOPBACK_ACKNOWLEDGEMENT, type Config } from '../config/defaults.ts';
 import { loadCopywriter } from '../engine/templates/load.ts';
 import type { ServiceKey } from '../config/service-key.ts';
 import type { StorePort } from '../store/port.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import type { EventVerifier } from '../nostr/event.ts';
-import { CONTROL_KINDS } from '../nostr/kinds.ts';
+import { CONTROL_KINDS, PEOPLE_LIST } from '../nostr/kinds.ts';
 import {
   inboundItemOrderingKey,
   prefetchInbound,
@@ -44,7 +44,7 @@ import { batchedCampaignClaims, batchedCampaignCounter } from '../delivery/campa
 import { CampaignCopies, type OutboundPayload } from '../delivery/campaign-items.ts';
 import { storeQuietHoursGate } from '../delivery/quiet-hours-gate.ts';
 import type { PushTransport } from '../delivery/types.ts';
-import { createListener, type Listener, type RelayStatus } from '../listener/index.ts';
+import { createListener, type Listener, type ListenerOptions, type RelayStatus, type UserRelaySummary } from '../listener/index.ts';
 import { runNtfyExpiry, runNtfyScheduledDelivery, type NtfyHub } from '../ntfy/index.ts';
 import { offThreadVerifier, type CryptoWorkerPool } from '../nostr/crypto-worker-pool.ts';
 import { DONE, runQueueWorker, type QueueSignal } from './queue-worker.ts';
@@ -127,6 +127,8 @@ export interface StartedRoles {
   nip9aGateway: Nip9aGateway | null;
   /** The listener's relay connections (empty without role `listener`), for the console's heartbeat. */
   relays(): RelayStatus[];
+  /** The listener's user relays (issue 36); null without role `listener` or with the feature off. */
+  userRelays(): UserRelaySummary | null;
 }
 
 /** Start the tasks of every role in `config.roles`. Roles share nothing but the store. */
@@ -197,6 +199,7 @@ export async function startRoles(ctx: RoleContext): Promise<StartedRoles> {
   return {
     nip9aGateway,
     relays: () => listener?.status() ?? [],
+    userRelays: () => listener?.userRelays() ?? null,
     async stop() {
       await Promise.allSettled(stoppers.map((s) => s()));
     },
@@ -388,6 +391,33 @@ function startDelivery(ctx: RoleContext): void {
   );
 }
 
+/**
+ * The listener's part of users' relays (issue 36), or nothing when `nostr.user_relays.enabled` is
+ * off: `#p` filters for the content kinds the engine handles (control kinds and lists tag no
+ * recipient), gift wraps on DM relays when `events.gift_wraps` is on.
+ */
+function userRelayListenerOptions(ctx: RoleContext): Pick<ListenerOptions, 'userRelays'> {
+  const { config, store } = ctx;
+  const settings = config.nostr.user_relays;
+  if (!settings.enabled) return {};
+  const allowLoopback = settings.allow_loopback === USER_RELAY_LOOPBACK_ACKNOWLEDGEMENT;
+  if (allowLoopback) ctx.logger.warn('nostr.user_relays.allow_loopback is on: user relays on ws:// and private addresses are connected to');
+  const notTagging = new Set<number>([...CONTROL_KINDS, PEOPLE_LIST, ...USER_RELAY_LIST_KINDS]);
+  return {
+    userRelays: {
+      store,
+      kinds: [...new Set([...config.notification.event_kinds, ...optionalEventKinds(config.events)])].filter(
+        (kind) => !notTagging.has(kind),
+      ),
+      giftWraps: config.events.gift_wraps,
+      maxConnections: settings.max_connections,
+      maxPubkeysPerFilter: settings.max_pubkeys_per_filter,
+      refreshMs: settings.refresh_secs * 1000,
+      policy: { allowLoopback },
+    },
+  };
+}
+
 /** listener: relays → the inbound queue. */
 function startListener(ctx: RoleContext): Listener {
   const { config, store } = ctx;
@@ -414,6 +444,7 @@ function startListener(ctx: RoleContext): Listener {
     clock: store.clock,
     logger: ctx.logger.child({ role: 'listener' }),
     metrics: ctx.metrics,
+    ...userRelayListenerOptions(ctx),
     sink: async (accepted) => {
       const envelope: InboundEnvelope = accepted;
       await inbound.enqueue('inbound', { id: accepted.event.id, payload: envelope });
