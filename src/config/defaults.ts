@@ -48,11 +48,11 @@ export const APNS_SANDBOX_URL = 'https://api.sandbox.push.apple.com';
  */
 export const DEFAULT_USER_RELAY_MAX_CONNECTIONS = 200;
 /**
- * `nostr.user_relays.max_pubkeys_per_filter`: 500 pubkeys. Relays cap a filter's size (strfry's
- * default message limit is 512 KiB, others count tag values); 500 × 67 bytes is 33 KiB a filter, well
- * inside every limit seen, and 10,000 users on one relay still take only 20 filters.
+ * `nostr.user_relays.max_pubkeys_per_filter`: 250 pubkeys. Relays cap a filter's tag values
+ * (@nostr-relay at 256) or its bytes (strfry's default message limit is 512 KiB; 250 × 67 bytes is
+ * 17 KiB), so 250 fits every limit seen, and 10,000 users on one relay still take only 40 filters.
  */
-export const DEFAULT_USER_RELAY_MAX_PUBKEYS_PER_FILTER = 500;
+export const DEFAULT_USER_RELAY_MAX_PUBKEYS_PER_FILTER = 250;
 /**
  * `nostr.user_relays.refresh_secs`: 10 s. The listener re-reads the lists (one store read) and
  * re-subscribes only the relays whose users changed, so a new 10002 moves the subscription within

@@ -14,7 +14,7 @@ import { frameText, machinePrefix, parseRelayFrame, peekEventFrame, type RelayFr
 import { replayHistory, type FetchEnd, type HistoryChannel } from './historical.ts';
 import { classifyEvent, type EventIntake } from './intake.ts';
 import type { LogThrottle } from './log-throttle.ts';
-import { liveResumeSince, liveSubscriptions, type RelayFilter, type SubscriptionRequest } from './subscriptions.ts';
+import { liveResumeSince, liveSubscriptions, withinTagFilter, type RelayFilter, type SubscriptionRequest } from './subscriptions.ts';
 import { SOCKET_OPEN, type EventContext, type RelaySocket, type SocketData, type TimerHandle, type Timers } from './types.ts';
 import { LiveFlowWatchdog, type WatchdogAction, type WatchdogOptions } from './watchdog.ts';
 import { STORE_RETRY_DELAYS_MS } from '../util/store-retry.ts';
@@ -311,6 +311,9 @@ export class RelaySession implements HistoryChannel {
       );
     } else if (intake.outcome === 'duplicate') {
       metrics.eventsDuplicate.inc();
+    } else if (intake.outcome === 'accept' && !withinTagFilter(intake.event, subscription.filter)) {
+      // A user relay is anyone's server: what it sends beyond the filter we asked for is dropped.
+      metrics.eventsInvalid.inc({ reason: 'off_filter' });
     } else if (intake.outcome === 'accept') {
       const context: EventContext = subscription.live ? 'live' : 'historical';
       const result = await this.deliverRetrying(intake.event, context, receivedAtMs);

@@ -1,7 +1,7 @@
 /**
  * The filters nostr-push sends to every relay, and the subscription ids it owns.
  */
-import { MAX_KIND } from '../nostr/event.ts';
+import { MAX_KIND, type NostrEvent } from '../nostr/event.ts';
 import { CONTROL_KINDS, GIFT_WRAP, NOTIFY_LIST_D_TAG, PEOPLE_LIST } from '../nostr/kinds.ts';
 
 /** Live control + notification kinds. */
@@ -70,6 +70,18 @@ export function normalizeLiveKinds(requested: readonly unknown[]): LiveKinds {
 export function liveResumeSince(cursorSecs: number | null, nowSecs: number): number {
   const since = cursorSecs === null ? nowSecs - LIVE_FIRST_START_LOOKBACK_SECS : Math.min(cursorSecs, nowSecs) - LIVE_RESUME_OVERLAP_SECS;
   return Math.max(0, since);
+}
+
+/**
+ * For the `#p` filters of user relays: the event has a kind of the filter and tags one of its
+ * pubkeys. Any other filter admits every event (the configured relays are the operator's own
+ * choice and are trusted with what they send).
+ */
+export function withinTagFilter(event: Pick<NostrEvent, 'kind' | 'tags'>, filter: RelayFilter): boolean {
+  const pubkeys = filter['#p'];
+  if (pubkeys === undefined) return true;
+  if (filter.kinds !== undefined && !filter.kinds.includes(event.kind)) return false;
+  return event.tags.some((tag) => tag[0] === 'p' && tag[1] !== undefined && pubkeys.includes(tag[1]));
 }
 
 /** One REQ: a subscription id and its filter. */

@@ -1,0 +1,58 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { GIFT_WRAP, REACTION } from '../nostr/kinds.ts';
+import { GIFT_WRAP_BACKDATE_SECS, withinTagFilter } from './subscriptions.ts';
+import { userRelayRefusal } from './user-relay-socket.ts';
+import { userRelayRequests } from './user-relays.ts';
+
+const pubkeys = (n: number, prefix = 'a'): string[] => Array.from({ length: n }, (_, i) => `${prefix}${i.toString().padStart(63, '0')}`);
+
+test('readers go in chunks under the content kinds, DM readers under gift wraps backdated two days', () => {
+  const requests = userRelayRequests(
+    { readers: pubkeys(5), dmReaders: pubkeys(3, 'b') },
+    { kinds: [REACTION, GIFT_WRAP], giftWraps: true, maxPubkeysPerFilter: 2 },
+    1_000_000,
+  );
+  assert.deepEqual(
+    requests.map((r) => [r.id, r.filter.kinds, r.filter['#p']?.length, r.filter.since]),
+    [
+      ['push-user-0', [REACTION], 2, 1_000_000],
+      ['push-user-1', [REACTION], 2, 1_000_000],
+      ['push-user-2', [REACTION], 1, 1_000_000],
+      ['push-user-dm-0', [GIFT_WRAP], 2, 1_000_000 - GIFT_WRAP_BACKDATE_SECS],
+      ['push-user-dm-1', [GIFT_WRAP], 1, 1_000_000 - GIFT_WRAP_BACKDATE_SECS],
+    ],
+  );
+});
+
+test('gift wraps off: DM readers get no filter; no content kinds: readers get none', () => {
+  assert.deepEqual(
+    userRelayRequests({ readers: [], dmReaders: pubkeys(3) }, { kinds: [REACTION], giftWraps: false, maxPubkeysPerFilter: 10 }, 5),
+    [],
+  );
+  assert.deepEqual(
+    userRelayRequests({ readers: pubkeys(3), dmReaders: [] }, { kinds: [GIFT_WRAP], giftWraps: true, maxPubkeysPerFilter: 10 }, 5),
+    [],
+  );
+});
+
+test('an event from a #p subscription must have a kind of the filter and tag one of its pubkeys', () => {
+  const filter = { kinds: [REACTION], '#p': ['alice'] };
+  assert.equal(withinTagFilter({ kind: REACTION, tags: [['p', 'alice']] }, filter), true);
+  assert.equal(withinTagFilter({ kind: REACTION, tags: [['p', 'bob']] }, filter), false);
+  assert.equal(withinTagFilter({ kind: 1, tags: [['p', 'alice']] }, filter), false);
+  assert.equal(withinTagFilter({ kind: 1, tags: [] }, { kinds: [7] }), true, 'configured relays are not checked');
+});
+
+test('the address policy admits public wss:// relays only, unless loopback is acknowledged', () => {
+  const strict = { allowLoopback: false };
+  assert.equal(userRelayRefusal('wss://relay.example', strict), null);
+  assert.equal(userRelayRefusal('wss://8.8.8.8', strict), null);
+  assert.match(userRelayRefusal('ws://relay.example', strict) ?? '', /wss/);
+  assert.match(userRelayRefusal('wss://127.0.0.1:7000', strict) ?? '', /not a public address/);
+  assert.match(userRelayRefusal('wss://[::1]', strict) ?? '', /not a public address/);
+  assert.match(userRelayRefusal('wss://10.1.2.3', strict) ?? '', /not a public address/);
+  assert.match(userRelayRefusal('wss://localhost', strict) ?? '', /not a public name/);
+  assert.match(userRelayRefusal('https://relay.example', strict) ?? '', /scheme/);
+  assert.equal(userRelayRefusal('ws://127.0.0.1:7000', { allowLoopback: true }), null);
+});
