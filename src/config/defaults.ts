@@ -55,7 +55,7 @@ export const DEFAULT_USER_RELAY_MAX_CONNECTIONS = 200;
 export const DEFAULT_USER_RELAY_MAX_PUBKEYS_PER_FILTER = 250;
 /**
  * `nostr.user_relays.refresh_secs`: 5 s. The listener re-reads the lists (one store read: 10,000
- * users cost tens of milliseconds on SQLite, docs/benchmarks.md) and re-subscribes only the relays
+ * users cost 0.1–0.3 s on SQLite on the 2-core bench box, docs/benchmarks.md) and re-subscribes only the relays
  * whose users changed, so a new 10002 moves the subscription within about 5 s, inside the
  * issue's 10 s p99 budget (at 10 s the p99 was 10.2 s).
  */

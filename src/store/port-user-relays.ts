@@ -171,7 +171,8 @@ export function rankRelayCoverage(users: Iterable<{ pubkey: string; lists: UserR
   }
   const ranked: RelayCoverage[] = [];
   for (const [url, { readers, dmReaders }] of byUrl) {
-    const users = new Set([...readers, ...dmReaders]).size;
+    let users = readers.size;
+    for (const pubkey of dmReaders) if (!readers.has(pubkey)) users++;
     ranked.push({ url, readers: [...readers].sort(), dmReaders: [...dmReaders].sort(), users });
   }
   return ranked.sort((a, b) => b.users - a.users || (a.url < b.url ? -1 : a.url > b.url ? 1 : 0));

@@ -5,7 +5,6 @@
 import type { Database, Statement } from 'better-sqlite3';
 import type { Logger } from '../../observability/logger.ts';
 import {
-  decodeUserRelayList,
   isUserRelaySource,
   noUserRelayLists,
   rankRelayCoverage,
@@ -85,10 +84,11 @@ export class UserRelayTable {
     const byPubkey = new Map<string, UserRelayLists>();
     for (const row of rows) {
       if (!isUserRelaySource(row.source)) continue;
-      const list = decodeUserRelayList(
-        row.source,
-        JSON.stringify({ eventId: row.event_id, createdAt: row.created_at, relays: safeJson(row.relays_json) }),
-      );
+      const relays = safeJson(row.relays_json);
+      const list =
+        Array.isArray(relays) && relays.every((r): r is string => typeof r === 'string')
+          ? { source: row.source, eventId: row.event_id, createdAt: row.created_at, relays }
+          : null;
       if (list === null) {
         this.logger.warn({ pubkey: row.pubkey, source: row.source }, 'unreadable user relay list; ignored');
         continue;
