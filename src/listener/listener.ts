@@ -218,6 +218,7 @@ export function createListener(options: ListenerOptions): Listener {
           ...userRelayOptions,
           configuredRelays: relays,
           timers,
+          clock,
           logger: logger.child({ userRelays: true }),
           metrics,
           createConnection: (url, liveRequests, onLiveRequestsSent) =>
