@@ -7,7 +7,7 @@ import type { Metrics } from '../observability/metrics.ts';
 import { parsePreferencesPayload, parseSocialFiltersPayload, parseQuietHoursPayload, parseTokenPayload } from './control-payloads.ts';
 import { parseAlertWordList } from './inbox/words.ts';
 import { MAX_ALERT_WORDS_PER_USER } from '../store/port-inbox.ts';
-import { registrationRelays, storeUserRelayList } from './user-relay-lists.ts';
+import { applyRegistrationRelays } from './user-relay-lists.ts';
 
 /**
  * Decrypts the NIP-44 content of a control event addressed to the service. Rejects with
@@ -83,20 +83,6 @@ async function applyAlertWords(store: StorePort, pubkey: string, plaintext: stri
   log.info({ words: parsed.words.length }, 'alert words replaced');
 }
 
-/**
- * The `relays` of a 3079 (issue 36), when present: the user's `app` relay list, replaced by a
- * newer registration's. A bad list is logged and ignored; the device itself was registered.
- */
-async function applyRegistrationRelays(deps: ControlHandlerDeps, event: NostrEvent, plaintext: string, log: Logger): Promise<void> {
-  const relays = registrationRelays(JSON.parse(plaintext) as Record<string, unknown>);
-  if (relays === null) return;
-  if (!Array.isArray(relays)) {
-    log.warn({ reason: relays.invalid }, 'relays of a registration ignored');
-    return;
-  }
-  await storeUserRelayList(deps, event.pubkey, { source: 'app', eventId: event.id, createdAt: event.created_at, relays });
-}
-
 async function decideControlEvent(deps: ControlHandlerDeps, event: NostrEvent): Promise<ControlOutcome> {
   const { store, logger } = deps;
   const log = logger.child({ eventId: event.id, kind: event.kind, pubkey: event.pubkey });
@@ -151,7 +137,8 @@ async function decideControlEvent(deps: ControlHandlerDeps, event: NostrEvent): 
     // A registered user is known to the inbox counters from now on, even after the device goes.
     await store.rememberInboxUser(event.pubkey);
     if (deps.userRelays) {
-      await applyRegistrationRelays(deps, event, plaintext, log);
+      const relays = await applyRegistrationRelays(deps, event.pubkey, JSON.parse(plaintext) as Record<string, unknown>, event);
+      if (relays.outcome === 'invalid') log.warn({ reason: relays.reason }, 'relays of a registration ignored');
       deps.userRelays.onRegistered(event.pubkey);
     }
     if (previousOwner) {

@@ -84,6 +84,26 @@ export async function storeUserRelayList(deps: UserRelayListDeps, pubkey: string
   return outcome;
 }
 
+/**
+ * The `relays` of a registration payload (issue 36), for both registration paths: when present and
+ * valid they become the user's `app` list, replaced only by a newer registration's. `origin` is
+ * the registering event (its id and `created_at`); an HTTP registration passes a digest of its
+ * body and the time it arrived. Absent relays change nothing; invalid ones change nothing and say
+ * why (an event logs and ignores them, the HTTP path answers 400). Store errors propagate.
+ */
+export async function applyRegistrationRelays(
+  deps: UserRelayListDeps,
+  pubkey: string,
+  payload: Record<string, unknown>,
+  origin: { id: string; created_at: number },
+): Promise<{ outcome: 'absent' } | { outcome: 'invalid'; reason: string } | { outcome: StoreUserRelayListOutcome }> {
+  const relays = registrationRelays(payload);
+  if (relays === null) return { outcome: 'absent' };
+  if (!Array.isArray(relays)) return { outcome: 'invalid', reason: relays.invalid };
+  const list: UserRelayList = { source: 'app', eventId: origin.id, createdAt: origin.created_at, relays };
+  return { outcome: await storeUserRelayList(deps, pubkey, list) };
+}
+
 /** Pubkeys per fetch query: one REQ with up to this many authors to each relay. */
 export const RELAY_LIST_FETCH_BATCH = 50;
 /** How long requests gather before a fetch starts (ms): registrations arrive in bursts. */
