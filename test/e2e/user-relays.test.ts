@@ -213,3 +213,102 @@ for (const adapter of ['sqlite', 'redis'] as const) {
     });
   });
 }
+
+const SCALE_USERS = 1_000;
+const SCALE_RELAYS = 50;
+const POPULAR_RELAYS = 5;
+
+for (const adapter of ['sqlite', 'redis'] as const) {
+  describe(`users' relays at scale end to end (${adapter})`, () => {
+    let configured: TestRelay;
+    let relays: TestRelay[];
+    let fcm: FcmFake;
+    let redis: PrivateRedisServer | undefined;
+    let dataDir: string;
+    let storeUrl: string;
+    let service: ServiceProcess | undefined;
+    const serviceKey = makeUser();
+
+    const startService = (extra: Record<string, string> = {}) =>
+      startServiceProcess({
+        env: {
+          NOSTR_PUSH__SERVICE__PRIVATE_KEY_HEX: serviceKey.secret,
+          NOSTR_PUSH__NOSTR__RELAYS: configured.url,
+          NOSTR_PUSH__NOSTR__USER_RELAYS__ALLOW_LOOPBACK: 'I_UNDERSTAND',
+          NOSTR_PUSH__NOSTR__USER_RELAYS__REFRESH_SECS: '0.5',
+          NOSTR_PUSH__STORE__URL: storeUrl,
+          NOSTR_PUSH__DATA_DIR: dataDir,
+          NOSTR_PUSH__FIREBASE__CREDENTIALS_PATH: fcm.writeCredentials(dataDir),
+          NOSTR_PUSH__FIREBASE__PROJECT_ID: 'fake-project',
+          NOSTR_PUSH__FIREBASE__API_BASE_URL: fcm.baseUrl,
+          ...extra,
+        },
+      });
+
+    before(async () => {
+      configured = await startTestRelay();
+      relays = await Promise.all(Array.from({ length: SCALE_RELAYS }, () => startTestRelay()));
+      fcm = await startFcmFake();
+      dataDir = mkdtempSync(join(tmpdir(), `np-user-relays-scale-${adapter}-`));
+      storeUrl = `sqlite:${join(dataDir, 'nostr-push.sqlite')}`;
+      if (adapter === 'redis') {
+        redis = await startRedisServer();
+        storeUrl = redis.url;
+      }
+      const location: StoreLocation =
+        adapter === 'redis' ? { kind: 'redis', url: storeUrl } : { kind: 'sqlite', path: join(dataDir, 'nostr-push.sqlite') };
+      // Every user reads from one of the 50 relays (20 each); the first half also from one of the
+      // first five, which so cover about 110 users each.
+      const writer = await openStore(location);
+      for (let i = 0; i < SCALE_USERS; i++) {
+        const pubkey = (i + 1).toString(16).padStart(64, '0');
+        const named = [relays[i % SCALE_RELAYS]?.url ?? '', ...(i < SCALE_USERS / 2 ? [relays[i % POPULAR_RELAYS]?.url ?? ''] : [])];
+        await writer.registerToken(pubkey, { token: `scale-${i}`, transport: 'fcm' });
+        await writer.putUserRelayList(pubkey, { source: 'nip65', eventId: '00'.repeat(32), createdAt: 1, relays: [...new Set(named)] });
+      }
+      await writer.close();
+    });
+
+    after(async () => {
+      /* eslint-disable @typescript-eslint/no-unnecessary-condition -- before() can fail before it assigns these. */
+      await service?.stop();
+      await Promise.all([configured?.stop(), ...(relays ?? []).map((relay) => relay.stop()), fcm?.stop()]);
+      await redis?.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+      /* eslint-enable @typescript-eslint/no-unnecessary-condition */
+    });
+
+    test('1,000 users over 50 relays: one connection per relay and one chunked REQ per relay, never one per user', async () => {
+      service = await startService();
+      await eventually(
+        () => (relays.every((relay) => relay.connectionCount() === 1 && relay.requests().length >= 1) ? true : undefined),
+        30_000,
+        'every relay connected and subscribed',
+      );
+      // At most 250 pubkeys a filter: each relay's users (20 to ~110) fit one REQ.
+      assert.deepEqual(
+        relays.map((relay) => relay.requests().length),
+        relays.map(() => 1),
+      );
+      const named = relays.flatMap((relay) => relay.requests().flatMap((request) => (request[1] as { '#p': string[] })['#p']));
+      assert.equal(new Set(named).size, SCALE_USERS, 'every user is in some filter');
+      assert.equal(await metric(service, 'push_user_relays_watched'), SCALE_RELAYS);
+      await service.stop();
+      service = undefined;
+    });
+
+    test('max_connections 5 keeps the 5 relays covering the most users', async () => {
+      await eventually(() => (relays.every((relay) => relay.connectionCount() === 0) ? true : undefined), 15_000, 'the first run gone');
+      service = await startService({ NOSTR_PUSH__NOSTR__USER_RELAYS__MAX_CONNECTIONS: String(POPULAR_RELAYS) });
+      const popular = relays.slice(0, POPULAR_RELAYS);
+      await eventually(() => (popular.every((relay) => relay.connectionCount() === 1) ? true : undefined), 30_000, 'the popular relays');
+      await eventually(async () =>
+        (await metric(service as ServiceProcess, 'push_user_relays_dropped')) === SCALE_RELAYS - POPULAR_RELAYS ? true : undefined,
+      );
+      assert.deepEqual(
+        relays.slice(POPULAR_RELAYS).filter((relay) => relay.connectionCount() > 0),
+        [],
+      );
+    });
+  });
+}
