@@ -1,11 +1,11 @@
-import { USER_RELAY_LOOPBACK_ACKNOWLEDGEMENT, type Config } from '../config/defaults.ts';
+import type { Config } from '../config/defaults.ts';
 import { loadCopywriter } from '../engine/templates/load.ts';
 import type { ServiceKey } from '../config/service-key.ts';
 import type { StorePort } from '../store/port.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import type { EventVerifier } from '../nostr/event.ts';
-import { CONTROL_KINDS, PEOPLE_LIST } from '../nostr/kinds.ts';
+import { CONTROL_KINDS } from '../nostr/kinds.ts';
 import {
   inboundItemOrderingKey,
   prefetchInbound,
@@ -26,13 +26,8 @@ import { withNewPostFanout } from '../engine/bells/video.ts';
 import { TASK_NEW_POST_FANOUT, contentBellRules, newPostFanoutDeps, notifyListDeps, videoFanoutDeps } from '../engine/bells/wiring.ts';
 import { createProfileResolver } from '../engine/profiles.ts';
 import { createRelayQuery } from '../engine/relay-query.ts';
-import {
-  RELAY_LIST_FETCH_BATCH,
-  relayListOf,
-  storeUserRelayList,
-  UserRelayListFetcher,
-  USER_RELAY_LIST_KINDS,
-} from '../engine/user-relay-lists.ts';
+import { USER_RELAY_LIST_KINDS } from '../engine/user-relay-lists.ts';
+import { userRelayListenerOptions, userRelayListParts } from './user-relays.ts';
 import { SocialListCache, socialListQueryCap } from '../engine/social-lists.ts';
 import { storeOutboundQueue } from '../engine/outbound-queue.ts';
 import { coalesceFlushDeps, coalesceIngester } from '../engine/coalesce/wiring.ts';
@@ -44,7 +39,7 @@ import { batchedCampaignClaims, batchedCampaignCounter } from '../delivery/campa
 import { CampaignCopies, type OutboundPayload } from '../delivery/campaign-items.ts';
 import { storeQuietHoursGate } from '../delivery/quiet-hours-gate.ts';
 import type { PushTransport } from '../delivery/types.ts';
-import { createListener, type Listener, type ListenerOptions, type RelayStatus, type UserRelaySummary } from '../listener/index.ts';
+import { createListener, type Listener, type RelayStatus, type UserRelaySummary } from '../listener/index.ts';
 import { runNtfyExpiry, runNtfyScheduledDelivery, type NtfyHub } from '../ntfy/index.ts';
 import { offThreadVerifier, type CryptoWorkerPool } from '../nostr/crypto-worker-pool.ts';
 import { DONE, runQueueWorker, type QueueSignal } from './queue-worker.ts';
@@ -236,31 +231,6 @@ function socialListCache(config: Config, verifier: EventVerifier, logger: Logger
   });
 }
 
-/**
- * The engine's part of users' relays (issue 36), or nothing when `nostr.user_relays.enabled` is
- * off: kinds 10002/10050 stored for users with devices, a registration's `relays`, and the fetch
- * of a newly registered user's lists from the configured and profile relays.
- */
-function userRelayListParts(ctx: RoleContext, log: Logger): Pick<RouterDeps, 'userRelays' | 'handleUserRelayList'> {
-  const { config, store, metrics } = ctx;
-  if (!config.nostr.user_relays.enabled) return {};
-  const deps = { store, metrics, logger: log };
-  const fetcher = new UserRelayListFetcher({
-    ...deps,
-    relays: [...new Set([...config.nostr.relays, ...config.nostr.profile_relays])],
-    query: createRelayQuery({ logger: log, maxEventsPerRelay: USER_RELAY_LIST_KINDS.length * RELAY_LIST_FETCH_BATCH }),
-    verifier: ctx.verifier,
-    queryTimeoutMs: config.nostr.query_timeout_secs * 1000,
-  });
-  return {
-    userRelays: { onRegistered: (pubkey) => fetcher.request(pubkey) },
-    handleUserRelayList: async (event) => {
-      const list = relayListOf(event);
-      if (list !== null) await storeUserRelayList(deps, event.pubkey, list);
-    },
-  };
-}
-
 function startEngine(ctx: RoleContext): void {
   const { config, store, metrics } = ctx;
   const log = ctx.logger.child({ role: 'engine' });
@@ -389,33 +359,6 @@ function startDelivery(ctx: RoleContext): void {
       handle: (item) => handleOutbound(deps, item, signal),
     }),
   );
-}
-
-/**
- * The listener's part of users' relays (issue 36), or nothing when `nostr.user_relays.enabled` is
- * off: `#p` filters for the content kinds the engine handles (control kinds and lists tag no
- * recipient), gift wraps on DM relays when `events.gift_wraps` is on.
- */
-function userRelayListenerOptions(ctx: RoleContext): Pick<ListenerOptions, 'userRelays'> {
-  const { config, store } = ctx;
-  const settings = config.nostr.user_relays;
-  if (!settings.enabled) return {};
-  const allowLoopback = settings.allow_loopback === USER_RELAY_LOOPBACK_ACKNOWLEDGEMENT;
-  if (allowLoopback) ctx.logger.warn('nostr.user_relays.allow_loopback is on: user relays on ws:// and private addresses are connected to');
-  const notTagging = new Set<number>([...CONTROL_KINDS, PEOPLE_LIST, ...USER_RELAY_LIST_KINDS]);
-  return {
-    userRelays: {
-      store,
-      kinds: [...new Set([...config.notification.event_kinds, ...optionalEventKinds(config.events)])].filter(
-        (kind) => !notTagging.has(kind),
-      ),
-      giftWraps: config.events.gift_wraps,
-      maxConnections: settings.max_connections,
-      maxPubkeysPerFilter: settings.max_pubkeys_per_filter,
-      refreshMs: settings.refresh_secs * 1000,
-      policy: { allowLoopback },
-    },
-  };
 }
 
 /** listener: relays → the inbound queue. */
