@@ -1,3 +1,5 @@
+import type { UserRelaySummary } from './listener/index.ts';
+import type { HeartbeatUserRelays } from './store/port-fleet.ts';
 import { mkdirSync } from 'node:fs';
 import { storeOutboundQueue } from './engine/outbound-queue.ts';
 import { dirname } from 'node:path';
@@ -201,6 +203,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
   const roles = {
     nip9aGateway: appRoles[0]?.nip9aGateway ?? null,
     relays: () => appRoles.flatMap((r) => r.relays()),
+    userRelays: () => sumUserRelays(appRoles.map((r) => r.userRelays())),
     stop: async () => {
       await Promise.allSettled(appRoles.map((r) => r.stop()));
     },
@@ -216,6 +219,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
     sampleIntervalMs: config.console.sample_interval_secs * 1000,
     tasks: () => supervisor.list(),
     relays: () => roles.relays(),
+    userRelays: () => roles.userRelays(),
     ntfySubscribers: () => ntfy?.hub?.topicSubscriberCounts() ?? {},
   });
   supervisor.spawn(TASK_FLEET_REPORTER, 'fatal', (signal) => reporter.run(signal));
@@ -345,6 +349,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
           metrics,
           logger: logger.child({ route: 'inbox' }),
           throttlePerUserPerHour: config.throttle.per_user_per_hour,
+          userRelays: config.nostr.user_relays.enabled,
           clientAddresses,
           maxAlertWordsPerUser: config.inbox.max_alert_words_per_user,
           maxAlertWordUsersPerAddressPerDay: config.inbox.max_alert_word_users_per_address_per_day,
@@ -479,5 +484,19 @@ function appSendApiSettings(app: AppRuntime): SendApiAppSettings {
     recordTtlSecs: sendApi.record_ttl_secs,
     openedClaimTtlSecs: log.retention_days * 86_400,
     retentionDays: log.retention_days,
+  };
+}
+
+/** The user relays of every app's listener in this process, summed for the console's heartbeat; null when none runs them. */
+function sumUserRelays(summaries: ReadonlyArray<UserRelaySummary | null>): HeartbeatUserRelays | null {
+  const present = summaries.filter((s): s is UserRelaySummary => s !== null);
+  if (present.length === 0) return null;
+  const sum = (pick: (s: UserRelaySummary) => number): number => present.reduce((total, s) => total + pick(s), 0);
+  return {
+    watched: sum((s) => s.watched),
+    connected: sum((s) => s.connected),
+    dropped: sum((s) => s.dropped),
+    uncoveredUsers: sum((s) => s.uncoveredUsers),
+    requestsSent: sum((s) => s.requestsSent),
   };
 }

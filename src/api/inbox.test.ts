@@ -64,6 +64,7 @@ describe('user API', () => {
         logger,
         clientAddresses: createClientAddressPolicy([]),
         maxAlertWordUsersPerAddressPerDay: ALERT_WORD_USERS_PER_ADDRESS,
+        userRelays: true,
       }),
     );
     adminKey = (await createApiKey(store, 'default', 'admin')).key;
@@ -208,6 +209,16 @@ describe('user API', () => {
     assert.match(String((await call('PUT', `/v1/devices/${token}-x`, { transport: 'pigeon' })).json?.error), /unknown transport "pigeon"/);
     assert.equal((await store.listDevices(pubkey)).length, 1, 'no refused registration was stored');
     assert.match(await metrics.registry.metrics(), /push_control_events_total\{kind="3079",outcome="invalid_payload"\} [1-9]/);
+  });
+
+  test("PUT /v1/devices/{token} with relays keeps them as the user's read relays, as a 3079 does; bad relays are 400", async () => {
+    const put = await call('PUT', '/v1/devices/relay-reader-token', { relays: ['wss://relay.example.com'] });
+    assert.equal(put.status, 201);
+    const [lists] = await store.getUserRelayLists([pubkey]);
+    assert.deepEqual(lists?.app?.relays, ['wss://relay.example.com']);
+    const refused = await call('PUT', '/v1/devices/relay-reader-token-2', { relays: 'wss://relay.example.com' });
+    assert.deepEqual([refused.status, refused.json?.code], [400, 'INVALID_DEVICE']);
+    assert.equal(await store.tokenOwner('relay-reader-token-2'), null);
   });
 
   test('a token registered over HTTP by someone else moves to the caller, as a 3079 moves it', async () => {

@@ -44,6 +44,7 @@ import { redact, type Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import { parseAlertWordList } from '../engine/inbox/words.ts';
 import { applyControlPayload } from '../engine/control-events.ts';
+import { registrationRelays } from '../engine/user-relay-lists.ts';
 import { DEREGISTER_TOKEN, PREFERENCES, REGISTER_TOKEN } from '../nostr/kinds.ts';
 import { DEFAULT_APP_ID } from '../config/apps.ts';
 import { HttpError } from './errors.ts';
@@ -67,6 +68,11 @@ export interface InboxApiDeps {
   logger: Logger;
   /** `throttle.per_user_per_hour` (0 or absent: off, and the counts carry no `throttled`). */
   throttlePerUserPerHour?: number;
+  /**
+   * `nostr.user_relays.enabled`: a registration's `relays` are kept as the user's read relays
+   * (issue 36), as a 3079's are; off, they are ignored.
+   */
+  userRelays?: boolean;
   /** Who is asking (`server.trusted_proxies`): the per-address quota's key. */
   clientAddresses: ClientAddressPolicy;
   /** `inbox.max_alert_words_per_user`; absent: the default. */
@@ -157,6 +163,10 @@ function jsonObjectOf(body: Uint8Array, shape: string): Record<string, unknown> 
 function registrationPayloadOf(body: Uint8Array, token: string): string {
   const payload = jsonObjectOf(body, '(the content of a 3079)');
   if (payload.token !== undefined && payload.token !== token) throw new HttpError('DEVICE_TOKEN_MISMATCH');
+  // A 3079 with bad relays still registers (the relays are ignored); over HTTP the caller is told.
+  const relays = registrationRelays(payload);
+  if (relays !== null && !Array.isArray(relays))
+    throw new HttpError('INVALID_DEVICE', `The device registration is invalid: ${relays.invalid}`);
   return JSON.stringify({ ...payload, token });
 }
 
@@ -292,7 +302,11 @@ export function inboxRoutes(deps: InboxApiDeps): Hono {
       const payload = registrationPayloadOf(body, token);
       const known = (await store.listDevices(pubkey)).some((d) => d.token === token);
       const log = deps.logger.child({ pubkey, via: 'http' });
-      const applied = await applyControlPayload(store, log, pubkey, REGISTER_TOKEN, payload);
+      const applied = await applyControlPayload(store, log, pubkey, REGISTER_TOKEN, payload, {
+        ...(deps.userRelays ? { userRelays: { metrics: deps.metrics } } : {}),
+        // The request stands for the event a 3079 would be: a newer registration's relays replace these.
+        origin: { id: createHash('sha256').update(body).digest('hex'), created_at: Math.floor(store.clock.nowMs() / 1000) },
+      });
       deps.metrics.controlEvents.inc({ kind: String(REGISTER_TOKEN), outcome: applied.outcome });
       if (!applied.device) throw new HttpError('INVALID_DEVICE', `The device registration is invalid: ${applied.reason ?? 'unknown'}`);
       return c.json({ device: deviceView(applied.device) }, known ? 200 : 201);
@@ -317,7 +331,9 @@ export function inboxRoutes(deps: InboxApiDeps): Hono {
     handle('preferences', true, async (c, pubkey, body, store) => {
       const payload = JSON.stringify(jsonObjectOf(body, '(the content of a 3083)'));
       const log = deps.logger.child({ pubkey, via: 'http' });
-      const applied = await applyControlPayload(store, log, pubkey, PREFERENCES, payload, deps.maxAlertWordsPerUser);
+      const applied = await applyControlPayload(store, log, pubkey, PREFERENCES, payload, {
+        ...(deps.maxAlertWordsPerUser === undefined ? {} : { maxAlertWordsPerUser: deps.maxAlertWordsPerUser }),
+      });
       deps.metrics.controlEvents.inc({ kind: String(PREFERENCES), outcome: applied.outcome });
       if (applied.outcome !== 'preferences_set')
         throw new HttpError('INVALID_PREFERENCES', `The preferences are invalid: ${applied.reason ?? 'unknown'}`);

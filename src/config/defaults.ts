@@ -101,6 +101,28 @@ const DAY_SECS = 86_400;
 export const APNS_PRODUCTION_URL = 'https://api.push.apple.com';
 export const APNS_SANDBOX_URL = 'https://api.sandbox.push.apple.com';
 
+/**
+ * `nostr.user_relays.max_connections`: 200 user relays. A socket costs some 100 KiB with its
+ * buffers, so 200 stay near 20 MiB; the users of most deployments read from far fewer relays
+ * (NIP-65 asks for 2–4 each, and most pick the same few), so the bound drops only the long tail.
+ */
+export const DEFAULT_USER_RELAY_MAX_CONNECTIONS = 200;
+/**
+ * `nostr.user_relays.max_pubkeys_per_filter`: 250 pubkeys. Relays cap a filter's tag values
+ * (@nostr-relay at 256) or its bytes (strfry's default message limit is 512 KiB; 250 × 67 bytes is
+ * 17 KiB), so 250 fits every limit seen, and 10,000 users on one relay still take only 40 filters.
+ */
+export const DEFAULT_USER_RELAY_MAX_PUBKEYS_PER_FILTER = 250;
+/**
+ * `nostr.user_relays.refresh_secs`: 5 s. The listener re-reads the lists (one store read: 10,000
+ * users cost 0.1–0.3 s on SQLite on the 2-core bench box, docs/benchmarks.md) and re-subscribes only the relays
+ * whose users changed, so a new 10002 moves the subscription within about 5 s, inside the
+ * issue's 10 s p99 budget (at 10 s the p99 was 10.2 s).
+ */
+export const DEFAULT_USER_RELAY_REFRESH_SECS = 5;
+/** The acknowledgement `nostr.user_relays.allow_loopback` needs to admit loopback relays. */
+export const USER_RELAY_LOOPBACK_ACKNOWLEDGEMENT = 'I_UNDERSTAND';
+
 /** Public relays a fresh install watches until told otherwise. */
 export const DEFAULT_RELAYS = ['wss://relay.damus.io', 'wss://nos.lol', 'wss://relay.primal.net'];
 
@@ -235,6 +257,13 @@ export function defaultConfig(): Config {
       list_cache_entries: 50_000,
       mute_list_max_items: DEFAULT_MUTE_LIST_MAX_ITEMS,
       list_cache_mute_items: DEFAULT_LIST_CACHE_MUTE_ITEMS,
+      user_relays: {
+        enabled: true,
+        max_connections: DEFAULT_USER_RELAY_MAX_CONNECTIONS,
+        max_pubkeys_per_filter: DEFAULT_USER_RELAY_MAX_PUBKEYS_PER_FILTER,
+        refresh_secs: DEFAULT_USER_RELAY_REFRESH_SECS,
+        allow_loopback: 'false',
+      },
     },
     store: { url: '' },
     // Empty key_layout follows the URL (cluster URL → cluster layout), so a divine Redis stays a

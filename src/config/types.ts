@@ -86,6 +86,28 @@ export interface NostrConfig {
    * its users (per engine process); the oldest users are forgotten first to make room.
    */
   list_cache_mute_items: number;
+  /** Following users on their own relays (issue 36, docs/user-relays.md). */
+  user_relays: UserRelaysConfig;
+}
+
+/**
+ * The outbox model: the relays each user with a device reads from (kind 10002 read relays, kind
+ * 10050 DM relays, a registration's `relays`), watched for what tags them.
+ */
+export interface UserRelaysConfig {
+  /** Read users' relay lists and watch their relays; `false` keeps the service on `nostr.relays` alone. */
+  enabled: boolean;
+  /** Most user relays connected at once; the relays covering the fewest users are dropped first. */
+  max_connections: number;
+  /** Most pubkeys in one `#p` filter; more users on a relay are split over several filters. */
+  max_pubkeys_per_filter: number;
+  /** How often the listener re-reads the relay lists from the store and moves its subscriptions (seconds). */
+  refresh_secs: number;
+  /**
+   * `false`, or `I_UNDERSTAND` to admit loopback and private-address relays over `ws://`, bypassing
+   * the public-address policy: for test suites only.
+   */
+  allow_loopback: string;
 }
 
 export interface Config {

@@ -1,4 +1,4 @@
-import { HTTP2_CLIENT_KINDS, MIN_MAX_BODY_BYTES, type Config } from './defaults.ts';
+import { HTTP2_CLIENT_KINDS, MIN_MAX_BODY_BYTES, USER_RELAY_LOOPBACK_ACKNOWLEDGEMENT, type Config } from './defaults.ts';
 import { ALERT_WORDS_CEILING } from '../store/port-inbox.ts';
 import { KEY_LAYOUTS, MAX_QUEUE_SHARDS } from '../store/redis/keys.ts';
 import { isClusterUrl, parseRedisTarget } from '../store/redis/target.ts';
@@ -7,6 +7,21 @@ import { ntfyConfigProblems } from '../ntfy/config.ts';
 import { trustedProxyProblem } from '../api/client-address.ts';
 import { nip9aConfigProblems } from '../nip9a/gateway/config.ts';
 import { templateConfigProblems } from '../notification/templates/load.ts';
+
+/** Problems of `nostr.user_relays` (issue 36). */
+export function userRelayConfigProblems(userRelays: Config['nostr']['user_relays']): string[] {
+  const problems: string[] = [];
+  const whole = (name: string, value: number, min: number): void => {
+    if (!Number.isInteger(value) || value < min) problems.push(`nostr.user_relays.${name} must be a whole number, ${min} or more`);
+  };
+  whole('max_connections', userRelays.max_connections, 0);
+  whole('max_pubkeys_per_filter', userRelays.max_pubkeys_per_filter, 1);
+  if (!Number.isFinite(userRelays.refresh_secs) || userRelays.refresh_secs <= 0)
+    problems.push('nostr.user_relays.refresh_secs must be greater than zero: at 0, the listener would re-read the lists in a tight loop');
+  if (userRelays.allow_loopback !== 'false' && userRelays.allow_loopback !== USER_RELAY_LOOPBACK_ACKNOWLEDGEMENT)
+    problems.push(`nostr.user_relays.allow_loopback must be false or ${USER_RELAY_LOOPBACK_ACKNOWLEDGEMENT}`);
+  return problems;
+}
 
 type NumericPath = { [S in keyof Config]: Config[S] extends object ? `${S & string}.${string}` : never }[keyof Config];
 
@@ -227,6 +242,7 @@ export function validateConfig(config: Config, explicitKeys: ReadonlySet<string>
   // One list at the per-list bound (hashtags, words and threads each) must fit, or such a user is fetched for every push.
   if (!Number.isInteger(config.nostr.list_cache_mute_items) || config.nostr.list_cache_mute_items < 3 * config.nostr.mute_list_max_items)
     problems.push('nostr.list_cache_mute_items must be a whole number, at least 3 × nostr.mute_list_max_items');
+  problems.push(...userRelayConfigProblems(config.nostr.user_relays));
   const webpush = config.webpush;
   if (webpush.ttl_secs < 0 || !Number.isInteger(webpush.ttl_secs))
     problems.push('webpush.ttl_secs must be a whole number of seconds, 0 or more');

@@ -11,7 +11,7 @@ import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import type { RelayStatus } from '../listener/index.ts';
 import { CONSOLE_HEARTBEAT_MISSED_BEATS } from '../config/defaults.ts';
-import type { HeartbeatTask, ProcessHeartbeat } from '../store/port-fleet.ts';
+import type { HeartbeatTask, HeartbeatUserRelays, ProcessHeartbeat } from '../store/port-fleet.ts';
 import type { StorePort } from '../store/port.ts';
 import { pushCounters, queueDepths, SAMPLE_RETENTION_MS, TOKEN_COUNT_EVERY_SAMPLES, tokenCounts } from './sampler.ts';
 import { sleep } from '../util/async.ts';
@@ -29,6 +29,8 @@ export interface FleetReporterDeps {
   sampleIntervalMs: number;
   tasks: () => HeartbeatTask[];
   relays: () => RelayStatus[];
+  /** The user relays of this process's listeners, summed; null when there are none. */
+  userRelays?: () => HeartbeatUserRelays | null;
   ntfySubscribers: () => Record<string, number>;
 }
 
@@ -36,6 +38,9 @@ export interface FleetReporterDeps {
 export function newProcessId(): string {
   return `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
 }
+
+const userRelaysOf = (summary: HeartbeatUserRelays | null): Pick<ProcessHeartbeat, 'userRelays'> =>
+  summary === null ? {} : { userRelays: summary };
 
 export class FleetReporter {
   readonly processId = newProcessId();
@@ -64,6 +69,7 @@ export class FleetReporter {
         lastError: r.lastError,
       })),
       ntfySubscribers: this.deps.ntfySubscribers(),
+      ...userRelaysOf(this.deps.userRelays?.() ?? null),
     };
   }
 

@@ -59,6 +59,7 @@ function processView(beat: ProcessHeartbeatRecord) {
     tasks: beat.tasks,
     relays: beat.relays.map(({ lastEventAtMs, ...relay }) => ({ ...relay, lastEventAt: iso(lastEventAtMs) })),
     ntfySubscriptions: Object.values(beat.ntfySubscribers).reduce((a, b) => a + b, 0),
+    userRelays: beat.userRelays ?? null,
   };
 }
 

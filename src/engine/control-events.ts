@@ -7,6 +7,7 @@ import type { Metrics } from '../observability/metrics.ts';
 import { parsePreferencesPayload, parseSocialFiltersPayload, parseQuietHoursPayload, parseTokenPayload } from './control-payloads.ts';
 import { parseAlertWordList } from './inbox/words.ts';
 import { INBOX_MAX_ALERT_WORDS_PER_USER } from '../config/defaults.ts';
+import { applyRegistrationRelays } from './user-relay-lists.ts';
 
 /**
  * Decrypts the NIP-44 content of a control event addressed to the service. Rejects with
@@ -48,6 +49,12 @@ export interface ControlHandlerDeps {
   metrics: Metrics;
   /** `inbox.max_alert_words_per_user`; absent: {@link INBOX_MAX_ALERT_WORDS_PER_USER}. */
   maxAlertWordsPerUser?: number;
+  /**
+   * Users' relays (issue 36): a registration's `relays` are stored as the user's `app` list and
+   * `onRegistered` is told of every registration (the fetch of the user's 10002 and 10050).
+   * Absent: `nostr.user_relays.enabled` is off and `relays` is ignored.
+   */
+  userRelays?: { onRegistered(pubkey: string): void };
 }
 
 /**
@@ -95,7 +102,14 @@ async function decideControlEvent(deps: ControlHandlerDeps, event: NostrEvent, k
     log.warn({ err: (err as Error).message }, 'control event failed to decrypt');
     return 'decrypt_failed';
   }
-  return (await applyControlPayload(deps.store, log, event.pubkey, kind, plaintext, deps.maxAlertWordsPerUser)).outcome;
+  const options: ControlApplyOptions = {
+    ...(deps.maxAlertWordsPerUser === undefined ? {} : { maxAlertWordsPerUser: deps.maxAlertWordsPerUser }),
+    ...(deps.userRelays
+      ? { userRelays: { metrics: deps.metrics, onRegistered: (pubkey: string) => deps.userRelays?.onRegistered(pubkey) } }
+      : {}),
+    origin: { id: event.id, created_at: event.created_at },
+  };
+  return (await applyControlPayload(deps.store, log, event.pubkey, kind, plaintext, options)).outcome;
 }
 
 /** The kinds whose payloads {@link applyControlPayload} applies. */
@@ -103,6 +117,20 @@ export type ControlKind = typeof REGISTER_TOKEN | typeof DEREGISTER_TOKEN | type
 
 function isControlKind(kind: number): kind is ControlKind {
   return kind === REGISTER_TOKEN || kind === DEREGISTER_TOKEN || kind === PREFERENCES;
+}
+
+/** What {@link applyControlPayload} needs beyond the payload. */
+export interface ControlApplyOptions {
+  /** `inbox.max_alert_words_per_user`: a 3083's `alertWords` over it are ignored. */
+  maxAlertWordsPerUser?: number;
+  /**
+   * Users' relays (issue 36): a registration's `relays` become the user's `app` list, counted in
+   * `metrics`, and `onRegistered` (the engine's fetch of the user's 10002 and 10050) is told.
+   * Absent: `nostr.user_relays.enabled` is off and `relays` is ignored.
+   */
+  userRelays?: { metrics: Metrics; onRegistered?: (pubkey: string) => void };
+  /** What registered: the event's id and `created_at`, or an HTTP request's body digest and arrival time. */
+  origin?: { id: string; created_at: number };
 }
 
 /** What {@link applyControlPayload} did; `reason` says why a payload was refused. */
@@ -125,9 +153,9 @@ export async function applyControlPayload(
   pubkey: string,
   kind: ControlKind,
   plaintext: string,
-  /** `inbox.max_alert_words_per_user`: a 3083's `alertWords` over it are ignored. */
-  maxAlertWordsPerUser: number = INBOX_MAX_ALERT_WORDS_PER_USER,
+  options: ControlApplyOptions = {},
 ): Promise<ControlApplied> {
+  const maxAlertWordsPerUser = options.maxAlertWordsPerUser ?? INBOX_MAX_ALERT_WORDS_PER_USER;
   if (kind === PREFERENCES) {
     const parsed = parsePreferencesPayload(plaintext);
     const filters = parseSocialFiltersPayload(plaintext);
@@ -165,6 +193,13 @@ export async function applyControlPayload(
     const { previousOwner } = await store.registerToken(pubkey, device);
     // A registered user is known to the inbox counters from now on, even after the device goes.
     await store.rememberInboxUser(pubkey);
+    if (options.userRelays) {
+      const payload = JSON.parse(plaintext) as Record<string, unknown>;
+      const origin = options.origin ?? { id: '', created_at: 0 };
+      const relays = await applyRegistrationRelays({ store, metrics: options.userRelays.metrics, logger: log }, pubkey, payload, origin);
+      if (relays.outcome === 'invalid') log.warn({ reason: relays.reason }, 'relays of a registration ignored');
+      options.userRelays.onRegistered?.(pubkey);
+    }
     if (previousOwner) {
       log.info({ token: redact(device.token), previousOwner }, 'token re-registration moved ownership');
       return { outcome: 'transferred', device };

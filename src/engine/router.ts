@@ -13,8 +13,9 @@ import {
 import type { Clock, StorePort } from '../store/port.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
-import { handleControlEvent, type ControlDecryptor, type ControlOutcome } from './control-events.ts';
+import { handleControlEvent, type ControlDecryptor, type ControlHandlerDeps, type ControlOutcome } from './control-events.ts';
 import { envelopeWorkOwner } from './work-owner.ts';
+import { isUserRelayListEvent } from './user-relay-lists.ts';
 
 /** An event as the listener hands it to the inbound queue. */
 export interface InboundEnvelope {
@@ -70,6 +71,7 @@ export type RouteOutcome =
   | { route: 'duplicate' }
   | { route: 'control'; outcome: ControlOutcome }
   | { route: 'notify_list' }
+  | { route: 'user_relay_list' }
   | { route: 'historical_content' }
   | { route: 'content' }
   | { route: 'relay_event' }
@@ -103,6 +105,10 @@ export interface RouterDeps {
   handleNotifyList?: (event: NostrEvent) => Promise<void>;
   /** The generic push of a NIP-9a relay-event notice; absent, notices are ignored. */
   handleRelayEvent?: (notice: RelayEventNotice) => Promise<void>;
+  /** Users' relays at registration (issue 36); see {@link ControlHandlerDeps.userRelays}. */
+  userRelays?: ControlHandlerDeps['userRelays'];
+  /** A user's kind 10002 or 10050 (issue 36); absent (`nostr.user_relays.enabled` off), they are ignored. */
+  handleUserRelayList?: (event: NostrEvent) => Promise<void>;
 }
 
 /**
@@ -145,9 +151,12 @@ export function isNotifyList(event: NostrEvent): boolean {
   return d?.[1] === NOTIFY_LIST_D_TAG;
 }
 
-/** Strict: `created_at < now − 7 d` is too old; future timestamps are accepted. */
+/**
+ * Strict: `created_at < now − 7 d` is too old; future timestamps are accepted. Replaceable lists
+ * (notify lists, relay lists) are exempt: a list is current however old it is.
+ */
 export function isBeyondReplayHorizon(event: NostrEvent, nowSecs: number): boolean {
-  if (isNotifyList(event)) return false;
+  if (isNotifyList(event) || isUserRelayListEvent(event)) return false;
   return event.created_at < nowSecs - REPLAY_HORIZON_SECS;
 }
 
@@ -185,7 +194,10 @@ export async function routeInbound(deps: RouterDeps, item: InboundItem): Promise
   const envelope = item;
   const { event } = envelope;
   // Restricted events (NIP-9a callbacks) only ever notify; the receiver queues content kinds only.
-  if (envelope.onlyRecipient !== undefined && (event.kind === PEOPLE_LIST || CONTROL_KINDS.includes(event.kind))) {
+  if (
+    envelope.onlyRecipient !== undefined &&
+    (event.kind === PEOPLE_LIST || CONTROL_KINDS.includes(event.kind) || isUserRelayListEvent(event))
+  ) {
     return { route: 'ignored' };
   }
   const nowSecs = Math.floor(deps.clock.nowMs() / 1000);
@@ -198,6 +210,12 @@ export async function routeInbound(deps: RouterDeps, item: InboundItem): Promise
     if (!isNotifyList(event) || !deps.handleNotifyList) return { route: 'ignored' };
     await deps.handleNotifyList(event);
     return { route: 'notify_list' };
+  }
+
+  if (isUserRelayListEvent(event)) {
+    if (!deps.handleUserRelayList) return { route: 'ignored' };
+    await deps.handleUserRelayList(event);
+    return { route: 'user_relay_list' };
   }
 
   if (CONTROL_KINDS.includes(event.kind)) {

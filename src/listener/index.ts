@@ -8,5 +8,7 @@ export {
   type Listener,
   type ListenerOptions,
   type ListenerTuning,
+  type UserRelayListenerOptions,
 } from './listener.ts';
+export type { UserRelaySummary } from './user-relays.ts';
 export type { AcceptedEvent, EventContext, EventSink, RelayCursorStore, RelayStatus } from './types.ts';

@@ -19,7 +19,9 @@ import { systemClock } from '../util/clock.ts';
 import { RECONNECT_INITIAL_BACKOFF_MS, RECONNECT_MAX_BACKOFF_MS } from './backoff.ts';
 import { HISTORY_PAGE_TIMEOUT_MS } from './historical.ts';
 import { LogThrottle } from './log-throttle.ts';
-import { RelayConnection } from './relay-connection.ts';
+import { RelayConnection, type RelayConnectionOptions } from './relay-connection.ts';
+import { connectUserRelay } from './user-relay-socket.ts';
+import { UserRelayManager, type UserRelayManagerOptions, type UserRelaySummary } from './user-relays.ts';
 import type { SessionPool } from './relay-session.ts';
 import { SeenIds, DEFAULT_SEEN_IDS_CAPACITY } from './seen-ids.ts';
 import { normalizeLiveKinds } from './subscriptions.ts';
@@ -33,6 +35,13 @@ export const DEFAULT_PROCESS_WINDOW_DAYS = 7;
 export const DEFAULT_NOTIFY_LIST_HISTORY_LIMIT = 5_000;
 /** A relay silent on the live subscriptions this long is resubscribed, then reconnected (seconds). */
 export const DEFAULT_EVENT_SILENCE_TIMEOUT_SECS = 300;
+
+/**
+ * Silence window of a user relay's watchdog (1 h) when the configured one is shorter: a relay
+ * read by a handful of users is quiet for long stretches, and resubscribing it every few minutes
+ * would only cost REQs.
+ */
+export const USER_RELAY_SILENCE_TIMEOUT_MS = 3_600_000;
 
 /** Knobs with production defaults; tests shorten them instead of sleeping. */
 export interface ListenerTuning {
@@ -72,7 +81,15 @@ export interface ListenerOptions {
   /** WebSocket class; `ws` by default. */
   WebSocket?: RelaySocketConstructor;
   tuning?: ListenerTuning;
+  /** Users' own relays (issue 36, `user-relays.ts`); absent when `nostr.user_relays.enabled` is off. */
+  userRelays?: UserRelayListenerOptions;
 }
+
+/** What the listener needs to watch users' relays; the rest it shares with the configured relays. */
+export type UserRelayListenerOptions = Pick<
+  UserRelayManagerOptions,
+  'store' | 'kinds' | 'giftWraps' | 'maxPubkeysPerFilter' | 'maxConnections' | 'refreshMs' | 'policy'
+>;
 
 export interface Listener {
   /** Resolves once every relay had its first connection attempt; never fails because a relay is down. */
@@ -80,6 +97,8 @@ export interface Listener {
   /** Closes every socket, clears timers, waits for in-flight events and writes the cursors. */
   stop(): Promise<void>;
   status(): RelayStatus[];
+  /** The user relays (issue 36); null when they are off. */
+  userRelays(): UserRelaySummary | null;
   /** Resolves after stop(); rejects only on an unrecoverable internal error. */
   readonly done: Promise<void>;
 }
@@ -149,38 +168,62 @@ export function createListener(options: ListenerOptions): Listener {
   };
 
   const throttle = new LogThrottle(clock);
-  const connections = relays.map(
-    (url) =>
-      new RelayConnection({
-        url,
-        WebSocket: options.WebSocket ?? WsWebSocket,
-        clock,
-        timers,
-        logger,
-        metrics,
-        throttle,
-        verifier: options.verifier,
-        servicePubkey: options.servicePubkey,
-        serviceSecretKeyHex: options.serviceSecretKeyHex,
-        liveKinds: kinds,
-        store: options.store,
-        pool,
-        watchdog: {
-          silenceTimeoutMs,
-          closedGraceMs: tuning.closedRecoveryGraceMs ?? CLOSED_RECOVERY_GRACE_MS,
-          maxClosedRecoveries: tuning.maxClosedRecoveriesPerWindow ?? MAX_CLOSED_RECOVERIES_PER_WINDOW,
-          rateLimitBackoffMs: tuning.rateLimitBackoffMs ?? RATE_LIMIT_RECOVERY_BACKOFF_MS,
-        },
-        replay,
-        backoff: {
-          initialMs: tuning.reconnectInitialBackoffMs ?? RECONNECT_INITIAL_BACKOFF_MS,
-          maxMs: tuning.reconnectMaxBackoffMs ?? RECONNECT_MAX_BACKOFF_MS,
-          random: tuning.random ?? Math.random,
-        },
-        ...(tuning.cursorFlushIntervalMs !== undefined ? { cursorFlushIntervalMs: tuning.cursorFlushIntervalMs } : {}),
-        ...(tuning.connectTimeoutMs !== undefined ? { connectTimeoutMs: tuning.connectTimeoutMs } : {}),
-      }),
-  );
+  const watchdog = {
+    silenceTimeoutMs,
+    closedGraceMs: tuning.closedRecoveryGraceMs ?? CLOSED_RECOVERY_GRACE_MS,
+    maxClosedRecoveries: tuning.maxClosedRecoveriesPerWindow ?? MAX_CLOSED_RECOVERIES_PER_WINDOW,
+    rateLimitBackoffMs: tuning.rateLimitBackoffMs ?? RATE_LIMIT_RECOVERY_BACKOFF_MS,
+  };
+  const connectionOf = (
+    url: string,
+    extra: Pick<RelayConnectionOptions, 'replay' | 'liveRequests' | 'onLiveRequestsSent' | 'connect' | 'watchdog'>,
+  ) =>
+    new RelayConnection({
+      url,
+      WebSocket: options.WebSocket ?? WsWebSocket,
+      clock,
+      timers,
+      logger,
+      metrics,
+      throttle,
+      verifier: options.verifier,
+      servicePubkey: options.servicePubkey,
+      serviceSecretKeyHex: options.serviceSecretKeyHex,
+      liveKinds: kinds,
+      store: options.store,
+      pool,
+      backoff: {
+        initialMs: tuning.reconnectInitialBackoffMs ?? RECONNECT_INITIAL_BACKOFF_MS,
+        maxMs: tuning.reconnectMaxBackoffMs ?? RECONNECT_MAX_BACKOFF_MS,
+        random: tuning.random ?? Math.random,
+      },
+      ...(tuning.cursorFlushIntervalMs !== undefined ? { cursorFlushIntervalMs: tuning.cursorFlushIntervalMs } : {}),
+      ...(tuning.connectTimeoutMs !== undefined ? { connectTimeoutMs: tuning.connectTimeoutMs } : {}),
+      ...extra,
+    });
+  const connections = relays.map((url) => connectionOf(url, { replay, watchdog }));
+
+  const userRelayOptions = options.userRelays;
+  const userRelays =
+    userRelayOptions === undefined
+      ? null
+      : new UserRelayManager({
+          ...userRelayOptions,
+          configuredRelays: relays,
+          timers,
+          clock,
+          logger: logger.child({ userRelays: true }),
+          metrics,
+          createConnection: (url, liveRequests, onLiveRequestsSent) =>
+            connectionOf(url, {
+              replay: null,
+              liveRequests,
+              onLiveRequestsSent,
+              connect: (socketUrl, socketOptions) => connectUserRelay(socketUrl, socketOptions, userRelayOptions.policy),
+              // A user relay may carry nothing for its few users for hours: silence is no fault there.
+              watchdog: { ...watchdog, silenceTimeoutMs: Math.max(silenceTimeoutMs, USER_RELAY_SILENCE_TIMEOUT_MS) },
+            }),
+        });
 
   let resolveDone!: () => void;
   let rejectDone!: (error: unknown) => void;
@@ -198,6 +241,8 @@ export function createListener(options: ListenerOptions): Listener {
       if (started) return;
       started = true;
       await Promise.all(connections.map((connection) => connection.start()));
+      // After the configured relays: their events flow while the user relays' sockets open.
+      await userRelays?.start();
       Promise.all(connections.map((connection) => connection.done)).then(resolveDone, (error: unknown) => {
         logger.error({ err: error }, 'relay listener failed');
         rejectDone(error);
@@ -205,10 +250,11 @@ export function createListener(options: ListenerOptions): Listener {
       logger.info({ relays, kinds }, 'relay listener started');
     },
     async stop() {
-      await Promise.all(connections.map((connection) => connection.stop()));
+      await Promise.all([...connections.map((connection) => connection.stop()), userRelays?.stop()]);
       if (!started) resolveDone();
     },
     status: () => connections.map((connection) => connection.status()),
+    userRelays: () => userRelays?.summary() ?? null,
     done,
   };
 }

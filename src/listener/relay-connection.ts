@@ -10,10 +10,10 @@ import { reconnectDelayMs, type BackoffPolicy } from './backoff.ts';
 import { RelayCursor } from './cursor.ts';
 import { MAX_RELAY_FRAME_BYTES } from '../nostr/relay-frames.ts';
 import type { LogThrottle } from './log-throttle.ts';
-import { RelaySession, type SessionPool } from './relay-session.ts';
+import { RelaySession, type SessionOptions, type SessionPool } from './relay-session.ts';
 import { type RelayCursorStore, type RelayStatus, type TimerHandle, type Timers } from './types.ts';
 import type { WatchdogOptions } from './watchdog.ts';
-import { SOCKET_CLOSED, type RelaySocket, type RelaySocketConstructor } from '../nostr/relay-socket.ts';
+import { SOCKET_CLOSED, type RelaySocket, type RelaySocketConstructor, type RelaySocketOptions } from '../nostr/relay-socket.ts';
 
 /** How long the opening handshake may take (10 s). */
 export const CONNECT_TIMEOUT_MS = 10_000;
@@ -37,10 +37,16 @@ export interface RelayConnectionOptions {
   servicePubkey: string;
   serviceSecretKeyHex: string;
   liveKinds: readonly number[];
+  /** See {@link SessionOptions.liveRequests}; absent for the configured relays. */
+  liveRequests?: SessionOptions['liveRequests'];
+  onLiveRequestsSent?: SessionOptions['onLiveRequestsSent'];
+  /** Opens the socket; absent, `new WebSocket(url, options)`. User relays pass their address policy here. */
+  connect?: (url: string, options: RelaySocketOptions) => RelaySocket;
   store: RelayCursorStore;
   pool: SessionPool;
   watchdog: WatchdogOptions;
-  replay: { processWindowDays: number; notifyListHistoryLimit: number; pageTimeoutMs: number };
+  /** The startup replay; null for a relay that only carries live events (a user relay). */
+  replay: { processWindowDays: number; notifyListHistoryLimit: number; pageTimeoutMs: number } | null;
   backoff: BackoffPolicy;
   cursorFlushIntervalMs?: number;
   connectTimeoutMs?: number;
@@ -63,6 +69,8 @@ export class RelayConnection {
   private runPromise: Promise<void> | null = null;
 
   constructor(private readonly options: RelayConnectionOptions) {
+    // A relay without a replay has nothing historical to wait for.
+    this.replayDone = options.replay === null;
     this.cursor = new RelayCursor({
       relay: options.url,
       store: options.store,
@@ -101,6 +109,11 @@ export class RelayConnection {
     if (socket !== null) await this.closeSocket(socket);
     await this.runPromise?.catch(() => {});
     await this.cursor.close();
+  }
+
+  /** The live filters changed: re-send those that did (see {@link RelaySession.resubscribeChanged}). */
+  resubscribeChanged(): void {
+    this.session?.resubscribeChanged();
   }
 
   status(): RelayStatus {
@@ -142,10 +155,8 @@ export class RelayConnection {
     return new Promise<boolean>((resolve) => {
       let socket: RelaySocket;
       try {
-        socket = new this.options.WebSocket(url, {
-          maxPayload: MAX_RELAY_FRAME_BYTES,
-          handshakeTimeout: this.options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS,
-        });
+        const socketOptions = { maxPayload: MAX_RELAY_FRAME_BYTES, handshakeTimeout: this.options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS };
+        socket = this.options.connect ? this.options.connect(url, socketOptions) : new this.options.WebSocket(url, socketOptions);
       } catch (error) {
         this.lastError = error instanceof Error ? error.message : String(error);
         logger.error({ relay: url, err: error }, 'cannot open a socket to relay');
@@ -216,6 +227,8 @@ export class RelayConnection {
       servicePubkey: o.servicePubkey,
       serviceSecretKeyHex: o.serviceSecretKeyHex,
       liveKinds: o.liveKinds,
+      ...(o.liveRequests ? { liveRequests: o.liveRequests } : {}),
+      ...(o.onLiveRequestsSent ? { onLiveRequestsSent: o.onLiveRequestsSent } : {}),
       cursor: this.cursor,
       pool: o.pool,
       watchdog: o.watchdog,

@@ -14,7 +14,7 @@ import { frameText, machinePrefix, parseRelayFrame, peekEventFrame, type RelayFr
 import { replayHistory, type FetchEnd, type HistoryChannel } from './historical.ts';
 import { classifyEvent, type EventIntake } from './intake.ts';
 import type { LogThrottle } from './log-throttle.ts';
-import { liveResumeSince, liveSubscriptions, type RelayFilter } from './subscriptions.ts';
+import { liveResumeSince, liveSubscriptions, withinTagFilter, type RelayFilter, type SubscriptionRequest } from './subscriptions.ts';
 import { type EventContext, type TimerHandle, type Timers } from './types.ts';
 import { LiveFlowWatchdog, type WatchdogAction, type WatchdogOptions } from './watchdog.ts';
 import { STORE_RETRY_DELAYS_MS } from '../util/store-retry.ts';
@@ -51,6 +51,13 @@ export interface SessionOptions {
   servicePubkey: string;
   serviceSecretKeyHex: string;
   liveKinds: readonly number[];
+  /**
+   * The live REQs for a `since`, when they are not the configured relays' ({@link liveSubscriptions}
+   * of `liveKinds`): a user relay's `#p` filters, which change as its users do ({@link resubscribeChanged}).
+   */
+  liveRequests?: (since: number) => SubscriptionRequest[];
+  /** Told how many live REQs were just sent (the user relays' REQ count). */
+  onLiveRequestsSent?: (count: number) => void;
   cursor: RelayCursor;
   pool: SessionPool;
   watchdog: WatchdogOptions;
@@ -305,6 +312,9 @@ export class RelaySession implements HistoryChannel {
       );
     } else if (intake.outcome === 'duplicate') {
       metrics.eventsDuplicate.inc();
+    } else if (intake.outcome === 'accept' && !withinTagFilter(intake.event, subscription.filter)) {
+      // A user relay is anyone's server: what it sends beyond the filter we asked for is dropped.
+      metrics.eventsInvalid.inc({ reason: 'off_filter' });
     } else if (intake.outcome === 'accept') {
       const context: EventContext = subscription.live ? 'live' : 'historical';
       const result = await this.deliverRetrying(intake.event, context, receivedAtMs);
@@ -445,10 +455,29 @@ export class RelaySession implements HistoryChannel {
 
   // ---- live subscriptions and the watchdog -------------------------------------------------
 
-  private sendLiveSubscriptions(): void {
+  /**
+   * Re-sends the live REQs whose filter changed (a REQ with a held id replaces it, NIP-01) and
+   * CLOSEs those no longer asked for; unchanged ones keep running. Nothing before the live
+   * subscriptions are open: they will be built from the current request set then.
+   */
+  resubscribeChanged(): void {
+    if (!this.ended && this.watchdog !== null) this.sendLiveSubscriptions(true);
+  }
+
+  private sendLiveSubscriptions(onlyChanged = false): void {
     if (this.ended) return;
     const since = liveResumeSince(this.options.cursor.current, this.nowSecs());
-    for (const request of liveSubscriptions(this.options.liveKinds, since)) {
+    const requests = this.options.liveRequests?.(since) ?? liveSubscriptions(this.options.liveKinds, since);
+    const wanted = new Set(requests.map((request) => request.id));
+    for (const [id, subscription] of this.subscriptions) {
+      if (!subscription.live || wanted.has(id)) continue;
+      this.subscriptions.delete(id);
+      this.send(['CLOSE', id]);
+    }
+    let sent = 0;
+    for (const request of requests) {
+      const held = this.subscriptions.get(request.id);
+      if (onlyChanged && held?.live === true && !held.awaitingAuth && sameBesidesSince(held.filter, request.filter)) continue;
       this.subscriptions.set(request.id, {
         id: request.id,
         live: true,
@@ -458,7 +487,9 @@ export class RelaySession implements HistoryChannel {
         onEnd: () => {},
       });
       this.send(['REQ', request.id, request.filter]);
+      sent++;
     }
+    if (sent > 0) this.options.onLiveRequestsSent?.(sent);
   }
 
   private armWatchdog(): void {
@@ -538,4 +569,9 @@ export class RelaySession implements HistoryChannel {
   private nowSecs(): number {
     return Math.floor(this.options.clock.nowMs() / 1000);
   }
+}
+
+/** Two filters equal but for `since` (a re-subscription moves `since` forward; that alone is no change). */
+function sameBesidesSince(a: RelayFilter, b: RelayFilter): boolean {
+  return JSON.stringify({ ...a, since: 0 }) === JSON.stringify({ ...b, since: 0 });
 }

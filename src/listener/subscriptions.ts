@@ -1,8 +1,8 @@
 /**
  * The filters nostr-push sends to every relay, and the subscription ids it owns.
  */
-import { MAX_KIND } from '../nostr/event.ts';
-import { CONTROL_KINDS, GIFT_WRAP, NOTIFY_LIST_D_TAG, PEOPLE_LIST } from '../nostr/kinds.ts';
+import { MAX_KIND, type NostrEvent } from '../nostr/event.ts';
+import { CONTROL_KINDS, DM_RELAY_LIST, GIFT_WRAP, NOTIFY_LIST_D_TAG, PEOPLE_LIST, RELAY_LIST } from '../nostr/kinds.ts';
 
 /** Live control + notification kinds. */
 export const LIVE_EVENTS_SUBSCRIPTION_ID = 'push-live-events';
@@ -15,6 +15,9 @@ export const HISTORY_NOTIFY_LISTS_SUBSCRIPTION_PREFIX = 'push-history-lists-';
 
 /** Live gift wraps (kind 1059), only when an app turns `events.gift_wraps` on (issue 21). */
 export const LIVE_GIFT_WRAPS_SUBSCRIPTION_ID = 'push-live-gift-wraps';
+
+/** Live relay lists (kinds 10002, 10050), only while `nostr.user_relays.enabled` is on (issue 36). */
+export const LIVE_RELAY_LISTS_SUBSCRIPTION_ID = 'push-live-relay-lists';
 
 export const LIVE_SUBSCRIPTION_IDS: readonly string[] = [LIVE_EVENTS_SUBSCRIPTION_ID, LIVE_NOTIFY_LISTS_SUBSCRIPTION_ID];
 
@@ -41,6 +44,8 @@ const SECONDS_PER_DAY = 86_400;
 export interface RelayFilter {
   kinds?: number[];
   '#d'?: string[];
+  /** Events tagging these pubkeys (user relays, `user-relays.ts`). */
+  '#p'?: string[];
   since?: number;
   until?: number;
   limit?: number;
@@ -70,6 +75,18 @@ export function liveResumeSince(cursorSecs: number | null, nowSecs: number): num
   return Math.max(0, since);
 }
 
+/**
+ * For the `#p` filters of user relays: the event has a kind of the filter and tags one of its
+ * pubkeys. Any other filter admits every event (the configured relays are the operator's own
+ * choice and are trusted with what they send).
+ */
+export function withinTagFilter(event: Pick<NostrEvent, 'kind' | 'tags'>, filter: RelayFilter): boolean {
+  const pubkeys = filter['#p'];
+  if (pubkeys === undefined) return true;
+  if (filter.kinds !== undefined && !filter.kinds.includes(event.kind)) return false;
+  return event.tags.some((tag) => tag[0] === 'p' && tag[1] !== undefined && pubkeys.includes(tag[1]));
+}
+
 /** One REQ: a subscription id and its filter. */
 export interface SubscriptionRequest {
   id: string;
@@ -81,8 +98,9 @@ export interface SubscriptionRequest {
  * filter: folded together, `#d:["notify"]` would hide every reaction and comment.
  */
 export function liveSubscriptions(kinds: readonly number[], since: number): SubscriptionRequest[] {
+  const relayLists: number[] = kinds.filter((kind) => kind === RELAY_LIST || kind === DM_RELAY_LIST);
   const requests: SubscriptionRequest[] = [
-    { id: LIVE_EVENTS_SUBSCRIPTION_ID, filter: { kinds: kinds.filter((kind) => kind !== GIFT_WRAP), since } },
+    { id: LIVE_EVENTS_SUBSCRIPTION_ID, filter: { kinds: kinds.filter((kind) => kind !== GIFT_WRAP && !relayLists.includes(kind)), since } },
     { id: LIVE_NOTIFY_LISTS_SUBSCRIPTION_ID, filter: { kinds: [PEOPLE_LIST], '#d': [NOTIFY_LIST_D_TAG], since } },
   ];
   // A third REQ only when gift wraps are on, so divine's two REQs stay exactly as they were.
@@ -91,6 +109,8 @@ export function liveSubscriptions(kinds: readonly number[], since: number): Subs
       id: LIVE_GIFT_WRAPS_SUBSCRIPTION_ID,
       filter: { kinds: [GIFT_WRAP], since: Math.max(0, since - GIFT_WRAP_BACKDATE_SECS) },
     });
+  // Its own REQ too, so the events REQ stays divine's whether users' relays are followed or not.
+  if (relayLists.length > 0) requests.push({ id: LIVE_RELAY_LISTS_SUBSCRIPTION_ID, filter: { kinds: relayLists, since } });
   return requests;
 }
 

@@ -21,6 +21,8 @@ export const GENERIC_REPOST = 16;
 export const MUTE_LIST = 10_000;
 /** NIP-65 relay list: replaceable, `r` tags with an optional `read`/`write` marker. */
 export const RELAY_LIST = 10_002;
+/** NIP-17 DM relay list: replaceable, `relay` tags naming where the user wants gift wraps sent. */
+export const DM_RELAY_LIST = 10_050;
 /** NIP-59 gift wrap; a direct message we can only announce, never read. */
 export const GIFT_WRAP = 1059;
 /** NIP-22 comment. */

@@ -41,6 +41,37 @@ export class Metrics {
     labelNames: ['kind', 'outcome'] as const,
     registers: [this.registry],
   });
+  readonly userRelayLists = new Counter({
+    name: 'push_user_relay_lists_total',
+    help: "Users' relay lists (kind 10002, kind 10050, registration relays) by source and outcome (stored, stale, no_device)",
+    labelNames: ['source', 'outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly userRelaysConnected = new Gauge({
+    name: 'push_user_relays_connected',
+    help: "User relays (named by users' relay lists) with an open connection",
+    registers: [this.registry],
+  });
+  readonly userRelaysWatched = new Gauge({
+    name: 'push_user_relays_watched',
+    help: 'User relays the listener keeps a connection to (open or reconnecting), at most nostr.user_relays.max_connections',
+    registers: [this.registry],
+  });
+  readonly userRelaysDropped = new Gauge({
+    name: 'push_user_relays_dropped',
+    help: 'User relays not watched: over nostr.user_relays.max_connections, or refused by the outbound address policy',
+    registers: [this.registry],
+  });
+  readonly userRelayUsersUncovered = new Gauge({
+    name: 'push_user_relay_users_uncovered',
+    help: 'Users with devices and a relay list none of whose relays is watched',
+    registers: [this.registry],
+  });
+  readonly userRelayRequests = new Counter({
+    name: 'push_user_relay_requests_total',
+    help: 'REQs sent to user relays (each one filter of up to max_pubkeys_per_filter pubkeys)',
+    registers: [this.registry],
+  });
   readonly relayConnections = new Gauge({
     name: 'push_relay_connected',
     help: '1 when the relay connection is open',

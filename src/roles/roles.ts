@@ -26,6 +26,8 @@ import { withNewPostFanout } from '../engine/bells/video.ts';
 import { TASK_NEW_POST_FANOUT, contentBellRules, newPostFanoutDeps, notifyListDeps, videoFanoutDeps } from '../engine/bells/wiring.ts';
 import { createProfileResolver } from '../engine/profiles.ts';
 import { createRelayQuery } from '../engine/relay-query.ts';
+import { USER_RELAY_LIST_KINDS } from '../engine/user-relay-lists.ts';
+import { userRelayListenerOptions, userRelayListParts } from './user-relays.ts';
 import { SocialListCache, socialListQueryCap } from '../engine/social-lists.ts';
 import { storeOutboundQueue } from '../engine/outbound-queue.ts';
 import { coalesceFlushDeps, coalesceIngester } from '../engine/coalesce/wiring.ts';
@@ -37,7 +39,7 @@ import { batchedCampaignClaims, batchedCampaignCounter } from '../delivery/campa
 import { CampaignCopies, type OutboundPayload } from '../delivery/campaign-items.ts';
 import { storeQuietHoursGate } from '../delivery/quiet-hours-gate.ts';
 import type { PushTransport } from '../delivery/types.ts';
-import { createListener, type Listener, type RelayStatus } from '../listener/index.ts';
+import { createListener, type Listener, type RelayStatus, type UserRelaySummary } from '../listener/index.ts';
 import { runNtfyExpiry, runNtfyScheduledDelivery, type NtfyHub } from '../ntfy/index.ts';
 import { offThreadVerifier, type CryptoWorkerPool } from '../nostr/crypto-worker-pool.ts';
 import { runQueueWorker } from './queue-worker.ts';
@@ -123,6 +125,8 @@ export interface StartedRoles {
   nip9aGateway: Nip9aGateway | null;
   /** The listener's relay connections (empty without role `listener`), for the console's heartbeat. */
   relays(): RelayStatus[];
+  /** The listener's user relays (issue 36); null without role `listener` or with the feature off. */
+  userRelays(): UserRelaySummary | null;
 }
 
 /** Start the tasks of every role in `config.roles`. Roles share nothing but the store. */
@@ -209,6 +213,7 @@ export async function startRoles(ctx: RoleContext): Promise<StartedRoles> {
   return {
     nip9aGateway,
     relays: () => listener?.status() ?? [],
+    userRelays: () => listener?.userRelays() ?? null,
     async stop() {
       await Promise.allSettled(stoppers.map((s) => s()));
     },
@@ -296,6 +301,7 @@ function startEngine(ctx: RoleContext): void {
     metrics,
   };
   const listDeps = notifyListDeps({ config, store, logger: log, metrics });
+  const userRelayLists = userRelayListParts(ctx, log);
   const fanoutDeps = videoFanoutDeps({ config, store, logger: log, metrics });
   const deps: RouterDeps = {
     store,
@@ -312,6 +318,7 @@ function startEngine(ctx: RoleContext): void {
     handleNotifyList: (event) => handleNotifyList(listDeps, event).then(() => undefined),
     handleContent,
     handleRelayEvent: (notice) => handleRelayEventNotice(relayEventDeps, notice).then(() => undefined),
+    ...userRelayLists,
   };
   metrics.lastEventProcessed.set(Math.floor(store.clock.nowMs() / 1000));
   ctx.supervisor.spawn(TASK_EVENT_HANDLER, 'critical', (signal) =>
@@ -385,7 +392,15 @@ function startListener(ctx: RoleContext): Listener {
     relays: config.nostr.relays,
     servicePubkey: ctx.key.pubkey,
     serviceSecretKeyHex: ctx.key.secretHex,
-    liveKinds: [...new Set([...CONTROL_KINDS, ...config.notification.event_kinds, ...optionalEventKinds(config.events)])],
+    liveKinds: [
+      ...new Set([
+        ...CONTROL_KINDS,
+        ...config.notification.event_kinds,
+        ...optionalEventKinds(config.events),
+        // Users' relay lists are followed live on the configured relays (issue 36).
+        ...(config.nostr.user_relays.enabled ? USER_RELAY_LIST_KINDS : []),
+      ]),
+    ],
     processWindowDays: config.service.process_window_days,
     notifyListHistoryLimit: config.service.notify_list_history_limit,
     eventSilenceTimeoutSecs: config.nostr.event_silence_timeout_secs,
@@ -394,6 +409,7 @@ function startListener(ctx: RoleContext): Listener {
     clock: store.clock,
     logger: ctx.logger.child({ role: 'listener' }),
     metrics: ctx.metrics,
+    ...userRelayListenerOptions(ctx),
     sink: async (accepted) => {
       const envelope: InboundEnvelope = accepted;
       await inbound.enqueue('inbound', { id: accepted.event.id, payload: envelope });

@@ -52,6 +52,17 @@ export interface ProcessHeartbeat {
   relays: HeartbeatRelay[];
   /** ntfy topics with live subscribers in this process: topic → subscriptions. */
   ntfySubscribers: Record<string, number>;
+  /** The listener's user relays (issue 36); absent without role `listener` or with the feature off. */
+  userRelays?: HeartbeatUserRelays;
+}
+
+/** A listener's user relays in a heartbeat: counts only (the relays themselves can be hundreds). */
+export interface HeartbeatUserRelays {
+  watched: number;
+  connected: number;
+  dropped: number;
+  uncoveredUsers: number;
+  requestsSent: number;
 }
 
 /** A stored heartbeat: as written, with when it was written (store clock). */

@@ -37,6 +37,7 @@ import type { QuietHoursStore } from './port-quiet-hours.ts';
 import type { TopologyStore } from './port-topology.ts';
 import type { ClientQuotaStore } from './port-client-quotas.ts';
 import type { RateLimitStore } from './port-rate-limits.ts';
+import type { UserRelayStore } from './port-user-relays.ts';
 
 /** Millisecond time source shared by a store and the stages that use it. */
 
@@ -258,7 +259,8 @@ export interface StorePort
     SuppressionStore,
     QuietHoursStore,
     RateLimitStore,
-    TopologyStore {
+    TopologyStore,
+    UserRelayStore {
   /** The clock this store's time-dependent operations use. */
   readonly clock: Clock;
 

@@ -20,6 +20,7 @@ import { apiKeyContract } from './contract/apikeys.ts';
 import { sendContract } from './contract/sends.ts';
 import { deliveryLogContract } from './contract/delivery-log.ts';
 import { socialFilterContract } from './contract/social-filters.ts';
+import { userRelayContract } from './contract/user-relays.ts';
 import { inboxContract } from './contract/inbox.ts';
 import { nip9aGatewayContract } from './contract/nip9a-gateway.ts';
 import { nip9aCallbackContract } from './contract/nip9a-callbacks.ts';
@@ -101,6 +102,7 @@ export function runStoreContract(options: StoreContractOptions): void {
     sendContract(ctx);
     deliveryLogContract(ctx);
     socialFilterContract(ctx);
+    userRelayContract(ctx);
     inboxContract(ctx);
     nip9aGatewayContract(ctx);
     nip9aCallbackContract(ctx);

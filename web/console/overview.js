@@ -109,6 +109,22 @@ function Relays({ processes, now }) {
   </div>`;
 }
 
+/** One line per listener that follows users' own relays (issue 36). */
+function UserRelays({ processes }) {
+  const listeners = processes.filter((p) => p.userRelays);
+  if (listeners.length === 0) return null;
+  return html`<ul data-testid="user-relays">
+    ${listeners.map(
+      (p) =>
+        html`<li>
+          User relays (${p.host} pid ${p.pid}): ${number(p.userRelays.watched)} watched, ${number(p.userRelays.connected)} connected,
+          ${number(p.userRelays.dropped)} dropped, ${number(p.userRelays.uncoveredUsers)} users uncovered,
+          ${number(p.userRelays.requestsSent)} REQs sent
+        </li>`,
+    )}
+  </ul>`;
+}
+
 function Queues({ queues }) {
   const rows = Object.entries(queues).flatMap(([queue, stats]) =>
     Object.entries(stats.lanes).map(([lane, l]) => ({ queue, lane, ...l, dead: stats.dead })),
@@ -216,6 +232,7 @@ export function Overview() {
     <section aria-labelledby="relays-title">
       <h2 id="relays-title">Relays</h2>
       <${Relays} processes=${data.processes} now=${now} />
+      <${UserRelays} processes=${data.processes} />
     </section>
     <section aria-labelledby="queues-title">
       <h2 id="queues-title">Queues</h2>

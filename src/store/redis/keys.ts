@@ -27,6 +27,8 @@
  * | `token_devices`                  | HASH   | token → JSON `{transport, endpoint?, p256dh?, auth?, sandbox?, encryptTo?, locale?}`, only for devices that are not a plain FCM token. A token absent here is transport `fcm`, so a divine Redis reads as FCM devices |
  * | `user_tokens_forgetting:{pubkey}` | HASH  | token → intent id: tokens being taken out of `user_tokens:{pubkey}`, only while a removal step runs (or after it crashed); see `tokens.ts` |
  * | `social_filters:{pubkey}`        | STRING | JSON `{mutedPubkeys:[hex…], onlyFollowing: "all"\|[types]\|null}` (kind 3083), absent when nothing is filtered |
+ * | `user_relays:{pubkey}`           | HASH   | source (`nip65`, `dm`, `app`) → JSON `{eventId, createdAt, relays}` (issue 36; cluster names in `keys/users.ts`) |
+ * | `user_relay_users`               | SET    | pubkeys with a relay list, the index of the coverage read |
  * | `relay_cursors`                  | HASH   | relay URL → newest `created_at` seen (unix seconds), only ever raised |
  * | `queue:{name}:ready`             | ZSET   | item id → available-at (ms), normal lane                     |
  * | `queue:{name}:leased`            | ZSET   | item id → lease expiry (ms), normal lane                     |
@@ -56,7 +58,7 @@
 import { DEFAULT_APP_ID } from '../../config/apps.ts';
 import type { QueueName } from '../port.ts';
 import { keyTags, type KeyLayout } from './keys/tags.ts';
-import { tokenAndClaimKeys, tokenKeys, userKeys } from './keys/users.ts';
+import { tokenAndClaimKeys, tokenKeys, userKeys, userRelayKeys } from './keys/users.ts';
 import { queueKeysOf, queueShardCount, queueShardOf, type QueueKeys } from './keys/queues.ts';
 import { ntfyKeys } from './keys/ntfy.ts';
 import { coalesceKeys } from './keys/coalesce.ts';
@@ -68,7 +70,7 @@ import { clientQuotaKeys } from './keys/quotas.ts';
 import { rateLimitKeys } from './keys/rate-limits.ts';
 
 export { KEY_LAYOUTS, keyTags, shardIndexes, shardOf, type KeyLayout, type KeyTags } from './keys/tags.ts';
-export { CLUSTER_TOKEN_SHARDS, type TokenShardKeys } from './keys/users.ts';
+export { CLUSTER_TOKEN_SHARDS, CLUSTER_USER_RELAY_INDEX_SHARDS, type TokenShardKeys } from './keys/users.ts';
 export {
   DEFAULT_CLUSTER_QUEUE_SHARDS,
   MAX_QUEUE_SHARDS,
@@ -105,6 +107,7 @@ export function createRedisKeys(layout: KeyLayout, options: { queueShards?: numb
     ...tokenKeys(t),
     ...tokenAndClaimKeys(t),
     ...userKeys(t),
+    ...userRelayKeys(t),
     ...ntfyKeys(t),
     ...coalesceKeys(t),
     ...bellKeys(t),

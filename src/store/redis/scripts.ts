@@ -39,6 +39,7 @@ export const SCRIPT_NAMES = [
   'settleForgottenTokens',
   'releaseClaim',
   'advanceRelayCursor',
+  'putUserRelayList',
   'enqueue',
   'enqueueLeased',
   'peekDue',

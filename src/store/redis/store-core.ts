@@ -42,6 +42,8 @@ import type { Nip9aAcceptance, Nip9aCallback } from '../port-nip9a-callbacks.ts'
 import type { StoredVapidKeys } from '../port-vapid.ts';
 import type { SocialFilters } from '../port-social-filters.ts';
 import { getSocialFilters, setSocialFilters } from './social-filters.ts';
+import * as userRelays from './user-relays.ts';
+import type { PutUserRelayListResult, RelayCoverage, UserRelayList, UserRelayLists } from '../port-user-relays.ts';
 import type {
   Nip9aDeliveryRef,
   Nip9aDeliveryState,
@@ -224,6 +226,18 @@ export abstract class RedisCoreStore {
   }
   getSocialFilters(pubkeys: readonly string[]): Promise<Array<SocialFilters | null>> {
     return getSocialFilters(this.ctx, pubkeys);
+  }
+
+  // ---- user relay lists (port-user-relays.ts) ----------------------------------------------
+
+  putUserRelayList(pubkey: string, list: UserRelayList): Promise<PutUserRelayListResult> {
+    return userRelays.putUserRelayList(this.ctx, pubkey, list);
+  }
+  getUserRelayLists(pubkeys: readonly string[]): Promise<UserRelayLists[]> {
+    return userRelays.getUserRelayLists(this.ctx, pubkeys);
+  }
+  userRelayCoverage(): Promise<RelayCoverage[]> {
+    return userRelays.userRelayCoverage(this.ctx, (pubkeys) => this.readRecipients(pubkeys));
   }
 
   // ---- NIP-9a gateway (port-nip9a-gateway.ts) ------------------------------------------------

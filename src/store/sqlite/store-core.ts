@@ -37,6 +37,7 @@ import { ThrottleTable } from './throttle.ts';
 import type { DeadLetter, DeadLetterPage, DeadLetterPageOptions } from '../port-dlq.ts';
 import type { SocialFilters } from '../port-social-filters.ts';
 import { SocialFilterTable } from './social-filters.ts';
+import { UserRelayTable } from './user-relays.ts';
 import type {
   Nip9aDeliveryRef,
   Nip9aDeliveryState,
@@ -87,6 +88,7 @@ export abstract class SqliteCoreStore {
   protected readonly deliveryLog: DeliveryLogTables;
   protected readonly throttle: ThrottleTable;
   protected readonly socialFilters: SocialFilterTable;
+  protected readonly userRelays: UserRelayTable;
   protected readonly inbox: InboxTables;
   protected readonly nip9a: Nip9aGatewayTables;
   protected readonly nip9aCallbacks: Nip9aCallbackTables;
@@ -121,6 +123,7 @@ export abstract class SqliteCoreStore {
     this.deliveryLog = new DeliveryLogTables(db, clock);
     this.throttle = new ThrottleTable(db, clock);
     this.socialFilters = new SocialFilterTable(db, logger);
+    this.userRelays = new UserRelayTable(db, logger);
     this.nip9a = new Nip9aGatewayTables(db, clock);
     this.nip9aCallbacks = new Nip9aCallbackTables(db, clock, this.queues);
     this.clientQuotas = new ClientQuotaTable(db, clock);

@@ -44,6 +44,7 @@ import type {
   IngestResult,
   RecipientTokenResult,
 } from '../port-coalesce.ts';
+import type { PutUserRelayListResult, RelayCoverage, UserRelayList, UserRelayLists } from '../port-user-relays.ts';
 import { BackgroundCheckpointer } from './checkpointer.ts';
 import { migrate } from './migrations.ts';
 import { SqlitePlatformStore } from './store-platform.ts';
@@ -80,6 +81,20 @@ export interface SqliteStoreOptions {
  * SQLite's file lock.
  */
 export class SqliteStore extends SqlitePlatformStore implements StorePort {
+  // ---- user relay lists (port-user-relays.ts) ----------------------------------------------
+
+  putUserRelayList(pubkey: string, list: UserRelayList): Promise<PutUserRelayListResult> {
+    return this.group.run(() => this.userRelays.put(pubkey, list));
+  }
+
+  async getUserRelayLists(pubkeys: readonly string[]): Promise<UserRelayLists[]> {
+    return this.userRelays.getMany(pubkeys);
+  }
+
+  async userRelayCoverage(): Promise<RelayCoverage[]> {
+    return this.userRelays.coverage();
+  }
+
   // ---- ntfy topics (port-ntfy.ts) ----------------------------------------------------------
 
   appendNtfyMessage(topic: string, content: NtfyMessageContent, ttlMs: number): Promise<NtfyMessage> {

@@ -77,3 +77,29 @@ export function userKeys(t: KeyTags) {
     socialFiltersKey: (pubkey: string): string => `social_filters:${t.user(pubkey)}`,
   };
 }
+
+// ---- user relay lists (port-user-relays.ts; the steps are in `../user-relays.ts`) -------------
+
+/*
+ * | key (divine)                     | key (cluster)                        | type | value              |
+ * |----------------------------------|--------------------------------------|------|--------------------|
+ * | `user_relays:{pubkey}`           | `user_relays:{u:PUBKEY}`             | HASH | source (`nip65`, `dm`, `app`) → JSON `{eventId, createdAt, relays}`, the newest list of that source |
+ * | `user_relay_users`               | `user_relay_users:{r:N}`             | SET  | pubkeys that have (or had) a list: the index the coverage read walks |
+ *
+ * N = {@link shardOf}(pubkey, {@link CLUSTER_USER_RELAY_INDEX_SHARDS}). A list lives with the
+ * user's other records; the index is sharded so it spreads over the masters like the users do.
+ */
+/** Shards of the user relay index in the cluster layout; changing it strands the users of the other shards. */
+export const CLUSTER_USER_RELAY_INDEX_SHARDS = 16;
+
+export function userRelayKeys(t: KeyTags) {
+  const shards = t.layout === 'divine' ? 1 : CLUSTER_USER_RELAY_INDEX_SHARDS;
+  const indexKey = (shard: number): string => (t.layout === 'divine' ? 'user_relay_users' : `user_relay_users:{r:${shard}}`);
+  return {
+    userRelaysKey: (pubkey: string): string => `user_relays:${t.user(pubkey)}`,
+    /** The index shard that holds `pubkey`. */
+    userRelayIndexKey: (pubkey: string): string => indexKey(shardOf(pubkey, shards)),
+    /** Every shard of the index (one key in divine). */
+    userRelayIndexKeys: Array.from({ length: shards }, (_, shard) => indexKey(shard)),
+  };
+}

@@ -1,0 +1,83 @@
+/**
+ * The wiring of users' relays (issue 36) into the engine and the listener roles: what each is
+ * given when `nostr.user_relays.enabled` is on, and nothing when it is off.
+ */
+import { USER_RELAY_LOOPBACK_ACKNOWLEDGEMENT } from '../config/defaults.ts';
+import { optionalEventKinds } from '../engine/events/handler.ts';
+import { createRelayQuery } from '../engine/relay-query.ts';
+import type { RouterDeps } from '../engine/router.ts';
+import {
+  RELAY_LIST_FETCH_BATCH,
+  relayListOf,
+  storeUserRelayList,
+  UserRelayListFetcher,
+  USER_RELAY_LIST_KINDS,
+} from '../engine/user-relay-lists.ts';
+import type { ListenerOptions } from '../listener/index.ts';
+import { CONTROL_KINDS, PEOPLE_LIST } from '../nostr/kinds.ts';
+import type { Logger } from '../observability/logger.ts';
+import type { RoleContext } from './roles.ts';
+import { OutboundPolicy, resolverFromEnvironment } from '../net/public-connect.ts';
+import { outboundRefusalReporter } from '../net/refusals.ts';
+
+type UserRelayContext = Pick<RoleContext, 'config' | 'store' | 'metrics' | 'verifier' | 'logger'>;
+
+/**
+ * The engine's part of users' relays (issue 36), or nothing when `nostr.user_relays.enabled` is
+ * off: kinds 10002/10050 stored for users with devices, a registration's `relays`, and the fetch
+ * of a newly registered user's lists from the configured and profile relays.
+ */
+export function userRelayListParts(ctx: UserRelayContext, log: Logger): Pick<RouterDeps, 'userRelays' | 'handleUserRelayList'> {
+  const { config, store, metrics } = ctx;
+  if (!config.nostr.user_relays.enabled) return {};
+  const deps = { store, metrics, logger: log };
+  const fetcher = new UserRelayListFetcher({
+    ...deps,
+    relays: [...new Set([...config.nostr.relays, ...config.nostr.profile_relays])],
+    query: createRelayQuery({ logger: log, maxEventsPerRelay: USER_RELAY_LIST_KINDS.length * RELAY_LIST_FETCH_BATCH }),
+    verifier: ctx.verifier,
+    queryTimeoutMs: config.nostr.query_timeout_secs * 1000,
+  });
+  return {
+    userRelays: { onRegistered: (pubkey) => fetcher.request(pubkey) },
+    handleUserRelayList: async (event) => {
+      const list = relayListOf(event);
+      if (list !== null) await storeUserRelayList(deps, event.pubkey, list);
+    },
+  };
+}
+
+/**
+ * The listener's part of users' relays (issue 36), or nothing when `nostr.user_relays.enabled` is
+ * off: `#p` filters for the content kinds the engine handles (control kinds and lists tag no
+ * recipient), gift wraps on DM relays when `events.gift_wraps` is on.
+ */
+export function userRelayListenerOptions(ctx: UserRelayContext): Pick<ListenerOptions, 'userRelays'> {
+  const { config, store } = ctx;
+  const settings = config.nostr.user_relays;
+  if (!settings.enabled) return {};
+  const allowLoopback = settings.allow_loopback === USER_RELAY_LOOPBACK_ACKNOWLEDGEMENT;
+  if (allowLoopback) ctx.logger.warn('nostr.user_relays.allow_loopback is on: user relays on ws:// and private addresses are connected to');
+  const notTagging = new Set<number>([...CONTROL_KINDS, PEOPLE_LIST, ...USER_RELAY_LIST_KINDS]);
+  return {
+    userRelays: {
+      store,
+      kinds: [...new Set([...config.notification.event_kinds, ...optionalEventKinds(config.events)])].filter(
+        (kind) => !notTagging.has(kind),
+      ),
+      giftWraps: config.events.gift_wraps,
+      maxConnections: settings.max_connections,
+      maxPubkeysPerFilter: settings.max_pubkeys_per_filter,
+      refreshMs: settings.refresh_secs * 1000,
+      policy: {
+        allowLoopback,
+        outbound: new OutboundPolicy({
+          purpose: 'user_relay',
+          rules: { allowLoopback, allowPrivate: false },
+          resolver: resolverFromEnvironment(),
+          onRefused: outboundRefusalReporter(ctx.metrics, ctx.logger.child({ userRelays: true })),
+        }),
+      },
+    },
+  };
+}
