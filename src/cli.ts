@@ -1,5 +1,6 @@
 import { ConfigError, loadConfig } from './config/load.ts';
-import { startService } from './service.ts';
+import { SERVICE_VERSION, startService } from './service.ts';
+import { logStartupSummary } from './startup-summary.ts';
 import { testClockFromEnvironment } from './util/file-clock.ts';
 import { createLogger } from './observability/logger.ts';
 import { generateSecretKey, publicKeyOf } from './nostr/keys.ts';
@@ -99,7 +100,7 @@ function keygenCommand(): void {
 
 async function serveCommand(args: string[]): Promise<void> {
   const loaded = loadConfig({ configPath: configPathFrom(args) });
-  const logger = createLogger({ level: loaded.config.log.level });
+  const logger = createLogger({ level: loaded.config.log.level, format: loaded.config.log.format });
   logger.info({ sources: loaded.sources, roles: loaded.config.roles }, 'configuration loaded');
   const heapGrowingPercent = limitHeapGrowth();
   if (heapGrowingPercent !== null) logger.info({ heapGrowingPercent }, 'V8 heap growth over the live heap bounded');
@@ -107,6 +108,12 @@ async function serveCommand(args: string[]): Promise<void> {
   const service = await startService(loaded.config, { logger, clock });
   // The npub is what app developers need; print it plainly as well as in the log.
   process.stderr.write(`nostr-push service npub: ${service.key.npub}\n`);
+  logStartupSummary(logger, {
+    version: SERVICE_VERSION,
+    config: service.config,
+    httpAddress: service.httpAddress,
+    apps: service.apps.all.map((app) => ({ id: app.id, npub: app.key.npub, config: app.config })),
+  });
 
   let signalled = false;
   const onSignal = (name: string) => {

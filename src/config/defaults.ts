@@ -5,7 +5,7 @@ import { DEFAULT_WAIT_TIMEOUT_MS, WAIT_REPLICAS_AUTO } from '../store/redis/repl
  * Names and defaults follow divine-push-service (reference §1.5) wherever it has the key, so a
  * divine deployment's environment (`NOSTR_PUSH__SERVICE__…`) carries over unchanged.
  */
-import { ROLE_NAMES, type Config } from './types.ts';
+import { ROLE_NAMES, type Config, type LogFormat } from './types.ts';
 
 export * from './types.ts';
 
@@ -73,6 +73,9 @@ export const CONSOLE_HEARTBEAT_MISSED_BEATS = 3;
 export const CONSOLE_SAMPLE_INTERVAL_SECS = 10;
 /** A console login lasts 12 hours: an operator's working day, then the key again. */
 export const CONSOLE_SESSION_TTL_SECS = 12 * 3600;
+
+/** `log.format`: human lines for a person at a terminal, JSON for everything that reads logs by program. */
+export const DEFAULT_LOG_FORMAT: LogFormat = 'auto';
 
 export function defaultConfig(): Config {
   return {
@@ -275,7 +278,7 @@ export function defaultConfig(): Config {
     },
     templates: { dir: '', default_locale: DEFAULT_TEMPLATE_LOCALE, locales: {} },
     throttle: { per_user_per_hour: DEFAULT_THROTTLE_PER_USER_PER_HOUR },
-    log: { level: 'info' },
+    log: { level: 'info', format: DEFAULT_LOG_FORMAT },
     apps: [],
   };
 }

@@ -22,6 +22,14 @@ export type Http2ClientKind = (typeof HTTP2_CLIENT_KINDS)[number];
  */
 export const NTFY_WEBSOCKET_KINDS = ['builtin', 'ws'] as const;
 export type NtfyWebSocketKind = (typeof NTFY_WEBSOCKET_KINDS)[number];
+
+/**
+ * How log lines are written (`log.format`): `json`, one JSON object a line (pino's own, for log
+ * shippers and `jq`); `pretty`, one human line a fact (pino-pretty); `auto`, pretty when stdout
+ * is a terminal and JSON otherwise (a pipe, a file, journald, `docker logs`).
+ */
+export const LOG_FORMATS = ['auto', 'json', 'pretty'] as const;
+export type LogFormat = (typeof LOG_FORMATS)[number];
 export interface ServiceConfig {
   /** Service identity and NIP-44 key. Unset: generated on first start and kept in `data_dir`. */
   private_key_hex: string;
@@ -308,7 +316,10 @@ export interface Config {
     per_user_per_hour: number;
   };
   log: {
+    /** pino's level: trace, debug, info, warn, error, fatal or silent (`LOG_LEVEL` in the environment wins). */
     level: string;
+    /** `auto`, `json` or `pretty` ({@link LOG_FORMATS}). */
+    format: LogFormat;
   };
   /**
    * The apps besides the default one (`apps:` in the YAML, `src/config/apps.ts`), each with its

@@ -1,4 +1,4 @@
-import { HTTP2_CLIENT_KINDS, type Config } from './defaults.ts';
+import { HTTP2_CLIENT_KINDS, LOG_FORMATS, type Config } from './defaults.ts';
 import { KEY_LAYOUTS, MAX_QUEUE_SHARDS } from '../store/redis/keys.ts';
 import { isClusterUrl, parseRedisTarget } from '../store/redis/target.ts';
 import { MAX_WAIT_REPLICAS, MAX_WAIT_TIMEOUT_MS, WAIT_REPLICAS_AUTO } from '../store/redis/replication.ts';
@@ -208,6 +208,8 @@ export function validateConfig(config: Config, explicitKeys: ReadonlySet<string>
   for (const entry of config.send_api.types) {
     if (!SEND_TYPE_ENTRY.test(entry)) problems.push(`send_api.types: "${entry}" is not type:category (a name and a Nostr kind)`);
   }
+  if (!(LOG_FORMATS as readonly string[]).includes(config.log.format))
+    problems.push(`log.format: "${config.log.format}" must be one of ${LOG_FORMATS.join(', ')}`);
   problems.push(...ntfyConfigProblems(config.ntfy));
   problems.push(...eventsConfigProblems(config.events, process.env.NODE_ENV));
   problems.push(...nip9aConfigProblems(config.nip9a, process.env.NODE_ENV));
