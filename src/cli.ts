@@ -1,6 +1,8 @@
 import { ConfigError, loadConfig } from './config/load.ts';
-import { SERVICE_VERSION, startService } from './service.ts';
-import { logStartupSummary } from './startup-summary.ts';
+import { SERVICE_VERSION, startService, type RunningService } from './service.ts';
+import { consoleUrl, logStartupSummary } from './startup-summary.ts';
+import { operatorStartupProblem } from './startup-errors.ts';
+import { showFirstAdminKey, showOn } from './console/index.ts';
 import { testClockFromEnvironment } from './util/file-clock.ts';
 import { createLogger } from './observability/logger.ts';
 import { generateSecretKey, publicKeyOf } from './nostr/keys.ts';
@@ -105,9 +107,27 @@ async function serveCommand(args: string[]): Promise<void> {
   const heapGrowingPercent = limitHeapGrowth();
   if (heapGrowingPercent !== null) logger.info({ heapGrowingPercent }, 'V8 heap growth over the live heap bounded');
   const clock = testClockFromEnvironment(process.env, logger);
-  const service = await startService(loaded.config, { logger, clock });
+  let service: RunningService;
+  try {
+    service = await startService(loaded.config, { logger, clock });
+  } catch (err) {
+    const problem = operatorStartupProblem(err);
+    if (problem === null) throw err;
+    // One line the operator can act on; exit now, whatever the half-made start left open.
+    process.stderr.write(`${problem}\n`, () => process.exit(1));
+    return;
+  }
   // The npub is what app developers need; print it plainly as well as in the log.
   process.stderr.write(`nostr-push service npub: ${service.key.npub}\n`);
+  // Only once the port is bound: a start that fails before makes no key.
+  if (service.httpAddress && service.config.roles.includes('api') && service.config.console.enabled)
+    await showFirstAdminKey({
+      store: service.store,
+      show: showOn(process.stderr),
+      logger,
+      npub: service.key.npub,
+      consoleUrl: consoleUrl(service.httpAddress, service.config.server.public_url),
+    });
   logStartupSummary(logger, {
     version: SERVICE_VERSION,
     config: service.config,

@@ -4,7 +4,7 @@ import { dirname } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { getRequestListener } from '@hono/node-server';
 import type { Config } from './config/defaults.ts';
-import { resolveStoreLocation } from './config/load.ts';
+import { resolveStoreLocation, type StoreLocation } from './config/load.ts';
 import { parseListenAddr } from './config/validate.ts';
 import { resolveServiceKey, type ServiceKey } from './config/service-key.ts';
 import type { Clock, StorePort } from './store/port.ts';
@@ -43,7 +43,8 @@ import { gatewaySettings } from './nip9a/gateway/config.ts';
 import { gatewayHttpRoutes } from './nip9a/gateway/http.ts';
 import { gatewayMetrics } from './nip9a/gateway/metrics.ts';
 import { attachNip9aRelayEndpoint, NIP9A_RELAY_PATH } from './nip9a/gateway/relay-endpoint.ts';
-import { ensureAdminKey, FleetReporter, mountConsole, TASK_FLEET_REPORTER } from './console/index.ts';
+import { FleetReporter, mountConsole, TASK_FLEET_REPORTER } from './console/index.ts';
+import { listenFailure, storeOpenFailure } from './startup-errors.ts';
 import { describeTopology } from './store/port-topology.ts';
 import { STORE_SLOTS_FLAG, StoreTopologyWatch, TASK_STORE_TOPOLOGY } from './store/topology-watch.ts';
 
@@ -107,8 +108,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
   logger.info({ npub: key.npub, pubkey: key.pubkey, source: key.source }, `service key ${key.npub}`);
 
   const location = resolveStoreLocation(config);
-  if (location.kind === 'sqlite' && location.path !== ':memory:') mkdirSync(dirname(location.path), { recursive: true });
-  const opened = await openStore(location, { clock: overrides.clock, logger });
+  const opened = await openServiceStore(location, overrides.clock, logger);
   logger.info({ store: describeStoreLocation(location) }, 'store open');
   // Tests of the retry paths only (NODE_ENV=test): store steps applied and still reported failed,
   // once the start-up is done (issue 42, store/fault-injection.ts).
@@ -335,7 +335,6 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       );
     }
     if (config.roles.includes('api') && config.console.enabled) {
-      await ensureAdminKey(store, key.npub, logger);
       mountConsole(app, {
         store,
         sessionTtlMs: config.console.session_ttl_secs * 1000,
@@ -357,7 +356,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       nip9aCallbacks ? nip9aCallbackFront(nip9aCallbacks.receiver, nip9aCallbacks.deps.logger, withNtfy) : withNtfy,
     );
     httpAddress = await new Promise<AddressInfo>((resolve, reject) => {
-      http.once('error', reject);
+      http.once('error', (err) => reject(listenFailure(listen.host, listen.port, err)));
       http.listen(listen.port, listen.host, () => resolve(http.address() as AddressInfo));
     });
     server = http;
@@ -396,6 +395,16 @@ export async function startService(config: Config, overrides: ServiceOverrides =
 
   storeFaultsArmed = true;
   return { config, key, store, metrics, supervisor, logger, wake, httpAddress, platform, apps, stop };
+}
+
+/** The store, or a StartupError (startup-errors.ts) that says in one line why it cannot be opened. */
+async function openServiceStore(location: StoreLocation, clock: Clock | undefined, logger: Logger): Promise<StorePort> {
+  try {
+    if (location.kind === 'sqlite' && location.path !== ':memory:') mkdirSync(dirname(location.path), { recursive: true });
+    return await openStore(location, { clock, logger });
+  } catch (err) {
+    throw storeOpenFailure(describeStoreLocation(location), err);
+  }
 }
 
 /** The send API settings of every configured app, by id (its store view and `send_api` keys). */

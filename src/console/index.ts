@@ -11,7 +11,7 @@ import { consoleAuth } from './session.ts';
 import { consoleStaticRoutes, loadConsoleAssets } from './static.ts';
 
 export { FleetReporter, TASK_FLEET_REPORTER } from './fleet-reporter.ts';
-export { ensureAdminKey } from './bootstrap-key.ts';
+export { showFirstAdminKey, showOn } from './bootstrap-key.ts';
 
 export interface ConsoleDeps {
   store: StorePort;

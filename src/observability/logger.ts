@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import { pino, type Logger } from 'pino';
-import type { PrettyOptions, PrettyStream } from 'pino-pretty';
+import type { Prettifier, PrettyOptions, PrettyStream } from 'pino-pretty';
 import type { LogFormat } from '../config/types.ts';
 
 export type { Logger };
@@ -83,6 +83,22 @@ const PRETTY_IGNORED_FIELDS = 'pid,hostname,service,summary';
  * process writes itself, and none is lost at `process.exit`). Loaded only when a pretty logger
  * is made, so JSON processes never load it.
  */
+/** pino's level number of `error`: below it, a pretty line shows an error's message only. */
+const PINO_ERROR_LEVEL = 50;
+
+/**
+ * An error field on a pretty line: its message, and its stack only on error and fatal lines. A
+ * relay refusing a connection is a warning an operator reads, not a trace to debug (JSON lines
+ * keep every stack).
+ */
+const prettyError: Prettifier = (value, _key, log) => {
+  if (typeof value !== 'object') return value;
+  const { message, stack } = value as { message?: unknown; stack?: unknown };
+  const level = (log as { level?: unknown }).level;
+  if (typeof level === 'number' && level >= PINO_ERROR_LEVEL && typeof stack === 'string') return stack;
+  return typeof message === 'string' ? message : JSON.stringify(value);
+};
+
 function prettyDestination(destination: NodeJS.WritableStream | undefined, colorize: boolean): PrettyStream {
   const build = createRequire(import.meta.url)('pino-pretty') as (options: PrettyOptions) => PrettyStream;
   return build({
@@ -90,6 +106,7 @@ function prettyDestination(destination: NodeJS.WritableStream | undefined, color
     colorize,
     translateTime: 'SYS:HH:MM:ss.l',
     ignore: PRETTY_IGNORED_FIELDS,
+    customPrettifiers: { err: prettyError, error: prettyError },
     ...(destination ? { destination } : {}),
   });
 }

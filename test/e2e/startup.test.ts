@@ -1,15 +1,18 @@
 /**
  * A start as an operator meets it (issue 38): readable lines on a terminal (`log.format: pretty`)
- * and JSON for programs, and the short summary a start ends with.
+ * and JSON for programs, the short summary a start ends with, the first admin key shown once the
+ * port is bound, and one plain line (exit 1) for a start-up failure the operator can fix.
  */
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { npubEncode } from '../../src/nostr/nip19.ts';
 import { makeUser } from '../support/nostr-client.ts';
-import { startServiceProcess, type LogLine } from '../support/service-process.ts';
+import { openSqliteStore } from '../../src/store/sqlite/index.ts';
+import { freePort, startServiceProcess, type LogLine, type ServiceProcess } from '../support/service-process.ts';
 
 /** Roles that need no relay traffic and no provider: the start and the HTTP side only. */
 const QUIET_RELAY = 'ws://127.0.0.1:1';
@@ -84,5 +87,88 @@ describe('start-up output', () => {
     } finally {
       await service.stop();
     }
+  });
+});
+
+/** Everything the process wrote on stderr, as lines. */
+const stderrLines = (service: ServiceProcess) => service.stderr.join('').split('\n').filter(Boolean);
+
+describe('start-up failures and the first admin key', () => {
+  let dataDir: string;
+  const storePath = () => join(dataDir, 'nostr-push.sqlite');
+  const env = (extra: Record<string, string> = {}) => ({
+    NOSTR_PUSH__NOSTR__RELAYS: QUIET_RELAY,
+    NOSTR_PUSH__DATA_DIR: dataDir,
+    NOSTR_PUSH__STORE__URL: `sqlite:${storePath()}`,
+    ...extra,
+  });
+  const adminKeys = async () => {
+    const store = await openSqliteStore({ path: storePath() });
+    try {
+      return (await store.listApiKeys('default')).filter((k) => k.role === 'admin');
+    } finally {
+      await store.close();
+    }
+  };
+
+  before(() => {
+    dataDir = mkdtempSync(join(tmpdir(), 'np-first-key-'));
+  });
+  after(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  test('a port in use: one line, exit 1, no stack trace, and no admin key made', async () => {
+    const port = await freePort();
+    const taken: Server = createServer();
+    await new Promise<void>((resolve) => taken.listen(port, '127.0.0.1', resolve));
+    try {
+      const service = await startServiceProcess({ env: env({ NOSTR_PUSH__SERVER__LISTEN_ADDR: `127.0.0.1:${port}` }), waitForHttp: false });
+      assert.equal(await service.exited, 1);
+      assert.deepEqual(stderrLines(service), [`cannot listen on 127.0.0.1:${port}: address already in use`]);
+      assert.ok(!service.logs.some((l) => JSON.stringify(l).includes('npk_')), 'no key printed');
+    } finally {
+      await new Promise((resolve) => taken.close(resolve));
+    }
+    assert.deepEqual(await adminKeys(), [], 'no key made before the port was bound');
+  });
+
+  test('the next start binds, shows the key alone on its line, and it works; a start after that shows none', async () => {
+    const first = await startServiceProcess({ env: env() });
+    let key: string;
+    try {
+      await first.waitForLog((l) => l.msg.startsWith('no admin key existed'), 20_000, 'the first admin key');
+      const lines = stderrLines(first);
+      key = lines.find((line) => /^npk_[A-Za-z0-9_-]+$/.test(line)) ?? '';
+      assert.ok(key, `the key alone on a stderr line: ${lines.join(' | ')}`);
+      assert.ok(lines.some((line) => line.includes(`log in at ${first.baseUrl}/console`)));
+      assert.ok(!first.logs.some((l) => JSON.stringify(l).includes(key)), 'never in the log');
+      const dlq = await fetch(`${first.baseUrl}/v1/admin/dlq?queue=outbound`, { headers: { authorization: `Bearer ${key}` } });
+      assert.equal(dlq.status, 200, 'the key shown is an admin key of default');
+    } finally {
+      await first.stop();
+    }
+    assert.equal((await adminKeys()).length, 1);
+    const second = await startServiceProcess({ env: env() });
+    try {
+      await second.waitForLog((l) => l.msg.startsWith('transports on: '), 20_000, 'the end of the start');
+      assert.ok(!second.stderr.join('').includes('npk_'), 'shown once: no key on the next start');
+    } finally {
+      await second.stop();
+    }
+    assert.equal((await adminKeys()).length, 1);
+  });
+
+  test('an unreachable store: one line, exit 1', async () => {
+    const service = await startServiceProcess({ env: env({ NOSTR_PUSH__STORE__URL: 'redis://127.0.0.1:1' }), waitForHttp: false });
+    assert.equal(await service.exited, 1);
+    assert.deepEqual(stderrLines(service), ['cannot open the store redis://127.0.0.1:1: connect ECONNREFUSED 127.0.0.1:1']);
+  });
+
+  test('a credentials file that does not load: one line, exit 1', async () => {
+    const missing = join(dataDir, 'missing.json');
+    const service = await startServiceProcess({ env: env({ NOSTR_PUSH__FIREBASE__CREDENTIALS_PATH: missing }), waitForHttp: false });
+    assert.equal(await service.exited, 1);
+    assert.deepEqual(stderrLines(service), [
+      `FCM credentials ${missing} cannot be read: ENOENT: no such file or directory, open '${missing}'`,
+    ]);
   });
 });
