@@ -45,6 +45,7 @@ import { gatewayMetrics } from './nip9a/gateway/metrics.ts';
 import { attachNip9aRelayEndpoint, NIP9A_RELAY_PATH } from './nip9a/gateway/relay-endpoint.ts';
 import { FleetReporter, mountConsole, TASK_FLEET_REPORTER } from './console/index.ts';
 import { listenFailure, storeOpenFailure } from './startup-errors.ts';
+import { HEALTH_RELAY_OBSERVE_INTERVAL_MS, HealthMonitor, notReadyReason, SendHealth, withSendHealth } from './api/health-monitor.ts';
 import { describeTopology } from './store/port-topology.ts';
 import { STORE_SLOTS_FLAG, StoreTopologyWatch, TASK_STORE_TOPOLOGY } from './store/topology-watch.ts';
 
@@ -147,6 +148,8 @@ export async function startService(config: Config, overrides: ServiceOverrides =
   const needsTransports = config.roles.includes('delivery') || config.roles.includes('api') || config.roles.includes('scheduler');
   // Each app's service key, store view and transports (its FCM project, APNs and VAPID keys).
   // A Redis fleet shares one VAPID key through the store; a SQLite service keeps it in its data directory.
+  // Every send's outcome, for /health's "transport failing" (health-monitor.ts).
+  const sendHealth = new SendHealth(() => store.clock.nowMs());
   const apps = await openApps({
     config,
     location,
@@ -156,6 +159,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
     logger,
     metrics,
     withTransports: needsTransports,
+    wrapTransport: (transport) => withSendHealth(transport, sendHealth),
   });
   const transports = [...apps.default.transports];
   // ntfy: publishing is part of the api role, subscriptions of the pusher role; either serves HTTP.
@@ -224,6 +228,18 @@ export async function startService(config: Config, overrides: ServiceOverrides =
     ...(topologyWatch ? { [STORE_SLOTS_FLAG]: topologyWatch.servesEverySlot } : {}),
   });
 
+  const health = new HealthMonitor({
+    nowMs: () => store.clock.nowMs(),
+    relayGraceMs: config.health.relay_grace_secs * 1000,
+    transportFailingMs: config.health.transport_failing_secs * 1000,
+    relays: () => roles.relays(),
+    sends: sendHealth,
+    ping: () => store.ping(),
+  });
+  const relayWatch = setInterval(() => health.observe(), HEALTH_RELAY_OBSERVE_INTERVAL_MS).unref();
+  let serving = false;
+  let stopping: Promise<void> | null = null;
+
   let server: Server | null = null;
   let nip9aEndpoint: { close(): void } | null = null;
   let httpAddress: AddressInfo | null = null;
@@ -238,7 +254,12 @@ export async function startService(config: Config, overrides: ServiceOverrides =
   };
   if (servesHttp) {
     const app = createApiApp({
-      health: { pubkey: () => key.pubkey, criticalFlags },
+      health: {
+        pubkey: () => key.pubkey,
+        criticalFlags,
+        problems: () => health.problems(),
+        notReady: () => notReadyReason({ serving, stopping: stopping !== null, ping: () => store.ping() }),
+      },
       metrics,
       logger,
     });
@@ -375,9 +396,9 @@ export async function startService(config: Config, overrides: ServiceOverrides =
     logger.info({ address: `${httpAddress.address}:${httpAddress.port}` }, 'http listening');
   }
 
-  let stopping: Promise<void> | null = null;
   const stop = (): Promise<void> =>
     (stopping ??= (async () => {
+      clearInterval(relayWatch);
       supervisor.shutdown();
       await roles.stop();
       await supervisor.join(SHUTDOWN_GRACE_MS);
@@ -394,6 +415,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
     })());
 
   storeFaultsArmed = true;
+  serving = true;
   return { config, key, store, metrics, supervisor, logger, wake, httpAddress, platform, apps, stop };
 }
 

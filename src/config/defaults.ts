@@ -74,6 +74,19 @@ export const CONSOLE_SAMPLE_INTERVAL_SECS = 10;
 /** A console login lasts 12 hours: an operator's working day, then the key again. */
 export const CONSOLE_SESSION_TTL_SECS = 12 * 3600;
 
+/**
+ * `health.relay_grace_secs`: 2 minutes. A relay restart or a network blip is over in seconds and
+ * the listener's reconnect backoff tops out well below this, so two minutes without any relay
+ * is an outage, not a reconnect.
+ */
+export const HEALTH_RELAY_GRACE_SECS = 120;
+/**
+ * `health.transport_failing_secs`: 5 minutes. A provider's brief 5xx burst is retried and
+ * recovers within a minute or two; five minutes of nothing but failures is a broken credential,
+ * a revoked key or an outage an operator must look at.
+ */
+export const HEALTH_TRANSPORT_FAILING_SECS = 300;
+
 /** `log.format`: human lines for a person at a terminal, JSON for everything that reads logs by program. */
 export const DEFAULT_LOG_FORMAT: LogFormat = 'auto';
 
@@ -206,6 +219,7 @@ export function defaultConfig(): Config {
     quiet_hours: { poll_millis: 1000, lease_secs: 60 },
     delivery_log: { enabled: true, retention_days: 7, sweep_interval_secs: 3600 },
     inbox: { enabled: true, alert_word_refresh_millis: ALERT_WORD_REFRESH_MILLIS },
+    health: { relay_grace_secs: HEALTH_RELAY_GRACE_SECS, transport_failing_secs: HEALTH_TRANSPORT_FAILING_SECS },
     console: {
       enabled: true,
       heartbeat_interval_secs: CONSOLE_HEARTBEAT_INTERVAL_SECS,

@@ -294,6 +294,13 @@ export interface Config {
    * (`src/nip9a/gateway/`).
    */
   nip9a: Nip9aConfig;
+  /** What `/health` calls a problem (`src/api/health-monitor.ts`, docs/operations.md). */
+  health: {
+    /** No relay connected for this long (from the start, or since the last one was): `degraded`. */
+    relay_grace_secs: number;
+    /** A transport whose every send failed for this long (none succeeded since its first failure): `degraded`. */
+    transport_failing_secs: number;
+  };
   /** The operator console at `/console` (`src/console/`): process heartbeats, metric samples, sessions. */
   console: {
     /** Serve `/console` (api role). Heartbeats and samples are written either way, for other replicas' consoles. */

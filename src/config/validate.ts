@@ -59,6 +59,8 @@ export const POSITIVE_FIELDS: ReadonlyArray<readonly [NumericPath, string]> = [
   ['quiet_hours.lease_secs', 'every digest would be taken over while it is queued'],
   ['delivery_log.retention_days', 'every entry would be swept as soon as it is written'],
   ['delivery_log.sweep_interval_secs', 'the janitor would sweep in a tight loop'],
+  ['health.relay_grace_secs', '/health would call every reconnect an outage'],
+  ['health.transport_failing_secs', '/health would call a transport down at its first failed send'],
   ['console.heartbeat_interval_secs', 'every process would write its heartbeat in a tight loop'],
   ['console.sample_interval_secs', 'every process would sample its metrics in a tight loop'],
   ['console.session_ttl_secs', 'every console login would expire at once'],

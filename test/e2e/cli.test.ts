@@ -10,6 +10,7 @@ import { decodeNsec } from '../../src/nostr/nip19.ts';
 import { publicKeyOf } from '../../src/nostr/keys.ts';
 import { loadNativeSecp256k1 } from '../../src/nostr/secp256k1.ts';
 import { startTestRelay } from '../support/relay.ts';
+import { freePort } from '../support/service-process.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/nostr-push.js', import.meta.url));
 const run = (args: string[], env: Record<string, string> = {}) =>
@@ -84,8 +85,10 @@ describe('nostr-push CLI', () => {
       const out = await runAsync(['doctor', '--config', configFile], {
         NOSTR_PUSH__DATA_DIR: dir,
         NOSTR_PUSH__NOSTR__RELAYS: 'ws://127.0.0.1:1',
+        NOSTR_PUSH__SERVER__LISTEN_ADDR: `127.0.0.1:${await freePort()}`,
       });
       assert.equal(out.status, 1, out.stdout + out.stderr);
+      assert.match(out.stdout, /^FAIL {2}no relay is reachable: /m, 'a listener with no relay is deaf');
       assert.match(
         out.stdout,
         /^warn {2}app clips: no service key yet: one will be generated in .*service-key\.clips\.hex on first start$/m,
@@ -100,13 +103,20 @@ describe('nostr-push CLI', () => {
   test('doctor reports what is ready and what is wrong', async () => {
     const relay = await startTestRelay();
     const dir = mkdtempSync(join(tmpdir(), 'np-doctor-'));
+    const listenAddr = `127.0.0.1:${await freePort()}`;
     try {
-      const ok = await runAsync(['doctor'], { NOSTR_PUSH__DATA_DIR: dir, NOSTR_PUSH__NOSTR__RELAYS: `${relay.url},ws://127.0.0.1:1` });
+      const ok = await runAsync(['doctor'], {
+        NOSTR_PUSH__DATA_DIR: dir,
+        NOSTR_PUSH__NOSTR__RELAYS: `${relay.url},ws://127.0.0.1:1`,
+        NOSTR_PUSH__SERVER__LISTEN_ADDR: listenAddr,
+      });
       assert.equal(ok.status, 0, ok.stdout + ok.stderr);
       assert.match(ok.stdout, new RegExp(`ok    relay ${relay.url} accepts connections`));
       assert.match(ok.stdout, /warn {2}relay ws:\/\/127\.0\.0\.1:1: /);
       assert.match(ok.stdout, /warn {2}FCM is off/);
       assert.match(ok.stdout, /warn {2}no service key yet/);
+      assert.match(ok.stdout, new RegExp(`^ok {4}the HTTP port is free \\(${listenAddr}\\)$`, 'm'));
+      assert.match(ok.stdout, /^warn {2}no admin key of app default yet: .*nostr-push apps keys create default --role admin$/m);
       assert.match(ok.stdout, /ok {4}store sqlite:.* answers/);
       assert.match(
         ok.stdout,
@@ -118,12 +128,14 @@ describe('nostr-push CLI', () => {
       const forced = await runAsync(['doctor'], {
         NOSTR_PUSH__DATA_DIR: dir,
         NOSTR_PUSH__NOSTR__RELAYS: relay.url,
+        NOSTR_PUSH__SERVER__LISTEN_ADDR: listenAddr,
         NOSTR_PUSH_SECP256K1: 'wasm',
       });
       assert.match(forced.stdout, /^ok {4}secp256k1: libsecp256k1 \(WASM, tiny-secp256k1\), as NOSTR_PUSH_SECP256K1=wasm asks$/m);
       const fallbacks = await runAsync(['doctor'], {
         NOSTR_PUSH__DATA_DIR: dir,
         NOSTR_PUSH__NOSTR__RELAYS: relay.url,
+        NOSTR_PUSH__SERVER__LISTEN_ADDR: listenAddr,
         NOSTR_PUSH__DELIVERY__HTTP2_CLIENT: 'node',
         NOSTR_PUSH__NTFY__WEBSOCKET: 'ws',
       });

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { npubEncode } from '../../src/nostr/nip19.ts';
 import { makeUser } from '../support/nostr-client.ts';
 import { openSqliteStore } from '../../src/store/sqlite/index.ts';
-import { freePort, startServiceProcess, type LogLine, type ServiceProcess } from '../support/service-process.ts';
+import { eventually, freePort, startServiceProcess, type LogLine, type ServiceProcess } from '../support/service-process.ts';
 
 /** Roles that need no relay traffic and no provider: the start and the HTTP side only. */
 const QUIET_RELAY = 'ws://127.0.0.1:1';
@@ -170,5 +170,53 @@ describe('start-up failures and the first admin key', () => {
     assert.deepEqual(stderrLines(service), [
       `FCM credentials ${missing} cannot be read: ENOENT: no such file or directory, open '${missing}'`,
     ]);
+  });
+});
+
+describe('/health and /ready tell the truth', () => {
+  let dataDir: string;
+  before(() => {
+    dataDir = mkdtempSync(join(tmpdir(), 'np-health-'));
+  });
+  after(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  test('its only relay refusing connections: degraded (200) with the problem once the grace is over; ready for traffic', async () => {
+    const service = await startServiceProcess({
+      env: {
+        NOSTR_PUSH__NOSTR__RELAYS: QUIET_RELAY,
+        NOSTR_PUSH__DATA_DIR: dataDir,
+        NOSTR_PUSH__STORE__URL: `sqlite:${join(dataDir, 'nostr-push.sqlite')}`,
+        NOSTR_PUSH__HEALTH__RELAY_GRACE_SECS: '1',
+      },
+    });
+    try {
+      const ready = await fetch(`${service.baseUrl}/ready`);
+      assert.equal(ready.status, 200);
+      assert.deepEqual(await ready.json(), { ready: true });
+      const body = await eventually(
+        async () => {
+          const res = await fetch(`${service.baseUrl}/health`);
+          const json = (await res.json()) as {
+            status: string;
+            pubkey: string;
+            tasks: object;
+            problems: Array<{ code: string; message: string }>;
+          };
+          return json.status === 'degraded' ? { http: res.status, json } : undefined;
+        },
+        10_000,
+        '/health degraded',
+      );
+      assert.equal(body.http, 200, 'degraded still serves');
+      assert.match(body.json.pubkey, /^[0-9a-f]{64}$/, 'divine’s fields stay');
+      assert.ok(Object.keys(body.json.tasks).length > 0);
+      assert.deepEqual(
+        body.json.problems.map((p) => p.code),
+        ['no_relay'],
+      );
+      assert.match(body.json.problems[0]?.message ?? '', /^no relay connected for \d+ s: ws:\/\/127\.0\.0\.1:1 \(/);
+    } finally {
+      await service.stop();
+    }
   });
 });
