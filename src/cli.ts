@@ -26,6 +26,7 @@ usage:
   nostr-push dlq list|replay|delete   list, replay or delete dead letters (nostr-push dlq help)
   nostr-push store migrate-layout --from divine --to cluster --source URL
                                       copy a divine Redis into the cluster key layout (nostr-push store help)
+  nostr-push version | --version      the version
   nostr-push help                     this text
 
 configuration: defaults < YAML file (--config or NOSTR_PUSH_CONFIG) < NOSTR_PUSH__SECTION__KEY environment
@@ -70,6 +71,11 @@ export async function main(argv: string[]): Promise<void> {
           return;
         }
         process.exitCode = await storeCommand(args);
+        return;
+      case 'version':
+      case '--version':
+      case '-V':
+        process.stdout.write(`nostr-push ${SERVICE_VERSION}\n`);
         return;
       case 'help':
       case '--help':

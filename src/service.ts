@@ -60,7 +60,7 @@ function unavailableVerifier(roles: readonly string[]): EventVerifier {
   };
 }
 
-/** The version the OpenAPI document names (package.json's). */
+/** The version `--version`, the OpenAPI document and the console name (package.json's; a test keeps them equal). */
 export const SERVICE_VERSION = '0.1.0';
 
 /** How long a graceful stop waits for tasks before giving up on them. */

@@ -22,9 +22,13 @@ export interface ConsoleDeps {
   logger: Logger;
 }
 
-/** Mount `/console` (the app) and `/console/api/*` on `app`. */
+/**
+ * Mount `/console` (the app) and `/console/api/*` on `app`, and send `GET /` there: a browser
+ * pointed at the service's address lands on the console instead of a 404.
+ */
 export function mountConsole(app: Hono, deps: ConsoleDeps): void {
   const logger = deps.logger.child({ route: 'console' });
+  app.get('/', (c) => c.redirect('/console', 302));
   const auth = consoleAuth({ store: deps.store, sessionTtlMs: deps.sessionTtlMs, metrics: deps.metrics, logger });
   app.route('/', auth.routes);
   app.route(

@@ -2,7 +2,7 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -29,6 +29,15 @@ function runAsync(args: string[], env: Record<string, string>): Promise<{ status
 }
 
 describe('nostr-push CLI', () => {
+  test('--version and version print the package version', () => {
+    const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+    for (const args of [['--version'], ['version']]) {
+      const out = run(args);
+      assert.equal(out.status, 0, out.stderr);
+      assert.equal(out.stdout, `nostr-push ${version}\n`);
+    }
+  });
+
   test('keygen prints a consistent key: hex, nsec, pubkey and npub', () => {
     const out = run(['keygen']);
     assert.equal(out.status, 0, out.stderr);

@@ -180,7 +180,7 @@ describe('/health and /ready tell the truth', () => {
   });
   after(() => rmSync(dataDir, { recursive: true, force: true }));
 
-  test('its only relay refusing connections: degraded (200) with the problem once the grace is over; ready for traffic', async () => {
+  test('its only relay refusing connections: degraded (200) with the problem once the grace is over; ready for traffic; GET / goes to the console', async () => {
     const service = await startServiceProcess({
       env: {
         NOSTR_PUSH__NOSTR__RELAYS: QUIET_RELAY,
@@ -190,6 +190,9 @@ describe('/health and /ready tell the truth', () => {
       },
     });
     try {
+      const root = await fetch(`${service.baseUrl}/`, { redirect: 'manual' });
+      assert.equal(root.status, 302, 'GET / sends a browser to the console');
+      assert.equal(root.headers.get('location'), '/console');
       const ready = await fetch(`${service.baseUrl}/ready`);
       assert.equal(ready.status, 200);
       assert.deepEqual(await ready.json(), { ready: true });
