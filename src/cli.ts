@@ -26,6 +26,7 @@ usage:
   nostr-push dlq list|replay|delete   list, replay or delete dead letters (nostr-push dlq help)
   nostr-push store migrate-layout --from divine --to cluster --source URL
                                       copy a divine Redis into the cluster key layout (nostr-push store help)
+  nostr-push healthcheck [--config FILE]  exit 0 when this machine's /health (at server.listen_addr) answers 200
   nostr-push version | --version      the version
   nostr-push help                     this text
 

@@ -7,6 +7,8 @@ import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { npubEncode } from '../../src/nostr/nip19.ts';
@@ -89,6 +91,20 @@ describe('start-up output', () => {
     }
   });
 });
+
+const BIN = fileURLToPath(new URL('../../bin/nostr-push.js', import.meta.url));
+
+/** The binary with `args`, its exit status and output (without blocking this process). */
+function runBin(args: string[], env: Record<string, string>): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH ?? '', ...env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('exit', (status) => resolve({ status, stdout, stderr }));
+  });
+}
 
 /** Everything the process wrote on stderr, as lines. */
 const stderrLines = (service: ServiceProcess) => service.stderr.join('').split('\n').filter(Boolean);
@@ -221,5 +237,26 @@ describe('/health and /ready tell the truth', () => {
     } finally {
       await service.stop();
     }
+  });
+
+  test('`nostr-push healthcheck` (the image’s check) asks /health at server.listen_addr: 0 on 200, 1 when nothing answers', async () => {
+    const service = await startServiceProcess({
+      env: {
+        NOSTR_PUSH__NOSTR__RELAYS: QUIET_RELAY,
+        NOSTR_PUSH__DATA_DIR: dataDir,
+        NOSTR_PUSH__STORE__URL: `sqlite:${join(dataDir, 'nostr-push.sqlite')}`,
+      },
+    });
+    try {
+      const up = await runBin(['healthcheck'], { NOSTR_PUSH__SERVER__LISTEN_ADDR: `0.0.0.0:${service.port}` });
+      assert.equal(up.status, 0, up.stdout + up.stderr);
+      assert.match(up.stdout, new RegExp(`^http://127\\.0\\.0\\.1:${service.port}/health: 200 (ok|degraded)\n$`));
+    } finally {
+      await service.stop();
+    }
+    const port = await freePort();
+    const down = await runBin(['healthcheck'], { NOSTR_PUSH__SERVER__LISTEN_ADDR: `127.0.0.1:${port}` });
+    assert.equal(down.status, 1, down.stdout + down.stderr);
+    assert.match(down.stdout, new RegExp(`^http://127\\.0\\.0\\.1:${port}/health: `));
   });
 });
