@@ -7,7 +7,7 @@ import type { Config } from './config/defaults.ts';
 import { resolveStoreLocation, type StoreLocation } from './config/load.ts';
 import { parseListenAddr } from './config/validate.ts';
 import { resolveServiceKey, type ServiceKey } from './config/service-key.ts';
-import type { Clock, StorePort } from './store/port.ts';
+import type { Clock, QueueName, StorePort } from './store/port.ts';
 import { describeStoreLocation, openStore } from './store/open.ts';
 import { storeFaultsFromEnv, withStoreFaults } from './store/fault-injection.ts';
 import { createLogger, type Logger } from './observability/logger.ts';
@@ -235,6 +235,8 @@ export async function startService(config: Config, overrides: ServiceOverrides =
     relays: () => roles.relays(),
     sends: sendHealth,
     ping: () => store.ping(),
+    queueAgeMs: config.health.queue_age_secs * 1000,
+    oldestDue: () => oldestDueOfEveryQueue(apps),
   });
   const relayWatch = setInterval(() => health.observe(), HEALTH_RELAY_OBSERVE_INTERVAL_MS).unref();
   let serving = false;
@@ -417,6 +419,18 @@ export async function startService(config: Config, overrides: ServiceOverrides =
   storeFaultsArmed = true;
   serving = true;
   return { config, key, store, metrics, supervisor, logger, wake, httpAddress, platform, apps, stop };
+}
+
+/** Every app's queues and since when their oldest due item has waited (`/health`'s stalled queues). */
+async function oldestDueOfEveryQueue(apps: AppDirectory): Promise<Array<{ queue: string; dueAtMs: number | null }>> {
+  const queues: QueueName[] = ['inbound', 'outbound', 'nip9a'];
+  const looks = apps.all.flatMap((app) =>
+    queues.map(async (queue) => ({
+      queue: app === apps.default ? queue : `${queue}@${app.id}`,
+      dueAtMs: await app.store.oldestDueAtMs(queue),
+    })),
+  );
+  return Promise.all(looks);
 }
 
 /** The store, or a StartupError (startup-errors.ts) that says in one line why it cannot be opened. */

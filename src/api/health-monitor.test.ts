@@ -26,6 +26,7 @@ function fixture(options: { relays?: RelayStatus[]; ping?: () => Promise<void> }
   const clock = new ManualClock();
   const sends = new SendHealth(() => clock.nowMs());
   let relays = options.relays ?? [relay('wss://a', false)];
+  let oldestDue: Array<{ queue: string; dueAtMs: number | null }> = [{ queue: 'inbound', dueAtMs: null }];
   const monitor = new HealthMonitor({
     nowMs: () => clock.nowMs(),
     relayGraceMs: 60 * SECOND,
@@ -33,13 +34,22 @@ function fixture(options: { relays?: RelayStatus[]; ping?: () => Promise<void> }
     relays: () => relays,
     sends,
     ping: options.ping ?? (() => Promise.resolve()),
+    queueAgeMs: 300 * SECOND,
+    oldestDue: () => Promise.resolve(oldestDue),
   });
   const app = createApiApp({
     health: { pubkey: () => 'ab'.repeat(32), criticalFlags: () => ({ listener: true }), problems: () => monitor.problems() },
     metrics: new Metrics(),
     logger: createLogger({ level: 'silent' }),
   });
-  return { clock, sends, monitor, app, setRelays: (next: RelayStatus[]) => (relays = next) };
+  return {
+    clock,
+    sends,
+    monitor,
+    app,
+    setRelays: (next: RelayStatus[]) => (relays = next),
+    setOldestDue: (next: typeof oldestDue) => (oldestDue = next),
+  };
 }
 
 describe('/health problems', () => {
@@ -86,6 +96,21 @@ describe('/health problems', () => {
     );
     f.sends.record('fcm', [down, ok]);
     assert.deepEqual(await f.monitor.problems(), []);
+  });
+
+  test('a queue whose oldest due item waited the window is degraded', async () => {
+    const f = fixture({ relays: [] });
+    const now = f.clock.nowMs();
+    f.setOldestDue([
+      { queue: 'inbound', dueAtMs: now - 299 * SECOND },
+      { queue: 'outbound', dueAtMs: null },
+    ]);
+    assert.deepEqual(await f.monitor.problems(), []);
+    f.clock.advance(SECOND);
+    assert.deepEqual(
+      (await f.monitor.problems()).map((p) => [p.code, p.severity, p.message]),
+      [['queue_stalled', 'degraded', 'queue inbound: the oldest due item has waited 300 s']],
+    );
   });
 
   test('a store that does not answer is failing (503)', async () => {

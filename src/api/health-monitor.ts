@@ -16,7 +16,7 @@ import type { RelayStatus } from '../listener/types.ts';
 
 /** A problem `/health` reports: a stable code, a sentence, and its severity. */
 export interface HealthProblem {
-  code: 'critical_flag_down' | 'store_unreachable' | 'no_relay' | 'transport_failing';
+  code: 'critical_flag_down' | 'store_unreachable' | 'no_relay' | 'transport_failing' | 'queue_stalled';
   severity: 'degraded' | 'failing';
   message: string;
 }
@@ -138,6 +138,9 @@ export interface HealthMonitorOptions {
   sends: SendHealth;
   /** Resolves when the store answers. */
   ping: () => Promise<void>;
+  queueAgeMs: number;
+  /** Since when each queue's oldest due item has waited (`StorePort.oldestDueAtMs`), null for none. */
+  oldestDue: () => Promise<Array<{ queue: string; dueAtMs: number | null }>>;
 }
 
 /**
@@ -163,6 +166,7 @@ export class HealthMonitor {
     const problems: HealthProblem[] = [];
     const storeProblem = await this.pingStore();
     if (storeProblem) problems.push({ code: 'store_unreachable', severity: 'failing', message: storeProblem });
+    else problems.push(...(await this.stalledQueues()));
     const relays = this.options.relays();
     const silentMs = nowMs() - this.lastRelayConnectedAtMs;
     if (relays.length > 0 && !relays.some((relay) => relay.connected) && silentMs >= relayGraceMs) {
@@ -178,6 +182,20 @@ export class HealthMonitor {
         code: 'transport_failing',
         severity: 'degraded',
         message: `${failing.name}: every send failed for ${Math.floor((nowMs() - failing.sinceMs) / 1000)} s`,
+      });
+    }
+    return problems;
+  }
+
+  private async stalledQueues(): Promise<HealthProblem[]> {
+    const now = this.options.nowMs();
+    const problems: HealthProblem[] = [];
+    for (const { queue, dueAtMs } of await this.options.oldestDue()) {
+      if (dueAtMs === null || now - dueAtMs < this.options.queueAgeMs) continue;
+      problems.push({
+        code: 'queue_stalled',
+        severity: 'degraded',
+        message: `queue ${queue}: the oldest due item has waited ${Math.floor((now - dueAtMs) / 1000)} s`,
       });
     }
     return problems;

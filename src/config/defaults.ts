@@ -87,6 +87,13 @@ export const HEALTH_RELAY_GRACE_SECS = 120;
  */
 export const HEALTH_TRANSPORT_FAILING_SECS = 300;
 
+/**
+ * `health.queue_age_secs`: 5 minutes. Consumers lease due items within a poll (a second) and a
+ * retry's delay puts it in the future, not in the past; an item due for five minutes means the
+ * workers are gone, stuck or far behind.
+ */
+export const HEALTH_QUEUE_AGE_SECS = 300;
+
 /** `log.format`: human lines for a person at a terminal, JSON for everything that reads logs by program. */
 export const DEFAULT_LOG_FORMAT: LogFormat = 'auto';
 
@@ -219,7 +226,11 @@ export function defaultConfig(): Config {
     quiet_hours: { poll_millis: 1000, lease_secs: 60 },
     delivery_log: { enabled: true, retention_days: 7, sweep_interval_secs: 3600 },
     inbox: { enabled: true, alert_word_refresh_millis: ALERT_WORD_REFRESH_MILLIS },
-    health: { relay_grace_secs: HEALTH_RELAY_GRACE_SECS, transport_failing_secs: HEALTH_TRANSPORT_FAILING_SECS },
+    health: {
+      relay_grace_secs: HEALTH_RELAY_GRACE_SECS,
+      transport_failing_secs: HEALTH_TRANSPORT_FAILING_SECS,
+      queue_age_secs: HEALTH_QUEUE_AGE_SECS,
+    },
     console: {
       enabled: true,
       heartbeat_interval_secs: CONSOLE_HEARTBEAT_INTERVAL_SECS,

@@ -300,6 +300,8 @@ export interface Config {
     relay_grace_secs: number;
     /** A transport whose every send failed for this long (none succeeded since its first failure): `degraded`. */
     transport_failing_secs: number;
+    /** A queue (inbound, outbound, nip9a) whose oldest due item has waited this long: `degraded`. */
+    queue_age_secs: number;
   };
   /** The operator console at `/console` (`src/console/`): process heartbeats, metric samples, sessions. */
   console: {

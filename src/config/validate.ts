@@ -61,6 +61,7 @@ export const POSITIVE_FIELDS: ReadonlyArray<readonly [NumericPath, string]> = [
   ['delivery_log.sweep_interval_secs', 'the janitor would sweep in a tight loop'],
   ['health.relay_grace_secs', '/health would call every reconnect an outage'],
   ['health.transport_failing_secs', '/health would call a transport down at its first failed send'],
+  ['health.queue_age_secs', '/health would call every due queue item a stall'],
   ['console.heartbeat_interval_secs', 'every process would write its heartbeat in a tight loop'],
   ['console.sample_interval_secs', 'every process would sample its metrics in a tight loop'],
   ['console.session_ttl_secs', 'every console login would expire at once'],
