@@ -57,9 +57,11 @@ ENV NODE_ENV=production \
 VOLUME ["/var/lib/nostr-push"]
 EXPOSE 8000
 USER nostr-push
-# /health is 200 while every critical task lives and 503 once one died. Only processes with the
-# api or pusher role serve HTTP: compose.yaml turns this check off for the others.
+# /health is 200 while the process serves (ok or degraded) and 503 once it is failing (a critical
+# task died, the store does not answer). `healthcheck` asks it at the port server.listen_addr
+# names (environment or config file), so moving the port needs no change here. Only processes
+# with the api or pusher role serve HTTP: compose.yaml turns this check off for the others.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
-  CMD ["node", "-e", "fetch('http://127.0.0.1:8000/health').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+  CMD ["node", "bin/nostr-push.js", "healthcheck"]
 ENTRYPOINT ["node", "bin/nostr-push.js"]
 CMD ["serve"]

@@ -1,5 +1,8 @@
 import { ConfigError, loadConfig } from './config/load.ts';
-import { startService } from './service.ts';
+import { SERVICE_VERSION, startService, type RunningService } from './service.ts';
+import { consoleUrl, logStartupSummary } from './startup-summary.ts';
+import { operatorStartupProblem } from './startup-errors.ts';
+import { showFirstAdminKey, showOn } from './console/index.ts';
 import { testClockFromEnvironment } from './util/file-clock.ts';
 import { createLogger } from './observability/logger.ts';
 import { generateSecretKey, publicKeyOf } from './nostr/keys.ts';
@@ -23,6 +26,8 @@ usage:
   nostr-push dlq list|replay|delete   list, replay or delete dead letters (nostr-push dlq help)
   nostr-push store migrate-layout --from divine --to cluster --source URL
                                       copy a divine Redis into the cluster key layout (nostr-push store help)
+  nostr-push healthcheck [--config FILE]  exit 0 when this machine's /health (at server.listen_addr) answers 200
+  nostr-push version | --version      the version
   nostr-push help                     this text
 
 configuration: defaults < YAML file (--config or NOSTR_PUSH_CONFIG) < NOSTR_PUSH__SECTION__KEY environment
@@ -68,6 +73,11 @@ export async function main(argv: string[]): Promise<void> {
         }
         process.exitCode = await storeCommand(args);
         return;
+      case 'version':
+      case '--version':
+      case '-V':
+        process.stdout.write(`nostr-push ${SERVICE_VERSION}\n`);
+        return;
       case 'help':
       case '--help':
       case '-h':
@@ -99,14 +109,38 @@ function keygenCommand(): void {
 
 async function serveCommand(args: string[]): Promise<void> {
   const loaded = loadConfig({ configPath: configPathFrom(args) });
-  const logger = createLogger({ level: loaded.config.log.level });
+  const logger = createLogger({ level: loaded.config.log.level, format: loaded.config.log.format });
   logger.info({ sources: loaded.sources, roles: loaded.config.roles }, 'configuration loaded');
   const heapGrowingPercent = limitHeapGrowth();
   if (heapGrowingPercent !== null) logger.info({ heapGrowingPercent }, 'V8 heap growth over the live heap bounded');
   const clock = testClockFromEnvironment(process.env, logger);
-  const service = await startService(loaded.config, { logger, clock });
+  let service: RunningService;
+  try {
+    service = await startService(loaded.config, { logger, clock });
+  } catch (err) {
+    const problem = operatorStartupProblem(err);
+    if (problem === null) throw err;
+    // One line the operator can act on; exit now, whatever the half-made start left open.
+    process.stderr.write(`${problem}\n`, () => process.exit(1));
+    return;
+  }
   // The npub is what app developers need; print it plainly as well as in the log.
   process.stderr.write(`nostr-push service npub: ${service.key.npub}\n`);
+  // Only once the port is bound: a start that fails before makes no key.
+  if (service.httpAddress && service.config.roles.includes('api') && service.config.console.enabled)
+    await showFirstAdminKey({
+      store: service.store,
+      show: showOn(process.stderr),
+      logger,
+      npub: service.key.npub,
+      consoleUrl: consoleUrl(service.httpAddress, service.config.server.public_url),
+    });
+  logStartupSummary(logger, {
+    version: SERVICE_VERSION,
+    config: service.config,
+    httpAddress: service.httpAddress,
+    apps: service.apps.all.map((app) => ({ id: app.id, npub: app.key.npub, config: app.config })),
+  });
 
   let signalled = false;
   const onSignal = (name: string) => {

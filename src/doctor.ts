@@ -1,6 +1,11 @@
 import { accessSync, constants, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { createServer as createNetServer } from 'node:net';
 import WebSocket from 'ws';
+import { parseListenAddr } from './config/validate.ts';
+import { readApnsKey } from './delivery/apns/jwt.ts';
+import { listenFailure } from './startup-errors.ts';
+import { DEFAULT_APP_ID } from './config/apps.ts';
 import type { Config } from './config/defaults.ts';
 import type { LoadedConfig } from './config/load.ts';
 import { resolveStoreLocation, type StoreLocation } from './config/load.ts';
@@ -20,12 +25,16 @@ type Say = (line: string) => void;
 /** What doctor uses from outside, injectable (a test's store). */
 export interface DoctorDeps {
   openStore?: (location: StoreLocation) => Promise<StorePort>;
+  /** null when the relay accepts a WebSocket, else why not (a test's relays). */
+  probeRelay?: (url: string) => Promise<string | null>;
 }
 
 /**
  * `nostr-push doctor`: checks what a start would need and says plainly what is wrong. Returns the
- * exit status: 0 when everything needed to serve is in order, 1 otherwise. Warnings (a relay
- * down, a provider without credentials) do not fail it: the service runs without them.
+ * exit status: 0 when everything needed to serve is in order, 1 otherwise. Fails: no relay
+ * reachable (for a listener), the HTTP port taken, an enabled transport whose credentials do not
+ * load, the store, the data directory, the service key. Warnings (one relay of several down, a
+ * provider without credentials, no admin key yet) do not fail it: the service runs without them.
  */
 export async function runDoctor(loaded: LoadedConfig, say: Say, deps: DoctorDeps = {}): Promise<number> {
   const open = deps.openStore ?? openStore;
@@ -88,7 +97,15 @@ export async function runDoctor(loaded: LoadedConfig, say: Say, deps: DoctorDeps
   for (const [verdict, line] of probe.lines) (verdict === 'ok' ? ok : verdict === 'warn' ? warn : fail)(line);
   if (probe.error) fail(`store ${describeStoreLocation(location)}: ${probe.error.message}`);
 
-  const results = await Promise.all(config.nostr.relays.map((url) => probeRelay(url)));
+  const servesHttp = config.roles.includes('api') || config.roles.includes('pusher');
+  if (servesHttp) {
+    const listen = parseListenAddr(config.server.listen_addr);
+    const taken = listen ? await probeListen(listen.host, listen.port) : null;
+    if (taken) fail(`${taken} (is nostr-push already running? server.listen_addr)`);
+    else ok(`the HTTP port is free (${config.server.listen_addr})`);
+  }
+
+  const results = await Promise.all(config.nostr.relays.map((url) => (deps.probeRelay ?? probeRelay)(url)));
   let reachable = 0;
   for (const [i, result] of results.entries()) {
     const url = config.nostr.relays[i] as string;
@@ -97,7 +114,9 @@ export async function runDoctor(loaded: LoadedConfig, say: Say, deps: DoctorDeps
       ok(`relay ${url} accepts connections`);
     } else warn(`relay ${url}: ${result}`);
   }
-  if (reachable === 0) warn('no relay is reachable: the service will keep retrying, but receives nothing until one is');
+  // The listener receives nothing without a relay: the service would run, deaf.
+  const noRelay = 'no relay is reachable: the service would keep retrying, but receives nothing until one is (nostr.relays)';
+  if (reachable === 0) (config.roles.includes('listener') ? fail : warn)(noRelay);
 
   const checkFcm = (firebase: Config['firebase'], app: string) => {
     if (firebase.credentials_path === '')
@@ -114,6 +133,16 @@ export async function runDoctor(loaded: LoadedConfig, say: Say, deps: DoctorDeps
     }
   };
   checkFcm(config.firebase, '');
+  const checkApns = (apns: Config['apns'], app: string) => {
+    if (apns.key_path === '' || apns.key_id === '' || apns.team_id === '' || apns.bundle_id === '') return;
+    try {
+      readApnsKey(apns.key_path);
+      ok(`${app}APNs key ${apns.key_id} for ${apns.bundle_id} loads`);
+    } catch (err) {
+      fail(`${app}${(err as Error).message}`);
+    }
+  };
+  checkApns(config.apns, '');
 
   // The other apps (tenancy): each one's service key and FCM credentials.
   for (const app of config.apps) {
@@ -130,6 +159,7 @@ export async function runDoctor(loaded: LoadedConfig, say: Say, deps: DoctorDeps
       }
     }
     checkFcm(app.config.firebase, label);
+    checkApns(app.config.apns, label);
   }
 
   say(failures === 0 ? 'doctor: ready to serve' : `doctor: ${failures} problem(s) to fix before serving`);
@@ -144,6 +174,15 @@ export function protocolStacksLine(config: Pick<Config, 'delivery' | 'ntfy'>): s
     `HTTP/2 client: ${config.delivery.http2_client} (${http2}; delivery.http2_client); ` +
     `ntfy WebSocket server: ${config.ntfy.websocket} (${websocket}; ntfy.websocket)`
   );
+}
+
+/** null when `host:port` can be bound now (and is let go at once), else the one line why not. */
+function probeListen(host: string, port: number): Promise<string | null> {
+  return new Promise((resolve) => {
+    const server = createNetServer();
+    server.once('error', (err) => resolve(listenFailure(host, port, err).message));
+    server.listen(port, host, () => server.close(() => resolve(null)));
+  });
 }
 
 /** null when the relay accepted a WebSocket within the timeout, else why not. */
@@ -191,6 +230,14 @@ async function probeStore(
           ]);
         }
       } else lines.push(['ok', `store: ${describeTopology(topology)}`]);
+      const adminKeys = (await store.listApiKeys(DEFAULT_APP_ID)).filter((k) => k.role === 'admin' && k.revokedAtMs === null);
+      if (adminKeys.length > 0)
+        lines.push(['ok', `${adminKeys.length} admin key(s) of app ${DEFAULT_APP_ID} (the console and the admin API)`]);
+      else
+        lines.push([
+          'warn',
+          `no admin key of app ${DEFAULT_APP_ID} yet: the next start prints one, or make one now with nostr-push apps keys create ${DEFAULT_APP_ID} --role admin`,
+        ]);
       const inbound = await store.queueStats('inbound');
       lines.push([
         'ok',

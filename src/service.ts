@@ -6,10 +6,10 @@ import { dirname } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { getRequestListener } from '@hono/node-server';
 import type { Config } from './config/defaults.ts';
-import { resolveStoreLocation } from './config/load.ts';
+import { resolveStoreLocation, type StoreLocation } from './config/load.ts';
 import { parseListenAddr } from './config/validate.ts';
 import { resolveServiceKey, type ServiceKey } from './config/service-key.ts';
-import type { Clock, StorePort } from './store/port.ts';
+import type { Clock, QueueName, StorePort } from './store/port.ts';
 import { describeStoreLocation, openStore } from './store/open.ts';
 import { storeFaultsFromEnv, withStoreFaults } from './store/fault-injection.ts';
 import { createLogger, type Logger } from './observability/logger.ts';
@@ -47,7 +47,9 @@ import { gatewaySettings } from './nip9a/gateway/config.ts';
 import { gatewayHttpRoutes, registrationLargerBody } from './nip9a/gateway/http.ts';
 import { gatewayMetrics } from './nip9a/gateway/metrics.ts';
 import { attachNip9aRelayEndpoint, NIP9A_RELAY_PATH } from './nip9a/gateway/relay-endpoint.ts';
-import { ensureAdminKey, FleetReporter, mountConsole, TASK_FLEET_REPORTER } from './console/index.ts';
+import { FleetReporter, mountConsole, TASK_FLEET_REPORTER } from './console/index.ts';
+import { listenFailure, storeOpenFailure } from './startup-errors.ts';
+import { HEALTH_RELAY_OBSERVE_INTERVAL_MS, HealthMonitor, notReadyReason, SendHealth, withSendHealth } from './observability/health-monitor.ts';
 import { describeTopology } from './store/port-topology.ts';
 import { STORE_SLOTS_FLAG, StoreTopologyWatch, TASK_STORE_TOPOLOGY } from './store/topology-watch.ts';
 import { QueueSignal } from './store/queue-work.ts';
@@ -63,7 +65,7 @@ function unavailableVerifier(roles: readonly string[]): EventVerifier {
   };
 }
 
-/** The version the OpenAPI document names (package.json's). */
+/** The version `--version`, the OpenAPI document and the console name (package.json's; a test keeps them equal). */
 export const SERVICE_VERSION = '0.1.0';
 
 /** How long a graceful stop waits for tasks before giving up on them. */
@@ -114,8 +116,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
   logger.info({ npub: key.npub, pubkey: key.pubkey, source: key.source }, `service key ${key.npub}`);
 
   const location = resolveStoreLocation(config);
-  if (location.kind === 'sqlite' && location.path !== ':memory:') mkdirSync(dirname(location.path), { recursive: true });
-  const opened = await openStore(location, { clock: overrides.clock, logger });
+  const opened = await openServiceStore(location, overrides.clock, logger);
   logger.info({ store: describeStoreLocation(location) }, 'store open');
   // Tests of the retry paths only (NODE_ENV=test): store steps applied and still reported failed,
   // once the start-up is done (issue 42, store/fault-injection.ts).
@@ -154,6 +155,8 @@ export async function startService(config: Config, overrides: ServiceOverrides =
   const needsTransports = config.roles.includes('delivery') || config.roles.includes('api') || config.roles.includes('scheduler');
   // Each app's service key, store view and transports (its FCM project, APNs and VAPID keys).
   // A Redis fleet shares one VAPID key through the store; a SQLite service keeps it in its data directory.
+  // Every send's outcome, for /health's "transport failing" (health-monitor.ts).
+  const sendHealth = new SendHealth(() => store.clock.nowMs());
   const apps = await openApps({
     config,
     location,
@@ -163,6 +166,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
     logger,
     metrics,
     withTransports: needsTransports,
+    wrapTransport: (transport) => withSendHealth(transport, sendHealth),
   });
   const transports = [...apps.default.transports];
   // ntfy: publishing is part of the api role, subscriptions of the pusher role; either serves HTTP.
@@ -233,6 +237,20 @@ export async function startService(config: Config, overrides: ServiceOverrides =
     ...(topologyWatch ? { [STORE_SLOTS_FLAG]: topologyWatch.servesEverySlot } : {}),
   });
 
+  const health = new HealthMonitor({
+    nowMs: () => store.clock.nowMs(),
+    relayGraceMs: config.health.relay_grace_secs * 1000,
+    transportFailingMs: config.health.transport_failing_secs * 1000,
+    relays: () => roles.relays(),
+    sends: sendHealth,
+    ping: () => store.ping(),
+    queueAgeMs: config.health.queue_age_secs * 1000,
+    oldestDue: () => oldestDueOfEveryQueue(apps),
+  });
+  const relayWatch = setInterval(() => health.observe(), HEALTH_RELAY_OBSERVE_INTERVAL_MS).unref();
+  let serving = false;
+  let stopping: Promise<void> | null = null;
+
   let server: Server | null = null;
   let nip9aEndpoint: { close(): void } | null = null;
   let httpAddress: AddressInfo | null = null;
@@ -263,7 +281,12 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       logger: logger.child({ component: 'rate-limits' }),
     });
     const app = createApiApp({
-      health: { pubkey: () => key.pubkey, criticalFlags },
+      health: {
+        pubkey: () => key.pubkey,
+        criticalFlags,
+        problems: () => health.problems(),
+        notReady: () => notReadyReason({ serving, stopping: stopping !== null, ping: () => store.ping() }),
+      },
       metrics,
       logger,
     });
@@ -369,7 +392,6 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       );
     }
     if (config.roles.includes('api') && config.console.enabled) {
-      await ensureAdminKey(store, key.npub, logger);
       mountConsole(app, {
         store,
         publicUrl: config.server.public_url,
@@ -406,7 +428,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
     );
     const http = createServer({ IncomingMessage: LimitedRequest }, bodyLimitFront(bodyLimits, refusals, routed));
     httpAddress = await new Promise<AddressInfo>((resolve, reject) => {
-      http.once('error', reject);
+      http.once('error', (err) => reject(listenFailure(listen.host, listen.port, err)));
       http.listen(listen.port, listen.host, () => resolve(http.address() as AddressInfo));
     });
     server = http;
@@ -441,9 +463,9 @@ export async function startService(config: Config, overrides: ServiceOverrides =
     logger.info({ address: `${httpAddress.address}:${httpAddress.port}` }, 'http listening');
   }
 
-  let stopping: Promise<void> | null = null;
   const stop = (): Promise<void> =>
     (stopping ??= (async () => {
+      clearInterval(relayWatch);
       supervisor.shutdown();
       await roles.stop();
       await supervisor.join(SHUTDOWN_GRACE_MS);
@@ -460,7 +482,30 @@ export async function startService(config: Config, overrides: ServiceOverrides =
     })());
 
   storeFaultsArmed = true;
+  serving = true;
   return { config, key, store, metrics, supervisor, logger, wake, httpAddress, platform, bodyLimits, apps, stop };
+}
+
+/** Every app's queues and since when their oldest due item has waited (`/health`'s stalled queues). */
+async function oldestDueOfEveryQueue(apps: AppDirectory): Promise<Array<{ queue: string; dueAtMs: number | null }>> {
+  const queues: QueueName[] = ['inbound', 'outbound', 'nip9a'];
+  const looks = apps.all.flatMap((app) =>
+    queues.map(async (queue) => ({
+      queue: app === apps.default ? queue : `${queue}@${app.id}`,
+      dueAtMs: await app.store.oldestDueAtMs(queue),
+    })),
+  );
+  return Promise.all(looks);
+}
+
+/** The store, or a StartupError (startup-errors.ts) that says in one line why it cannot be opened. */
+async function openServiceStore(location: StoreLocation, clock: Clock | undefined, logger: Logger): Promise<StorePort> {
+  try {
+    if (location.kind === 'sqlite' && location.path !== ':memory:') mkdirSync(dirname(location.path), { recursive: true });
+    return await openStore(location, { clock, logger });
+  } catch (err) {
+    throw storeOpenFailure(describeStoreLocation(location), err);
+  }
 }
 
 /** The send API settings of every configured app, by id (its store view and `send_api` keys). */

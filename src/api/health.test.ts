@@ -16,16 +16,22 @@ describe('GET /health', () => {
   test('200 ok with the pubkey and every task flag', async () => {
     const res = await app({ nostr_listener: true, event_handler: true }).request('/health');
     assert.equal(res.status, 200);
-    assert.deepEqual(await res.json(), { status: 'ok', pubkey: 'ab'.repeat(32), tasks: { nostr_listener: true, event_handler: true } });
+    assert.deepEqual(await res.json(), {
+      status: 'ok',
+      pubkey: 'ab'.repeat(32),
+      tasks: { nostr_listener: true, event_handler: true },
+      problems: [],
+    });
   });
 
-  test('503 degraded when a critical task died, other flags still reported, pubkey present', async () => {
+  test('503 when a critical task died (divine’s 503, now status failing), other flags still reported, pubkey present', async () => {
     const res = await app({ nostr_listener: true, event_handler: false }).request('/health');
     assert.equal(res.status, 503);
     assert.deepEqual(await res.json(), {
-      status: 'degraded',
+      status: 'failing',
       pubkey: 'ab'.repeat(32),
       tasks: { nostr_listener: true, event_handler: false },
+      problems: [{ code: 'critical_flag_down', severity: 'failing', message: 'critical tasks or checks down: event_handler' }],
     });
   });
 });

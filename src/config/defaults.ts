@@ -5,7 +5,7 @@ import { DEFAULT_WAIT_TIMEOUT_MS, WAIT_REPLICAS_AUTO } from '../store/redis/repl
  * Names and defaults follow divine-push-service (reference §1.5) wherever it has the key, so a
  * divine deployment's environment (`NOSTR_PUSH__SERVICE__…`) carries over unchanged.
  */
-import { ROLE_NAMES, type Config } from './types.ts';
+import { ROLE_NAMES, type Config, type LogFormat } from './types.ts';
 
 export * from './types.ts';
 
@@ -203,6 +203,29 @@ export const SEND_API_RATE_BURST = 400;
 /** A console login lasts 12 hours: an operator's working day, then the key again. */
 export const CONSOLE_SESSION_TTL_SECS = 12 * 3600;
 
+/**
+ * `health.relay_grace_secs`: 2 minutes. A relay restart or a network blip is over in seconds and
+ * the listener's reconnect backoff tops out well below this, so two minutes without any relay
+ * is an outage, not a reconnect.
+ */
+export const HEALTH_RELAY_GRACE_SECS = 120;
+/**
+ * `health.transport_failing_secs`: 5 minutes. A provider's brief 5xx burst is retried and
+ * recovers within a minute or two; five minutes of nothing but failures is a broken credential,
+ * a revoked key or an outage an operator must look at.
+ */
+export const HEALTH_TRANSPORT_FAILING_SECS = 300;
+
+/**
+ * `health.queue_age_secs`: 5 minutes. Consumers lease due items within a poll (a second) and a
+ * retry's delay puts it in the future, not in the past; an item due for five minutes means the
+ * workers are gone, stuck or far behind.
+ */
+export const HEALTH_QUEUE_AGE_SECS = 300;
+
+/** `log.format`: human lines for a person at a terminal, JSON for everything that reads logs by program. */
+export const DEFAULT_LOG_FORMAT: LogFormat = 'auto';
+
 export function defaultConfig(): Config {
   return {
     roles: [...ROLE_NAMES],
@@ -358,6 +381,11 @@ export function defaultConfig(): Config {
       max_sockets_per_address: INBOX_MAX_SOCKETS_PER_ADDRESS,
       idle_user_ttl_days: INBOX_IDLE_USER_TTL_DAYS,
     },
+    health: {
+      relay_grace_secs: HEALTH_RELAY_GRACE_SECS,
+      transport_failing_secs: HEALTH_TRANSPORT_FAILING_SECS,
+      queue_age_secs: HEALTH_QUEUE_AGE_SECS,
+    },
     console: {
       enabled: true,
       heartbeat_interval_secs: CONSOLE_HEARTBEAT_INTERVAL_SECS,
@@ -443,7 +471,7 @@ export function defaultConfig(): Config {
       nip98_per_pubkey_burst: NIP98_PER_PUBKEY_BURST,
       console_login_per_minute: CONSOLE_LOGIN_PER_MINUTE,
     },
-    log: { level: 'info' },
+    log: { level: 'info', format: DEFAULT_LOG_FORMAT },
     apps: [],
   };
 }

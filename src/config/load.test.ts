@@ -253,6 +253,12 @@ describe('config validation', () => {
     ]);
   });
 
+  test('log.format: auto by default; auto, json and pretty by name, anything else refused', () => {
+    assert.equal(loadConfig({ env: {} }).config.log.format, 'auto');
+    for (const format of ['auto', 'json', 'pretty']) assert.deepEqual(problemsOf({ NOSTR_PUSH__LOG__FORMAT: format }), []);
+    assert.deepEqual(problemsOf({ NOSTR_PUSH__LOG__FORMAT: 'text' }), ['log.format: "text" must be one of auto, json, pretty']);
+  });
+
   test('nip9a.post_threads: 0 is the main thread; fractions and negatives are refused', () => {
     assert.deepEqual(problemsOf({ NOSTR_PUSH__NIP9A__POST_THREADS: '0' }), []);
     for (const bad of ['-1', '1.5'])

@@ -22,6 +22,14 @@ export type Http2ClientKind = (typeof HTTP2_CLIENT_KINDS)[number];
  */
 export const NTFY_WEBSOCKET_KINDS = ['builtin', 'ws'] as const;
 export type NtfyWebSocketKind = (typeof NTFY_WEBSOCKET_KINDS)[number];
+
+/**
+ * How log lines are written (`log.format`): `json`, one JSON object a line (pino's own, for log
+ * shippers and `jq`); `pretty`, one human line a fact (pino-pretty); `auto`, pretty when stdout
+ * is a terminal and JSON otherwise (a pipe, a file, journald, `docker logs`).
+ */
+export const LOG_FORMATS = ['auto', 'json', 'pretty'] as const;
+export type LogFormat = (typeof LOG_FORMATS)[number];
 export interface ServiceConfig {
   /** Service identity and NIP-44 key. Unset: generated on first start and kept in `data_dir`. */
   private_key_hex: string;
@@ -352,6 +360,15 @@ export interface Config {
    * (`src/nip9a/gateway/`).
    */
   nip9a: Nip9aConfig;
+  /** What `/health` calls a problem (`src/observability/health-monitor.ts`, docs/operations.md). */
+  health: {
+    /** No relay connected for this long (from the start, or since the last one was): `degraded`. */
+    relay_grace_secs: number;
+    /** A transport whose every send failed for this long (none succeeded since its first failure): `degraded`. */
+    transport_failing_secs: number;
+    /** A queue (inbound, outbound, nip9a) whose oldest due item has waited this long: `degraded`. */
+    queue_age_secs: number;
+  };
   /** The operator console at `/console` (`src/console/`): process heartbeats, metric samples, sessions. */
   console: {
     /** Serve `/console` (api role). Heartbeats and samples are written either way, for other replicas' consoles. */
@@ -376,7 +393,10 @@ export interface Config {
     per_user_per_hour: number;
   };
   log: {
+    /** pino's level: trace, debug, info, warn, error, fatal or silent (`LOG_LEVEL` in the environment wins). */
     level: string;
+    /** `auto`, `json` or `pretty` ({@link LOG_FORMATS}). */
+    format: LogFormat;
   };
   /**
    * The apps besides the default one (`apps:` in the YAML, `src/config/apps.ts`), each with its

@@ -1,4 +1,4 @@
-import { HTTP2_CLIENT_KINDS, MIN_MAX_BODY_BYTES, USER_RELAY_LOOPBACK_ACKNOWLEDGEMENT, type Config } from './defaults.ts';
+import { HTTP2_CLIENT_KINDS, LOG_FORMATS, MIN_MAX_BODY_BYTES, USER_RELAY_LOOPBACK_ACKNOWLEDGEMENT, type Config } from './defaults.ts';
 import { ALERT_WORDS_CEILING } from '../store/port-inbox.ts';
 import { KEY_LAYOUTS, MAX_QUEUE_SHARDS } from '../store/redis/keys.ts';
 import { isClusterUrl, parseRedisTarget } from '../store/redis/target.ts';
@@ -75,6 +75,9 @@ export const POSITIVE_FIELDS: ReadonlyArray<readonly [NumericPath, string]> = [
   ['quiet_hours.lease_secs', 'every digest would be taken over while it is queued'],
   ['delivery_log.retention_days', 'every entry would be swept as soon as it is written'],
   ['delivery_log.sweep_interval_secs', 'the janitor would sweep in a tight loop'],
+  ['health.relay_grace_secs', '/health would call every reconnect an outage'],
+  ['health.transport_failing_secs', '/health would call a transport down at its first failed send'],
+  ['health.queue_age_secs', '/health would call every due queue item a stall'],
   ['console.heartbeat_interval_secs', 'every process would write its heartbeat in a tight loop'],
   ['console.sample_interval_secs', 'every process would sample its metrics in a tight loop'],
   ['console.session_ttl_secs', 'every console login would expire at once'],
@@ -257,6 +260,8 @@ export function validateConfig(config: Config, explicitKeys: ReadonlySet<string>
   for (const entry of config.send_api.types) {
     if (!SEND_TYPE_ENTRY.test(entry)) problems.push(`send_api.types: "${entry}" is not type:category (a name and a Nostr kind)`);
   }
+  if (!(LOG_FORMATS as readonly string[]).includes(config.log.format))
+    problems.push(`log.format: "${config.log.format}" must be one of ${LOG_FORMATS.join(', ')}`);
   problems.push(...ntfyConfigProblems(config.ntfy));
   problems.push(...eventsConfigProblems(config.events, process.env.NODE_ENV));
   problems.push(...nip9aConfigProblems(config.nip9a, process.env.NODE_ENV));

@@ -12,7 +12,7 @@ import { CONSOLE_API_PATH, consoleAuth } from './session.ts';
 import { consoleStaticRoutes, loadConsoleAssets } from './static.ts';
 
 export { FleetReporter, TASK_FLEET_REPORTER } from './fleet-reporter.ts';
-export { ensureAdminKey } from './bootstrap-key.ts';
+export { showFirstAdminKey, showOn } from './bootstrap-key.ts';
 
 export interface ConsoleDeps {
   store: StorePort;
@@ -28,9 +28,13 @@ export interface ConsoleDeps {
   loginLimit?: MiddlewareHandler;
 }
 
-/** Mount `/console` (the app) and `/console/api/*` on `app`. */
+/**
+ * Mount `/console` (the app) and `/console/api/*` on `app`, and send `GET /` there: a browser
+ * pointed at the service's address lands on the console instead of a 404.
+ */
 export function mountConsole(app: Hono, deps: ConsoleDeps): void {
   const logger = deps.logger.child({ route: 'console' });
+  app.get('/', (c) => c.redirect('/console', 302));
   const auth = consoleAuth({
     store: deps.store,
     publicUrl: deps.publicUrl,

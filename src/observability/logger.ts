@@ -1,4 +1,7 @@
+import { createRequire } from 'node:module';
 import { pino, type Logger } from 'pino';
+import type { Prettifier, PrettyOptions, PrettyStream } from 'pino-pretty';
+import type { LogFormat } from '../config/types.ts';
 
 export type { Logger };
 
@@ -60,8 +63,61 @@ export function lazyChild(parent: Logger, bindings: () => Record<string, unknown
   };
 }
 
+/** How a logger writes its lines: `auto` resolved against the destination ({@link resolveLogFormat}). */
+export type ResolvedLogFormat = Exclude<LogFormat, 'auto'>;
+
+/** `log.format` for a destination: `auto` is pretty on a terminal only, so pipes, files and log shippers get JSON. */
+export function resolveLogFormat(format: LogFormat, destinationIsTerminal: boolean): ResolvedLogFormat {
+  if (format === 'auto') return destinationIsTerminal ? 'pretty' : 'json';
+  return format;
+}
+
+/**
+ * Fields a pretty line leaves out: the process's own constants, and `summary`, the structured
+ * copy of a start-up summary line whose message already says it all (`src/startup-summary.ts`).
+ */
+const PRETTY_IGNORED_FIELDS = 'pid,hostname,service,summary';
+
+/**
+ * pino-pretty as a synchronous stream (no worker thread: lines appear in order with whatever the
+ * process writes itself, and none is lost at `process.exit`). Loaded only when a pretty logger
+ * is made, so JSON processes never load it.
+ */
+/** pino's level number of `error`: below it, a pretty line shows an error's message only. */
+const PINO_ERROR_LEVEL = 50;
+
+/**
+ * An error field on a pretty line: its message, and its stack only on error and fatal lines. A
+ * relay refusing a connection is a warning an operator reads, not a trace to debug (JSON lines
+ * keep every stack).
+ */
+const prettyError: Prettifier = (value, _key, log) => {
+  if (typeof value !== 'object') return value;
+  const { message, stack } = value as { message?: unknown; stack?: unknown };
+  const level = (log as { level?: unknown }).level;
+  if (typeof level === 'number' && level >= PINO_ERROR_LEVEL && typeof stack === 'string') return stack;
+  return typeof message === 'string' ? message : JSON.stringify(value);
+};
+
+function prettyDestination(destination: NodeJS.WritableStream | undefined, colorize: boolean): PrettyStream {
+  const build = createRequire(import.meta.url)('pino-pretty') as (options: PrettyOptions) => PrettyStream;
+  return build({
+    sync: true,
+    colorize,
+    translateTime: 'SYS:HH:MM:ss.l',
+    ignore: PRETTY_IGNORED_FIELDS,
+    customPrettifiers: { err: prettyError, error: prettyError },
+    ...(destination ? { destination } : {}),
+  });
+}
+
 export interface LoggerOptions {
   level?: string;
+  /**
+   * `json` (default) or `pretty`; `auto` is pretty when the destination is a terminal. Tests and
+   * every program that reads the lines back get JSON unless they ask.
+   */
+  format?: LogFormat;
   /** Destination stream; defaults to stdout. Tests pass a sink to read lines back. */
   destination?: NodeJS.WritableStream;
 }
@@ -69,6 +125,9 @@ export interface LoggerOptions {
 export function createLogger(options: LoggerOptions = {}): Logger {
   const level = options.level ?? process.env.LOG_LEVEL ?? (process.env.NODE_ENV === 'test' ? 'silent' : 'info');
   const paths = SECRET_FIELDS.flatMap((f) => [f, `*.${f}`]);
+  const destination = options.destination ?? process.stdout;
+  const isTerminal = (destination as Partial<NodeJS.WriteStream>).isTTY === true;
+  const format = resolveLogFormat(options.format ?? 'json', isTerminal);
   return pino(
     {
       level,
@@ -79,6 +138,6 @@ export function createLogger(options: LoggerOptions = {}): Logger {
           Array.isArray(value) ? value.map((v) => redact(String(v))) : redact(typeof value === 'string' ? value : String(value)),
       },
     },
-    options.destination ?? process.stdout,
+    format === 'pretty' ? prettyDestination(options.destination, isTerminal) : destination,
   );
 }

@@ -54,6 +54,8 @@ export interface OpenAppsOptions {
   metrics: Metrics;
   /** Build transports (roles delivery, scheduler, api). */
   withTransports: boolean;
+  /** Wraps each transport built (the service records send outcomes for `/health`). */
+  wrapTransport?: (transport: PushTransport) => PushTransport;
 }
 
 /** Open every configured app: service keys, store views and transports. Throws when two apps resolve to one service key. */
@@ -110,5 +112,6 @@ export async function openApps(options: OpenAppsOptions): Promise<AppDirectory> 
 async function appTransports(options: OpenAppsOptions, appConfig: Config, key: ServiceKey, logger: Logger): Promise<PushTransport[]> {
   const vapidKeys =
     options.location.kind === 'redis' ? await resolveSharedVapidKeys(appConfig.webpush, options.config.data_dir, options.store) : undefined;
-  return createTransports(appConfig, logger, options.metrics, options.store, vapidKeys, key.secretHex);
+  const transports = createTransports(appConfig, logger, options.metrics, options.store, vapidKeys, key.secretHex);
+  return options.wrapTransport ? transports.map(options.wrapTransport) : transports;
 }

@@ -442,6 +442,14 @@ export interface StorePort
 
   queueStats(queue: QueueName): Promise<QueueStats>;
 
+  /**
+   * Since when the longest-waiting item of `queue` has been due (ms, store clock): the earliest
+   * available-at among items of any lane that are due now and under no live lease (an expired
+   * lease waits from its expiry); null when none is. `/health` calls a queue stalled when this is
+   * older than `health.queue_age_secs`. Dead letters and items scheduled for later do not count.
+   */
+  oldestDueAtMs(queue: QueueName): Promise<number | null>;
+
   // ---- lifecycle ---------------------------------------------------------------------------
 
   /** A cheap round trip that proves the store answers (used by `doctor` and health). */

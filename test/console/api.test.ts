@@ -14,7 +14,7 @@ import { after, afterEach, before, beforeEach, describe, test } from 'node:test'
 import type { Hono } from 'hono';
 import { createApiApp } from '../../src/api/app.ts';
 import { createClientAddressPolicy } from '../../src/api/client-address.ts';
-import { ensureAdminKey, FleetReporter, mountConsole } from '../../src/console/index.ts';
+import { FleetReporter, mountConsole, showFirstAdminKey } from '../../src/console/index.ts';
 import { pushSeries } from '../../src/console/series.ts';
 import { CSRF_HEADER, SESSION_COOKIE } from '../../src/console/session.ts';
 import { consoleStaticRoutes, loadConsoleAssets } from '../../src/console/static.ts';
@@ -570,8 +570,10 @@ for (const adapter of ['sqlite', 'redis'] as const)
   });
 
 describe('the first admin key', () => {
-  test('is made when none exists, printed once at warn with the npub, and only then', async () => {
-    const store = await openSqliteStore({ path: ':memory:', clock: new ManualClock() });
+  const CONSOLE_URL = 'http://localhost:8000/console';
+  const npub = npubEncode('cd'.repeat(32));
+
+  function capture(): { logger: ReturnType<typeof createLogger>; lines: Array<{ level: number; msg: string }> } {
     const lines: Array<{ level: number; msg: string }> = [];
     const sink = new Writable({
       write(chunk: Buffer, _encoding, done) {
@@ -580,24 +582,72 @@ describe('the first admin key', () => {
         done();
       },
     });
-    const logger = createLogger({ level: 'info', destination: sink });
-    const npub = npubEncode('cd'.repeat(32));
-    const key = await ensureAdminKey(store, npub, logger);
+    return { logger: createLogger({ level: 'info', destination: sink }), lines };
+  }
+
+  test('is made when none exists, shown on its own line with the npub and the console, stored as a hash, and only then', async () => {
+    const store = await openSqliteStore({ path: ':memory:', clock: new ManualClock() });
+    const { logger, lines } = capture();
+    const shown: string[] = [];
+    const show = (text: string) => (shown.push(text), Promise.resolve());
+    const key = await showFirstAdminKey({ store, show, logger, npub, consoleUrl: CONSOLE_URL });
     assert.ok(key?.startsWith('npk_'));
+    assert.equal(shown.length, 1);
+    const [text] = shown;
+    assert.ok(text && key);
+    assert.ok(text.split('\n').includes(key), 'the key alone on its line');
+    assert.ok(text.includes(npub) && text.includes(CONSOLE_URL));
     const [record] = await store.listApiKeys('default');
-    assert.ok(record && key);
+    assert.ok(record);
     assert.equal(record.role, 'admin');
     assert.notEqual(record.hash, key, 'only a hash is stored');
-    assert.equal(await ensureAdminKey(store, npub, logger), null, 'not again while it lives');
+    assert.equal(await showFirstAdminKey({ store, show, logger, npub, consoleUrl: CONSOLE_URL }), null, 'not again while it lives');
+    assert.equal(shown.length, 1);
     await new Promise((resolve) => setImmediate(resolve));
-    const printed = lines.filter((l) => l.msg.includes(key));
-    assert.equal(printed.length, 1);
-    const [line] = printed;
-    assert.ok(line);
-    assert.equal(line.level, 40);
-    assert.ok(line.msg.includes(npub));
+    assert.equal(lines.filter((l) => l.msg.includes(key)).length, 0, 'the log never holds the key');
+    const said = lines.find((l) => l.msg.startsWith('no admin key existed'));
+    assert.equal(said?.level, 40, 'said at warn, with the key’s prefix only');
     await store.revokeApiKey(record.id);
-    assert.notEqual(await ensureAdminKey(store, npub, logger), null, 'a fresh one once every admin key is revoked');
+    assert.notEqual(
+      await showFirstAdminKey({ store, show, logger, npub, consoleUrl: CONSOLE_URL }),
+      null,
+      'a fresh one once every admin key is revoked',
+    );
+    await store.close();
+  });
+
+  test('a key that could not be shown is not stored: the next start makes and shows another', async () => {
+    const store = await openSqliteStore({ path: ':memory:', clock: new ManualClock() });
+    const { logger, lines } = capture();
+    const failed = await showFirstAdminKey({
+      store,
+      show: () => Promise.reject(new Error('EPIPE')),
+      logger,
+      npub,
+      consoleUrl: CONSOLE_URL,
+    });
+    assert.equal(failed, null);
+    assert.deepEqual(await store.listApiKeys('default'), [], 'nothing stored');
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.ok(lines.some((l) => l.level === 50 && l.msg.startsWith('the first admin key could not be shown')));
+    const shown: string[] = [];
+    const key = await showFirstAdminKey({ store, show: (t) => (shown.push(t), Promise.resolve()), logger, npub, consoleUrl: CONSOLE_URL });
+    assert.ok(key);
+    assert.equal(shown.length, 1);
+    assert.equal((await store.listApiKeys('default')).length, 1);
+    await store.close();
+  });
+
+  test('an admin key made with the CLI counts as shown: starts make none', async () => {
+    const store = await openSqliteStore({ path: ':memory:', clock: new ManualClock() });
+    await createApiKey(store, 'default', 'admin');
+    const { logger } = capture();
+    const shown: string[] = [];
+    assert.equal(
+      await showFirstAdminKey({ store, show: (t) => (shown.push(t), Promise.resolve()), logger, npub, consoleUrl: CONSOLE_URL }),
+      null,
+    );
+    assert.deepEqual(shown, []);
     await store.close();
   });
 });

@@ -2,7 +2,7 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -10,6 +10,7 @@ import { decodeNsec } from '../../src/nostr/nip19.ts';
 import { publicKeyOf } from '../../src/nostr/keys.ts';
 import { loadNativeSecp256k1 } from '../../src/nostr/secp256k1.ts';
 import { startTestRelay } from '../support/relay.ts';
+import { freePort } from '../support/service-process.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/nostr-push.js', import.meta.url));
 const run = (args: string[], env: Record<string, string> = {}) =>
@@ -28,6 +29,15 @@ function runAsync(args: string[], env: Record<string, string>): Promise<{ status
 }
 
 describe('nostr-push CLI', () => {
+  test('--version and version print the package version', () => {
+    const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+    for (const args of [['--version'], ['version']]) {
+      const out = run(args);
+      assert.equal(out.status, 0, out.stderr);
+      assert.equal(out.stdout, `nostr-push ${version}\n`);
+    }
+  });
+
   test('keygen prints a consistent key: hex, nsec, pubkey and npub', () => {
     const out = run(['keygen']);
     assert.equal(out.status, 0, out.stderr);
@@ -84,8 +94,10 @@ describe('nostr-push CLI', () => {
       const out = await runAsync(['doctor', '--config', configFile], {
         NOSTR_PUSH__DATA_DIR: dir,
         NOSTR_PUSH__NOSTR__RELAYS: 'ws://127.0.0.1:1',
+        NOSTR_PUSH__SERVER__LISTEN_ADDR: `127.0.0.1:${await freePort()}`,
       });
       assert.equal(out.status, 1, out.stdout + out.stderr);
+      assert.match(out.stdout, /^FAIL {2}no relay is reachable: /m, 'a listener with no relay is deaf');
       assert.match(
         out.stdout,
         /^warn {2}app clips: no service key yet: one will be generated in .*service-key\.clips\.hex on first start$/m,
@@ -100,13 +112,20 @@ describe('nostr-push CLI', () => {
   test('doctor reports what is ready and what is wrong', async () => {
     const relay = await startTestRelay();
     const dir = mkdtempSync(join(tmpdir(), 'np-doctor-'));
+    const listenAddr = `127.0.0.1:${await freePort()}`;
     try {
-      const ok = await runAsync(['doctor'], { NOSTR_PUSH__DATA_DIR: dir, NOSTR_PUSH__NOSTR__RELAYS: `${relay.url},ws://127.0.0.1:1` });
+      const ok = await runAsync(['doctor'], {
+        NOSTR_PUSH__DATA_DIR: dir,
+        NOSTR_PUSH__NOSTR__RELAYS: `${relay.url},ws://127.0.0.1:1`,
+        NOSTR_PUSH__SERVER__LISTEN_ADDR: listenAddr,
+      });
       assert.equal(ok.status, 0, ok.stdout + ok.stderr);
       assert.match(ok.stdout, new RegExp(`ok    relay ${relay.url} accepts connections`));
       assert.match(ok.stdout, /warn {2}relay ws:\/\/127\.0\.0\.1:1: /);
       assert.match(ok.stdout, /warn {2}FCM is off/);
       assert.match(ok.stdout, /warn {2}no service key yet/);
+      assert.match(ok.stdout, new RegExp(`^ok {4}the HTTP port is free \\(${listenAddr}\\)$`, 'm'));
+      assert.match(ok.stdout, /^warn {2}no admin key of app default yet: .*nostr-push apps keys create default --role admin$/m);
       assert.match(ok.stdout, /ok {4}store sqlite:.* answers/);
       assert.match(
         ok.stdout,
@@ -118,12 +137,14 @@ describe('nostr-push CLI', () => {
       const forced = await runAsync(['doctor'], {
         NOSTR_PUSH__DATA_DIR: dir,
         NOSTR_PUSH__NOSTR__RELAYS: relay.url,
+        NOSTR_PUSH__SERVER__LISTEN_ADDR: listenAddr,
         NOSTR_PUSH_SECP256K1: 'wasm',
       });
       assert.match(forced.stdout, /^ok {4}secp256k1: libsecp256k1 \(WASM, tiny-secp256k1\), as NOSTR_PUSH_SECP256K1=wasm asks$/m);
       const fallbacks = await runAsync(['doctor'], {
         NOSTR_PUSH__DATA_DIR: dir,
         NOSTR_PUSH__NOSTR__RELAYS: relay.url,
+        NOSTR_PUSH__SERVER__LISTEN_ADDR: listenAddr,
         NOSTR_PUSH__DELIVERY__HTTP2_CLIENT: 'node',
         NOSTR_PUSH__NTFY__WEBSOCKET: 'ws',
       });

@@ -46,7 +46,13 @@ describe('Redis Cluster topology', () => {
 
   test('doctor reports the nodes and full slot coverage, the watch holds /health ok; a dead master makes both say so', async () => {
     assert.ok(cluster, 'cluster started');
-    const env = { NOSTR_PUSH__DATA_DIR: dir, NOSTR_PUSH__STORE__URL: cluster.url, NOSTR_PUSH__NOSTR__RELAYS: 'ws://127.0.0.1:1' };
+    // Only the store is looked at here: roles without a listener or HTTP (no relay or port to check).
+    const env = {
+      NOSTR_PUSH__DATA_DIR: dir,
+      NOSTR_PUSH__STORE__URL: cluster.url,
+      NOSTR_PUSH__NOSTR__RELAYS: 'ws://127.0.0.1:1',
+      NOSTR_PUSH__ROLES: 'janitor',
+    };
     const healthy = await doctor(env);
     assert.equal(healthy.status, 0, healthy.stdout);
     assert.match(
@@ -62,7 +68,7 @@ describe('Redis Cluster topology', () => {
       const watch = new StoreTopologyWatch(store, createLogger({ level: 'silent' }));
       assert.equal(await watch.check(), true, 'a whole cluster serves every slot');
       const health = () => healthBody({ pubkey: () => null, criticalFlags: () => ({ [STORE_SLOTS_FLAG]: watch.servesEverySlot }) });
-      assert.equal(health().status, 'ok', 'health ok while every slot is served');
+      assert.equal((await health()).status, 'ok', 'health ok while every slot is served');
 
       const victim = cluster.nodes[0];
       assert.ok(victim, 'a master to kill');
@@ -70,7 +76,16 @@ describe('Redis Cluster topology', () => {
       const deadline = Date.now() + FAILURE_NOTICED_WITHIN_MS;
       while ((await watch.check()) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
       assert.equal(watch.servesEverySlot, false, 'the dead master’s slots are uncovered');
-      assert.deepEqual(health(), { status: 'degraded', pubkey: null, tasks: { [STORE_SLOTS_FLAG]: false } }, '/health degrades');
+      assert.deepEqual(
+        await health(),
+        {
+          status: 'failing',
+          pubkey: null,
+          tasks: { [STORE_SLOTS_FLAG]: false },
+          problems: [{ code: 'critical_flag_down', severity: 'failing', message: `critical tasks or checks down: ${STORE_SLOTS_FLAG}` }],
+        },
+        '/health fails (503)',
+      );
     } finally {
       await store.close();
     }

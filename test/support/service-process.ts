@@ -43,6 +43,21 @@ export interface ServiceProcess {
   kill(): Promise<number | null>;
 }
 
+/**
+ * A stdout line as the service wrote it: a JSON log line, or anything else (pretty output, a
+ * plain print) kept as `{ level: 30, msg: <the raw line> }`, without the `time` every JSON line has.
+ */
+export function parseLogLine(raw: string): LogLine {
+  try {
+    const parsed: unknown = JSON.parse(raw);
+    // A pretty line's field (`    "environment"`) can parse as JSON too, but not as a log object.
+    if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) && 'level' in parsed) return parsed as LogLine;
+  } catch {
+    // not JSON: a raw line
+  }
+  return { level: 30, msg: raw };
+}
+
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = createServer();
@@ -116,12 +131,7 @@ export async function startServiceProcess(options: StartServiceProcessOptions): 
     while ((nl = buffered.indexOf('\n')) !== -1) {
       const raw = buffered.slice(0, nl);
       buffered = buffered.slice(nl + 1);
-      let line: LogLine;
-      try {
-        line = JSON.parse(raw) as LogLine;
-      } catch {
-        line = { level: 30, msg: raw };
-      }
+      const line = parseLogLine(raw);
       logs.push(line);
       for (const w of waiters) {
         if (w.predicate(line)) {

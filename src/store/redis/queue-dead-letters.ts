@@ -178,6 +178,32 @@ async function shardCounts(ctx: RedisContext, queue: QueueName, shard: number, n
   });
 }
 
+/**
+ * The earliest time an item of `queue` became due and still waits: per shard and lane, the first
+ * ready entry due by now (scored by available-at) and the first expired lease (scored by its
+ * expiry). Read-only, so plain reads; each shard's keys share a slot.
+ */
+export async function oldestDueAtMs(ctx: RedisContext, queue: QueueName): Promise<number | null> {
+  const now = ctx.clock.nowMs();
+  const perShard = await Promise.all(
+    queueShards(ctx).map(async (shard) => {
+      const keys = ctx.keys.queueKeys(queue, shard);
+      const multi = ctx.redis.multi();
+      for (const lane of LANES) {
+        multi.zrangebyscore(keys.lanes[lane].ready, '-inf', now, 'WITHSCORES', 'LIMIT', 0, 1);
+        multi.zrangebyscore(keys.lanes[lane].leased, '-inf', now, 'WITHSCORES', 'LIMIT', 0, 1);
+      }
+      return ((await multi.exec()) ?? []).map(([error, value]) => {
+        if (error) throw error;
+        const [, score] = value as string[];
+        return score === undefined ? null : Number(score);
+      });
+    }),
+  );
+  const due = perShard.flat().filter((score): score is number => score !== null);
+  return due.length === 0 ? null : Math.min(...due);
+}
+
 export async function queueStats(ctx: RedisContext, queue: QueueName): Promise<QueueStats> {
   const now = ctx.clock.nowMs();
   const perShard = await Promise.all(queueShards(ctx).map((shard) => shardCounts(ctx, queue, shard, now)));

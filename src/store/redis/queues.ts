@@ -77,7 +77,7 @@ import { parseJson, type RedisContext } from './context.ts';
 import { itemShardKeys, ownedResult, payloadJson, perShard, queueShards, requireTime } from './queue-shards.ts';
 import { peekLimit, planShardedLease, type DueEntry, type ShardReport } from './queue-lease-plan.ts';
 
-export { listDead, listDeadPage, getDead, replayDead, replayAllDead, deleteDead, queueStats } from './queue-dead-letters.ts';
+export { listDead, listDeadPage, getDead, replayDead, replayAllDead, deleteDead, queueStats, oldestDueAtMs } from './queue-dead-letters.ts';
 
 /** Reason recorded when a leased item's payload no longer parses (a damaged queue entry). */
 export const CORRUPT_PAYLOAD_REASON = 'payload is not valid JSON';

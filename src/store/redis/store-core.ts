@@ -206,6 +206,10 @@ export abstract class RedisCoreStore {
     return queues.queueStats(this.ctx, queue);
   }
 
+  oldestDueAtMs(queue: QueueName): Promise<number | null> {
+    return queues.oldestDueAtMs(this.ctx, queue);
+  }
+
   // ---- dead letters (port-dlq.ts) ----------------------------------------------------------
 
   listDeadPage<T>(queue: QueueName, options: DeadLetterPageOptions): Promise<DeadLetterPage<T>> {

@@ -124,6 +124,9 @@ const SELECT_LEASED_BY_LANE = `
   SELECT lane, coalesce(sum(state = 'leased'), 0) AS leased FROM queue_items
   WHERE queue = @queue AND lane IN ('critical', 'normal', 'low') AND state <> 'dead' AND due_at_ms > @nowMs
   GROUP BY lane`;
+/** A leased item's due_at_ms is its lease's expiry: past it, the item waits again. */
+const SELECT_OLDEST_DUE = `
+  SELECT min(due_at_ms) AS dueAtMs FROM queue_items WHERE queue = @queue AND state <> 'dead' AND due_at_ms <= @nowMs`;
 const SELECT_DEAD_COUNT = `SELECT count(*) AS dead FROM queue_items WHERE queue = ? AND state = 'dead'`;
 
 interface DueRow {
@@ -237,6 +240,7 @@ export class QueueTable {
   private readonly replayDeadItem: Statement<[ItemKey & { nowMs: number }]>;
   private readonly deleteDeadItem: Statement<[QueueName, string]>;
   private readonly selectLiveByLane: Statement<[{ queue: QueueName }], { lane: string; live: number }>;
+  private readonly selectOldestDue: Statement<[{ queue: QueueName; nowMs: number }], { dueAtMs: number | null }>;
   private readonly selectLeasedByLane: Statement<[{ queue: QueueName; nowMs: number }], { lane: string; leased: number }>;
   private readonly selectDeadCount: Statement<[QueueName], { dead: number }>;
   private readonly selectDeadPage: Statement<[{ queue: QueueName; afterMs: number; afterId: string; limit: number }], DeadLetterRow>;
@@ -272,6 +276,7 @@ export class QueueTable {
     this.replayDeadItem = db.prepare(REPLAY_DEAD);
     this.deleteDeadItem = db.prepare(DELETE_DEAD);
     this.selectLiveByLane = db.prepare(SELECT_LIVE_BY_LANE);
+    this.selectOldestDue = db.prepare(SELECT_OLDEST_DUE);
     this.selectLeasedByLane = db.prepare(SELECT_LEASED_BY_LANE);
     this.selectDeadCount = db.prepare(SELECT_DEAD_COUNT);
     this.selectDeadPage = db.prepare(SELECT_DEAD_PAGE);
@@ -443,6 +448,10 @@ export class QueueTable {
   findDead(queue: QueueName, id: string): DeadLetter | null {
     const row = this.selectDeadOne.get(queue, id);
     return row ? deadLetterFromRow(row) : null;
+  }
+
+  oldestDueAtMs(queue: QueueName): number | null {
+    return this.selectOldestDue.get({ queue, nowMs: this.clock.nowMs() })?.dueAtMs ?? null;
   }
 
   stats(queue: QueueName): QueueStats {

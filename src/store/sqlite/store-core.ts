@@ -277,6 +277,10 @@ export abstract class SqliteCoreStore {
     return this.queues.stats(queue);
   }
 
+  async oldestDueAtMs(queue: QueueName): Promise<number | null> {
+    return this.queues.oldestDueAtMs(queue);
+  }
+
   // ---- dead letters (port-dlq.ts) ----------------------------------------------------------
 
   async listDeadPage<T>(queue: QueueName, options: DeadLetterPageOptions): Promise<DeadLetterPage<T>> {

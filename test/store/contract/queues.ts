@@ -34,6 +34,34 @@ export async function leaseOne<T = unknown>(store: StorePort, queue: QueueName, 
 }
 
 export function queueContract(ctx: ContractContext, queue: QueueName): void {
+  describe(`queue '${queue}': how long the oldest due item has waited`, () => {
+    test('the earliest due item of any lane, not later ones, not live leases, not dead letters; an expired lease from its expiry', async () => {
+      const store = ctx.store();
+      const clock = ctx.clock();
+      const now = clock.nowMs();
+      assert.equal(await store.oldestDueAtMs(queue), null, 'an empty queue');
+      await store.enqueue(queue, { id: 'later', payload: 1, availableAtMs: now + 60 * SECOND_MS });
+      assert.equal(await store.oldestDueAtMs(queue), null, 'scheduled for later is not waiting');
+      await store.enqueue(queue, { id: 'normal', payload: 2, availableAtMs: now - 20 * SECOND_MS });
+      await store.enqueue(queue, { id: 'low', payload: 3, lane: 'low', availableAtMs: now - 30 * SECOND_MS });
+      await store.enqueue(queue, { id: 'critical', payload: 4, lane: 'critical', availableAtMs: now - 10 * SECOND_MS });
+      assert.equal(await store.oldestDueAtMs(queue), now - 30 * SECOND_MS, 'the low lane’s item waited longest');
+      const leased = await store.lease(queue, { ...LEASE, max: 3 });
+      assert.equal(leased.length, 3);
+      assert.equal(await store.oldestDueAtMs(queue), null, 'all due items are under live leases');
+      const low = leased.find((item) => item.id === 'low');
+      assert.ok(low);
+      assert.equal(await store.deadLetter(queue, low.id, low.leaseToken, 'poison'), true);
+      clock.advance(LEASE_MS + SECOND_MS);
+      // 'later' (due 60 s after the start) is still not due.
+      assert.equal(
+        await store.oldestDueAtMs(queue),
+        now + LEASE_MS,
+        'expired leases wait from their expiry; the dead letter does not count',
+      );
+    });
+  });
+
   describe(`queue '${queue}': enqueue and lease`, () => {
     test('enqueue returns true, then false for the same id', async () => {
       const store = ctx.store();
