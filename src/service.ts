@@ -49,7 +49,13 @@ import { gatewayMetrics } from './nip9a/gateway/metrics.ts';
 import { attachNip9aRelayEndpoint, NIP9A_RELAY_PATH } from './nip9a/gateway/relay-endpoint.ts';
 import { FleetReporter, mountConsole, TASK_FLEET_REPORTER } from './console/index.ts';
 import { listenFailure, storeOpenFailure } from './startup-errors.ts';
-import { HEALTH_RELAY_OBSERVE_INTERVAL_MS, HealthMonitor, notReadyReason, SendHealth, withSendHealth } from './observability/health-monitor.ts';
+import {
+  HEALTH_RELAY_OBSERVE_INTERVAL_MS,
+  HealthMonitor,
+  notReadyReason,
+  SendHealth,
+  withSendHealth,
+} from './observability/health-monitor.ts';
 import { describeTopology } from './store/port-topology.ts';
 import { STORE_SLOTS_FLAG, StoreTopologyWatch, TASK_STORE_TOPOLOGY } from './store/topology-watch.ts';
 import { QueueSignal } from './store/queue-work.ts';

@@ -20,6 +20,7 @@ import { startRedisServer, type PrivateRedisServer } from '../support/redis-serv
 import { startFcmFake, type FcmFake } from '../support/fcm-fake.ts';
 import { eventually, startServiceProcess, type ServiceProcess } from '../support/service-process.ts';
 import { nip98Authorization, userApi } from '../support/user-api.ts';
+import { queuesDrained } from '../support/queues.ts';
 
 const now = () => Math.floor(Date.now() / 1000);
 const WAIT_MS = 20_000;
@@ -56,16 +57,6 @@ for (const adapter of ['sqlite', 'redis'] as const) {
     };
     const pushesTo = (token: string, eventId?: string) =>
       fcm.messages.filter((m) => m.token === token && (eventId === undefined || m.body.message.data.eventId === eventId));
-    const drained = (queue: 'inbound' | 'outbound') =>
-      eventually(
-        async () => {
-          const stats = await reader.queueStats(queue);
-          return stats.ready === 0 && stats.leased === 0 ? true : undefined;
-        },
-        WAIT_MS,
-        `the ${queue} queue drained`,
-      );
-
     before(async () => {
       relay = await startTestRelay();
       fcm = await startFcmFake();
@@ -123,8 +114,7 @@ for (const adapter of ['sqlite', 'redis'] as const) {
       const sentinel = likeOfVideoBy(bob, carol);
       await publish(relay.url, sentinel);
       await eventually(() => pushesTo('carol-http-phone', sentinel.id)[0], WAIT_MS, 'the sentinel pushed');
-      await drained('inbound');
-      await drained('outbound');
+      await queuesDrained(reader, WAIT_MS);
       assert.deepEqual(pushesTo('alice-http-phone', unheard.id), []);
     });
 
@@ -169,8 +159,7 @@ for (const adapter of ['sqlite', 'redis'] as const) {
       const sentinel = likeOfVideoBy(bob, carol);
       await publish(relay.url, sentinel);
       await eventually(() => pushesTo('carol-http-phone', sentinel.id)[0], WAIT_MS, 'the sentinel pushed');
-      await drained('inbound');
-      await drained('outbound');
+      await queuesDrained(reader, WAIT_MS);
       assert.deepEqual(pushesTo('bob-http-phone', like.id), []);
     });
   });
