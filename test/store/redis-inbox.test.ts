@@ -66,6 +66,8 @@ describe('the divine layout keeps Twitarr’s inbox keys', () => {
       [
         `inbox:${ALICE}`,
         `inbox:${BOB}`,
+        // The janitor's index of users by their last active day (issue 35, idle expiry).
+        'inbox_active',
         `inbox_counted:e1:${ALICE}`,
         'alertwords',
         'alertwordUsers:pizza',

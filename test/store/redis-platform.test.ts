@@ -203,6 +203,8 @@ describe('platform key names', () => {
       'nip9a:callback_secrets',
       'nip9a:callbacks',
       `nip9a:callbacks_of:${ALICE}`,
+      // Callback URLs by their last received day, for the janitor (issue 35, idle expiry).
+      'nip9a:callbacks_received',
       'send:default:n1',
       'send_idem:default:key-1',
       'sends:due:normal',
