@@ -55,16 +55,11 @@ export class UserRelayRefusedError extends Error {
   override readonly name = 'UserRelayRefusedError';
 }
 
-const defaultPolicies = new WeakMap<UserRelayAddressPolicy, OutboundPolicy>();
-
+/** The policy's own outbound policy, or a public-only one (loopback as acknowledged) that reports nothing. */
 function outboundOf(policy: UserRelayAddressPolicy): OutboundPolicy {
-  if (policy.outbound) return policy.outbound;
-  let outbound = defaultPolicies.get(policy);
-  if (!outbound) {
-    outbound = new OutboundPolicy({ purpose: 'user_relay', rules: { allowLoopback: policy.allowLoopback, allowPrivate: false } });
-    defaultPolicies.set(policy, outbound);
-  }
-  return outbound;
+  return (
+    policy.outbound ?? new OutboundPolicy({ purpose: 'user_relay', rules: { allowLoopback: policy.allowLoopback, allowPrivate: false } })
+  );
 }
 
 /** Opens a socket to a user relay under `policy`; throws {@link UserRelayRefusedError} when the policy refuses it. */
