@@ -114,7 +114,12 @@ describe('the operator console in a real browser', () => {
       },
     });
     await service.waitForLog((l) => l.msg.startsWith('no admin key existed'), WAIT_MS, 'the first admin key');
-    const printed = service.stderr.join('');
+    // stderr and stdout are separate pipes: the printed key may arrive after the log line about it.
+    const printed = await eventually(
+      () => (/^npk_[A-Za-z0-9_-]+$/m.test(service.stderr.join('')) ? service.stderr.join('') : undefined),
+      WAIT_MS,
+      'the printed admin key on stderr',
+    );
     assert.ok(printed.includes(npubEncode(serviceKey.pubkey)), 'with the service npub');
     adminKey = /^npk_[A-Za-z0-9_-]+$/m.exec(printed)?.[0] ?? '';
     assert.ok(adminKey, 'the key alone on its line');
