@@ -15,6 +15,8 @@ import type { Hono } from 'hono';
 import { createApiApp } from '../../src/api/app.ts';
 import { createClientAddressPolicy } from '../../src/api/client-address.ts';
 import { FleetReporter, mountConsole, showFirstAdminKey } from '../../src/console/index.ts';
+import { FIRST_ADMIN_KEY_STORE_ATTEMPTS } from '../../src/console/bootstrap-key.ts';
+import { InjectedStoreFault } from '../../src/store/fault-injection.ts';
 import { pushSeries } from '../../src/console/series.ts';
 import { CSRF_HEADER, SESSION_COOKIE } from '../../src/console/session.ts';
 import { consoleStaticRoutes, loadConsoleAssets } from '../../src/console/static.ts';
@@ -635,6 +637,65 @@ describe('the first admin key', () => {
     assert.ok(key);
     assert.equal(shown.length, 1);
     assert.equal((await store.listApiKeys('default')).length, 1);
+    await store.close();
+  });
+
+  test('a store answer lost after the key was stored (issue 42): the retry finds its own key, one key stored, none refused', async () => {
+    const store = await openSqliteStore({ path: ':memory:', clock: new ManualClock() });
+    // The first call of each method runs and then reports failure; later calls answer.
+    const seen = new Set<string | symbol>();
+    const flaky = new Proxy(store, {
+      get(target, property, receiver) {
+        const value: unknown = Reflect.get(target, property, receiver);
+        if (typeof value !== 'function' || property === 'close') return value;
+        return async (...args: unknown[]) => {
+          const answer: unknown = await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+          if (!seen.has(property)) {
+            seen.add(property);
+            throw new InjectedStoreFault(String(property));
+          }
+          return answer;
+        };
+      },
+    });
+    const { logger, lines } = capture();
+    const shown: string[] = [];
+    const key = await showFirstAdminKey({
+      store: flaky,
+      show: (t) => (shown.push(t), Promise.resolve()),
+      logger,
+      npub,
+      consoleUrl: CONSOLE_URL,
+      retryBaseMs: 1,
+    });
+    assert.ok(key, 'the key shown is returned as stored');
+    assert.equal(shown.length, 1, 'shown once');
+    const keys = await store.listApiKeys('default');
+    assert.equal(keys.length, 1, 'stored once');
+    assert.equal(keys[0]?.role, 'admin');
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.ok(lines.some((l) => l.level === 40 && l.msg === 'could not store the first admin key; trying again'));
+    assert.ok(lines.some((l) => l.msg.startsWith('no admin key existed')));
+    await store.close();
+  });
+
+  test('a store that keeps failing: no throw, the key is said not to work, and the next start shows another', async () => {
+    const store = await openSqliteStore({ path: ':memory:', clock: new ManualClock() });
+    const broken = new Proxy(store, {
+      get: (target, property, receiver): unknown =>
+        property === 'createApiKey' ? () => Promise.reject(new Error('READONLY')) : Reflect.get(target, property, receiver),
+    });
+    const { logger, lines } = capture();
+    const shown: string[] = [];
+    const show = (t: string) => (shown.push(t), Promise.resolve());
+    const failed = await showFirstAdminKey({ store: broken, show, logger, npub, consoleUrl: CONSOLE_URL, retryBaseMs: 1 });
+    assert.equal(failed, null);
+    assert.equal(shown.length, 1);
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(lines.filter((l) => l.msg.startsWith('could not store the first admin key')).length, FIRST_ADMIN_KEY_STORE_ATTEMPTS);
+    assert.ok(lines.some((l) => l.level === 50 && l.msg.startsWith('the first admin key printed above could not be stored')));
+    assert.ok(await showFirstAdminKey({ store, show, logger, npub, consoleUrl: CONSOLE_URL }), 'the next start with a working store');
+    assert.equal(shown.length, 2);
     await store.close();
   });
 
