@@ -4,9 +4,10 @@
  * truth), `RateLimiterRedis` for the Redis store (one key per window, shared by every replica).
  *
  * The Redis limiter is given a small client of ours instead of the ioredis client: its one
- * command (`rlflxIncr`, the window's `SET NX EX` + `INCRBY` + `PTTL`) runs as the adapter's own
- * script (`redis/lua/rateLimitIncr-1.lua`) through the adapter's loader, so it is called by SHA
- * under auto-pipelining, carries the client's key prefix, and is listed with every other script.
+ * command (`rlflxIncr`, the window's `SET NX EX` + `INCRBY` + `PTTL`) is handed to the adapter's
+ * {@link RateLimitIncrement}, which names the key (the adapter's key module) and counts a turn's
+ * checks in one call of its own script (`redis/rate-limits.ts`, `redis/lua/rateLimitIncrMany-n.lua`),
+ * called by SHA and listed with every other script.
  * What the library adds: the window arithmetic, and a per-process block of a key already over its
  * budget (`inMemoryBlockOnConsumed`), so a flood from one client costs one Redis call per window
  * and process, not one per request.
@@ -20,8 +21,12 @@ const STORE_ERROR_LOG_INTERVAL_MS = 60_000;
 
 const ALLOWED: RateLimitDecision = Object.freeze({ allowed: true });
 
-/** Runs the window script for one key: `[consumed points, ms until the window ends]`. */
-export type RateLimitIncrement = (key: string, points: number, windowSecs: number) => Promise<[number, number]>;
+/**
+ * Counts `points` requests of `key` (the caller's key: an address, a pubkey, an id) in the
+ * counter's window, opening it when it is closed: `[consumed points, ms until the window ends]`.
+ * The adapter knows the counter (its name and window) it was made for.
+ */
+export type RateLimitIncrement = (key: string, points: number) => Promise<[number, number]>;
 
 function checkWindow(window: RateLimitWindow): void {
   if (!Number.isInteger(window.points) || window.points < 1) throw new RangeError(`rate limit ${window.name}: points must be 1 or more`);
@@ -55,10 +60,8 @@ export function memoryRateLimitCounter(window: RateLimitWindow): RateLimitCounte
 }
 
 export interface SharedRateLimitCounterOptions {
-  /** The window script of the adapter. */
+  /** The window step of the adapter, made for this counter. */
   increment: RateLimitIncrement;
-  /** The namespace of the counter's keys (from the adapter's key module). */
-  keyPrefix: string;
   /**
    * Warned (at most once a minute) when the store failed to answer; the request is then counted in
    * this process's memory instead (the same limit, per process), so a store outage neither opens
@@ -71,14 +74,14 @@ export interface SharedRateLimitCounterOptions {
 export function sharedRateLimitCounter(window: RateLimitWindow, options: SharedRateLimitCounterOptions): RateLimitCounter {
   checkWindow(window);
   const storeClient = {
-    // The library's whole use of its client for `consume` (RateLimiterRedis._upsert): the window
-    // script's KEYS[1] and ARGV, and its `[consumed, pttl]` answer.
-    rlflxIncr: ([key, points, windowSecs]: string[]): Promise<[number, number]> =>
-      options.increment(key ?? '', Number(points), Number(windowSecs)),
+    // The library's whole use of its client for `consume` (RateLimiterRedis._upsert): the key
+    // (unprefixed: the adapter names it), the points, and the `[consumed, pttl]` answer. The
+    // window is the counter's, which the adapter's step was made with.
+    rlflxIncr: ([key, points]: string[]): Promise<[number, number]> => options.increment(key ?? '', Number(points)),
   };
   const limiter = new RateLimiterRedis({
     storeClient,
-    keyPrefix: options.keyPrefix,
+    keyPrefix: '',
     points: window.points,
     duration: window.windowSecs,
     // Once a key is over its budget, refuse it from memory until its window ends (no Redis call).

@@ -16,7 +16,7 @@ import { promisify } from 'node:util';
 import { makeUser } from '../support/nostr-client.ts';
 import { startTestRelay, type TestRelay } from '../support/relay.ts';
 import { startFcmFake, type FcmFake } from '../support/fcm-fake.ts';
-import { eventually, startServiceProcess, type ServiceProcess } from '../support/service-process.ts';
+import { eventually, freePort, startServiceProcess, type ServiceProcess } from '../support/service-process.ts';
 import { exampleBlocks } from './payload-examples.ts';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -85,8 +85,12 @@ describe('docs/app-developers.md', () => {
       // Inside the repository, so the scripts import nostr-tools and ws from its node_modules.
       scriptsDir = join(ROOT, '.tmp', `guide-${process.pid}`);
       mkdirSync(scriptsDir, { recursive: true });
+      const port = await freePort();
       service = await startServiceProcess({
+        port,
         env: {
+          // The NIP-9a callback URLs are made from it (and NIP-98 is checked against it).
+          NOSTR_PUSH__SERVER__PUBLIC_URL: `http://127.0.0.1:${port}`,
           NOSTR_PUSH__SERVICE__PRIVATE_KEY_HEX: serviceKey.secret,
           NOSTR_PUSH__NOSTR__RELAYS: relay.url,
           NOSTR_PUSH__NOSTR__QUERY_TIMEOUT_SECS: '2',
@@ -111,7 +115,7 @@ describe('docs/app-developers.md', () => {
     });
     /* eslint-enable @typescript-eslint/no-unnecessary-condition */
 
-    test('each runs on Node 20 in order; the quickstart ends in a like push to the registered device', async () => {
+    test('each runs on Node 20 in order: the quickstart ends in a like push, the NIP-9a example in a relayEvent push', async () => {
       const runnable = fencedBlocks(readFileSync(GUIDE, 'utf8')).filter((b) => b.info === 'runnable');
       assert.ok(runnable.length >= 4, 'the guide has its runnable blocks');
       const env = { ...process.env, PUSH_URL: service.baseUrl, RELAY_URL: relay.url, USER_SECRET: user.secret, FCM_TOKEN: token };
@@ -133,6 +137,13 @@ describe('docs/app-developers.md', () => {
       );
       assert.equal(push.body.message.data.receiverPubkey, user.pubkey);
       assert.equal(push.body.message.data.referencedAddress, `34236:${user.pubkey}:my-first-vine`);
+      const relayEvent = await eventually(
+        () => fcm.messages.find((m) => m.token === token && m.body.message.data.type === 'relayEvent'),
+        60_000,
+        "the NIP-9a example's callback POST pushed to the registered device",
+      );
+      assert.equal(relayEvent.body.message.data.eventId, 'e9'.repeat(32));
+      assert.equal(relayEvent.body.message.data.relay, relay.url.endsWith('/') ? relay.url : `${relay.url}/`);
     });
   });
 });

@@ -116,3 +116,17 @@ test('every nostr-push command the README shows is in the CLI usage, every npm s
   for (const [, script] of README.matchAll(/npm run ([a-z][\w:-]*)/g))
     assert.ok(script && script in scripts, `the README names npm run ${script}`);
 });
+
+test('the README holds shell blocks only: its code lives in docs/app-developers.md, whose blocks the tests run', () => {
+  const languages = [...README.matchAll(/^```(\w*)/gm)].map((m) => m[1] ?? '');
+  // Fences come in pairs: the opening one names the language, the closing one is bare.
+  const opening = languages.filter((_, i) => i % 2 === 0);
+  assert.ok(opening.length >= 4, 'the README shows its commands in blocks');
+  for (const language of opening)
+    assert.ok(
+      language === 'sh' || language === '',
+      `a \`\`\`${language} block in the README: move it to docs/app-developers.md, where it runs`,
+    );
+  const guide = readFileSync(join(ROOT, 'docs', 'app-developers.md'), 'utf8');
+  assert.ok(README.includes('docs/app-developers.md#relays-that-push-nip-9a') && guide.includes('## Relays that push (NIP-9a)'));
+});

@@ -94,10 +94,12 @@ export interface StartServiceProcessOptions {
   args?: string[];
   /** Node flags for the binary (e.g. `--cpu-prof`, which NODE_OPTIONS does not allow); benchmarks profile with it. */
   nodeArgs?: string[];
+  /** The loopback port to listen on (a free one by default): for settings that name the service's own URL. */
+  port?: number;
 }
 
 export async function startServiceProcess(options: StartServiceProcessOptions): Promise<ServiceProcess> {
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? '',
     HOME: process.env.HOME ?? '/tmp',

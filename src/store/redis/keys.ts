@@ -121,7 +121,7 @@ export function createRedisKeys(layout: KeyLayout, options: { queueShards?: numb
     ...campaignKeys(t),
     ...quietHoursKeys(t),
     ...clientQuotaKeys(),
-    ...rateLimitKeys(),
+    ...rateLimitKeys(t),
   };
 }
 

@@ -114,7 +114,7 @@ export const SCRIPT_NAMES = [
   'nip9aRegistrationVersions',
   'writeMetricSample',
   'takeThrottleSlot',
-  'rateLimitIncr',
+  'rateLimitIncrMany',
   'createCampaign',
   'claimCampaign',
   'advanceCampaign',

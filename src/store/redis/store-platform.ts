@@ -22,6 +22,7 @@ import type { ThrottleDecision, ThrottleWindow } from '../port-throttle.ts';
 import { RedisCoreStore } from './store-core.ts';
 import type { RateLimitCounter, RateLimitWindow } from '../port-rate-limits.ts';
 import { sharedRateLimitCounter } from '../rate-limit-counters.ts';
+import { batchedRateLimitIncrement } from './rate-limits.ts';
 
 /**
  * The Redis store, part two of three: the app platform — API keys, sends, the delivery log,
@@ -79,9 +80,7 @@ export abstract class RedisPlatformStore extends RedisCoreStore {
     let counter = this.rateLimitCounters.get(id);
     if (!counter) {
       counter = sharedRateLimitCounter(window, {
-        keyPrefix: this.ctx.keys.rateLimitKeyPrefix(window.name),
-        increment: async (key, points, windowSecs) =>
-          (await this.ctx.scripts.run('rateLimitIncr', [key], [points, windowSecs])) as [number, number],
+        increment: batchedRateLimitIncrement(this.ctx, window.name, window.windowSecs),
         logger: this.ctx.logger,
       });
       this.rateLimitCounters.set(id, counter);

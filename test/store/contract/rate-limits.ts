@@ -52,6 +52,23 @@ export function rateLimitContract(ctx: ContractContext): void {
       assert.equal((await store.rateLimitCounter(window).take(ADDRESS)).allowed, false);
     });
 
+    test('many keys checked in one turn: each counted in its own window, repeats of a key in turn', async () => {
+      const counter = ctx.store().rateLimitCounter({ name: 'contract-turn', points: 2, windowSecs: HOUR_SECS });
+      const keys = Array.from({ length: 40 }, (_, i) => `198.51.100.${i}`);
+      // Three checks of every key, all made in one turn (one store call per turn on Redis).
+      const decisions = await Promise.all(keys.flatMap((key) => [counter.take(key), counter.take(key), counter.take(key)]));
+      keys.forEach((key, i) => {
+        const ofKey = decisions.slice(3 * i, 3 * i + 3);
+        assert.deepEqual(
+          ofKey.map((d) => d.allowed),
+          [true, true, false],
+          `${key}: its first two allowed, in the order taken`,
+        );
+        assert.equal(refused(ofKey[2]).firstRefusal, true);
+      });
+      assert.equal((await counter.take(keys[0] as string)).allowed, false, 'the counts stay after the turn');
+    });
+
     test('concurrent takes never let more than the points through', async () => {
       const counter = ctx.store().rateLimitCounter({ name: 'contract-concurrent', points: 7, windowSecs: HOUR_SECS });
       const decisions = await Promise.all(Array.from({ length: 30 }, () => counter.take(ADDRESS)));
