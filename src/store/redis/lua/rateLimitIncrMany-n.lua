@@ -9,8 +9,9 @@
   counted in turn, as separate calls would be.
 
   Input:
-    KEYS[i] for i = 1 … n: ratelimit:NAME:KEY (divine) or ratelimit:{rl:NAME:S}:KEY (cluster),
-            STRING requests of KEY counted in the window, EX the window
+    KEYS[1] ratelimit:NAME:KEY (divine) or ratelimit:{rl:NAME:S}:KEY (cluster), the first
+            check's key: STRING requests of KEY counted in the window, EX the window
+    KEYS[i] for i = 2 … n: the same, of the i-th check
 
     ARGV[1] the window, whole seconds
     ARGV[i + 1] for i = 1 … n: requests to count for KEYS[i] (1)
