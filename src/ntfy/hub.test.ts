@@ -210,6 +210,34 @@ describe('NtfyHub', () => {
     assert.deepEqual([first.messages(), late.messages(), behind.messages()], [['after'], ['after'], ['before everyone', 'after']]);
   });
 
+  test('the first subscriber waits for the store to hear appends: a message committed before that reaches it by its catch-up', async () => {
+    // A Redis store hears appends only once its pub/sub subscription is confirmed; until then
+    // events are lost, and nothing says so (no later event need follow to reveal the gap).
+    let confirm = (): void => undefined;
+    const confirmed = new Promise<void>((resolve) => (confirm = resolve));
+    let hearing = false;
+    void confirmed.then(() => (hearing = true));
+    const { store: subscribing, control } = instrumented(
+      new Proxy(store, {
+        get: (target, property, receiver): unknown =>
+          property === 'ntfyAppendsHeard' ? () => confirmed : Reflect.get(target, property, receiver),
+      }),
+    );
+    control.dropEvent = () => !hearing;
+    hub = make(subscribing);
+    const sink = new RecordingSink();
+    hub.subscribe(['t'], 't', 'json', sink, await store.ntfyHeadId());
+    await settle();
+    await append('t', 'while the subscription is confirmed');
+    await settle();
+    assert.deepEqual(sink.messages(), [], 'nothing yet: the subscriber is parked');
+    confirm();
+    await sink.until(() => sink.frames.length === 1, 'the message committed before appends were heard');
+    await append('t', 'live');
+    await sink.until(() => sink.frames.length === 2, 'the live message');
+    assert.deepEqual(sink.messages(), ['while the subscription is confirmed', 'live']);
+  });
+
   test('a subscriber registered while a bridge read runs catches up itself (the bridge did not read its topics)', async () => {
     const { store: lossy, control } = instrumented(store);
     hub = make(lossy);

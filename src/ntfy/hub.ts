@@ -27,6 +27,12 @@
  *   runs: that read's topics were taken before this subscriber's.) An idle phone's subscription
  *   then costs the store one shared head read and nothing else.
  *
+ * - Until the first sync has learned the position (after the store confirmed it hears appends,
+ *   `ntfyAppendsHeard`: a Redis subscription takes a round trip to be confirmed), a new subscriber
+ *   is parked, and the sync starts its catch-up once both are done. A read begun earlier could
+ *   miss a message committed after it whose event was never heard, for good: the head read then
+ *   counts that message as followed, so no safety check would bridge to it.
+ *
  * Why this is complete: a message is either committed before a subscriber's catch-up read is
  * issued (so it is in that read), or after it, in which case its event reaches the hub after the
  * subscriber registered and is offered to it, or is missed and then bridged (the bridge reads every
@@ -86,6 +92,8 @@ export class NtfyHub implements SubscriberHost {
   /** Most topics have one subscriber (one phone); a Set only when there are more. */
   private readonly byTopic = new Map<string, Subscriber | Set<Subscriber>>();
   private readonly subscribers = new Set<Subscriber>();
+  /** Subscribers registered before the first sync ended, started by it ({@link subscribe}). */
+  private readonly parked = new Set<Subscriber>();
   private stopListening: (() => void) | null = null;
   private closed = false;
   /** See the module comment; null until the first sync, or while the store has never had a message. */
@@ -159,7 +167,11 @@ export class NtfyHub implements SubscriberHost {
     this.deps.metrics.ntfySubscribers.inc({ transport });
     // Registered first: a sink that is already closed calls back at once.
     sink.onClose(subscriber);
-    if (this.feedCovers(cursor)) subscriber.goLive();
+    // Before the first sync the store may not yet tell us of appends (a Redis subscription still
+    // being confirmed): a catch-up read now could miss a message committed after it and never
+    // heard. Parked, it starts once the sync has seen appends heard and the head read.
+    if (!this.positionKnown) this.parked.add(subscriber);
+    else if (this.feedCovers(cursor)) subscriber.goLive();
     else subscriber.catchUp();
     return subscriber;
   }
@@ -283,13 +295,21 @@ export class NtfyHub implements SubscriberHost {
     else entry.offer(frames);
   }
 
-  /** Learn the feed position from the store head (at start; events heard meanwhile wait). */
+  /**
+   * Learn the feed position from the store head (at start; events heard meanwhile wait), once
+   * appends are heard: a head read earlier could count a message whose event was never heard.
+   * Then start the subscribers parked meanwhile, with catch-up reads that begin after both.
+   */
   private sync(): void {
     this.runExclusive(
       async () => {
+        await this.deps.store.ntfyAppendsHeard();
         const head = await this.deps.store.ntfyHeadId();
         if (this.position === null || (head !== null && head > this.position)) this.position = head;
         this.positionKnown = true;
+        const parked = [...this.parked];
+        this.parked.clear();
+        for (const subscriber of parked) subscriber.catchUp();
       },
       () => this.sync(),
     );
@@ -347,6 +367,7 @@ export class NtfyHub implements SubscriberHost {
   }
 
   removed(subscriber: Subscriber): void {
+    this.parked.delete(subscriber);
     if (!this.subscribers.delete(subscriber)) return;
     for (const topic of subscriber.topics) {
       const entry = this.byTopic.get(topic);

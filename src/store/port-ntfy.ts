@@ -207,6 +207,15 @@ export interface NtfyTopicStore {
    * while the events it hears form an unbroken chain, it has seen every message of every topic.
    */
   onNtfyAppend(listener: (event: NtfyAppendEvent) => void): () => void;
+
+  /**
+   * Resolves once {@link onNtfyAppend} listeners hear every append committed from then on that
+   * this store hears at all: on Redis once the pub/sub subscription the first listener started
+   * is confirmed (an append before that is not heard, and nothing says it was missed); on SQLite
+   * at once. Never rejects: a subscription that failed resolves too (readers fall back on re-reads).
+   * Without listeners it resolves at once.
+   */
+  ntfyAppendsHeard(): Promise<void>;
 }
 
 /** A message waiting for its delivery time (ntfy's scheduled delivery: `Delay`, `At`, `In`). */

@@ -137,6 +137,7 @@ export class RedisNtfyTopics {
   private corked = false;
   readonly listeners: NtfyAppendListeners;
   private subscriber: Redis | null = null;
+  private subscribed: Promise<void> = Promise.resolve();
   /** The cluster layout's per-slot steps (`ntfy-cluster.ts`) instead of the single-server scripts. */
   private readonly inSlots: boolean;
 
@@ -346,6 +347,11 @@ export class RedisNtfyTopics {
     return remove;
   }
 
+  /** Resolves once the append subscription is confirmed (or failed); at once while there is none. */
+  listening(): Promise<void> {
+    return this.subscribed;
+  }
+
   private startSubscriber(): void {
     const subscriber = this.ctx.redis.duplicate();
     this.subscriber = subscriber;
@@ -355,9 +361,12 @@ export class RedisNtfyTopics {
       if (event) this.listeners.emit(event);
     });
     // ioredis re-subscribes by itself after a reconnect; events lost meanwhile are advisory.
-    subscriber.subscribe(this.channel).catch((error: unknown) => {
-      this.ctx.logger.warn({ err: (error as Error).message }, 'ntfy append-event subscribe failed; relying on periodic re-reads');
-    });
+    this.subscribed = subscriber.subscribe(this.channel).then(
+      () => undefined,
+      (error: unknown) => {
+        this.ctx.logger.warn({ err: (error as Error).message }, 'ntfy append-event subscribe failed; relying on periodic re-reads');
+      },
+    );
   }
 
   async close(): Promise<void> {

@@ -135,6 +135,9 @@ export class RedisStore extends RedisPlatformStore implements StorePort {
   onNtfyAppend(listener: (event: NtfyAppendEvent) => void): () => void {
     return this.ntfy.addListener(listener);
   }
+  ntfyAppendsHeard(): Promise<void> {
+    return this.ntfy.listening();
+  }
 
   // ---- the user's inbox (port-inbox.ts) ---------------------------------------------------
   rememberInboxUser(pubkey: string): Promise<void> {

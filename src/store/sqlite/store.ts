@@ -152,6 +152,10 @@ export class SqliteStore extends SqlitePlatformStore implements StorePort {
   onNtfyAppend(listener: (event: NtfyAppendEvent) => void): () => void {
     return this.ntfy.listeners.add(listener);
   }
+  ntfyAppendsHeard(): Promise<void> {
+    // Events are emitted in this process, after each commit: heard from the first listener on.
+    return Promise.resolve();
+  }
 
   // ---- the user's inbox (port-inbox.ts) ---------------------------------------------------
 

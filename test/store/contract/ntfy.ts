@@ -287,6 +287,21 @@ export function ntfyContract(ctx: ContractContext): void {
       assert.equal(await store.hasNtfyMessage(a1.id), false, 'gone after expiry');
     });
 
+    test('once ntfyAppendsHeard resolves, the first append is heard (no probing)', async () => {
+      const store = ctx.store();
+      await store.ntfyAppendsHeard(); // without listeners: at once
+      const heard: NtfyAppendEvent[] = [];
+      const stop = store.onNtfyAppend((event) => heard.push(event));
+      await store.ntfyAppendsHeard();
+      const first = await store.appendNtfyMessage(TOPIC_A, text('the first after'), TTL_MS);
+      await until(() => (heard.length > 0 ? true : undefined), 'the event of the first append');
+      assert.deepEqual(
+        heard.map((e) => e.message.id),
+        [first.id],
+      );
+      stop();
+    });
+
     test('onNtfyAppend hears each append with the id before it, in order, until unsubscribed; a throwing listener does not fail the append', async () => {
       const store = ctx.store();
       const heard: NtfyAppendEvent[] = [];
