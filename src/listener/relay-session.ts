@@ -3,22 +3,16 @@
  * the startup replay and the live-flow watchdog. A session never outlives its socket; the
  * connection (relay-connection.ts) creates a new one for every connect.
  */
-import type { NostrEvent, EventVerifier } from '../nostr/event.ts';
-import { signEvent } from '../nostr/keys.ts';
-import { CLIENT_AUTH } from '../nostr/kinds.ts';
-import type { Logger } from '../observability/logger.ts';
-import type { Metrics } from '../observability/metrics.ts';
-import type { Clock } from '../store/port.ts';
-import type { RelayCursor } from './cursor.ts';
+import type { NostrEvent } from '../nostr/event.ts';
 import { frameText, machinePrefix, parseRelayFrame, peekEventFrame, type RelayFrame } from '../nostr/relay-frames.ts';
+import { RelayAuth } from './relay-auth.ts';
 import { replayHistory, type FetchEnd, type HistoryChannel } from './historical.ts';
 import { classifyEvent, type EventIntake } from './intake.ts';
-import type { LogThrottle } from './log-throttle.ts';
-import { liveResumeSince, liveSubscriptions, withinTagFilter, type RelayFilter, type SubscriptionRequest } from './subscriptions.ts';
-import { type EventContext, type TimerHandle, type Timers } from './types.ts';
-import { LiveFlowWatchdog, type WatchdogAction, type WatchdogOptions } from './watchdog.ts';
+import { liveResumeSince, liveSubscriptions, withinTagFilter, type RelayFilter } from './subscriptions.ts';
+import type { EventContext, SessionOptions, TimerHandle } from './types.ts';
+import { LiveFlowWatchdog, type WatchdogAction } from './watchdog.ts';
 import { STORE_RETRY_DELAYS_MS } from '../util/store-retry.ts';
-import { SOCKET_OPEN, type RelaySocket, type SocketData } from '../nostr/relay-socket.ts';
+import { SOCKET_OPEN, type SocketData } from '../nostr/relay-socket.ts';
 
 /** Frames queued while the sink is busy before the socket is paused. */
 export const FRAME_QUEUE_HIGH_WATER = 32;
@@ -32,44 +26,7 @@ export const FRAME_QUEUE_HIGH_WATER = 32;
  */
 export const SINK_RETRY_DELAYS_MS: readonly number[] = STORE_RETRY_DELAYS_MS;
 
-/** What the pool (listener.ts) offers a session. */
-export interface SessionPool {
-  isSeen(id: string): boolean;
-  /** Dedupes across relays and hands the event to the sink; 'duplicate' if another relay won the race. Rejects when the sink does. */
-  deliver(event: NostrEvent, context: EventContext, relay: string, receivedAtMs: number): Promise<'taken' | 'duplicate'>;
-}
-
-export interface SessionOptions {
-  relay: string;
-  socket: RelaySocket;
-  clock: Clock;
-  timers: Timers;
-  logger: Logger;
-  metrics: Metrics;
-  throttle: LogThrottle;
-  verifier: EventVerifier;
-  servicePubkey: string;
-  serviceSecretKeyHex: string;
-  liveKinds: readonly number[];
-  /**
-   * The live REQs for a `since`, when they are not the configured relays' ({@link liveSubscriptions}
-   * of `liveKinds`): a user relay's `#p` filters, which change as its users do ({@link resubscribeChanged}).
-   */
-  liveRequests?: (since: number) => SubscriptionRequest[];
-  /** Told how many live REQs were just sent (the user relays' REQ count). */
-  onLiveRequestsSent?: (count: number) => void;
-  cursor: RelayCursor;
-  pool: SessionPool;
-  watchdog: WatchdogOptions;
-  /** Run the startup replay before the live subscriptions. */
-  replay: { processWindowDays: number; notifyListHistoryLimit: number; pageTimeoutMs: number } | null;
-  /** The replay ran to its end (it is not repeated on later connections). */
-  onReplayDone(): void;
-  /** A live event was taken from this relay. */
-  onLiveEvent(nowMs: number): void;
-  /** The session gives up on the socket; the connection tears it down and reconnects with backoff. */
-  onTeardown(why: string): void;
-}
+export type { SessionOptions, SessionPool } from './types.ts';
 
 interface OpenSubscription {
   id: string;
@@ -87,8 +44,7 @@ export class RelaySession implements HistoryChannel {
   private draining = false;
   private paused = false;
   private ended = false;
-  private authenticated = false;
-  private pendingAuthId: string | null = null;
+  private readonly auth: RelayAuth;
   private watchdog: LiveFlowWatchdog | null = null;
   private watchdogTimer: TimerHandle | null = null;
   private resubscribeTimer: TimerHandle | null = null;
@@ -97,10 +53,12 @@ export class RelaySession implements HistoryChannel {
   /** Sink retries waiting out a delay ({@link pauseFor}); woken when the session ends. */
   private readonly pauseWakers = new Set<() => void>();
 
-  constructor(private readonly options: SessionOptions) {}
+  constructor(private readonly options: SessionOptions) {
+    this.auth = new RelayAuth(options);
+  }
 
   get isAuthenticated(): boolean {
-    return this.authenticated;
+    return this.auth.authenticated;
   }
 
   /** Runs the replay (when asked) and then opens the live subscriptions. Never rejects. */
@@ -389,7 +347,7 @@ export class RelaySession implements HistoryChannel {
       logger.info({ relay, subscriptionId, reason }, 'relay closed a subscription we do not hold');
       return;
     }
-    if (machinePrefix(reason) === 'auth-required' && !this.authenticated) {
+    if (machinePrefix(reason) === 'auth-required' && !this.auth.authenticated) {
       // Not a failure of the relay: it wants AUTH first. The REQ goes again once AUTH is accepted.
       subscription.awaitingAuth = true;
       logger.info({ relay, subscriptionId }, 'relay requires AUTH for a subscription; re-sending after authenticating');
@@ -406,17 +364,7 @@ export class RelaySession implements HistoryChannel {
   }
 
   private handleOk(eventId: string, accepted: boolean, message: string): void {
-    if (eventId !== this.pendingAuthId) return;
-    const { logger, relay, metrics } = this.options;
-    this.pendingAuthId = null;
-    if (!accepted) {
-      metrics.relayAuth.inc({ relay, outcome: 'rejected' });
-      logger.warn({ relay, message }, 'relay rejected our AUTH');
-      return;
-    }
-    this.authenticated = true;
-    metrics.relayAuth.inc({ relay, outcome: 'accepted' });
-    logger.info({ relay }, 'authenticated to relay (NIP-42)');
+    if (!this.auth.settle(eventId, accepted, message)) return;
     let liveAwaiting = false;
     for (const subscription of this.subscriptions.values()) {
       if (!subscription.awaitingAuth) continue;
@@ -429,28 +377,8 @@ export class RelaySession implements HistoryChannel {
   }
 
   private authenticate(challenge: string): void {
-    const { logger, relay, metrics } = this.options;
-    let authEvent: NostrEvent;
-    try {
-      authEvent = signEvent(
-        {
-          kind: CLIENT_AUTH,
-          created_at: this.nowSecs(),
-          tags: [
-            ['relay', relay],
-            ['challenge', challenge],
-          ],
-          content: '',
-        },
-        this.options.serviceSecretKeyHex,
-      );
-    } catch (error) {
-      metrics.relayAuth.inc({ relay, outcome: 'failed' });
-      logger.error({ relay, err: error }, 'could not sign the NIP-42 AUTH event');
-      return;
-    }
-    this.pendingAuthId = authEvent.id;
-    this.send(['AUTH', authEvent]);
+    const authEvent = this.auth.answer(challenge, this.nowSecs());
+    if (authEvent) this.send(['AUTH', authEvent]);
   }
 
   // ---- live subscriptions and the watchdog -------------------------------------------------

@@ -2,8 +2,15 @@
  * Contracts shared by the listener's modules and by whoever wires the listener in (the
  * composition root, /health, doctor).
  */
-import type { NostrEvent } from '../nostr/event.ts';
-import type { StorePort } from '../store/port.ts';
+import type { EventVerifier, NostrEvent } from '../nostr/event.ts';
+import type { RelaySocket } from '../nostr/relay-socket.ts';
+import type { Logger } from '../observability/logger.ts';
+import type { Metrics } from '../observability/metrics.ts';
+import type { Clock, StorePort } from '../store/port.ts';
+import type { RelayCursor } from './cursor.ts';
+import type { LogThrottle } from './log-throttle.ts';
+import type { SubscriptionRequest } from './subscriptions.ts';
+import type { WatchdogOptions } from './watchdog.ts';
 
 /**
  * Where an event came from. `historical` events come from the startup replay (control events
@@ -70,3 +77,42 @@ export const systemTimers: Timers = {
   setTimeout: (callback, ms) => setTimeout(callback, ms),
   clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
 };
+
+/** What the pool (listener.ts) offers a session. */
+export interface SessionPool {
+  isSeen(id: string): boolean;
+  /** Dedupes across relays and hands the event to the sink; 'duplicate' if another relay won the race. Rejects when the sink does. */
+  deliver(event: NostrEvent, context: EventContext, relay: string, receivedAtMs: number): Promise<'taken' | 'duplicate'>;
+}
+
+export interface SessionOptions {
+  relay: string;
+  socket: RelaySocket;
+  clock: Clock;
+  timers: Timers;
+  logger: Logger;
+  metrics: Metrics;
+  throttle: LogThrottle;
+  verifier: EventVerifier;
+  servicePubkey: string;
+  serviceSecretKeyHex: string;
+  liveKinds: readonly number[];
+  /**
+   * The live REQs for a `since`, when they are not the configured relays' ({@link liveSubscriptions}
+   * of `liveKinds`): a user relay's `#p` filters, which change as its users do ({@link resubscribeChanged}).
+   */
+  liveRequests?: (since: number) => SubscriptionRequest[];
+  /** Told how many live REQs were just sent (the user relays' REQ count). */
+  onLiveRequestsSent?: (count: number) => void;
+  cursor: RelayCursor;
+  pool: SessionPool;
+  watchdog: WatchdogOptions;
+  /** Run the startup replay before the live subscriptions. */
+  replay: { processWindowDays: number; notifyListHistoryLimit: number; pageTimeoutMs: number } | null;
+  /** The replay ran to its end (it is not repeated on later connections). */
+  onReplayDone(): void;
+  /** A live event was taken from this relay. */
+  onLiveEvent(nowMs: number): void;
+  /** The session gives up on the socket; the connection tears it down and reconnects with backoff. */
+  onTeardown(why: string): void;
+}
