@@ -5,20 +5,15 @@
  */
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { COMMENT, GENERIC_REPOST, LONG_FORM, METADATA, PREFERENCES, REACTION, REGISTER_TOKEN, VIDEO } from '../../src/nostr/kinds.ts';
+import { COMMENT, GENERIC_REPOST, LONG_FORM, METADATA, PREFERENCES, REACTION, VIDEO } from '../../src/nostr/kinds.ts';
 import { signEvent } from '../../src/nostr/keys.ts';
 import type { StorePort } from '../../src/store/port.ts';
-import { openSqliteStore } from '../../src/store/sqlite/index.ts';
-import { openRedisStore } from '../../src/store/redis/index.ts';
 import { controlEvent, makeUser, type TestUser } from '../support/nostr-client.ts';
 import { publish } from '../support/publisher.ts';
 import { startTestRelay, type TestRelay } from '../support/relay.ts';
-import { startRedisServer, type PrivateRedisServer } from '../support/redis-server.ts';
 import { fcmErrors, startFcmFake, type FcmFake, type ReceivedMessage } from '../support/fcm-fake.ts';
 import { eventually, startServiceProcess, type ServiceProcess } from '../support/service-process.ts';
+import { baseServiceEnv, makeE2eStore, registerDevice, relaysLive, type E2eStore } from '../support/e2e-stack.ts';
 
 const now = () => Math.floor(Date.now() / 1000);
 
@@ -27,8 +22,7 @@ for (const adapter of ['sqlite', 'redis'] as const) {
     let relayA: TestRelay;
     let relayB: TestRelay;
     let fcm: FcmFake;
-    let redis: PrivateRedisServer | undefined;
-    let dataDir: string;
+    let store: E2eStore;
     let reader: StorePort;
     let service: ServiceProcess;
     const serviceKey = makeUser();
@@ -49,39 +43,18 @@ for (const adapter of ['sqlite', 'redis'] as const) {
       );
     const sign = (user: TestUser, kind: number, tags: string[][], content = '') =>
       signEvent({ kind, created_at: now(), tags, content }, user.secret);
-    const register = async (user: TestUser, token: string) => {
-      await publish(relayA.url, controlEvent(user, REGISTER_TOKEN, { token }, serviceKey.pubkey));
-      await eventually(async () => ((await reader.tokenOwner(token)) === user.pubkey ? true : undefined), 15_000, `${token} registered`);
-    };
+    const register = (user: TestUser, token: string) =>
+      registerDevice({ relayUrl: relayA.url, reader, servicePubkey: serviceKey.pubkey }, user, token);
 
     before(async () => {
       [relayA, relayB] = await Promise.all([startTestRelay(), startTestRelay()]);
       fcm = await startFcmFake();
-      dataDir = mkdtempSync(join(tmpdir(), `np-social-${adapter}-`));
-      let storeUrl = `sqlite:${join(dataDir, 'nostr-push.sqlite')}`;
-      if (adapter === 'redis') {
-        redis = await startRedisServer();
-        storeUrl = redis.url;
-      }
+      store = await makeE2eStore(adapter, 'social');
       service = await startServiceProcess({
-        env: {
-          NOSTR_PUSH__SERVICE__PRIVATE_KEY_HEX: serviceKey.secret,
-          NOSTR_PUSH__NOSTR__RELAYS: `${relayA.url},${relayB.url}`,
-          NOSTR_PUSH__NOSTR__QUERY_TIMEOUT_SECS: '2',
-          NOSTR_PUSH__STORE__URL: storeUrl,
-          NOSTR_PUSH__DATA_DIR: dataDir,
-          NOSTR_PUSH__QUEUE__POLL_MILLIS: '20',
-          NOSTR_PUSH__FIREBASE__CREDENTIALS_PATH: fcm.writeCredentials(dataDir),
-          NOSTR_PUSH__FIREBASE__PROJECT_ID: 'fake-project',
-          NOSTR_PUSH__FIREBASE__API_BASE_URL: fcm.baseUrl,
-        },
+        env: { ...baseServiceEnv({ serviceKey, relays: [relayA.url, relayB.url], store }), ...fcm.serviceEnv(store.dataDir) },
       });
-      reader =
-        adapter === 'redis' ? await openRedisStore({ url: storeUrl }) : await openSqliteStore({ path: join(dataDir, 'nostr-push.sqlite') });
-      await Promise.all([
-        service.waitForLog((l) => l.msg === 'live subscriptions open' && l.relay === relayA.url, 15_000, 'relay A live'),
-        service.waitForLog((l) => l.msg === 'live subscriptions open' && l.relay === relayB.url, 15_000, 'relay B live'),
-      ]);
+      reader = await store.openReader();
+      await relaysLive(service, [relayA.url, relayB.url]);
       await publish(relayA.url, sign(bob, METADATA, [], JSON.stringify({ name: 'bob', display_name: 'Bob' })));
       await register(alice, 'alice-phone');
       await register(carol, 'carol-phone');
@@ -92,8 +65,7 @@ for (const adapter of ['sqlite', 'redis'] as const) {
       await service?.stop();
       await reader?.close();
       await Promise.all([relayA?.stop(), relayB?.stop(), fcm?.stop()]);
-      await redis?.stop();
-      rmSync(dataDir, { recursive: true, force: true });
+      await store?.remove();
       /* eslint-enable @typescript-eslint/no-unnecessary-condition */
     });
 

@@ -103,6 +103,8 @@ export interface ApnsFake {
   keyPem: string;
   /** Write the key to `dir/AuthKey_<keyId>.p8` and return the path. */
   writeKey(dir: string): string;
+  /** The settings pointing a binary at this fake (the key written to `dir`), as `FcmFake.serviceEnv` does. */
+  serviceEnv(dir: string): Record<string, string>;
   messages: ApnsReceived[];
   /** Every distinct accepted provider token, in first-seen order. */
   providerTokens: string[];
@@ -266,6 +268,11 @@ export async function startApnsFake(options: ApnsFakeOptions = {}): Promise<Apns
     );
   const production = await start('production');
   const sandbox = await start('sandbox');
+  const writeKey = (dir: string): string => {
+    const path = join(dir, `AuthKey_${keyId}.p8`);
+    writeFileSync(path, keyPem, { mode: 0o600 });
+    return path;
+  };
 
   return {
     baseUrl: `http://127.0.0.1:${production.port}`,
@@ -274,10 +281,16 @@ export async function startApnsFake(options: ApnsFakeOptions = {}): Promise<Apns
     keyId,
     teamId,
     keyPem,
-    writeKey(dir: string): string {
-      const path = join(dir, `AuthKey_${keyId}.p8`);
-      writeFileSync(path, keyPem, { mode: 0o600 });
-      return path;
+    writeKey,
+    serviceEnv(dir: string): Record<string, string> {
+      return {
+        NOSTR_PUSH__APNS__KEY_PATH: writeKey(dir),
+        NOSTR_PUSH__APNS__KEY_ID: keyId,
+        NOSTR_PUSH__APNS__TEAM_ID: teamId,
+        NOSTR_PUSH__APNS__BUNDLE_ID: bundleId,
+        NOSTR_PUSH__APNS__API_BASE_URL: `http://127.0.0.1:${production.port}`,
+        NOSTR_PUSH__APNS__SANDBOX_API_BASE_URL: `http://127.0.0.1:${sandbox.port}`,
+      };
     },
     messages,
     providerTokens,
