@@ -26,6 +26,7 @@ export const OPENAPI_PATH = '/v1/openapi.json';
 const ANY_ROUTE_ERRORS: readonly HttpErrorCode[] = ['BODY_TOO_LARGE', 'INTERNAL'];
 
 type ResponseEntry = RouteConfig['responses'][string];
+type JsonRequestBody = NonNullable<NonNullable<RouteConfig['request']>['body']>;
 
 /**
  * The `responses` entries of the catalogue errors `codes` (and those of {@link ANY_ROUTE_ERRORS}):
@@ -65,8 +66,8 @@ export function jsonResponse(description: string, schema: z.ZodType): ResponseEn
 }
 
 /** A JSON request body of `schema` (for {@link mountDocumented} routes: described, checked by the handler). */
-export function jsonBody(schema: z.ZodType, description?: string): NonNullable<RouteConfig['request']>['body'] {
-  return { required: true, ...(description ? { description } : {}), content: { 'application/json': { schema } } };
+export function jsonBody(schema: z.ZodType, description?: string, required = true): JsonRequestBody {
+  return { required, ...(description ? { description } : {}), content: { 'application/json': { schema } } };
 }
 
 /** The security schemes of the document's `components` (every operation names one, or none). */
@@ -119,9 +120,19 @@ export function mountDocumented<E extends Env>(app: OpenAPIHono<E>, route: Route
 export interface OpenApiDocumentSettings {
   /** The service version (`info.version`). */
   version: string;
-  /** `server.public_url`: the document's `servers` when set; empty, none (clients use the URL they fetched it from). */
+  /** `server.public_url`: the document's server when set; empty, `/` (the server the document came from). */
   publicUrl: string;
 }
+
+/** The groups of operations, in the order a reader meets them. */
+const DOCUMENT_TAGS = [
+  { name: 'user', description: 'A user’s own devices, preferences and inbox: NIP-98, signed by the user' },
+  { name: 'nip9a', description: 'NIP-9a push callbacks and the NIP-9a gateway' },
+  { name: 'platform', description: 'The app platform: the send API and campaigns, with the app’s API keys' },
+  { name: 'admin', description: 'Operators: delivery log, suppressions, dead letters, announcements (admin API keys)' },
+  { name: 'internal', description: 'Trusted internal callers (`server.internal_api_token`)' },
+  { name: 'service', description: 'Health, metrics and this document' },
+];
 
 /** The document's top-level fields beside the paths and components the registry holds. */
 export function documentObject(settings: OpenApiDocumentSettings) {
@@ -136,7 +147,13 @@ export function documentObject(settings: OpenApiDocumentSettings) {
         'ntfy (UnifiedPush) protocol, which follows ntfy’s own specification.',
       license: { name: 'MIT', identifier: 'MIT' },
     },
-    ...(settings.publicUrl === '' ? {} : { servers: [{ url: settings.publicUrl.replace(/\/+$/, '') }] }),
+    // Unset, the server the document was fetched from (OpenAPI's default, stated for linters).
+    servers: [
+      settings.publicUrl === ''
+        ? { url: '/', description: 'The server this document came from (server.public_url is unset)' }
+        : { url: settings.publicUrl.replace(/\/+$/, '') },
+    ],
+    tags: DOCUMENT_TAGS,
   };
 }
 
