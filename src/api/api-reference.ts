@@ -50,6 +50,7 @@ const PAGE = `<!doctype html>
     <meta charset="utf-8" />
     <meta name="viewport" content="width=device-width, initial-scale=1" />
     <title>nostr-push API reference</title>
+    <link rel="icon" href="data:," />
     <link rel="stylesheet" href="docs/assets/swagger-ui.css" />
   </head>
   <body>
