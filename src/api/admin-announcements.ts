@@ -63,7 +63,11 @@ function codePoints(text: string): number {
 
 const AnnouncementRequest = z
   .object({
-    text: z.string().min(1).max(ANNOUNCEMENT_MAX_CHARS).openapi({ description: `At most ${ANNOUNCEMENT_MAX_CHARS} characters` }),
+    text: z
+      .string()
+      .min(1)
+      .max(ANNOUNCEMENT_MAX_CHARS)
+      .openapi({ description: `At most ${ANNOUNCEMENT_MAX_CHARS} characters` }),
     expiresAt: z
       .union([z.iso.datetime({ offset: true }), z.number().positive()])
       .openapi({ description: 'ISO 8601 or unix seconds, in the future' }),

@@ -6,7 +6,7 @@
 import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import type { StorePort } from '../store/port.ts';
 import { requireAppKey, type AppKeyEnv, type AuthDeps } from './auth.ts';
-import { API_KEY_ERRORS, errorResponses, VALIDATED_BODY_ERRORS } from './openapi.ts';
+import { API_KEY_ERRORS, errorResponses } from './openapi.ts';
 import { DeliveriesPage, DeliveriesQuery, OpenRates, OpenRatesQuery } from './schemas.ts';
 
 const DEFAULT_LIMIT = 100;
@@ -16,7 +16,6 @@ export interface AdminDeliveriesDeps {
   /** The app's `delivery_log.retention_days`: where a query without `since` starts. */
   retentionDays: (appId: string) => number;
 }
-
 
 export function adminDeliveryRoutes(app: OpenAPIHono<AppKeyEnv>, deps: AdminDeliveriesDeps): void {
   const adminKeys = requireAppKey(deps.auth, ['admin']);
@@ -31,7 +30,10 @@ export function adminDeliveryRoutes(app: OpenAPIHono<AppKeyEnv>, deps: AdminDeli
     security: [{ apiKey: [] }],
     middleware: [adminKeys] as const,
     request: { query: DeliveriesQuery },
-    responses: { 200: { description: 'Log entries', content: { 'application/json': { schema: DeliveriesPage } } }, ...errorResponses([...API_KEY_ERRORS, 'VALIDATION_FAILED']) },
+    responses: {
+      200: { description: 'Log entries', content: { 'application/json': { schema: DeliveriesPage } } },
+      ...errorResponses([...API_KEY_ERRORS, 'VALIDATION_FAILED']),
+    },
   });
   app.openapi(list, async (c) => {
     const { recipient, since, limit } = c.req.valid('query');
@@ -58,7 +60,10 @@ export function adminDeliveryRoutes(app: OpenAPIHono<AppKeyEnv>, deps: AdminDeli
     security: [{ apiKey: [] }],
     middleware: [adminKeys] as const,
     request: { query: OpenRatesQuery },
-    responses: { 200: { description: 'Open rates', content: { 'application/json': { schema: OpenRates } } }, ...errorResponses([...API_KEY_ERRORS, 'VALIDATION_FAILED']) },
+    responses: {
+      200: { description: 'Open rates', content: { 'application/json': { schema: OpenRates } } },
+      ...errorResponses([...API_KEY_ERRORS, 'VALIDATION_FAILED']),
+    },
   });
   app.openapi(rates, async (c) => {
     const { since } = c.req.valid('query');

@@ -21,7 +21,6 @@ export interface AdminSuppressionDeps {
   logger: Logger;
 }
 
-
 function view(s: Suppression) {
   return {
     id: s.id,
@@ -74,7 +73,10 @@ export function adminSuppressionRoutes(app: OpenAPIHono<AppKeyEnv>, deps: AdminS
     security: [{ apiKey: [] }],
     middleware: [adminKeys] as const,
     request: { body: { required: true, content: { 'application/json': { schema: SuppressionDeleteBody } } } },
-    responses: { 200: { description: 'Lifted', content: { 'application/json': { schema: SuppressionRemoved } } }, ...errorResponses([...API_KEY_ERRORS, ...VALIDATED_BODY_ERRORS]) },
+    responses: {
+      200: { description: 'Lifted', content: { 'application/json': { schema: SuppressionRemoved } } },
+      ...errorResponses([...API_KEY_ERRORS, ...VALIDATED_BODY_ERRORS]),
+    },
   });
   app.openapi(remove, async (c) => {
     const body = c.req.valid('json');
@@ -94,7 +96,10 @@ export function adminSuppressionRoutes(app: OpenAPIHono<AppKeyEnv>, deps: AdminS
     summary: 'The suppressions of this app, oldest first',
     security: [{ apiKey: [] }],
     middleware: [adminKeys] as const,
-    responses: { 200: { description: 'Suppressions', content: { 'application/json': { schema: SuppressionList } } }, ...errorResponses(API_KEY_ERRORS) },
+    responses: {
+      200: { description: 'Suppressions', content: { 'application/json': { schema: SuppressionList } } },
+      ...errorResponses(API_KEY_ERRORS),
+    },
   });
   app.openapi(list, async (c) => {
     const suppressions = await c.get('appStore').listSuppressions(c.get('appId'), LIST_LIMIT);

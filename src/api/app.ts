@@ -22,8 +22,8 @@ export interface ApiDeps {
  * `/v1/openapi.json` is generated on each request (so it lists what is mounted, whenever it was);
  * `/v1/docs` renders it.
  */
-export function createApiApp(deps: ApiDeps): OpenAPIHono<BlankEnv, BlankSchema, '/'> {
-  const app = new OpenAPIHono<BlankEnv, BlankSchema, '/'>();
+export function createApiApp(deps: ApiDeps): OpenAPIHono<BlankEnv, BlankSchema> {
+  const app = new OpenAPIHono<BlankEnv, BlankSchema>();
   registerSecuritySchemes(app);
   app.route('/', healthRoutes(deps));
   const settings = deps.document ?? { version: '0.0.0-dev', publicUrl: '' };
@@ -32,8 +32,7 @@ export function createApiApp(deps: ApiDeps): OpenAPIHono<BlankEnv, BlankSchema, 
   let document: { definitions: number; body: object } | null = null;
   app.get(OPENAPI_DOCUMENT_ROUTE.path, (c) => {
     const definitions = app.openAPIRegistry.definitions.length;
-    if (document?.definitions !== definitions)
-      document = { definitions, body: app.getOpenAPI31Document(documentObject(settings)) };
+    if (document?.definitions !== definitions) document = { definitions, body: app.getOpenAPI31Document(documentObject(settings)) };
     return c.json(document.body);
   });
   app.route('/', apiReferenceRoutes(deps.logger));

@@ -14,14 +14,7 @@ import { HttpError } from './errors.ts';
 import { API_KEY_ERRORS, errorResponses, VALIDATED_BODY_ERRORS } from './openapi.ts';
 import type { LargerBody } from './body-limit.ts';
 import { canonicalJson } from './notifications.ts';
-import {
-  CampaignAccepted,
-  CampaignRequestSchema,
-  CampaignView,
-  NotificationIdParams,
-  OpenedBody,
-  OpenedResult,
-} from './schemas.ts';
+import { CampaignAccepted, CampaignRequestSchema, CampaignView, NotificationIdParams, OpenedBody, OpenedResult } from './schemas.ts';
 
 /** 10,000 pubkeys are about 700 KB of JSON. */
 const CAMPAIGN_MAX_BODY_BYTES = 2 * 1024 * 1024;
@@ -42,7 +35,6 @@ export interface CampaignRoutesDeps {
   onCreated: () => void;
   logger: Logger;
 }
-
 
 export function campaignView(campaign: CampaignRecord) {
   const { request, counts } = campaign;
@@ -113,7 +105,10 @@ export function campaignRoutes(app: OpenAPIHono<AppKeyEnv>, deps: CampaignRoutes
     security: [{ apiKey: [] }],
     middleware: [sendKeys] as const,
     request: { params: NotificationIdParams },
-    responses: { 200: { description: 'The campaign', content: { 'application/json': { schema: CampaignView } } }, ...errorResponses([...API_KEY_ERRORS, 'VALIDATION_FAILED']) },
+    responses: {
+      200: { description: 'The campaign', content: { 'application/json': { schema: CampaignView } } },
+      ...errorResponses([...API_KEY_ERRORS, 'VALIDATION_FAILED']),
+    },
   });
   app.openapi(read, async (c) => {
     const store = c.get('appStore');

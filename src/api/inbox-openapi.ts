@@ -169,7 +169,12 @@ export const INBOX_ROUTES = {
     summary: 'Register a device, as a kind 3079 does',
     request: {
       headers: AppHeader,
-      params: z.object({ token: z.string().min(1).openapi({ param: { name: 'token', in: 'path' }, description: 'The push token' }) }),
+      params: z.object({
+        token: z
+          .string()
+          .min(1)
+          .openapi({ param: { name: 'token', in: 'path' }, description: 'The push token' }),
+      }),
       body: jsonBody(DeviceRegistration, 'The content of a 3079'),
     },
     responses: {

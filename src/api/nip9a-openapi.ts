@@ -17,7 +17,12 @@ const CallbackView = z
   })
   .openapi('Nip9aCallback');
 
-const CallbackIdParams = z.object({ id: z.string().min(1).openapi({ param: { name: 'id', in: 'path' } }) });
+const CallbackIdParams = z.object({
+  id: z
+    .string()
+    .min(1)
+    .openapi({ param: { name: 'id', in: 'path' } }),
+});
 
 const nip9a = { tags: ['nip9a'], security: SECURITY.nip98 };
 
@@ -30,7 +35,9 @@ export const NIP9A_CALLBACK_ROUTES = {
     summary: 'Make a NIP-9a callback URL for one relay (its secret is shown this once)',
     request: {
       body: jsonBody(
-        z.object({ relay: z.string().openapi({ description: 'ws:// or wss:// URL of the relay that will call it' }) }).openapi('Nip9aCallbackRequest'),
+        z
+          .object({ relay: z.string().openapi({ description: 'ws:// or wss:// URL of the relay that will call it' }) })
+          .openapi('Nip9aCallbackRequest'),
       ),
     },
     responses: {
@@ -80,7 +87,7 @@ export const NIP9A_CALLBACK_ROUTES = {
           .object({
             id: z.string().openapi({ description: 'The matched event’s id' }),
             relay: z.string().openapi({ description: 'The relay the URL was made for' }),
-            event: z.object({}).passthrough().optional().openapi({ description: 'The matched event, signed' }),
+            event: z.looseObject({}).optional().openapi({ description: 'The matched event, signed' }),
           })
           .openapi('Nip9aCallbackEnvelope'),
       ),

@@ -91,7 +91,6 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(value);
 }
 
-
 type RecipientView = {
   pubkey: string;
   status: 'pending' | 'queued' | 'sent' | 'failed' | 'retrying' | 'suppressed';

@@ -86,7 +86,13 @@ describe('the OpenAPI document lists every route the service mounts', () => {
     const routes = service.bodyLimits?.list() ?? [];
     // Every mount is walked (so an empty or partial list cannot pass), the excluded ones too.
     const names = routes.map((r) => `${r.method} ${r.path}`);
-    for (const mounted of ['GET /health', 'POST /nip9a/cb/:secret', 'POST /v1/admin/dlq/:id/replay', 'POST /console/api/login', 'PUT /:topic'])
+    for (const mounted of [
+      'GET /health',
+      'POST /nip9a/cb/:secret',
+      'POST /v1/admin/dlq/:id/replay',
+      'POST /console/api/login',
+      'PUT /:topic',
+    ])
       assert.ok(names.includes(mounted), `${mounted} is mounted`);
     const documented = new Set(operationsOf(doc).map((o) => o.key));
     const expected = new Set<string>();

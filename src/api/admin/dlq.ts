@@ -73,7 +73,13 @@ export const DLQ_ROUTES = {
     request: {
       query: z.object({
         queue: QueueParam,
-        limit: z.coerce.number().int().min(1).max(DLQ_MAX_LIMIT).optional().openapi({ description: `Default ${DLQ_DEFAULT_LIMIT}` }),
+        limit: z.coerce
+          .number()
+          .int()
+          .min(1)
+          .max(DLQ_MAX_LIMIT)
+          .optional()
+          .openapi({ description: `Default ${DLQ_DEFAULT_LIMIT}` }),
         cursor: z.string().optional().openapi({ description: 'The previous page’s `nextCursor`' }),
       }),
     },
@@ -94,7 +100,10 @@ export const DLQ_ROUTES = {
     security: SECURITY.apiKey,
     request: { query: z.object({ queue: QueueParam }) },
     responses: {
-      200: jsonResponse('How many were replayed', z.object({ queue: QueueParam, replayed: z.number().int() }).openapi('DeadLettersReplayed')),
+      200: jsonResponse(
+        'How many were replayed',
+        z.object({ queue: QueueParam, replayed: z.number().int() }).openapi('DeadLettersReplayed'),
+      ),
       ...errorResponses([...API_KEY_ERRORS, 'INVALID_QUERY']),
     },
   }),

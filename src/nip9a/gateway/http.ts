@@ -119,7 +119,7 @@ const GATEWAY_ROUTES = {
     responses: {
       200: {
         description: 'The NIP-11 document, or a line of text',
-        content: { 'application/nostr+json': { schema: z.object({}).passthrough() }, 'text/plain': { schema: z.string() } },
+        content: { 'application/nostr+json': { schema: z.looseObject({}) }, 'text/plain': { schema: z.string() } },
       },
       ...errorResponses([]),
     },
