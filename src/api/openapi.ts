@@ -144,7 +144,8 @@ export function documentObject(settings: OpenApiDocumentSettings) {
       description:
         'Push notifications for Nostr apps. The user API authenticates with NIP-98, the platform and admin API with API keys. ' +
         'Errors are `{"error", "code"}` with a stable code from the catalogue. Not here: the console’s private API and the ' +
-        'ntfy (UnifiedPush) protocol, which follows ntfy’s own specification.',
+        'ntfy (UnifiedPush) protocol, which follows ntfy’s own specification. WebSockets, beside the operations here: ' +
+        '`/v1/inbox/socket` (live count hints, NIP-98 on the upgrade) and `/nip9a` (the NIP-9a gateway’s relay endpoint, NIP-42).',
       license: { name: 'MIT', identifier: 'MIT' },
     },
     // Unset, the server the document was fetched from (OpenAPI's default, stated for linters).
