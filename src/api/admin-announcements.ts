@@ -79,7 +79,7 @@ const AnnouncementRequest = z
       .optional()
       .openapi({ description: `The push's title (default "${ANNOUNCEMENT_DEFAULT_TITLE}")` }),
   })
-  .openapi('AnnouncementRequest');
+  .openapi('AnnouncementRequest', { example: { text: 'Maintenance tonight from 22:00 UTC', expiresAt: '2099-01-01T00:00:00Z' } });
 
 const PublishedAnnouncement = z
   .object({

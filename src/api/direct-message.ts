@@ -25,7 +25,13 @@ const DirectMessageRequest = z
     recipientPubkey: z.string().regex(HEX64).openapi({ description: 'Who gets the push (64 lowercase hex)' }),
     messageType: z.enum(DIRECT_MESSAGE_TYPES),
   })
-  .openapi('DirectMessageRequest');
+  .openapi('DirectMessageRequest', {
+    example: {
+      eventId: '5c83da77af1dec6d7289834998ad7aafbd9e2191396d75ec3cc27f5a77226f36',
+      recipientPubkey: '3bf0c63fcb93463407af97a5e5ee64fa883d107ef9e558472c4eb9aaaefa459d',
+      messageType: 'moderation_notice',
+    },
+  });
 
 export const DIRECT_MESSAGE_ROUTE = createRoute({
   method: 'post',

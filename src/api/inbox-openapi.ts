@@ -41,11 +41,11 @@ const InboxCounts = z
 
 const ViewedRequest = z
   .object({ types: z.array(InboxType).optional().openapi({ description: 'Absent (or no body): every type' }) })
-  .openapi('InboxViewedRequest');
+  .openapi('InboxViewedRequest', { example: { types: ['like', 'comment'] } });
 
 const AlertWords = z
   .object({ words: z.array(z.string()).openapi({ description: 'Single words, at most `inbox.max_alert_words_per_user`' }) })
-  .openapi('AlertWords');
+  .openapi('AlertWords', { example: { words: ['nostr', 'zapathon'] } });
 
 const Announcements = z
   .object({
@@ -77,7 +77,7 @@ const DeviceRegistration = z
     auth: z.string().optional().openapi({ description: 'Web Push / UnifiedPush auth secret (base64url)' }),
     relays: z.array(z.string()).optional().openapi({ description: 'The user’s read relays (with `nostr.user_relays.enabled`)' }),
   })
-  .openapi('DeviceRegistration');
+  .openapi('DeviceRegistration', { example: { transport: 'fcm', timezoneOffsetMinutes: 120, locale: 'pt-BR' } });
 
 /** The JSON of a kind 3083 preferences event, here as an HTTP body. */
 const PreferencesRequest = z
@@ -90,7 +90,9 @@ const PreferencesRequest = z
     quietHours: z.object({ start: z.string(), end: z.string() }).nullable().optional().openapi({ description: '"HH:MM" local times' }),
     urgentTypes: z.array(z.string()).optional(),
   })
-  .openapi('PreferencesRequest');
+  .openapi('PreferencesRequest', {
+    example: { kinds: [1, 7, 16, 1059, 34236], campaignsEnabled: true, quietHours: { start: '22:00', end: '07:00' } },
+  });
 
 const Preferences = z
   .object({ preferences: z.object({ kinds: z.array(z.number().int()), campaignsEnabled: z.boolean() }).nullable() })

@@ -37,7 +37,7 @@ export const NIP9A_CALLBACK_ROUTES = {
       body: jsonBody(
         z
           .object({ relay: z.string().openapi({ description: 'ws:// or wss:// URL of the relay that will call it' }) })
-          .openapi('Nip9aCallbackRequest'),
+          .openapi('Nip9aCallbackRequest', { example: { relay: 'wss://relay.example.com' } }),
       ),
     },
     responses: {

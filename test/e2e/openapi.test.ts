@@ -8,7 +8,8 @@
  * (`mountConsole`: the operator's pages and their private API, `/console/api/*`). And the other
  * way: every operation of the document is a mounted route. Each operation has an `operationId`, a
  * summary, its security (schemes of `components`), and its errors from the catalogue, with their
- * statuses. `servers` is `server.public_url`.
+ * statuses. `servers` is `server.public_url`. The routes that check their bodies by hand document
+ * an example body, and each is sent to its route as documented and accepted.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -20,24 +21,34 @@ import { HTTP_ERRORS } from '../../src/api/errors.ts';
 import { generateSecretKey } from '../../src/nostr/keys.ts';
 import { createLogger } from '../../src/observability/logger.ts';
 import { startService, type RunningService } from '../../src/service.ts';
+import { createApiKey } from '../../src/platform/api-keys.ts';
+import { makeUser } from '../support/nostr-client.ts';
+import { nip98Authorization } from '../support/user-api.ts';
 
 const PUBLIC_URL = 'https://push.nostr-push.test';
 /** Probes whose 503 is their report, not a catalogue error. */
 const PROBES = ['GET /health', 'GET /ready'];
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'options', 'head'];
 
+interface Schema {
+  $ref?: string;
+  example?: Record<string, unknown>;
+  properties?: { code?: { enum?: string[] } };
+}
+
 interface Operation {
+  requestBody?: { content: Record<string, { schema: Schema }> };
   operationId?: string;
   summary?: string;
   security?: Array<Record<string, string[]>>;
-  responses: Record<string, { content?: Record<string, { schema?: { properties?: { code?: { enum?: string[] } } } }> }>;
+  responses: Record<string, { content?: Record<string, { schema?: Schema }> }>;
 }
 
 interface Document {
   openapi: string;
   servers?: Array<{ url: string }>;
   paths: Record<string, Record<string, Operation>>;
-  components: { securitySchemes: Record<string, unknown> };
+  components: { securitySchemes: Record<string, unknown>; schemas: Record<string, Schema> };
 }
 
 /** Mounted by `mountConsole`: the console's pages (and `GET /`, sent there) and its private API. */
@@ -147,6 +158,38 @@ describe('the OpenAPI document lists every route the service mounts', () => {
     assert.deepEqual(security('post', '/nip9a/cb/{secret}'), []);
     const dlqReplay = doc.paths['/v1/admin/dlq/{id}/replay']?.post?.responses['409']?.content?.['application/json']?.schema;
     assert.deepEqual(dlqReplay?.properties?.code?.enum, ['DEAD_LETTER_AMBIGUOUS']);
+  });
+
+  test('the documented example body of each hand-checked route is accepted by the route', async () => {
+    const base = `http://127.0.0.1:${service.httpAddress?.port}`;
+    const user = makeUser();
+    const adminKey = (await createApiKey(service.store, 'default', 'admin')).key;
+    const cases: Array<{ method: string; path: string; url?: string; auth: 'nip98' | 'apiKey' | 'internalToken'; status: number }> = [
+      { method: 'post', path: '/v1/inbox/viewed', auth: 'nip98', status: 200 },
+      { method: 'put', path: '/v1/alert-words', auth: 'nip98', status: 200 },
+      { method: 'put', path: '/v1/devices/{token}', url: '/v1/devices/openapi-example-token', auth: 'nip98', status: 201 },
+      { method: 'put', path: '/v1/preferences', auth: 'nip98', status: 200 },
+      { method: 'post', path: '/v1/nip9a/callbacks', auth: 'nip98', status: 201 },
+      { method: 'post', path: '/v1/admin/announcements', auth: 'apiKey', status: 201 },
+      { method: 'post', path: '/internal/v1/direct-message', auth: 'internalToken', status: 204 },
+    ];
+    for (const { method, path, url = path, auth, status } of cases) {
+      const key = `${method.toUpperCase()} ${path}`;
+      const schema = doc.paths[path]?.[method]?.requestBody?.content['application/json']?.schema;
+      const resolved = schema?.$ref ? doc.components.schemas[schema.$ref.replace('#/components/schemas/', '')] : schema;
+      const example = resolved?.example;
+      assert.ok(example, `${key} documents an example body`);
+      const authorization =
+        auth === 'nip98'
+          ? await nip98Authorization(user, `${PUBLIC_URL}${url}`, method.toUpperCase(), example)
+          : `Bearer ${auth === 'apiKey' ? adminKey : 'internal-token'}`;
+      const response = await fetch(`${base}${url}`, {
+        method: method.toUpperCase(),
+        headers: { authorization, 'content-type': 'application/json' },
+        body: JSON.stringify(example),
+      });
+      assert.equal(response.status, status, `${key}: ${await response.text()}`);
+    }
   });
 
   test('servers is server.public_url', () => {
