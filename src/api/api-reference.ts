@@ -15,17 +15,13 @@ import { dirname, join } from 'node:path';
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
 import type { Logger } from '../observability/logger.ts';
 import { HttpError } from './errors.ts';
+import { PAGE_SECURITY_HEADERS } from './page-security.ts';
 import { errorResponses, mountDocumented, OPENAPI_PATH, SECURITY } from './openapi.ts';
 
 export const API_REFERENCE_PATH = '/v1/docs';
 
-/** The console's policy (`console/static.ts`): nothing but this origin's own files, nothing inline. */
-const SECURITY_HEADERS: Record<string, string> = {
-  'content-security-policy':
-    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
-  'x-content-type-options': 'nosniff',
-  'referrer-policy': 'no-referrer',
-};
+/** The console's policy: nothing but this origin's own files, nothing inline. */
+const SECURITY_HEADERS = PAGE_SECURITY_HEADERS;
 const ASSET_CACHE = 'public, max-age=3600';
 
 /**
