@@ -295,6 +295,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       },
       metrics,
       logger,
+      document: { version: SERVICE_VERSION, publicUrl: config.server.public_url },
     });
     if (config.roles.includes('api'))
       app.route(

@@ -16,7 +16,8 @@
  * so an announcement is the app's own and reaches that app's users only.
  */
 import { createHash } from 'node:crypto';
-import { Hono, type MiddlewareHandler } from 'hono';
+import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
+import type { MiddlewareHandler } from 'hono';
 import { ANNOUNCEMENT_PREFERENCE_CATEGORY } from '../engine/content.ts';
 import type { CampaignRequest } from '../store/port-campaigns.ts';
 import { canonicalJson } from './notifications.ts';
@@ -25,6 +26,7 @@ import type { Metrics } from '../observability/metrics.ts';
 import type { AppKeyEnv } from './auth.ts';
 import { HttpError } from './errors.ts';
 import { readJsonBody } from './json-body.ts';
+import { API_KEY_ERRORS, errorResponses, JSON_BODY_ERRORS, jsonBody, jsonResponse, mountDocumented, SECURITY } from './openapi.ts';
 
 /** Longest announcement text, in code points: a banner, not an article. */
 export const ANNOUNCEMENT_MAX_CHARS = 2_000;
@@ -59,10 +61,57 @@ function codePoints(text: string): number {
   return n;
 }
 
-export function adminAnnouncementRoutes(deps: AdminAnnouncementDeps): Hono<AppKeyEnv> {
-  const app = new Hono<AppKeyEnv>();
+const AnnouncementRequest = z
+  .object({
+    text: z
+      .string()
+      .min(1)
+      .max(ANNOUNCEMENT_MAX_CHARS)
+      .openapi({ description: `At most ${ANNOUNCEMENT_MAX_CHARS} characters` }),
+    expiresAt: z
+      .union([z.iso.datetime({ offset: true }), z.number().positive()])
+      .openapi({ description: 'ISO 8601 or unix seconds, in the future' }),
+    push: z.boolean().optional().openapi({ description: 'Also push it to the users who enabled announcements (default false)' }),
+    title: z
+      .string()
+      .min(1)
+      .max(ANNOUNCEMENT_MAX_TITLE_CHARS)
+      .optional()
+      .openapi({ description: `The push's title (default "${ANNOUNCEMENT_DEFAULT_TITLE}")` }),
+  })
+  .openapi('AnnouncementRequest', { example: { text: 'Maintenance tonight from 22:00 UTC', expiresAt: '2099-01-01T00:00:00Z' } });
+
+const PublishedAnnouncement = z
+  .object({
+    id: z.number().int(),
+    text: z.string(),
+    createdAt: z.string(),
+    expiresAt: z.string(),
+    push: z
+      .object({ campaignId: z.string(), preferenceCategory: z.number().int() })
+      .optional()
+      .openapi({ description: 'With `push: true`: the campaign pushing it (`GET /v1/campaigns/{id}`)' }),
+  })
+  .openapi('PublishedAnnouncement');
+
+export const ANNOUNCEMENT_ROUTE = createRoute({
+  method: 'post',
+  path: '/v1/admin/announcements',
+  operationId: 'publishAnnouncement',
+  tags: ['admin'],
+  summary: 'Publish an announcement to every user of the app, optionally pushed',
+  security: SECURITY.apiKey,
+  request: { body: jsonBody(AnnouncementRequest) },
+  responses: {
+    201: jsonResponse('Published', PublishedAnnouncement),
+    ...errorResponses([...API_KEY_ERRORS, ...JSON_BODY_ERRORS, 'UNPROCESSABLE_BODY', 'INVALID_ANNOUNCEMENT']),
+  },
+});
+
+export function adminAnnouncementRoutes(deps: AdminAnnouncementDeps): OpenAPIHono<AppKeyEnv> {
+  const app = new OpenAPIHono<AppKeyEnv>();
   app.use('/v1/admin/announcements', deps.auth);
-  app.post('/v1/admin/announcements', async (c) => {
+  mountDocumented(app, ANNOUNCEMENT_ROUTE, async (c) => {
     const refuse = (code: 'UNPROCESSABLE_BODY' | 'INVALID_ANNOUNCEMENT', reason: string): never => {
       deps.metrics.inboxApiRequests.inc({ route: 'admin-announcements', outcome: code });
       deps.logger.warn({ route: 'admin-announcements', code, reason }, 'admin request refused');

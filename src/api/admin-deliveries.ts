@@ -6,7 +6,8 @@
 import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import type { StorePort } from '../store/port.ts';
 import { requireAppKey, type AppKeyEnv, type AuthDeps } from './auth.ts';
-import { DeliveriesPage, DeliveriesQuery, ErrorBody, OpenRates, OpenRatesQuery } from './schemas.ts';
+import { API_KEY_ERRORS, errorResponses } from './openapi.ts';
+import { DeliveriesPage, DeliveriesQuery, OpenRates, OpenRatesQuery } from './schemas.ts';
 
 const DEFAULT_LIMIT = 100;
 
@@ -16,13 +17,6 @@ export interface AdminDeliveriesDeps {
   retentionDays: (appId: string) => number;
 }
 
-const errorResponses = {
-  401: { description: 'No valid API key', content: { 'application/json': { schema: ErrorBody } } },
-  403: { description: 'Not an admin key', content: { 'application/json': { schema: ErrorBody } } },
-  404: { description: 'Unknown app', content: { 'application/json': { schema: ErrorBody } } },
-  422: { description: 'The query does not match the schema', content: { 'application/json': { schema: ErrorBody } } },
-};
-
 export function adminDeliveryRoutes(app: OpenAPIHono<AppKeyEnv>, deps: AdminDeliveriesDeps): void {
   const adminKeys = requireAppKey(deps.auth, ['admin']);
   const retentionStartMs = (store: StorePort, appId: string) => store.clock.nowMs() - deps.retentionDays(appId) * 86_400_000;
@@ -30,11 +24,16 @@ export function adminDeliveryRoutes(app: OpenAPIHono<AppKeyEnv>, deps: AdminDeli
   const list = createRoute({
     method: 'get',
     path: '/v1/admin/deliveries',
+    operationId: 'listDeliveries',
+    tags: ['admin'],
     summary: 'Delivery attempts and outcomes, oldest first',
     security: [{ apiKey: [] }],
     middleware: [adminKeys] as const,
     request: { query: DeliveriesQuery },
-    responses: { 200: { description: 'Log entries', content: { 'application/json': { schema: DeliveriesPage } } }, ...errorResponses },
+    responses: {
+      200: { description: 'Log entries', content: { 'application/json': { schema: DeliveriesPage } } },
+      ...errorResponses([...API_KEY_ERRORS, 'VALIDATION_FAILED']),
+    },
   });
   app.openapi(list, async (c) => {
     const { recipient, since, limit } = c.req.valid('query');
@@ -55,11 +54,16 @@ export function adminDeliveryRoutes(app: OpenAPIHono<AppKeyEnv>, deps: AdminDeli
   const rates = createRoute({
     method: 'get',
     path: '/v1/admin/deliveries/open-rates',
+    operationId: 'getOpenRates',
+    tags: ['admin'],
     summary: 'Sent and opened notifications per type, by UTC day from `since`',
     security: [{ apiKey: [] }],
     middleware: [adminKeys] as const,
     request: { query: OpenRatesQuery },
-    responses: { 200: { description: 'Open rates', content: { 'application/json': { schema: OpenRates } } }, ...errorResponses },
+    responses: {
+      200: { description: 'Open rates', content: { 'application/json': { schema: OpenRates } } },
+      ...errorResponses([...API_KEY_ERRORS, 'VALIDATION_FAILED']),
+    },
   });
   app.openapi(rates, async (c) => {
     const { since } = c.req.valid('query');

@@ -10,7 +10,8 @@ import { redact, type Logger } from '../observability/logger.ts';
 import { suppressionId, type Suppression, type SuppressionTarget } from '../store/port-suppressions.ts';
 import { requireAppKey, type AppKeyEnv, type AuthDeps } from './auth.ts';
 import { HttpError } from './errors.ts';
-import { ErrorBody, SuppressionBody, SuppressionCreated, SuppressionDeleteBody, SuppressionList, SuppressionRemoved } from './schemas.ts';
+import { API_KEY_ERRORS, errorResponses, VALIDATED_BODY_ERRORS } from './openapi.ts';
+import { SuppressionBody, SuppressionCreated, SuppressionDeleteBody, SuppressionList, SuppressionRemoved } from './schemas.ts';
 
 /** Most suppressions one `GET` lists: a support tool's list, not a mailing list. */
 const LIST_LIMIT = 10_000;
@@ -19,13 +20,6 @@ export interface AdminSuppressionDeps {
   auth: AuthDeps;
   logger: Logger;
 }
-
-const errorResponses = {
-  401: { description: 'No valid API key', content: { 'application/json': { schema: ErrorBody } } },
-  403: { description: 'Not an admin key', content: { 'application/json': { schema: ErrorBody } } },
-  404: { description: 'Unknown app or suppression', content: { 'application/json': { schema: ErrorBody } } },
-  422: { description: 'The request does not match the schema', content: { 'application/json': { schema: ErrorBody } } },
-};
 
 function view(s: Suppression) {
   return {
@@ -49,6 +43,8 @@ export function adminSuppressionRoutes(app: OpenAPIHono<AppKeyEnv>, deps: AdminS
   const add = createRoute({
     method: 'post',
     path,
+    operationId: 'addSuppression',
+    tags: ['admin'],
     summary: 'Stop every push to a user (pubkey) or one device (token) of this app',
     security: [{ apiKey: [] }],
     middleware: [adminKeys] as const,
@@ -56,7 +52,7 @@ export function adminSuppressionRoutes(app: OpenAPIHono<AppKeyEnv>, deps: AdminS
     responses: {
       201: { description: 'Suppressed', content: { 'application/json': { schema: SuppressionCreated } } },
       200: { description: 'It was already suppressed', content: { 'application/json': { schema: SuppressionCreated } } },
-      ...errorResponses,
+      ...errorResponses([...API_KEY_ERRORS, ...VALIDATED_BODY_ERRORS]),
     },
   });
   app.openapi(add, async (c) => {
@@ -71,11 +67,16 @@ export function adminSuppressionRoutes(app: OpenAPIHono<AppKeyEnv>, deps: AdminS
   const remove = createRoute({
     method: 'delete',
     path,
+    operationId: 'removeSuppression',
+    tags: ['admin'],
     summary: 'Lift a suppression, named by what it suppresses or by its id',
     security: [{ apiKey: [] }],
     middleware: [adminKeys] as const,
     request: { body: { required: true, content: { 'application/json': { schema: SuppressionDeleteBody } } } },
-    responses: { 200: { description: 'Lifted', content: { 'application/json': { schema: SuppressionRemoved } } }, ...errorResponses },
+    responses: {
+      200: { description: 'Lifted', content: { 'application/json': { schema: SuppressionRemoved } } },
+      ...errorResponses([...API_KEY_ERRORS, ...VALIDATED_BODY_ERRORS]),
+    },
   });
   app.openapi(remove, async (c) => {
     const body = c.req.valid('json');
@@ -90,10 +91,15 @@ export function adminSuppressionRoutes(app: OpenAPIHono<AppKeyEnv>, deps: AdminS
   const list = createRoute({
     method: 'get',
     path,
+    operationId: 'listSuppressions',
+    tags: ['admin'],
     summary: 'The suppressions of this app, oldest first',
     security: [{ apiKey: [] }],
     middleware: [adminKeys] as const,
-    responses: { 200: { description: 'Suppressions', content: { 'application/json': { schema: SuppressionList } } }, ...errorResponses },
+    responses: {
+      200: { description: 'Suppressions', content: { 'application/json': { schema: SuppressionList } } },
+      ...errorResponses(API_KEY_ERRORS),
+    },
   });
   app.openapi(list, async (c) => {
     const suppressions = await c.get('appStore').listSuppressions(c.get('appId'), LIST_LIMIT);

@@ -1,20 +1,41 @@
-import { Hono } from 'hono';
+import { OpenAPIHono } from '@hono/zod-openapi';
+import type { BlankEnv, BlankSchema } from 'hono/types';
 import { routePath } from 'hono/route';
 import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import { HttpError } from './errors.ts';
 import { healthRoutes, type HealthSource } from './health.ts';
+import { apiReferenceRoutes, OPENAPI_DOCUMENT_ROUTE } from './api-reference.ts';
+import { documentObject, registerSecuritySchemes, type OpenApiDocumentSettings } from './openapi.ts';
 
 export interface ApiDeps {
   health: HealthSource;
   metrics: Metrics;
   logger: Logger;
+  /** The document's version and `servers` (`openapi.ts`); absent (tests of a router), a development version and no servers. */
+  document?: OpenApiDocumentSettings;
 }
 
-/** The HTTP surface: every route is mounted here, errors are written in one place. */
-export function createApiApp(deps: ApiDeps): Hono {
-  const app = new Hono();
+/**
+ * The HTTP surface: every route is mounted here, errors are written in one place. Routers mounted
+ * with `app.route` are `OpenAPIHono` apps whose definitions join this app's registry, from which
+ * `/v1/openapi.json` is generated on each request (so it lists what is mounted, whenever it was);
+ * `/v1/docs` renders it.
+ */
+export function createApiApp(deps: ApiDeps): OpenAPIHono<BlankEnv, BlankSchema> {
+  const app = new OpenAPIHono<BlankEnv, BlankSchema>();
+  registerSecuritySchemes(app);
   app.route('/', healthRoutes(deps));
+  const settings = deps.document ?? { version: '0.0.0-dev', publicUrl: '' };
+  app.openAPIRegistry.registerPath(OPENAPI_DOCUMENT_ROUTE);
+  // Generated on the first request after a mount (routers are mounted after this returns), then kept.
+  let document: { definitions: number; body: object } | null = null;
+  app.get(OPENAPI_DOCUMENT_ROUTE.path, (c) => {
+    const definitions = app.openAPIRegistry.definitions.length;
+    if (document?.definitions !== definitions) document = { definitions, body: app.getOpenAPI31Document(documentObject(settings)) };
+    return c.json(document.body);
+  });
+  app.route('/', apiReferenceRoutes(deps.logger));
 
   app.notFound(() => {
     throw new HttpError('NOT_FOUND');

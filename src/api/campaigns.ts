@@ -11,17 +11,10 @@ import type { Logger } from '../observability/logger.ts';
 import type { CampaignRecord, CampaignRequest } from '../store/port-campaigns.ts';
 import { requireAppKey, type AppKeyEnv, type AuthDeps } from './auth.ts';
 import { HttpError } from './errors.ts';
+import { API_KEY_ERRORS, errorResponses, VALIDATED_BODY_ERRORS } from './openapi.ts';
 import type { LargerBody } from './body-limit.ts';
 import { canonicalJson } from './notifications.ts';
-import {
-  CampaignAccepted,
-  CampaignRequestSchema,
-  CampaignView,
-  ErrorBody,
-  NotificationIdParams,
-  OpenedBody,
-  OpenedResult,
-} from './schemas.ts';
+import { CampaignAccepted, CampaignRequestSchema, CampaignView, NotificationIdParams, OpenedBody, OpenedResult } from './schemas.ts';
 
 /** 10,000 pubkeys are about 700 KB of JSON. */
 const CAMPAIGN_MAX_BODY_BYTES = 2 * 1024 * 1024;
@@ -42,13 +35,6 @@ export interface CampaignRoutesDeps {
   onCreated: () => void;
   logger: Logger;
 }
-
-const errorResponses = {
-  401: { description: 'No valid API key', content: { 'application/json': { schema: ErrorBody } } },
-  403: { description: 'The key may not do this', content: { 'application/json': { schema: ErrorBody } } },
-  404: { description: 'Unknown campaign or app', content: { 'application/json': { schema: ErrorBody } } },
-  422: { description: 'The request does not match the schema', content: { 'application/json': { schema: ErrorBody } } },
-};
 
 export function campaignView(campaign: CampaignRecord) {
   const { request, counts } = campaign;
@@ -75,6 +61,8 @@ export function campaignRoutes(app: OpenAPIHono<AppKeyEnv>, deps: CampaignRoutes
   const create = createRoute({
     method: 'post',
     path: '/v1/campaigns',
+    operationId: 'createCampaign',
+    tags: ['platform'],
     summary: 'Send a campaign to every consenting user of the app (or of a list), deferred out of 21:00–06:59 local',
     security: [{ apiKey: [] }],
     middleware: [sendKeys, limit] as const,
@@ -84,9 +72,7 @@ export function campaignRoutes(app: OpenAPIHono<AppKeyEnv>, deps: CampaignRoutes
         description: 'Accepted (or the campaign created earlier with this idempotencyKey)',
         content: { 'application/json': { schema: CampaignAccepted } },
       },
-      409: { description: 'The idempotencyKey was used with a different request', content: { 'application/json': { schema: ErrorBody } } },
-      413: { description: 'Body too large', content: { 'application/json': { schema: ErrorBody } } },
-      ...errorResponses,
+      ...errorResponses([...API_KEY_ERRORS, ...VALIDATED_BODY_ERRORS, 'IDEMPOTENCY_KEY_REUSED']),
     },
   });
   app.openapi(create, async (c) => {
@@ -113,11 +99,16 @@ export function campaignRoutes(app: OpenAPIHono<AppKeyEnv>, deps: CampaignRoutes
   const read = createRoute({
     method: 'get',
     path: '/v1/campaigns/{id}',
+    operationId: 'getCampaign',
+    tags: ['platform'],
     summary: 'A campaign and its counts',
     security: [{ apiKey: [] }],
     middleware: [sendKeys] as const,
     request: { params: NotificationIdParams },
-    responses: { 200: { description: 'The campaign', content: { 'application/json': { schema: CampaignView } } }, ...errorResponses },
+    responses: {
+      200: { description: 'The campaign', content: { 'application/json': { schema: CampaignView } } },
+      ...errorResponses([...API_KEY_ERRORS, 'VALIDATION_FAILED']),
+    },
   });
   app.openapi(read, async (c) => {
     const store = c.get('appStore');
@@ -129,13 +120,15 @@ export function campaignRoutes(app: OpenAPIHono<AppKeyEnv>, deps: CampaignRoutes
   const opened = createRoute({
     method: 'post',
     path: '/v1/campaigns/{id}/opened',
+    operationId: 'recordCampaignOpened',
+    tags: ['platform'],
     summary: 'Record that a recipient opened a campaign push (counted once per recipient)',
     security: [{ apiKey: [] }],
     middleware: [sendKeys] as const,
     request: { params: NotificationIdParams, body: { required: true, content: { 'application/json': { schema: OpenedBody } } } },
     responses: {
       200: { description: 'Recorded, or already recorded', content: { 'application/json': { schema: OpenedResult } } },
-      ...errorResponses,
+      ...errorResponses([...API_KEY_ERRORS, ...VALIDATED_BODY_ERRORS]),
     },
   });
   app.openapi(opened, async (c) => {

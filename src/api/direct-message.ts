@@ -1,4 +1,5 @@
-import { Hono, type Context } from 'hono';
+import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
+import type { Context } from 'hono';
 import type { StorePort } from '../store/port.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import type { Logger } from '../observability/logger.ts';
@@ -9,6 +10,7 @@ import { typeEnabled } from '../engine/content.ts';
 import { HttpError } from './errors.ts';
 import { readJsonBody } from './json-body.ts';
 import { bearerMatches } from './internal-token.ts';
+import { errorResponses, JSON_BODY_ERRORS, jsonBody, mountDocumented, SECURITY } from './openapi.ts';
 
 /** The message classes the moderation service may send (seed 000); anything else is a 422. */
 export const DIRECT_MESSAGE_TYPES = ['moderation_notice', 'report_outcome'] as const;
@@ -16,6 +18,41 @@ const FIELDS = ['eventId', 'recipientPubkey', 'messageType'] as const;
 /** The request is three short fields; anything much larger is not a real caller. */
 export const DIRECT_MESSAGE_MAX_BODY_BYTES = 16 * 1024;
 const HEX64 = /^[0-9a-f]{64}$/;
+
+const DirectMessageRequest = z
+  .strictObject({
+    eventId: z.string().regex(HEX64).openapi({ description: 'The gift wrap’s event id (64 lowercase hex)' }),
+    recipientPubkey: z.string().regex(HEX64).openapi({ description: 'Who gets the push (64 lowercase hex)' }),
+    messageType: z.enum(DIRECT_MESSAGE_TYPES),
+  })
+  .openapi('DirectMessageRequest', {
+    example: {
+      eventId: '5c83da77af1dec6d7289834998ad7aafbd9e2191396d75ec3cc27f5a77226f36',
+      recipientPubkey: '3bf0c63fcb93463407af97a5e5ee64fa883d107ef9e558472c4eb9aaaefa459d',
+      messageType: 'moderation_notice',
+    },
+  });
+
+export const DIRECT_MESSAGE_ROUTE = createRoute({
+  method: 'post',
+  path: '/internal/v1/direct-message',
+  operationId: 'pushDirectMessage',
+  tags: ['internal'],
+  summary: 'A trusted sender asks for a content-free “new message” push about a gift wrap it sent',
+  security: SECURITY.internalToken,
+  request: { body: jsonBody(DirectMessageRequest) },
+  responses: {
+    204: { description: 'Processed: queued, or nothing to send (no devices, preference off, already pushed)' },
+    ...errorResponses([
+      'INTERNAL_NOT_CONFIGURED',
+      'UNAUTHORIZED',
+      ...JSON_BODY_ERRORS,
+      'UNPROCESSABLE_BODY',
+      'INVALID_EVENT_ID',
+      'INVALID_RECIPIENT_PUBKEY',
+    ]),
+  },
+});
 
 export interface DirectMessageDeps {
   /** `server.internal_api_token`; empty disables the endpoint (503). */
@@ -40,9 +77,9 @@ export interface DirectMessageDeps {
  * to every push), or there was nothing to send (no tokens, a disabled preference, an existing
  * claim). The request does not wait for the provider.
  */
-export function directMessageRoutes(deps: DirectMessageDeps): Hono {
-  const app = new Hono();
-  app.post('/internal/v1/direct-message', async (c: Context) => {
+export function directMessageRoutes(deps: DirectMessageDeps): OpenAPIHono {
+  const app = new OpenAPIHono();
+  mountDocumented(app, DIRECT_MESSAGE_ROUTE, async (c: Context) => {
     const count = (outcome: string) => deps.metrics.internalDmRequests.inc({ outcome });
     if (deps.internalApiToken === '') {
       count('not_configured');

@@ -1,6 +1,7 @@
-import { Hono } from 'hono';
+import { OpenAPIHono, createRoute, z } from '@hono/zod-openapi';
 import type { Metrics } from '../observability/metrics.ts';
 import type { HealthProblem } from '../observability/health-monitor.ts';
+import { errorResponses, jsonResponse, mountDocumented, SECURITY } from './openapi.ts';
 
 /** What `/health` and `/ready` report: the service key, one liveness flag per critical task, and the problems. */
 export interface HealthSource {
@@ -41,6 +42,66 @@ export async function healthBody(source: HealthSource): Promise<HealthBody> {
   return { status, pubkey: source.pubkey(), tasks, problems: problems.map(({ code, severity, message }) => ({ code, severity, message })) };
 }
 
+const HealthProblemView = z.object({
+  code: z.string(),
+  severity: z.enum(['degraded', 'failing']),
+  message: z.string(),
+});
+
+const HealthView = z
+  .object({
+    status: z.enum(['ok', 'degraded', 'failing']),
+    pubkey: z.string().nullable().openapi({ description: 'The service key (hex): what clients encrypt registrations to' }),
+    tasks: z.record(z.string(), z.boolean()).openapi({ description: 'One liveness flag per critical task' }),
+    problems: z.array(HealthProblemView),
+  })
+  .openapi('Health');
+
+const Ready = z.object({ ready: z.literal(true) }).openapi('Ready');
+const NotReady = z.object({ ready: z.literal(false), reason: z.string() }).openapi('NotReady');
+
+export const HEALTH_ROUTES = {
+  health: createRoute({
+    method: 'get',
+    path: '/health',
+    operationId: 'getHealth',
+    tags: ['service'],
+    summary: 'Service health and the service pubkey',
+    description: '200 while `ok` or `degraded`, 503 when `failing` (a critical task died or the store does not answer).',
+    security: SECURITY.none,
+    responses: {
+      200: jsonResponse('Serving (`ok` or `degraded`)', HealthView),
+      503: jsonResponse('Failing', HealthView),
+      ...errorResponses([]),
+    },
+  }),
+  ready: createRoute({
+    method: 'get',
+    path: '/ready',
+    operationId: 'getReady',
+    tags: ['service'],
+    summary: 'Readiness for load balancers',
+    security: SECURITY.none,
+    responses: {
+      200: jsonResponse('Ready for traffic', Ready),
+      503: jsonResponse('Not ready: starting, stopping, or the store does not answer', NotReady),
+      ...errorResponses([]),
+    },
+  }),
+  metrics: createRoute({
+    method: 'get',
+    path: '/metrics',
+    operationId: 'getMetrics',
+    tags: ['service'],
+    summary: 'Prometheus metrics (text exposition format)',
+    security: SECURITY.none,
+    responses: {
+      200: { description: 'The metrics, never cached', content: { 'text/plain': { schema: z.string() } } },
+      ...errorResponses([]),
+    },
+  }),
+};
+
 /**
  * `GET /health`: divine's fields (`status`, `pubkey`, `tasks`) and the `problems` behind the
  * status; 200 while `ok` or `degraded`, 503 when `failing` (divine answered 503 `degraded` for a
@@ -50,17 +111,17 @@ export async function healthBody(source: HealthSource): Promise<HealthBody> {
  * 503 `{"ready":false,"reason"}` before, while stopping, or when the store does not answer.
  * `GET /metrics` is the Prometheus text format, never cached.
  */
-export function healthRoutes(deps: { health: HealthSource; metrics: Metrics }): Hono {
-  const app = new Hono();
-  app.get('/health', async (c) => {
+export function healthRoutes(deps: { health: HealthSource; metrics: Metrics }): OpenAPIHono {
+  const app = new OpenAPIHono();
+  mountDocumented(app, HEALTH_ROUTES.health, async (c) => {
     const body = await healthBody(deps.health);
     return c.json(body, body.status === 'failing' ? 503 : 200);
   });
-  app.get('/ready', async (c) => {
+  mountDocumented(app, HEALTH_ROUTES.ready, async (c) => {
     const reason = (await deps.health.notReady?.()) ?? null;
     return reason === null ? c.json({ ready: true }, 200) : c.json({ ready: false, reason }, 503);
   });
-  app.get('/metrics', async (c) => {
+  mountDocumented(app, HEALTH_ROUTES.metrics, async (c) => {
     const text = await deps.metrics.render();
     return c.body(text, 200, { 'Content-Type': deps.metrics.contentType, 'Cache-Control': 'no-store' });
   });

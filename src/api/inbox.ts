@@ -31,7 +31,8 @@
  * share it.
  */
 import { createHash } from 'node:crypto';
-import { Hono, type Context } from 'hono';
+import { OpenAPIHono } from '@hono/zod-openapi';
+import type { Context } from 'hono';
 import type { DeviceRegistration, StorePort } from '../store/port.ts';
 import { INBOX_TYPES, isInboxType, type Announcement, type InboxType } from '../store/port-inbox.ts';
 import {
@@ -51,6 +52,8 @@ import { HttpError } from './errors.ts';
 import { parseJsonBytes, readBodyBytes, refuseNonJsonContentType } from './json-body.ts';
 import { authenticateNip98, type Nip98Auth } from './nip98-auth.ts';
 import { THROTTLE_WINDOW_SECS } from '../notification/types.ts';
+import { mountDocumented } from './openapi.ts';
+import { INBOX_ROUTES } from './inbox-openapi.ts';
 
 /** A request here is a short list at most (50 words of at most 64 characters). */
 export const INBOX_API_MAX_BODY_BYTES = 16 * 1024;
@@ -182,8 +185,8 @@ function alertWordsOf(body: Uint8Array, maxWords: number): string[] {
   return words.words;
 }
 
-export function inboxRoutes(deps: InboxApiDeps): Hono {
-  const app = new Hono();
+export function inboxRoutes(deps: InboxApiDeps): OpenAPIHono {
+  const app = new OpenAPIHono();
   /** The store view of the app the request names (`X-App`); an unknown app is 404, before any signature is checked. */
   const storeOfRequest = (c: Context): StorePort => {
     const named = c.req.header('x-app');
@@ -229,8 +232,9 @@ export function inboxRoutes(deps: InboxApiDeps): Hono {
       }
     };
 
-  app.get(
-    '/v1/inbox/counts',
+  mountDocumented(
+    app,
+    INBOX_ROUTES.counts,
     handle('counts', false, async (c, pubkey, _body, store) => {
       const counts = await store.readInboxCounts(pubkey);
       const limit = deps.throttlePerUserPerHour ?? 0;
@@ -249,16 +253,19 @@ export function inboxRoutes(deps: InboxApiDeps): Hono {
       });
     }),
   );
-  app.post(
-    '/v1/inbox/viewed',
+  mountDocumented(
+    app,
+    INBOX_ROUTES.viewed,
     handle('viewed', true, async (c, pubkey, body, store) => c.json(await store.markInboxViewed(pubkey, viewedTypes(body)))),
   );
-  app.get(
-    '/v1/alert-words',
+  mountDocumented(
+    app,
+    INBOX_ROUTES.getAlertWords,
     handle('alert-words', false, async (c, pubkey, _body, store) => c.json({ words: await store.readAlertWords(pubkey) })),
   );
-  app.put(
-    '/v1/alert-words',
+  mountDocumented(
+    app,
+    INBOX_ROUTES.putAlertWords,
     handle('alert-words', true, async (c, pubkey, body, store) => {
       const words = alertWordsOf(body, deps.maxAlertWordsPerUser ?? INBOX_MAX_ALERT_WORDS_PER_USER);
       // Clearing one's words stores nothing; setting them counts the key against its address's day.
@@ -282,20 +289,23 @@ export function inboxRoutes(deps: InboxApiDeps): Hono {
       return c.json({ words: await store.readAlertWords(pubkey) });
     }),
   );
-  app.get(
-    '/v1/announcements',
+  mountDocumented(
+    app,
+    INBOX_ROUTES.announcements,
     handle('announcements', false, async (c, pubkey, _body, store) => {
       const announcements = await store.activeAnnouncements();
       await store.markInboxViewed(pubkey, ['announcement']);
       return c.json({ announcements: announcements.map(announcementView) });
     }),
   );
-  app.get(
-    '/v1/devices',
+  mountDocumented(
+    app,
+    INBOX_ROUTES.devices,
     handle('devices', false, async (c, pubkey, _body, store) => c.json({ devices: (await store.listDevices(pubkey)).map(deviceView) })),
   );
-  app.put(
-    '/v1/devices/:token',
+  mountDocumented(
+    app,
+    INBOX_ROUTES.registerDevice,
     handle('devices', true, async (c, pubkey, body, store) => {
       const token = c.req.param('token');
       if (!token) throw new HttpError('NOT_FOUND');
@@ -312,11 +322,12 @@ export function inboxRoutes(deps: InboxApiDeps): Hono {
       return c.json({ device: deviceView(applied.device) }, known ? 200 : 201);
     }),
   );
-  app.delete(
-    '/v1/devices/:id',
+  mountDocumented(
+    app,
+    INBOX_ROUTES.removeDevice,
     handle('devices', false, async (c, pubkey, _body, store) => {
       // A device's id (as listed) or its token (as registered), the way a 3080 names it.
-      const named = c.req.param('id');
+      const named = c.req.param('token');
       const device = (await store.listDevices(pubkey)).find((d) => deviceId(d.token) === named || d.token === named);
       if (!device) throw new HttpError('DEVICE_NOT_FOUND');
       const log = deps.logger.child({ pubkey, via: 'http' });
@@ -326,8 +337,9 @@ export function inboxRoutes(deps: InboxApiDeps): Hono {
       return c.body(null, 204);
     }),
   );
-  app.put(
-    '/v1/preferences',
+  mountDocumented(
+    app,
+    INBOX_ROUTES.preferences,
     handle('preferences', true, async (c, pubkey, body, store) => {
       const payload = JSON.stringify(jsonObjectOf(body, '(the content of a 3083)'));
       const log = deps.logger.child({ pubkey, via: 'http' });

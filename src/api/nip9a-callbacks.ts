@@ -21,7 +21,8 @@
  * a URL's last POST at most once a day per URL and process ({@link CallbackActivity}).
  */
 import { randomBytes } from 'node:crypto';
-import { Hono, type Context } from 'hono';
+import { OpenAPIHono } from '@hono/zod-openapi';
+import type { Context } from 'hono';
 import type { Logger } from '../observability/logger.ts';
 import { redact } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
@@ -49,6 +50,8 @@ import { isJsonContentType, parseJsonBytes, readBodyBytes, refuseNonJsonContentT
 import type { LargerBody } from './body-limit.ts';
 import { authenticateNip98, type Nip98Auth } from './nip98-auth.ts';
 import type { RateLimits } from './rate-limits.ts';
+import { mountDocumented } from './openapi.ts';
+import { NIP9A_CALLBACK_ROUTES } from './nip9a-openapi.ts';
 
 /** A management request is `{relay}`: a few hundred bytes; anything much larger is not a real client. */
 export const MANAGEMENT_MAX_BODY_BYTES = 4 * 1024;
@@ -105,8 +108,8 @@ export const NIP9A_CALLBACK_LARGER_BODY: LargerBody = {
   reason: 'a NIP-9a relay may include the matched event: up to 4 MiB and a 4 KiB envelope (the seed’s bound)',
 };
 
-export function nip9aCallbackRoutes(deps: Nip9aCallbackDeps, receiver: CallbackReceiver = createCallbackReceiver(deps)): Hono {
-  const app = new Hono();
+export function nip9aCallbackRoutes(deps: Nip9aCallbackDeps, receiver: CallbackReceiver = createCallbackReceiver(deps)): OpenAPIHono {
+  const app = new OpenAPIHono();
   const { store, metrics, logger } = deps;
   const auth: Nip98Auth = {
     verifier: deps.verifier,
@@ -132,7 +135,7 @@ export function nip9aCallbackRoutes(deps: Nip9aCallbackDeps, receiver: CallbackR
     }
   };
 
-  app.post('/v1/nip9a/callbacks', async (c) => {
+  mountDocumented(app, NIP9A_CALLBACK_ROUTES.create, async (c) => {
     refuseNonJsonContentType(c);
     const body = await readBodyBytes(c, MANAGEMENT_MAX_BODY_BYTES);
     const owner = await caller(c, 'create', body);
@@ -180,16 +183,16 @@ export function nip9aCallbackRoutes(deps: Nip9aCallbackDeps, receiver: CallbackR
     return c.json(view(deps.publicUrl, callback, callbackUrl(deps.publicUrl, secret)), 201);
   });
 
-  app.get('/v1/nip9a/callbacks', async (c) => {
+  mountDocumented(app, NIP9A_CALLBACK_ROUTES.list, async (c) => {
     const owner = await caller(c, 'list');
     const callbacks = await store.listNip9aCallbacks(owner);
     manage('list', 'listed');
     return c.json({ callbacks: callbacks.map((callback) => view(deps.publicUrl, callback)) });
   });
 
-  app.delete('/v1/nip9a/callbacks/:id', async (c) => {
+  mountDocumented(app, NIP9A_CALLBACK_ROUTES.revoke, async (c) => {
     const owner = await caller(c, 'revoke');
-    const id = c.req.param('id');
+    const id = c.req.param('id') ?? '';
     if (!(await store.revokeNip9aCallback(owner, id))) {
       manage('revoke', 'not_found');
       throw new HttpError('NOT_FOUND', 'No callback URL of yours has that id');
@@ -199,9 +202,9 @@ export function nip9aCallbackRoutes(deps: Nip9aCallbackDeps, receiver: CallbackR
     return c.body(null, 204);
   });
 
-  app.post(`${CALLBACK_PATH_PREFIX}:secret`, async (c) => {
+  mountDocumented(app, NIP9A_CALLBACK_ROUTES.receive, async (c) => {
     const answer = await receiver({
-      secret: c.req.param('secret'),
+      secret: c.req.param('secret') ?? '',
       contentType: c.req.header('content-type'),
       readBody: (maxBytes) => readBodyBytes(c, maxBytes),
     });

@@ -20,9 +20,9 @@ import { requireAppKey, type AppKeyEnv, type AuthDeps } from './auth.ts';
 import { authenticateNip98, type Nip98Auth } from './nip98-auth.ts';
 import { HttpError } from './errors.ts';
 import type { LargerBody } from './body-limit.ts';
+import { API_KEY_ERRORS, errorResponses, NIP98_ERRORS, VALIDATED_BODY_ERRORS } from './openapi.ts';
 import {
   CancelResult,
-  ErrorBody,
   IdempotencyHeaders,
   NotificationIdParams,
   NotificationView,
@@ -90,13 +90,6 @@ export function canonicalJson(value: unknown): string {
   }
   return JSON.stringify(value);
 }
-
-const errorResponses = {
-  401: { description: 'No valid API key', content: { 'application/json': { schema: ErrorBody } } },
-  403: { description: 'The key may not do this', content: { 'application/json': { schema: ErrorBody } } },
-  404: { description: 'Unknown notification or app', content: { 'application/json': { schema: ErrorBody } } },
-  422: { description: 'The request does not match the schema', content: { 'application/json': { schema: ErrorBody } } },
-};
 
 type RecipientView = {
   pubkey: string;
@@ -193,6 +186,8 @@ export function notificationRoutes(app: OpenAPIHono<AppKeyEnv>, deps: Notificati
   const create = createRoute({
     method: 'post',
     path: '/v1/notifications',
+    operationId: 'sendNotification',
+    tags: ['platform'],
     summary: 'Send a notification to up to 10,000 recipients',
     security: [{ apiKey: [] }],
     middleware: [sendKeys, tooLarge(SEND_MAX_BODY_BYTES)] as const,
@@ -208,9 +203,7 @@ export function notificationRoutes(app: OpenAPIHono<AppKeyEnv>, deps: Notificati
         description: 'Accepted (or a duplicate of an earlier request with the same Idempotency-Key)',
         content: { 'application/json': { schema: SendAccepted } },
       },
-      409: { description: 'The Idempotency-Key was used with a different request', content: { 'application/json': { schema: ErrorBody } } },
-      413: { description: 'Body too large', content: { 'application/json': { schema: ErrorBody } } },
-      ...errorResponses,
+      ...errorResponses([...API_KEY_ERRORS, ...VALIDATED_BODY_ERRORS, 'UNKNOWN_TYPE', 'IDEMPOTENCY_KEY_REUSED']),
     },
   });
   app.openapi(create, async (c) => {
@@ -260,13 +253,15 @@ export function notificationRoutes(app: OpenAPIHono<AppKeyEnv>, deps: Notificati
   const read = createRoute({
     method: 'get',
     path: '/v1/notifications/{id}',
+    operationId: 'getNotification',
+    tags: ['platform'],
     summary: 'A notification and each recipient’s outcome',
     security: [{ apiKey: [] }],
     middleware: [sendKeys] as const,
     request: { params: NotificationIdParams },
     responses: {
       200: { description: 'The notification', content: { 'application/json': { schema: NotificationView } } },
-      ...errorResponses,
+      ...errorResponses([...API_KEY_ERRORS, 'VALIDATION_FAILED']),
     },
   });
   app.openapi(read, async (c) => {
@@ -299,14 +294,15 @@ export function notificationRoutes(app: OpenAPIHono<AppKeyEnv>, deps: Notificati
   const cancel = createRoute({
     method: 'delete',
     path: '/v1/notifications/{id}',
+    operationId: 'cancelNotification',
+    tags: ['platform'],
     summary: 'Cancel a scheduled notification that has not started',
     security: [{ apiKey: [] }],
     middleware: [sendKeys] as const,
     request: { params: NotificationIdParams },
     responses: {
       200: { description: 'Cancelled (now or before)', content: { 'application/json': { schema: CancelResult } } },
-      409: { description: 'It has started: too late to cancel', content: { 'application/json': { schema: ErrorBody } } },
-      ...errorResponses,
+      ...errorResponses([...API_KEY_ERRORS, 'VALIDATION_FAILED', 'NOT_CANCELLABLE']),
     },
   });
   app.openapi(cancel, async (c) => {
@@ -323,13 +319,15 @@ export function notificationRoutes(app: OpenAPIHono<AppKeyEnv>, deps: Notificati
   const opened = createRoute({
     method: 'post',
     path: '/v1/notifications/{id}/opened',
+    operationId: 'recordNotificationOpened',
+    tags: ['platform'],
     summary: 'Record that a recipient opened the notification (once per recipient): NIP-98 by the recipient, or the app’s key',
     security: OPENED_SECURITY,
     middleware: [keyOrNip98(deps, sendKeys, OPENED_MAX_BODY_BYTES)] as const,
     request: { params: NotificationIdParams, body: { required: true, content: { 'application/json': { schema: OpenedBody } } } },
     responses: {
       200: { description: 'Recorded (false: recorded before)', content: { 'application/json': { schema: OpenedResult } } },
-      ...errorResponses,
+      ...errorResponses([...API_KEY_ERRORS, ...NIP98_ERRORS, ...VALIDATED_BODY_ERRORS]),
     },
   });
   app.openapi(opened, async (c) => {

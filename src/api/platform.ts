@@ -1,7 +1,7 @@
 /**
- * The app platform API as one OpenAPIHono app: the send API, the admin delivery log, and the
- * OpenAPI 3.1 document at `/v1/openapi.json`, generated from the schemas that validate the
- * requests (`schemas.ts`). Validation failures answer 422 `VALIDATION_FAILED` naming the first
+ * The app platform API as one OpenAPIHono app: the send API, campaigns, the admin delivery log and
+ * suppressions, their routes defined by the schemas that validate the requests (`schemas.ts`); they
+ * join the OpenAPI document at `/v1/openapi.json` when the app is mounted (`app.ts`, `openapi.ts`). Validation failures answer 422 `VALIDATION_FAILED` naming the first
  * offending field, with a warn line and `push_api_requests_total{outcome="VALIDATION_FAILED"}`.
  * Other routers mounted behind {@link PlatformApi.adminKeys} (the DLQ routes) join the same app.
  */
@@ -20,9 +20,11 @@ import { CAMPAIGN_LARGER_BODY, campaignRoutes } from './campaigns.ts';
 import type { LargerBody } from './body-limit.ts';
 import type { Nip98Auth } from './nip98-auth.ts';
 import { adminSuppressionRoutes } from './admin-suppressions.ts';
+import { registerSecuritySchemes } from './openapi.ts';
 import type { RateLimits } from './rate-limits.ts';
 
-export const OPENAPI_PATH = '/v1/openapi.json';
+/** Where the document of every mounted route is served (`openapi.ts`); exported here too for the platform's callers. */
+export { OPENAPI_PATH } from './openapi.ts';
 
 export interface PlatformApiDeps {
   /** The default app's store view; API keys are looked up there. The settings below are the default app's. */
@@ -38,8 +40,11 @@ export interface PlatformApiDeps {
   onCreated: () => void;
   metrics: Metrics;
   logger: Logger;
-  /** Shown in the document's `info`. */
-  version: string;
+  /**
+   * The service version. The document's `info.version` comes from `ApiDeps.document` now that one
+   * document covers every router (`app.ts`); kept so existing callers need no change.
+   */
+  version?: string;
   /** The service's NIP-98 check, for the NIP-98 opens (`notifications.ts`). */
   nip98?: Nip98Auth;
   /** How long a campaign open is remembered (`campaign_delivery.dedup_ttl_secs`); default a week. */
@@ -98,17 +103,7 @@ export function createPlatformApi(deps: PlatformApiDeps): PlatformApi {
     }
     return c.json(error.toJSON(), error.status as 400, error.headers);
   });
-  app.openAPIRegistry.registerComponent('securitySchemes', 'apiKey', {
-    type: 'http',
-    scheme: 'bearer',
-    description:
-      'An API key from `nostr-push apps keys create APP --role send|admin`. `X-App` may name the app (admin keys of the default app may name another)',
-  });
-  app.openAPIRegistry.registerComponent('securitySchemes', 'nip98', {
-    type: 'http',
-    scheme: 'Nostr',
-    description: 'NIP-98: a signed kind 27235 event over the method, URL and body, base64 (the recipient recording its own open)',
-  });
+  registerSecuritySchemes(app);
   const appSettings = deps.appSettings;
   // Off (`rate_limits.enabled: false`), the routes do not even ask.
   const rateLimits = deps.rateLimits?.enabled ? deps.rateLimits : undefined;
@@ -147,9 +142,5 @@ export function createPlatformApi(deps: PlatformApiDeps): PlatformApi {
     logger: deps.logger,
   });
   adminSuppressionRoutes(app, { auth, logger: deps.logger });
-  app.doc31(OPENAPI_PATH, {
-    openapi: '3.1.0',
-    info: { title: 'nostr-push app platform API', version: deps.version },
-  });
   return { app, adminKeys: requireAppKey(auth, ['admin']), largerBodies: [SEND_LARGER_BODY, CAMPAIGN_LARGER_BODY] };
 }

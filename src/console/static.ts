@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { Hono } from 'hono';
 import type { Logger } from '../observability/logger.ts';
 import { HttpError } from '../api/errors.ts';
+import { PAGE_SECURITY_HEADERS } from '../api/page-security.ts';
 import { CONSOLE_API_PATH, CONSOLE_PATH } from './session.ts';
 
 /** Where the build puts the bundle: the same folder from `src/console/` (tsx) and `dist/console/`. */
@@ -25,12 +26,7 @@ const CONTENT_TYPES: Record<string, string> = {
 };
 const HASHED_CACHE = 'public, max-age=31536000, immutable';
 const INDEX_CACHE = 'no-cache';
-const SECURITY_HEADERS: Record<string, string> = {
-  'content-security-policy':
-    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
-  'x-content-type-options': 'nosniff',
-  'referrer-policy': 'no-referrer',
-};
+const SECURITY_HEADERS = PAGE_SECURITY_HEADERS;
 
 interface Asset {
   body: Buffer;

@@ -11,7 +11,8 @@
  * An id without `?queue=` is looked for in both queues (a 409 when both hold it). Bad input is a
  * 4xx from the error catalogue, a warn line and a count in `push_dead_letter_operations_total`.
  */
-import { Hono, type MiddlewareHandler } from 'hono';
+import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
+import type { MiddlewareHandler } from 'hono';
 import type { AppKeyEnv } from '../auth.ts';
 import type { Logger } from '../../observability/logger.ts';
 import type { Metrics } from '../../observability/metrics.ts';
@@ -19,6 +20,7 @@ import { InvalidCursorError } from '../../store/port-dlq.ts';
 import type { QueueName, StorePort } from '../../store/port.ts';
 import { HttpError, type HttpErrorCode } from '../errors.ts';
 import { deadLetterView, isQueueName, locateDeadLetter } from './dead-letters.ts';
+import { API_KEY_ERRORS, errorResponses, jsonResponse, mountDocumented, SECURITY } from '../openapi.ts';
 
 /** Page size when `limit` is absent. */
 export const DLQ_DEFAULT_LIMIT = 50;
@@ -36,8 +38,114 @@ export interface DlqRouteDeps {
 
 type Operation = 'list' | 'replay' | 'replay_all' | 'delete';
 
-export function dlqRoutes(deps: DlqRouteDeps): Hono<AppKeyEnv> {
-  const app = new Hono<AppKeyEnv>();
+const QueueParam = z.enum(['inbound', 'outbound']).openapi({ description: 'The queue the dead letter died in' });
+const IdParams = z.object({
+  id: z
+    .string()
+    .min(1)
+    .max(MAX_ID_LENGTH)
+    .openapi({ param: { name: 'id', in: 'path' }, description: 'The dead letter’s id, as listed' }),
+});
+const DeadLetter = z
+  .object({
+    id: z.string(),
+    queue: QueueParam,
+    lane: z.string().openapi({ description: 'The lane it returns to when replayed' }),
+    item: z.unknown().openapi({ description: 'The queued work, as it was queued' }),
+    reason: z.string(),
+    attempts: z.number().int(),
+    lastError: z.string().nullable(),
+    firstFailedAt: z.string(),
+    lastFailedAt: z.string(),
+    deadAt: z.string(),
+  })
+  .openapi('DeadLetter');
+
+/** The routes, as the OpenAPI document describes them; the handlers below check their input by hand (their messages are the contract). */
+export const DLQ_ROUTES = {
+  list: createRoute({
+    method: 'get',
+    path: '/v1/admin/dlq',
+    operationId: 'listDeadLetters',
+    tags: ['admin'],
+    summary: 'One page of a queue’s dead letters, oldest first',
+    security: SECURITY.apiKey,
+    request: {
+      query: z.object({
+        queue: QueueParam,
+        limit: z.coerce
+          .number()
+          .int()
+          .min(1)
+          .max(DLQ_MAX_LIMIT)
+          .optional()
+          .openapi({ description: `Default ${DLQ_DEFAULT_LIMIT}` }),
+        cursor: z.string().optional().openapi({ description: 'The previous page’s `nextCursor`' }),
+      }),
+    },
+    responses: {
+      200: jsonResponse(
+        'A page; `nextCursor` is null on the last',
+        z.object({ items: z.array(DeadLetter), nextCursor: z.string().nullable() }).openapi('DeadLetterPage'),
+      ),
+      ...errorResponses([...API_KEY_ERRORS, 'INVALID_QUERY', 'INVALID_CURSOR']),
+    },
+  }),
+  replayAll: createRoute({
+    method: 'post',
+    path: '/v1/admin/dlq/replay',
+    operationId: 'replayAllDeadLetters',
+    tags: ['admin'],
+    summary: 'Put every dead letter of one queue back on it, attempts reset',
+    security: SECURITY.apiKey,
+    request: { query: z.object({ queue: QueueParam }) },
+    responses: {
+      200: jsonResponse(
+        'How many were replayed',
+        z.object({ queue: QueueParam, replayed: z.number().int() }).openapi('DeadLettersReplayed'),
+      ),
+      ...errorResponses([...API_KEY_ERRORS, 'INVALID_QUERY']),
+    },
+  }),
+  replay: createRoute({
+    method: 'post',
+    path: '/v1/admin/dlq/{id}/replay',
+    operationId: 'replayDeadLetter',
+    tags: ['admin'],
+    summary: 'Put one dead letter back on its queue and lane, attempts reset',
+    security: SECURITY.apiKey,
+    request: {
+      params: IdParams,
+      query: z.object({ queue: QueueParam.optional().openapi({ description: 'Needed when both queues hold the id' }) }),
+    },
+    responses: {
+      200: jsonResponse(
+        'Replayed',
+        z.object({ id: z.string(), queue: QueueParam, replayed: z.literal(true) }).openapi('DeadLetterReplayed'),
+      ),
+      ...errorResponses([...API_KEY_ERRORS, 'INVALID_QUERY', 'DEAD_LETTER_NOT_FOUND', 'DEAD_LETTER_AMBIGUOUS']),
+    },
+  }),
+  remove: createRoute({
+    method: 'delete',
+    path: '/v1/admin/dlq/{id}',
+    operationId: 'deleteDeadLetter',
+    tags: ['admin'],
+    summary: 'Forget one dead letter',
+    security: SECURITY.apiKey,
+    request: {
+      params: IdParams,
+      query: z.object({ queue: QueueParam.optional().openapi({ description: 'Needed when both queues hold the id' }) }),
+    },
+    responses: {
+      204: { description: 'Deleted' },
+      ...errorResponses([...API_KEY_ERRORS, 'INVALID_QUERY', 'DEAD_LETTER_NOT_FOUND', 'DEAD_LETTER_AMBIGUOUS']),
+    },
+  }),
+};
+
+export function dlqRoutes(deps: DlqRouteDeps): OpenAPIHono<AppKeyEnv> {
+  const app = new OpenAPIHono<AppKeyEnv>();
   const count = (operation: Operation, queue: string, outcome: string, n = 1) =>
     deps.metrics.deadLetterOperations.inc({ operation, queue, outcome }, n);
   const refuse = (operation: Operation, code: HttpErrorCode, detail: string): never => {
@@ -64,7 +172,7 @@ export function dlqRoutes(deps: DlqRouteDeps): Hono<AppKeyEnv> {
   app.use('/v1/admin/dlq', deps.auth);
   app.use('/v1/admin/dlq/*', deps.auth);
 
-  app.get('/v1/admin/dlq', async (c) => {
+  mountDocumented(app, DLQ_ROUTES.list, async (c) => {
     const queue = queueParam('list', c.req.query('queue'), true) as QueueName;
     const rawLimit = c.req.query('limit');
     const limit = rawLimit === undefined ? DLQ_DEFAULT_LIMIT : Number(rawLimit);
@@ -82,7 +190,7 @@ export function dlqRoutes(deps: DlqRouteDeps): Hono<AppKeyEnv> {
   });
 
   // Before `/:id/replay`, so `replay` is never read as an id.
-  app.post('/v1/admin/dlq/replay', async (c) => {
+  mountDocumented(app, DLQ_ROUTES.replayAll, async (c) => {
     const queue = queueParam('replay_all', c.req.query('queue'), true) as QueueName;
     const replayed = await c.get('appStore').replayAllDead(queue);
     count('replay_all', queue, 'ok');
@@ -90,8 +198,8 @@ export function dlqRoutes(deps: DlqRouteDeps): Hono<AppKeyEnv> {
     return c.json({ queue, replayed });
   });
 
-  app.post('/v1/admin/dlq/:id/replay', async (c) => {
-    const id = idParam('replay', c.req.param('id'));
+  mountDocumented(app, DLQ_ROUTES.replay, async (c) => {
+    const id = idParam('replay', c.req.param('id') ?? '');
     const store = c.get('appStore');
     const queue = await located(store, 'replay', id, queueParam('replay', c.req.query('queue'), false));
     // A concurrent replay or delete between the lookup and here leaves nothing to replay: a 404 as well.
@@ -101,8 +209,8 @@ export function dlqRoutes(deps: DlqRouteDeps): Hono<AppKeyEnv> {
     return c.json({ id, queue, replayed: true });
   });
 
-  app.delete('/v1/admin/dlq/:id', async (c) => {
-    const id = idParam('delete', c.req.param('id'));
+  mountDocumented(app, DLQ_ROUTES.remove, async (c) => {
+    const id = idParam('delete', c.req.param('id') ?? '');
     const store = c.get('appStore');
     const queue = await located(store, 'delete', id, queueParam('delete', c.req.query('queue'), false));
     if (!(await store.deleteDead(queue, id))) return refuse('delete', 'DEAD_LETTER_NOT_FOUND', `no dead letter ${id}`);

@@ -9,11 +9,13 @@
  *   so a repeated PUT is harmless); 4xx with a stable code otherwise;
  * - `GET /v1/nip9a/registrations`: the authenticated author's registrations (and nobody else's).
  */
-import { Hono, type Context } from 'hono';
+import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
+import type { Context } from 'hono';
 import { authenticateNip98, type Nip98Auth } from '../../api/nip98-auth.ts';
 import { HttpError, type HttpErrorCode } from '../../api/errors.ts';
 import { parseJsonBytes, readBodyBytes, refuseNonJsonContentType } from '../../api/json-body.ts';
 import type { LargerBody } from '../../api/body-limit.ts';
+import { errorResponses, jsonBody, jsonResponse, JSON_BODY_ERRORS, mountDocumented, NIP98_ERRORS, SECURITY } from '../../api/openapi.ts';
 import { isEventRejection, parseEvent, type EventVerifier } from '../../nostr/event.ts';
 import { acceptGatewayEvent, type IntakeAnswer, type IntakeDeps } from './intake.ts';
 import { MAX_CLIENT_FRAME_BYTES, MAX_SUBSCRIPTIONS, NIP9A_RELAY_PATH } from './relay-endpoint.ts';
@@ -90,9 +92,77 @@ export function registrationLargerBody(settings: GatewayHttpDeps['settings']): L
   };
 }
 
-export function gatewayHttpRoutes(deps: GatewayHttpDeps): Hono {
-  const app = new Hono();
-  app.get(NIP9A_RELAY_PATH, (c: Context) => {
+const nip98Route = { tags: ['nip9a'], security: SECURITY.nip98 };
+
+const NostrEvent = z
+  .object({
+    id: z.string(),
+    pubkey: z.string(),
+    created_at: z.number().int(),
+    kind: z.number().int(),
+    tags: z.array(z.array(z.string())),
+    content: z.string(),
+    sig: z.string(),
+  })
+  .openapi('NostrEvent');
+
+/** The routes as the OpenAPI document describes them (the handlers below check requests by hand). */
+const GATEWAY_ROUTES = {
+  relayInfo: createRoute({
+    tags: ['nip9a'],
+    security: SECURITY.none,
+    method: 'get',
+    path: NIP9A_RELAY_PATH,
+    operationId: 'getNip9aGatewayInfo',
+    summary: 'The gateway relay endpoint’s NIP-11 document (with `Accept: application/nostr+json`)',
+    description: 'Without that Accept header, a line of text; the endpoint itself is a WebSocket relay at this path.',
+    responses: {
+      200: {
+        description: 'The NIP-11 document, or a line of text',
+        content: { 'application/nostr+json': { schema: z.looseObject({}) }, 'text/plain': { schema: z.string() } },
+      },
+      ...errorResponses([]),
+    },
+  }),
+  register: createRoute({
+    ...nip98Route,
+    method: 'put',
+    path: NIP9A_REGISTRATIONS_PATH,
+    operationId: 'putNip9aRegistration',
+    summary: 'Store a signed kind 30390 registration, or a kind 5 deleting registrations, of the authenticated author',
+    request: { body: jsonBody(NostrEvent) },
+    responses: {
+      200: jsonResponse(
+        'Stored, replaced, deleted, or already current (`stale`)',
+        z.object({ outcome: z.string(), message: z.string(), id: z.string() }).openapi('Nip9aRegistrationResult'),
+      ),
+      ...errorResponses([
+        ...NIP98_ERRORS,
+        ...JSON_BODY_ERRORS,
+        'NIP9A_INVALID_REGISTRATION',
+        'NIP9A_CALLBACK_BLOCKED',
+        'NIP9A_WRONG_AUTHOR',
+        'NIP9A_LIMIT_REACHED',
+        'NIP9A_RELAY_CAP_REACHED',
+      ]),
+    },
+  }),
+  list: createRoute({
+    ...nip98Route,
+    method: 'get',
+    path: NIP9A_REGISTRATIONS_PATH,
+    operationId: 'listNip9aRegistrations',
+    summary: 'The authenticated author’s registrations',
+    responses: {
+      200: jsonResponse('The registration events', z.object({ registrations: z.array(NostrEvent) }).openapi('Nip9aRegistrations')),
+      ...errorResponses(NIP98_ERRORS),
+    },
+  }),
+};
+
+export function gatewayHttpRoutes(deps: GatewayHttpDeps): OpenAPIHono {
+  const app = new OpenAPIHono();
+  mountDocumented(app, GATEWAY_ROUTES.relayInfo, (c: Context) => {
     if (!(c.req.header('accept') ?? '').includes('application/nostr+json')) {
       return c.text('NIP-9a gateway relay endpoint: connect with a WebSocket, or ask for application/nostr+json.\n', 200);
     }
@@ -101,7 +171,7 @@ export function gatewayHttpRoutes(deps: GatewayHttpDeps): Hono {
     return c.body(JSON.stringify(nip11Document(deps)));
   });
 
-  app.put(NIP9A_REGISTRATIONS_PATH, async (c: Context) => {
+  mountDocumented(app, GATEWAY_ROUTES.register, async (c: Context) => {
     refuseNonJsonContentType(c);
     const bytes = await readBodyBytes(c, registrationLargerBody(deps.settings).maxBytes);
     const pubkey = await authenticateNip98(c, deps.auth, bytes);
@@ -113,7 +183,7 @@ export function gatewayHttpRoutes(deps: GatewayHttpDeps): Hono {
     return c.json({ outcome: result.outcome, message: result.message, id: event.id });
   });
 
-  app.get(NIP9A_REGISTRATIONS_PATH, async (c: Context) => {
+  mountDocumented(app, GATEWAY_ROUTES.list, async (c: Context) => {
     const pubkey = await authenticateNip98(c, deps.auth);
     const mine = await deps.store.listNip9aRegistrations(pubkey);
     return c.json({ registrations: mine.map((r) => JSON.parse(r.eventJson) as unknown) });
