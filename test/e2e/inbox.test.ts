@@ -6,24 +6,19 @@
  */
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { COMMENT, METADATA, PREFERENCES, REACTION, REGISTER_TOKEN, VIDEO } from '../../src/nostr/kinds.ts';
 import { signEvent } from '../../src/nostr/keys.ts';
 import type { StorePort } from '../../src/store/port.ts';
-import { openSqliteStore } from '../../src/store/sqlite/index.ts';
-import { openRedisStore } from '../../src/store/redis/index.ts';
 import { ANNOUNCEMENT_PREFERENCE_CATEGORY, KEYWORD_PREFERENCE_CATEGORY } from '../../src/engine/content.ts';
 import { createApiKey } from '../../src/platform/api-keys.ts';
 import { DEFAULT_PREFERENCE_KINDS } from '../../src/config/defaults.ts';
 import { controlEvent, makeUser, type TestUser } from '../support/nostr-client.ts';
 import { publish } from '../support/publisher.ts';
 import { startTestRelay, type TestRelay } from '../support/relay.ts';
-import { startRedisServer, type PrivateRedisServer } from '../support/redis-server.ts';
 import { startFcmFake, type FcmFake, type ReceivedMessage } from '../support/fcm-fake.ts';
 import { eventually, startServiceProcess, type ServiceProcess } from '../support/service-process.ts';
 import { openHintSocket, userApi } from '../support/user-api.ts';
+import { baseServiceEnv, makeE2eStore, type E2eStore } from '../support/e2e-stack.ts';
 
 const now = () => Math.floor(Date.now() / 1000);
 const WAIT_MS = 20_000;
@@ -33,8 +28,7 @@ for (const adapter of ['sqlite', 'redis'] as const) {
     let relayA: TestRelay;
     let relayB: TestRelay;
     let fcm: FcmFake;
-    let redis: PrivateRedisServer | undefined;
-    let dataDir: string;
+    let store: E2eStore;
     let reader: StorePort;
     let service: ServiceProcess;
     const serviceKey = makeUser();
@@ -83,29 +77,16 @@ for (const adapter of ['sqlite', 'redis'] as const) {
     before(async () => {
       [relayA, relayB] = await Promise.all([startTestRelay(), startTestRelay()]);
       fcm = await startFcmFake();
-      dataDir = mkdtempSync(join(tmpdir(), `np-inbox-${adapter}-`));
-      let storeUrl = `sqlite:${join(dataDir, 'nostr-push.sqlite')}`;
-      if (adapter === 'redis') {
-        redis = await startRedisServer();
-        storeUrl = redis.url;
-      }
+      store = await makeE2eStore(adapter, 'inbox');
       service = await startServiceProcess({
         env: {
-          NOSTR_PUSH__SERVICE__PRIVATE_KEY_HEX: serviceKey.secret,
-          NOSTR_PUSH__NOSTR__RELAYS: `${relayA.url},${relayB.url}`,
-          NOSTR_PUSH__NOSTR__QUERY_TIMEOUT_SECS: '2',
-          NOSTR_PUSH__STORE__URL: storeUrl,
-          NOSTR_PUSH__DATA_DIR: dataDir,
-          NOSTR_PUSH__QUEUE__POLL_MILLIS: '20',
+          ...baseServiceEnv({ serviceKey, relays: [relayA.url, relayB.url], store }),
           // Every event asks the word index: a word set is matched at once, no window to wait out.
           NOSTR_PUSH__INBOX__ALERT_WORD_REFRESH_MILLIS: '0',
-          NOSTR_PUSH__FIREBASE__CREDENTIALS_PATH: fcm.writeCredentials(dataDir),
-          NOSTR_PUSH__FIREBASE__PROJECT_ID: 'fake-project',
-          NOSTR_PUSH__FIREBASE__API_BASE_URL: fcm.baseUrl,
+          ...fcm.serviceEnv(store.dataDir),
         },
       });
-      reader =
-        adapter === 'redis' ? await openRedisStore({ url: storeUrl }) : await openSqliteStore({ path: join(dataDir, 'nostr-push.sqlite') });
+      reader = await store.openReader();
       await Promise.all([
         service.waitForLog((l) => l.msg === 'live subscriptions open' && l.relay === relayA.url, WAIT_MS, 'relay A live'),
         service.waitForLog((l) => l.msg === 'live subscriptions open' && l.relay === relayB.url, WAIT_MS, 'relay B live'),
@@ -121,8 +102,7 @@ for (const adapter of ['sqlite', 'redis'] as const) {
       await service?.stop();
       await reader?.close();
       await Promise.all([relayA?.stop(), relayB?.stop(), fcm?.stop()]);
-      await redis?.stop();
-      rmSync(dataDir, { recursive: true, force: true });
+      await store?.remove();
     });
     /* eslint-enable @typescript-eslint/no-unnecessary-condition */
 

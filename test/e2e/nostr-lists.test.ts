@@ -15,22 +15,17 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { COMMENT, CONTACTS, GENERIC_REPOST, MUTE_LIST, PREFERENCES, REACTION, REGISTER_TOKEN, VIDEO } from '../../src/nostr/kinds.ts';
 import { signEvent } from '../../src/nostr/keys.ts';
 import type { NostrEvent } from '../../src/nostr/event.ts';
 import type { StorePort } from '../../src/store/port.ts';
 import { DEFAULT_PREFERENCE_KINDS } from '../../src/config/defaults.ts';
-import { openSqliteStore } from '../../src/store/sqlite/index.ts';
-import { openRedisStore } from '../../src/store/redis/index.ts';
 import { controlEvent, makeUser, type TestUser } from '../support/nostr-client.ts';
 import { publish } from '../support/publisher.ts';
 import { startTestRelay, type TestRelay } from '../support/relay.ts';
-import { startRedisServer, type PrivateRedisServer } from '../support/redis-server.ts';
 import { startApnsFake, type ApnsFake, type ApnsReceived } from '../support/apns-fake.ts';
 import { eventually, startServiceProcess, type ServiceProcess } from '../support/service-process.ts';
+import { baseServiceEnv, makeE2eStore, type E2eStore } from '../support/e2e-stack.ts';
 
 /** Coalescing bucket: a burst published just after a boundary has the whole window to be ingested. */
 const WINDOW_SECS = 10;
@@ -50,8 +45,7 @@ for (const adapter of ['sqlite', 'redis'] as const) {
   describe(`mutes and onlyFollowing end to end (${adapter})`, () => {
     let relay: TestRelay;
     let apns: ApnsFake;
-    let redis: PrivateRedisServer | undefined;
-    let dataDir: string;
+    let store: E2eStore;
     let reader: StorePort;
     let service: ServiceProcess;
     const serviceKey = makeUser();
@@ -95,26 +89,11 @@ for (const adapter of ['sqlite', 'redis'] as const) {
     before(async () => {
       relay = await startTestRelay();
       apns = await startApnsFake();
-      dataDir = mkdtempSync(join(tmpdir(), `np-lists-${adapter}-`));
-      let storeUrl = `sqlite:${join(dataDir, 'nostr-push.sqlite')}`;
-      if (adapter === 'redis') {
-        redis = await startRedisServer();
-        storeUrl = redis.url;
-      }
+      store = await makeE2eStore(adapter, 'lists');
       service = await startServiceProcess({
         env: {
-          NOSTR_PUSH__SERVICE__PRIVATE_KEY_HEX: serviceKey.secret,
-          NOSTR_PUSH__NOSTR__RELAYS: relay.url,
-          NOSTR_PUSH__NOSTR__QUERY_TIMEOUT_SECS: '2',
-          NOSTR_PUSH__STORE__URL: storeUrl,
-          NOSTR_PUSH__DATA_DIR: dataDir,
-          NOSTR_PUSH__QUEUE__POLL_MILLIS: '20',
-          NOSTR_PUSH__APNS__KEY_PATH: apns.writeKey(dataDir),
-          NOSTR_PUSH__APNS__KEY_ID: apns.keyId,
-          NOSTR_PUSH__APNS__TEAM_ID: apns.teamId,
-          NOSTR_PUSH__APNS__BUNDLE_ID: apns.bundleId,
-          NOSTR_PUSH__APNS__API_BASE_URL: apns.baseUrl,
-          NOSTR_PUSH__APNS__SANDBOX_API_BASE_URL: apns.sandboxBaseUrl,
+          ...baseServiceEnv({ serviceKey, relays: [relay.url], store }),
+          ...apns.serviceEnv(store.dataDir),
           NOSTR_PUSH__SERVICE__COALESCE_WINDOW_SECS: String(WINDOW_SECS),
           NOSTR_PUSH__SERVICE__COALESCE_IMMEDIATE_LIMIT: '1',
           NOSTR_PUSH__SERVICE__COALESCE_POLL_MILLIS: '50',
@@ -125,8 +104,7 @@ for (const adapter of ['sqlite', 'redis'] as const) {
           NOSTR_PUSH__SERVICE__RECIPIENT_DAILY_CAP: '1000',
         },
       });
-      reader =
-        adapter === 'redis' ? await openRedisStore({ url: storeUrl }) : await openSqliteStore({ path: join(dataDir, 'nostr-push.sqlite') });
+      reader = await store.openReader();
       await service.waitForLog((l) => l.msg === 'live subscriptions open' && l.relay === relay.url, 15_000, 'relay live');
     });
 
@@ -134,8 +112,7 @@ for (const adapter of ['sqlite', 'redis'] as const) {
       await service.stop();
       await reader.close();
       await Promise.all([relay.stop(), apns.stop()]);
-      await redis?.stop();
-      rmSync(dataDir, { recursive: true, force: true });
+      await store.remove();
     });
 
     test("a muted sender's like, repost and comment push nothing; an unmuted sender's like is pushed", async () => {
