@@ -400,11 +400,13 @@ export async function startService(config: Config, overrides: ServiceOverrides =
     if (config.roles.includes('api') && config.console.enabled) {
       mountConsole(app, {
         store,
+        apps: apps.all.map((a) => ({ id: a.id, store: a.store })),
         publicUrl: config.server.public_url,
         clientAddress: clientAddresses,
         sessionTtlMs: config.console.session_ttl_secs * 1000,
         sampleIntervalMs: config.console.sample_interval_secs * 1000,
         deliveryLogRetentionMs: config.delivery_log.retention_days * 86_400_000,
+        sendApi: { settingsOf: sendApiSettings(apps), onCreated: () => sendWakeup.notify() },
         metrics,
         logger,
         loginLimit: rateLimits.perAddress(rateLimits.consoleLogin),

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { html } from './html.js';
-import { api } from './api.js';
+import { api, forApp } from './api.js';
 import { ago, number, when } from './format.js';
 import { LinePlot } from './plot.js';
 
@@ -183,7 +183,7 @@ function Tokens({ tokens, at }) {
 function Pushes({ pushes }) {
   const names = Object.keys(pushes.rates);
   return html`<section aria-labelledby="pushes-title">
-    <h2 id="pushes-title">Pushes per second, last hour</h2>
+    <h2 id="pushes-title">Pushes per second, last hour (every app)</h2>
     ${
       pushes.times.length < 2
         ? html`<p>Waiting for samples: every process samples its counters every few seconds.</p>`
@@ -218,28 +218,28 @@ function Pushes({ pushes }) {
   </section>`;
 }
 
-export function Overview() {
-  const { data, error } = usePolling('overview', REFRESH_MS);
+export function Overview({ app }) {
+  const { data, error } = usePolling(forApp('overview', app), REFRESH_MS);
   if (!data) return error ? html`<p class="error" role="alert">${error}</p>` : html`<p role="status">Loading…</p>`;
   const now = Date.parse(data.now);
   return html`
     ${error && html`<p class="error" role="alert">Refresh failed: ${error}</p>`}
     <${Pushes} pushes=${data.pushes} />
     <section aria-labelledby="fleet-title">
-      <h2 id="fleet-title">Fleet</h2>
+      <h2 id="fleet-title">Fleet (every app)</h2>
       <${Processes} processes=${data.processes} now=${now} />
     </section>
     <section aria-labelledby="relays-title">
-      <h2 id="relays-title">Relays</h2>
+      <h2 id="relays-title">Relays (every app)</h2>
       <${Relays} processes=${data.processes} now=${now} />
       <${UserRelays} processes=${data.processes} />
     </section>
     <section aria-labelledby="queues-title">
-      <h2 id="queues-title">Queues</h2>
+      <h2 id="queues-title">Queues of ${data.app}</h2>
       <${Queues} queues=${data.queues} />
     </section>
     <section aria-labelledby="tokens-title">
-      <h2 id="tokens-title">Devices</h2>
+      <h2 id="tokens-title">Devices of ${data.app}</h2>
       <${Tokens} tokens=${data.tokens} at=${data.tokensAt} />
     </section>
   `;

@@ -1,6 +1,6 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { html } from './html.js';
-import { api } from './api.js';
+import { api, forApp } from './api.js';
 import { when } from './format.js';
 
 function Table({ caption, columns, rows, testid }) {
@@ -27,21 +27,85 @@ function Table({ caption, columns, rows, testid }) {
   </div>`;
 }
 
-export function UserPage() {
+/** How often the page asks again for a user's deliveries while a test push is on its way, and for how long. */
+const AWAIT_DELIVERY_MS = 2000;
+const AWAIT_DELIVERY_TRIES = 30;
+
+/** A test push to one user through the send API (the app's own types; the first is the default). */
+function TestSend({ app, types, pubkey, onSent }) {
+  const [to, setTo] = useState(pubkey ?? '');
+  const [type, setType] = useState(types[0] ?? '');
+  const [text, setText] = useState('');
+  const [status, setStatus] = useState(null);
+  const [error, setError] = useState(null);
+  useEffect(() => {
+    if (pubkey) setTo(pubkey);
+  }, [pubkey]);
+
+  const send = async (event) => {
+    event.preventDefault();
+    setError(null);
+    setStatus(null);
+    try {
+      const sent = await api(forApp('test-send', app), { method: 'POST', body: { pubkey: to.trim(), type, text } });
+      setStatus(`Queued test push ${sent.id} to ${sent.npub}; its delivery appears below.`);
+      onSent(sent);
+    } catch (err) {
+      setError(err.message);
+    }
+  };
+
+  return html`<form class="test-send" onSubmit=${send} aria-labelledby="test-send-title" data-testid="test-send">
+    <h2 id="test-send-title">Send a test push</h2>
+    <label for="test-to">To (npub or hex public key)</label>
+    <input id="test-to" spellcheck="false" autocomplete="off" required value=${to} onInput=${(e) => setTo(e.currentTarget.value)} />
+    <label for="test-type">Type</label>
+    <select id="test-type" value=${type} onChange=${(e) => setType(e.currentTarget.value)}>
+      ${types.map((t) => html`<option value=${t}>${t}</option>`)}
+    </select>
+    <label for="test-text">Text</label>
+    <textarea id="test-text" required rows="2" maxlength="2048" value=${text} onInput=${(e) => setText(e.currentTarget.value)}></textarea>
+    <button type="submit">Send test push</button>
+    <p role="status" class="status">${status ?? ''}</p>
+    ${error && html`<p class="error" role="alert">${error}</p>`}
+  </form>`;
+}
+
+export function UserPage({ app, apps }) {
   const [query, setQuery] = useState('');
   const [user, setUser] = useState(null);
   const [error, setError] = useState(null);
+  const [awaiting, setAwaiting] = useState(null);
+  const types = apps?.find((a) => a.id === app)?.sendTypes;
 
-  const lookup = async (event) => {
-    event.preventDefault();
+  const show = async (key) => {
     setError(null);
     try {
-      setUser(await api(`users/${encodeURIComponent(query.trim())}`));
+      setUser(await api(forApp(`users/${encodeURIComponent(key.trim())}`, app)));
     } catch (err) {
       setUser(null);
       setError(err.code === 'INVALID_PUBKEY' ? 'Enter an npub or a 64-character hex public key.' : err.message);
     }
   };
+  const lookup = (event) => {
+    event.preventDefault();
+    return show(query);
+  };
+
+  // After a test push: show its recipient, and ask again until the push's delivery is logged.
+  useEffect(() => {
+    if (!awaiting) return undefined;
+    let tries = 0;
+    let timer;
+    const tick = async () => {
+      const found = await api(forApp(`users/${awaiting.recipient}`, app)).catch(() => null);
+      if (found) setUser(found);
+      const logged = found?.deliveries.some((d) => d.notificationId === awaiting.id && d.status !== 'retrying');
+      if (!logged && ++tries < AWAIT_DELIVERY_TRIES) timer = setTimeout(tick, AWAIT_DELIVERY_MS);
+    };
+    tick();
+    return () => clearTimeout(timer);
+  }, [awaiting]);
 
   return html`
     <form class="toolbar" onSubmit=${lookup} role="search">
@@ -58,6 +122,18 @@ export function UserPage() {
       <button type="submit">Look up</button>
     </form>
     ${error && html`<p class="error" role="alert">${error}</p>`}
+    ${
+      types &&
+      html`<${TestSend}
+        app=${app}
+        types=${types}
+        pubkey=${user?.npub}
+        onSent=${(sent) => {
+          setQuery(sent.npub);
+          setAwaiting(sent);
+        }}
+      />`
+    }
     ${
       user &&
       html`<section aria-labelledby="user-title" data-testid="user">
