@@ -41,6 +41,7 @@ import { createServer, type RequestListener, type Server } from 'node:http';
 import { createPlatformApi, type PlatformApi } from './api/platform.ts';
 import { configuredApps, sendTypeCategories } from './platform/apps.ts';
 import { openApps, type AppDirectory, type AppRuntime } from './platform/tenants.ts';
+import { transportStates } from './platform/transport-states.ts';
 import type { SendApiAppSettings } from './api/notifications.ts';
 import { SendWakeup } from './platform/send-worker.ts';
 import { gatewaySettings } from './nip9a/gateway/config.ts';
@@ -400,7 +401,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
     if (config.roles.includes('api') && config.console.enabled) {
       mountConsole(app, {
         store,
-        apps: apps.all.map((a) => ({ id: a.id, store: a.store })),
+        apps: apps.all.map((a) => ({ id: a.id, store: a.store, transports: transportStates(a.config) })),
         publicUrl: config.server.public_url,
         clientAddress: clientAddresses,
         sessionTtlMs: config.console.session_ttl_secs * 1000,

@@ -7,8 +7,10 @@
  * - `GET apps`: the apps the service hosts, the default first (the page's app switcher), each with
  *   its send types when the test send is on;
  * - `GET overview?app=`: the fleet's heartbeats (task flags, relay connections), the app's queue
- *   depths per queue and lane (read now) and tokens per transport, and the fleet's
- *   pushes-per-second series of the last hour;
+ *   depths per queue and lane (read now) and tokens per transport, its transports (configured or
+ *   off and why, with the fleet's pushes of the last hour through each, those that failed, and of
+ *   those the ones to a transport that is off), and the fleet's pushes-per-second series of the
+ *   last hour (UnifiedPush apart from Web Push);
  * - dead letters: the admin DLQ routes (`api/admin/dlq.ts`) mounted here with the session as their
  *   authentication, so the console lists, replays and deletes exactly as `/v1/admin/dlq` does:
  *   `GET v1/admin/dlq?queue=&limit=&cursor=`, `POST v1/admin/dlq/{id}/replay`, `POST
@@ -29,6 +31,7 @@ import { npubEncode } from '../nostr/nip19.ts';
 import { parsePubkey } from './pubkey.ts';
 
 import { DEFAULT_APP_ID } from '../platform/apps.ts';
+import type { TransportState } from '../platform/transport-states.ts';
 import { redact } from '../observability/logger.ts';
 import type { DeviceRegistration, StorePort } from '../store/port.ts';
 import type { ProcessHeartbeatRecord } from '../store/port-fleet.ts';
@@ -45,10 +48,12 @@ const USER_DELIVERIES_READ = 1000;
 export const NTFY_TOPICS_DEFAULT_LIMIT = 100;
 export const NTFY_TOPICS_MAX_LIMIT = 1000;
 
-/** An app as the console sees it: its id and its store view (`platform/tenants.ts`). */
+/** An app as the console sees it: its id, its store view and its transports (`platform/tenants.ts`). */
 export interface ConsoleApp {
   id: string;
   store: StorePort;
+  /** Which transports the app has configured and why the others are off; absent, not shown. */
+  transports?: readonly TransportState[];
 }
 
 export interface ConsoleRouteDeps {
@@ -150,6 +155,8 @@ export function consoleRoutes(deps: ConsoleRouteDeps): Hono<ConsoleSessionEnv> {
     // The reporters sample the default app's devices; another app's are counted now.
     const sampledTokens = selected.id === DEFAULT_APP_ID ? newestValues(samples, 'tokens:') : null;
     const tokens: Record<string, number> = sampledTokens?.values ?? (await selected.store.countTokensByTransport());
+    const pushes = pushSeries(samples, deps.sampleIntervalMs);
+    const unconfigured = pushSeries(samples, deps.sampleIntervalMs, 'unconfigured:').totals;
     return c.json({
       app: selected.id,
       now: iso(now),
@@ -157,7 +164,14 @@ export function consoleRoutes(deps: ConsoleRouteDeps): Hono<ConsoleSessionEnv> {
       queues,
       tokens,
       tokensAt: iso(sampledTokens?.atMs ?? now),
-      pushes: pushSeries(samples, deps.sampleIntervalMs),
+      transports: (selected.transports ?? []).map((t) => ({
+        ...t,
+        // The fleet's pushes of the last hour (every app: the counters are per process).
+        ok: pushes.totals[`${t.transport}:ok`] ?? 0,
+        failed: pushes.totals[`${t.transport}:failed`] ?? 0,
+        unconfigured: unconfigured[t.transport] ?? 0,
+      })),
+      pushes,
       sampleIntervalSecs: deps.sampleIntervalMs / 1000,
     });
   });

@@ -21,6 +21,7 @@ import { pushSeries } from '../../src/console/series.ts';
 import { CSRF_HEADER, SESSION_COOKIE } from '../../src/console/session.ts';
 import { TEST_SEND_TITLE } from '../../src/console/test-send.ts';
 import type { SendApiAppSettings } from '../../src/api/notifications.ts';
+import type { TransportState } from '../../src/platform/transport-states.ts';
 import { consoleStaticRoutes, loadConsoleAssets } from '../../src/console/static.ts';
 import { npubEncode } from '../../src/nostr/nip19.ts';
 import { createLogger } from '../../src/observability/logger.ts';
@@ -39,6 +40,14 @@ const SAMPLE_INTERVAL_MS = 10_000;
 const ALICE = 'a'.repeat(64);
 const FCM_TOKEN = 'fcm-token-of-alice-0123456789abcdef';
 const LEASE = { max: 10, leaseMs: 60_000, maxAttempts: 5 };
+
+/** The default app's transports as the console is told them: FCM off, the others on. */
+const DEFAULT_TRANSPORTS: TransportState[] = [
+  { transport: 'fcm', configured: false, detail: 'off: firebase.credentials_path is not set' },
+  { transport: 'apns', configured: true, detail: 'bundle b' },
+  { transport: 'webpush', configured: true, detail: 'VAPID' },
+  { transport: 'unifiedpush', configured: true, detail: 'VAPID' },
+];
 
 /** The second app every fixture hosts beside `default`, on a store view of its own. */
 const CLIPS = 'clips';
@@ -104,7 +113,7 @@ async function fixture(adapter: Adapter, options: { publicUrl?: string; logs?: L
       },
     },
     apps: [
-      { id: 'default', store },
+      { id: 'default', store, transports: DEFAULT_TRANSPORTS },
       { id: CLIPS, store: clips },
     ],
     publicUrl: options.publicUrl ?? '',
@@ -388,8 +397,11 @@ for (const adapter of ['sqlite', 'redis'] as const)
         await reporter.beat();
         await reporter.sample();
         f.clock.advance(SAMPLE_INTERVAL_MS);
-        f.metrics.fcmSendsSucceeded.inc(50);
-        f.metrics.fcmSendsFailed.inc({ reason: 'unavailable' }, 5);
+        f.metrics.pushDeviceOutcomes.inc({ transport: 'fcm', outcome: 'ok' }, 50);
+        f.metrics.pushDeviceOutcomes.inc({ transport: 'fcm', outcome: 'failed' }, 5);
+        f.metrics.pushDeviceOutcomes.inc({ transport: 'fcm', outcome: 'unconfigured' }, 3);
+        f.metrics.pushDeviceOutcomes.inc({ transport: 'unifiedpush', outcome: 'ok' }, 7);
+        f.metrics.pushDeviceOutcomes.inc({ transport: 'webpush', outcome: 'ok' }, 2);
         await reporter.sample();
 
         const s = await session(f);
@@ -405,6 +417,7 @@ for (const adapter of ['sqlite', 'redis'] as const)
           queues: Record<string, { lanes: Record<string, { ready: number }> }>;
           tokens: Record<string, number>;
           pushes: { times: number[]; rates: Record<string, number[]>; totals: Record<string, number> };
+          transports: Array<TransportState & { ok: number; failed: number; unconfigured: number }>;
         };
         assert.equal(body.processes.length, 1);
         const [proc] = body.processes;
@@ -418,8 +431,25 @@ for (const adapter of ['sqlite', 'redis'] as const)
         assert.equal(body.queues.outbound?.lanes.critical?.ready, 1);
         assert.deepEqual(body.tokens, { fcm: 1, apns: 0, webpush: 0, unifiedpush: 0 });
         assert.equal(body.pushes.totals['fcm:ok'], 50);
-        assert.equal(body.pushes.totals['fcm:failed'], 5);
+        assert.equal(body.pushes.totals['fcm:failed'], 8, 'the failures of an unconfigured FCM counted too');
+        assert.equal(body.pushes.totals['unifiedpush:ok'], 7, 'UnifiedPush is its own series');
+        assert.equal(body.pushes.totals['webpush:ok'], 2);
         assert.deepEqual(body.pushes.rates['fcm:ok'], [0, 5], '50 pushes over 10 s: 5 per second in the second bucket');
+        assert.deepEqual(
+          Object.keys(body.pushes.totals).sort(),
+          ['apns:failed', 'apns:ok', 'fcm:failed', 'fcm:ok', 'unifiedpush:failed', 'unifiedpush:ok', 'webpush:failed', 'webpush:ok'],
+          'no unconfigured series in the plot',
+        );
+        assert.deepEqual(
+          body.transports.map((t) => [t.transport, t.configured, t.ok, t.failed, t.unconfigured]),
+          [
+            ['fcm', false, 50, 8, 3],
+            ['apns', true, 0, 0, 0],
+            ['webpush', true, 2, 0, 0],
+            ['unifiedpush', true, 7, 0, 0],
+          ],
+        );
+        assert.match(body.transports[0]?.detail ?? '', /credentials_path/);
       });
 
       test('a graceful stop removes the heartbeat at once; a reporter run beats and samples until aborted', async () => {

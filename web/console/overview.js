@@ -180,6 +180,42 @@ function Tokens({ tokens, at }) {
   </div>`;
 }
 
+/** The app's transports: configured or off (and why), with the fleet's pushes of the last hour through each. */
+function Transports({ app, transports }) {
+  if (!transports || transports.length === 0) return null;
+  return html`<section aria-labelledby="transports-title">
+    <h2 id="transports-title">Transports of ${app}</h2>
+    <div class="table-wrap">
+      <table data-testid="transports">
+        <caption>
+          Configured transports; pushes in the last hour (every app)
+        </caption>
+        <thead>
+          <tr>
+            <th scope="col">Transport</th>
+            <th scope="col">State</th>
+            <th scope="col">Pushed</th>
+            <th scope="col">Failed</th>
+            <th scope="col">Failed as not configured</th>
+          </tr>
+        </thead>
+        <tbody>
+          ${transports.map(
+            (t) =>
+              html`<tr data-transport=${t.transport}>
+                <th scope="row">${t.transport}</th>
+                <td><${Flag} ok=${t.configured} yes=${`configured: ${t.detail}`} no=${`not configured (${t.detail})`} /></td>
+                <td>${number(t.ok)}</td>
+                <td>${number(t.failed)}</td>
+                <td data-field="unconfigured" class=${t.unconfigured > 0 ? 'bad' : ''}>${number(t.unconfigured)}</td>
+              </tr>`,
+          )}
+        </tbody>
+      </table>
+    </div>
+  </section>`;
+}
+
 function Pushes({ pushes }) {
   const names = Object.keys(pushes.rates);
   return html`<section aria-labelledby="pushes-title">
@@ -224,6 +260,7 @@ export function Overview({ app }) {
   const now = Date.parse(data.now);
   return html`
     ${error && html`<p class="error" role="alert">Refresh failed: ${error}</p>`}
+    <${Transports} app=${data.app} transports=${data.transports} />
     <${Pushes} pushes=${data.pushes} />
     <section aria-labelledby="fleet-title">
       <h2 id="fleet-title">Fleet (every app)</h2>
