@@ -67,6 +67,7 @@ export class FleetReporter {
         lastEventAtMs: r.lastEventAt,
         reconnects: r.reconnects,
         lastError: r.lastError,
+        disconnects: r.disconnects ?? [],
       })),
       ntfySubscribers: this.deps.ntfySubscribers(),
       ...userRelaysOf(this.deps.userRelays?.() ?? null),

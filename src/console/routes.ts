@@ -16,7 +16,8 @@
  *   `GET v1/admin/dlq?queue=&limit=&cursor=`, `POST v1/admin/dlq/{id}/replay`, `POST
  *   v1/admin/dlq/replay?queue=`, `DELETE v1/admin/dlq/{id}`;
  * - `GET users/{npub or hex}?app=`: devices (tokens redacted), preferences, bells, inbox counters,
- *   the last deliveries of the delivery log;
+ *   the last pushes of the delivery log, one row each with its outcome and the provider's answer
+ *   (`deliveries.ts`);
  * - `GET ntfy?limit=`: topics with their stored messages and the fleet's live subscriptions;
  * - the API keys of the app: `GET keys?app=`, `POST keys?app=`, `DELETE keys/{id}?app=` (`keys.ts`);
  * - `POST test-send?app=`: a push to one user through the send API's own code (`test-send.ts`).
@@ -39,9 +40,10 @@ import { SAMPLED_QUEUES, SAMPLE_RETENTION_MS } from './sampler.ts';
 import { newestValues, pushSeries } from './series.ts';
 import { CONSOLE_API_PATH, type ConsoleSessionEnv } from './session.ts';
 import { mountConsoleKeyRoutes } from './keys.ts';
+import { pushRows } from './deliveries.ts';
 import { mountTestSendRoute, sendTypesOf, type ConsoleSendApi } from './test-send.ts';
 
-/** Deliveries shown on a user's page: the newest of the retention window. */
+/** Pushes shown on a user's page (one row each, `deliveries.ts`): the newest of the retention window. */
 export const USER_DELIVERIES_SHOWN = 50;
 /** Delivery log entries read to find the newest {@link USER_DELIVERIES_SHOWN} (the log reads oldest first). */
 const USER_DELIVERIES_READ = 1000;
@@ -83,7 +85,12 @@ function processView(beat: ProcessHeartbeatRecord) {
     startedAt: iso(beat.startedAtMs),
     lastSeenAt: iso(beat.lastSeenAtMs),
     tasks: beat.tasks,
-    relays: beat.relays.map(({ lastEventAtMs, ...relay }) => ({ ...relay, lastEventAt: iso(lastEventAtMs) })),
+    relays: beat.relays.map(({ lastEventAtMs, disconnects, ...relay }) => ({
+      ...relay,
+      lastEventAt: iso(lastEventAtMs),
+      // Newest first: the page lists the reconnect history from the latest.
+      disconnects: (disconnects ?? []).map((d) => ({ at: iso(d.atMs), error: d.error })).reverse(),
+    })),
     ntfySubscriptions: Object.values(beat.ntfySubscribers).reduce((a, b) => a + b, 0),
     userRelays: beat.userRelays ?? null,
   };
@@ -203,10 +210,7 @@ export function consoleRoutes(deps: ConsoleRouteDeps): Hono<ConsoleSessionEnv> {
       bells: bells.map((creator) => ({ pubkey: creator, npub: npubEncode(creator) })),
       counters,
       alertWords,
-      deliveries: deliveries
-        .slice(-USER_DELIVERIES_SHOWN)
-        .reverse()
-        .map(({ appId: _appId, atMs, ...entry }) => ({ ...entry, at: iso(atMs) })),
+      deliveries: pushRows(deliveries, USER_DELIVERIES_SHOWN),
     });
   });
 

@@ -28,6 +28,7 @@ import { createLogger } from '../../src/observability/logger.ts';
 import { Metrics } from '../../src/observability/metrics.ts';
 import { createApiKey, hashApiKey } from '../../src/platform/api-keys.ts';
 import type { QueueName } from '../../src/store/port.ts';
+import type { NewDeliveryLogEntry } from '../../src/store/port-delivery-log.ts';
 import { openSqliteStore } from '../../src/store/sqlite/index.ts';
 import { openRedisStore } from '../../src/store/redis/index.ts';
 import type { StorePort } from '../../src/store/port.ts';
@@ -482,6 +483,47 @@ for (const adapter of ['sqlite', 'redis'] as const)
         assert.deepEqual((await overview()).processes, []);
       });
 
+      test('each relay’s last error and its reconnect history, newest first', async () => {
+        await f.store.writeHeartbeat(
+          {
+            processId: 'p',
+            host: 'h',
+            pid: 1,
+            roles: ['listener'],
+            version: 't',
+            startedAtMs: 0,
+            tasks: [],
+            relays: [
+              {
+                url: 'wss://flaky.example',
+                connected: false,
+                authenticated: false,
+                lastEventAtMs: null,
+                reconnects: 2,
+                lastError: 'connect ECONNREFUSED',
+                disconnects: [
+                  { atMs: 1000, error: 'socket closed (1006)' },
+                  { atMs: 5000, error: 'connect ECONNREFUSED' },
+                ],
+              },
+            ],
+            ntfySubscribers: {},
+          },
+          15_000,
+        );
+        const s = await session(f);
+        const body = (await (await call(f, s, 'overview')).json()) as {
+          processes: Array<{ relays: Array<{ lastError: string; reconnects: number; disconnects: Array<{ at: string; error: string }> }> }>;
+        };
+        const relay = body.processes[0]?.relays[0];
+        assert.equal(relay?.lastError, 'connect ECONNREFUSED');
+        assert.equal(relay.reconnects, 2);
+        assert.deepEqual(relay.disconnects, [
+          { at: new Date(5000).toISOString(), error: 'connect ECONNREFUSED' },
+          { at: new Date(1000).toISOString(), error: 'socket closed (1006)' },
+        ]);
+      });
+
       test('a process that stopped is not listed once its heartbeat expired', async () => {
         await f.store.writeHeartbeat(
           { processId: 'p', host: 'h', pid: 1, roles: ['api'], version: 't', startedAtMs: 0, tasks: [], relays: [], ntfySubscribers: {} },
@@ -572,7 +614,7 @@ for (const adapter of ['sqlite', 'redis'] as const)
             preferences: { kinds: number[] };
             bells: unknown[];
             counters: { totalNew: number };
-            deliveries: Array<{ notificationId: string; status: string }>;
+            deliveries: Array<{ notificationId: string; outcome: string }>;
           };
           assert.equal(body.pubkey, ALICE);
           assert.equal(body.devices.length, 1);
@@ -584,7 +626,7 @@ for (const adapter of ['sqlite', 'redis'] as const)
           assert.deepEqual(body.bells, []);
           assert.equal(body.counters.totalNew, 0);
           assert.deepEqual(
-            body.deliveries.map((d) => [d.notificationId, d.status]),
+            body.deliveries.map((d) => [d.notificationId, d.outcome]),
             [
               ['n2', 'failed'],
               ['n1', 'sent'],
@@ -592,6 +634,54 @@ for (const adapter of ['sqlite', 'redis'] as const)
             'newest first',
           );
         }
+      });
+
+      test('one row per push: its outcome over its devices and retries, the provider’s answer, each device’s latest attempt, opened', async () => {
+        const log = (entries: Array<Partial<NewDeliveryLogEntry> & Pick<NewDeliveryLogEntry, 'notificationId' | 'status'>>) =>
+          f.store.appendDeliveryLog(entries.map((e) => ({ appId: 'default', recipient: ALICE, type: 'payout', ...e })));
+        await log([
+          { notificationId: 'p1', status: 'queued' },
+          { notificationId: 'p2', status: 'queued' },
+        ]);
+        f.clock.advance(1000);
+        await log([
+          { notificationId: 'p1', status: 'retrying', transport: 'fcm', tokenPrefix: 'aaaa…', error: 'retryable_internal: 503' },
+          { notificationId: 'p1', status: 'failed', transport: 'apns', tokenPrefix: 'bbbb…', error: 'initialization: no apns transport is configured' },
+          { notificationId: 'p2', status: 'failed', error: 'no registered devices' },
+        ]);
+        f.clock.advance(1000);
+        await log([{ notificationId: 'p1', status: 'sent', transport: 'fcm', tokenPrefix: 'aaaa…', providerMessageId: 'projects/x/messages/1' }]);
+        f.clock.advance(1000);
+        await log([
+          { notificationId: 'p3', status: 'queued' },
+          { notificationId: 'p1', status: 'opened' },
+        ]);
+        const s = await session(f);
+        const body = (await (await call(f, s, `users/${ALICE}`)).json()) as {
+          deliveries: Array<{
+            notificationId: string;
+            outcome: string;
+            answer: string | null;
+            transports: string[];
+            opened: boolean;
+            devices: Array<{ transport: string | null; tokenPrefix: string | null; status: string; answer: string | null }>;
+          }>;
+        };
+        assert.deepEqual(
+          body.deliveries.map((d) => [d.notificationId, d.outcome, d.answer, d.opened]),
+          [
+            ['p1', 'sent', 'projects/x/messages/1', true],
+            ['p3', 'queued', null, false],
+            ['p2', 'failed', 'no registered devices', false],
+          ],
+          'one row per push, by latest entry',
+        );
+        const [p1] = body.deliveries;
+        assert.deepEqual(p1?.transports, ['fcm', 'apns']);
+        assert.deepEqual(p1?.devices, [
+          { transport: 'fcm', tokenPrefix: 'aaaa…', status: 'sent', answer: 'projects/x/messages/1' },
+          { transport: 'apns', tokenPrefix: 'bbbb…', status: 'failed', answer: 'initialization: no apns transport is configured' },
+        ]);
       });
 
       test('anything else is 400 INVALID_PUBKEY', async () => {

@@ -83,6 +83,7 @@ function Relays({ processes, now }) {
           <th scope="col">Relay</th>
           <th scope="col">State</th>
           <th scope="col">Last event</th>
+          <th scope="col">Last error</th>
           <th scope="col">Reconnects</th>
           <th scope="col">Listener</th>
         </tr>
@@ -100,7 +101,19 @@ function Relays({ processes, now }) {
                 />
               </td>
               <td>${ago(r.lastEventAt, now)}</td>
-              <td>${number(r.reconnects)}</td>
+              <td data-field="last-error">${r.lastError ?? '—'}</td>
+              <td data-field="reconnects">
+                ${number(r.reconnects)}
+                ${
+                  r.disconnects?.length > 0 &&
+                  html`<details>
+                    <summary>History</summary>
+                    <ol class="history">
+                      ${r.disconnects.map((d) => html`<li>${when(d.at)}: ${d.error ?? 'closed'}</li>`)}
+                    </ol>
+                  </details>`
+                }
+              </td>
               <td>${r.host} pid ${r.pid}</td>
             </tr>`,
         )}

@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { html } from './html.js';
 import { api, forApp } from './api.js';
-import { when } from './format.js';
+import { number, when } from './format.js';
 
 function Table({ caption, columns, rows, testid }) {
   if (rows.length === 0) return html`<p>No ${caption.toLowerCase()}.</p>`;
@@ -174,18 +174,34 @@ export function UserPage({ app, apps }) {
           rows=${Object.entries(user.counters.types)}
           columns=${[
             { title: 'Type', value: ([t]) => t },
-            { title: 'Counts', value: ([, c]) => JSON.stringify(c) },
+            { title: 'New', value: ([, c]) => number(c.new) },
+            { title: 'Viewed', value: ([, c]) => number(c.viewed) },
+            { title: 'Total', value: ([, c]) => number(c.total) },
           ]}
         />
         <${Table}
-          caption="Last deliveries"
+          caption="Last pushes, newest first"
           testid="deliveries"
           rows=${user.deliveries}
           columns=${[
-            { title: 'When', value: (d) => when(d.at) },
+            { title: 'When', value: (d) => when(d.lastAt) },
             { title: 'Type', value: (d) => d.type },
-            { title: 'Outcome', value: (d) => d.status + (d.error ? ': ' + d.error : '') },
-            { title: 'Transport', value: (d) => d.transport ?? '—' },
+            {
+              title: 'Outcome',
+              value: (d) => html`<span class=${d.outcome === 'failed' ? 'bad' : d.outcome === 'sent' ? 'ok' : ''}>${d.outcome}</span>${d.opened ? ', opened' : ''}`,
+            },
+            { title: 'Provider answer', value: (d) => (d.answer ? html`<code class="answer">${d.answer}</code>` : '—') },
+            {
+              title: 'Devices',
+              value: (d) =>
+                d.devices.length === 0
+                  ? '—'
+                  : html`<ul class="flags">
+                      ${d.devices.map(
+                        (a) => html`<li>${a.transport ?? '?'} <code>${a.tokenPrefix ?? ''}</code>: ${a.status}${a.answer ? ` (${a.answer})` : ''}</li>`,
+                      )}
+                    </ul>`,
+            },
             { title: 'Notification', value: (d) => html`<code class="id">${d.notificationId}</code>` },
           ]}
         />
