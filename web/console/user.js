@@ -100,7 +100,7 @@ export function UserPage({ app, apps }) {
     const tick = async () => {
       const found = await api(forApp(`users/${awaiting.recipient}`, app)).catch(() => null);
       if (found) setUser(found);
-      const logged = found?.deliveries.some((d) => d.notificationId === awaiting.id && d.status !== 'retrying');
+      const logged = found?.deliveries.some((d) => d.notificationId === awaiting.id && d.outcome !== 'queued' && d.outcome !== 'retrying');
       if (!logged && ++tries < AWAIT_DELIVERY_TRIES) timer = setTimeout(tick, AWAIT_DELIVERY_MS);
     };
     tick();
