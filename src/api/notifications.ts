@@ -222,7 +222,11 @@ export async function acceptSend(
   const idempotency =
     idempotencyKey === undefined
       ? null
-      : { key: idempotencyKey, requestHash: createHash('sha256').update(canonicalJson(body)).digest('hex'), ttlSecs: settings.idempotencyTtlSecs };
+      : {
+          key: idempotencyKey,
+          requestHash: createHash('sha256').update(canonicalJson(body)).digest('hex'),
+          ttlSecs: settings.idempotencyTtlSecs,
+        };
   const result = await store.createSend({ appId, id, request, sendAtMs }, recordTtlSecs, idempotency);
   if (!result.created) {
     if (!result.sameRequest) {
@@ -234,7 +238,10 @@ export async function acceptSend(
     return { id: result.existingId, duplicate: true };
   }
   count('ok');
-  deps.logger.info({ appId, notificationId: id, recipients: request.recipients.length, sendAtMs, priority: body.priority }, 'send accepted');
+  deps.logger.info(
+    { appId, notificationId: id, recipients: request.recipients.length, sendAtMs, priority: body.priority },
+    'send accepted',
+  );
   deps.onCreated();
   return { id, duplicate: false };
 }

@@ -11,7 +11,14 @@ import { RelayCursor } from './cursor.ts';
 import { MAX_RELAY_FRAME_BYTES } from '../nostr/relay-frames.ts';
 import type { LogThrottle } from './log-throttle.ts';
 import { RelaySession, type SessionOptions, type SessionPool } from './relay-session.ts';
-import { RELAY_DISCONNECTS_KEPT, type RelayCursorStore, type RelayDisconnect, type RelayStatus, type TimerHandle, type Timers } from './types.ts';
+import {
+  RELAY_DISCONNECTS_KEPT,
+  type RelayCursorStore,
+  type RelayDisconnect,
+  type RelayStatus,
+  type TimerHandle,
+  type Timers,
+} from './types.ts';
 import type { WatchdogOptions } from './watchdog.ts';
 import { SOCKET_CLOSED, type RelaySocket, type RelaySocketConstructor, type RelaySocketOptions } from '../nostr/relay-socket.ts';
 

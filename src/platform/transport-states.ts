@@ -20,7 +20,11 @@ export function transportStates(config: Config): TransportState[] {
   return [
     firebase.credentials_path === ''
       ? { transport: 'fcm', configured: false, detail: 'off: firebase.credentials_path is not set (a service-account JSON)' }
-      : { transport: 'fcm', configured: true, detail: `project ${firebase.project_id || '(from the credentials)'} via ${firebase.api_base_url}` },
+      : {
+          transport: 'fcm',
+          configured: true,
+          detail: `project ${firebase.project_id || '(from the credentials)'} via ${firebase.api_base_url}`,
+        },
     apns.key_path === ''
       ? { transport: 'apns', configured: false, detail: 'off: apns.key_path is not set (with key_id, team_id and bundle_id)' }
       : {

@@ -646,11 +646,19 @@ for (const adapter of ['sqlite', 'redis'] as const)
         f.clock.advance(1000);
         await log([
           { notificationId: 'p1', status: 'retrying', transport: 'fcm', tokenPrefix: 'aaaa…', error: 'retryable_internal: 503' },
-          { notificationId: 'p1', status: 'failed', transport: 'apns', tokenPrefix: 'bbbb…', error: 'initialization: no apns transport is configured' },
+          {
+            notificationId: 'p1',
+            status: 'failed',
+            transport: 'apns',
+            tokenPrefix: 'bbbb…',
+            error: 'initialization: no apns transport is configured',
+          },
           { notificationId: 'p2', status: 'failed', error: 'no registered devices' },
         ]);
         f.clock.advance(1000);
-        await log([{ notificationId: 'p1', status: 'sent', transport: 'fcm', tokenPrefix: 'aaaa…', providerMessageId: 'projects/x/messages/1' }]);
+        await log([
+          { notificationId: 'p1', status: 'sent', transport: 'fcm', tokenPrefix: 'aaaa…', providerMessageId: 'projects/x/messages/1' },
+        ]);
         f.clock.advance(1000);
         await log([
           { notificationId: 'p3', status: 'queued' },
@@ -678,7 +686,7 @@ for (const adapter of ['sqlite', 'redis'] as const)
         );
         const [p1] = body.deliveries;
         assert.deepEqual(p1?.transports, ['fcm', 'apns']);
-        assert.deepEqual(p1?.devices, [
+        assert.deepEqual(p1.devices, [
           { transport: 'fcm', tokenPrefix: 'aaaa…', status: 'sent', answer: 'projects/x/messages/1' },
           { transport: 'apns', tokenPrefix: 'bbbb…', status: 'failed', answer: 'initialization: no apns transport is configured' },
         ]);
@@ -745,7 +753,8 @@ for (const adapter of ['sqlite', 'redis'] as const)
 
     describe('API keys', () => {
       type KeyView = { id: string; prefix: string; role: string; createdAt: string; lastUsedAt: string | null; revokedAt: string | null };
-      const keysOf = async (s: Session, app = 'default') => ((await (await call(f, s, `keys?app=${app}`)).json()) as { keys: KeyView[] }).keys;
+      const keysOf = async (s: Session, app = 'default') =>
+        ((await (await call(f, s, `keys?app=${app}`)).json()) as { keys: KeyView[] }).keys;
       const post = (s: Session, path: string, body: unknown, init: { csrf?: string | null; type?: string } = {}) => {
         const headers: Record<string, string> = { cookie: s.cookie, 'content-type': init.type ?? 'application/json' };
         const csrf = init.csrf === undefined ? s.csrf : init.csrf;

@@ -234,7 +234,7 @@ apps:
     const rows = (await cellsOf('[data-testid=deliveries] tbody tr')).filter((cells) => cells.at(-1) === id);
     assert.equal(rows.length, 1, 'one row per push (it was logged queued, then sent)');
     assert.equal(rows[0]?.[2], 'sent');
-    assert.match(rows[0]?.[3] ?? '', /^projects\/fake-project\/messages\/\d+$/, 'the provider’s answer');
+    assert.match(rows[0][3] ?? '', /^projects\/fake-project\/messages\/\d+$/, 'the provider’s answer');
     const counterHeads = await page.$$eval('[data-testid=counters] thead th', (ths) => ths.map((th) => th.textContent.trim()));
     assert.deepEqual(counterHeads, ['Type', 'New', 'Viewed', 'Total']);
     assert.ok(!(await textOf('[data-testid=counters]')).includes('{'), 'no raw JSON');

@@ -71,9 +71,7 @@ export function KeysPage({ app }) {
     ${
       created &&
       html`<div class="created" role="status" data-testid="created-key">
-        <p>
-          The new ${created.role} key of ${app}, shown only this once (the service keeps only its hash). Copy it now:
-        </p>
+        <p>The new ${created.role} key of ${app}, shown only this once (the service keeps only its hash). Copy it now:</p>
         <p><code class="id secret">${created.key}</code></p>
         <button type="button" class="secondary" onClick=${() => setCreated(null)}>I have copied it</button>
       </div>`

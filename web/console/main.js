@@ -72,7 +72,11 @@ function App() {
   }, []);
 
   useEffect(() => {
-    if (session) api('apps').then((a) => setApps(a.apps), () => undefined);
+    if (session)
+      api('apps').then(
+        (a) => setApps(a.apps),
+        () => undefined,
+      );
   }, [session]);
 
   useEffect(() => {

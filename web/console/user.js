@@ -188,7 +188,9 @@ export function UserPage({ app, apps }) {
             { title: 'Type', value: (d) => d.type },
             {
               title: 'Outcome',
-              value: (d) => html`<span class=${d.outcome === 'failed' ? 'bad' : d.outcome === 'sent' ? 'ok' : ''}>${d.outcome}</span>${d.opened ? ', opened' : ''}`,
+              value: (d) =>
+                html`<span class=${d.outcome === 'failed' ? 'bad' : d.outcome === 'sent' ? 'ok' : ''}>${d.outcome}</span
+                  >${d.opened ? ', opened' : ''}`,
             },
             { title: 'Provider answer', value: (d) => (d.answer ? html`<code class="answer">${d.answer}</code>` : '—') },
             {
@@ -198,7 +200,10 @@ export function UserPage({ app, apps }) {
                   ? '—'
                   : html`<ul class="flags">
                       ${d.devices.map(
-                        (a) => html`<li>${a.transport ?? '?'} <code>${a.tokenPrefix ?? ''}</code>: ${a.status}${a.answer ? ` (${a.answer})` : ''}</li>`,
+                        (a) =>
+                          html`<li>
+                            ${a.transport ?? '?'} <code>${a.tokenPrefix ?? ''}</code>: ${a.status}${a.answer ? ` (${a.answer})` : ''}
+                          </li>`,
                       )}
                     </ul>`,
             },
