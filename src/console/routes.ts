@@ -8,7 +8,7 @@
  *   its send types when the test send is on;
  * - `GET overview?app=`: the fleet's heartbeats (task flags, relay connections), the app's queue
  *   depths per queue and lane (read now) and tokens per transport, its transports (configured or
- *   off and why, with the fleet's pushes of the last hour through each, those that failed, and of
+ *   off and why, with the app's pushes of the last hour through each, those that failed, and of
  *   those the ones to a transport that is off), and the fleet's pushes-per-second series of the
  *   last hour (UnifiedPush apart from Web Push);
  * - dead letters: the admin DLQ routes (`api/admin/dlq.ts`) mounted here with the session as their
@@ -163,7 +163,8 @@ export function consoleRoutes(deps: ConsoleRouteDeps): Hono<ConsoleSessionEnv> {
     const sampledTokens = selected.id === DEFAULT_APP_ID ? newestValues(samples, 'tokens:') : null;
     const tokens: Record<string, number> = sampledTokens?.values ?? (await selected.store.countTokensByTransport());
     const pushes = pushSeries(samples, deps.sampleIntervalMs);
-    const unconfigured = pushSeries(samples, deps.sampleIntervalMs, 'unconfigured:').totals;
+    // The app's own pushes: `{transport}:{ok|failed|unconfigured}` (sampler.ts).
+    const ofApp = pushSeries(samples, deps.sampleIntervalMs, `app:${selected.id}:`).totals;
     return c.json({
       app: selected.id,
       now: iso(now),
@@ -171,13 +172,11 @@ export function consoleRoutes(deps: ConsoleRouteDeps): Hono<ConsoleSessionEnv> {
       queues,
       tokens,
       tokensAt: iso(sampledTokens?.atMs ?? now),
-      transports: (selected.transports ?? []).map((t) => ({
-        ...t,
-        // The fleet's pushes of the last hour (every app: the counters are per process).
-        ok: pushes.totals[`${t.transport}:ok`] ?? 0,
-        failed: pushes.totals[`${t.transport}:failed`] ?? 0,
-        unconfigured: unconfigured[t.transport] ?? 0,
-      })),
+      transports: (selected.transports ?? []).map((t) => {
+        const unconfigured = ofApp[`${t.transport}:unconfigured`] ?? 0;
+        // The app's pushes of the last hour over the fleet; `failed` counts the unconfigured ones too.
+        return { ...t, ok: ofApp[`${t.transport}:ok`] ?? 0, failed: (ofApp[`${t.transport}:failed`] ?? 0) + unconfigured, unconfigured };
+      }),
       pushes,
       sampleIntervalSecs: deps.sampleIntervalMs / 1000,
     });

@@ -9,6 +9,8 @@
  *   differences between samples;
  * - `unconfigured:{transport}`: of those failures, the pushes to devices whose transport is not
  *   configured (no credentials: nothing was sent);
+ * - `app:{app}:{transport}:{ok|failed|unconfigured}`: the same per app (`failed` without the
+ *   unconfigured ones here), for each app's transports table;
  * - `queue:{queue}:{lane}:{ready|leased}` and `queue:{queue}:dead`: the queue's depths as read now
  *   (fleet-wide facts; every process samples them, readers take the newest);
  * - `tokens:{transport}`: registered devices, fleet-wide, sampled every
@@ -28,17 +30,23 @@ export const SAMPLE_RETENTION_MS = 3_600_000;
 /** The transports the console plots, in its order. */
 export const PLOTTED_TRANSPORTS = ['fcm', 'apns', 'webpush', 'unifiedpush'] as const;
 
-/** This process's cumulative push counters, by transport and outcome (`push_device_outcomes_total`). */
+/**
+ * This process's cumulative push counters (`push_device_outcomes_total`): by transport and outcome
+ * over every app (`push:…`, the plot), the unconfigured ones (`unconfigured:…`), and per app
+ * (`app:{app}:{transport}:{ok|failed|unconfigured}`, each app's transports table).
+ */
 export async function pushCounters(metrics: Metrics): Promise<Record<string, number>> {
-  const counts = new Map<string, number>();
-  for (const { labels, value } of (await metrics.pushDeviceOutcomes.get()).values)
-    counts.set(`${String(labels.transport)}:${String(labels.outcome)}`, value);
   const values: Record<string, number> = {};
-  for (const transport of PLOTTED_TRANSPORTS) {
-    const unconfigured = counts.get(`${transport}:unconfigured`) ?? 0;
-    values[`push:${transport}:ok`] = counts.get(`${transport}:ok`) ?? 0;
-    values[`push:${transport}:failed`] = (counts.get(`${transport}:failed`) ?? 0) + unconfigured;
-    values[`unconfigured:${transport}`] = unconfigured;
+  for (const transport of PLOTTED_TRANSPORTS)
+    for (const key of [`push:${transport}:ok`, `push:${transport}:failed`, `unconfigured:${transport}`]) values[key] = 0;
+  const add = (key: string, n: number) => (values[key] = (values[key] ?? 0) + n);
+  for (const { labels, value } of (await metrics.pushDeviceOutcomes.get()).values) {
+    const app = String(labels.app);
+    const transport = String(labels.transport);
+    const outcome = String(labels.outcome);
+    add(`push:${transport}:${outcome === 'ok' ? 'ok' : 'failed'}`, value);
+    if (outcome === 'unconfigured') add(`unconfigured:${transport}`, value);
+    add(`app:${app}:${transport}:${outcome}`, value);
   }
   return values;
 }

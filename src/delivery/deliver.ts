@@ -1,3 +1,4 @@
+import { DEFAULT_APP_ID } from '../config/apps.ts';
 import type { DeviceRegistration, RecipientClaim, StorePort } from '../store/port.ts';
 import type { Logger } from '../observability/logger.ts';
 import { lazyChild, redact, type LineLogger } from '../observability/logger.ts';
@@ -35,6 +36,8 @@ export interface DeliveryReport {
 export interface DeliveryDeps {
   store: StorePort;
   transports: PushTransport[];
+  /** The app whose pushes these are (labels `push_device_outcomes_total`); absent, the default app. */
+  appId?: string;
   videoRecordTtlSecs: number;
   logger: Logger;
   metrics: Metrics;
@@ -197,14 +200,18 @@ export async function sendToDevices(
  * is `unconfigured` (its failure is counted even though no provider was called).
  */
 function countDeviceOutcomes(
-  deps: Pick<DeliveryDeps, 'transports' | 'metrics'>,
+  deps: Pick<DeliveryDeps, 'transports' | 'metrics' | 'appId'>,
   devices: readonly DeviceRegistration[],
   outcomes: ReadonlyMap<string, SendOutcome>,
 ): void {
   for (const device of devices) {
     const outcome = outcomes.get(device.token) ?? NO_OUTCOME;
     const served = outcome.ok || deps.transports.some((t) => t.handles(device));
-    deps.metrics.pushDeviceOutcomes.inc({ transport: device.transport, outcome: outcome.ok ? 'ok' : served ? 'failed' : 'unconfigured' });
+    deps.metrics.pushDeviceOutcomes.inc({
+      app: deps.appId ?? DEFAULT_APP_ID,
+      transport: device.transport,
+      outcome: outcome.ok ? 'ok' : served ? 'failed' : 'unconfigured',
+    });
   }
 }
 

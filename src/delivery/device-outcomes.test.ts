@@ -1,6 +1,6 @@
 /**
  * `push_device_outcomes_total` through the outbound handler on each store adapter: one count per
- * device by the device's own transport (UnifiedPush apart from Web Push, though one transport
+ * device by the delivering app and the device's own transport (UnifiedPush apart from Web Push, though one transport
  * serves both) and outcome, and a device whose transport the app has not configured counted as
  * `unconfigured` (issue 38: a push failing because FCM is off used to count nowhere, since only
  * the FCM transport counts FCM failures).
@@ -34,7 +34,7 @@ class WebPushLike implements PushTransport {
 async function outcomes(metrics: Metrics): Promise<Record<string, number>> {
   const values: Record<string, number> = {};
   for (const { labels, value } of (await metrics.pushDeviceOutcomes.get()).values)
-    values[`${String(labels.transport)}:${String(labels.outcome)}`] = value;
+    values[`${String(labels.app)}/${String(labels.transport)}:${String(labels.outcome)}`] = value;
   return values;
 }
 
@@ -68,7 +68,7 @@ describeOnEachStore('delivery: pushes counted per device, transport and outcome'
     await store.registerToken(ALICE, { token: 'https://wp.example/xyz', transport: 'webpush', endpoint: 'https://wp.example/xyz' });
     const deps = testOutboundDeps(store, [new WebPushLike()]);
     await handleOutbound(deps, item());
-    assert.deepEqual(await outcomes(deps.metrics), { 'fcm:unconfigured': 1, 'unifiedpush:ok': 1, 'webpush:ok': 1 });
+    assert.deepEqual(await outcomes(deps.metrics), { 'default/fcm:unconfigured': 1, 'default/unifiedpush:ok': 1, 'default/webpush:ok': 1 });
   });
 
   test('a configured transport’s answers: ok and failed; an APNs device of an app without APNs: unconfigured', async () => {
@@ -77,8 +77,12 @@ describeOnEachStore('delivery: pushes counted per device, transport and outcome'
     await store.registerToken(ALICE, { token: 'ipad', transport: 'apns' });
     const fcm = new RecordingTransport();
     fcm.script.set('phone-bad', invalidRequest);
-    const deps = testOutboundDeps(store, [fcm]);
+    const deps = testOutboundDeps(store, [fcm], { appId: 'clips' });
     await handleOutbound(deps, item());
-    assert.deepEqual(await outcomes(deps.metrics), { 'fcm:ok': 1, 'fcm:failed': 1, 'apns:unconfigured': 1 });
+    assert.deepEqual(
+      await outcomes(deps.metrics),
+      { 'clips/fcm:ok': 1, 'clips/fcm:failed': 1, 'clips/apns:unconfigured': 1 },
+      'by the app delivering',
+    );
   });
 });

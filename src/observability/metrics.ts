@@ -121,15 +121,15 @@ export class Metrics {
     registers: [this.registry],
   });
   /**
-   * Every device a push was meant for, by the device's transport (`unifiedpush` apart from
+   * Every device a push was meant for, by app, by the device's transport (`unifiedpush` apart from
    * `webpush`, though one transport serves both) and outcome: `ok`, `failed` (the provider's
    * answer, or no answer), or `unconfigured` (the app has no such transport: no credentials, so
    * nothing was sent and the per-provider counters above never see it). The console plots it.
    */
   readonly pushDeviceOutcomes = new Counter({
     name: 'push_device_outcomes_total',
-    help: 'Pushes per device by transport (fcm|apns|webpush|unifiedpush) and outcome (ok|failed|unconfigured)',
-    labelNames: ['transport', 'outcome'] as const,
+    help: 'Pushes per device by app, transport (fcm|apns|webpush|unifiedpush) and outcome (ok|failed|unconfigured)',
+    labelNames: ['app', 'transport', 'outcome'] as const,
     registers: [this.registry],
   });
   readonly fcmSendsAttempted = new Counter({

@@ -254,11 +254,14 @@ for (const adapter of ['sqlite', 'redis'] as const)
         await reporter.beat();
         await reporter.sample();
         f.clock.advance(SAMPLE_INTERVAL_MS);
-        f.metrics.pushDeviceOutcomes.inc({ transport: 'fcm', outcome: 'ok' }, 50);
-        f.metrics.pushDeviceOutcomes.inc({ transport: 'fcm', outcome: 'failed' }, 5);
-        f.metrics.pushDeviceOutcomes.inc({ transport: 'fcm', outcome: 'unconfigured' }, 3);
-        f.metrics.pushDeviceOutcomes.inc({ transport: 'unifiedpush', outcome: 'ok' }, 7);
-        f.metrics.pushDeviceOutcomes.inc({ transport: 'webpush', outcome: 'ok' }, 2);
+        f.metrics.pushDeviceOutcomes.inc({ app: 'default', transport: 'fcm', outcome: 'ok' }, 40);
+        f.metrics.pushDeviceOutcomes.inc({ app: 'default', transport: 'fcm', outcome: 'failed' }, 5);
+        f.metrics.pushDeviceOutcomes.inc({ app: 'default', transport: 'fcm', outcome: 'unconfigured' }, 3);
+        f.metrics.pushDeviceOutcomes.inc({ app: 'default', transport: 'unifiedpush', outcome: 'ok' }, 7);
+        f.metrics.pushDeviceOutcomes.inc({ app: 'default', transport: 'webpush', outcome: 'ok' }, 2);
+        // Another app's pushes: in the fleet's plot, not in the default app's transports table.
+        f.metrics.pushDeviceOutcomes.inc({ app: 'clips', transport: 'fcm', outcome: 'ok' }, 10);
+        f.metrics.pushDeviceOutcomes.inc({ app: 'clips', transport: 'apns', outcome: 'unconfigured' }, 4);
         await reporter.sample();
 
         const s = await session(f);
@@ -287,8 +290,9 @@ for (const adapter of ['sqlite', 'redis'] as const)
         assert.equal(proc.ntfySubscriptions, 2);
         assert.equal(body.queues.outbound?.lanes.critical?.ready, 1);
         assert.deepEqual(body.tokens, { fcm: 1, apns: 0, webpush: 0, unifiedpush: 0 });
-        assert.equal(body.pushes.totals['fcm:ok'], 50);
+        assert.equal(body.pushes.totals['fcm:ok'], 50, 'every app’s');
         assert.equal(body.pushes.totals['fcm:failed'], 8, 'the failures of an unconfigured FCM counted too');
+        assert.equal(body.pushes.totals['apns:failed'], 4);
         assert.equal(body.pushes.totals['unifiedpush:ok'], 7, 'UnifiedPush is its own series');
         assert.equal(body.pushes.totals['webpush:ok'], 2);
         assert.deepEqual(body.pushes.rates['fcm:ok'], [0, 5], '50 pushes over 10 s: 5 per second in the second bucket');
@@ -300,7 +304,7 @@ for (const adapter of ['sqlite', 'redis'] as const)
         assert.deepEqual(
           body.transports.map((t) => [t.transport, t.configured, t.ok, t.failed, t.unconfigured]),
           [
-            ['fcm', false, 50, 8, 3],
+            ['fcm', false, 40, 8, 3],
             ['apns', true, 0, 0, 0],
             ['webpush', true, 2, 0, 0],
             ['unifiedpush', true, 7, 0, 0],

@@ -265,6 +265,11 @@ apps:
     await page.waitForFunction(() =>
       /configured: project fake-project/.test(document.querySelector('[data-testid=transports] tr[data-transport=fcm]')?.textContent ?? ''),
     );
+    assert.equal(
+      await textOf('[data-testid=transports] tr[data-transport=fcm] [data-field=unconfigured]'),
+      '0',
+      'the other app’s unconfigured failures are not clips’',
+    );
     await shoot('overview-transports');
   });
 
@@ -280,6 +285,8 @@ apps:
     await page.locator('[data-testid=relays] details summary').click();
     const history = await page.$$eval('[data-testid=relays] ol.history li', (lis) => lis.map((li) => li.textContent));
     assert.ok(history.length >= 1, JSON.stringify(history));
+    const listeners = (await cellsOf('[data-testid=relays] tbody tr')).map((cells) => cells.at(-1)?.split(':')[0]);
+    assert.deepEqual(listeners.sort(), [CLIPS, 'default'], 'each app’s listener has its own connection, named');
     await shoot('overview-relay-history');
   });
 

@@ -85,7 +85,7 @@ function Relays({ processes, now }) {
           <th scope="col">Last event</th>
           <th scope="col">Last error</th>
           <th scope="col">Reconnects</th>
-          <th scope="col">Listener</th>
+          <th scope="col">Listener (app: process)</th>
         </tr>
       </thead>
       <tbody>
@@ -114,7 +114,7 @@ function Relays({ processes, now }) {
                   </details>`
                 }
               </td>
-              <td>${r.host} pid ${r.pid}</td>
+              <td>${r.app ?? 'default'}: ${r.host} pid ${r.pid}</td>
             </tr>`,
         )}
       </tbody>
@@ -201,7 +201,7 @@ function Transports({ app, transports }) {
     <div class="table-wrap">
       <table data-testid="transports">
         <caption>
-          Configured transports; pushes in the last hour (every app)
+          Configured transports; pushes of ${app} in the last hour
         </caption>
         <thead>
           <tr>
