@@ -39,8 +39,9 @@ import { WebPushTransport } from './delivery/webpush/transport.ts';
 import { createNtfyServer, NtfyError } from './ntfy/index.ts';
 import { createServer, type RequestListener, type Server } from 'node:http';
 import { createPlatformApi, type PlatformApi } from './api/platform.ts';
-import { configuredApps, sendTypeCategories } from './platform/apps.ts';
+import { configuredApps, DEFAULT_APP_ID, sendTypeCategories } from './platform/apps.ts';
 import { openApps, type AppDirectory, type AppRuntime } from './platform/tenants.ts';
+import { transportStates } from './platform/transport-states.ts';
 import type { SendApiAppSettings } from './api/notifications.ts';
 import { SendWakeup } from './platform/send-worker.ts';
 import { gatewaySettings } from './nip9a/gateway/config.ts';
@@ -228,7 +229,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
     heartbeatIntervalMs: config.console.heartbeat_interval_secs * 1000,
     sampleIntervalMs: config.console.sample_interval_secs * 1000,
     tasks: () => supervisor.list(),
-    relays: () => roles.relays(),
+    relays: () => appRoles.flatMap((r, i) => r.relays().map((relay) => ({ ...relay, app: apps.all[i]?.id ?? DEFAULT_APP_ID }))),
     userRelays: () => roles.userRelays(),
     ntfySubscribers: () => ntfy?.hub?.topicSubscriberCounts() ?? {},
   });
@@ -401,11 +402,13 @@ export async function startService(config: Config, overrides: ServiceOverrides =
     if (config.roles.includes('api') && config.console.enabled) {
       mountConsole(app, {
         store,
+        apps: apps.all.map((a) => ({ id: a.id, store: a.store, transports: transportStates(a.config) })),
         publicUrl: config.server.public_url,
         clientAddress: clientAddresses,
         sessionTtlMs: config.console.session_ttl_secs * 1000,
         sampleIntervalMs: config.console.sample_interval_secs * 1000,
         deliveryLogRetentionMs: config.delivery_log.retention_days * 86_400_000,
+        sendApi: { settingsOf: sendApiSettings(apps), onCreated: () => sendWakeup.notify() },
         metrics,
         logger,
         loginLimit: rateLimits.perAddress(rateLimits.consoleLogin),

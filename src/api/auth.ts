@@ -10,7 +10,8 @@
  * - once several apps exist, an `admin` key of the default app must name one: without `X-App`
  *   it is refused (400 APP_REQUIRED), not defaulted.
  * A key of the wrong role is 403. A key over its rate limit is 429 (`rate-limits.ts`). Keys are never
- * logged, only their 12-character prefix.
+ * logged, only their 12-character prefix. A request let through records the key's use
+ * (`platform/api-key-use.ts`: a store write at most once a minute per key and process).
  */
 import type { MiddlewareHandler } from 'hono';
 import type { Logger } from '../observability/logger.ts';
@@ -18,6 +19,7 @@ import type { Metrics } from '../observability/metrics.ts';
 import type { ApiKeyRole } from '../store/port-apikeys.ts';
 import type { StorePort } from '../store/port.ts';
 import { apiKeyPrefix, hashApiKey } from '../platform/api-keys.ts';
+import type { ApiKeyUseRecorder } from '../platform/api-key-use.ts';
 import { DEFAULT_APP_ID } from '../platform/apps.ts';
 import { routePath } from 'hono/route';
 import { HttpError, type HttpErrorCode } from './errors.ts';
@@ -54,6 +56,8 @@ export interface AuthDeps {
   keyLimit?: (appId: string) => RequestLimit;
   /** NIP-98 callers of the routes that take NIP-98 beside a key (campaign opens): group `user_api`. */
   nip98Limits?: CallerLimits;
+  /** Records each accepted key's last use (throttled); absent, uses are not recorded. */
+  keyUse?: ApiKeyUseRecorder;
 }
 
 const BEARER = /^Bearer ([A-Za-z0-9_-]{1,200})$/;
@@ -103,6 +107,7 @@ export function requireAppKey(deps: AuthDeps, roles: readonly ApiKeyRole[]): Mid
     c.set('appStore', deps.storeOf?.(resolved.appId) ?? deps.store);
     c.set('keyRole', key.role);
     c.set('keyId', key.id);
+    deps.keyUse?.record(key.id);
     await next();
   };
 }

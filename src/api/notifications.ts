@@ -172,6 +172,73 @@ function settingsOf(deps: NotificationRoutesDeps, appId: string): SendApiAppSett
   return deps.appSettings?.(appId) ?? deps;
 }
 
+/** What {@link acceptSend} needs: the app's settings, and what to tell of a send created. */
+export interface AcceptSendDeps {
+  settings: SendApiAppSettings;
+  /** A send was created (wakes this process's scheduler). */
+  onCreated: () => void;
+  metrics: Metrics;
+  logger: Logger;
+}
+
+/**
+ * Accept a send of app `appId` (a body the send schema validated): the app's own recipient bound
+ * and types checked, the send stored for the scheduler (with its Idempotency-Key, when given).
+ * `POST /v1/notifications` and the console's test send (`console/test-send.ts`) both come here,
+ * so a test push takes exactly the path of a real one. Throws the catalogue's 422
+ * (`VALIDATION_FAILED`, `UNKNOWN_TYPE`) and 409 (`IDEMPOTENCY_KEY_REUSED`).
+ */
+export async function acceptSend(
+  deps: AcceptSendDeps,
+  appId: string,
+  body: SendRequest,
+  idempotencyKey: string | undefined,
+): Promise<{ id: string; duplicate: boolean }> {
+  const { settings } = deps;
+  const { store } = settings;
+  const count = (outcome: string) => deps.metrics.apiRequests.inc({ route: 'send', outcome });
+  if (body.recipients.length > settings.maxRecipients) {
+    count('VALIDATION_FAILED');
+    throw new HttpError('VALIDATION_FAILED', `recipients: at most ${settings.maxRecipients} for this app`);
+  }
+  if (!settings.typeCategories.has(body.type)) {
+    count('UNKNOWN_TYPE');
+    deps.logger.warn({ appId, type: body.type }, 'send refused: type not in send_api.types');
+    throw new HttpError('UNKNOWN_TYPE', `Unknown notification type \`${body.type}\`; add it to send_api.types`);
+  }
+  const nowMs = store.clock.nowMs();
+  const sendAtMs = body.sendAt === undefined ? nowMs : Math.max(Date.parse(body.sendAt), nowMs);
+  const request: SendRequest = { ...body, recipients: [...new Set(body.recipients)] };
+  const id = randomUUID();
+  const recordTtlSecs = settings.recordTtlSecs + (sendAtMs - nowMs) / 1000;
+  // The request's hash only tells a retry from a reuse of its key: without a key there is nothing to compare.
+  const idempotency =
+    idempotencyKey === undefined
+      ? null
+      : {
+          key: idempotencyKey,
+          requestHash: createHash('sha256').update(canonicalJson(body)).digest('hex'),
+          ttlSecs: settings.idempotencyTtlSecs,
+        };
+  const result = await store.createSend({ appId, id, request, sendAtMs }, recordTtlSecs, idempotency);
+  if (!result.created) {
+    if (!result.sameRequest) {
+      count('IDEMPOTENCY_KEY_REUSED');
+      deps.logger.warn({ appId, notificationId: result.existingId }, 'send refused: Idempotency-Key reused with another body');
+      throw new HttpError('IDEMPOTENCY_KEY_REUSED');
+    }
+    count('duplicate');
+    return { id: result.existingId, duplicate: true };
+  }
+  count('ok');
+  deps.logger.info(
+    { appId, notificationId: id, recipients: request.recipients.length, sendAtMs, priority: body.priority },
+    'send accepted',
+  );
+  deps.onCreated();
+  return { id, duplicate: false };
+}
+
 export function notificationRoutes(app: OpenAPIHono<AppKeyEnv>, deps: NotificationRoutesDeps): void {
   const sendKeys = requireAppKey(deps.auth, ['send', 'admin']);
   const count = (route: string, outcome: string) => deps.metrics.apiRequests.inc({ route, outcome });
@@ -207,47 +274,13 @@ export function notificationRoutes(app: OpenAPIHono<AppKeyEnv>, deps: Notificati
     },
   });
   app.openapi(create, async (c) => {
-    const body = c.req.valid('json');
-    const appId = c.get('appId');
-    const settings = settingsOf(deps, appId);
-    const { store } = settings;
-    if (body.recipients.length > settings.maxRecipients) {
-      count('send', 'VALIDATION_FAILED');
-      throw new HttpError('VALIDATION_FAILED', `recipients: at most ${settings.maxRecipients} for this app`);
-    }
-    if (!settings.typeCategories.has(body.type)) {
-      count('send', 'UNKNOWN_TYPE');
-      deps.logger.warn({ appId, type: body.type }, 'send refused: type not in send_api.types');
-      throw new HttpError('UNKNOWN_TYPE', `Unknown notification type \`${body.type}\`; add it to send_api.types`);
-    }
-    const nowMs = store.clock.nowMs();
-    const sendAtMs = body.sendAt === undefined ? nowMs : Math.max(Date.parse(body.sendAt), nowMs);
-    const request: SendRequest = { ...body, recipients: [...new Set(body.recipients)] };
-    const key = c.req.valid('header')['idempotency-key'];
-    const id = randomUUID();
-    const recordTtlSecs = settings.recordTtlSecs + (sendAtMs - nowMs) / 1000;
-    // The request's hash only tells a retry from a reuse of its key: without a key there is nothing to compare.
-    const idempotency =
-      key === undefined
-        ? null
-        : { key, requestHash: createHash('sha256').update(canonicalJson(body)).digest('hex'), ttlSecs: settings.idempotencyTtlSecs };
-    const result = await store.createSend({ appId, id, request, sendAtMs }, recordTtlSecs, idempotency);
-    if (!result.created) {
-      if (!result.sameRequest) {
-        count('send', 'IDEMPOTENCY_KEY_REUSED');
-        deps.logger.warn({ appId, notificationId: result.existingId }, 'send refused: Idempotency-Key reused with another body');
-        throw new HttpError('IDEMPOTENCY_KEY_REUSED');
-      }
-      count('send', 'duplicate');
-      return c.json({ id: result.existingId, duplicate: true }, 202);
-    }
-    count('send', 'ok');
-    deps.logger.info(
-      { appId, notificationId: id, recipients: request.recipients.length, sendAtMs, priority: body.priority },
-      'send accepted',
+    const accepted = await acceptSend(
+      { settings: settingsOf(deps, c.get('appId')), onCreated: deps.onCreated, metrics: deps.metrics, logger: deps.logger },
+      c.get('appId'),
+      c.req.valid('json'),
+      c.req.valid('header')['idempotency-key'],
     );
-    deps.onCreated();
-    return c.json({ id, duplicate: false }, 202);
+    return c.json(accepted, 202);
   });
 
   const read = createRoute({

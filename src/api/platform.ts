@@ -13,6 +13,7 @@ import type { Metrics } from '../observability/metrics.ts';
 import type { StorePort } from '../store/port.ts';
 import { adminDeliveryRoutes } from './admin-deliveries.ts';
 import { requireAppKey, type AppKeyEnv, type AuthDeps } from './auth.ts';
+import { ApiKeyUseRecorder } from '../platform/api-key-use.ts';
 import { routePath } from 'hono/route';
 import { HttpError } from './errors.ts';
 import { notificationRoutes, SEND_LARGER_BODY, type NotificationRoutesDeps, type SendApiAppSettings } from './notifications.ts';
@@ -114,6 +115,7 @@ export function createPlatformApi(deps: PlatformApiDeps): PlatformApi {
     logger: deps.logger,
     metrics: deps.metrics,
     ...(rateLimits ? { keyLimit: (appId: string) => rateLimits.apiKey(appId), nip98Limits: rateLimits.caller('user_api') } : {}),
+    keyUse: new ApiKeyUseRecorder(deps.store, deps.logger.child({ component: 'api-key-use' })),
   };
   const notificationDeps: NotificationRoutesDeps = {
     ...(appSettings ? { appSettings, schemaMaxRecipients: Math.max(...deps.apps.map((appId) => appSettings(appId).maxRecipients)) } : {}),

@@ -28,7 +28,8 @@ export interface FleetReporterDeps {
   heartbeatIntervalMs: number;
   sampleIntervalMs: number;
   tasks: () => HeartbeatTask[];
-  relays: () => RelayStatus[];
+  /** The listeners' relay connections, each with the app whose listener holds it (absent: the default app's). */
+  relays: () => Array<RelayStatus & { app?: string }>;
   /** The user relays of this process's listeners, summed; null when there are none. */
   userRelays?: () => HeartbeatUserRelays | null;
   ntfySubscribers: () => Record<string, number>;
@@ -67,6 +68,8 @@ export class FleetReporter {
         lastEventAtMs: r.lastEventAt,
         reconnects: r.reconnects,
         lastError: r.lastError,
+        disconnects: r.disconnects ?? [],
+        ...(r.app === undefined ? {} : { app: r.app }),
       })),
       ntfySubscribers: this.deps.ntfySubscribers(),
       ...userRelaysOf(this.deps.userRelays?.() ?? null),

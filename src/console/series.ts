@@ -17,7 +17,11 @@ export interface PushSeries {
 
 const PUSH_PREFIX = 'push:';
 
-export function pushSeries(samples: readonly MetricSample[], bucketMs: number): PushSeries {
+/**
+ * The series of `prefix` (the pushes by default; `unconfigured:` for the pushes to transports an
+ * app has not configured), as rates per bucket and totals over the samples' window.
+ */
+export function pushSeries(samples: readonly MetricSample[], bucketMs: number, prefix = PUSH_PREFIX): PushSeries {
   const previous = new Map<string, MetricSample>();
   const buckets = new Map<number, Map<string, number>>();
   const names = new Set<string>();
@@ -27,13 +31,13 @@ export function pushSeries(samples: readonly MetricSample[], bucketMs: number): 
     previous.set(sample.processId, sample);
     const bucket = Math.floor(sample.atMs / bucketMs) * bucketMs;
     if (!buckets.has(bucket)) buckets.set(bucket, new Map());
-    for (const key of Object.keys(sample.values)) if (key.startsWith(PUSH_PREFIX)) names.add(key.slice(PUSH_PREFIX.length));
+    for (const key of Object.keys(sample.values)) if (key.startsWith(prefix)) names.add(key.slice(prefix.length));
     if (!before || sample.atMs <= before.atMs) continue;
     const seconds = (sample.atMs - before.atMs) / 1000;
     const rates = buckets.get(bucket) as Map<string, number>;
     for (const [key, value] of Object.entries(sample.values)) {
-      if (!key.startsWith(PUSH_PREFIX)) continue;
-      const name = key.slice(PUSH_PREFIX.length);
+      if (!key.startsWith(prefix)) continue;
+      const name = key.slice(prefix.length);
       const last = before.values[key] ?? 0;
       const delta = value >= last ? value - last : value;
       totals[name] = (totals[name] ?? 0) + delta;

@@ -14,7 +14,8 @@
  * - Every other `/console/api/*` request needs the cookie (401 `CONSOLE_SESSION_REQUIRED`), and
  *   every state-changing one (not GET/HEAD) also the CSRF token in `X-CSRF-Token` (403
  *   `CONSOLE_CSRF_INVALID`). The key behind a session must still be live: revoking it ends the
- *   session on the next request.
+ *   session on the next request. A login and every request of a session record the key's use
+ *   (throttled, `platform/api-key-use.ts`).
  * - `GET /console/api/session` gives a reloaded page its CSRF token again; `POST
  *   /console/api/logout` ends the session.
  *
@@ -29,6 +30,7 @@ import type { Metrics } from '../observability/metrics.ts';
 import type { ConsoleSession } from '../store/port-fleet.ts';
 import type { StorePort } from '../store/port.ts';
 import { apiKeyPrefix, hashApiKey } from '../platform/api-keys.ts';
+import { ApiKeyUseRecorder } from '../platform/api-key-use.ts';
 import { DEFAULT_APP_ID } from '../platform/apps.ts';
 import { HttpError, type HttpErrorCode } from '../api/errors.ts';
 import { isJsonContentType, readJsonBody } from '../api/json-body.ts';
@@ -108,6 +110,8 @@ export function consoleAuth(deps: ConsoleAuthDeps): {
     throw new HttpError(code);
   };
 
+  // A console session is a use of its admin key: the keys page shows it as the key's last use.
+  const keyUse = new ApiKeyUseRecorder(deps.store, deps.logger);
   const requireSession: MiddlewareHandler<ConsoleSessionEnv> = async (c, next) => {
     const route = c.req.path.slice(CONSOLE_API_PATH.length + 1) || 'index';
     const id = getCookie(c, SESSION_COOKIE);
@@ -123,6 +127,7 @@ export function consoleAuth(deps: ConsoleAuthDeps): {
         return refuse(route, 'CONSOLE_CSRF_INVALID', { reason: presented ? 'wrong CSRF token' : 'no CSRF token', method: c.req.method });
     }
     c.set('consoleSession', session);
+    keyUse.record(session.keyId);
     await next();
   };
 
@@ -164,6 +169,7 @@ export function consoleAuth(deps: ConsoleAuthDeps): {
       maxAge: Math.floor(deps.sessionTtlMs / 1000),
     });
     count('login', 'ok');
+    keyUse.record(record.id);
     deps.logger.info({ keyId: record.id, key: apiKeyPrefix(key) }, 'console login');
     return c.json({ csrfToken: session.csrfToken, expiresAt: new Date(session.expiresAtMs).toISOString() });
   });

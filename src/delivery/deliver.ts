@@ -1,3 +1,4 @@
+import { DEFAULT_APP_ID } from '../config/apps.ts';
 import type { DeviceRegistration, RecipientClaim, StorePort } from '../store/port.ts';
 import type { Logger } from '../observability/logger.ts';
 import { lazyChild, redact, type LineLogger } from '../observability/logger.ts';
@@ -35,6 +36,8 @@ export interface DeliveryReport {
 export interface DeliveryDeps {
   store: StorePort;
   transports: PushTransport[];
+  /** The app whose pushes these are (labels `push_device_outcomes_total`); absent, the default app. */
+  appId?: string;
   videoRecordTtlSecs: number;
   logger: Logger;
   metrics: Metrics;
@@ -192,6 +195,26 @@ export async function sendToDevices(
   return outcomes;
 }
 
+/**
+ * One count per device in `push_device_outcomes_total`: a device no transport of the app serves
+ * is `unconfigured` (its failure is counted even though no provider was called).
+ */
+function countDeviceOutcomes(
+  deps: Pick<DeliveryDeps, 'transports' | 'metrics' | 'appId'>,
+  devices: readonly DeviceRegistration[],
+  outcomes: ReadonlyMap<string, SendOutcome>,
+): void {
+  for (const device of devices) {
+    const outcome = outcomes.get(device.token) ?? NO_OUTCOME;
+    const served = outcome.ok || deps.transports.some((t) => t.handles(device));
+    deps.metrics.pushDeviceOutcomes.inc({
+      app: deps.appId ?? DEFAULT_APP_ID,
+      transport: device.transport,
+      outcome: outcome.ok ? 'ok' : served ? 'failed' : 'unconfigured',
+    });
+  }
+}
+
 /** What the device outcomes of one notification amount to (reference §4.5 steps 10 and 12). */
 export interface DeviceOutcomes {
   /** Tokens that took the push. */
@@ -283,6 +306,7 @@ export async function deliverNotification(
     transport: device.transport,
     outcome: outcomes.get(device.token) ?? NO_OUTCOME,
   }));
+  countDeviceOutcomes(deps, devices, outcomes);
 
   await bookkeeping(deps, notification, delivered, dead, deadSinceMs, report, log);
   return report;

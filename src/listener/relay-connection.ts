@@ -11,7 +11,14 @@ import { RelayCursor } from './cursor.ts';
 import { MAX_RELAY_FRAME_BYTES } from '../nostr/relay-frames.ts';
 import type { LogThrottle } from './log-throttle.ts';
 import { RelaySession, type SessionOptions, type SessionPool } from './relay-session.ts';
-import { type RelayCursorStore, type RelayStatus, type TimerHandle, type Timers } from './types.ts';
+import {
+  RELAY_DISCONNECTS_KEPT,
+  type RelayCursorStore,
+  type RelayDisconnect,
+  type RelayStatus,
+  type TimerHandle,
+  type Timers,
+} from './types.ts';
 import type { WatchdogOptions } from './watchdog.ts';
 import { SOCKET_CLOSED, type RelaySocket, type RelaySocketConstructor, type RelaySocketOptions } from '../nostr/relay-socket.ts';
 
@@ -61,6 +68,7 @@ export class RelayConnection {
   private lastEventAt: number | null = null;
   private reconnects = 0;
   private lastError: string | null = null;
+  private readonly disconnects: RelayDisconnect[] = [];
   private sleepTimer: TimerHandle | null = null;
   private wakeSleep: (() => void) | null = null;
   private firstAttempt!: () => void;
@@ -125,6 +133,7 @@ export class RelayConnection {
       lastEventAt: this.lastEventAt,
       reconnects: this.reconnects,
       lastError: this.lastError,
+      disconnects: [...this.disconnects],
     };
   }
 
@@ -137,6 +146,8 @@ export class RelayConnection {
       this.firstAttempt();
       // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- stop() can run during the await; tsc keeps the loop condition's narrowing.
       if (this.stopping) break;
+      this.disconnects.push({ atMs: this.options.clock.nowMs(), error: this.lastError });
+      if (this.disconnects.length > RELAY_DISCONNECTS_KEPT) this.disconnects.shift();
       if (opened && this.options.clock.nowMs() - startedAt >= STABLE_SESSION_MS) failures = 0;
       const delay = reconnectDelayMs(failures, this.options.backoff);
       failures++;

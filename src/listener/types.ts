@@ -59,7 +59,21 @@ export interface RelayStatus {
   reconnects: number;
   /** Why the last connection ended or failed, or null. */
   lastError: string | null;
+  /**
+   * The latest connections that ended or failed, oldest first, at most
+   * {@link RELAY_DISCONNECTS_KEPT}: when, and why. Absent where a relay source keeps none.
+   */
+  disconnects?: RelayDisconnect[];
 }
+
+/** One connection to a relay that ended or failed (the console's reconnect history). */
+export interface RelayDisconnect {
+  atMs: number;
+  error: string | null;
+}
+
+/** Disconnects a relay connection remembers: enough to see a flapping relay's pattern, small in a heartbeat. */
+export const RELAY_DISCONNECTS_KEPT = 10;
 
 /**
  * An opaque timer handle, as returned by {@link Timers.setTimeout}: Node's Timeout object, or a

@@ -120,6 +120,18 @@ export class Metrics {
     labelNames: ['route', 'status'] as const,
     registers: [this.registry],
   });
+  /**
+   * Every device a push was meant for, by app, by the device's transport (`unifiedpush` apart from
+   * `webpush`, though one transport serves both) and outcome: `ok`, `failed` (the provider's
+   * answer, or no answer), or `unconfigured` (the app has no such transport: no credentials, so
+   * nothing was sent and the per-provider counters above never see it). The console plots it.
+   */
+  readonly pushDeviceOutcomes = new Counter({
+    name: 'push_device_outcomes_total',
+    help: 'Pushes per device by app, transport (fcm|apns|webpush|unifiedpush) and outcome (ok|failed|unconfigured)',
+    labelNames: ['app', 'transport', 'outcome'] as const,
+    registers: [this.registry],
+  });
   readonly fcmSendsAttempted = new Counter({
     name: 'push_fcm_sends_attempted_total',
     help: 'FCM sends attempted, one per device token',

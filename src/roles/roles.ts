@@ -350,6 +350,7 @@ function startDelivery(ctx: RoleContext): void {
   const deps = {
     store,
     transports: ctx.transports,
+    appId: ctx.appId ?? DEFAULT_APP_ID,
     videoRecordTtlSecs: config.service.video_coordinate_dedup_ttl_secs,
     maxEventAgeSecs: config.notification.max_event_age_secs,
     logger: log,

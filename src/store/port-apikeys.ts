@@ -11,7 +11,11 @@
  * {@link ApiKeyStore.findApiKeyByHash} again. Callers look keys up through the store on every
  * request (or cache for at most a second), so a revocation reaches every replica within a second.
  *
- * Time: `createdAtMs` and `revokedAtMs` come from the store clock.
+ * Last use. {@link ApiKeyStore.touchApiKeyUse} records when a key was last used, for operators
+ * deciding what to revoke (the console's API keys page). Callers throttle it (at most one write per
+ * key per minute per process, `platform/api-key-use.ts`), so the time is approximate to a minute.
+ *
+ * Time: `createdAtMs` and `revokedAtMs` come from the store clock; `lastUsedAtMs` is the caller's.
  */
 
 /** What a key may do. `admin` includes everything `send` may do. */
@@ -36,6 +40,8 @@ export interface ApiKeyRecord extends NewApiKey {
   createdAtMs: number;
   /** When it was revoked; null while it is live. */
   revokedAtMs: number | null;
+  /** The latest use recorded by {@link ApiKeyStore.touchApiKeyUse}; null when never recorded. */
+  lastUsedAtMs: number | null;
 }
 
 export interface ApiKeyStore {
@@ -53,4 +59,12 @@ export interface ApiKeyStore {
 
   /** Revoke a live key now. False when the id is unknown or the key was already revoked. */
   revokeApiKey(id: string): Promise<boolean>;
+
+  /**
+   * Record that key `id` was used at `atMs`: its `lastUsedAtMs` becomes the later of the stored one
+   * and `atMs` (replicas' writes arriving out of order never move it back). Revoked keys are
+   * recorded too (a request may have raced the revocation). False, and nothing written, when the id
+   * is unknown.
+   */
+  touchApiKeyUse(id: string, atMs: number): Promise<boolean>;
 }

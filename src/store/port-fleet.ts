@@ -37,6 +37,10 @@ export interface HeartbeatRelay {
   lastEventAtMs: number | null;
   reconnects: number;
   lastError: string | null;
+  /** The app whose listener holds the connection (each app listens with its own key); absent: the default app's. */
+  app?: string;
+  /** The latest connections that ended or failed, oldest first (a few): when and why. Absent in older processes' heartbeats. */
+  disconnects?: Array<{ atMs: number; error: string | null }>;
 }
 
 /** What a process says about itself in a heartbeat. */

@@ -2,138 +2,52 @@
  * Route tests of the console's API (`src/console/`) on each store adapter (SQLite in memory, a
  * private Redis with a fresh key prefix per test) and a manual clock: login and its refusals, the cookie's attributes, sessions (shared through the
  * store, expiring, ended by logout and by revoking the key), the CSRF check of every
- * state-changing route, and every route the console page uses, with its pagination and errors.
+ * state-changing route, and every route the console page uses, with its pagination and errors
+ * (the overview's transports and relay history, the user page's one row per push). The routes
+ * for every app (`?app=`, API keys, test send) are in `apps.test.ts`; the fixture in `support.ts`.
  */
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
-import type { Hono } from 'hono';
 import { createApiApp } from '../../src/api/app.ts';
-import { createClientAddressPolicy } from '../../src/api/client-address.ts';
-import { FleetReporter, mountConsole, showFirstAdminKey } from '../../src/console/index.ts';
+import { FleetReporter, showFirstAdminKey } from '../../src/console/index.ts';
 import { FIRST_ADMIN_KEY_STORE_ATTEMPTS } from '../../src/console/bootstrap-key.ts';
 import { InjectedStoreFault } from '../../src/store/fault-injection.ts';
 import { pushSeries } from '../../src/console/series.ts';
-import { CSRF_HEADER, SESSION_COOKIE } from '../../src/console/session.ts';
+import { SESSION_COOKIE } from '../../src/console/session.ts';
+import type { TransportState } from '../../src/platform/transport-states.ts';
 import { consoleStaticRoutes, loadConsoleAssets } from '../../src/console/static.ts';
 import { npubEncode } from '../../src/nostr/nip19.ts';
 import { createLogger } from '../../src/observability/logger.ts';
 import { Metrics } from '../../src/observability/metrics.ts';
 import { createApiKey } from '../../src/platform/api-keys.ts';
-import type { QueueName } from '../../src/store/port.ts';
+import type { NewDeliveryLogEntry } from '../../src/store/port-delivery-log.ts';
 import { openSqliteStore } from '../../src/store/sqlite/index.ts';
-import { openRedisStore } from '../../src/store/redis/index.ts';
-import type { StorePort } from '../../src/store/port.ts';
 import { ManualClock } from '../../src/util/clock.ts';
-import { startRedisServer, type PrivateRedisServer } from '../support/redis-server.ts';
 import { eventually } from '../support/service-process.ts';
+import {
+  ALICE,
+  call,
+  closeFixture,
+  code,
+  deadLetter,
+  FCM_TOKEN,
+  fixture,
+  login,
+  SAMPLE_INTERVAL_MS,
+  session,
+  SESSION_TTL_MS,
+  startConsoleTestRedis,
+  stopConsoleTestRedis,
+  type Fixture,
+  type LogSink,
+} from './support.ts';
 
-const SESSION_TTL_MS = 3_600_000;
-const SAMPLE_INTERVAL_MS = 10_000;
-const ALICE = 'a'.repeat(64);
-const FCM_TOKEN = 'fcm-token-of-alice-0123456789abcdef';
-const LEASE = { max: 10, leaseMs: 60_000, maxAttempts: 5 };
-
-interface Fixture {
-  store: StorePort;
-  clock: ManualClock;
-  metrics: Metrics;
-  app: Hono;
-  adminKey: string;
-}
-
-type Adapter = 'sqlite' | 'redis';
-let redis: PrivateRedisServer | undefined;
-
-/** The log lines a fixture's console writes (info and above). */
-type LogSink = Array<Record<string, unknown>>;
-
-function capturingLogger(lines: LogSink) {
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString('utf8').split('\n').filter(Boolean)) lines.push(JSON.parse(line) as Record<string, unknown>);
-      done();
-    },
-  });
-  return createLogger({ level: 'info', destination: sink });
-}
-
-async function fixture(adapter: Adapter, options: { publicUrl?: string; logs?: LogSink } = {}): Promise<Fixture> {
-  const clock = new ManualClock();
-  const store =
-    adapter === 'sqlite'
-      ? await openSqliteStore({ path: ':memory:', clock })
-      : await openRedisStore({ url: (redis as PrivateRedisServer).url, clock, keyPrefix: `t-${randomUUID()}:` });
-  const metrics = new Metrics();
-  const logger = options.logs ? capturingLogger(options.logs) : createLogger({ level: 'silent' });
-  const app = createApiApp({ health: { pubkey: () => 'ab'.repeat(32), criticalFlags: () => ({}) }, metrics, logger });
-  mountConsole(app, {
-    store,
-    publicUrl: options.publicUrl ?? '',
-    // No proxy is trusted; in-process requests have no socket, so nothing says they came over https.
-    clientAddress: createClientAddressPolicy([]),
-    sessionTtlMs: SESSION_TTL_MS,
-    sampleIntervalMs: SAMPLE_INTERVAL_MS,
-    deliveryLogRetentionMs: 7 * 86_400_000,
-    metrics,
-    logger,
-  });
-  const adminKey = (await createApiKey(store, 'default', 'admin')).key;
-  return { store, clock, metrics, app, adminKey };
-}
-
-interface Session {
-  cookie: string;
-  csrf: string;
-}
-
-async function login(f: Fixture, key = f.adminKey, headers: Record<string, string> = {}): Promise<Response> {
-  return f.app.request('/console/api/login', {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...headers },
-    body: JSON.stringify({ key }),
-  });
-}
-
-async function session(f: Fixture): Promise<Session> {
-  const response = await login(f);
-  assert.equal(response.status, 200);
-  const cookie = (response.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
-  const { csrfToken } = (await response.json()) as { csrfToken: string };
-  return { cookie, csrf: csrfToken };
-}
-
-function call(f: Fixture, s: Session | null, path: string, init: { method?: string; csrf?: string | null } = {}): Promise<Response> {
-  const headers: Record<string, string> = {};
-  if (s) headers.cookie = s.cookie;
-  const csrf = init.csrf === undefined ? s?.csrf : init.csrf;
-  if (csrf) headers[CSRF_HEADER] = csrf;
-  return Promise.resolve(f.app.request(`/console/api/${path}`, { method: init.method ?? 'GET', headers }));
-}
-
-async function code(response: Response): Promise<string> {
-  return ((await response.json()) as { code: string }).code;
-}
-
-/** A dead letter with this id in `queue`. */
-async function deadLetter(f: Fixture, queue: QueueName, id: string): Promise<void> {
-  await f.store.enqueue(queue, { id, payload: { id } });
-  const [item] = await f.store.lease(queue, LEASE);
-  assert.ok(item);
-  assert.equal(await f.store.deadLetter(queue, id, item.leaseToken, `poison ${id}`), true);
-  f.clock.advance(1000);
-}
-
-before(async () => {
-  redis = await startRedisServer();
-});
-after(async () => {
-  await redis?.stop();
-});
+before(startConsoleTestRedis);
+after(stopConsoleTestRedis);
 
 for (const adapter of ['sqlite', 'redis'] as const)
   describe(`console API (${adapter})`, () => {
@@ -142,7 +56,7 @@ for (const adapter of ['sqlite', 'redis'] as const)
       f = await fixture(adapter);
     });
     afterEach(async () => {
-      await f.store.close();
+      await closeFixture(f);
     });
 
     describe('login', () => {
@@ -173,7 +87,7 @@ for (const adapter of ['sqlite', 'redis'] as const)
           // Not even the prefix the live-key lines use: the first characters after `npk_`.
           for (const key of typed) assert.ok(!text.includes(key.slice(0, 8)), `no part of ${key.slice(0, 8)}… in ${text}`);
         } finally {
-          await logged.store.close();
+          await closeFixture(logged);
         }
       });
 
@@ -193,7 +107,7 @@ for (const adapter of ['sqlite', 'redis'] as const)
           assert.equal(other.status, 403);
           assert.equal(await code(other), 'CONSOLE_ORIGIN_REFUSED');
         } finally {
-          await behind.store.close();
+          await closeFixture(behind);
         }
       });
 
@@ -246,6 +160,11 @@ for (const adapter of ['sqlite', 'redis'] as const)
           ['GET', 'overview'],
           ['GET', `users/${ALICE}`],
           ['GET', 'ntfy'],
+          ['GET', 'apps'],
+          ['GET', 'keys'],
+          ['POST', 'keys'],
+          ['DELETE', 'keys/key_x'],
+          ['POST', 'test-send'],
           ['GET', 'v1/admin/dlq?queue=outbound'],
           ['POST', 'v1/admin/dlq/x/replay'],
           ['POST', 'v1/admin/dlq/replay?queue=outbound'],
@@ -335,8 +254,14 @@ for (const adapter of ['sqlite', 'redis'] as const)
         await reporter.beat();
         await reporter.sample();
         f.clock.advance(SAMPLE_INTERVAL_MS);
-        f.metrics.fcmSendsSucceeded.inc(50);
-        f.metrics.fcmSendsFailed.inc({ reason: 'unavailable' }, 5);
+        f.metrics.pushDeviceOutcomes.inc({ app: 'default', transport: 'fcm', outcome: 'ok' }, 40);
+        f.metrics.pushDeviceOutcomes.inc({ app: 'default', transport: 'fcm', outcome: 'failed' }, 5);
+        f.metrics.pushDeviceOutcomes.inc({ app: 'default', transport: 'fcm', outcome: 'unconfigured' }, 3);
+        f.metrics.pushDeviceOutcomes.inc({ app: 'default', transport: 'unifiedpush', outcome: 'ok' }, 7);
+        f.metrics.pushDeviceOutcomes.inc({ app: 'default', transport: 'webpush', outcome: 'ok' }, 2);
+        // Another app's pushes: in the fleet's plot, not in the default app's transports table.
+        f.metrics.pushDeviceOutcomes.inc({ app: 'clips', transport: 'fcm', outcome: 'ok' }, 10);
+        f.metrics.pushDeviceOutcomes.inc({ app: 'clips', transport: 'apns', outcome: 'unconfigured' }, 4);
         await reporter.sample();
 
         const s = await session(f);
@@ -352,6 +277,7 @@ for (const adapter of ['sqlite', 'redis'] as const)
           queues: Record<string, { lanes: Record<string, { ready: number }> }>;
           tokens: Record<string, number>;
           pushes: { times: number[]; rates: Record<string, number[]>; totals: Record<string, number> };
+          transports: Array<TransportState & { ok: number; failed: number; unconfigured: number }>;
         };
         assert.equal(body.processes.length, 1);
         const [proc] = body.processes;
@@ -364,9 +290,27 @@ for (const adapter of ['sqlite', 'redis'] as const)
         assert.equal(proc.ntfySubscriptions, 2);
         assert.equal(body.queues.outbound?.lanes.critical?.ready, 1);
         assert.deepEqual(body.tokens, { fcm: 1, apns: 0, webpush: 0, unifiedpush: 0 });
-        assert.equal(body.pushes.totals['fcm:ok'], 50);
-        assert.equal(body.pushes.totals['fcm:failed'], 5);
+        assert.equal(body.pushes.totals['fcm:ok'], 50, 'every app’s');
+        assert.equal(body.pushes.totals['fcm:failed'], 8, 'the failures of an unconfigured FCM counted too');
+        assert.equal(body.pushes.totals['apns:failed'], 4);
+        assert.equal(body.pushes.totals['unifiedpush:ok'], 7, 'UnifiedPush is its own series');
+        assert.equal(body.pushes.totals['webpush:ok'], 2);
         assert.deepEqual(body.pushes.rates['fcm:ok'], [0, 5], '50 pushes over 10 s: 5 per second in the second bucket');
+        assert.deepEqual(
+          Object.keys(body.pushes.totals).sort(),
+          ['apns:failed', 'apns:ok', 'fcm:failed', 'fcm:ok', 'unifiedpush:failed', 'unifiedpush:ok', 'webpush:failed', 'webpush:ok'],
+          'no unconfigured series in the plot',
+        );
+        assert.deepEqual(
+          body.transports.map((t) => [t.transport, t.configured, t.ok, t.failed, t.unconfigured]),
+          [
+            ['fcm', false, 40, 8, 3],
+            ['apns', true, 0, 0, 0],
+            ['webpush', true, 2, 0, 0],
+            ['unifiedpush', true, 7, 0, 0],
+          ],
+        );
+        assert.match(body.transports[0]?.detail ?? '', /credentials_path/);
       });
 
       test('a graceful stop removes the heartbeat at once; a reporter run beats and samples until aborted', async () => {
@@ -397,6 +341,47 @@ for (const adapter of ['sqlite', 'redis'] as const)
         await running;
         await reporter.remove();
         assert.deepEqual((await overview()).processes, []);
+      });
+
+      test('each relay’s last error and its reconnect history, newest first', async () => {
+        await f.store.writeHeartbeat(
+          {
+            processId: 'p',
+            host: 'h',
+            pid: 1,
+            roles: ['listener'],
+            version: 't',
+            startedAtMs: 0,
+            tasks: [],
+            relays: [
+              {
+                url: 'wss://flaky.example',
+                connected: false,
+                authenticated: false,
+                lastEventAtMs: null,
+                reconnects: 2,
+                lastError: 'connect ECONNREFUSED',
+                disconnects: [
+                  { atMs: 1000, error: 'socket closed (1006)' },
+                  { atMs: 5000, error: 'connect ECONNREFUSED' },
+                ],
+              },
+            ],
+            ntfySubscribers: {},
+          },
+          15_000,
+        );
+        const s = await session(f);
+        const body = (await (await call(f, s, 'overview')).json()) as {
+          processes: Array<{ relays: Array<{ lastError: string; reconnects: number; disconnects: Array<{ at: string; error: string }> }> }>;
+        };
+        const relay = body.processes[0]?.relays[0];
+        assert.equal(relay?.lastError, 'connect ECONNREFUSED');
+        assert.equal(relay.reconnects, 2);
+        assert.deepEqual(relay.disconnects, [
+          { at: new Date(5000).toISOString(), error: 'connect ECONNREFUSED' },
+          { at: new Date(1000).toISOString(), error: 'socket closed (1006)' },
+        ]);
       });
 
       test('a process that stopped is not listed once its heartbeat expired', async () => {
@@ -489,7 +474,7 @@ for (const adapter of ['sqlite', 'redis'] as const)
             preferences: { kinds: number[] };
             bells: unknown[];
             counters: { totalNew: number };
-            deliveries: Array<{ notificationId: string; status: string }>;
+            deliveries: Array<{ notificationId: string; outcome: string }>;
           };
           assert.equal(body.pubkey, ALICE);
           assert.equal(body.devices.length, 1);
@@ -501,7 +486,7 @@ for (const adapter of ['sqlite', 'redis'] as const)
           assert.deepEqual(body.bells, []);
           assert.equal(body.counters.totalNew, 0);
           assert.deepEqual(
-            body.deliveries.map((d) => [d.notificationId, d.status]),
+            body.deliveries.map((d) => [d.notificationId, d.outcome]),
             [
               ['n2', 'failed'],
               ['n1', 'sent'],
@@ -509,6 +494,62 @@ for (const adapter of ['sqlite', 'redis'] as const)
             'newest first',
           );
         }
+      });
+
+      test('one row per push: its outcome over its devices and retries, the provider’s answer, each device’s latest attempt, opened', async () => {
+        const log = (entries: Array<Partial<NewDeliveryLogEntry> & Pick<NewDeliveryLogEntry, 'notificationId' | 'status'>>) =>
+          f.store.appendDeliveryLog(entries.map((e) => ({ appId: 'default', recipient: ALICE, type: 'payout', ...e })));
+        await log([
+          { notificationId: 'p1', status: 'queued' },
+          { notificationId: 'p2', status: 'queued' },
+        ]);
+        f.clock.advance(1000);
+        await log([
+          { notificationId: 'p1', status: 'retrying', transport: 'fcm', tokenPrefix: 'aaaa…', error: 'retryable_internal: 503' },
+          {
+            notificationId: 'p1',
+            status: 'failed',
+            transport: 'apns',
+            tokenPrefix: 'bbbb…',
+            error: 'initialization: no apns transport is configured',
+          },
+          { notificationId: 'p2', status: 'failed', error: 'no registered devices' },
+        ]);
+        f.clock.advance(1000);
+        await log([
+          { notificationId: 'p1', status: 'sent', transport: 'fcm', tokenPrefix: 'aaaa…', providerMessageId: 'projects/x/messages/1' },
+        ]);
+        f.clock.advance(1000);
+        await log([
+          { notificationId: 'p3', status: 'queued' },
+          { notificationId: 'p1', status: 'opened' },
+        ]);
+        const s = await session(f);
+        const body = (await (await call(f, s, `users/${ALICE}`)).json()) as {
+          deliveries: Array<{
+            notificationId: string;
+            outcome: string;
+            answer: string | null;
+            transports: string[];
+            opened: boolean;
+            devices: Array<{ transport: string | null; tokenPrefix: string | null; status: string; answer: string | null }>;
+          }>;
+        };
+        assert.deepEqual(
+          body.deliveries.map((d) => [d.notificationId, d.outcome, d.answer, d.opened]),
+          [
+            ['p1', 'sent', 'projects/x/messages/1', true],
+            ['p3', 'queued', null, false],
+            ['p2', 'failed', 'no registered devices', false],
+          ],
+          'one row per push, by latest entry',
+        );
+        const [p1] = body.deliveries;
+        assert.deepEqual(p1?.transports, ['fcm', 'apns']);
+        assert.deepEqual(p1.devices, [
+          { transport: 'fcm', tokenPrefix: 'aaaa…', status: 'sent', answer: 'projects/x/messages/1' },
+          { transport: 'apns', tokenPrefix: 'bbbb…', status: 'failed', answer: 'initialization: no apns transport is configured' },
+        ]);
       });
 
       test('anything else is 400 INVALID_PUBKEY', async () => {

@@ -172,7 +172,14 @@ describe('listener against a misbehaving relay', () => {
     const resumed = await second.waitForReq(LIVE_EVENTS_SUBSCRIPTION_ID);
     assert.equal((resumed[2] as { since: number }).since, beforeDrop.created_at - LIVE_RESUME_OVERLAP_SECS);
     await sink.waitForId(afterDrop.id);
-    assert.equal(listener.status()[0]?.reconnects, 1);
+    const status = listener.status()[0];
+    assert.equal(status?.reconnects, 1);
+    // The console's reconnect history: the dropped connection, when and why.
+    assert.equal(status.disconnects?.length, 1);
+    const [dropped] = status.disconnects ?? [];
+    assert.ok(dropped && Math.abs(dropped.atMs - Date.now()) < 60_000, 'when');
+    assert.equal(dropped.error, status.lastError, 'why: the error that ended it');
+    assert.ok(dropped.error, 'an error is named');
   });
 
   test('auth-required: authenticates, then re-sends the replay and live REQs the relay refused', async () => {

@@ -366,6 +366,29 @@ describe('SqliteStore event claim owners (issue 42)', () => {
   });
 });
 
+describe('SqliteStore API key last use (issue 38)', () => {
+  test('the last-use migration keeps the keys of a file of the previous version, never used, and records uses after it', async () => {
+    const path = freshPath();
+    const raw = new BetterSqlite3(path);
+    const step = migrations.findIndex((m) => m.description.includes("API keys' last use"));
+    assert.ok(step > 0);
+    migrate(raw, capturingLogger().logger, migrations.slice(0, step));
+    raw
+      .prepare('INSERT INTO api_keys (id, app_id, role, hash, prefix, created_at_ms) VALUES (?, ?, ?, ?, ?, ?)')
+      .run('key_old', 'default', 'admin', 'f'.repeat(64), 'npk_oldkey12', 1000);
+    raw.close();
+    const store = await openSqliteStore({ path, clock: new ManualClock() });
+    try {
+      const [old] = await store.listApiKeys('default');
+      assert.deepEqual([old?.id, old?.role, old?.createdAtMs, old?.lastUsedAtMs], ['key_old', 'admin', 1000, null]);
+      assert.equal(await store.touchApiKeyUse('key_old', 5000), true);
+      assert.equal((await store.findApiKeyByHash('f'.repeat(64)))?.lastUsedAtMs, 5000);
+    } finally {
+      await store.close();
+    }
+  });
+});
+
 describe('SqliteStore files', () => {
   test('a file store runs in WAL mode', async () => {
     const path = freshPath();

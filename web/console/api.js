@@ -39,3 +39,8 @@ export async function api(path, { method = 'GET', body } = {}) {
   }
   return data;
 }
+
+/** `path` with `app=ID` added to its query: every per-app route of the console API takes it. */
+export function forApp(path, app) {
+  return `${path}${path.includes('?') ? '&' : '?'}app=${encodeURIComponent(app)}`;
+}

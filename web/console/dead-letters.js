@@ -1,13 +1,13 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { html } from './html.js';
-import { api } from './api.js';
+import { api, forApp } from './api.js';
 import { when } from './format.js';
 
 const PAGE_SIZE = 50;
 const DLQ = 'v1/admin/dlq';
 
 /** A modal confirmation (<dialog>: focus is trapped, Escape cancels). */
-function Confirm({ request, onClose }) {
+export function Confirm({ request, onClose }) {
   const dialog = useRef(null);
   useEffect(() => {
     if (request && !dialog.current.open) dialog.current.showModal();
@@ -25,7 +25,7 @@ function Confirm({ request, onClose }) {
   </dialog>`;
 }
 
-export function DeadLetters() {
+export function DeadLetters({ app }) {
   const [queue, setQueue] = useState('outbound');
   const [items, setItems] = useState([]);
   const [cursor, setCursor] = useState(null);
@@ -38,7 +38,7 @@ export function DeadLetters() {
     try {
       const params = new URLSearchParams({ queue, limit: String(PAGE_SIZE) });
       if (after) params.set('cursor', after);
-      const page = await api(`${DLQ}?${params}`);
+      const page = await api(forApp(`${DLQ}?${params}`, app));
       setItems((old) => (after ? [...old, ...page.items] : page.items));
       setCursor(page.nextCursor);
     } catch (err) {
@@ -68,7 +68,7 @@ export function DeadLetters() {
       text: `${item.id} goes back to the ${item.lane} lane of ${item.queue} with its attempts reset.`,
       action: 'Replay',
       run: async () => {
-        await api(`${DLQ}/${encodeURIComponent(item.id)}/replay?queue=${item.queue}`, { method: 'POST' });
+        await api(forApp(`${DLQ}/${encodeURIComponent(item.id)}/replay?queue=${item.queue}`, app), { method: 'POST' });
         return `Replayed ${item.id}.`;
       },
     });
@@ -79,7 +79,7 @@ export function DeadLetters() {
       action: 'Delete',
       danger: true,
       run: async () => {
-        await api(`${DLQ}/${encodeURIComponent(item.id)}?queue=${item.queue}`, { method: 'DELETE' });
+        await api(forApp(`${DLQ}/${encodeURIComponent(item.id)}?queue=${item.queue}`, app), { method: 'DELETE' });
         return `Deleted ${item.id}.`;
       },
     });
@@ -89,7 +89,7 @@ export function DeadLetters() {
       text: 'Each goes back to its lane with its attempts reset.',
       action: 'Replay all',
       run: async () => {
-        const result = await api(`${DLQ}/replay?queue=${queue}`, { method: 'POST' });
+        const result = await api(forApp(`${DLQ}/replay?queue=${queue}`, app), { method: 'POST' });
         return `Replayed ${result.replayed} dead letters of ${queue}.`;
       },
     });

@@ -10,23 +10,47 @@ import { Overview } from './overview.js';
 import { DeadLetters } from './dead-letters.js';
 import { UserPage } from './user.js';
 import { NtfyPage } from './ntfy.js';
+import { KeysPage } from './keys.js';
 import './style.css';
 
 const PAGES = [
   { path: '/console', title: 'Overview', component: Overview },
   { path: '/console/dead-letters', title: 'Dead letters', component: DeadLetters },
   { path: '/console/user', title: 'User', component: UserPage },
-  { path: '/console/ntfy', title: 'ntfy', component: NtfyPage },
+  { path: '/console/keys', title: 'API keys', component: KeysPage },
+  // ntfy topics are the service's own, shared by every app.
+  { path: '/console/ntfy', title: 'ntfy', component: NtfyPage, global: true },
 ];
 
 function pageFor(pathname) {
   return PAGES.find((p) => p.path === pathname.replace(/\/$/, '')) ?? PAGES[0];
 }
 
+/** The app the address names (`?app=`), the default app otherwise: a reload or a shared link keeps it. */
+function appFromUrl() {
+  return new URLSearchParams(location.search).get('app') ?? 'default';
+}
+
+function pageUrl(page, app) {
+  return app === 'default' ? page.path : `${page.path}?app=${encodeURIComponent(app)}`;
+}
+
+/** The app switcher: every app the service hosts; the pages below show the one selected. */
+function AppSwitcher({ apps, app, onChange }) {
+  return html`<div class="app-switcher">
+    <label for="app-select">App</label>
+    <select id="app-select" value=${app} onChange=${(e) => onChange(e.currentTarget.value)}>
+      ${apps.map((a) => html`<option value=${a.id}>${a.id}</option>`)}
+    </select>
+  </div>`;
+}
+
 function App() {
   // undefined: asking whether a session exists; null: logged out; a string: the CSRF token.
   const [session, setSession] = useState(undefined);
   const [page, setPage] = useState(() => pageFor(location.pathname));
+  const [app, setApp] = useState(appFromUrl);
+  const [apps, setApps] = useState([{ id: 'default' }]);
 
   useEffect(() => {
     whenSessionLost(() => {
@@ -39,10 +63,21 @@ function App() {
         setSession(s.csrfToken);
       })
       .catch(() => setSession(null));
-    const onPop = () => setPage(pageFor(location.pathname));
+    const onPop = () => {
+      setPage(pageFor(location.pathname));
+      setApp(appFromUrl());
+    };
     addEventListener('popstate', onPop);
     return () => removeEventListener('popstate', onPop);
   }, []);
+
+  useEffect(() => {
+    if (session)
+      api('apps').then(
+        (a) => setApps(a.apps),
+        () => undefined,
+      );
+  }, [session]);
 
   useEffect(() => {
     document.title = `${page.title} · nostr-push console`;
@@ -52,8 +87,13 @@ function App() {
   const go = (event, next) => {
     if (event.metaKey || event.ctrlKey || event.shiftKey || event.button !== 0) return;
     event.preventDefault();
-    history.pushState(null, '', next.path);
+    history.pushState(null, '', pageUrl(next, app));
     setPage(next);
+  };
+
+  const switchApp = (next) => {
+    history.pushState(null, '', pageUrl(page, next));
+    setApp(next);
   };
 
   const logout = async () => {
@@ -81,16 +121,18 @@ function App() {
           ${PAGES.map(
             (p) =>
               html`<li>
-                <a href=${p.path} aria-current=${p === page ? 'page' : undefined} onClick=${(e) => go(e, p)}>${p.title}</a>
+                <a href=${pageUrl(p, app)} aria-current=${p === page ? 'page' : undefined} onClick=${(e) => go(e, p)}>${p.title}</a>
               </li>`,
           )}
         </ul>
       </nav>
+      <${AppSwitcher} apps=${apps} app=${app} onChange=${switchApp} />
       <button type="button" class="secondary" onClick=${logout}>Log out</button>
     </header>
     <main id="main" tabindex="-1">
       <h1>${page.title}</h1>
-      <${Page} />
+      ${page.global ? html`<p class="scope">All apps</p>` : html`<p class="scope" data-testid="app-scope">App <strong>${app}</strong></p>`}
+      <${Page} app=${app} apps=${apps} key=${app} />
     </main>
   `;
 }

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { html } from './html.js';
-import { api } from './api.js';
+import { api, forApp } from './api.js';
 import { ago, number, when } from './format.js';
 import { LinePlot } from './plot.js';
 
@@ -83,8 +83,9 @@ function Relays({ processes, now }) {
           <th scope="col">Relay</th>
           <th scope="col">State</th>
           <th scope="col">Last event</th>
+          <th scope="col">Last error</th>
           <th scope="col">Reconnects</th>
-          <th scope="col">Listener</th>
+          <th scope="col">Listener (app: process)</th>
         </tr>
       </thead>
       <tbody>
@@ -100,8 +101,20 @@ function Relays({ processes, now }) {
                 />
               </td>
               <td>${ago(r.lastEventAt, now)}</td>
-              <td>${number(r.reconnects)}</td>
-              <td>${r.host} pid ${r.pid}</td>
+              <td data-field="last-error">${r.lastError ?? '—'}</td>
+              <td data-field="reconnects">
+                ${number(r.reconnects)}
+                ${
+                  r.disconnects?.length > 0 &&
+                  html`<details>
+                    <summary>History</summary>
+                    <ol class="history">
+                      ${r.disconnects.map((d) => html`<li>${when(d.at)}: ${d.error ?? 'closed'}</li>`)}
+                    </ol>
+                  </details>`
+                }
+              </td>
+              <td>${r.app ?? 'default'}: ${r.host} pid ${r.pid}</td>
             </tr>`,
         )}
       </tbody>
@@ -180,10 +193,46 @@ function Tokens({ tokens, at }) {
   </div>`;
 }
 
+/** The app's transports: configured or off (and why), with the fleet's pushes of the last hour through each. */
+function Transports({ app, transports }) {
+  if (!transports || transports.length === 0) return null;
+  return html`<section aria-labelledby="transports-title">
+    <h2 id="transports-title">Transports of ${app}</h2>
+    <div class="table-wrap">
+      <table data-testid="transports">
+        <caption>
+          Configured transports; pushes of ${app} in the last hour
+        </caption>
+        <thead>
+          <tr>
+            <th scope="col">Transport</th>
+            <th scope="col">State</th>
+            <th scope="col">Pushed</th>
+            <th scope="col">Failed</th>
+            <th scope="col">Failed as not configured</th>
+          </tr>
+        </thead>
+        <tbody>
+          ${transports.map(
+            (t) =>
+              html`<tr data-transport=${t.transport}>
+                <th scope="row">${t.transport}</th>
+                <td><${Flag} ok=${t.configured} yes=${`configured: ${t.detail}`} no=${`not configured (${t.detail})`} /></td>
+                <td>${number(t.ok)}</td>
+                <td>${number(t.failed)}</td>
+                <td data-field="unconfigured" class=${t.unconfigured > 0 ? 'bad' : ''}>${number(t.unconfigured)}</td>
+              </tr>`,
+          )}
+        </tbody>
+      </table>
+    </div>
+  </section>`;
+}
+
 function Pushes({ pushes }) {
   const names = Object.keys(pushes.rates);
   return html`<section aria-labelledby="pushes-title">
-    <h2 id="pushes-title">Pushes per second, last hour</h2>
+    <h2 id="pushes-title">Pushes per second, last hour (every app)</h2>
     ${
       pushes.times.length < 2
         ? html`<p>Waiting for samples: every process samples its counters every few seconds.</p>`
@@ -218,28 +267,29 @@ function Pushes({ pushes }) {
   </section>`;
 }
 
-export function Overview() {
-  const { data, error } = usePolling('overview', REFRESH_MS);
+export function Overview({ app }) {
+  const { data, error } = usePolling(forApp('overview', app), REFRESH_MS);
   if (!data) return error ? html`<p class="error" role="alert">${error}</p>` : html`<p role="status">Loading…</p>`;
   const now = Date.parse(data.now);
   return html`
     ${error && html`<p class="error" role="alert">Refresh failed: ${error}</p>`}
+    <${Transports} app=${data.app} transports=${data.transports} />
     <${Pushes} pushes=${data.pushes} />
     <section aria-labelledby="fleet-title">
-      <h2 id="fleet-title">Fleet</h2>
+      <h2 id="fleet-title">Fleet (every app)</h2>
       <${Processes} processes=${data.processes} now=${now} />
     </section>
     <section aria-labelledby="relays-title">
-      <h2 id="relays-title">Relays</h2>
+      <h2 id="relays-title">Relays (every app)</h2>
       <${Relays} processes=${data.processes} now=${now} />
       <${UserRelays} processes=${data.processes} />
     </section>
     <section aria-labelledby="queues-title">
-      <h2 id="queues-title">Queues</h2>
+      <h2 id="queues-title">Queues of ${data.app}</h2>
       <${Queues} queues=${data.queues} />
     </section>
     <section aria-labelledby="tokens-title">
-      <h2 id="tokens-title">Devices</h2>
+      <h2 id="tokens-title">Devices of ${data.app}</h2>
       <${Tokens} tokens=${data.tokens} at=${data.tokensAt} />
     </section>
   `;

@@ -12,7 +12,7 @@ export async function createApiKey(ctx: RedisContext, key: NewApiKey): Promise<b
 }
 
 function toRecord(id: string, fields: Record<string, string>): ApiKeyRecord | null {
-  const { appId, role, hash, prefix, createdAtMs, revokedAtMs } = fields;
+  const { appId, role, hash, prefix, createdAtMs, revokedAtMs, lastUsedAtMs } = fields;
   if (appId === undefined || hash === undefined || prefix === undefined || createdAtMs === undefined) return null;
   if (role !== 'send' && role !== 'admin') return null;
   return {
@@ -23,6 +23,7 @@ function toRecord(id: string, fields: Record<string, string>): ApiKeyRecord | nu
     prefix,
     createdAtMs: Number(createdAtMs),
     revokedAtMs: revokedAtMs === undefined ? null : Number(revokedAtMs),
+    lastUsedAtMs: lastUsedAtMs === undefined ? null : Number(lastUsedAtMs),
   };
 }
 
@@ -54,4 +55,8 @@ export async function listApiKeys(ctx: RedisContext, appId: string | null): Prom
 
 export async function revokeApiKey(ctx: RedisContext, id: string): Promise<boolean> {
   return Number(await ctx.scripts.run('revokeApiKey', [ctx.keys.apiKeyKey(id)], [ctx.clock.nowMs()])) === 1;
+}
+
+export async function touchApiKeyUse(ctx: RedisContext, id: string, atMs: number): Promise<boolean> {
+  return Number(await ctx.scripts.run('touchApiKeyUse', [ctx.keys.apiKeyKey(id)], [Math.trunc(atMs)])) === 1;
 }

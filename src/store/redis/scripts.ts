@@ -87,6 +87,7 @@ export const SCRIPT_NAMES = [
   'claimVapidKeys',
   'createApiKey',
   'revokeApiKey',
+  'touchApiKeyUse',
   'createSend',
   'claimSend',
   'advanceSend',

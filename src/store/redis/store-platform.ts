@@ -42,6 +42,9 @@ export abstract class RedisPlatformStore extends RedisCoreStore {
   revokeApiKey(id: string): Promise<boolean> {
     return apiKeys.revokeApiKey(this.ctx, id);
   }
+  touchApiKeyUse(id: string, atMs: number): Promise<boolean> {
+    return apiKeys.touchApiKeyUse(this.ctx, id, atMs);
+  }
   createSend(send: NewSend, recordTtlSecs: number, idempotency: IdempotencyClaim | null): Promise<CreateSendResult> {
     return sends.createSend(this.ctx, send, recordTtlSecs, idempotency);
   }

@@ -17,6 +17,11 @@ export const CREATE_API_KEY_TABLE = `
   CREATE INDEX api_keys_by_app ON api_keys (app_id, created_at_ms);
 `;
 
+/** Issue 38: when each key was last used (null until recorded). */
+export const ADD_API_KEY_LAST_USED = `
+  ALTER TABLE api_keys ADD COLUMN last_used_at_ms INTEGER;
+`;
+
 interface ApiKeyRow {
   id: string;
   app_id: string;
@@ -25,15 +30,18 @@ interface ApiKeyRow {
   prefix: string;
   created_at_ms: number;
   revoked_at_ms: number | null;
+  last_used_at_ms: number | null;
 }
 
-const COLUMNS = 'id, app_id, role, hash, prefix, created_at_ms, revoked_at_ms';
+const COLUMNS = 'id, app_id, role, hash, prefix, created_at_ms, revoked_at_ms, last_used_at_ms';
 const INSERT = `INSERT INTO api_keys (id, app_id, role, hash, prefix, created_at_ms) VALUES (@id, @appId, @role, @hash, @prefix, @nowMs)
   ON CONFLICT DO NOTHING`;
 const SELECT_LIVE_BY_HASH = `SELECT ${COLUMNS} FROM api_keys WHERE hash = ? AND revoked_at_ms IS NULL`;
 const SELECT_OF_APP = `SELECT ${COLUMNS} FROM api_keys WHERE app_id = ? ORDER BY created_at_ms, id`;
 const SELECT_ALL = `SELECT ${COLUMNS} FROM api_keys ORDER BY created_at_ms, id`;
 const REVOKE = `UPDATE api_keys SET revoked_at_ms = ? WHERE id = ? AND revoked_at_ms IS NULL`;
+// MAX() of SQLite with a NULL argument is NULL: the first use replaces the NULL.
+const TOUCH = `UPDATE api_keys SET last_used_at_ms = MAX(COALESCE(last_used_at_ms, @atMs), @atMs) WHERE id = @id`;
 
 function fromRow(row: ApiKeyRow): ApiKeyRecord {
   return {
@@ -44,6 +52,7 @@ function fromRow(row: ApiKeyRow): ApiKeyRecord {
     prefix: row.prefix,
     createdAtMs: row.created_at_ms,
     revokedAtMs: row.revoked_at_ms,
+    lastUsedAtMs: row.last_used_at_ms,
   };
 }
 
@@ -53,6 +62,7 @@ export class ApiKeyTable {
   private readonly selectOfApp: Statement<[string], ApiKeyRow>;
   private readonly selectAll: Statement<[], ApiKeyRow>;
   private readonly revokeKey: Statement<[number, string]>;
+  private readonly touchUse: Statement<[{ id: string; atMs: number }]>;
 
   constructor(
     db: Database,
@@ -63,6 +73,7 @@ export class ApiKeyTable {
     this.selectOfApp = db.prepare(SELECT_OF_APP);
     this.selectAll = db.prepare(SELECT_ALL);
     this.revokeKey = db.prepare(REVOKE);
+    this.touchUse = db.prepare(TOUCH);
   }
 
   create(key: NewApiKey): boolean {
@@ -81,5 +92,9 @@ export class ApiKeyTable {
 
   revoke(id: string): boolean {
     return this.revokeKey.run(this.clock.nowMs(), id).changes === 1;
+  }
+
+  touch(id: string, atMs: number): boolean {
+    return this.touchUse.run({ id, atMs }).changes === 1;
   }
 }

@@ -8,7 +8,7 @@ import { CREATE_BELL_TABLES } from './bells.ts';
 import { CREATE_NTFY_TABLES } from './ntfy.ts';
 import { CREATE_NTFY_SCHEDULED_TABLE } from './ntfy-scheduled.ts';
 import { CREATE_VAPID_TABLE } from './vapid.ts';
-import { CREATE_API_KEY_TABLE } from './apikeys.ts';
+import { ADD_API_KEY_LAST_USED, CREATE_API_KEY_TABLE } from './apikeys.ts';
 import { CREATE_SEND_TABLES } from './sends.ts';
 import { CREATE_DELIVERY_LOG_TABLES } from './delivery-log.ts';
 import { CREATE_SOCIAL_FILTERS_TABLE } from './social-filters.ts';
@@ -226,6 +226,7 @@ export const migrations: readonly Migration[] = [
     description: "create the users' relay lists (kinds 10002 and 10050, registrations)",
     apply: (db) => db.exec(CREATE_USER_RELAY_LISTS_TABLE),
   },
+  { description: "API keys' last use (the console's keys page)", apply: (db) => db.exec(ADD_API_KEY_LAST_USED) },
 ];
 
 /** The version a file has after {@link migrate}. */

@@ -40,6 +40,10 @@ export abstract class SqlitePlatformStore extends SqliteCoreStore {
     return this.group.run(() => this.apiKeys.revoke(id));
   }
 
+  async touchApiKeyUse(id: string, atMs: number): Promise<boolean> {
+    return this.group.run(() => this.apiKeys.touch(id, atMs));
+  }
+
   // ---- sends (port-sends.ts) -----------------------------------------------------------------
 
   async createSend(send: NewSend, recordTtlSecs: number, idempotency: IdempotencyClaim | null): Promise<CreateSendResult> {

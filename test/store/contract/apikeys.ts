@@ -11,7 +11,7 @@ const key = (id: string, appId = 'default', role: NewApiKey['role'] = 'send'): N
   prefix: `np_${id}`.slice(0, 10),
 });
 
-/** The contract of port-apikeys.ts: create, lookup by hash, list, revoke. */
+/** The contract of port-apikeys.ts: create, lookup by hash, list, revoke, last use. */
 export function apiKeyContract(ctx: ContractContext): void {
   describe('API keys', () => {
     test('a created key is found by its hash with its app, role, prefix and creation time', async () => {
@@ -22,6 +22,7 @@ export function apiKeyContract(ctx: ContractContext): void {
         ...created,
         createdAtMs: ctx.clock().nowMs(),
         revokedAtMs: null,
+        lastUsedAtMs: null,
       });
       assert.equal(await store.findApiKeyByHash('f'.repeat(64)), null, 'an unknown hash finds nothing');
     });
@@ -73,6 +74,37 @@ export function apiKeyContract(ctx: ContractContext): void {
         ['b-old', 'd-1', 'a-new'],
       );
       assert.deepEqual(await store.listApiKeys('gamma'), []);
+    });
+
+    test('a use is recorded as the key’s last use, never moved back by an older one, on revoked keys too; an unknown id is refused', async () => {
+      const store = ctx.store();
+      const used = key('k1');
+      await store.createApiKey(used);
+      await store.createApiKey(key('k2'));
+      const t0 = ctx.clock().nowMs();
+      assert.equal(await store.touchApiKeyUse('k1', t0 + 60 * SECOND_MS), true);
+      assert.equal((await store.findApiKeyByHash(used.hash))?.lastUsedAtMs, t0 + 60 * SECOND_MS);
+      assert.equal(await store.touchApiKeyUse('k1', t0 + 30 * SECOND_MS), true, 'a known key');
+      assert.equal((await store.findApiKeyByHash(used.hash))?.lastUsedAtMs, t0 + 60 * SECOND_MS, 'an older use does not move it back');
+      assert.equal(await store.touchApiKeyUse('k1', t0 + 120 * SECOND_MS), true);
+      const listed = await store.listApiKeys('default');
+      assert.deepEqual(
+        listed.map((k) => [k.id, k.lastUsedAtMs]),
+        [
+          ['k1', t0 + 120 * SECOND_MS],
+          ['k2', null],
+        ],
+      );
+      await store.revokeApiKey('k1');
+      assert.equal(await store.touchApiKeyUse('k1', t0 + 180 * SECOND_MS), true, 'a revoked key is still known');
+      assert.equal((await store.listApiKeys('default')).find((k) => k.id === 'k1')?.lastUsedAtMs, t0 + 180 * SECOND_MS);
+      assert.equal(await store.findApiKeyByHash(used.hash), null, 'and stays revoked');
+      assert.equal(await store.touchApiKeyUse('nope', t0), false);
+      assert.deepEqual(
+        (await store.listApiKeys(null)).map((k) => k.id),
+        ['k1', 'k2'],
+        'nothing created for an unknown id',
+      );
     });
   });
 }

@@ -34,7 +34,7 @@ export const DELIVERY_LOG_SHARDS = 16;
  *
  * | key                                     | type   | value                                                  |
  * |-----------------------------------------|--------|--------------------------------------------------------|
- * | `apikey:{id}`                           | HASH   | `appId`, `role`, `hash`, `prefix`, `createdAtMs`, `revokedAtMs` (once revoked) |
+ * | `apikey:{id}`                           | HASH   | `appId`, `role`, `hash`, `prefix`, `createdAtMs`, `revokedAtMs` (once revoked), `lastUsedAtMs` (once used) |
  * |   cluster `apikey:{apikeys}:{id}`       |        | every API key in one slot: small operator data, created atomically with its hash |
  * | `apikey_hashes`                         | HASH   | key hash (SHA-256 hex) → key id                         |
  * |   cluster `apikey_hashes:{apikeys}`     |        |                                                        |
