@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { createApiKey } from './platform/api-keys.ts';
 import { loadConfig } from './config/load.ts';
-import { runDoctor } from './doctor.ts';
+import { listensOnLoopbackOnly, runDoctor } from './doctor.ts';
 import { openSqliteStore } from './store/sqlite/index.ts';
 import type { StorePort } from './store/port.ts';
 
@@ -93,13 +93,23 @@ describe('doctor on NIP-98 behind a proxy', () => {
     return lines.join('\n');
   };
 
-  test('NIP-98 routes on and server.public_url unset: a warning naming the setting', async () => {
-    const out = await run({});
+  test('NIP-98 routes on and server.public_url unset: a failure naming the setting, a warning on loopback only', async () => {
+    const out = await run({ NOSTR_PUSH__SERVER__LISTEN_ADDR: '0.0.0.0:0' });
     assert.match(
       out,
-      /^warn {2}server\.public_url is unset: NIP-98 requests .* set server\.public_url \(NOSTR_PUSH__SERVER__PUBLIC_URL\)/m,
+      /^FAIL {2}server\.public_url is unset: NIP-98 requests .* set server\.public_url \(NOSTR_PUSH__SERVER__PUBLIC_URL\).*NIP-9a callback URLs cannot be made without it$/m,
       out,
     );
+    const loopback = await run({ NOSTR_PUSH__SERVER__LISTEN_ADDR: '127.0.0.1:0' });
+    assert.match(loopback, /^warn {2}server\.public_url is unset: .*\(fine while it listens on loopback only\)$/m, loopback);
+    assert.doesNotMatch(loopback, /^FAIL .*public_url/m, loopback);
+  });
+
+  test('listensOnLoopbackOnly: 127/8, ::1 and localhost are; every other address is not', () => {
+    for (const addr of ['127.0.0.1:8000', '127.1.2.3:80', '[::1]:8000', 'localhost:8000'])
+      assert.equal(listensOnLoopbackOnly(addr), true, addr);
+    for (const addr of ['0.0.0.0:8000', '[::]:8000', '10.0.0.5:8000', 'push.example.com:8000', 'nonsense'])
+      assert.equal(listensOnLoopbackOnly(addr), false, addr);
   });
 
   test('server.public_url set: an ok line with it; no api role: nothing said', async () => {

@@ -79,8 +79,13 @@ export async function runDoctor(loaded: LoadedConfig, say: Say, deps: DoctorDeps
   }
 
   const nip98Warning = nip98PublicUrlWarning(config);
-  if (nip98Warning) warn(nip98Warning);
-  else if (config.roles.includes('api')) ok(`NIP-98 requests are checked against server.public_url ${config.server.public_url}`);
+  if (nip98Warning) {
+    // On loopback only the URL this process sees is the URL clients use (a trial on one machine);
+    // anywhere else a proxy or a public name is in front, and every NIP-98 request and NIP-9a
+    // callback URL needs the public URL.
+    if (listensOnLoopbackOnly(config.server.listen_addr)) warn(`${nip98Warning} (fine while it listens on loopback only)`);
+    else fail(`${nip98Warning}; NIP-9a callback URLs cannot be made without it`);
+  } else if (config.roles.includes('api')) ok(`NIP-98 requests are checked against server.public_url ${config.server.public_url}`);
 
   // Which protocol stacks run: our own, or the standard fallback the operator switched to.
   ok(protocolStacksLine(config));
@@ -250,4 +255,12 @@ async function probeStore(
   } catch (err) {
     return { lines, error: err instanceof Error ? err : new Error(String(err)) };
   }
+}
+
+/** True when `listenAddr` is a loopback address (127.0.0.0/8, ::1, localhost): reachable from this machine only. */
+export function listensOnLoopbackOnly(listenAddr: string): boolean {
+  const host = parseListenAddr(listenAddr)
+    ?.host.replace(/^\[|\]$/g, '')
+    .toLowerCase();
+  return host !== undefined && (host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host));
 }
