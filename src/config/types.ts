@@ -3,6 +3,11 @@
  * defaults, with their units and reasons, are in `defaults.ts`, which re-exports these types.
  */
 import type { KeyLayout } from '../store/redis/keys.ts';
+import type { NtfyConfig } from './ntfy-types.ts';
+import type { Nip9aConfig } from './nip9a-types.ts';
+
+export type { NtfyConfig } from './ntfy-types.ts';
+export type { Nip9aConfig, Nip9aReceiverConfig } from './nip9a-types.ts';
 
 export const ROLE_NAMES = ['listener', 'engine', 'delivery', 'scheduler', 'janitor', 'api', 'pusher', 'gateway'] as const;
 export type RoleName = (typeof ROLE_NAMES)[number];
@@ -445,132 +450,6 @@ export interface TemplatesConfig {
   default_locale: string;
   /** Templates by locale, then message, then field; from the config file only (see docs/copy.md). */
   locales: Record<string, unknown>;
-}
-
-/**
- * The built-in ntfy server. Names follow ntfy's own settings where it has them
- * (`cache-duration`, `keepalive-interval`, `visitor-request-limit-burst`, …).
- */
-export interface NtfyConfig {
-  /**
-   * Public base URL of this server (`https://push.example.com`), as the ntfy app is configured
-   * with. UnifiedPush endpoints under it are delivered by appending to the topic in the store,
-   * without an HTTP hop. Unset: no endpoint is recognised as local.
-   */
-  base_url: string;
-  /** How long messages are kept and replayed (ntfy's `cache-duration`): `12h`, `30m`, `1h30m`, `45s`, or whole seconds. */
-  cache_duration: string;
-  /** Largest body accepted; a larger one gets 413 (RFC 8030 §7.2 forbids 413 at 4096 bytes or less). */
-  message_size_limit_bytes: number;
-  /** Shortest delay of a scheduled message (`Delay`, `At`, `In`), ntfy's `10s` by default; shorter is refused (40005). Same syntax as `cache_duration`. */
-  min_delay: string;
-  /** Longest delay of a scheduled message, ntfy's `message-delay-limit` (`3d` by default); longer is refused (40006). */
-  max_delay: string;
-  /** Interval of keepalive events on HTTP streams and of pings on WebSockets (the Android app times out after 77 s of silence). */
-  keepalive_interval_secs: number;
-  /** A WebSocket silent this long (no pong, no frame) is dropped. */
-  websocket_timeout_secs: number;
-  /** WebSocket server of `/…/ws` subscriptions: `builtin` or `ws` ({@link NTFY_WEBSOCKET_KINDS}). */
-  websocket: NtfyWebSocketKind;
-  /** How often the pusher checks the store head against the append events it followed, and reads what it missed: a lost event costs at most this much latency. */
-  safety_redrain_secs: number;
-  /** How often the janitor deletes expired messages. */
-  expiry_interval_secs: number;
-  /** Requests (publish and subscribe) a visitor may make in a burst. */
-  visitor_request_burst: number;
-  /** One request is given back to a visitor's burst every this many seconds. */
-  visitor_request_replenish_secs: number;
-  /** Concurrent subscriptions (streams and WebSockets) per visitor. */
-  visitor_subscription_limit: number;
-  /** Addresses or CIDR ranges exempt from every visitor limit (for loopback load tests, trusted gateways). */
-  visitor_exempt_hosts: string[];
-  /** Take the visitor's address from `X-Forwarded-For` (set only behind a reverse proxy you run). */
-  behind_proxy: boolean;
-  /** Access without a token, and of a token for topics none of its entries match: `read-write`, `read-only`, `write-only` or `deny-all`. */
-  auth_default_access: string;
-  /**
-   * Access tokens, each `<token>:<access>:<topic pattern>` (`*` matches any characters; access
-   * `rw`, `ro`, `wo` or `deny`); a token may have several entries, the first match wins. Sent as
-   * `Authorization: Bearer <token>`, as the password of `Basic` (any user name), or as `?auth=`.
-   */
-  auth_tokens: string[];
-}
-
-/**
- * The NIP-9a gateway. Defaults are bind.ws's bounds and policy (seed 003, "Bounds and retries"),
- * which the issue makes normative.
- */
-export interface Nip9aConfig {
-  /** The NIP-9a callback receiver (relays that push to our users' callback URLs). */
-  receiver: Nip9aReceiverConfig;
-  /**
-   * Exact `https://` origins (public DNS names, port 443, no path) callbacks may be POSTed to. The
-   * SSRF boundary: empty by default, so nothing is called until the operator opts in.
-   */
-  callback_origins: string[];
-  /**
-   * `false`, `true` or `I_UNDERSTAND`: admit loopback callbacks and relays, bypassing the
-   * allowlist, for test suites. `true` is refused at start unless `NODE_ENV=test`.
-   */
-  allow_loopback_callbacks: string;
-  /** Registrations one author may hold. */
-  max_registrations_per_author: number;
-  /** Registrations of one author that may name one relay (there is no total per relay: docs/security.md). */
-  max_registrations_per_author_per_relay: number;
-  /** Distinct relays the gateway watches; a registration that would add one more is refused. */
-  max_watched_relays: number;
-  /** Largest registration event, UTF-8 JSON bytes. */
-  max_registration_bytes: number;
-  /** `filter` tags per registration. */
-  max_filters: number;
-  /** `ignore` tags per registration. */
-  max_ignore_filters: number;
-  /** Deliveries waiting per relay; new work beyond it is dropped and counted, never waited for. */
-  max_pending_deliveries_per_relay: number;
-  /** A delivery not finished this long after its event arrived is dropped. */
-  pending_expiry_secs: number;
-  /** One callback request, connect to response headers. */
-  request_timeout_secs: number;
-  /** Attempts per delivery, the first included. */
-  max_attempts: number;
-  /** Delay after the n-th failed attempt (the last entry repeats). */
-  retry_delays_secs: number[];
-  /** Terminal outcomes remembered for deduplication. */
-  outcome_dedup_entries: number;
-  /** Longest a terminal outcome is remembered. */
-  outcome_dedup_max_age_secs: number;
-  /** Callback requests in flight at once per gateway process. */
-  delivery_concurrency: number;
-  /**
-   * Worker threads making the callback POSTs, each with its own connections; 0 makes them on the
-   * gateway's main thread.
-   */
-  post_threads: number;
-  /** How often the gateway checks the store for registrations changed by another process. */
-  reload_poll_millis: number;
-}
-
-/** The NIP-9a callback receiver: what one callback URL may receive. */
-export interface Nip9aReceiverConfig {
-  /** Relay POSTs one callback URL may make per second, sustained; more get 429 (a NIP-9a relay retries those). */
-  rate_per_sec: number;
-  /** Relay POSTs one callback URL may make in a burst above the sustained rate. */
-  rate_burst: number;
-  /**
-   * Relay POSTs all of one user's callback URLs together may receive per second, sustained (URLs
-   * are free to mint, so a per-URL limit alone does not bound a user); shared by every replica.
-   */
-  owner_rate_per_sec: number;
-  /** Relay POSTs all of one user's callback URLs may receive at once above the sustained rate. */
-  owner_rate_burst: number;
-  /** How long a (relay, callback, event id) receipt is remembered, so a repeated POST pushes once. */
-  receipt_ttl_secs: number;
-  /** Callback URLs one user may hold at once. */
-  max_callbacks_per_owner: number;
-  /** Callback URLs one client address may create per UTC day, whichever keys sign (shared by replicas through the store). */
-  max_callbacks_per_address_per_day: number;
-  /** A callback URL that received nothing for this many days is deleted (janitor). */
-  idle_callback_ttl_days: number;
 }
 
 /**
