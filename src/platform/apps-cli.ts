@@ -15,7 +15,7 @@ import { configuredApps } from './apps.ts';
 
 export const APPS_USAGE = `usage:
   nostr-push apps keys create APP --role send|admin [--config FILE]   create a key (printed once)
-  nostr-push apps keys list [APP] [--config FILE]                     list keys (id, app, role, prefix, created, revoked)
+  nostr-push apps keys list [APP] [--config FILE]                     list keys (id, app, role, prefix, created, last used, revoked)
   nostr-push apps keys revoke ID [--config FILE]                      revoke a key
 `;
 
@@ -77,8 +77,9 @@ export async function appsCommand(args: readonly string[], loadConfig: () => Loa
       const keys = await withStore(loaded, (store) => store.listApiKeys(appId ?? null));
       for (const key of keys) {
         const revoked = key.revokedAtMs === null ? '' : `revoked ${new Date(key.revokedAtMs).toISOString()}`;
+        const used = key.lastUsedAtMs === null ? 'never used' : `last used ${new Date(key.lastUsedAtMs).toISOString()}`;
         print(
-          `${key.id}  ${key.appId}  ${key.role.padEnd(5)}  ${key.prefix}…  created ${new Date(key.createdAtMs).toISOString()}  ${revoked}`.trimEnd(),
+          `${key.id}  ${key.appId}  ${key.role.padEnd(5)}  ${key.prefix}…  created ${new Date(key.createdAtMs).toISOString()}  ${used}  ${revoked}`.trimEnd(),
         );
       }
       if (keys.length === 0) print('no keys');

@@ -202,6 +202,8 @@ for (const adapter of ['sqlite', 'redis'] as const) {
       assert.equal((await request('GET', '/v1/notifications/00000000-0000-4000-8000-000000000000', keys.send)).status, 404);
       const list = await cli(['apps', 'keys', 'list', 'default'], env);
       assert.ok(list.stdout.includes(keys.sendId) && !list.stdout.includes(keys.send), 'listed by id and prefix, never the key');
+      const sendKeyLine = list.stdout.split('\n').find((line) => line.startsWith(keys.sendId)) ?? '';
+      assert.match(sendKeyLine, / last used \d{4}-\d\d-\d\dT[\d:.]+Z/, `the send key was used above: ${sendKeyLine}`);
       const revoked = await cli(['apps', 'keys', 'revoke', keys.sendId], env);
       assert.equal(revoked.status, 0, revoked.stderr);
       const refused = await request('POST', '/v1/notifications', keys.send, {
