@@ -72,9 +72,7 @@ export function baseServiceEnv(options: { serviceKey: TestUser; relays: readonly
 /** Resolves once the binary logged its live subscriptions open on every relay of `relays`. */
 export async function relaysLive(service: ServiceProcess, relays: readonly string[], timeoutMs = E2E_WAIT_MS): Promise<void> {
   await Promise.all(
-    relays.map((relay) =>
-      service.waitForLog((l) => l.msg === 'live subscriptions open' && l.relay === relay, timeoutMs, `${relay} live`),
-    ),
+    relays.map((relay) => service.waitForLog((l) => l.msg === 'live subscriptions open' && l.relay === relay, timeoutMs, `${relay} live`)),
   );
 }
 
