@@ -64,13 +64,15 @@ export function userRelayListParts(
   if (parts === null) return {};
   const deps = { store, metrics, logger: log };
   const backfillLog = log.child({ task: TASK_USER_RELAY_BACKFILL });
-  ctx.supervisor.spawn(TASK_USER_RELAY_BACKFILL, 'tolerated', async (signal) => {
-    try {
-      await runUserRelayBackfill({ store, fetcher: parts.fetcher, logger: backfillLog }, signal);
-    } finally {
-      await parts.fetcher.close();
-    }
-  });
+  // Without a relay to ask there is nothing to look up.
+  if (ctx.config.nostr.relays.length + ctx.config.nostr.profile_relays.length > 0)
+    ctx.supervisor.spawn(TASK_USER_RELAY_BACKFILL, 'tolerated', async (signal) => {
+      try {
+        await runUserRelayBackfill({ store, fetcher: parts.fetcher, logger: backfillLog }, signal);
+      } finally {
+        await parts.fetcher.close();
+      }
+    });
   return {
     userRelays: parts.registration,
     handleUserRelayList: async (event) => {
