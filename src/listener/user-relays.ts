@@ -40,10 +40,11 @@ export const USER_RELAY_SUBSCRIPTION_PREFIX = 'push-user-';
 export const USER_DM_SUBSCRIPTION_PREFIX = 'push-user-dm-';
 
 /**
- * The refresh waits at least this many times as long as the last refresh's reads took: a full
- * read is O(users) (10,000 users cost 0.1–0.3 s on SQLite, ~2 s on Redis on a loaded 2-core box),
- * so on a big user base the store spends at most a fifth of its time on it instead of reading back
- * to back. A refresh of changes alone costs a few reads.
+ * The refresh waits at least this many times as long as the last refresh's reads of changes took:
+ * a burst of changes (thousands of users at once) costs reads in proportion, so the store spends
+ * at most a fifth of its time on them instead of reading back to back. A quiet refresh costs a
+ * few reads; a full read (O(users): 10,000 users cost 0.1–0.3 s on SQLite, ~2 s on Redis on a
+ * loaded 2-core box) comes only every {@link USER_RELAY_FULL_READ_INTERVAL_MS} and does not count.
  */
 export const USER_RELAY_REFRESH_LOAD_FACTOR = 4;
 
@@ -237,8 +238,8 @@ export class UserRelayManager {
     }, delayMs);
   }
 
-  /** A full read when none was made yet or the interval is up; otherwise the changed users alone. */
-  private async readCoverage(): Promise<void> {
+  /** A full read when none was made yet or the interval is up; otherwise the changed users alone. Which it was. */
+  private async readCoverage(): Promise<'full' | 'changes'> {
     const { store, clock } = this.options;
     const fullInterval = this.options.fullReadIntervalMs ?? USER_RELAY_FULL_READ_INTERVAL_MS;
     if (this.changesReadToMs !== null && clock.nowMs() - this.lastFullReadAtMs < fullInterval) {
@@ -248,7 +249,7 @@ export class UserRelayManager {
         await this.applyChanges([...new Set(changes.map((change) => change.pubkey))]);
         // Every change recorded before this read began is applied (give or take the overlap).
         this.changesReadToMs = readFromMs;
-        return;
+        return 'changes';
       }
       this.options.logger.info({ changes: changes.length }, 'many user relay changes at once; reading the whole coverage');
     }
@@ -258,6 +259,7 @@ export class UserRelayManager {
     this.coverage.replaceAll(await store.userRelayCoverage());
     this.changesReadToMs = readFromMs;
     this.fullReads++;
+    return 'full';
   }
 
   /** Each of `pubkeys` moved to their stored lists and devices. */
@@ -273,8 +275,10 @@ export class UserRelayManager {
     const { logger } = this.options;
     const readStartedMs = this.options.clock.nowMs();
     try {
-      await this.readCoverage();
-      this.lastReadMs = this.options.clock.nowMs() - readStartedMs;
+      const read = await this.readCoverage();
+      // The pace follows the reads of changes; a full read is rare (USER_RELAY_FULL_READ_INTERVAL_MS
+      // apart) and must not hold back the changes that follow it.
+      this.lastReadMs = read === 'changes' ? this.options.clock.nowMs() - readStartedMs : 0;
     } catch (error) {
       logger.warn({ err: error }, 'could not read the user relay coverage; keeping the current user relays');
       return;
