@@ -16,7 +16,7 @@ import { createLogger, type Logger } from './observability/logger.ts';
 import { Metrics } from './observability/metrics.ts';
 import { Supervisor } from './roles/supervisor.ts';
 import { startRoles, type StartedRoles } from './roles/roles.ts';
-import { userRelayRegistration } from './roles/user-relays.ts';
+import { userRelayRegistrationsOfApps } from './roles/user-relays.ts';
 import { createApiApp } from './api/app.ts';
 import { createEventVerifier, type EventVerifier } from './nostr/event.ts';
 import { defaultSecp256k1Selection } from './nostr/secp256k1.ts';
@@ -350,20 +350,11 @@ export async function startService(config: Config, overrides: ServiceOverrides =
     // One receiver (its rate limiter, its turn's receipts) behind the Hono route and the Node front below.
     const nip9aCallbacks = nip9aCallbackDeps ? { deps: nip9aCallbackDeps, receiver: createCallbackReceiver(nip9aCallbackDeps) } : null;
     if (nip9aCallbacks) app.route('/', nip9aCallbackRoutes(nip9aCallbacks.deps, nip9aCallbacks.receiver));
-    // Users' relays (issue 36): an HTTP registration asks for the user's relay lists as a 3079
-    // does, with a fetcher of this process per app (the engine may run elsewhere).
-    const userRelayRegistrations = new Map(
-      config.roles.includes('api')
-        ? apps.all.flatMap((app) => {
-            const parts = userRelayRegistration(
-              { config: app.config, store: app.store, metrics, verifier, logger },
-              logger.child({ route: 'inbox', app: app.id }),
-            );
-            return parts === null ? [] : [[app.id, parts] as const];
-          })
-        : [],
-    );
-    stopUserRelayFetchers = () => Promise.all([...userRelayRegistrations.values()].map((parts) => parts.fetcher.close()));
+    // Users' relays (issue 36): an HTTP registration asks for the user's relay lists as a 3079 does.
+    const userRelayRegistrations = config.roles.includes('api')
+      ? userRelayRegistrationsOfApps(apps.all, { metrics, verifier, logger })
+      : null;
+    if (userRelayRegistrations) stopUserRelayFetchers = () => userRelayRegistrations.close();
     if (config.roles.includes('api')) {
       const webPush = transports.map(unwrapTransport).find((t): t is WebPushTransport => t instanceof WebPushTransport);
       app.route('/', webPushKeyRoutes(webPush ? webPush.vapidPublicKey : null));
@@ -394,7 +385,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
           metrics,
           logger: logger.child({ route: 'inbox' }),
           throttlePerUserPerHour: config.throttle.per_user_per_hour,
-          userRelaysOf: (appId) => userRelayRegistrations.get(appId)?.registration,
+          userRelaysOf: (appId) => userRelayRegistrations?.of(appId),
           clientAddresses,
           maxAlertWordsPerUser: config.inbox.max_alert_words_per_user,
           maxAlertWordUsersPerAddressPerDay: config.inbox.max_alert_word_users_per_address_per_day,

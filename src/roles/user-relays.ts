@@ -50,6 +50,29 @@ export function userRelayRegistration(
 }
 
 /**
+ * {@link userRelayRegistration} of each app, for the API's `PUT /v1/devices/{token}`: the engine
+ * may run in another process, so the API's process fetches with fetchers of its own. `of` is
+ * undefined for an app with user relays off; `close` stops every fetcher.
+ */
+export function userRelayRegistrationsOfApps(
+  apps: ReadonlyArray<{ id: string } & Pick<RoleContext, 'config' | 'store'>>,
+  shared: Pick<RoleContext, 'metrics' | 'verifier' | 'logger'>,
+): { of(appId: string): UserRelayRegistration | undefined; close(): Promise<void> } {
+  const byApp = new Map<string, ReturnType<typeof userRelayRegistration>>(
+    apps.map((app) => [
+      app.id,
+      userRelayRegistration({ ...shared, config: app.config, store: app.store }, shared.logger.child({ app: app.id })),
+    ]),
+  );
+  return {
+    of: (appId) => byApp.get(appId)?.registration,
+    close: async () => {
+      await Promise.all([...byApp.values()].flatMap((parts) => (parts === null ? [] : [parts.fetcher.close()])));
+    },
+  };
+}
+
+/**
  * The engine's part of users' relays (issue 36), or nothing when `nostr.user_relays.enabled` is
  * off: kinds 10002/10050 stored for users with devices, a registration's `relays`, the fetch of a
  * newly registered user's lists from the configured and profile relays, and the backfill task
