@@ -16,6 +16,7 @@ import { createLogger, type Logger } from './observability/logger.ts';
 import { Metrics } from './observability/metrics.ts';
 import { Supervisor } from './roles/supervisor.ts';
 import { startRoles, type StartedRoles } from './roles/roles.ts';
+import { userRelayRegistrationsOfApps } from './roles/user-relays.ts';
 import { createApiApp } from './api/app.ts';
 import { createEventVerifier, type EventVerifier } from './nostr/event.ts';
 import { defaultSecp256k1Selection } from './nostr/secp256k1.ts';
@@ -264,6 +265,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
   let platform: PlatformApi | null = null;
   let inboxSockets: InboxSockets | null = null;
   let bodyLimits: BodyLimits | null = null;
+  let stopUserRelayFetchers: () => Promise<unknown> = () => Promise.resolve();
   const nip98Auth: Nip98Auth = {
     verifier,
     replay: nip98ReplayGuard(store),
@@ -350,6 +352,11 @@ export async function startService(config: Config, overrides: ServiceOverrides =
     // One receiver (its rate limiter, its turn's receipts) behind the Hono route and the Node front below.
     const nip9aCallbacks = nip9aCallbackDeps ? { deps: nip9aCallbackDeps, receiver: createCallbackReceiver(nip9aCallbackDeps) } : null;
     if (nip9aCallbacks) app.route('/', nip9aCallbackRoutes(nip9aCallbacks.deps, nip9aCallbacks.receiver));
+    // Users' relays (issue 36): an HTTP registration asks for the user's relay lists as a 3079 does.
+    const userRelayRegistrations = config.roles.includes('api')
+      ? userRelayRegistrationsOfApps(apps.all, { metrics, verifier, logger })
+      : null;
+    if (userRelayRegistrations) stopUserRelayFetchers = () => userRelayRegistrations.close();
     if (config.roles.includes('api')) {
       const webPush = transports.map(unwrapTransport).find((t): t is WebPushTransport => t instanceof WebPushTransport);
       app.route('/', webPushKeyRoutes(webPush ? webPush.vapidPublicKey : null));
@@ -380,7 +387,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
           metrics,
           logger: logger.child({ route: 'inbox' }),
           throttlePerUserPerHour: config.throttle.per_user_per_hour,
-          userRelays: config.nostr.user_relays.enabled,
+          userRelaysOf: (appId) => userRelayRegistrations?.of(appId),
           clientAddresses,
           maxAlertWordsPerUser: config.inbox.max_alert_words_per_user,
           maxAlertWordUsersPerAddressPerDay: config.inbox.max_alert_word_users_per_address_per_day,
@@ -484,6 +491,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       await inboxSockets?.close();
       nip9aEndpoint?.close();
       if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+      await stopUserRelayFetchers();
       await reporter.remove();
       await apps.close();
       await cryptoPool?.close();

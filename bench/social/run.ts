@@ -22,6 +22,10 @@
  *   --phased runs the listener part, the engine and the delivery one after another, each drained
  *   before the next starts, and prints the CPU and the Redis commands (scripts' own included) each
  *   stage spent per event (no latency figures).
+ *   --user-relays off,on,off,on runs the whole benchmark once per value, in that order, with
+ *   `nostr.user_relays.enabled` set so (issue 36: the engine's part of users' relays — relay-list
+ *   events, registration fetches, the backfill walk — on vs off; this benchmark has no listener).
+ *   Absent, the default (on) without a line of its own.
  *   --inbox on|off (default on) runs with the inbox counters, badges and alert words, or without
  *   (`inbox.enabled`): the difference of two runs is their cost. --alert-words N (default 1000)
  *   watches N words, two users each; every other comment names a watched word, so it is matched
@@ -75,8 +79,20 @@ const { values } = parseArgs({
     'alert-words': { type: 'string', default: '1000' },
     'http2-client': { type: 'string', default: 'builtin' },
     'queue-shards': { type: 'string', default: '0' },
+    'user-relays': { type: 'string', default: '' },
   },
 });
+/** `nostr.user_relays.enabled` per run, in order; [null]: one run with the default. */
+const USER_RELAY_RUNS: Array<boolean | null> =
+  values['user-relays'] === ''
+    ? [null]
+    : values['user-relays'].split(',').map((mode) => {
+        if (mode !== 'on' && mode !== 'off') throw new Error(`--user-relays takes on and off values, not ${mode}`);
+        return mode === 'on';
+      });
+/** The user-relays setting of the run in progress, and its tag in file names. */
+let userRelays: boolean | null = null;
+let runTag = '';
 /** Inbox counters, badges and alert words on (`inbox.enabled`). */
 const INBOX = values.inbox !== 'off';
 /** Distinct watched words; each watched by {@link WATCHERS_PER_WORD} users. */
@@ -185,7 +201,8 @@ function serviceConfig(roles: string, storeUrl: string, dir: string, fake: { cre
   return loadConfig({
     env: {
       NOSTR_PUSH__ROLES: roles,
-      NOSTR_PUSH__DATA_DIR: join(dir, `data-${label}-${http2Client}`),
+      NOSTR_PUSH__DATA_DIR: join(dir, `data-${label}-${http2Client}${runTag}`),
+      ...(userRelays === null ? {} : { NOSTR_PUSH__NOSTR__USER_RELAYS__ENABLED: String(userRelays) }),
       NOSTR_PUSH__STORE__URL: storeUrl,
       NOSTR_PUSH__SERVICE__PRIVATE_KEY_HEX: SERVICE_KEY_HEX,
       NOSTR_PUSH__NOSTR__RELAYS: 'ws://127.0.0.1:9',
@@ -458,30 +475,34 @@ async function profiled(label: string, run: () => Promise<void>): Promise<void> 
   const { top } = await profile(run);
   if (process.env.BENCH_PROFILE) printProfile(label, top);
 }
-for (const client of HTTP2_CLIENTS) {
-  http2Client = client;
-  console.log(`delivery.http2_client: ${client}`);
-  if (values.store === 'sqlite' || values.store === 'both' || values.store === 'all') {
-    await profiled('sqlite', () => runOne('sqlite', `sqlite:${join(dir, `bench-${client}.sqlite`)}`, prepared, dir));
+for (const [run, setting] of USER_RELAY_RUNS.entries())
+  for (const client of HTTP2_CLIENTS) {
+    http2Client = client;
+    userRelays = setting;
+    runTag = setting === null ? '' : `-user-relays-${run}`;
+    console.log(`delivery.http2_client: ${client}`);
+    if (setting !== null) console.log(`nostr.user_relays.enabled: ${setting} (run ${run + 1} of ${USER_RELAY_RUNS.length})`);
+    if (values.store === 'sqlite' || values.store === 'both' || values.store === 'all') {
+      await profiled('sqlite', () => runOne('sqlite', `sqlite:${join(dir, `bench-${client}${runTag}.sqlite`)}`, prepared, dir));
+    }
+    if (values.store === 'redis' || values.store === 'both' || values.store === 'all') {
+      const redis = await startRedisServer();
+      await profiled('redis', () => runOne('redis', redis.url, prepared, dir, { pids: [redis.pid], urls: [redis.url] }));
+      await redis.stop();
+    }
+    if (values.store === 'layout') {
+      const redis = await startRedisServer();
+      await profiled('redis-cluster-layout', () =>
+        runOne('redis-cluster-layout', redis.url, prepared, dir, { pids: [redis.pid], urls: [redis.url] }),
+      );
+      await redis.stop();
+    }
+    if (values.store === 'cluster' || values.store === 'all') {
+      // Three masters on this machine, the cluster key layout (issue 18): the cost of the layout.
+      const cluster = await startRedisCluster({ masters: 3 });
+      const nodes = { pids: cluster.nodes.map((node) => node.pid), urls: cluster.nodes.map((node) => node.url) };
+      await profiled('redis-cluster', () => runOne('redis-cluster', cluster.url, prepared, dir, nodes));
+      await cluster.stop();
+    }
   }
-  if (values.store === 'redis' || values.store === 'both' || values.store === 'all') {
-    const redis = await startRedisServer();
-    await profiled('redis', () => runOne('redis', redis.url, prepared, dir, { pids: [redis.pid], urls: [redis.url] }));
-    await redis.stop();
-  }
-  if (values.store === 'layout') {
-    const redis = await startRedisServer();
-    await profiled('redis-cluster-layout', () =>
-      runOne('redis-cluster-layout', redis.url, prepared, dir, { pids: [redis.pid], urls: [redis.url] }),
-    );
-    await redis.stop();
-  }
-  if (values.store === 'cluster' || values.store === 'all') {
-    // Three masters on this machine, the cluster key layout (issue 18): the cost of the layout.
-    const cluster = await startRedisCluster({ masters: 3 });
-    const nodes = { pids: cluster.nodes.map((node) => node.pid), urls: cluster.nodes.map((node) => node.url) };
-    await profiled('redis-cluster', () => runOne('redis-cluster', cluster.url, prepared, dir, nodes));
-    await cluster.stop();
-  }
-}
 rmSync(dir, { recursive: true, force: true });

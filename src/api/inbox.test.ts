@@ -48,8 +48,10 @@ describe('user API', () => {
   let metrics: Metrics;
   let adminKey: string;
   let sendKey: string;
+  const requestedLists: string[] = [];
 
   beforeEach(async () => {
+    requestedLists.length = 0;
     clock = new ManualClock(Date.now());
     store = await openSqliteStore({ path: ':memory:', clock });
     metrics = new Metrics();
@@ -64,7 +66,7 @@ describe('user API', () => {
         logger,
         clientAddresses: createClientAddressPolicy([]),
         maxAlertWordUsersPerAddressPerDay: ALERT_WORD_USERS_PER_ADDRESS,
-        userRelays: true,
+        userRelaysOf: (appId) => (appId === 'default' ? { metrics, requestLists: (pubkey) => requestedLists.push(pubkey) } : undefined),
       }),
     );
     adminKey = (await createApiKey(store, 'default', 'admin')).key;
@@ -216,6 +218,11 @@ describe('user API', () => {
     assert.equal(put.status, 201);
     const [lists] = await store.getUserRelayLists([pubkey]);
     assert.deepEqual(lists?.app?.relays, ['wss://relay.example.com']);
+    assert.deepEqual(requestedLists, [pubkey], "the user's 10002 and 10050 are asked for, as for a 3079");
+    assert.deepEqual(
+      (await store.userRelayChangesSince(0, 10)).map((change) => change.pubkey),
+      [pubkey],
+    );
     const refused = await call('PUT', '/v1/devices/relay-reader-token-2', { relays: 'wss://relay.example.com' });
     assert.deepEqual([refused.status, refused.json?.code], [400, 'INVALID_DEVICE']);
     assert.equal(await store.tokenOwner('relay-reader-token-2'), null);

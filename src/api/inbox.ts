@@ -45,7 +45,7 @@ import { redact, type Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import { parseAlertWordList } from '../engine/inbox/words.ts';
 import { applyControlPayload } from '../engine/control-events.ts';
-import { registrationRelays } from '../engine/user-relay-lists.ts';
+import { registrationRelays, type UserRelayRegistration } from '../engine/user-relay-lists.ts';
 import { DEREGISTER_TOKEN, PREFERENCES, REGISTER_TOKEN } from '../nostr/kinds.ts';
 import { DEFAULT_APP_ID } from '../config/apps.ts';
 import { HttpError } from './errors.ts';
@@ -72,10 +72,11 @@ export interface InboxApiDeps {
   /** `throttle.per_user_per_hour` (0 or absent: off, and the counts carry no `throttled`). */
   throttlePerUserPerHour?: number;
   /**
-   * `nostr.user_relays.enabled`: a registration's `relays` are kept as the user's read relays
-   * (issue 36), as a 3079's are; off, they are ignored.
+   * Users' relays (issue 36) of an app, undefined when `nostr.user_relays.enabled` is off: what a
+   * 3079 gets, so a registration here stores its `relays` as the user's read relays, asks the
+   * relays for the user's 10002 and 10050, and is followed by the listener, as a 3079 is.
    */
-  userRelays?: boolean;
+  userRelaysOf?: (appId: string) => UserRelayRegistration | undefined;
   /** Who is asking (`server.trusted_proxies`): the per-address quota's key. */
   clientAddresses: ClientAddressPolicy;
   /** `inbox.max_alert_words_per_user`; absent: the default. */
@@ -188,6 +189,12 @@ function alertWordsOf(body: Uint8Array, maxWords: number): string[] {
 export function inboxRoutes(deps: InboxApiDeps): OpenAPIHono {
   const app = new OpenAPIHono();
   /** The store view of the app the request names (`X-App`); an unknown app is 404, before any signature is checked. */
+  /** The registration options of the request's app: users' relays when on (issue 36). */
+  const userRelaysOfRequest = (c: Context): { userRelays?: UserRelayRegistration } => {
+    const named = c.req.header('x-app');
+    const userRelays = deps.userRelaysOf?.(named === undefined || named === '' ? DEFAULT_APP_ID : named);
+    return userRelays ? { userRelays } : {};
+  };
   const storeOfRequest = (c: Context): StorePort => {
     const named = c.req.header('x-app');
     if (named === undefined || named === '' || named === DEFAULT_APP_ID) return deps.store;
@@ -313,7 +320,7 @@ export function inboxRoutes(deps: InboxApiDeps): OpenAPIHono {
       const known = (await store.listDevices(pubkey)).some((d) => d.token === token);
       const log = deps.logger.child({ pubkey, via: 'http' });
       const applied = await applyControlPayload(store, log, pubkey, REGISTER_TOKEN, payload, {
-        ...(deps.userRelays ? { userRelays: { metrics: deps.metrics } } : {}),
+        ...userRelaysOfRequest(c),
         // The request stands for the event a 3079 would be: a newer registration's relays replace these.
         origin: { id: createHash('sha256').update(body).digest('hex'), created_at: Math.floor(store.clock.nowMs() / 1000) },
       });
@@ -331,7 +338,9 @@ export function inboxRoutes(deps: InboxApiDeps): OpenAPIHono {
       const device = (await store.listDevices(pubkey)).find((d) => deviceId(d.token) === named || d.token === named);
       if (!device) throw new HttpError('DEVICE_NOT_FOUND');
       const log = deps.logger.child({ pubkey, via: 'http' });
-      const applied = await applyControlPayload(store, log, pubkey, DEREGISTER_TOKEN, JSON.stringify({ token: device.token }));
+      const applied = await applyControlPayload(store, log, pubkey, DEREGISTER_TOKEN, JSON.stringify({ token: device.token }), {
+        ...userRelaysOfRequest(c),
+      });
       deps.metrics.controlEvents.inc({ kind: String(DEREGISTER_TOKEN), outcome: applied.outcome });
       if (applied.outcome !== 'deregistered') throw new HttpError('DEVICE_NOT_FOUND');
       return c.body(null, 204);

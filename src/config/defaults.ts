@@ -114,10 +114,11 @@ export const DEFAULT_USER_RELAY_MAX_CONNECTIONS = 200;
  */
 export const DEFAULT_USER_RELAY_MAX_PUBKEYS_PER_FILTER = 250;
 /**
- * `nostr.user_relays.refresh_secs`: 5 s. The listener re-reads the lists (one store read: 10,000
- * users cost 0.1–0.3 s on SQLite on the 2-core bench box, docs/benchmarks.md) and re-subscribes only the relays
- * whose users changed, so a new 10002 moves the subscription within about 5 s, inside the
- * issue's 10 s p99 budget (at 10 s the p99 was 10.2 s).
+ * `nostr.user_relays.refresh_secs`: 5 s. The listener reads the users whose lists or devices
+ * changed (the store's change log: a few reads, whatever the user base; the whole coverage only at
+ * start and every 10 minutes) and re-subscribes only the relays whose users changed, so a new
+ * 10002 moves the subscription within about 5 s, inside the issue's 10 s p99 budget (at 10 s the
+ * p99 was 10.2 s).
  */
 export const DEFAULT_USER_RELAY_REFRESH_SECS = 5;
 /** The acknowledgement `nostr.user_relays.allow_loopback` needs to admit loopback relays. */

@@ -114,7 +114,7 @@ export interface UserRelaysConfig {
   max_connections: number;
   /** Most pubkeys in one `#p` filter; more users on a relay are split over several filters. */
   max_pubkeys_per_filter: number;
-  /** How often the listener re-reads the relay lists from the store and moves its subscriptions (seconds). */
+  /** How often the listener reads the changed users' relay lists from the store and moves its subscriptions (seconds). */
   refresh_secs: number;
   /**
    * `false`, or `I_UNDERSTAND` to admit loopback and private-address relays over `ws://`, bypassing

@@ -7,7 +7,7 @@ import type { Metrics } from '../observability/metrics.ts';
 import { parsePreferencesPayload, parseSocialFiltersPayload, parseQuietHoursPayload, parseTokenPayload } from './control-payloads.ts';
 import { parseAlertWordList } from './inbox/words.ts';
 import { INBOX_MAX_ALERT_WORDS_PER_USER } from '../config/defaults.ts';
-import { applyRegistrationRelays } from './user-relay-lists.ts';
+import { applyRegistrationRelays, type UserRelayRegistration } from './user-relay-lists.ts';
 
 /**
  * Decrypts the NIP-44 content of a control event addressed to the service. Rejects with
@@ -49,12 +49,8 @@ export interface ControlHandlerDeps {
   metrics: Metrics;
   /** `inbox.max_alert_words_per_user`; absent: {@link INBOX_MAX_ALERT_WORDS_PER_USER}. */
   maxAlertWordsPerUser?: number;
-  /**
-   * Users' relays (issue 36): a registration's `relays` are stored as the user's `app` list and
-   * `onRegistered` is told of every registration (the fetch of the user's 10002 and 10050).
-   * Absent: `nostr.user_relays.enabled` is off and `relays` is ignored.
-   */
-  userRelays?: { onRegistered(pubkey: string): void };
+  /** Users' relays (issue 36); see {@link ControlApplyOptions.userRelays}. */
+  userRelays?: UserRelayRegistration;
 }
 
 /**
@@ -104,9 +100,7 @@ async function decideControlEvent(deps: ControlHandlerDeps, event: NostrEvent, k
   }
   const options: ControlApplyOptions = {
     ...(deps.maxAlertWordsPerUser === undefined ? {} : { maxAlertWordsPerUser: deps.maxAlertWordsPerUser }),
-    ...(deps.userRelays
-      ? { userRelays: { metrics: deps.metrics, onRegistered: (pubkey: string) => deps.userRelays?.onRegistered(pubkey) } }
-      : {}),
+    ...(deps.userRelays ? { userRelays: deps.userRelays } : {}),
     origin: { id: event.id, created_at: event.created_at },
   };
   return (await applyControlPayload(deps.store, log, event.pubkey, kind, plaintext, options)).outcome;
@@ -124,11 +118,13 @@ export interface ControlApplyOptions {
   /** `inbox.max_alert_words_per_user`: a 3083's `alertWords` over it are ignored. */
   maxAlertWordsPerUser?: number;
   /**
-   * Users' relays (issue 36): a registration's `relays` become the user's `app` list, counted in
-   * `metrics`, and `onRegistered` (the engine's fetch of the user's 10002 and 10050) is told.
-   * Absent: `nostr.user_relays.enabled` is off and `relays` is ignored.
+   * Users' relays (issue 36), the same for both registration paths: a registration's `relays`
+   * become the user's `app` list (counted in `metrics`), the user's kind 10002 and 10050 are asked
+   * for (`requestLists`), and a registration or deregistration is recorded as a change of the
+   * user's coverage (the listener follows it). Absent: `nostr.user_relays.enabled` is off and
+   * `relays` is ignored.
    */
-  userRelays?: { metrics: Metrics; onRegistered?: (pubkey: string) => void };
+  userRelays?: UserRelayRegistration;
   /** What registered: the event's id and `created_at`, or an HTTP request's body digest and arrival time. */
   origin?: { id: string; created_at: number };
 }
@@ -198,7 +194,9 @@ export async function applyControlPayload(
       const origin = options.origin ?? { id: '', created_at: 0 };
       const relays = await applyRegistrationRelays({ store, metrics: options.userRelays.metrics, logger: log }, pubkey, payload, origin);
       if (relays.outcome === 'invalid') log.warn({ reason: relays.reason }, 'relays of a registration ignored');
-      options.userRelays.onRegistered?.(pubkey);
+      // The user (and a previous owner of the token) may cover relays differently now.
+      await store.noteUserRelayChange(previousOwner ? [pubkey, previousOwner] : [pubkey]);
+      options.userRelays.requestLists(pubkey);
     }
     if (previousOwner) {
       log.info({ token: redact(device.token), previousOwner }, 'token re-registration moved ownership');
@@ -210,6 +208,7 @@ export async function applyControlPayload(
 
   // Preferences stay: they belong to the identity, not the device.
   if (await store.removeToken(pubkey, device.token)) {
+    if (options.userRelays) await store.noteUserRelayChange([pubkey]);
     log.info({ token: redact(device.token) }, 'token deregistered');
     return { outcome: 'deregistered', device };
   }

@@ -31,7 +31,13 @@ export interface RelayFilter {
  * received (possibly from several relays, possibly duplicates). Never rejects: an unreachable or
  * misbehaving relay contributes nothing.
  */
-export type RelayQueryFunction = (relays: readonly string[], filter: RelayFilter, timeoutMs: number) => Promise<unknown[]>;
+export type RelayQueryFunction = (
+  relays: readonly string[],
+  filter: RelayFilter,
+  timeoutMs: number,
+  /** Told how each relay's query ended: `eose` when the relay said it sent all it has. */
+  onRelayDone?: (relay: string, reason: string) => void,
+) => Promise<unknown[]>;
 
 export interface RelayQueryOptions {
   /** The WebSocket class; `ws` by default. Tests pass a scripted fake. */
@@ -52,6 +58,7 @@ function queryOneRelay(
   deadline: AbortSignal,
   timeoutMs: number,
   options: Required<Pick<RelayQueryOptions, 'WebSocketImpl' | 'maxEventsPerRelay'>> & Pick<RelayQueryOptions, 'logger'>,
+  onDone?: (relay: string, reason: string) => void,
 ): Promise<unknown[]> {
   return new Promise((resolve) => {
     const events: unknown[] = [];
@@ -64,6 +71,7 @@ function queryOneRelay(
       finished = true;
       deadline.removeEventListener('abort', onDeadline);
       if (reason !== 'eose') options.logger?.debug({ relay: url, reason, events: events.length }, 'one-shot relay query ended early');
+      onDone?.(url, reason);
       try {
         if (socket?.readyState === SOCKET_OPEN) {
           socket.send(JSON.stringify(['CLOSE', subId]));
@@ -79,6 +87,7 @@ function queryOneRelay(
     const onDeadline = (): void => finish('timeout');
 
     if (deadline.aborted) {
+      onDone?.(url, 'timeout');
       resolve(events);
       return;
     }
@@ -121,13 +130,15 @@ export function createRelayQuery(options: RelayQueryOptions = {}): RelayQueryFun
     maxEventsPerRelay: options.maxEventsPerRelay ?? MAX_EVENTS_PER_RELAY,
     logger: options.logger,
   };
-  return async (relays, filter, timeoutMs) => {
+  return async (relays, filter, timeoutMs, onRelayDone) => {
     const unique = [...new Set(relays)];
     if (unique.length === 0) return [];
     const deadline = new AbortController();
     const timer = setTimeout(() => deadline.abort(), timeoutMs);
     try {
-      const perRelay = await Promise.all(unique.map((url) => queryOneRelay(url, filter, deadline.signal, timeoutMs, resolved)));
+      const perRelay = await Promise.all(
+        unique.map((url) => queryOneRelay(url, filter, deadline.signal, timeoutMs, resolved, onRelayDone)),
+      );
       return perRelay.flat();
     } finally {
       clearTimeout(timer);

@@ -12,6 +12,7 @@ import { ManualClock } from '../util/clock.ts';
 import { createNip44ControlDecryptor } from './nip44-decryptor.ts';
 import type { RelayFilter } from './relay-query.ts';
 import { REPLAY_HORIZON_SECS, routeInbound, type RouterDeps } from './router.ts';
+import { NO_RELAY_LIST_FOUND } from '../store/port-user-relays.ts';
 import { registrationRelays, relayListOf, storeUserRelayList, UserRelayListFetcher } from './user-relay-lists.ts';
 
 const NOW = Math.floor(Date.UTC(2026, 11, 1) / 1000);
@@ -82,7 +83,7 @@ describe('storing relay lists', () => {
       clock,
       logger,
       metrics,
-      userRelays: { onRegistered: (pubkey) => registered.push(pubkey) },
+      userRelays: { metrics, requestLists: (pubkey) => registered.push(pubkey) },
       handleUserRelayList: async (event) => {
         const list = relayListOf(event);
         if (list !== null) await storeUserRelayList(listDeps, event.pubkey, list);
@@ -168,5 +169,35 @@ describe('storing relay lists', () => {
     assert.deepEqual(bobLists.dm?.relays, ['wss://dm.example']);
     assert.equal(bobLists.nip65, null, 'a list with a bad signature is not stored');
     assert.equal(malloryLists.nip65, null, 'an author nobody asked for is not stored');
+  });
+
+  test('a user no relay has lists for is marked looked up when a relay answered completely, not when none did', async () => {
+    const [found, missing, unanswered] = [makeUser(), makeUser(), makeUser()];
+    for (const user of [found, missing, unanswered])
+      await store.registerToken(user.pubkey, { token: `t-${user.pubkey}`, transport: 'fcm' });
+    let answer: 'eose' | 'timeout' = 'eose';
+    const list = relayList(found, [['r', 'wss://found.example']], NOW);
+    const fetcher = new UserRelayListFetcher({
+      store,
+      metrics,
+      logger,
+      relays: ['wss://configured.example', 'wss://profiles.example'],
+      verifier: await createEventVerifier(),
+      queryTimeoutMs: 1000,
+      query: async (relays, _filter, _timeoutMs, onRelayDone) => {
+        relays.forEach((relay, i) => onRelayDone?.(relay, i === 0 ? answer : 'timeout'));
+        return [list];
+      },
+    });
+    fetcher.requestAll([found.pubkey, missing.pubkey]);
+    await fetcher.flush();
+    answer = 'timeout';
+    fetcher.request(unanswered.pubkey);
+    await fetcher.flush();
+    await fetcher.close();
+    const [foundLists, missingLists, unansweredLists] = await store.getUserRelayLists([found.pubkey, missing.pubkey, unanswered.pubkey]);
+    assert.deepEqual(foundLists?.nip65?.relays, ['wss://found.example']);
+    assert.deepEqual(missingLists?.nip65, NO_RELAY_LIST_FOUND);
+    assert.equal(unansweredLists?.nip65, null, 'no relay answered: asked again by the next backfill walk');
   });
 });

@@ -8,8 +8,10 @@
  * Lists arrive three ways, all through {@link storeUserRelayList}:
  * - live, on the configured relays, whose live subscription carries kinds 10002 and 10050 while
  *   the feature is on (a user changing their list is followed within one event);
- * - fetched, when a device is registered: {@link UserRelayListFetcher} asks the configured and
- *   profile relays for the user's two lists, in batches, without holding up the inbound queue;
+ * - fetched, when a device is registered (by a 3079 or over HTTP, both through
+ *   `applyControlPayload`) and by the backfill of users registered before (`user-relay-backfill.ts`):
+ *   {@link UserRelayListFetcher} asks the configured and profile relays for the user's two lists,
+ *   in batches, without holding up the inbound queue;
  * - registered: a 3079 (or HTTP registration) payload's `relays`, source `app`.
  *
  * Lists of users without a device are not stored: a relay of the world's 10002s would otherwise
@@ -21,6 +23,7 @@ import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import type { StorePort } from '../store/port.ts';
 import {
+  NO_RELAY_LIST_FOUND,
   normalizeRelayList,
   replacesRelayList,
   type PutUserRelayListResult,
@@ -104,6 +107,16 @@ export async function applyRegistrationRelays(
   return { outcome: await storeUserRelayList(deps, pubkey, list) };
 }
 
+/**
+ * What both registration paths (a 3079, `PUT /v1/devices/{token}`) are given when user relays are
+ * on, through `applyControlPayload`: one per app and process (`roles/user-relays.ts`).
+ */
+export interface UserRelayRegistration {
+  metrics: Metrics;
+  /** Ask the relays for the user's kind 10002 and 10050, in the background ({@link UserRelayListFetcher.request}). */
+  requestLists(pubkey: string): void;
+}
+
 /** Pubkeys per fetch query: one REQ with up to this many authors to each relay. */
 export const RELAY_LIST_FETCH_BATCH = 50;
 /** How long requests gather before a fetch starts (ms): registrations arrive in bursts. */
@@ -134,8 +147,13 @@ export class UserRelayListFetcher {
   constructor(private readonly options: UserRelayListFetcherOptions) {}
 
   request(pubkey: string): void {
-    if (this.closed || this.options.relays.length === 0) return;
-    this.pending.add(pubkey);
+    this.requestAll([pubkey]);
+  }
+
+  /** {@link request} for each of `pubkeys`. */
+  requestAll(pubkeys: readonly string[]): void {
+    if (this.closed || this.options.relays.length === 0 || pubkeys.length === 0) return;
+    for (const pubkey of pubkeys) this.pending.add(pubkey);
     if (this.timer !== null) return;
     this.timer = setTimeout(() => void this.flush(), this.options.gatherMs ?? RELAY_LIST_FETCH_GATHER_MS);
     // A pending fetch is best effort: it never keeps a stopping process alive.
@@ -171,9 +189,18 @@ export class UserRelayListFetcher {
     }
   }
 
+  /**
+   * One REQ per relay for `authors`; the newest list of each kind and author is stored. When some
+   * relay answered completely (EOSE) and no relay had either list of an author, the author gets
+   * {@link NO_RELAY_LIST_FOUND}: looked up, so the backfill does not ask again (a real 10002 later
+   * replaces it). When no relay answered completely nothing is marked, and the next walk asks again.
+   */
   private async fetchBatch(authors: string[]): Promise<void> {
     const { query, relays, verifier, queryTimeoutMs } = this.options;
-    const raw = await query(relays, { authors, kinds: [...USER_RELAY_LIST_KINDS] }, queryTimeoutMs);
+    let complete = 0;
+    const raw = await query(relays, { authors, kinds: [...USER_RELAY_LIST_KINDS] }, queryTimeoutMs, (_relay, reason) => {
+      if (reason === 'eose') complete++;
+    });
     const wanted = new Set(authors);
     const newest = new Map<string, UserRelayList>();
     for (const candidate of raw) {
@@ -185,6 +212,13 @@ export class UserRelayListFetcher {
       const key = `${event.pubkey}:${list.source}`;
       if (replacesRelayList(list, newest.get(key) ?? null)) newest.set(key, list);
     }
-    for (const [key, list] of newest) await storeUserRelayList(this.options, key.slice(0, key.indexOf(':')), list);
+    const found = new Set<string>();
+    for (const [key, list] of newest) {
+      const pubkey = key.slice(0, key.indexOf(':'));
+      found.add(pubkey);
+      await storeUserRelayList(this.options, pubkey, list);
+    }
+    if (complete === 0) return;
+    for (const pubkey of authors) if (!found.has(pubkey)) await this.options.store.putUserRelayList(pubkey, NO_RELAY_LIST_FOUND);
   }
 }

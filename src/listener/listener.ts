@@ -88,7 +88,7 @@ export interface ListenerOptions {
 /** What the listener needs to watch users' relays; the rest it shares with the configured relays. */
 export type UserRelayListenerOptions = Pick<
   UserRelayManagerOptions,
-  'store' | 'kinds' | 'giftWraps' | 'maxPubkeysPerFilter' | 'maxConnections' | 'refreshMs' | 'policy'
+  'store' | 'kinds' | 'giftWraps' | 'maxPubkeysPerFilter' | 'maxConnections' | 'refreshMs' | 'policy' | 'fullReadIntervalMs'
 >;
 
 export interface Listener {

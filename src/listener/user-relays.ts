@@ -2,9 +2,13 @@
  * User relays (issue 36, the outbox model): the listener's connections to the relays the users
  * with devices read from, beside the configured relays.
  *
- * Every `refresh` the manager reads the store's ranking of relays by users covered
- * (`userRelayCoverage`, built from kind 10002 read relays, kind 10050 DM relays and registration
- * relays) and makes its connections match it:
+ * The manager holds the ranking of relays by users covered in memory
+ * ({@link UserRelayCoverageIndex}, from kind 10002 read relays, kind 10050 DM relays and
+ * registration relays). It reads the whole of it from the store (`userRelayCoverage`, O(users))
+ * at start and then at most every {@link USER_RELAY_FULL_READ_INTERVAL_MS} as a safety net; every
+ * `refresh` in between it reads only the users whose lists or devices changed
+ * (`userRelayChangesSince`, then their lists and devices) and moves them. Then it makes its
+ * connections match the ranking:
  * - one connection per relay, shared by every user on it, each a {@link RelayConnection} like the
  *   configured relays' (NIP-42, backoff, cursor per relay URL, watchdog), without the startup replay;
  * - its live filters are `#p` filters: the kinds the engine handles for the relay's readers, and
@@ -22,7 +26,8 @@
 import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import type { Clock, StorePort } from '../store/port.ts';
-import { normalizeRelayUrl, type RelayCoverage } from '../store/port-user-relays.ts';
+import { normalizeRelayUrl, noUserRelayLists, type RelayCoverage } from '../store/port-user-relays.ts';
+import { coverageEntryOf, UserRelayCoverageIndex } from './user-relay-coverage.ts';
 import { GIFT_WRAP } from '../nostr/kinds.ts';
 import type { RelayConnection } from './relay-connection.ts';
 import { GIFT_WRAP_BACKDATE_SECS, type SubscriptionRequest } from './subscriptions.ts';
@@ -35,11 +40,33 @@ export const USER_RELAY_SUBSCRIPTION_PREFIX = 'push-user-';
 export const USER_DM_SUBSCRIPTION_PREFIX = 'push-user-dm-';
 
 /**
- * The refresh waits at least this many times as long as the last coverage read took: the read is
- * O(users) (10,000 users cost 0.1–0.3 s on SQLite, ~2 s on Redis on a loaded 2-core box), so on a
- * big user base the store spends at most a fifth of its time on it instead of reading back to back.
+ * The refresh waits at least this many times as long as the last refresh's reads of changes took:
+ * a burst of changes (thousands of users at once) costs reads in proportion, so the store spends
+ * at most a fifth of its time on them instead of reading back to back. A quiet refresh costs a
+ * few reads; a full read (O(users): 10,000 users cost 0.1–0.3 s on SQLite, ~2 s on Redis on a
+ * loaded 2-core box) comes only every {@link USER_RELAY_FULL_READ_INTERVAL_MS} and does not count.
  */
 export const USER_RELAY_REFRESH_LOAD_FACTOR = 4;
+
+/**
+ * The full re-read of the coverage, besides the one at start: the safety net for changes the log
+ * does not carry (a device removed by the janitor's stale-token sweep or by an idle user's
+ * forgetting, a change log entry written after its reader moved on).
+ */
+export const USER_RELAY_FULL_READ_INTERVAL_MS = 10 * 60_000;
+
+/**
+ * Each read of the change log starts this far before the previous read began: a writer takes its
+ * store-clock time before its write lands, and replicas' clocks differ by a little, so a change
+ * may appear with a time just before the previous read. Users read twice are no change.
+ */
+export const USER_RELAY_CHANGE_OVERLAP_MS = 5_000;
+
+/** Most changes read per refresh; more than that, and the refresh re-reads the whole coverage. */
+export const USER_RELAY_CHANGE_PAGE = 5_000;
+
+/** Users whose lists and devices are read in one step when applying changes. */
+const CHANGED_USERS_PER_READ = 500;
 
 /** The users of one watched relay. */
 export interface UserRelayPlan {
@@ -107,6 +134,8 @@ export interface UserRelaySummary {
   uncoveredUsers: number;
   /** Live REQs sent to user relays since start. */
   requestsSent: number;
+  /** Full reads of the coverage since start (the first included); the refreshes between read changes only. */
+  fullReads: number;
   relays: RelayStatus[];
 }
 
@@ -116,7 +145,9 @@ export interface UserRelayManagerOptions extends UserRelayFilterOptions {
   maxConnections: number;
   refreshMs: number;
   policy: UserRelayAddressPolicy;
-  store: Pick<StorePort, 'userRelayCoverage'>;
+  store: Pick<StorePort, 'userRelayCoverage' | 'userRelayChangesSince' | 'getUserRelayLists' | 'readRecipients' | 'clock'>;
+  /** Override of {@link USER_RELAY_FULL_READ_INTERVAL_MS} (tests). */
+  fullReadIntervalMs?: number;
   /** A connection to `url` whose live REQs are `liveRequests`, sharing the listener's pool. */
   createConnection(
     url: string,
@@ -144,6 +175,13 @@ export class UserRelayManager {
   private uncoveredUsers = 0;
   private requestsSent = 0;
   private lastReadMs = 0;
+  private readonly coverage = new UserRelayCoverageIndex();
+  /** The coverage version the connections match; -1 before the first. */
+  private appliedVersion = -1;
+  /** Store-clock time the last read of the coverage or its changes began; null until the first full read. */
+  private changesReadToMs: number | null = null;
+  private lastFullReadAtMs = 0;
+  private fullReads = 0;
 
   constructor(private readonly options: UserRelayManagerOptions) {
     this.configured = new Set(options.configuredRelays.map((url) => normalizeRelayUrl(url) ?? url));
@@ -186,6 +224,7 @@ export class UserRelayManager {
       dropped: this.dropped,
       uncoveredUsers: this.uncoveredUsers,
       requestsSent: this.requestsSent,
+      fullReads: this.fullReads,
       relays,
     };
   }
@@ -199,19 +238,59 @@ export class UserRelayManager {
     }, delayMs);
   }
 
+  /** A full read when none was made yet or the interval is up; otherwise the changed users alone. Which it was. */
+  private async readCoverage(): Promise<'full' | 'changes'> {
+    const { store, clock } = this.options;
+    const fullInterval = this.options.fullReadIntervalMs ?? USER_RELAY_FULL_READ_INTERVAL_MS;
+    if (this.changesReadToMs !== null && clock.nowMs() - this.lastFullReadAtMs < fullInterval) {
+      const readFromMs = store.clock.nowMs();
+      const changes = await store.userRelayChangesSince(this.changesReadToMs - USER_RELAY_CHANGE_OVERLAP_MS, USER_RELAY_CHANGE_PAGE);
+      if (changes.length < USER_RELAY_CHANGE_PAGE) {
+        await this.applyChanges([...new Set(changes.map((change) => change.pubkey))]);
+        // Every change recorded before this read began is applied (give or take the overlap).
+        this.changesReadToMs = readFromMs;
+        return 'changes';
+      }
+      this.options.logger.info({ changes: changes.length }, 'many user relay changes at once; reading the whole coverage');
+    }
+    // Changes from here on are read next time (the log is read from before this read started).
+    const readFromMs = store.clock.nowMs();
+    this.lastFullReadAtMs = clock.nowMs();
+    this.coverage.replaceAll(await store.userRelayCoverage());
+    this.changesReadToMs = readFromMs;
+    this.fullReads++;
+    return 'full';
+  }
+
+  /** Each of `pubkeys` moved to their stored lists and devices. */
+  private async applyChanges(pubkeys: readonly string[]): Promise<void> {
+    for (let i = 0; i < pubkeys.length && !this.stopped; i += CHANGED_USERS_PER_READ) {
+      const page = pubkeys.slice(i, i + CHANGED_USERS_PER_READ);
+      const [lists, recipients] = await Promise.all([this.options.store.getUserRelayLists(page), this.options.store.readRecipients(page)]);
+      page.forEach((pubkey, j) => this.coverage.set(pubkey, coverageEntryOf(lists[j] ?? noUserRelayLists(), recipients[j])));
+    }
+  }
+
   private async refreshOnce(): Promise<void> {
     const { logger } = this.options;
-    let coverage: RelayCoverage[];
     const readStartedMs = this.options.clock.nowMs();
     try {
-      coverage = await this.options.store.userRelayCoverage();
-      this.lastReadMs = this.options.clock.nowMs() - readStartedMs;
+      const read = await this.readCoverage();
+      // The pace follows the reads of changes; a full read is rare (USER_RELAY_FULL_READ_INTERVAL_MS
+      // apart) and must not hold back the changes that follow it.
+      this.lastReadMs = read === 'changes' ? this.options.clock.nowMs() - readStartedMs : 0;
     } catch (error) {
       logger.warn({ err: error }, 'could not read the user relay coverage; keeping the current user relays');
       return;
     }
     if (this.stopped) return;
-    const { wanted, dropped, uncoveredUsers } = this.choose(coverage);
+    if (this.coverage.version === this.appliedVersion) {
+      // Nobody moved: the connections already match; only their open/closed counts may differ.
+      this.publishGauges();
+      return;
+    }
+    this.appliedVersion = this.coverage.version;
+    const { wanted, dropped, uncoveredUsers } = this.choose(this.coverage.ranked());
     this.dropped = dropped;
     this.uncoveredUsers = uncoveredUsers;
 
@@ -306,5 +385,7 @@ export class UserRelayManager {
 }
 
 function samePlan(a: UserRelayPlan, b: UserRelayPlan): boolean {
+  // A relay whose users did not change keeps its arrays (user-relay-coverage.ts): no join needed.
+  if (a.readers === b.readers && a.dmReaders === b.dmReaders) return true;
   return a.readers.join() === b.readers.join() && a.dmReaders.join() === b.dmReaders.join();
 }

@@ -12,7 +12,9 @@ import {
   storeUserRelayList,
   UserRelayListFetcher,
   USER_RELAY_LIST_KINDS,
+  type UserRelayRegistration,
 } from '../engine/user-relay-lists.ts';
+import { runUserRelayBackfill, TASK_USER_RELAY_BACKFILL } from '../engine/user-relay-backfill.ts';
 import type { ListenerOptions } from '../listener/index.ts';
 import { CONTROL_KINDS, PEOPLE_LIST } from '../nostr/kinds.ts';
 import type { Logger } from '../observability/logger.ts';
@@ -23,23 +25,79 @@ import { outboundRefusalReporter } from '../net/refusals.ts';
 type UserRelayContext = Pick<RoleContext, 'config' | 'store' | 'metrics' | 'verifier' | 'logger'>;
 
 /**
- * The engine's part of users' relays (issue 36), or nothing when `nostr.user_relays.enabled` is
- * off: kinds 10002/10050 stored for users with devices, a registration's `relays`, and the fetch
- * of a newly registered user's lists from the configured and profile relays.
+ * What a registration path is given when `nostr.user_relays.enabled` is on, or null when it is
+ * off: the one {@link UserRelayRegistration} behind both paths (the engine's 3079 handling and the
+ * API's `PUT /v1/devices/{token}`), whose `requestLists` fetches the user's 10002 and 10050 from
+ * the configured and profile relays in this process. `fetcher` is its fetcher (for the backfill;
+ * `close()` on stop).
  */
-export function userRelayListParts(ctx: UserRelayContext, log: Logger): Pick<RouterDeps, 'userRelays' | 'handleUserRelayList'> {
+export function userRelayRegistration(
+  ctx: UserRelayContext,
+  log: Logger,
+): { registration: UserRelayRegistration; fetcher: UserRelayListFetcher } | null {
   const { config, store, metrics } = ctx;
-  if (!config.nostr.user_relays.enabled) return {};
-  const deps = { store, metrics, logger: log };
+  if (!config.nostr.user_relays.enabled) return null;
   const fetcher = new UserRelayListFetcher({
-    ...deps,
+    store,
+    metrics,
+    logger: log,
     relays: [...new Set([...config.nostr.relays, ...config.nostr.profile_relays])],
     query: createRelayQuery({ logger: log, maxEventsPerRelay: USER_RELAY_LIST_KINDS.length * RELAY_LIST_FETCH_BATCH }),
     verifier: ctx.verifier,
     queryTimeoutMs: config.nostr.query_timeout_secs * 1000,
   });
+  return { registration: { metrics, requestLists: (pubkey) => fetcher.request(pubkey) }, fetcher };
+}
+
+/**
+ * {@link userRelayRegistration} of each app, for the API's `PUT /v1/devices/{token}`: the engine
+ * may run in another process, so the API's process fetches with fetchers of its own. `of` is
+ * undefined for an app with user relays off; `close` stops every fetcher.
+ */
+export function userRelayRegistrationsOfApps(
+  apps: ReadonlyArray<{ id: string } & Pick<RoleContext, 'config' | 'store'>>,
+  shared: Pick<RoleContext, 'metrics' | 'verifier' | 'logger'>,
+): { of(appId: string): UserRelayRegistration | undefined; close(): Promise<void> } {
+  const byApp = new Map<string, ReturnType<typeof userRelayRegistration>>(
+    apps.map((app) => [
+      app.id,
+      userRelayRegistration({ ...shared, config: app.config, store: app.store }, shared.logger.child({ app: app.id })),
+    ]),
+  );
   return {
-    userRelays: { onRegistered: (pubkey) => fetcher.request(pubkey) },
+    of: (appId) => byApp.get(appId)?.registration,
+    close: async () => {
+      await Promise.all([...byApp.values()].flatMap((parts) => (parts === null ? [] : [parts.fetcher.close()])));
+    },
+  };
+}
+
+/**
+ * The engine's part of users' relays (issue 36), or nothing when `nostr.user_relays.enabled` is
+ * off: kinds 10002/10050 stored for users with devices, a registration's `relays`, the fetch of a
+ * newly registered user's lists from the configured and profile relays, and the backfill task
+ * (`engine/user-relay-backfill.ts`) that looks up users registered before.
+ */
+export function userRelayListParts(
+  ctx: UserRelayContext & Pick<RoleContext, 'supervisor'>,
+  log: Logger,
+): Pick<RouterDeps, 'userRelays' | 'handleUserRelayList'> {
+  const { store, metrics } = ctx;
+  const parts = userRelayRegistration(ctx, log);
+  if (parts === null) return {};
+  const deps = { store, metrics, logger: log };
+  const backfillLog = log.child({ task: TASK_USER_RELAY_BACKFILL });
+  // Without a relay to ask there is nothing to look up.
+  if (ctx.config.nostr.relays.length + ctx.config.nostr.profile_relays.length > 0)
+    ctx.supervisor.spawn(TASK_USER_RELAY_BACKFILL, 'tolerated', async (signal) => {
+      try {
+        await runUserRelayBackfill({ store, fetcher: parts.fetcher, logger: backfillLog }, signal);
+      } finally {
+        await parts.fetcher.close();
+      }
+    });
+  return {
+    userRelays: parts.registration,
     handleUserRelayList: async (event) => {
       const list = relayListOf(event);
       if (list !== null) await storeUserRelayList(deps, event.pubkey, list);

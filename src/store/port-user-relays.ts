@@ -78,7 +78,54 @@ export interface UserRelayStore {
    * 3 relays each is some 20 MB) to build its filters.
    */
   userRelayCoverage(): Promise<RelayCoverage[]>;
+  /**
+   * Record that the coverage of `pubkeys` may have changed, at the store clock's now: their
+   * devices came or went (a registration, a deregistration, a token moving to another owner).
+   * {@link putUserRelayList} records its own stored lists; this is for the rest. Answered for
+   * {@link USER_RELAY_CHANGE_RETENTION_MS}, then dropped; a pubkey is held once, with its latest time.
+   */
+  noteUserRelayChange(pubkeys: readonly string[]): Promise<void>;
+  /**
+   * The users whose coverage changed after `sinceMs` (store clock): each pubkey once, with the
+   * time of its latest change, oldest first, at most `limit`. A list stored by
+   * {@link putUserRelayList} and a {@link noteUserRelayChange} are both here once they resolved.
+   * The listener follows this instead of re-reading {@link userRelayCoverage} (issue 36); a caller
+   * that gets `limit` entries cannot tell whether more share the last time, so it reads again
+   * from an earlier time or falls back to the full read.
+   */
+  userRelayChangesSince(sinceMs: number, limit: number): Promise<UserRelayChange[]>;
+  /**
+   * One page of the users that have at least one device and neither a `nip65` nor a `dm` list:
+   * those whose relay lists were never looked up (they registered before the feature, or in a
+   * process that does not fetch). `cursor` null starts a walk; the answer's `cursor` continues it,
+   * null when the walk is done. A page holds about `limit` pubkeys (a hint: SQLite gives at most
+   * that many, a Redis hash scan step may give more) and may hold none while the walk goes on; a
+   * pubkey may come twice in a walk. Every user who is such a user for the whole
+   * walk is in some page.
+   */
+  usersWithoutRelayLists(cursor: string | null, limit: number): Promise<{ pubkeys: string[]; cursor: string | null }>;
 }
+
+/** One entry of {@link UserRelayStore.userRelayChangesSince}. */
+export interface UserRelayChange {
+  pubkey: string;
+  /** When the change was recorded, ms of the store clock. */
+  changedMs: number;
+}
+
+/**
+ * How long a recorded change is kept at least (ms). The listener reads the changes every few
+ * seconds and re-reads the whole coverage far more often than this; an entry older than it is
+ * only trimmed, never needed.
+ */
+export const USER_RELAY_CHANGE_RETENTION_MS = 86_400_000;
+
+/**
+ * The list stored for a user whose lookup found no kind 10002 (and no 10050): an empty `nip65`
+ * list at `createdAt` 0, which any real 10002 replaces. It marks the user as looked up, so the
+ * backfill ({@link UserRelayStore.usersWithoutRelayLists}) does not ask the relays for them again.
+ */
+export const NO_RELAY_LIST_FOUND: UserRelayList = { source: 'nip65', eventId: '', createdAt: 0, relays: [] };
 
 /**
  * A relay URL in the one form lists are compared and stored in, or null when it is not a usable

@@ -10,6 +10,7 @@ import { GIFT_WRAP, REACTION } from '../../src/nostr/kinds.ts';
 import type { UserRelaySource } from '../../src/store/port-user-relays.ts';
 import type { StorePort } from '../../src/store/port.ts';
 import { openSqliteStore } from '../../src/store/sqlite/index.ts';
+import { ManualClock } from '../../src/util/clock.ts';
 import type { Listener } from '../../src/listener/index.ts';
 import { startTestRelay, type TestRelay } from '../support/relay.ts';
 import { waitUntil } from './fakes.ts';
@@ -135,6 +136,34 @@ describe('user relays against real relays', () => {
       sink.accepted.some((a) => a.event.id === onB.id),
       false,
     );
+    assert.equal(summary(listener).fullReads, 1, 'the change was followed from the change log, without a second full read');
+  });
+
+  test('a device gone with its change noted leaves the relay at the next refresh, without a full read', async () => {
+    const alice = user();
+    await withDevice(alice.pubkey, { nip65: [relayB.url] });
+    const { listener } = await listen({ giftWraps: false });
+    await waitUntil(() => relayB.connectionCount() === 1, 5_000, 'B watched');
+    assert.equal(await store.removeToken(alice.pubkey, `token-${alice.pubkey}`), true);
+    await store.noteUserRelayChange([alice.pubkey]);
+    await waitUntil(() => relayB.connectionCount() === 0, 5_000, 'B closed');
+    assert.equal(summary(listener).fullReads, 1);
+  });
+
+  test('a device gone without a noted change (a janitor sweep) leaves the relay at the periodic full read', async () => {
+    const clock = new ManualClock(Date.now());
+    await store.close();
+    store = await openSqliteStore({ path: ':memory:', clock });
+    const alice = user();
+    await withDevice(alice.pubkey, { nip65: [relayB.url] });
+    // Her list's change is older than any change read's overlap when the listener starts.
+    clock.advance(60_000);
+    const { listener } = await listen({ giftWraps: false, fullReadIntervalMs: 200 });
+    await waitUntil(() => relayB.connectionCount() === 1, 5_000, 'B watched');
+    const readsBefore = summary(listener).fullReads;
+    assert.equal(await store.removeToken(alice.pubkey, `token-${alice.pubkey}`), true);
+    await waitUntil(() => relayB.connectionCount() === 0, 5_000, 'B closed');
+    assert.ok(summary(listener).fullReads > readsBefore, 'found by a full read');
   });
 
   test('many users on one relay share one connection and chunked filters; a new user re-sends only the chunk that changed', async () => {

@@ -29,6 +29,7 @@
  * | `social_filters:{pubkey}`        | STRING | JSON `{mutedPubkeys:[hex…], onlyFollowing: "all"\|[types]\|null}` (kind 3083), absent when nothing is filtered |
  * | `user_relays:{pubkey}`           | HASH   | source (`nip65`, `dm`, `app`) → JSON `{eventId, createdAt, relays}` (issue 36; cluster names in `keys/users.ts`) |
  * | `user_relay_users`               | SET    | pubkeys with a relay list, the index of the coverage read |
+ * | `user_relay_changes`             | ZSET   | pubkey → ms (store clock) of its latest relay-coverage change, the log the listener follows; trimmed after a day |
  * | `relay_cursors`                  | HASH   | relay URL → newest `created_at` seen (unix seconds), only ever raised |
  * | `queue:{name}:ready`             | ZSET   | item id → available-at (ms), normal lane                     |
  * | `queue:{name}:leased`            | ZSET   | item id → lease expiry (ms), normal lane                     |

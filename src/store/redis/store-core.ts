@@ -43,7 +43,7 @@ import type { StoredVapidKeys } from '../port-vapid.ts';
 import type { SocialFilters } from '../port-social-filters.ts';
 import { getSocialFilters, setSocialFilters } from './social-filters.ts';
 import * as userRelays from './user-relays.ts';
-import type { PutUserRelayListResult, RelayCoverage, UserRelayList, UserRelayLists } from '../port-user-relays.ts';
+import type { PutUserRelayListResult, RelayCoverage, UserRelayChange, UserRelayList, UserRelayLists } from '../port-user-relays.ts';
 import type {
   Nip9aDeliveryRef,
   Nip9aDeliveryState,
@@ -242,6 +242,15 @@ export abstract class RedisCoreStore {
   }
   userRelayCoverage(): Promise<RelayCoverage[]> {
     return userRelays.userRelayCoverage(this.ctx, (pubkeys) => this.readRecipients(pubkeys));
+  }
+  noteUserRelayChange(pubkeys: readonly string[]): Promise<void> {
+    return userRelays.noteUserRelayChange(this.ctx, pubkeys);
+  }
+  userRelayChangesSince(sinceMs: number, limit: number): Promise<UserRelayChange[]> {
+    return userRelays.userRelayChangesSince(this.ctx, sinceMs, limit);
+  }
+  usersWithoutRelayLists(cursor: string | null, limit: number): Promise<{ pubkeys: string[]; cursor: string | null }> {
+    return userRelays.usersWithoutRelayLists(this.ctx, cursor, limit);
   }
 
   // ---- NIP-9a gateway (port-nip9a-gateway.ts) ------------------------------------------------

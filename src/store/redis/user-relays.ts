@@ -8,6 +8,11 @@
  * The coverage read walks the index (SSCAN per shard), reads the lists of a page of users (one
  * HGETALL per user, auto-pipelined) and their devices through the store's own recipient read,
  * and ranks in memory (`rankRelayCoverage`), so both adapters rank with one function.
+ *
+ * Changes (a stored list, a noted device change) go to `user_relay_changes` (a ZSET per index
+ * shard, pubkey → ms of the store clock, only ever raised), written after the list itself, so a
+ * reader that sees the change reads the new list. The backfill walk scans the token-record shards'
+ * owners (`token_to_pubkey`, the truth about who has a device) with HSCAN.
  */
 import type { RecipientGateState } from '../port.ts';
 import {
@@ -18,7 +23,9 @@ import {
   rankRelayCoverage,
   type PutUserRelayListResult,
   type RelayCoverage,
+  type UserRelayChange,
   type UserRelayList,
+  USER_RELAY_CHANGE_RETENTION_MS,
   type UserRelayLists,
 } from '../port-user-relays.ts';
 import type { RedisContext } from './context.ts';
@@ -35,7 +42,61 @@ export async function putUserRelayList(ctx: RedisContext, pubkey: string, list: 
     [ctx.keys.userRelaysKey(pubkey)],
     [list.source, list.createdAt, list.eventId, encodeUserRelayList(list)],
   );
-  return stored === 1 ? 'stored' : 'stale';
+  if (stored !== 1) return 'stale';
+  await noteUserRelayChange(ctx, [pubkey]);
+  return 'stored';
+}
+
+export async function noteUserRelayChange(ctx: RedisContext, pubkeys: readonly string[]): Promise<void> {
+  const nowMs = ctx.clock.nowMs();
+  const byKey = new Map<string, string[]>();
+  for (const pubkey of pubkeys) {
+    const key = ctx.keys.userRelayChangesKey(pubkey);
+    byKey.set(key, [...(byKey.get(key) ?? []), pubkey]);
+  }
+  await Promise.all(
+    [...byKey].map(async ([key, members]) => {
+      // GT: a change is only ever moved later (another process's clock may lag by a little).
+      await ctx.redis.zadd(key, 'GT', ...members.flatMap((pubkey) => [nowMs, pubkey]));
+      await ctx.redis.zremrangebyscore(key, '-inf', `(${nowMs - USER_RELAY_CHANGE_RETENTION_MS}`);
+    }),
+  );
+}
+
+export async function userRelayChangesSince(ctx: RedisContext, sinceMs: number, limit: number): Promise<UserRelayChange[]> {
+  if (limit <= 0) return [];
+  // Older entries are past the retention: not answered, whether or not a write trimmed them yet.
+  const fromMs = Math.max(sinceMs, ctx.clock.nowMs() - USER_RELAY_CHANGE_RETENTION_MS - 1);
+  const pages = await Promise.all(
+    ctx.keys.userRelayChangesKeys.map((key) => ctx.redis.zrangebyscore(key, `(${fromMs}`, '+inf', 'WITHSCORES', 'LIMIT', 0, limit)),
+  );
+  const changes: UserRelayChange[] = [];
+  for (const page of pages)
+    for (let i = 0; i + 1 < page.length; i += 2) changes.push({ pubkey: page[i] ?? '', changedMs: Number(page[i + 1]) });
+  // Each shard gave its oldest `limit`: the oldest `limit` of all of them are among those.
+  changes.sort((a, b) => a.changedMs - b.changedMs || (a.pubkey < b.pubkey ? -1 : a.pubkey > b.pubkey ? 1 : 0));
+  return changes.slice(0, limit);
+}
+
+/**
+ * One HSCAN step (COUNT `limit`, a hint Redis may exceed) over a token-record shard's owners; the
+ * cursor is `shard:hscanCursor`. Owners with a `nip65` or `dm` list are left out.
+ */
+export async function usersWithoutRelayLists(
+  ctx: RedisContext,
+  cursor: string | null,
+  limit: number,
+): Promise<{ pubkeys: string[]; cursor: string | null }> {
+  const [shardText, scanCursor] = (cursor ?? '0:0').split(':');
+  const shard = Number(shardText);
+  if (!Number.isInteger(shard) || shard < 0 || shard >= ctx.keys.tokenShards || scanCursor === undefined)
+    throw new RangeError(`usersWithoutRelayLists: not a cursor of this store: ${cursor ?? ''}`);
+  const [next, flat] = await ctx.redis.hscan(ctx.keys.tokenShardKeys(shard).owners, scanCursor, 'COUNT', Math.max(1, limit));
+  const owners = [...new Set(flat.filter((_, i) => i % 2 === 1))];
+  const lists = await Promise.all(owners.map((pubkey) => ctx.redis.hmget(ctx.keys.userRelaysKey(pubkey), 'nip65', 'dm')));
+  const pubkeys = owners.filter((_, i) => (lists[i] ?? []).every((raw) => raw === null));
+  const nextCursor = next !== '0' ? `${shard}:${next}` : shard + 1 < ctx.keys.tokenShards ? `${shard + 1}:0` : null;
+  return { pubkeys, cursor: nextCursor };
 }
 
 export async function getUserRelayLists(ctx: RedisContext, pubkeys: readonly string[]): Promise<UserRelayLists[]> {

@@ -15,7 +15,7 @@ import { CREATE_SOCIAL_FILTERS_TABLE } from './social-filters.ts';
 import { ADD_INBOX_USER_ACTIVITY, CREATE_INBOX_TABLES } from './inbox.ts';
 import { CREATE_CLIENT_QUOTA_TABLE } from './client-quotas.ts';
 import { inboxActivityDayMs } from '../port-inbox.ts';
-import { CREATE_USER_RELAY_LISTS_TABLE } from './user-relays.ts';
+import { CREATE_USER_RELAY_LISTS_TABLE, CREATE_USER_RELAY_CHANGES_TABLE } from './user-relays.ts';
 import { CREATE_NIP9A_GATEWAY_TABLES } from './nip9a-gateway.ts';
 import { ADD_NIP9A_CALLBACK_ACTIVITY, CREATE_NIP9A_CALLBACK_TABLES } from './nip9a-callbacks.ts';
 import { CREATE_FLEET_TABLES } from './fleet.ts';
@@ -227,6 +227,10 @@ export const migrations: readonly Migration[] = [
     apply: (db) => db.exec(CREATE_USER_RELAY_LISTS_TABLE),
   },
   { description: "API keys' last use (the console's keys page)", apply: (db) => db.exec(ADD_API_KEY_LAST_USED) },
+  {
+    description: "create the log of users whose relay coverage changed (the listener's incremental refresh)",
+    apply: (db) => db.exec(CREATE_USER_RELAY_CHANGES_TABLE),
+  },
 ];
 
 /** The version a file has after {@link migrate}. */

@@ -123,7 +123,7 @@ export abstract class SqliteCoreStore {
     this.deliveryLog = new DeliveryLogTables(db, clock);
     this.throttle = new ThrottleTable(db, clock);
     this.socialFilters = new SocialFilterTable(db, logger);
-    this.userRelays = new UserRelayTable(db, logger);
+    this.userRelays = new UserRelayTable(db, logger, clock);
     this.nip9a = new Nip9aGatewayTables(db, clock);
     this.nip9aCallbacks = new Nip9aCallbackTables(db, clock, this.queues);
     this.clientQuotas = new ClientQuotaTable(db, clock);

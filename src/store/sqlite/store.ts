@@ -44,7 +44,7 @@ import type {
   IngestResult,
   RecipientTokenResult,
 } from '../port-coalesce.ts';
-import type { PutUserRelayListResult, RelayCoverage, UserRelayList, UserRelayLists } from '../port-user-relays.ts';
+import type { PutUserRelayListResult, RelayCoverage, UserRelayChange, UserRelayList, UserRelayLists } from '../port-user-relays.ts';
 import { BackgroundCheckpointer } from './checkpointer.ts';
 import { migrate } from './migrations.ts';
 import { SqlitePlatformStore } from './store-platform.ts';
@@ -93,6 +93,18 @@ export class SqliteStore extends SqlitePlatformStore implements StorePort {
 
   async userRelayCoverage(): Promise<RelayCoverage[]> {
     return this.userRelays.coverage();
+  }
+
+  noteUserRelayChange(pubkeys: readonly string[]): Promise<void> {
+    return this.group.run(() => this.userRelays.note(pubkeys));
+  }
+
+  async userRelayChangesSince(sinceMs: number, limit: number): Promise<UserRelayChange[]> {
+    return this.userRelays.changesSince(sinceMs, limit);
+  }
+
+  async usersWithoutRelayLists(cursor: string | null, limit: number): Promise<{ pubkeys: string[]; cursor: string | null }> {
+    return this.userRelays.withoutLists(cursor, limit);
   }
 
   // ---- ntfy topics (port-ntfy.ts) ----------------------------------------------------------

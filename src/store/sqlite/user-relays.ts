@@ -1,11 +1,15 @@
 /**
  * User relay lists on SQLite (port-user-relays.ts): one row per (user, source), the newest list
- * of that source; the coverage read joins them to the users that have devices.
+ * of that source; the coverage read joins them to the users that have devices. Changes are one
+ * row per user in `user_relay_changes` (the time of their latest), which the listener follows.
  */
 import type { Database, Statement } from 'better-sqlite3';
 import type { Logger } from '../../observability/logger.ts';
+import type { Clock } from '../port.ts';
 import {
   isUserRelaySource,
+  USER_RELAY_CHANGE_RETENTION_MS,
+  type UserRelayChange,
   noUserRelayLists,
   rankRelayCoverage,
   type PutUserRelayListResult,
@@ -27,6 +31,30 @@ export const CREATE_USER_RELAY_LISTS_TABLE = `
     PRIMARY KEY (pubkey, source)
   ) WITHOUT ROWID;
 `;
+
+/** Schema of the change log the listener follows (one migration). */
+export const CREATE_USER_RELAY_CHANGES_TABLE = `
+  -- Users whose relay coverage changed (a list stored, a device come or gone), each once with
+  -- the time of the latest change (ms, store clock); trimmed after a day.
+  CREATE TABLE user_relay_changes (
+    pubkey     TEXT PRIMARY KEY,
+    changed_ms INTEGER NOT NULL
+  ) WITHOUT ROWID;
+  CREATE INDEX user_relay_changes_by_time ON user_relay_changes (changed_ms);
+`;
+
+const NOTE_CHANGE = `
+  INSERT INTO user_relay_changes (pubkey, changed_ms) VALUES (?, ?)
+  ON CONFLICT (pubkey) DO UPDATE SET changed_ms = MAX(changed_ms, excluded.changed_ms)`;
+const TRIM_CHANGES = `DELETE FROM user_relay_changes WHERE changed_ms < ?`;
+const SELECT_CHANGES = `
+  SELECT pubkey, changed_ms FROM user_relay_changes WHERE changed_ms > ? ORDER BY changed_ms, pubkey LIMIT ?`;
+// Users with a device and neither a 10002 nor a 10050 list, in pubkey order from a cursor.
+const SELECT_WITHOUT_LISTS = `
+  SELECT DISTINCT d.pubkey FROM devices d
+  WHERE d.pubkey > ?
+    AND NOT EXISTS (SELECT 1 FROM user_relay_lists u WHERE u.pubkey = d.pubkey AND u.source IN ('nip65', 'dm'))
+  ORDER BY d.pubkey LIMIT ?`;
 
 // The WHERE of the upsert is NIP-01's replaceable rule; a row it refuses reports no change.
 const UPSERT = `
@@ -54,19 +82,50 @@ export class UserRelayTable {
   private readonly upsert: Statement<[string, string, string, number, string]>;
   private readonly selectMany: Statement<[string], Row>;
   private readonly selectCovered: Statement<[], Row>;
+  private readonly noteChange: Statement<[string, number]>;
+  private readonly trimChanges: Statement<[number]>;
+  private readonly selectChanges: Statement<[number, number], { pubkey: string; changed_ms: number }>;
+  private readonly selectWithoutLists: Statement<[string, number], { pubkey: string }>;
 
   constructor(
     db: Database,
     private readonly logger: Logger,
+    private readonly clock: Clock,
   ) {
     this.upsert = db.prepare(UPSERT);
     this.selectMany = db.prepare(SELECT_MANY);
     this.selectCovered = db.prepare(SELECT_COVERED);
+    this.noteChange = db.prepare(NOTE_CHANGE);
+    this.trimChanges = db.prepare(TRIM_CHANGES);
+    this.selectChanges = db.prepare(SELECT_CHANGES);
+    this.selectWithoutLists = db.prepare(SELECT_WITHOUT_LISTS);
   }
 
+  /** Run inside a transaction (the store's group commit): the list and its change row together. */
   put(pubkey: string, list: UserRelayList): PutUserRelayListResult {
     const changes = this.upsert.run(pubkey, list.source, list.eventId, list.createdAt, JSON.stringify(list.relays)).changes;
-    return changes > 0 ? 'stored' : 'stale';
+    if (changes === 0) return 'stale';
+    this.note([pubkey]);
+    return 'stored';
+  }
+
+  note(pubkeys: readonly string[]): void {
+    const nowMs = this.clock.nowMs();
+    for (const pubkey of pubkeys) this.noteChange.run(pubkey, nowMs);
+    this.trimChanges.run(nowMs - USER_RELAY_CHANGE_RETENTION_MS);
+  }
+
+  changesSince(sinceMs: number, limit: number): UserRelayChange[] {
+    if (limit <= 0) return [];
+    const fromMs = Math.max(sinceMs, this.clock.nowMs() - USER_RELAY_CHANGE_RETENTION_MS - 1);
+    return this.selectChanges.all(fromMs, limit).map((row) => ({ pubkey: row.pubkey, changedMs: row.changed_ms }));
+  }
+
+  /** The cursor is the last pubkey of the previous page ('' before the first). */
+  withoutLists(cursor: string | null, limit: number): { pubkeys: string[]; cursor: string | null } {
+    if (limit <= 0) return { pubkeys: [], cursor: null };
+    const pubkeys = this.selectWithoutLists.all(cursor ?? '', limit).map((row) => row.pubkey);
+    return { pubkeys, cursor: pubkeys.length < limit ? null : (pubkeys[pubkeys.length - 1] ?? null) };
   }
 
   getMany(pubkeys: readonly string[]): UserRelayLists[] {

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { DeviceRegistration } from '../../../src/store/port.ts';
-import type { UserRelayList, UserRelaySource } from '../../../src/store/port-user-relays.ts';
-import type { ContractContext } from './context.ts';
+import { NO_RELAY_LIST_FOUND, type UserRelayList, type UserRelaySource } from '../../../src/store/port-user-relays.ts';
+import { SECOND_MS, type ContractContext } from './context.ts';
 
 const ALICE = 'a1'.repeat(32);
 const BOB = 'b2'.repeat(32);
@@ -119,6 +119,99 @@ export function userRelayContract(ctx: ContractContext): void {
           [RELAY_B, 120],
           [RELAY_A, 40],
         ],
+      );
+    });
+  });
+
+  describe('user relay changes', () => {
+    test('a stored list and a noted change are recorded at the store clock, each user once with its latest time, oldest first', async () => {
+      const store = ctx.store();
+      const t0 = ctx.clock().nowMs();
+      await store.putUserRelayList(ALICE, list('nip65', 10, [RELAY_A]));
+      ctx.clock().advance(SECOND_MS);
+      await store.noteUserRelayChange([BOB, CAROL]);
+      ctx.clock().advance(SECOND_MS);
+      await store.putUserRelayList(ALICE, list('dm', 10, [RELAY_C]));
+      assert.deepEqual(await store.userRelayChangesSince(t0 - 1, 10), [
+        { pubkey: BOB, changedMs: t0 + SECOND_MS },
+        { pubkey: CAROL, changedMs: t0 + SECOND_MS },
+        { pubkey: ALICE, changedMs: t0 + 2 * SECOND_MS },
+      ]);
+      // After a time: only what changed later; `limit` cuts the oldest first.
+      assert.deepEqual(await store.userRelayChangesSince(t0 + SECOND_MS, 10), [{ pubkey: ALICE, changedMs: t0 + 2 * SECOND_MS }]);
+      assert.deepEqual(
+        (await store.userRelayChangesSince(t0 - 1, 1)).map((c) => c.pubkey),
+        [BOB],
+      );
+      assert.deepEqual(await store.userRelayChangesSince(t0 + 2 * SECOND_MS, 10), []);
+    });
+
+    test('a stale list records no change', async () => {
+      const store = ctx.store();
+      await store.putUserRelayList(ALICE, list('nip65', 10, [RELAY_A]));
+      const after = ctx.clock().nowMs();
+      ctx.clock().advance(SECOND_MS);
+      assert.equal(await store.putUserRelayList(ALICE, list('nip65', 9, [RELAY_B])), 'stale');
+      assert.deepEqual(await store.userRelayChangesSince(after, 10), []);
+    });
+
+    test('changes older than a day are no longer answered', async () => {
+      const store = ctx.store();
+      const t0 = ctx.clock().nowMs();
+      await store.noteUserRelayChange([ALICE]);
+      ctx.clock().advance(SECOND_MS);
+      await store.noteUserRelayChange([BOB]);
+      ctx.clock().advance(86_400 * SECOND_MS);
+      assert.deepEqual(
+        (await store.userRelayChangesSince(t0 - 1, 10)).map((c) => c.pubkey),
+        [BOB],
+      );
+    });
+  });
+
+  describe('users without relay lists', () => {
+    /** Every pubkey of a whole walk, pages of `limit`. */
+    async function walk(limit: number): Promise<string[]> {
+      const store = ctx.store();
+      const found = new Set<string>();
+      let cursor: string | null = null;
+      let pages = 0;
+      do {
+        const page: { pubkeys: string[]; cursor: string | null } = await store.usersWithoutRelayLists(cursor, limit);
+        for (const pubkey of page.pubkeys) found.add(pubkey);
+        cursor = page.cursor;
+        assert.ok(++pages < 10_000, 'the walk ends');
+      } while (cursor !== null);
+      return [...found].sort();
+    }
+
+    test('users with a device and neither a 10002 nor a 10050 list; an app list or no device does not count', async () => {
+      const store = ctx.store();
+      await store.registerToken(ALICE, device('token-alice'));
+      await store.registerToken(ALICE, device('token-alice-2'));
+      await store.registerToken(BOB, device('token-bob'));
+      await store.putUserRelayList(BOB, list('dm', 1, [RELAY_C]));
+      await store.registerToken(CAROL, device('token-carol'));
+      await store.putUserRelayList(CAROL, list('app', 1, [RELAY_B]));
+      await store.putUserRelayList(DAVE, list('app', 1, [RELAY_B]));
+      assert.deepEqual(await walk(10), [ALICE, CAROL].sort());
+      // The mark of a lookup that found nothing takes the user out; a real 10002 replaces it.
+      assert.equal(await store.putUserRelayList(ALICE, NO_RELAY_LIST_FOUND), 'stored');
+      assert.deepEqual(await walk(10), [CAROL]);
+      assert.equal(await store.putUserRelayList(ALICE, list('nip65', 1, [RELAY_A])), 'stored');
+      assert.deepEqual((await store.getUserRelayLists([ALICE]))[0]?.nip65?.relays, [RELAY_A]);
+    });
+
+    test('small pages walk every such user', async () => {
+      const store = ctx.store();
+      const users = Array.from({ length: 75 }, (_, i) => (i + 1).toString(16).padStart(64, '0'));
+      for (const [i, pubkey] of users.entries()) {
+        await store.registerToken(pubkey, device(`token-${i}`));
+        if (i % 5 === 0) await store.putUserRelayList(pubkey, list('nip65', 1, [RELAY_A]));
+      }
+      assert.deepEqual(
+        await walk(7),
+        users.filter((_, i) => i % 5 !== 0),
       );
     });
   });

@@ -85,6 +85,7 @@ export function userKeys(t: KeyTags) {
  * |----------------------------------|--------------------------------------|------|--------------------|
  * | `user_relays:{pubkey}`           | `user_relays:{u:PUBKEY}`             | HASH | source (`nip65`, `dm`, `app`) → JSON `{eventId, createdAt, relays}`, the newest list of that source |
  * | `user_relay_users`               | `user_relay_users:{r:N}`             | SET  | pubkeys that have (or had) a list: the index the coverage read walks |
+ * | `user_relay_changes`             | `user_relay_changes:{r:N}`           | ZSET | pubkey → ms (store clock) of its latest coverage change: the log the listener follows, trimmed after a day |
  *
  * N = {@link shardOf}(pubkey, {@link CLUSTER_USER_RELAY_INDEX_SHARDS}). A list lives with the
  * user's other records; the index is sharded so it spreads over the masters like the users do.
@@ -95,11 +96,16 @@ export const CLUSTER_USER_RELAY_INDEX_SHARDS = 16;
 export function userRelayKeys(t: KeyTags) {
   const shards = t.layout === 'divine' ? 1 : CLUSTER_USER_RELAY_INDEX_SHARDS;
   const indexKey = (shard: number): string => (t.layout === 'divine' ? 'user_relay_users' : `user_relay_users:{r:${shard}}`);
+  const changesKey = (shard: number): string => (t.layout === 'divine' ? 'user_relay_changes' : `user_relay_changes:{r:${shard}}`);
   return {
     userRelaysKey: (pubkey: string): string => `user_relays:${t.user(pubkey)}`,
     /** The index shard that holds `pubkey`. */
     userRelayIndexKey: (pubkey: string): string => indexKey(shardOf(pubkey, shards)),
     /** Every shard of the index (one key in divine). */
     userRelayIndexKeys: Array.from({ length: shards }, (_, shard) => indexKey(shard)),
+    /** The change-log shard that holds `pubkey` (the index's shard). */
+    userRelayChangesKey: (pubkey: string): string => changesKey(shardOf(pubkey, shards)),
+    /** Every shard of the change log (one key in divine). */
+    userRelayChangesKeys: Array.from({ length: shards }, (_, shard) => changesKey(shard)),
   };
 }
