@@ -124,8 +124,8 @@ export async function copyWholeKey(io: MigrationIo, sourceKey: string, targetKey
   return 1;
 }
 
-/** A key split member by member: a hash (field → value) or a sorted set (member → score). */
-export type SplitKind = 'hash' | 'zset';
+/** A key split member by member: a hash (field → value), a sorted set (member → score) or a set (member). */
+export type SplitKind = 'hash' | 'zset' | 'set';
 
 /**
  * Walk the (field, value) pairs of a hash or the (member, score) pairs of a sorted set, one
@@ -144,9 +144,13 @@ export async function forEachMemberStep(
     const [next, flat] =
       kind === 'hash'
         ? await client.hscan(key, cursor, 'COUNT', MIGRATE_MEMBER_SCAN_COUNT)
-        : await client.zscan(key, cursor, 'COUNT', MIGRATE_MEMBER_SCAN_COUNT);
+        : kind === 'zset'
+          ? await client.zscan(key, cursor, 'COUNT', MIGRATE_MEMBER_SCAN_COUNT)
+          : await client.sscan(key, cursor, 'COUNT', MIGRATE_MEMBER_SCAN_COUNT);
     const pairs: Array<[string, string]> = [];
-    for (let i = 0; i + 1 < flat.length; i += 2) pairs.push([flat[i] as string, flat[i + 1] as string]);
+    // SSCAN answers members alone: each is its own pair, with no value.
+    if (kind === 'set') for (const member of flat) pairs.push([member, '']);
+    else for (let i = 0; i + 1 < flat.length; i += 2) pairs.push([flat[i] as string, flat[i + 1] as string]);
     counted += await onStep(pairs);
     cursor = next;
   } while (cursor !== '0');
@@ -165,6 +169,14 @@ export function splitHash(io: MigrationIo, sourceKey: string, route: (field: str
 export function splitSortedSet(io: MigrationIo, sourceKey: string, route: (member: string) => string): Promise<number> {
   return forEachMemberStep(io.source, 'zset', sourceKey, async (pairs) => {
     await Promise.all(pairs.map(([member, score]) => io.target.zadd(route(member), score, member)));
+    return pairs.length;
+  });
+}
+
+/** Copy a set member by member, each to the target key `route(member)` chooses; returns the members copied. */
+export function splitSet(io: MigrationIo, sourceKey: string, route: (member: string) => string): Promise<number> {
+  return forEachMemberStep(io.source, 'set', sourceKey, async (pairs) => {
+    await Promise.all(pairs.map(([member]) => io.target.sadd(route(member), member)));
     return pairs.length;
   });
 }

@@ -52,6 +52,7 @@ describe('layout migration families (divine → cluster)', () => {
       [divine.deliveryLogRecipientKey('default', PK), cluster.deliveryLogRecipientKey('default', PK)],
       [divine.deliveryStatsKey('default', 20_000, 0), cluster.deliveryStatsKey('default', 20_000, 0)],
       [divine.nip9aAuthorKey(PK), cluster.nip9aAuthorKey(PK)],
+      [divine.userRelaysKey(PK), cluster.userRelaysKey(PK)],
       [divine.nip9aRegistrationsKey, cluster.nip9aRegistrationsKey],
       [divine.fleetSamplesKey, cluster.fleetSamplesKey],
       [divine.relayCursorsKey, cluster.relayCursorsKey],
@@ -63,9 +64,12 @@ describe('layout migration families (divine → cluster)', () => {
   it('split keys route each member to the shard the cluster layout reads it from', () => {
     const route = (key: string, member: string): string => {
       const placement = placed(key);
-      assert.ok(placement.copy === 'hash' || placement.copy === 'zset', `${key} is split`);
+      assert.ok(placement.copy === 'hash' || placement.copy === 'zset' || placement.copy === 'set', `${key} is split`);
       return placement.route(member);
     };
+    assert.equal(route(divine.userRelayIndexKeys[0] as string, PK), cluster.userRelayIndexKey(PK));
+    assert.equal(placed(divine.userRelayIndexKeys[0] as string).copy, 'set', 'the index of users with lists is a SET');
+    assert.equal(route(divine.userRelayChangesKeys[0] as string, PK), cluster.userRelayChangesKey(PK));
     const token = 'fcm-token-123';
     assert.equal(route(divine.tokenShardKeys(0).owners, token), cluster.tokenShardKeys(cluster.tokenShardOf(token)).owners);
     assert.equal(route(divine.tokenShardKeys(0).activity, token), cluster.tokenShardKeys(cluster.tokenShardOf(token)).activity);

@@ -8,7 +8,7 @@
  *   `user_tokens:{u:PK}`; a key that keeps its name in both layouts is copied as it is);
  * - `each`: the key under every one of several names (a fan-out marker whose shard cannot be
  *   told from its name goes to every shard: a marker only ever stops a second enqueue);
- * - `hash` / `zset`: one key split member by member into shards (`token_to_pubkey` into its 64
+ * - `hash` / `zset` / `set`: one key split member by member into shards (`token_to_pubkey` into its 64
  *   token shards, a queue's sets into the queue's shards, `alertwords` into the index shards …);
  * - `skip`: a transient lock or lease a stopped fleet no longer holds (they expire by themselves;
  *   the next writer takes a fresh one), recognised so the leftover check does not report it.
@@ -124,6 +124,17 @@ function userFamilies(t: RedisKeys): FamilySpec[] {
     perOwner('nip9a_author', divine.nip9aAuthorKey, t.nip9aAuthorKey),
     perOwner('ntfy_topic', divine.ntfyTopicKey, t.ntfyTopicKey),
     perOwner('ntfy_sched', divine.ntfySchedKey, t.ntfySchedKey),
+    perOwner('user_relays', divine.userRelaysKey, t.userRelaysKey),
+    {
+      name: 'user_relay_users',
+      match: divine.userRelayIndexKeys[0] as string,
+      place: (k) => (k === divine.userRelayIndexKeys[0] ? { copy: 'set', route: (pubkey) => t.userRelayIndexKey(pubkey) } : null),
+    },
+    {
+      name: 'user_relay_changes',
+      match: divine.userRelayChangesKeys[0] as string,
+      place: (k) => (k === divine.userRelayChangesKeys[0] ? { copy: 'zset', route: (pubkey) => t.userRelayChangesKey(pubkey) } : null),
+    },
     twoParts('push_throttle', 'push_throttle:*', /^push_throttle:([^:]+):(\d+)$/, (pubkey, window) =>
       t.pushThrottleKey(pubkey, Number(window)),
     ),

@@ -10,6 +10,7 @@ import {
   forEachMemberStep,
   MIGRATE_SCAN_COUNT,
   splitHash,
+  splitSet,
   splitSortedSet,
 } from './engine.ts';
 
@@ -22,6 +23,7 @@ export type Placement =
   | { copy: 'each'; to: readonly string[] }
   | { copy: 'hash'; route: (field: string) => string }
   | { copy: 'zset'; route: (member: string) => string }
+  | { copy: 'set'; route: (member: string) => string }
   /**
    * `dedup:{id}:{64 hex}` whose id is not an event id: an event claim on an id that ends with a
    * pubkey (`opened:…:{recipient}`, `dm-push-window:{pubkey}`, `nip98:{event id}`) or a recipient
@@ -80,6 +82,7 @@ export function familyOf(spec: FamilySpec): KeyFamily {
         return copyWholeKey(io, key, isEventClaimValue(value) ? placement.eventClaim : placement.recipientClaim);
       }
       if (placement.copy === 'hash') return splitHash(io, key, placement.route);
+      if (placement.copy === 'set') return splitSet(io, key, placement.route);
       return splitSortedSet(io, key, placement.route);
     },
     countTarget: async (keys, io) => {
@@ -107,7 +110,9 @@ async function countPlaced(io: MigrationIo, key: string, placement: Placement | 
       pairs.map(([member]) =>
         placement.copy === 'hash'
           ? io.target.hexists(route(member), member).then((n) => n === 1)
-          : io.target.zscore(route(member), member).then((score) => score !== null),
+          : placement.copy === 'set'
+            ? io.target.sismember(route(member), member).then((n) => n === 1)
+            : io.target.zscore(route(member), member).then((score) => score !== null),
       ),
     );
     return found.filter(Boolean).length;
