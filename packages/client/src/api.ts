@@ -68,7 +68,10 @@ export interface PushClient {
    * `PUT /v1/devices/{token}`: register a device as a kind 3079 would. `created` is true when the
    * token was new to the user (201), false when an existing registration was updated (200).
    */
-  registerDevice(token: string, registration?: RequestBody<'registerDevice'>): Promise<ResponseBody<'registerDevice', 200 | 201> & { created: boolean }>;
+  registerDevice(
+    token: string,
+    registration?: RequestBody<'registerDevice'>,
+  ): Promise<ResponseBody<'registerDevice', 200 | 201> & { created: boolean }>;
   /** `DELETE /v1/devices/{token or id}`: as a kind 3080 does (404 `DEVICE_NOT_FOUND` for a device not the user's). */
   removeDevice(tokenOrId: string): Promise<void>;
   /** `PUT /v1/preferences`: the whole preferences, as a kind 3083 states them. */
@@ -107,7 +110,12 @@ async function refusal(response: Response): Promise<PushApiError> {
     // not JSON: the text is the message
   }
   const retryAfter = Number(response.headers.get('retry-after') ?? Number.NaN);
-  return new PushApiError(response.status, code, `${response.status} ${code}: ${message}`, Number.isFinite(retryAfter) ? retryAfter : undefined);
+  return new PushApiError(
+    response.status,
+    code,
+    `${response.status} ${code}: ${message}`,
+    Number.isFinite(retryAfter) ? retryAfter : undefined,
+  );
 }
 
 /** A client of one service for one user. */
@@ -166,7 +174,8 @@ export function createPushClient(options: PushClientOptions): PushClient {
     putNip9aRegistration: (event) => json<ResponseBody<'putNip9aRegistration'>>('PUT', '/v1/nip9a/registrations', event),
     nip9aRegistrations: () => json<ResponseBody<'listNip9aRegistrations'>>('GET', '/v1/nip9a/registrations'),
 
-    notificationOpened: (notificationId) => json<ResponseBody<'recordNotificationOpened'>>('POST', `/v1/notifications/${segment(notificationId)}/opened`, {}),
+    notificationOpened: (notificationId) =>
+      json<ResponseBody<'recordNotificationOpened'>>('POST', `/v1/notifications/${segment(notificationId)}/opened`, {}),
 
     request: (method, path, body) => json<unknown>(method.toUpperCase(), path, body),
   };

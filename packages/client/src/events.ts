@@ -41,7 +41,11 @@ async function controlEvent(signer: NostrSigner, kind: number, payload: object, 
 }
 
 /** A signed kind 3079 registering `device` (its `token` and, optionally, transport, locale, timezone, keys). */
-export function registrationEvent(signer: NostrSigner, device: DeviceRegistrationPayload, options: ControlEventOptions): Promise<SignedEvent> {
+export function registrationEvent(
+  signer: NostrSigner,
+  device: DeviceRegistrationPayload,
+  options: ControlEventOptions,
+): Promise<SignedEvent> {
   return controlEvent(signer, KIND_REGISTER_DEVICE, device, options);
 }
 

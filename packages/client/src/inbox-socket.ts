@@ -127,6 +127,8 @@ export function connectInboxSocket(options: InboxSocketOptions): InboxSocket {
       scheduleReconnect(0, 'signing failed');
       return;
     }
+    // close() may have run while the signer worked (a NIP-07 or NIP-46 signer can take seconds).
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- set by close() during the await above
     if (closed) return;
     const headers: Record<string, string> = { authorization, ...(options.app === undefined ? {} : { 'x-app': options.app }) };
     const ws = new options.WebSocket(wsUrl, { headers });

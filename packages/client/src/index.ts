@@ -19,7 +19,15 @@ export {
   registrationEvent,
   type ControlEventOptions,
 } from './events.js';
-export { KIND_HTTP_AUTH, nip98Authorization, nip98Fetch, payloadHash, type FetchFunction, type Nip98FetchInit, type Nip98Request } from './nip98.js';
+export {
+  KIND_HTTP_AUTH,
+  nip98Authorization,
+  nip98Fetch,
+  payloadHash,
+  type FetchFunction,
+  type Nip98FetchInit,
+  type Nip98Request,
+} from './nip98.js';
 export { PushApiError, createPushClient, type PushClient, type PushClientOptions } from './api.js';
 export {
   INBOX_SOCKET_PATH,

@@ -77,7 +77,12 @@ export interface Nip98FetchInit {
  * `fetch` with a fresh NIP-98 `Authorization` for this exact URL, method and body. The URL must
  * be the one the server checks against: its `server.public_url` and the path.
  */
-export async function nip98Fetch(signer: NostrSigner, url: string, init: Nip98FetchInit = {}, fetchImpl: FetchFunction = fetch): Promise<Response> {
+export async function nip98Fetch(
+  signer: NostrSigner,
+  url: string,
+  init: Nip98FetchInit = {},
+  fetchImpl: FetchFunction = fetch,
+): Promise<Response> {
   const method = (init.method ?? 'GET').toUpperCase();
   const authorization = await nip98Authorization(signer, { url, method, body: init.body });
   return fetchImpl(url, {

@@ -13,11 +13,13 @@ import assert from 'node:assert/strict';
 import { WebSocket } from 'ws';
 import { REACTION, VIDEO } from '../../../src/nostr/kinds.ts';
 import { signEvent } from '../../../src/nostr/keys.ts';
-import { makeUser, type TestUser } from '../../../test/support/nostr-client.ts';
+import { makeUser } from '../../../test/support/nostr-client.ts';
 import { publish } from '../../../test/support/publisher.ts';
 import { startTestRelay, type TestRelay } from '../../../test/support/relay.ts';
 import { startFcmFake, type FcmFake } from '../../../test/support/fcm-fake.ts';
 import { E2E_WAIT_MS, baseServiceEnv, makeE2eStore, relaysLive, type E2eStore } from '../../../test/support/e2e-stack.ts';
+import { deviceId } from '../../../src/api/inbox.ts';
+import type { StorePort } from '../../../src/store/port.ts';
 import { eventually, freePort, startServiceProcess, type ServiceProcess } from '../../../test/support/service-process.ts';
 import {
   PushApiError,
@@ -42,6 +44,8 @@ describe('@nostr-push/client against the real binary', () => {
   let env: Record<string, string>;
   let service: ServiceProcess;
   let client: PushClient;
+  /** The binary's store, read directly for the waits: polling the user API would meet its rate limit. */
+  let reader: StorePort;
   let socket: InboxSocket | undefined;
   const serviceKey = makeUser();
   const alice = makeUser();
@@ -83,6 +87,7 @@ describe('@nostr-push/client against the real binary', () => {
       NOSTR_PUSH__FIREBASE__PROJECT_ID: 'fake-project',
       NOSTR_PUSH__FIREBASE__API_BASE_URL: fcm.baseUrl,
     };
+    reader = await store.openReader();
     await startService();
     client = createPushClient({ baseUrl: service.baseUrl, signer });
   });
@@ -92,6 +97,7 @@ describe('@nostr-push/client against the real binary', () => {
   after(async () => {
     socket?.close();
     await service?.stop();
+    await reader?.close();
     await Promise.all([relay?.stop(), fcm?.stop()]);
     await store?.remove();
   });
@@ -100,13 +106,15 @@ describe('@nostr-push/client against the real binary', () => {
   test('a 3079 built by the package registers the device; a like pushes it and counts in the inbox read through the package', async () => {
     const servicePubkey = await client.servicePubkey();
     assert.equal(servicePubkey, serviceKey.pubkey);
-    const registration = await registrationEvent(signer, { token, transport: 'fcm', locale: 'de', timezoneOffsetMinutes: 60 }, { servicePubkey });
-    await publish(relay.url, registration);
-    const device = await eventually(
-      async () => (await client.devices()).devices.find((d) => token.startsWith(d.token)),
-      E2E_WAIT_MS,
-      'the device listed by GET /v1/devices',
+    const registration = await registrationEvent(
+      signer,
+      { token, transport: 'fcm', locale: 'de', timezoneOffsetMinutes: 60 },
+      { servicePubkey },
     );
+    await publish(relay.url, registration);
+    await eventually(async () => ((await reader.tokenOwner(token)) === alice.pubkey ? true : undefined), E2E_WAIT_MS, 'the 3079 applied');
+    const device = (await client.devices()).devices.find((d) => d.id === deviceId(token));
+    assert.ok(device, 'GET /v1/devices lists the device');
     assert.equal(device.transport, 'fcm');
     assert.equal(device.locale, 'de');
     assert.equal(device.timezoneOffsetMinutes, 60);
@@ -121,16 +129,13 @@ describe('@nostr-push/client against the real binary', () => {
     assert.equal(push.body.message.data.type, 'like');
     assert.equal(push.body.message.data.receiverPubkey, alice.pubkey);
 
-    const counts = await eventually(async () => {
-      const read = await client.inboxCounts();
-      return (read.types.like?.new ?? 0) >= 1 ? read : undefined;
-    }, E2E_WAIT_MS);
-    assert.equal(counts.types.like?.total, 1);
+    await eventually(async () => ((await reader.readInboxCounts(alice.pubkey)).types.like.new >= 1 ? true : undefined), E2E_WAIT_MS);
+    const counts = await client.inboxCounts();
+    assert.deepEqual(counts.types.like, { total: 1, viewed: 0, new: 1 });
     assert.equal(counts.totalNew, 1);
-    const after = await client.markViewed(['like']);
-    assert.equal(after.types.like?.new, 0);
-    assert.equal(after.types.like?.viewed, 1);
-    assert.equal(after.totalNew, 0);
+    const viewed = await client.markViewed(['like']);
+    assert.deepEqual(viewed.types.like, { total: 1, viewed: 1, new: 0 });
+    assert.equal(viewed.totalNew, 0);
   });
 
   test('the typed calls: HTTP registration, preferences, alert words, announcements, NIP-9a callback URLs', async () => {
@@ -146,8 +151,8 @@ describe('@nostr-push/client against the real binary', () => {
     const { preferences } = await client.setPreferences({ kinds: [7, 34236], quietHours: { start: '22:00', end: '07:00' } });
     assert.deepEqual(preferences?.kinds, [7, 34236]);
 
-    assert.deepEqual((await client.setAlertWords(['Sunset', 'nostr'])).words, ['sunset', 'nostr']);
-    assert.deepEqual((await client.alertWords()).words, ['sunset', 'nostr']);
+    assert.deepEqual((await client.setAlertWords(['Sunset', 'nostr'])).words.sort(), ['nostr', 'sunset']);
+    assert.deepEqual((await client.alertWords()).words.sort(), ['nostr', 'sunset']);
     assert.deepEqual((await client.announcements()).announcements, []);
 
     const callback = await client.createNip9aCallback(relay.url);
@@ -181,18 +186,24 @@ describe('@nostr-push/client against the real binary', () => {
 
   test('a 3083 built by the package sets the preferences, a 3080 removes the device', async () => {
     const servicePubkey = serviceKey.pubkey;
-    // 3083: likes off; the like below then pushes nothing (its count still goes up).
-    await publish(relay.url, await preferencesEvent(signer, { kinds: [34236] }, { servicePubkey }));
-    await publish(relay.url, await deregistrationEvent(signer, token, { servicePubkey }));
-    await eventually(
-      async () => ((await client.devices()).devices.length === 0 ? true : undefined),
+    // 3083: only new videos (kind 34236), campaigns on.
+    await publish(relay.url, await preferencesEvent(signer, { kinds: [34236], campaignsEnabled: true }, { servicePubkey }));
+    const stated = await eventually(
+      async () => {
+        const preferences = await reader.getPreferences(alice.pubkey);
+        return preferences?.kinds.length === 1 ? preferences : undefined;
+      },
       E2E_WAIT_MS,
-      'the device removed by the 3080',
+      'the 3083 applied',
     );
+    assert.deepEqual(stated, { kinds: [34236], campaignsEnabled: true });
+    await publish(relay.url, await deregistrationEvent(signer, token, { servicePubkey }));
+    await eventually(async () => ((await reader.tokenOwner(token)) === null ? true : undefined), E2E_WAIT_MS, 'the 3080 applied');
+    assert.deepEqual((await client.devices()).devices, [], 'GET /v1/devices lists none');
     // Back for the socket test: a newer 3079 and 3083.
     await publish(relay.url, await preferencesEvent(signer, { kinds: [7, 34236] }, { servicePubkey, createdAt: now() + 1 }));
     await publish(relay.url, await registrationEvent(signer, { token }, { servicePubkey, createdAt: now() + 1 }));
-    await eventually(async () => ((await client.devices()).devices.length === 1 ? true : undefined), E2E_WAIT_MS, 'the device back');
+    await eventually(async () => ((await reader.tokenOwner(token)) === alice.pubkey ? true : undefined), E2E_WAIT_MS, 'the device back');
   });
 
   test('the inbox socket helper receives a hint, reconnects after the service drops it, and receives the next', async () => {
@@ -223,7 +234,11 @@ describe('@nostr-push/client against the real binary', () => {
 
     const seen = hints.length;
     await publish(relay.url, likeOfAlicesVideo('socket-vine-2'));
-    const next = await eventually(() => hints.slice(seen).find((h) => h.type === 'like'), E2E_WAIT_MS, 'a like hint after the reconnection');
+    const next = await eventually(
+      () => hints.slice(seen).find((h) => h.type === 'like'),
+      E2E_WAIT_MS,
+      'a like hint after the reconnection',
+    );
     assert.equal(next.totalNew, before + 2);
     live.close();
     assert.equal(live.connected, false);

@@ -80,7 +80,10 @@ describe('control events built by the package', () => {
       const device = parseTokenPayload(decrypted(registration));
       assert.deepEqual(device, { ok: true, value: { token: 'fcm-token-1', transport: 'fcm', locale: 'pt-BR' } });
       assert.deepEqual(parseTokenPayload(decrypted(removal)), { ok: true, value: { token: 'fcm-token-1', transport: 'fcm' } });
-      assert.deepEqual(parsePreferencesPayload(decrypted(preferences)), { ok: true, value: { kinds: [7, 34236], campaignsEnabled: false } });
+      assert.deepEqual(parsePreferencesPayload(decrypted(preferences)), {
+        ok: true,
+        value: { kinds: [7, 34236], campaignsEnabled: false },
+      });
       const quiet = parseQuietHoursPayload(decrypted(preferences));
       assert.ok(quiet.ok && quiet.value !== null);
       assert.equal(quiet.value.startMinute, 22 * 60);
