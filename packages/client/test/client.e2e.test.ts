@@ -206,6 +206,38 @@ describe('@nostr-push/client against the real binary', () => {
     await eventually(async () => ((await reader.tokenOwner(token)) === alice.pubkey ? true : undefined), E2E_WAIT_MS, 'the device back');
   });
 
+  test('a refused socket upgrade is retried with growing delays, each signed anew, until close()', async () => {
+    const delays: number[] = [];
+    const errors: unknown[] = [];
+    let signed = 0;
+    const counting = {
+      ...signer,
+      signEvent: (template: Parameters<typeof signer.signEvent>[0]) => ((signed += 1), signer.signEvent(template)),
+    };
+    // Signed for localhost while the service checks 127.0.0.1: every upgrade is refused with 401.
+    const refused = connectInboxSocket({
+      baseUrl: `http://localhost:${port}`,
+      signer: counting,
+      WebSocket,
+      onHint: () => assert.fail('no hint on a refused socket'),
+      onClose: ({ reconnectInMs }) => delays.push(reconnectInMs),
+      onError: (error) => errors.push(error),
+      backoff: { initialMs: 20, maxMs: 80, factor: 2 },
+    });
+    await eventually(() => (delays.length >= 4 ? true : undefined), E2E_WAIT_MS, 'four refused attempts');
+    refused.close();
+    const [first = 0, second = 0, third = 0, fourth = 0] = delays;
+    // Each delay is its ceiling (20, 40, 80, then capped at 80) scaled by 50-100 %.
+    assert.ok(first >= 10 && first <= 20, `first delay ${first}`);
+    assert.ok(second >= 20 && second <= 40, `second delay ${second}`);
+    assert.ok(third >= 40 && third <= 80, `third delay ${third}`);
+    assert.ok(fourth >= 40 && fourth <= 80, `fourth delay ${fourth}`);
+    assert.equal(refused.connections, 0);
+    assert.equal(refused.connected, false);
+    assert.ok(errors.length >= 4, 'each refusal reported to onError');
+    assert.ok(signed >= 4, 'each attempt signed its own NIP-98 event');
+  });
+
   test('the inbox socket helper receives a hint, reconnects after the service drops it, and receives the next', async () => {
     const hints: InboxHint[] = [];
     let opened = 0;
