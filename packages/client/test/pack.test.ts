@@ -1,13 +1,14 @@
 /**
  * The package is consumable as published: its build (types generated from the server's OpenAPI
- * document, then compiled), `npm pack`, and an install of the tarball into an empty folder, where
+ * document, then compiled; `npm run build:client`, which `npm test` runs first) packed with
+ * `npm pack`, and the tarball installed into an empty folder, where
  * Node imports it through its `exports` and signs a registration with it, and TypeScript resolves
  * its `types`: a correct use compiles and a wrong one (a transport the server does not have) does not.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -68,8 +69,29 @@ const TSCONFIG = JSON.stringify({
   },
 });
 
+/** Every file under `dir`. */
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory() ? filesUnder(join(dir, entry.name)) : [join(dir, entry.name)],
+  );
+}
+
+/**
+ * Why dist/ is not the build of src/ (missing, or older than a source file), or null. The test
+ * packs what the build made rather than building itself: rebuilding would delete dist/ under the
+ * other tests that import the package by its name (docs/app-developers.md's runnable block).
+ */
+function staleBuild(): string | null {
+  const dist = join(PACKAGE_DIR, 'dist');
+  if (!existsSync(join(dist, 'index.js'))) return 'packages/client/dist/ is missing';
+  const built = Math.min(...filesUnder(dist).map((file) => statSync(file).mtimeMs));
+  const newer = filesUnder(join(PACKAGE_DIR, 'src')).find((file) => statSync(file).mtimeMs > built);
+  return newer === undefined ? null : `${newer} is newer than packages/client/dist/`;
+}
+
 test('npm pack of the built package installs into an empty folder, imports on Node and type checks', async () => {
-  await run(process.execPath, [join(PACKAGE_DIR, 'scripts', 'build.mjs')], { cwd: PACKAGE_DIR, timeout: 300_000 });
+  const stale = staleBuild();
+  assert.equal(stale, null, `${stale ?? ''}: run \`npm run build:client\` first (npm test does)`);
   const packDir = mkdtempSync(join(tmpdir(), 'np-client-pack-'));
   const consumerDir = mkdtempSync(join(tmpdir(), 'np-client-consumer-'));
   try {
