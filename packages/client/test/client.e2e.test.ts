@@ -138,7 +138,7 @@ describe('@nostr-push/client against the real binary', () => {
     assert.equal(viewed.totalNew, 0);
   });
 
-  test('the typed calls: HTTP registration, preferences, alert words, announcements, NIP-9a callback URLs', async () => {
+  test('the typed calls: HTTP registration, preferences, alert words, announcements, NIP-9a callback URLs and registrations', async () => {
     const tablet = `client-pkg-tablet/${process.pid}`;
     const created = await client.registerDevice(tablet, { transport: 'fcm', locale: 'pt-BR' });
     assert.equal(created.created, true);
@@ -163,6 +163,7 @@ describe('@nostr-push/client against the real binary', () => {
     );
     await client.revokeNip9aCallback(callback.id);
     assert.deepEqual((await client.nip9aCallbacks()).callbacks, []);
+    assert.deepEqual((await client.nip9aRegistrations()).registrations, []);
 
     await client.removeDevice(tablet);
     assert.equal((await client.devices()).devices.length, 1);
@@ -176,6 +177,9 @@ describe('@nostr-push/client against the real binary', () => {
     const missing = await client.removeDevice('never-registered').catch((err: unknown) => err);
     assert.ok(missing instanceof PushApiError);
     assert.equal(missing.code, 'DEVICE_NOT_FOUND');
+    const unknownPush = await client.notificationOpened('ntf_never_sent').catch((err: unknown) => err);
+    assert.ok(unknownPush instanceof PushApiError);
+    assert.equal(unknownPush.status, 404);
     // Signed for localhost while the service checks 127.0.0.1 (its server.public_url).
     const elsewhere = createPushClient({ baseUrl: `http://localhost:${port}`, signer });
     const refused = await elsewhere.inboxCounts().catch((err: unknown) => err);
