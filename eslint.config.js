@@ -46,7 +46,16 @@ const layering = [
 
 export default tseslint.config(
   {
-    ignores: ['dist/**', 'node_modules/**', 'native/**', 'data/**', '**/*.js', '**/*.mjs'],
+    ignores: [
+      'dist/**',
+      'node_modules/**',
+      'packages/client/dist/**',
+      'packages/client/src/generated/**',
+      'native/**',
+      'data/**',
+      '**/*.js',
+      '**/*.mjs',
+    ],
   },
   js.configs.recommended,
   ...tseslint.configs.strictTypeChecked,

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Node 20's test runner cannot glob .ts files itself (globs arrived in Node 21), so this script
-// finds every *.test.ts under src/ and test/ and hands them to `node --test` with tsx loaded.
+// finds every *.test.ts under src/, test/ and packages/client/test/ and hands them to `node --test` with tsx loaded.
 // Extra arguments are treated as path filters: `npm run test:only -- store` runs matching files.
 import { existsSync, mkdtempSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -21,7 +21,7 @@ function walk(dir) {
   return out;
 }
 
-const files = ['src', 'test']
+const files = ['src', 'test', 'packages/client/test']
   .flatMap((d) => walk(join(root, d)))
   .map((f) => relative(root, f))
   .filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)))
