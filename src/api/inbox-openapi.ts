@@ -24,7 +24,10 @@ const TypeCount = z.object({ total: z.number().int(), viewed: z.number().int(), 
 
 const InboxCounts = z
   .object({
-    types: z.record(InboxType, TypeCount).openapi({ description: 'Every inbox type' }),
+    // An object with every type as a required key (a record over the enum documents them as optional).
+    types: z
+      .object(Object.fromEntries(INBOX_TYPES.map((type) => [type, TypeCount])) as Record<(typeof INBOX_TYPES)[number], typeof TypeCount>)
+      .openapi({ description: 'Every inbox type, each present' }),
     totalNew: z.number().int().openapi({ description: 'The badge: the sum of `new`' }),
     throttled: z
       .object({
