@@ -220,10 +220,14 @@ export function createRateLimits(deps: RateLimitsDeps): RateLimits {
       }
       return limit;
     },
+    // Decided locally (port-rate-limits.ts): the receiver's hot path does not wait for Redis.
     callbackOwner: requestLimit(
       'nip9a_receiver',
       'owner',
-      counterOf('nip9a_receiver:owner', { ratePerSec: receiver.owner_rate_per_sec, burst: receiver.owner_rate_burst }),
+      deps.store.rateLimitCounter({
+        ...rateWindow('nip9a_receiver:owner', receiver.owner_rate_per_sec, receiver.owner_rate_burst),
+        decideLocally: true,
+      }),
     ),
     perAddress,
     addressOf,

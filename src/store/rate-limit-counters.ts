@@ -95,6 +95,7 @@ export function sharedRateLimitCounter(window: RateLimitWindow, options: SharedR
     lastWarnedAtMs = nowMs;
     options.logger.warn({ limit: window.name, err: err.message }, 'rate limit store failed; counting in this process until it answers');
   };
+  if (window.decideLocally) return locallyDecidedCounter(window, limiter, fallback, storeFailed);
   return {
     async take(key) {
       try {
@@ -105,6 +106,54 @@ export function sharedRateLimitCounter(window: RateLimitWindow, options: SharedR
         storeFailed(err as Error);
         return fallback.take(key);
       }
+    },
+  };
+}
+
+/** Keys refused by the shared count kept at most before expired ones are swept (each lives a window at most). */
+const MAX_SHARED_BLOCKS = 10_000;
+
+/**
+ * {@link RateLimitWindow.decideLocally}: `local` (this process's count) decides at once; every
+ * allowed request is also counted by `shared` without waiting, and a key `shared` finds over its
+ * budget is refused from then until its window ends.
+ */
+function locallyDecidedCounter(
+  window: RateLimitWindow,
+  shared: RateLimiterRedis,
+  local: RateLimitCounter,
+  storeFailed: (err: Error) => void,
+): RateLimitCounter {
+  const blocks = new Map<string, { untilMs: number; refused: boolean }>();
+  const block = (key: string, untilMs: number): void => {
+    if (blocks.size >= MAX_SHARED_BLOCKS) {
+      const nowMs = Date.now();
+      for (const [blocked, { untilMs: until }] of blocks) if (until <= nowMs) blocks.delete(blocked);
+    }
+    if (blocks.size < MAX_SHARED_BLOCKS && !blocks.has(key)) blocks.set(key, { untilMs, refused: false });
+  };
+  return {
+    async take(key) {
+      const found = blocks.get(key);
+      if (found) {
+        const leftMs = found.untilMs - Date.now();
+        if (leftMs > 0) {
+          const firstRefusal = !found.refused;
+          found.refused = true;
+          return { allowed: false, retryAfterMs: leftMs, firstRefusal };
+        }
+        blocks.delete(key);
+      }
+      const decision = await local.take(key);
+      if (!decision.allowed) return decision;
+      shared.consume(key).then(
+        () => undefined,
+        (err: unknown) => {
+          if (err instanceof RateLimiterRes) block(key, Date.now() + (err.msBeforeNext > 0 ? err.msBeforeNext : window.windowSecs * 1000));
+          else storeFailed(err as Error);
+        },
+      );
+      return ALLOWED;
     },
   };
 }

@@ -79,7 +79,7 @@ export abstract class RedisPlatformStore extends RedisCoreStore {
   // ---- rate-limit counters (port-rate-limits.ts) ---------------------------------------------
   private readonly rateLimitCounters = new Map<string, RateLimitCounter>();
   rateLimitCounter(window: RateLimitWindow): RateLimitCounter {
-    const id = `${window.name}|${window.points}|${window.windowSecs}`;
+    const id = `${window.name}|${window.points}|${window.windowSecs}|${window.decideLocally === true}`;
     let counter = this.rateLimitCounters.get(id);
     if (!counter) {
       counter = sharedRateLimitCounter(window, {

@@ -100,7 +100,7 @@ export abstract class SqlitePlatformStore extends SqliteCoreStore {
   // In this process's memory: a SQLite store belongs to one process, so this is every request.
   private readonly rateLimitCounters = new Map<string, RateLimitCounter>();
   rateLimitCounter(window: RateLimitWindow): RateLimitCounter {
-    const id = `${window.name}|${window.points}|${window.windowSecs}`;
+    const id = `${window.name}|${window.points}|${window.windowSecs}|${window.decideLocally === true}`;
     let counter = this.rateLimitCounters.get(id);
     if (!counter) this.rateLimitCounters.set(id, (counter = memoryRateLimitCounter(window)));
     return counter;

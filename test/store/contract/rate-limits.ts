@@ -69,6 +69,19 @@ export function rateLimitContract(ctx: ContractContext): void {
       assert.equal((await counter.take(keys[0] as string)).allowed, false, 'the counts stay after the turn');
     });
 
+    test('a counter that decides locally gives a key its points, then refuses at once; only the first refusal says so', async () => {
+      const counter = ctx.store().rateLimitCounter({ name: 'contract-local', points: 3, windowSecs: HOUR_SECS, decideLocally: true });
+      const decisions: RateLimitDecision[] = [];
+      for (let i = 0; i < 5; i++) decisions.push(await counter.take(ADDRESS));
+      assert.deepEqual(
+        decisions.map((d) => d.allowed),
+        [true, true, true, false, false],
+      );
+      assert.equal(refused(decisions[3]).firstRefusal, true);
+      assert.equal(refused(decisions[4]).firstRefusal, false);
+      assert.equal((await counter.take(OTHER_ADDRESS)).allowed, true, 'another key has its own budget');
+    });
+
     test('concurrent takes never let more than the points through', async () => {
       const counter = ctx.store().rateLimitCounter({ name: 'contract-concurrent', points: 7, windowSecs: HOUR_SECS });
       const decisions = await Promise.all(Array.from({ length: 30 }, () => counter.take(ADDRESS)));
