@@ -1,5 +1,3 @@
-import type { UserRelaySummary } from './listener/index.ts';
-import type { HeartbeatUserRelays } from './store/port-fleet.ts';
 import { mkdirSync } from 'node:fs';
 import { storeOutboundQueue } from './engine/outbound-queue.ts';
 import { dirname } from 'node:path';
@@ -9,14 +7,15 @@ import type { Config } from './config/defaults.ts';
 import { resolveStoreLocation, type StoreLocation } from './config/load.ts';
 import { parseListenAddr } from './config/validate.ts';
 import { resolveServiceKey, type ServiceKey } from './config/service-key.ts';
-import type { Clock, QueueName, StorePort } from './store/port.ts';
+import type { Clock, StorePort } from './store/port.ts';
 import { describeStoreLocation, openStore } from './store/open.ts';
 import { storeFaultsFromEnv, withStoreFaults } from './store/fault-injection.ts';
 import { createLogger, type Logger } from './observability/logger.ts';
 import { Metrics } from './observability/metrics.ts';
 import { Supervisor } from './roles/supervisor.ts';
 import { startRoles, type StartedRoles } from './roles/roles.ts';
-import { userRelayRegistrationsOfApps } from './roles/user-relays.ts';
+import { sumUserRelays, userRelayRegistrationsOfApps } from './roles/user-relays.ts';
+import { sendApiSettings } from './roles/platform.ts';
 import { createApiApp } from './api/app.ts';
 import { createEventVerifier, type EventVerifier } from './nostr/event.ts';
 import { defaultSecp256k1Selection } from './nostr/secp256k1.ts';
@@ -41,9 +40,8 @@ import { createNtfyServer, NtfyError } from './ntfy/index.ts';
 import { createServer, type RequestListener, type Server } from 'node:http';
 import { createPlatformApi, type PlatformApi } from './api/platform.ts';
 import { configuredApps, DEFAULT_APP_ID, sendTypeCategories } from './platform/apps.ts';
-import { openApps, type AppDirectory, type AppRuntime } from './platform/tenants.ts';
+import { oldestDueOfEveryQueue, openApps, type AppDirectory } from './platform/tenants.ts';
 import { transportStates } from './platform/transport-states.ts';
-import type { SendApiAppSettings } from './api/notifications.ts';
 import { SendWakeup } from './platform/send-worker.ts';
 import { gatewaySettings } from './nip9a/gateway/config.ts';
 import { gatewayHttpRoutes, registrationLargerBody } from './nip9a/gateway/http.ts';
@@ -504,18 +502,6 @@ export async function startService(config: Config, overrides: ServiceOverrides =
   return { config, key, store, metrics, supervisor, logger, wake, httpAddress, platform, bodyLimits, apps, stop };
 }
 
-/** Every app's queues and since when their oldest due item has waited (`/health`'s stalled queues). */
-async function oldestDueOfEveryQueue(apps: AppDirectory): Promise<Array<{ queue: string; dueAtMs: number | null }>> {
-  const queues: QueueName[] = ['inbound', 'outbound', 'nip9a'];
-  const looks = apps.all.flatMap((app) =>
-    queues.map(async (queue) => ({
-      queue: app === apps.default ? queue : `${queue}@${app.id}`,
-      dueAtMs: await app.store.oldestDueAtMs(queue),
-    })),
-  );
-  return Promise.all(looks);
-}
-
 /** The store, or a StartupError (startup-errors.ts) that says in one line why it cannot be opened. */
 async function openServiceStore(location: StoreLocation, clock: Clock | undefined, logger: Logger): Promise<StorePort> {
   try {
@@ -524,42 +510,4 @@ async function openServiceStore(location: StoreLocation, clock: Clock | undefine
   } catch (err) {
     throw storeOpenFailure(describeStoreLocation(location), err);
   }
-}
-
-/** The send API settings of every configured app, by id (its store view and `send_api` keys). */
-function sendApiSettings(apps: AppDirectory): (appId: string) => SendApiAppSettings {
-  const settings = new Map(apps.all.map((app) => [app.id, appSendApiSettings(app)]));
-  return (appId) => {
-    const found = settings.get(appId);
-    // The API resolves app ids against the configured list before it asks; anything else is a wiring bug.
-    if (!found) throw new Error(`no app ${appId}`);
-    return found;
-  };
-}
-
-function appSendApiSettings(app: AppRuntime): SendApiAppSettings {
-  const { send_api: sendApi, delivery_log: log } = app.config;
-  return {
-    store: app.store,
-    typeCategories: sendTypeCategories(sendApi.types),
-    maxRecipients: sendApi.max_recipients,
-    idempotencyTtlSecs: sendApi.idempotency_ttl_secs,
-    recordTtlSecs: sendApi.record_ttl_secs,
-    openedClaimTtlSecs: log.retention_days * 86_400,
-    retentionDays: log.retention_days,
-  };
-}
-
-/** The user relays of every app's listener in this process, summed for the console's heartbeat; null when none runs them. */
-function sumUserRelays(summaries: ReadonlyArray<UserRelaySummary | null>): HeartbeatUserRelays | null {
-  const present = summaries.filter((s): s is UserRelaySummary => s !== null);
-  if (present.length === 0) return null;
-  const sum = (pick: (s: UserRelaySummary) => number): number => present.reduce((total, s) => total + pick(s), 0);
-  return {
-    watched: sum((s) => s.watched),
-    connected: sum((s) => s.connected),
-    dropped: sum((s) => s.dropped),
-    uncoveredUsers: sum((s) => s.uncoveredUsers),
-    requestsSent: sum((s) => s.requestsSent),
-  };
 }

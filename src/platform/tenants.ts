@@ -18,7 +18,7 @@ import { resolveSharedVapidKeys } from '../delivery/webpush/vapid-key.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import { openStore } from '../store/open.ts';
-import type { Clock, StorePort } from '../store/port.ts';
+import type { Clock, QueueName, StorePort } from '../store/port.ts';
 import { appConfigs } from './apps.ts';
 
 export interface AppRuntime {
@@ -114,4 +114,16 @@ async function appTransports(options: OpenAppsOptions, appConfig: Config, key: S
     options.location.kind === 'redis' ? await resolveSharedVapidKeys(appConfig.webpush, options.config.data_dir, options.store) : undefined;
   const transports = createTransports(appConfig, logger, options.metrics, options.store, vapidKeys, key.secretHex);
   return options.wrapTransport ? transports.map(options.wrapTransport) : transports;
+}
+
+/** Every app's queues and since when their oldest due item has waited (`/health`'s stalled queues). */
+export async function oldestDueOfEveryQueue(apps: AppDirectory): Promise<Array<{ queue: string; dueAtMs: number | null }>> {
+  const queues: QueueName[] = ['inbound', 'outbound', 'nip9a'];
+  const looks = apps.all.flatMap((app) =>
+    queues.map(async (queue) => ({
+      queue: app === apps.default ? queue : `${queue}@${app.id}`,
+      dueAtMs: await app.store.oldestDueAtMs(queue),
+    })),
+  );
+  return Promise.all(looks);
 }

@@ -8,6 +8,8 @@ import type { Metrics } from '../observability/metrics.ts';
 import { type Supervisor } from './supervisor.ts';
 import type { StorePort } from '../store/port.ts';
 import { sendTypeCategories } from '../platform/apps.ts';
+import type { AppDirectory, AppRuntime } from '../platform/tenants.ts';
+import type { SendApiAppSettings } from '../api/notifications.ts';
 import { runSendScheduler, SendWakeup, TASK_SEND_SCHEDULER } from '../platform/send-worker.ts';
 import { runCampaignScheduler, TASK_CAMPAIGN_SCHEDULER } from '../platform/campaign-worker.ts';
 import { runDigestWorker, TASK_QUIET_HOURS_DIGEST } from '../platform/digest-worker.ts';
@@ -101,4 +103,28 @@ async function runDeliveryLogSweep(ctx: PlatformRoleContext, signal: AbortSignal
     }
     await sleep(settings.sweep_interval_secs * 1000, signal).catch(() => undefined);
   }
+}
+
+/** The send API settings of every configured app, by id (its store view and `send_api` keys). */
+export function sendApiSettings(apps: AppDirectory): (appId: string) => SendApiAppSettings {
+  const settings = new Map(apps.all.map((app) => [app.id, appSendApiSettings(app)]));
+  return (appId) => {
+    const found = settings.get(appId);
+    // The API resolves app ids against the configured list before it asks; anything else is a wiring bug.
+    if (!found) throw new Error(`no app ${appId}`);
+    return found;
+  };
+}
+
+function appSendApiSettings(app: AppRuntime): SendApiAppSettings {
+  const { send_api: sendApi, delivery_log: log } = app.config;
+  return {
+    store: app.store,
+    typeCategories: sendTypeCategories(sendApi.types),
+    maxRecipients: sendApi.max_recipients,
+    idempotencyTtlSecs: sendApi.idempotency_ttl_secs,
+    recordTtlSecs: sendApi.record_ttl_secs,
+    openedClaimTtlSecs: log.retention_days * 86_400,
+    retentionDays: log.retention_days,
+  };
 }

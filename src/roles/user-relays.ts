@@ -15,7 +15,8 @@ import {
   type UserRelayRegistration,
 } from '../engine/user-relay-lists.ts';
 import { runUserRelayBackfill, TASK_USER_RELAY_BACKFILL } from '../engine/user-relay-backfill.ts';
-import type { ListenerOptions } from '../listener/index.ts';
+import type { ListenerOptions, UserRelaySummary } from '../listener/index.ts';
+import type { HeartbeatUserRelays } from '../store/port-fleet.ts';
 import { CONTROL_KINDS, PEOPLE_LIST } from '../nostr/kinds.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { RoleContext } from './roles.ts';
@@ -137,5 +138,19 @@ export function userRelayListenerOptions(ctx: UserRelayContext): Pick<ListenerOp
         }),
       },
     },
+  };
+}
+
+/** The user relays of every app's listener in this process, summed for the console's heartbeat; null when none runs them. */
+export function sumUserRelays(summaries: ReadonlyArray<UserRelaySummary | null>): HeartbeatUserRelays | null {
+  const present = summaries.filter((s): s is UserRelaySummary => s !== null);
+  if (present.length === 0) return null;
+  const sum = (pick: (s: UserRelaySummary) => number): number => present.reduce((total, s) => total + pick(s), 0);
+  return {
+    watched: sum((s) => s.watched),
+    connected: sum((s) => s.connected),
+    dropped: sum((s) => s.dropped),
+    uncoveredUsers: sum((s) => s.uncoveredUsers),
+    requestsSent: sum((s) => s.requestsSent),
   };
 }
