@@ -27,8 +27,9 @@ export interface RateLimitWindow {
    * Decide from this process's own count at once, and count in the shared store (Redis) in the
    * background: a key the store then says is over its budget (other replicas' requests counted
    * in) is refused here until its window ends. For the hottest route (the NIP-9a receiver), where
-   * waiting for the store's answer put a round trip in every request's path; a fleet admits at
-   * most a round trip's worth of requests more per replica than the points. Absent or false:
+   * waiting for the store's answer put a round trip in every request's path. The shared count is
+   * fed every 100 ms (`SHARED_COUNT_INTERVAL_MS`), each key's requests summed, so a fleet admits at
+   * most that interval and a round trip's worth of requests more per replica than the points. Absent or false:
    * every decision waits for the shared count. The same on SQLite (its count is the process's).
    */
   decideLocally?: boolean;

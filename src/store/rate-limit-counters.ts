@@ -73,6 +73,15 @@ export interface SharedRateLimitCounterOptions {
 /** A counter in a shared store (Redis), falling back to process memory while the store fails. */
 export function sharedRateLimitCounter(window: RateLimitWindow, options: SharedRateLimitCounterOptions): RateLimitCounter {
   checkWindow(window);
+  const fallback = memoryRateLimitCounter(window);
+  let lastWarnedAtMs = -Infinity;
+  const storeFailed = (err: Error): void => {
+    const nowMs = Date.now();
+    if (nowMs - lastWarnedAtMs < STORE_ERROR_LOG_INTERVAL_MS) return;
+    lastWarnedAtMs = nowMs;
+    options.logger.warn({ limit: window.name, err: err.message }, 'rate limit store failed; counting in this process until it answers');
+  };
+  if (window.decideLocally) return locallyDecidedCounter(window, options.increment, fallback, storeFailed);
   const storeClient = {
     // The library's whole use of its client for `consume` (RateLimiterRedis._upsert): the key
     // (unprefixed: the adapter names it), the points, and the `[consumed, pttl]` answer. The
@@ -87,15 +96,6 @@ export function sharedRateLimitCounter(window: RateLimitWindow, options: SharedR
     // Once a key is over its budget, refuse it from memory until its window ends (no Redis call).
     inMemoryBlockOnConsumed: window.points + 1,
   });
-  const fallback = memoryRateLimitCounter(window);
-  let lastWarnedAtMs = -Infinity;
-  const storeFailed = (err: Error): void => {
-    const nowMs = Date.now();
-    if (nowMs - lastWarnedAtMs < STORE_ERROR_LOG_INTERVAL_MS) return;
-    lastWarnedAtMs = nowMs;
-    options.logger.warn({ limit: window.name, err: err.message }, 'rate limit store failed; counting in this process until it answers');
-  };
-  if (window.decideLocally) return locallyDecidedCounter(window, limiter, fallback, storeFailed);
   return {
     async take(key) {
       try {
@@ -114,13 +114,26 @@ export function sharedRateLimitCounter(window: RateLimitWindow, options: SharedR
 const MAX_SHARED_BLOCKS = 10_000;
 
 /**
+ * How long a locally decided counter gathers its allowed requests before counting them in the
+ * shared store, ms. One script call per counter and interval, each key's requests summed, instead
+ * of a call (and its promises) per turn: on the receiver, where nearly every callback is another
+ * owner's, that was the limits' whole cost (issue 35's pairs). The price is the bound a fleet
+ * enforces: a replica learns of the others' requests up to this much later.
+ */
+export const SHARED_COUNT_INTERVAL_MS = 100;
+
+/** Distinct keys gathered at most between two counts; past it, counted at once (memory stays bounded under a flood of keys). */
+const MAX_PENDING_KEYS = 10_000;
+
+/**
  * {@link RateLimitWindow.decideLocally}: `local` (this process's count) decides at once; every
- * allowed request is also counted by `shared` without waiting, and a key `shared` finds over its
+ * allowed request is also counted in the shared store, gathered for
+ * {@link SHARED_COUNT_INTERVAL_MS} and summed per key, and a key the shared count finds over its
  * budget is refused from then until its window ends.
  */
 function locallyDecidedCounter(
   window: RateLimitWindow,
-  shared: RateLimiterRedis,
+  increment: RateLimitIncrement,
   local: RateLimitCounter,
   storeFailed: (err: Error) => void,
 ): RateLimitCounter {
@@ -131,6 +144,21 @@ function locallyDecidedCounter(
       for (const [blocked, { untilMs: until }] of blocks) if (until <= nowMs) blocks.delete(blocked);
     }
     if (blocks.size < MAX_SHARED_BLOCKS && !blocks.has(key)) blocks.set(key, { untilMs, refused: false });
+  };
+  let pending = new Map<string, number>();
+  let countTimer: NodeJS.Timeout | undefined;
+  const countPending = (): void => {
+    if (countTimer) clearTimeout(countTimer);
+    countTimer = undefined;
+    const counted = pending;
+    pending = new Map();
+    for (const [key, points] of counted)
+      increment(key, points).then(
+        ([consumed, msLeft]) => {
+          if (consumed > window.points) block(key, Date.now() + (msLeft > 0 ? msLeft : window.windowSecs * 1000));
+        },
+        (err: unknown) => storeFailed(err as Error),
+      );
   };
   return {
     async take(key) {
@@ -146,13 +174,10 @@ function locallyDecidedCounter(
       }
       const decision = await local.take(key);
       if (!decision.allowed) return decision;
-      shared.consume(key).then(
-        () => undefined,
-        (err: unknown) => {
-          if (err instanceof RateLimiterRes) block(key, Date.now() + (err.msBeforeNext > 0 ? err.msBeforeNext : window.windowSecs * 1000));
-          else storeFailed(err as Error);
-        },
-      );
+      pending.set(key, (pending.get(key) ?? 0) + 1);
+      if (pending.size >= MAX_PENDING_KEYS) countPending();
+      // Unref'd: a pending count never holds a process open (a replica stopping loses at most an interval's count).
+      else countTimer ??= setTimeout(countPending, SHARED_COUNT_INTERVAL_MS).unref();
       return ALLOWED;
     },
   };
