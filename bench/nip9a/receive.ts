@@ -16,6 +16,12 @@
  * (`rate_limits.enabled: false`): the pairs of issue 35 (docs/benchmarks.md). Each run seeds a
  * fresh store with its own callback URLs, so no receipt of an earlier run is a duplicate.
  *
+ * --side-by-side N runs N pairs instead, each pair's two services at once (limits on and off, each
+ * with its own store, Redis server and FCM fake, the callbacks of both offered by this process in
+ * the same ticks): both settings meet the same host at the same moment, so their p99s compare even
+ * on a host whose slow seconds come and go (a sequential pair's p99s moved 5–10× with the host).
+ * `--rate` is each service's rate.
+ *
  * The seeding (tokens, callback URLs) writes straight into the store: creating URLs over NIP-98 is
  * not what is measured.
  */
@@ -49,11 +55,17 @@ const { values } = parseArgs({
     latency: { type: 'string', default: '20' },
     connections: { type: 'string', default: '64' },
     limits: { type: 'string', default: 'on' },
+    'side-by-side': { type: 'string', default: '0' },
   },
 });
 const LIMITS_ORDER = values.limits.split(',').map((entry) => entry.trim());
 if (LIMITS_ORDER.some((entry) => entry !== 'on' && entry !== 'off')) {
   console.error(`--limits takes on and off, comma-separated (e.g. on,off,on,off), not ${values.limits}`);
+  process.exit(2);
+}
+const SIDE_BY_SIDE_PAIRS = Number(values['side-by-side']);
+if (!['sqlite', 'redis', 'both'].includes(values.store)) {
+  console.error(`--store takes sqlite, redis or both, not ${values.store}`);
   process.exit(2);
 }
 const USERS = Number(values.users);
@@ -193,7 +205,7 @@ interface Answer {
 
 function post(agent: Agent, port: number, p: Post): Promise<Answer> {
   const sentAt = Date.now();
-  return new Promise((resolve, reject) => {
+  return new Promise((resolve) => {
     const req = request(
       { agent, host: '127.0.0.1', port, path: p.path, method: 'POST', headers: { 'content-type': 'application/json' } },
       (res) => {
@@ -201,7 +213,11 @@ function post(agent: Agent, port: number, p: Post): Promise<Answer> {
         res.on('end', () => resolve({ status: res.statusCode ?? 0, sentAt, answeredAt: Date.now() }));
       },
     );
-    req.on('error', reject);
+    // A failed request is an answer too (status 0): the verdict counts it, the run goes on.
+    req.on('error', (err) => {
+      console.error(`  callback POST failed: ${err.message}`);
+      resolve({ status: 0, sentAt, answeredAt: Date.now() });
+    });
     req.end(p.body);
   });
 }
@@ -233,6 +249,7 @@ async function runOne(
   dir: string,
   limitsOn: boolean,
   redisPid?: number,
+  bothReady?: () => Promise<void>,
 ): Promise<void> {
   const fake = await startFcmFakeProcess(Number(values.latency), dir);
   await seed(location, prepared);
@@ -260,6 +277,7 @@ async function runOne(
   });
   try {
     await healthy(port);
+    await bothReady?.();
     await measure(label, port, service.child.pid as number, fake, prepared, redisPid);
   } finally {
     await service.stop();
@@ -370,19 +388,47 @@ async function measure(
 
 await useWasmSigning();
 console.log(`preparing ${USERS} users with a callback URL each, ${WARMUP + CALLBACKS} callbacks (${WARMUP} of them warm-up)…`);
-const dir = mkdtempSync(join(tmpdir(), 'np-bench-nip9a-rx-'));
-for (const [run, limits] of LIMITS_ORDER.entries()) {
-  // Fresh users, URLs and events per run: the receipts of a run before would make these duplicates.
-  const prepared = prepare();
-  const label = (store: string) => `${store} limits ${limits} (run ${run + 1})`;
-  if (values.store === 'sqlite' || values.store === 'both') {
-    const path = join(dir, `bench-${run}.sqlite`);
-    await runOne(label('sqlite'), `sqlite:${path}`, { kind: 'sqlite', path }, prepared, dir, limits === 'on');
-  }
-  if (values.store === 'redis' || values.store === 'both') {
-    const redis = await startRedisServer();
-    await runOne(label('redis'), redis.url, { kind: 'redis', url: redis.url }, prepared, dir, limits === 'on', redis.pid);
-    await redis.stop();
-  }
+const benchDir = mkdtempSync(join(tmpdir(), 'np-bench-nip9a-rx-'));
+/** Resolves once `parties` callers have called it: the two services of a pair start measuring together. */
+function barrier(parties: number): () => Promise<void> {
+  let waiting = 0;
+  let release: () => void = () => undefined;
+  const all = new Promise<void>((resolve) => (release = resolve));
+  return () => {
+    if (++waiting === parties) release();
+    return all;
+  };
 }
-rmSync(dir, { recursive: true, force: true });
+
+/** One store's run of each setting in `settings`, all at once (a side-by-side pair) or one alone. */
+async function runAtOnce(store: 'sqlite' | 'redis', run: number, settings: readonly string[]): Promise<void> {
+  const ready = settings.length > 1 ? barrier(settings.length) : undefined;
+  await Promise.all(
+    settings.map(async (limits) => {
+      // Fresh users, URLs and events per run: the receipts of a run before would make these duplicates.
+      const prepared = prepare();
+      const label = `${store} limits ${limits} (${settings.length > 1 ? 'side by side, pair' : 'run'} ${run + 1})`;
+      // Each its own folder: an FCM fake writes its credentials file there.
+      const dir = mkdtempSync(join(benchDir, `${store}-${run}-${limits}-`));
+      if (store === 'sqlite') {
+        const path = join(dir, `bench-${run}-${limits}.sqlite`);
+        await runOne(label, `sqlite:${path}`, { kind: 'sqlite', path }, prepared, dir, limits === 'on', undefined, ready);
+        return;
+      }
+      const redis = await startRedisServer();
+      try {
+        await runOne(label, redis.url, { kind: 'redis', url: redis.url }, prepared, dir, limits === 'on', redis.pid, ready);
+      } finally {
+        await redis.stop();
+      }
+    }),
+  );
+}
+
+const stores = values.store === 'both' ? (['sqlite', 'redis'] as const) : ([values.store as 'sqlite' | 'redis'] as const);
+if (SIDE_BY_SIDE_PAIRS > 0) {
+  for (let pair = 0; pair < SIDE_BY_SIDE_PAIRS; pair++) for (const store of stores) await runAtOnce(store, pair, ['on', 'off']);
+} else {
+  for (const [run, limits] of LIMITS_ORDER.entries()) for (const store of stores) await runAtOnce(store, run, [limits]);
+}
+rmSync(benchDir, { recursive: true, force: true });
