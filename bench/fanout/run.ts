@@ -41,6 +41,7 @@ import { printProfile, profile } from '../support/cpu-profile.ts';
 import { startFcmFakeProcess } from '../support/fcm-fake-client.ts';
 import type { OutboundNotification, PushMessage } from '../../src/notification/types.ts';
 import { QueueSignal } from '../../src/store/queue-work.ts';
+import { commandsPerItem, redisCommandCounts } from '../support/redis-commands.ts';
 
 const defaults = defaultConfig().service;
 const { values } = parseArgs({
@@ -63,6 +64,18 @@ const PAGE_SIZE = Number(values['page-size']);
 const CONCURRENCY = Number(values.concurrency);
 const SEED_BATCH = 500;
 const POLL_MS = 50;
+
+/** Script calls by name, counted by the Redis store's observer: which scripts the commands per push are. */
+const scriptCalls = new Map<string, number>();
+const countScriptCall = (name: string): void => void scriptCalls.set(name, (scriptCalls.get(name) ?? 0) + 1);
+function scriptCallsPerPush(before: ReadonlyMap<string, number>): string {
+  return [...scriptCalls]
+    .map(([name, calls]) => [name, calls - (before.get(name) ?? 0)] as const)
+    .filter(([, calls]) => calls > 0)
+    .sort((a, b) => b[1] - a[1])
+    .map(([name, calls]) => `${name} ${(calls / WATCHERS).toFixed(3)}`)
+    .join(', ');
+}
 
 /** Answers every send with success after `latencyMs`, recording it as the fake would. */
 class StubTransport implements PushTransport {
@@ -117,7 +130,13 @@ function ownCpuMs(): number {
   return (usage.user + usage.system) / 1000;
 }
 
-async function runOne(label: string, store: StorePort, dir: string, redisPids: readonly number[] = []): Promise<void> {
+async function runOne(
+  label: string,
+  store: StorePort,
+  dir: string,
+  redisPids: readonly number[] = [],
+  redisPorts: readonly number[] = [],
+): Promise<void> {
   const logger = createLogger({ level: 'silent' });
   const metrics = new Metrics();
   const creatorSecret = generateSecretKey();
@@ -164,6 +183,8 @@ async function runOne(label: string, store: StorePort, dir: string, redisPids: r
   const controller = new AbortController();
 
   const redisCpuMs = () => redisPids.reduce((sum, pid) => sum + processCpuMs(pid), 0);
+  const commandsBefore = await redisCommandCounts(redisPorts);
+  const scriptsBefore = new Map(scriptCalls);
   const cpuBefore = { self: ownCpuMs(), fake: processCpuMs(fake.pid), redis: redisCpuMs() };
   const { result: elapsedMs, top } = await profile(async () => {
     const started = performance.now();
@@ -226,6 +247,10 @@ async function runOne(label: string, store: StorePort, dir: string, redisPids: r
     return elapsed;
   });
 
+  const commandsLine =
+    redisPorts.length > 0
+      ? `  Redis: ${commandsPerItem(commandsBefore, await redisCommandCounts(redisPorts), WATCHERS)}\n  scripts per push: ${scriptCallsPerPush(scriptsBefore)}`
+      : '';
   const cpuPerPush = (ms: number) => ((ms * 1000) / WATCHERS).toFixed(0);
   const cpuLine =
     `  CPU per push: this process ${cpuPerPush(ownCpuMs() - cpuBefore.self)} µs, FCM fake ${cpuPerPush(processCpuMs(fake.pid) - cpuBefore.fake)} µs` +
@@ -256,6 +281,7 @@ async function runOne(label: string, store: StorePort, dir: string, redisPids: r
     `  fan-out: ${pushes} pushes in ${(elapsedMs / 1000).toFixed(2)} s = ${Math.round(pushes / (elapsedMs / 1000))} pushes/s (peak ${peakStreams} concurrent FCM streams)`,
   );
   console.log(cpuLine);
+  if (commandsLine) console.log(commandsLine);
   console.log(`  ${verdict}`);
   if (process.env.BENCH_PROFILE) printProfile(label, top);
   await transport.close();
@@ -276,13 +302,14 @@ for (const kind of stores) {
     } else if (kind === 'cluster') {
       // Three masters on this machine, the cluster key layout (issue 18): the cost of the layout.
       const cluster = await startRedisCluster({ masters: 3 });
-      const store = await openRedisStore({ url: cluster.url });
+      const store = await openRedisStore({ url: cluster.url, scriptObserver: countScriptCall });
       try {
         await runOne(
           'Redis Cluster (3 masters)',
           store,
           dir,
           cluster.nodes.map((node) => node.pid),
+          cluster.nodes.map((node) => node.port),
         );
       } finally {
         await store.close();
@@ -291,9 +318,13 @@ for (const kind of stores) {
     } else {
       // `layout`: one Redis with the cluster key layout, the layout's cost without a cluster's.
       const server = await startRedisServer();
-      const store = await openRedisStore({ url: server.url, ...(kind === 'layout' ? { layout: 'cluster' as const } : {}) });
+      const store = await openRedisStore({
+        url: server.url,
+        scriptObserver: countScriptCall,
+        ...(kind === 'layout' ? { layout: 'cluster' as const } : {}),
+      });
       try {
-        await runOne(kind === 'layout' ? 'Redis, cluster layout' : 'Redis', store, dir, [server.pid]);
+        await runOne(kind === 'layout' ? 'Redis, cluster layout' : 'Redis', store, dir, [server.pid], [server.port]);
       } finally {
         await store.close();
         await server.stop();

@@ -101,6 +101,8 @@ export const SCRIPT_NAMES = [
   'readRecipientSlot',
   'readAndCountRecipientSlot',
   'readBellWatcher',
+  'readBellWatchers',
+  'recordBellOutcomes',
   'markInboxViewed',
   'widenAlertWords',
   'touchInboxUser',
@@ -134,8 +136,9 @@ export type ScriptName = (typeof SCRIPT_NAMES)[number];
  * queueing their deliveries (`deliveries.ts`; readRecipientSlot per user and readTokenRecords
  * per token shard, and stageDeliveries, takeClaim, commitDeliveries in the cluster), counting a
  * batch of inbox entries (`inbox.ts`; countInbox per entry in the cluster), and appending to the
- * delivery log (`delivery-log.ts`; appendDeliveryLogShard per log shard in the cluster). Their keys span slots, which is why
- * the cluster layout never calls them.
+ * delivery log (`delivery-log.ts`; appendDeliveryLogShard per log shard in the cluster), and reading
+ * and recording a fan-out page's watchers (`bell-pages.ts`; readBellWatcher and recordBellOutcome
+ * per watcher in the cluster). Their keys span slots, which is why the cluster layout never calls them.
  */
 export const DIVINE_LAYOUT_ONLY_SCRIPTS: readonly ScriptName[] = [
   'appendNtfyMessage',
@@ -147,6 +150,8 @@ export const DIVINE_LAYOUT_ONLY_SCRIPTS: readonly ScriptName[] = [
   'readRecipients',
   'countInboxMany',
   'appendDeliveryLog',
+  'readBellWatchers',
+  'recordBellOutcomes',
 ];
 
 export const LUA_DIR = fileURLToPath(new URL('./lua/', import.meta.url));
