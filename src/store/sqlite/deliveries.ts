@@ -36,12 +36,14 @@ export class DeliveryOps {
       );
       return pubkeys.map((pubkey) => ({ devices: devices.get(pubkey) ?? [], preferenceKinds: kinds.get(pubkey) ?? null }));
     });
-    // Each entry's claim and enqueue are one savepoint: both or neither.
-    const claimAndEnqueueOne = db.transaction((queue: QueueName, ttlSecs: number, entry: ClaimedDelivery): boolean => {
+    // One savepoint for the whole batch, none per entry: an entry whose insert throws fails the
+    // batch, which rolls back every claim and item of it (a savepoint per entry rolled back the
+    // one entry and then rethrew all the same, at two statements an entry; issue 39).
+    const claimAndEnqueueOne = (queue: QueueName, ttlSecs: number, entry: ClaimedDelivery): boolean => {
       if (!claims.insertClaim(entry.claim, ttlSecs)) return false;
       queues.insert(queue, entry.item);
       return true;
-    });
+    };
     this.claimAndEnqueue = db.transaction((queue: QueueName, ttlSecs: number, entries: ReadonlyArray<ClaimedDelivery>): boolean[] =>
       entries.map((entry) => claimAndEnqueueOne(queue, ttlSecs, entry)),
     );
