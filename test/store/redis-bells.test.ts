@@ -165,6 +165,48 @@ describe('bell claims on Redis', () => {
 });
 
 describe('bell pages on Redis', () => {
+  test('a page larger than one script chunk reads and records every watcher, in order, across the chunk boundary', async () => {
+    // BELL_SCRIPT_CHUNK is 500: the 501st watcher is the first of the second call.
+    const watchers = Array.from({ length: 501 }, (_, i) => i.toString(16).padStart(64, '0'));
+    const last = watchers[500] as string;
+    const first = watchers[0] as string;
+    await store.registerToken(last, { token: 'tok-last', transport: 'fcm' });
+    await store.openNewPostRateWindow(first, CREATOR, 60);
+    await raw.set(`dedup:34236:newPost:${CREATOR}:vine:${last}`, '1');
+    const states = await store.readBellWatchers({ owner: CREATOR, dTag: 'vine' }, watchers);
+    assert.deepEqual(
+      states.map((s) => s.watcher),
+      watchers,
+    );
+    assert.deepEqual([states[0]?.rateLimited, states[0]?.alreadyNotified, states[0]?.devices.length], [true, false, 0]);
+    assert.deepEqual(
+      [states[500]?.rateLimited, states[500]?.alreadyNotified, states[500]?.devices.map((d) => d.token)],
+      [false, true, ['tok-last']],
+    );
+    assert.ok(states.slice(1, 500).every((s) => !s.rateLimited && !s.alreadyNotified && s.devices.length === 0));
+
+    const claims = (await store.claimRecipientDeliveries('e6'.repeat(32), watchers, 60)).filter((c) => c !== null);
+    assert.equal(claims.length, watchers.length);
+    const [releasedFirst, releasedLast] = claims.slice(499);
+    assert.ok(releasedFirst && releasedLast);
+    await store.recordBellBatch({
+      video: { owner: CREATOR, dTag: 'vine' },
+      delivered: claims.slice(0, 499).map((claim) => ({ claim, tokens: [] })),
+      failed: [],
+      // The chunk boundary falls between these two.
+      released: [releasedFirst, releasedLast],
+      rateLimited: [],
+      claimTtlSecs: 600,
+      rateLimitSecs: 60,
+      videoRecordTtlSecs: 60,
+    });
+    assert.equal(await raw.get(`notify_rate:${watchers[498]}:${CREATOR}`), '1', 'a delivered bell opens its window');
+    assert.equal(await raw.exists(`notify_rate:${watchers[499]}:${CREATOR}`), 0, 'a released one does not');
+    assert.equal(await raw.exists(`dedup:${'e6'.repeat(32)}:${watchers[499]}`), 0, 'released in the first chunk');
+    assert.equal(await raw.exists(`dedup:${'e6'.repeat(32)}:${last}`), 0, 'released in the second chunk');
+    assert.ok((await raw.ttl(`dedup:${'e6'.repeat(32)}:${watchers[0]}`)) > 590, 'a delivered claim is extended');
+  });
+
   test("readBellWatchers counts divine's legacy type-less video record", async () => {
     await raw.set(`dedup:34236:${CREATOR}:vine:${SUBSCRIBER}`, '1');
     const [state] = await store.readBellWatchers({ owner: CREATOR, dTag: 'vine' }, [SUBSCRIBER]);
