@@ -26,7 +26,6 @@ export const OPENAPI_PATH = '/v1/openapi.json';
 const ANY_ROUTE_ERRORS: readonly HttpErrorCode[] = ['BODY_TOO_LARGE', 'INTERNAL'];
 
 type ResponseEntry = RouteConfig['responses'][string];
-type JsonRequestBody = NonNullable<NonNullable<RouteConfig['request']>['body']>;
 
 /**
  * The `responses` entries of the catalogue errors `codes` (and those of {@link ANY_ROUTE_ERRORS}):
@@ -65,8 +64,12 @@ export function jsonResponse(description: string, schema: z.ZodType): ResponseEn
   return { description, content: { 'application/json': { schema } } };
 }
 
-/** A JSON request body of `schema` (for {@link mountDocumented} routes: described, checked by the handler). */
-export function jsonBody(schema: z.ZodType, description?: string, required = true): JsonRequestBody {
+/** A JSON request body of `schema`: what the route's JSON validator checks (`validation.ts`). */
+export function jsonBody<S extends z.ZodType, R extends boolean = true>(
+  schema: S,
+  description?: string,
+  required: R = true as R,
+): { required: R; description?: string; content: { 'application/json': { schema: S } } } {
   return { required, ...(description ? { description } : {}), content: { 'application/json': { schema } } };
 }
 
