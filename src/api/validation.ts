@@ -53,6 +53,15 @@ export function catalogued<T extends z.ZodType>(code: HttpErrorCode, schema: T, 
   }, schema);
 }
 
+/**
+ * An issue for `ctx.addIssue` in a refinement: it answers catalogue `code` with `message` as the
+ * whole refusal message (for checks that only run once the shape is right).
+ */
+export function cataloguedIssue(code: HttpErrorCode, message: string, path: PropertyKey[] = []): z.core.$ZodRawIssue {
+  const params: CataloguedParams = { catalogueCode: code, ownMessage: true };
+  return { code: 'custom', message, path, params, input: undefined };
+}
+
 /** {@link catalogued} over each field of `shape`: the fields' failures answer `code`. */
 export function cataloguedFields<S extends Record<string, z.ZodType>>(
   code: HttpErrorCode,
