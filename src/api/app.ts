@@ -6,7 +6,7 @@ import type { Metrics } from '../observability/metrics.ts';
 import { HttpError } from './errors.ts';
 import { healthRoutes, type HealthSource } from './health.ts';
 import { apiReferenceRoutes, OPENAPI_DOCUMENT_ROUTE } from './api-reference.ts';
-import { validatorError } from './validation.ts';
+import { validatingRouter, validatorError } from './validation.ts';
 import { documentObject, registerSecuritySchemes, type OpenApiDocumentSettings } from './openapi.ts';
 
 export interface ApiDeps {
@@ -24,7 +24,7 @@ export interface ApiDeps {
  * `/v1/docs` renders it.
  */
 export function createApiApp(deps: ApiDeps): OpenAPIHono<BlankEnv, BlankSchema> {
-  const app = new OpenAPIHono<BlankEnv, BlankSchema>();
+  const app = validatingRouter<BlankEnv>();
   registerSecuritySchemes(app);
   app.route('/', healthRoutes(deps));
   const settings = deps.document ?? { version: '0.0.0-dev', publicUrl: '' };

@@ -81,7 +81,9 @@ export const DLQ_ROUTES = {
           z.coerce.number().int().min(1).max(DLQ_MAX_LIMIT).optional(),
           () => `limit must be an integer from 1 to ${DLQ_MAX_LIMIT}`,
         ).openapi({ description: `Default ${DLQ_DEFAULT_LIMIT}` }),
-        cursor: z.string().optional().openapi({ description: 'The previous page’s `nextCursor`' }),
+        cursor: catalogued('INVALID_QUERY', z.string().optional(), () => 'cursor must be given once').openapi({
+          description: 'The previous page’s `nextCursor`',
+        }),
       }),
     },
     responses: {
