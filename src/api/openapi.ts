@@ -20,7 +20,7 @@
  * checked by the NIP-9a receiver itself, because the receiver answers the same route before Hono
  * on the hot path (`nip9a-callback-front.ts`) and its order is its contract: the URL is looked up
  * (404 tells a relay to drop its registration) and rate-limited before a body of up to 4 MiB is
- * read. `test/docs/validated-routes.test.ts` keeps it the only one.
+ * read. `validation.test.ts` keeps it the only one.
  */
 import { z, type OpenAPIHono, type RouteConfig } from '@hono/zod-openapi';
 import type { Env, Handler } from 'hono';

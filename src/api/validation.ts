@@ -144,8 +144,8 @@ export function exactJsonBody<E extends { Variables: ExactBodyVariables }>(optio
     const bytes = await readBodyBytes(c, typeof options.maxBytes === 'number' ? options.maxBytes : options.maxBytes(c));
     c.set('exactBody', bytes);
     if (bytes.byteLength === 0 && !options.required) {
-      // The validator of an optional body takes a request without Content-Type as `{}`.
-      if (c.req.header('content-type') !== undefined) withContentType(c, null);
+      // The validator of an optional body takes a request without Content-Type (and body) as `{}`.
+      withContentType(c, null);
     } else {
       c.req.bodyCache.json = Promise.resolve(parseJsonBytes(bytes));
       if (c.req.header('content-type') === undefined) withContentType(c, 'application/json');
@@ -154,7 +154,7 @@ export function exactJsonBody<E extends { Variables: ExactBodyVariables }>(optio
   };
 }
 
-/** Swap the request for one with `type` as its Content-Type (none when null); its body is in the cache by now. */
+/** Swap the request for a body-less one with `type` as its Content-Type (none when null): the body, read, is in the cache. */
 function withContentType(c: Context, type: string | null): void {
   const headers = new Headers(c.req.raw.headers);
   if (type === null) headers.delete('content-type');
