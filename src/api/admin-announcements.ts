@@ -79,7 +79,10 @@ const AnnouncementRequest = catalogued(
     ).openapi({ description: `At most ${ANNOUNCEMENT_MAX_CHARS} characters` }),
     expiresAt: catalogued(
       'INVALID_ANNOUNCEMENT',
-      z.union([z.string(), z.number()]).refine((expiresAt) => parseExpiresAt(expiresAt) !== null),
+      // `format` documents the time; parseExpiresAt is the check (a prefix and Date.parse, as always).
+      z
+        .union([z.string().openapi({ format: 'date-time' }), z.number().positive()])
+        .refine((expiresAt) => parseExpiresAt(expiresAt) !== null),
       () => 'expiresAt must be an ISO 8601 time or unix seconds',
     ).openapi({ description: 'ISO 8601 or unix seconds, in the future' }),
     push: catalogued('INVALID_ANNOUNCEMENT', z.boolean().optional(), () => 'push must be true or false').openapi({
