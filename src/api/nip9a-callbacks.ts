@@ -131,8 +131,8 @@ export function nip9aCallbackRoutes(
   const manage = (operation: string, outcome: string) => metrics.nip9aCallbackManagement.inc({ operation, outcome });
 
   /**
-   * A management route's middleware, before its schemas are checked: the configuration check, the
-   * body read when it has one (NIP-98 needs the exact bytes), NIP-98, and the count of a refused relay.
+   * A management route's middleware, before its schemas are checked: the body read when it has one
+   * (NIP-98 needs the exact bytes), the configuration check, NIP-98, and the count of a refused relay.
    */
   const caller = (operation: string, withBody: boolean): MiddlewareHandler<ManagementEnv>[] => {
     const configured: MiddlewareHandler<ManagementEnv> = async (c, next) => {
@@ -152,9 +152,10 @@ export function nip9aCallbackRoutes(
       }
       await next();
     };
+    // The Content-Type and the body first, as ever: a body of the wrong type is a 415 even when unconfigured.
     return [
-      configured,
       ...(withBody ? [exactJsonBody<ManagementEnv>({ maxBytes: MANAGEMENT_MAX_BODY_BYTES, required: true })] : []),
+      configured,
       authenticated,
     ];
   };
