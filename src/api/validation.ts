@@ -136,23 +136,27 @@ export interface ExactBodyVariables {
  * `exactBody`, and give the JSON validator the parsed value.
  */
 export function exactJsonBody<E extends { Variables: ExactBodyVariables }>(options: {
-  maxBytes: number | ((c: Context<E>) => number);
+  maxBytes: number;
   required: boolean;
 }): MiddlewareHandler<E> {
   return async (c, next) => {
     refuseNonJsonContentType(c);
-    const bytes = await readBodyBytes(c, typeof options.maxBytes === 'number' ? options.maxBytes : options.maxBytes(c));
+    const bytes = await readBodyBytes(c, options.maxBytes);
     c.set('exactBody', bytes);
     if (bytes.byteLength === 0 && !options.required) {
       // The validator of an optional body takes a request without Content-Type (and body) as `{}`.
       withContentType(c, null);
     } else {
       c.req.bodyCache.json = Promise.resolve(parseJsonBytes(bytes));
-      if (c.req.header('content-type') === undefined) withContentType(c, 'application/json');
+      // None, or JSON the validators' stricter pattern would refuse (`application/json;`): JSON, as it was read.
+      if (!VALIDATOR_JSON_TYPE.test(c.req.header('content-type') ?? '')) withContentType(c, 'application/json');
     }
     await next();
   };
 }
+
+/** The Content-Types `@hono/zod-openapi` lets through to a JSON validator (its `jsonRequestRegex`, for `application/json`). */
+const VALIDATOR_JSON_TYPE = /^application\/json(;\s*[a-zA-Z0-9-]+=([^;]+))*$/i;
 
 /** Swap the request for a body-less one with `type` as its Content-Type (none when null): the body, read, is in the cache. */
 function withContentType(c: Context, type: string | null): void {
