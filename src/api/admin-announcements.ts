@@ -16,17 +16,17 @@
  * so an announcement is the app's own and reaches that app's users only.
  */
 import { createHash } from 'node:crypto';
-import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
+import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import { ANNOUNCEMENT_PREFERENCE_CATEGORY } from '../engine/content.ts';
 import type { CampaignRequest } from '../store/port-campaigns.ts';
 import { canonicalJson } from './notifications.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
-import type { AppKeyEnv } from './auth.ts';
+import type { AppKeyEnv, AppKeyVariables } from './auth.ts';
 import { HttpError } from './errors.ts';
-import { readJsonBody } from './json-body.ts';
-import { API_KEY_ERRORS, errorResponses, JSON_BODY_ERRORS, jsonBody, jsonResponse, mountDocumented, SECURITY } from './openapi.ts';
+import { API_KEY_ERRORS, errorResponses, JSON_BODY_ERRORS, jsonBody, jsonResponse, SECURITY } from './openapi.ts';
+import { bodyRefusal, catalogued, exactJsonBody, validatingRouter, type ExactBodyVariables } from './validation.ts';
 
 /** Longest announcement text, in code points: a banner, not an article. */
 export const ANNOUNCEMENT_MAX_CHARS = 2_000;
@@ -61,25 +61,41 @@ function codePoints(text: string): number {
   return n;
 }
 
-const AnnouncementRequest = z
-  .object({
-    text: z
-      .string()
-      .min(1)
-      .max(ANNOUNCEMENT_MAX_CHARS)
-      .openapi({ description: `At most ${ANNOUNCEMENT_MAX_CHARS} characters` }),
-    expiresAt: z
-      .union([z.iso.datetime({ offset: true }), z.number().positive()])
-      .openapi({ description: 'ISO 8601 or unix seconds, in the future' }),
-    push: z.boolean().optional().openapi({ description: 'Also push it to the users who enabled announcements (default false)' }),
-    title: z
-      .string()
-      .min(1)
-      .max(ANNOUNCEMENT_MAX_TITLE_CHARS)
-      .optional()
-      .openapi({ description: `The push's title (default "${ANNOUNCEMENT_DEFAULT_TITLE}")` }),
-  })
-  .openapi('AnnouncementRequest', { example: { text: 'Maintenance tonight from 22:00 UTC', expiresAt: '2099-01-01T00:00:00Z' } });
+/** A string of 1 to `max` code points, not only spaces (JSON Schema's lengths count code points too). */
+const bannerText = (max: number) =>
+  z
+    .string()
+    .refine((text) => text.trim() !== '' && codePoints(text) <= max)
+    .openapi({ minLength: 1, maxLength: max });
+
+/** Each field's refusal is `INVALID_ANNOUNCEMENT` with the message the route has always given. */
+const AnnouncementRequest = catalogued(
+  'UNPROCESSABLE_BODY',
+  z.object({
+    text: catalogued('INVALID_ANNOUNCEMENT', bannerText(ANNOUNCEMENT_MAX_CHARS), (text) =>
+      typeof text === 'string' && text.trim() !== ''
+        ? `text is longer than ${ANNOUNCEMENT_MAX_CHARS} characters`
+        : 'text must be a non-empty string',
+    ).openapi({ description: `At most ${ANNOUNCEMENT_MAX_CHARS} characters` }),
+    expiresAt: catalogued(
+      'INVALID_ANNOUNCEMENT',
+      // `format` documents the time; parseExpiresAt is the check (a prefix and Date.parse, as always).
+      z
+        .union([z.string().openapi({ format: 'date-time' }), z.number().positive()])
+        .refine((expiresAt) => parseExpiresAt(expiresAt) !== null),
+      () => 'expiresAt must be an ISO 8601 time or unix seconds',
+    ).openapi({ description: 'ISO 8601 or unix seconds, in the future' }),
+    push: catalogued('INVALID_ANNOUNCEMENT', z.boolean().optional(), () => 'push must be true or false').openapi({
+      description: 'Also push it to the users who enabled announcements (default false)',
+    }),
+    title: catalogued(
+      'INVALID_ANNOUNCEMENT',
+      bannerText(ANNOUNCEMENT_MAX_TITLE_CHARS).optional(),
+      () => `title must be a non-empty string of at most ${ANNOUNCEMENT_MAX_TITLE_CHARS} characters`,
+    ).openapi({ description: `The push's title (default "${ANNOUNCEMENT_DEFAULT_TITLE}")` }),
+  }),
+  bodyRefusal('Request body must be a JSON object'),
+).openapi('AnnouncementRequest', { example: { text: 'Maintenance tonight from 22:00 UTC', expiresAt: '2099-01-01T00:00:00Z' } });
 
 const PublishedAnnouncement = z
   .object({
@@ -108,29 +124,31 @@ export const ANNOUNCEMENT_ROUTE = createRoute({
   },
 });
 
-export function adminAnnouncementRoutes(deps: AdminAnnouncementDeps): OpenAPIHono<AppKeyEnv> {
-  const app = new OpenAPIHono<AppKeyEnv>();
+interface AnnouncementEnv {
+  Variables: AppKeyVariables & ExactBodyVariables;
+}
+
+export function adminAnnouncementRoutes(deps: AdminAnnouncementDeps): OpenAPIHono<AnnouncementEnv> {
+  const app = validatingRouter<AnnouncementEnv>();
   app.use('/v1/admin/announcements', deps.auth);
-  mountDocumented(app, ANNOUNCEMENT_ROUTE, async (c) => {
-    const refuse = (code: 'UNPROCESSABLE_BODY' | 'INVALID_ANNOUNCEMENT', reason: string): never => {
-      deps.metrics.inboxApiRequests.inc({ route: 'admin-announcements', outcome: code });
-      deps.logger.warn({ route: 'admin-announcements', code, reason }, 'admin request refused');
-      throw new HttpError(code, reason);
-    };
-    const body = await readJsonBody(c, ANNOUNCEMENT_MAX_BODY_BYTES);
-    if (typeof body !== 'object' || body === null || Array.isArray(body))
-      return refuse('UNPROCESSABLE_BODY', 'Request body must be a JSON object');
-    const { text, expiresAt, push = false, title = ANNOUNCEMENT_DEFAULT_TITLE } = body as Record<string, unknown>;
-    if (typeof push !== 'boolean') return refuse('INVALID_ANNOUNCEMENT', 'push must be true or false');
-    if (typeof title !== 'string' || title.trim() === '' || codePoints(title) > ANNOUNCEMENT_MAX_TITLE_CHARS)
-      return refuse('INVALID_ANNOUNCEMENT', `title must be a non-empty string of at most ${ANNOUNCEMENT_MAX_TITLE_CHARS} characters`);
-    if (typeof text !== 'string' || text.trim() === '') return refuse('INVALID_ANNOUNCEMENT', 'text must be a non-empty string');
-    if (codePoints(text) > ANNOUNCEMENT_MAX_CHARS)
-      return refuse('INVALID_ANNOUNCEMENT', `text is longer than ${ANNOUNCEMENT_MAX_CHARS} characters`);
-    const expiresAtMs = parseExpiresAt(expiresAt);
-    if (expiresAtMs === null) return refuse('INVALID_ANNOUNCEMENT', 'expiresAt must be an ISO 8601 time or unix seconds');
+  /** After the key is checked (`deps.auth`, above) and before the schema: the body; each refusal counted and said once. */
+  const counted: MiddlewareHandler<AnnouncementEnv> = async (c, next) => {
+    await next();
+    const refused = c.error instanceof HttpError && c.error.status < 500 ? c.error : null;
+    if (refused === null || (refused.code !== 'UNPROCESSABLE_BODY' && refused.code !== 'INVALID_ANNOUNCEMENT')) return;
+    deps.metrics.inboxApiRequests.inc({ route: 'admin-announcements', outcome: refused.code });
+    deps.logger.warn({ route: 'admin-announcements', code: refused.code, reason: refused.message }, 'admin request refused');
+  };
+  const route = {
+    ...ANNOUNCEMENT_ROUTE,
+    middleware: [counted, exactJsonBody<AnnouncementEnv>({ maxBytes: ANNOUNCEMENT_MAX_BODY_BYTES, required: true })],
+  };
+  app.openapi(route, async (c) => {
+    const { text, expiresAt, push = false, title = ANNOUNCEMENT_DEFAULT_TITLE } = c.req.valid('json');
+    // The schema took a time; whether it is still ahead is now's question.
+    const expiresAtMs = parseExpiresAt(expiresAt) ?? 0;
     const store = c.get('appStore');
-    if (expiresAtMs <= store.clock.nowMs()) return refuse('INVALID_ANNOUNCEMENT', 'expiresAt is not in the future');
+    if (expiresAtMs <= store.clock.nowMs()) throw new HttpError('INVALID_ANNOUNCEMENT', 'expiresAt is not in the future');
     const announcement = await store.publishAnnouncement(text, expiresAtMs);
     let pushCampaignId: string | null = null;
     if (push) {

@@ -12,11 +12,12 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
+import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { Logger } from '../observability/logger.ts';
 import { HttpError } from './errors.ts';
 import { PAGE_SECURITY_HEADERS } from './page-security.ts';
-import { errorResponses, mountDocumented, OPENAPI_PATH, SECURITY } from './openapi.ts';
+import { errorResponses, OPENAPI_PATH, SECURITY } from './openapi.ts';
+import { validatingRouter } from './validation.ts';
 
 export const API_REFERENCE_PATH = '/v1/docs';
 
@@ -122,7 +123,7 @@ const REFERENCE_ROUTES = {
 };
 
 export function apiReferenceRoutes(logger: Logger): OpenAPIHono {
-  const app = new OpenAPIHono();
+  const app = validatingRouter();
   let assets: Map<string, Asset> | null = null;
   const assetsLoaded = (): Map<string, Asset> => {
     if (!assets) {
@@ -131,9 +132,9 @@ export function apiReferenceRoutes(logger: Logger): OpenAPIHono {
     }
     return assets;
   };
-  mountDocumented(app, REFERENCE_ROUTES.page, (c) => c.html(PAGE, 200, { 'cache-control': 'no-cache', ...SECURITY_HEADERS }));
-  mountDocumented(app, REFERENCE_ROUTES.asset, (c) => {
-    const asset = assetsLoaded().get(c.req.param('name') ?? '');
+  app.openapi(REFERENCE_ROUTES.page, (c) => c.html(PAGE, 200, { 'cache-control': 'no-cache', ...SECURITY_HEADERS }));
+  app.openapi(REFERENCE_ROUTES.asset, (c) => {
+    const asset = assetsLoaded().get(c.req.valid('param').name);
     if (!asset) throw new HttpError('NOT_FOUND');
     return c.body(new Uint8Array(asset.body), 200, { 'content-type': asset.type, 'cache-control': ASSET_CACHE, ...SECURITY_HEADERS });
   });

@@ -6,6 +6,7 @@ import type { Metrics } from '../observability/metrics.ts';
 import { HttpError } from './errors.ts';
 import { healthRoutes, type HealthSource } from './health.ts';
 import { apiReferenceRoutes, OPENAPI_DOCUMENT_ROUTE } from './api-reference.ts';
+import { validatingRouter, validatorError } from './validation.ts';
 import { documentObject, registerSecuritySchemes, type OpenApiDocumentSettings } from './openapi.ts';
 
 export interface ApiDeps {
@@ -23,24 +24,25 @@ export interface ApiDeps {
  * `/v1/docs` renders it.
  */
 export function createApiApp(deps: ApiDeps): OpenAPIHono<BlankEnv, BlankSchema> {
-  const app = new OpenAPIHono<BlankEnv, BlankSchema>();
+  const app = validatingRouter<BlankEnv>();
   registerSecuritySchemes(app);
   app.route('/', healthRoutes(deps));
   const settings = deps.document ?? { version: '0.0.0-dev', publicUrl: '' };
-  app.openAPIRegistry.registerPath(OPENAPI_DOCUMENT_ROUTE);
   // Generated on the first request after a mount (routers are mounted after this returns), then kept.
   let document: { definitions: number; body: object } | null = null;
-  app.get(OPENAPI_DOCUMENT_ROUTE.path, (c) => {
+  app.openapi(OPENAPI_DOCUMENT_ROUTE, (c) => {
     const definitions = app.openAPIRegistry.definitions.length;
     if (document?.definitions !== definitions) document = { definitions, body: app.getOpenAPI31Document(documentObject(settings)) };
-    return c.json(document.body);
+    return c.json(document.body as Record<string, unknown>, 200);
   });
   app.route('/', apiReferenceRoutes(deps.logger));
 
   app.notFound(() => {
     throw new HttpError('NOT_FOUND');
   });
-  app.onError((err, c) => {
+  app.onError((thrown, c) => {
+    // What Hono's own validators throw (a body that does not parse, or is not JSON) as the catalogue's errors.
+    const err = validatorError(thrown) ?? thrown;
     if (err instanceof HttpError) {
       if (err.status >= 500) deps.logger.error({ path: c.req.path, code: err.code }, err.message);
       else if (err.code === 'UNSUPPORTED_MEDIA_TYPE') {

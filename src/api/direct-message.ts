@@ -1,5 +1,5 @@
-import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
-import type { Context } from 'hono';
+import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import type { MiddlewareHandler } from 'hono';
 import type { StorePort } from '../store/port.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import type { Logger } from '../observability/logger.ts';
@@ -7,31 +7,53 @@ import { randomUUID } from 'node:crypto';
 import { buildDirectMessagePayload } from '../engine/payload.ts';
 import { DIRECT_MESSAGE_LANE, type OutboundQueue } from '../engine/outbound-queue.ts';
 import { typeEnabled } from '../engine/content.ts';
-import { HttpError } from './errors.ts';
-import { readJsonBody } from './json-body.ts';
+import { HTTP_ERRORS, HttpError } from './errors.ts';
 import { bearerMatches } from './internal-token.ts';
-import { errorResponses, JSON_BODY_ERRORS, jsonBody, mountDocumented, SECURITY } from './openapi.ts';
+import { errorResponses, JSON_BODY_ERRORS, jsonBody, SECURITY } from './openapi.ts';
+import { catalogued, cataloguedIssue, exactJsonBody, validatingRouter, type ExactBodyVariables } from './validation.ts';
 
 /** The message classes the moderation service may send (seed 000); anything else is a 422. */
 export const DIRECT_MESSAGE_TYPES = ['moderation_notice', 'report_outcome'] as const;
-const FIELDS = ['eventId', 'recipientPubkey', 'messageType'] as const;
 /** The request is three short fields; anything much larger is not a real caller. */
 export const DIRECT_MESSAGE_MAX_BODY_BYTES = 16 * 1024;
 const HEX64 = /^[0-9a-f]{64}$/;
 
-const DirectMessageRequest = z
-  .strictObject({
-    eventId: z.string().regex(HEX64).openapi({ description: 'The gift wrap’s event id (64 lowercase hex)' }),
-    recipientPubkey: z.string().regex(HEX64).openapi({ description: 'Who gets the push (64 lowercase hex)' }),
-    messageType: z.enum(DIRECT_MESSAGE_TYPES),
-  })
-  .openapi('DirectMessageRequest', {
-    example: {
-      eventId: '5c83da77af1dec6d7289834998ad7aafbd9e2191396d75ec3cc27f5a77226f36',
-      recipientPubkey: '3bf0c63fcb93463407af97a5e5ee64fa883d107ef9e558472c4eb9aaaefa459d',
-      messageType: 'moderation_notice',
-    },
-  });
+/**
+ * What a refused body's shape is told, in divine's words: an unknown field, a missing or
+ * non-string one, an unknown message type (all 422 `UNPROCESSABLE_BODY`).
+ */
+function shapeRefusal(value: unknown, issue: z.core.$ZodIssue): string {
+  if (issue.code === 'unrecognized_keys') return `unknown field \`${issue.keys[0] ?? ''}\``;
+  const field = issue.path[0];
+  if (field === undefined) return 'Request body must be a JSON object';
+  const given = (value as Record<string, unknown>)[String(field)];
+  if (field === 'messageType' && typeof given === 'string')
+    return `unknown messageType \`${given}\`, expected one of ${DIRECT_MESSAGE_TYPES.join(', ')}`;
+  return `missing or non-string field \`${String(field)}\``;
+}
+
+/** The body: its shape first (422), then, once it is right, the two hex fields (400 each, divine's texts). */
+const DirectMessageRequest = catalogued(
+  'UNPROCESSABLE_BODY',
+  z
+    .strictObject({
+      eventId: z.string().openapi({ pattern: HEX64.source, description: 'The gift wrap’s event id (64 lowercase hex)' }),
+      recipientPubkey: z.string().openapi({ pattern: HEX64.source, description: 'Who gets the push (64 lowercase hex)' }),
+      messageType: z.enum(DIRECT_MESSAGE_TYPES),
+    })
+    .superRefine((body, ctx) => {
+      if (!HEX64.test(body.eventId)) ctx.addIssue(cataloguedIssue('INVALID_EVENT_ID', HTTP_ERRORS.INVALID_EVENT_ID.message, ['eventId']));
+      else if (!HEX64.test(body.recipientPubkey))
+        ctx.addIssue(cataloguedIssue('INVALID_RECIPIENT_PUBKEY', HTTP_ERRORS.INVALID_RECIPIENT_PUBKEY.message, ['recipientPubkey']));
+    }),
+  shapeRefusal,
+).openapi('DirectMessageRequest', {
+  example: {
+    eventId: '5c83da77af1dec6d7289834998ad7aafbd9e2191396d75ec3cc27f5a77226f36',
+    recipientPubkey: '3bf0c63fcb93463407af97a5e5ee64fa883d107ef9e558472c4eb9aaaefa459d',
+    messageType: 'moderation_notice',
+  },
+});
 
 export const DIRECT_MESSAGE_ROUTE = createRoute({
   method: 'post',
@@ -53,6 +75,10 @@ export const DIRECT_MESSAGE_ROUTE = createRoute({
     ]),
   },
 });
+
+interface DirectMessageEnv {
+  Variables: ExactBodyVariables;
+}
 
 export interface DirectMessageDeps {
   /** `server.internal_api_token`; empty disables the endpoint (503). */
@@ -77,10 +103,11 @@ export interface DirectMessageDeps {
  * to every push), or there was nothing to send (no tokens, a disabled preference, an existing
  * claim). The request does not wait for the provider.
  */
-export function directMessageRoutes(deps: DirectMessageDeps): OpenAPIHono {
-  const app = new OpenAPIHono();
-  mountDocumented(app, DIRECT_MESSAGE_ROUTE, async (c: Context) => {
-    const count = (outcome: string) => deps.metrics.internalDmRequests.inc({ outcome });
+export function directMessageRoutes(deps: DirectMessageDeps): OpenAPIHono<DirectMessageEnv> {
+  const app = validatingRouter<DirectMessageEnv>();
+  const count = (outcome: string) => deps.metrics.internalDmRequests.inc({ outcome });
+  /** Before the body is read: configured, and the caller's token; after, a refused body counted as `invalid`. */
+  const authorized: MiddlewareHandler<DirectMessageEnv> = async (c, next) => {
     if (deps.internalApiToken === '') {
       count('not_configured');
       throw new HttpError('INTERNAL_NOT_CONFIGURED');
@@ -89,46 +116,20 @@ export function directMessageRoutes(deps: DirectMessageDeps): OpenAPIHono {
       count('unauthorized');
       throw new HttpError('UNAUTHORIZED');
     }
-
-    const body = await readJsonBody(c, DIRECT_MESSAGE_MAX_BODY_BYTES).catch((err: unknown) => {
-      count('invalid');
-      throw err;
-    });
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-      count('invalid');
-      throw new HttpError('UNPROCESSABLE_BODY', 'Request body must be a JSON object');
-    }
-    const fields = body as Record<string, unknown>;
-    const unknown = Object.keys(fields).filter((k) => !(FIELDS as readonly string[]).includes(k));
-    const missing = FIELDS.filter((k) => typeof fields[k] !== 'string');
-    if (unknown.length > 0 || missing.length > 0) {
-      count('invalid');
-      throw new HttpError(
-        'UNPROCESSABLE_BODY',
-        unknown.length > 0 ? `unknown field \`${unknown[0]}\`` : `missing or non-string field \`${missing[0]}\``,
-      );
-    }
-    const { eventId, recipientPubkey, messageType } = fields as Record<(typeof FIELDS)[number], string>;
-    if (!(DIRECT_MESSAGE_TYPES as readonly string[]).includes(messageType)) {
-      count('invalid');
-      throw new HttpError(
-        'UNPROCESSABLE_BODY',
-        `unknown messageType \`${messageType}\`, expected one of ${DIRECT_MESSAGE_TYPES.join(', ')}`,
-      );
-    }
-    if (!HEX64.test(eventId)) {
-      count('invalid');
-      throw new HttpError('INVALID_EVENT_ID');
-    }
-    if (!HEX64.test(recipientPubkey)) {
-      count('invalid');
-      throw new HttpError('INVALID_RECIPIENT_PUBKEY');
-    }
-
-    const outcome = await sendDirectMessage(deps, eventId, recipientPubkey);
-    count(outcome);
-    return c.body(null, 204);
-  });
+    await next();
+    if (c.error instanceof HttpError && c.error.status < 500) count('invalid');
+  };
+  app.openapi(
+    {
+      ...DIRECT_MESSAGE_ROUTE,
+      middleware: [authorized, exactJsonBody<DirectMessageEnv>({ maxBytes: DIRECT_MESSAGE_MAX_BODY_BYTES, required: true })],
+    },
+    async (c) => {
+      const { eventId, recipientPubkey } = c.req.valid('json');
+      count(await sendDirectMessage(deps, eventId, recipientPubkey));
+      return c.body(null, 204);
+    },
+  );
   return app;
 }
 

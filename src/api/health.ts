@@ -1,7 +1,8 @@
-import { OpenAPIHono, createRoute, z } from '@hono/zod-openapi';
+import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { Metrics } from '../observability/metrics.ts';
 import type { HealthProblem } from '../observability/health-monitor.ts';
-import { errorResponses, jsonResponse, mountDocumented, SECURITY } from './openapi.ts';
+import { errorResponses, jsonResponse, SECURITY } from './openapi.ts';
+import { validatingRouter } from './validation.ts';
 
 /** What `/health` and `/ready` report: the service key, one liveness flag per critical task, and the problems. */
 export interface HealthSource {
@@ -112,18 +113,18 @@ export const HEALTH_ROUTES = {
  * `GET /metrics` is the Prometheus text format, never cached.
  */
 export function healthRoutes(deps: { health: HealthSource; metrics: Metrics }): OpenAPIHono {
-  const app = new OpenAPIHono();
-  mountDocumented(app, HEALTH_ROUTES.health, async (c) => {
+  const app = validatingRouter();
+  app.openapi(HEALTH_ROUTES.health, async (c) => {
     const body = await healthBody(deps.health);
     return c.json(body, body.status === 'failing' ? 503 : 200);
   });
-  mountDocumented(app, HEALTH_ROUTES.ready, async (c) => {
+  app.openapi(HEALTH_ROUTES.ready, async (c) => {
     const reason = (await deps.health.notReady?.()) ?? null;
     return reason === null ? c.json({ ready: true }, 200) : c.json({ ready: false, reason }, 503);
   });
-  mountDocumented(app, HEALTH_ROUTES.metrics, async (c) => {
+  app.openapi(HEALTH_ROUTES.metrics, async (c) => {
     const text = await deps.metrics.render();
-    return c.body(text, 200, { 'Content-Type': deps.metrics.contentType, 'Cache-Control': 'no-store' });
+    return c.text(text, 200, { 'Content-Type': deps.metrics.contentType, 'Cache-Control': 'no-store' });
   });
   return app;
 }

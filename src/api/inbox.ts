@@ -31,10 +31,10 @@
  * share it.
  */
 import { createHash } from 'node:crypto';
-import { OpenAPIHono } from '@hono/zod-openapi';
-import type { Context } from 'hono';
+import type { OpenAPIHono } from '@hono/zod-openapi';
+import type { Context, MiddlewareHandler } from 'hono';
 import type { DeviceRegistration, StorePort } from '../store/port.ts';
-import { INBOX_TYPES, isInboxType, type Announcement, type InboxType } from '../store/port-inbox.ts';
+import { INBOX_TYPES, type Announcement } from '../store/port-inbox.ts';
 import {
   INBOX_MAX_ALERT_WORDS_PER_USER,
   INBOX_MAX_ALERT_WORD_USERS_PER_ADDRESS_PER_DAY,
@@ -49,10 +49,9 @@ import { registrationRelays, type UserRelayRegistration } from '../engine/user-r
 import { DEREGISTER_TOKEN, PREFERENCES, REGISTER_TOKEN } from '../nostr/kinds.ts';
 import { DEFAULT_APP_ID } from '../config/apps.ts';
 import { HttpError } from './errors.ts';
-import { parseJsonBytes, readBodyBytes, refuseNonJsonContentType } from './json-body.ts';
 import { authenticateNip98, type Nip98Auth } from './nip98-auth.ts';
 import { THROTTLE_WINDOW_SECS } from '../notification/types.ts';
-import { mountDocumented } from './openapi.ts';
+import { exactJsonBody, validatingRouter, type ExactBodyVariables } from './validation.ts';
 import { INBOX_ROUTES } from './inbox-openapi.ts';
 
 /** A request here is a short list at most (50 words of at most 64 characters). */
@@ -143,58 +142,20 @@ function announcementView(announcement: Announcement): Record<string, unknown> {
   };
 }
 
-/** `{types?}` of `POST /v1/inbox/viewed`: every type when the body or the field is absent. */
-function viewedTypes(body: Uint8Array): InboxType[] {
-  if (body.byteLength === 0) return [...INBOX_TYPES];
-  const parsed = parseJsonBytes(body);
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
-    throw new HttpError('UNPROCESSABLE_BODY', 'Request body must be a JSON object');
-  const types = (parsed as Record<string, unknown>).types;
-  if (types === undefined) return [...INBOX_TYPES];
-  if (!Array.isArray(types) || !types.every(isInboxType))
-    throw new HttpError('INVALID_INBOX_TYPES', `types must be a list of ${INBOX_TYPES.join(', ')}`);
-  return types;
+/** What the user API's route middleware sets: the caller, their app's store view, and the body's bytes. */
+interface InboxEnv {
+  Variables: ExactBodyVariables & { pubkey: string; store: StorePort };
 }
 
-function jsonObjectOf(body: Uint8Array, shape: string): Record<string, unknown> {
-  const parsed = parseJsonBytes(body);
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
-    throw new HttpError('UNPROCESSABLE_BODY', `Request body must be a JSON object ${shape}`);
-  return parsed as Record<string, unknown>;
-}
-
-/** The 3079 JSON of `PUT /v1/devices/{token}`, with the path's token. */
-function registrationPayloadOf(body: Uint8Array, token: string): string {
-  const payload = jsonObjectOf(body, '(the content of a 3079)');
-  if (payload.token !== undefined && payload.token !== token) throw new HttpError('DEVICE_TOKEN_MISMATCH');
-  // A 3079 with bad relays still registers (the relays are ignored); over HTTP the caller is told.
-  const relays = registrationRelays(payload);
-  if (relays !== null && !Array.isArray(relays))
-    throw new HttpError('INVALID_DEVICE', `The device registration is invalid: ${relays.invalid}`);
-  return JSON.stringify({ ...payload, token });
-}
-
-function alertWordsOf(body: Uint8Array, maxWords: number): string[] {
-  const parsed = parseJsonBytes(body);
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
-    throw new HttpError('UNPROCESSABLE_BODY', 'Request body must be a JSON object {"words": [...]}');
-  // Counted apart from the words' shape, so "too many" has its own code; the body limit bounds the list.
-  const words = parseAlertWordList((parsed as Record<string, unknown>).words, Number.MAX_SAFE_INTEGER);
-  if (!words.ok) throw new HttpError('INVALID_ALERT_WORDS', words.reason.replace(/^alertWords/, 'words'));
-  if (words.words.length > maxWords)
-    throw new HttpError('TOO_MANY_ALERT_WORDS', `${words.words.length} distinct alert words; at most ${maxWords} per user`);
-  return words.words;
-}
-
-export function inboxRoutes(deps: InboxApiDeps): OpenAPIHono {
-  const app = new OpenAPIHono();
-  /** The store view of the app the request names (`X-App`); an unknown app is 404, before any signature is checked. */
+export function inboxRoutes(deps: InboxApiDeps): OpenAPIHono<InboxEnv> {
+  const app = validatingRouter<InboxEnv>();
   /** The registration options of the request's app: users' relays when on (issue 36). */
   const userRelaysOfRequest = (c: Context): { userRelays?: UserRelayRegistration } => {
     const named = c.req.header('x-app');
     const userRelays = deps.userRelaysOf?.(named === undefined || named === '' ? DEFAULT_APP_ID : named);
     return userRelays ? { userRelays } : {};
   };
+  /** The store view of the app the request names (`X-App`); an unknown app is 404, before any signature is checked. */
   const storeOfRequest = (c: Context): StorePort => {
     const named = c.req.header('x-app');
     if (named === undefined || named === '' || named === DEFAULT_APP_ID) return deps.store;
@@ -204,51 +165,68 @@ export function inboxRoutes(deps: InboxApiDeps): OpenAPIHono {
   };
 
   /**
-   * Authenticate (reading the body first when the method has one, for the `payload` tag), count
-   * the outcome, and make the caller a known user.
+   * Every route's middleware, before its schemas are checked: count the outcome (refusals too),
+   * find the app's store, read the body when the route has one (NIP-98's `payload` hashes it),
+   * authenticate, and make the caller a known user.
    */
-  const handle =
-    (route: string, withBody: boolean, work: (c: Context, pubkey: string, body: Uint8Array, store: StorePort) => Promise<Response>) =>
-    async (c: Context): Promise<Response> => {
+  const caller = (route: string, body: 'none' | 'required' | 'optional'): MiddlewareHandler<InboxEnv>[] => {
+    const record = (failure: unknown): void => {
+      if (failure === undefined) deps.metrics.inboxApiRequests.inc({ route, outcome: 'ok' });
+      else if (failure instanceof HttpError) {
+        deps.metrics.inboxApiRequests.inc({ route, outcome: failure.code });
+        // NIP-98 refusals are logged by authenticateNip98 itself, rate-limit refusals once per flood by the limit.
+        if (failure.code !== 'NIP98_UNAUTHORIZED' && failure.code !== 'RATE_LIMITED' && failure.status < 500)
+          deps.logger.warn({ route, code: failure.code, reason: failure.message }, 'user API request refused');
+      } else deps.metrics.inboxApiRequests.inc({ route, outcome: 'INTERNAL' });
+    };
+    // What the route throws reaches the app's error handler inside `next()` (Hono sets `c.error`).
+    const counted: MiddlewareHandler<InboxEnv> = async (c, next) => {
       try {
-        const store = storeOfRequest(c);
-        if (withBody) refuseNonJsonContentType(c);
-        const body = withBody ? await readBodyBytes(c, INBOX_API_MAX_BODY_BYTES) : new Uint8Array(0);
-        const pubkey = await authenticateNip98(c, deps.auth, withBody ? body : undefined);
-        const refused = await admitInboxUser(
-          store,
-          requestClientAddress(c, deps.clientAddresses),
-          pubkey,
-          deps.maxUsersPerAddressPerDay ?? INBOX_MAX_USERS_PER_ADDRESS_PER_DAY,
-        );
-        if (refused) {
-          c.header('Retry-After', String(refused.retryAfterSecs));
-          throw refused.error;
-        }
-        const response = await work(c, pubkey, body, store);
-        deps.metrics.inboxApiRequests.inc({ route, outcome: 'ok' });
-        return response;
+        await next();
       } catch (err) {
-        if (err instanceof HttpError) {
-          deps.metrics.inboxApiRequests.inc({ route, outcome: err.code });
-          // NIP-98 refusals are logged by authenticateNip98 itself, rate-limit refusals once per flood by the limit.
-          if (err.code !== 'NIP98_UNAUTHORIZED' && err.code !== 'RATE_LIMITED' && err.status < 500)
-            deps.logger.warn({ route, code: err.code, reason: err.message }, 'user API request refused');
-        } else deps.metrics.inboxApiRequests.inc({ route, outcome: 'INTERNAL' });
+        record(err);
         throw err;
       }
+      record(c.error);
     };
+    const authenticated: MiddlewareHandler<InboxEnv> = async (c, next) => {
+      const store = c.get('store');
+      const pubkey = await authenticateNip98(c, deps.auth, body === 'none' ? undefined : c.get('exactBody'));
+      const refused = await admitInboxUser(
+        store,
+        requestClientAddress(c, deps.clientAddresses),
+        pubkey,
+        deps.maxUsersPerAddressPerDay ?? INBOX_MAX_USERS_PER_ADDRESS_PER_DAY,
+      );
+      if (refused) {
+        c.header('Retry-After', String(refused.retryAfterSecs));
+        throw refused.error;
+      }
+      c.set('pubkey', pubkey);
+      await next();
+    };
+    const appStore: MiddlewareHandler<InboxEnv> = async (c, next) => {
+      c.set('store', storeOfRequest(c));
+      await next();
+    };
+    return [
+      counted,
+      appStore,
+      ...(body === 'none' ? [] : [exactJsonBody<InboxEnv>({ maxBytes: INBOX_API_MAX_BODY_BYTES, required: body === 'required' })]),
+      authenticated,
+    ];
+  };
 
-  mountDocumented(
-    app,
-    INBOX_ROUTES.counts,
-    handle('counts', false, async (c, pubkey, _body, store) => {
-      const counts = await store.readInboxCounts(pubkey);
-      const limit = deps.throttlePerUserPerHour ?? 0;
-      if (limit <= 0) return c.json(counts);
-      // The hour's pushes the throttle withheld: their notifications are in the counts above.
-      const window = await store.readThrottleWindow(pubkey, THROTTLE_WINDOW_SECS);
-      return c.json({
+  app.openapi({ ...INBOX_ROUTES.counts, middleware: caller('counts', 'none') }, async (c) => {
+    const pubkey = c.get('pubkey');
+    const store = c.get('store');
+    const counts = await store.readInboxCounts(pubkey);
+    const limit = deps.throttlePerUserPerHour ?? 0;
+    if (limit <= 0) return c.json(counts, 200);
+    // The hour's pushes the throttle withheld: their notifications are in the counts above.
+    const window = await store.readThrottleWindow(pubkey, THROTTLE_WINDOW_SECS);
+    return c.json(
+      {
         ...counts,
         throttled: {
           limit,
@@ -257,109 +235,104 @@ export function inboxRoutes(deps: InboxApiDeps): OpenAPIHono {
           windowStart: new Date(window.startMs).toISOString(),
           windowEnd: new Date(window.startMs + THROTTLE_WINDOW_SECS * 1000).toISOString(),
         },
+      },
+      200,
+    );
+  });
+  app.openapi({ ...INBOX_ROUTES.viewed, middleware: caller('viewed', 'optional') }, async (c) => {
+    // No body, or no `types`: every type.
+    const types = c.req.valid('json').types ?? [...INBOX_TYPES];
+    return c.json(await c.get('store').markInboxViewed(c.get('pubkey'), types), 200);
+  });
+  app.openapi({ ...INBOX_ROUTES.getAlertWords, middleware: caller('alert-words', 'none') }, async (c) =>
+    c.json({ words: await c.get('store').readAlertWords(c.get('pubkey')) }, 200),
+  );
+  app.openapi({ ...INBOX_ROUTES.putAlertWords, middleware: caller('alert-words', 'required') }, async (c) => {
+    const pubkey = c.get('pubkey');
+    const store = c.get('store');
+    // The schema checked each word; the list as stored (normalised, distinct) is counted against the setting.
+    const parsed = parseAlertWordList(c.req.valid('json').words, Number.MAX_SAFE_INTEGER);
+    const words = parsed.ok ? parsed.words : [];
+    const maxWords = deps.maxAlertWordsPerUser ?? INBOX_MAX_ALERT_WORDS_PER_USER;
+    if (words.length > maxWords)
+      throw new HttpError('TOO_MANY_ALERT_WORDS', `${words.length} distinct alert words; at most ${maxWords} per user`);
+    // Clearing one's words stores nothing; setting them counts the key against its address's day.
+    if (words.length > 0) {
+      const quota = await store.takeClientQuota({
+        scope: ALERT_WORD_USERS_QUOTA,
+        client: requestClientAddress(c, deps.clientAddresses),
+        member: pubkey,
+        limit: deps.maxAlertWordUsersPerAddressPerDay ?? INBOX_MAX_ALERT_WORD_USERS_PER_ADDRESS_PER_DAY,
+        windowMs: ALERT_WORD_USERS_QUOTA_WINDOW_MS,
       });
-    }),
-  );
-  mountDocumented(
-    app,
-    INBOX_ROUTES.viewed,
-    handle('viewed', true, async (c, pubkey, body, store) => c.json(await store.markInboxViewed(pubkey, viewedTypes(body)))),
-  );
-  mountDocumented(
-    app,
-    INBOX_ROUTES.getAlertWords,
-    handle('alert-words', false, async (c, pubkey, _body, store) => c.json({ words: await store.readAlertWords(pubkey) })),
-  );
-  mountDocumented(
-    app,
-    INBOX_ROUTES.putAlertWords,
-    handle('alert-words', true, async (c, pubkey, body, store) => {
-      const words = alertWordsOf(body, deps.maxAlertWordsPerUser ?? INBOX_MAX_ALERT_WORDS_PER_USER);
-      // Clearing one's words stores nothing; setting them counts the key against its address's day.
-      if (words.length > 0) {
-        const quota = await store.takeClientQuota({
-          scope: ALERT_WORD_USERS_QUOTA,
-          client: requestClientAddress(c, deps.clientAddresses),
-          member: pubkey,
-          limit: deps.maxAlertWordUsersPerAddressPerDay ?? INBOX_MAX_ALERT_WORD_USERS_PER_ADDRESS_PER_DAY,
-          windowMs: ALERT_WORD_USERS_QUOTA_WINDOW_MS,
-        });
-        if (!quota.allowed) {
-          c.header('Retry-After', String(Math.ceil(quota.retryAfterMs / 1000)));
-          throw new HttpError(
-            'CLIENT_QUOTA_EXCEEDED',
-            `${quota.used} keys set alert words from this address today (inbox.max_alert_word_users_per_address_per_day); retry after the Retry-After header`,
-          );
-        }
+      if (!quota.allowed) {
+        c.header('Retry-After', String(Math.ceil(quota.retryAfterMs / 1000)));
+        throw new HttpError(
+          'CLIENT_QUOTA_EXCEEDED',
+          `${quota.used} keys set alert words from this address today (inbox.max_alert_word_users_per_address_per_day); retry after the Retry-After header`,
+        );
       }
-      await store.replaceAlertWords(pubkey, words);
-      return c.json({ words: await store.readAlertWords(pubkey) });
-    }),
+    }
+    await store.replaceAlertWords(pubkey, words);
+    return c.json({ words: await store.readAlertWords(pubkey) }, 200);
+  });
+  app.openapi({ ...INBOX_ROUTES.announcements, middleware: caller('announcements', 'none') }, async (c) => {
+    const store = c.get('store');
+    const announcements = await store.activeAnnouncements();
+    await store.markInboxViewed(c.get('pubkey'), ['announcement']);
+    return c.json({ announcements: announcements.map(announcementView) }, 200);
+  });
+  app.openapi({ ...INBOX_ROUTES.devices, middleware: caller('devices', 'none') }, async (c) =>
+    c.json({ devices: (await c.get('store').listDevices(c.get('pubkey'))).map(deviceView) }, 200),
   );
-  mountDocumented(
-    app,
-    INBOX_ROUTES.announcements,
-    handle('announcements', false, async (c, pubkey, _body, store) => {
-      const announcements = await store.activeAnnouncements();
-      await store.markInboxViewed(pubkey, ['announcement']);
-      return c.json({ announcements: announcements.map(announcementView) });
-    }),
-  );
-  mountDocumented(
-    app,
-    INBOX_ROUTES.devices,
-    handle('devices', false, async (c, pubkey, _body, store) => c.json({ devices: (await store.listDevices(pubkey)).map(deviceView) })),
-  );
-  mountDocumented(
-    app,
-    INBOX_ROUTES.registerDevice,
-    handle('devices', true, async (c, pubkey, body, store) => {
-      const token = c.req.param('token');
-      if (!token) throw new HttpError('NOT_FOUND');
-      const payload = registrationPayloadOf(body, token);
-      const known = (await store.listDevices(pubkey)).some((d) => d.token === token);
-      const log = deps.logger.child({ pubkey, via: 'http' });
-      const applied = await applyControlPayload(store, log, pubkey, REGISTER_TOKEN, payload, {
-        ...userRelaysOfRequest(c),
-        // The request stands for the event a 3079 would be: a newer registration's relays replace these.
-        origin: { id: createHash('sha256').update(body).digest('hex'), created_at: Math.floor(store.clock.nowMs() / 1000) },
-      });
-      deps.metrics.controlEvents.inc({ kind: String(REGISTER_TOKEN), outcome: applied.outcome });
-      if (!applied.device) throw new HttpError('INVALID_DEVICE', `The device registration is invalid: ${applied.reason ?? 'unknown'}`);
-      return c.json({ device: deviceView(applied.device) }, known ? 200 : 201);
-    }),
-  );
-  mountDocumented(
-    app,
-    INBOX_ROUTES.removeDevice,
-    handle('devices', false, async (c, pubkey, _body, store) => {
-      // A device's id (as listed) or its token (as registered), the way a 3080 names it.
-      const named = c.req.param('token');
-      const device = (await store.listDevices(pubkey)).find((d) => deviceId(d.token) === named || d.token === named);
-      if (!device) throw new HttpError('DEVICE_NOT_FOUND');
-      const log = deps.logger.child({ pubkey, via: 'http' });
-      const applied = await applyControlPayload(store, log, pubkey, DEREGISTER_TOKEN, JSON.stringify({ token: device.token }), {
-        ...userRelaysOfRequest(c),
-      });
-      deps.metrics.controlEvents.inc({ kind: String(DEREGISTER_TOKEN), outcome: applied.outcome });
-      if (applied.outcome !== 'deregistered') throw new HttpError('DEVICE_NOT_FOUND');
-      return c.body(null, 204);
-    }),
-  );
-  mountDocumented(
-    app,
-    INBOX_ROUTES.preferences,
-    handle('preferences', true, async (c, pubkey, body, store) => {
-      const payload = JSON.stringify(jsonObjectOf(body, '(the content of a 3083)'));
-      const log = deps.logger.child({ pubkey, via: 'http' });
-      const applied = await applyControlPayload(store, log, pubkey, PREFERENCES, payload, {
-        ...(deps.maxAlertWordsPerUser === undefined ? {} : { maxAlertWordsPerUser: deps.maxAlertWordsPerUser }),
-      });
-      deps.metrics.controlEvents.inc({ kind: String(PREFERENCES), outcome: applied.outcome });
-      if (applied.outcome !== 'preferences_set')
-        throw new HttpError('INVALID_PREFERENCES', `The preferences are invalid: ${applied.reason ?? 'unknown'}`);
-      return c.json({ preferences: await store.getPreferences(pubkey) });
-    }),
-  );
+  app.openapi({ ...INBOX_ROUTES.registerDevice, middleware: caller('devices', 'required') }, async (c) => {
+    const pubkey = c.get('pubkey');
+    const store = c.get('store');
+    const { token } = c.req.valid('param');
+    const registration = c.req.valid('json');
+    if (registration.token !== undefined && registration.token !== token) throw new HttpError('DEVICE_TOKEN_MISMATCH');
+    const payload = { ...registration, token };
+    // A 3079 with bad relays still registers (the relays are ignored); over HTTP the caller is told.
+    const relays = registrationRelays(payload);
+    if (relays !== null && !Array.isArray(relays))
+      throw new HttpError('INVALID_DEVICE', `The device registration is invalid: ${relays.invalid}`);
+    const known = (await store.listDevices(pubkey)).some((d) => d.token === token);
+    const log = deps.logger.child({ pubkey, via: 'http' });
+    const applied = await applyControlPayload(store, log, pubkey, REGISTER_TOKEN, JSON.stringify(payload), {
+      ...userRelaysOfRequest(c),
+      // The request stands for the event a 3079 would be: a newer registration's relays replace these.
+      origin: { id: createHash('sha256').update(c.get('exactBody')).digest('hex'), created_at: Math.floor(store.clock.nowMs() / 1000) },
+    });
+    deps.metrics.controlEvents.inc({ kind: String(REGISTER_TOKEN), outcome: applied.outcome });
+    if (!applied.device) throw new HttpError('INVALID_DEVICE', `The device registration is invalid: ${applied.reason ?? 'unknown'}`);
+    return c.json({ device: deviceView(applied.device) }, known ? 200 : 201);
+  });
+  app.openapi({ ...INBOX_ROUTES.removeDevice, middleware: caller('devices', 'none') }, async (c) => {
+    const pubkey = c.get('pubkey');
+    const store = c.get('store');
+    // A device's id (as listed) or its token (as registered), the way a 3080 names it.
+    const named = c.req.valid('param').token;
+    const device = (await store.listDevices(pubkey)).find((d) => deviceId(d.token) === named || d.token === named);
+    if (!device) throw new HttpError('DEVICE_NOT_FOUND');
+    const log = deps.logger.child({ pubkey, via: 'http' });
+    const applied = await applyControlPayload(store, log, pubkey, DEREGISTER_TOKEN, JSON.stringify({ token: device.token }), {
+      ...userRelaysOfRequest(c),
+    });
+    deps.metrics.controlEvents.inc({ kind: String(DEREGISTER_TOKEN), outcome: applied.outcome });
+    if (applied.outcome !== 'deregistered') throw new HttpError('DEVICE_NOT_FOUND');
+    return c.body(null, 204);
+  });
+  app.openapi({ ...INBOX_ROUTES.preferences, middleware: caller('preferences', 'required') }, async (c) => {
+    const pubkey = c.get('pubkey');
+    const store = c.get('store');
+    const log = deps.logger.child({ pubkey, via: 'http' });
+    const applied = await applyControlPayload(store, log, pubkey, PREFERENCES, JSON.stringify(c.req.valid('json')), {
+      ...(deps.maxAlertWordsPerUser === undefined ? {} : { maxAlertWordsPerUser: deps.maxAlertWordsPerUser }),
+    });
+    deps.metrics.controlEvents.inc({ kind: String(PREFERENCES), outcome: applied.outcome });
+    if (applied.outcome !== 'preferences_set')
+      throw new HttpError('INVALID_PREFERENCES', `The preferences are invalid: ${applied.reason ?? 'unknown'}`);
+    return c.json({ preferences: await store.getPreferences(pubkey) }, 200);
+  });
   return app;
 }

@@ -21,8 +21,8 @@
  * a URL's last POST at most once a day per URL and process ({@link CallbackActivity}).
  */
 import { randomBytes } from 'node:crypto';
-import { OpenAPIHono } from '@hono/zod-openapi';
-import type { Context } from 'hono';
+import type { OpenAPIHono } from '@hono/zod-openapi';
+import type { MiddlewareHandler } from 'hono';
 import type { Logger } from '../observability/logger.ts';
 import { redact } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
@@ -46,11 +46,12 @@ import {
 import { CALLBACK_MAX_BODY_BYTES, acceptEnvelope, callbackItemId } from '../nip9a/receiver/envelope.ts';
 import { CallbackRateLimiter } from '../nip9a/receiver/rate-limit.ts';
 import { HttpError } from './errors.ts';
-import { isJsonContentType, parseJsonBytes, readBodyBytes, refuseNonJsonContentType } from './json-body.ts';
+import { isJsonContentType, parseJsonBytes, readBodyBytes } from './json-body.ts';
 import type { LargerBody } from './body-limit.ts';
 import { authenticateNip98, type Nip98Auth } from './nip98-auth.ts';
 import type { RateLimits } from './rate-limits.ts';
 import { mountDocumented } from './openapi.ts';
+import { exactJsonBody, validatingRouter, type ExactBodyVariables } from './validation.ts';
 import { NIP9A_CALLBACK_ROUTES } from './nip9a-openapi.ts';
 
 /** A management request is `{relay}`: a few hundred bytes; anything much larger is not a real client. */
@@ -108,8 +109,16 @@ export const NIP9A_CALLBACK_LARGER_BODY: LargerBody = {
   reason: 'a NIP-9a relay may include the matched event: up to 4 MiB and a 4 KiB envelope (the seed’s bound)',
 };
 
-export function nip9aCallbackRoutes(deps: Nip9aCallbackDeps, receiver: CallbackReceiver = createCallbackReceiver(deps)): OpenAPIHono {
-  const app = new OpenAPIHono();
+/** What the management routes' middleware sets: the caller, and the body's bytes. */
+interface ManagementEnv {
+  Variables: ExactBodyVariables & { owner: string };
+}
+
+export function nip9aCallbackRoutes(
+  deps: Nip9aCallbackDeps,
+  receiver: CallbackReceiver = createCallbackReceiver(deps),
+): OpenAPIHono<ManagementEnv> {
+  const app = validatingRouter<ManagementEnv>();
   const { store, metrics, logger } = deps;
   const auth: Nip98Auth = {
     verifier: deps.verifier,
@@ -121,32 +130,41 @@ export function nip9aCallbackRoutes(deps: Nip9aCallbackDeps, receiver: CallbackR
   };
   const manage = (operation: string, outcome: string) => metrics.nip9aCallbackManagement.inc({ operation, outcome });
 
-  /** The caller's pubkey, after the configuration check and NIP-98 (which needs the exact body). */
-  const caller = async (c: Context, operation: string, body?: Uint8Array): Promise<string> => {
-    if (deps.publicUrl === '') {
-      manage(operation, 'not_configured');
-      throw new HttpError('PUBLIC_URL_NOT_CONFIGURED');
-    }
-    try {
-      return await authenticateNip98(c, auth, body);
-    } catch (err) {
-      manage(operation, err instanceof HttpError && err.code === 'RATE_LIMITED' ? 'rate_limited' : 'unauthorized');
-      throw err;
-    }
+  /**
+   * A management route's middleware, before its schemas are checked: the body read when it has one
+   * (NIP-98 needs the exact bytes), the configuration check, NIP-98, and the count of a refused relay.
+   */
+  const caller = (operation: string, withBody: boolean): MiddlewareHandler<ManagementEnv>[] => {
+    const configured: MiddlewareHandler<ManagementEnv> = async (c, next) => {
+      if (deps.publicUrl === '') {
+        manage(operation, 'not_configured');
+        throw new HttpError('PUBLIC_URL_NOT_CONFIGURED');
+      }
+      await next();
+      if (c.error instanceof HttpError && c.error.code === 'NIP9A_INVALID_RELAY') manage(operation, 'invalid');
+    };
+    const authenticated: MiddlewareHandler<ManagementEnv> = async (c, next) => {
+      try {
+        c.set('owner', await authenticateNip98(c, auth, withBody ? c.get('exactBody') : undefined));
+      } catch (err) {
+        manage(operation, err instanceof HttpError && err.code === 'RATE_LIMITED' ? 'rate_limited' : 'unauthorized');
+        throw err;
+      }
+      await next();
+    };
+    // The Content-Type and the body first, as ever: a body of the wrong type is a 415 even when unconfigured.
+    return [
+      ...(withBody ? [exactJsonBody<ManagementEnv>({ maxBytes: MANAGEMENT_MAX_BODY_BYTES, required: true })] : []),
+      configured,
+      authenticated,
+    ];
   };
 
-  mountDocumented(app, NIP9A_CALLBACK_ROUTES.create, async (c) => {
-    refuseNonJsonContentType(c);
-    const body = await readBodyBytes(c, MANAGEMENT_MAX_BODY_BYTES);
-    const owner = await caller(c, 'create', body);
-    const parsed = parseJsonBytes(body);
-    const named =
-      typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>).relay : undefined;
-    const relay = typeof named === 'string' ? normalizeRelayUrl(named) : null;
-    if (relay === null) {
-      manage('create', 'invalid');
-      throw new HttpError('NIP9A_INVALID_RELAY');
-    }
+  app.openapi({ ...NIP9A_CALLBACK_ROUTES.create, middleware: caller('create', true) }, async (c) => {
+    const owner = c.get('owner');
+    // The schema refused any relay this does not normalise.
+    const relay = normalizeRelayUrl(c.req.valid('json').relay);
+    if (relay === null) throw new HttpError('NIP9A_INVALID_RELAY');
     if ((await store.listNip9aCallbacks(owner)).length >= deps.receiver.max_callbacks_per_owner) {
       manage('create', 'too_many');
       throw new HttpError('NIP9A_TOO_MANY_CALLBACKS');
@@ -183,16 +201,15 @@ export function nip9aCallbackRoutes(deps: Nip9aCallbackDeps, receiver: CallbackR
     return c.json(view(deps.publicUrl, callback, callbackUrl(deps.publicUrl, secret)), 201);
   });
 
-  mountDocumented(app, NIP9A_CALLBACK_ROUTES.list, async (c) => {
-    const owner = await caller(c, 'list');
-    const callbacks = await store.listNip9aCallbacks(owner);
+  app.openapi({ ...NIP9A_CALLBACK_ROUTES.list, middleware: caller('list', false) }, async (c) => {
+    const callbacks = await store.listNip9aCallbacks(c.get('owner'));
     manage('list', 'listed');
-    return c.json({ callbacks: callbacks.map((callback) => view(deps.publicUrl, callback)) });
+    return c.json({ callbacks: callbacks.map((callback) => view(deps.publicUrl, callback)) }, 200);
   });
 
-  mountDocumented(app, NIP9A_CALLBACK_ROUTES.revoke, async (c) => {
-    const owner = await caller(c, 'revoke');
-    const id = c.req.param('id') ?? '';
+  app.openapi({ ...NIP9A_CALLBACK_ROUTES.revoke, middleware: caller('revoke', false) }, async (c) => {
+    const owner = c.get('owner');
+    const { id } = c.req.valid('param');
     if (!(await store.revokeNip9aCallback(owner, id))) {
       manage('revoke', 'not_found');
       throw new HttpError('NOT_FOUND', 'No callback URL of yours has that id');
@@ -202,6 +219,8 @@ export function nip9aCallbackRoutes(deps: Nip9aCallbackDeps, receiver: CallbackR
     return c.body(null, 204);
   });
 
+  // The one route not validated by its schema (`openapi.ts`, `mountDocumented`): the receiver checks
+  // the URL, then its rate, then reads the body, and answers the front's hot path the same way.
   mountDocumented(app, NIP9A_CALLBACK_ROUTES.receive, async (c) => {
     const answer = await receiver({
       secret: c.req.param('secret') ?? '',

@@ -1,11 +1,14 @@
 /**
- * The NIP-9a routes as the OpenAPI document describes them: the callback URLs users manage and the
- * receiver relays POST to (`nip9a-callbacks.ts`; its hot path is answered before Hono by
- * `nip9a-callback-front.ts`, the same way). The handlers check requests by hand (NIP-98 hashes the
- * exact body). The gateway's routes are described in `nip9a/gateway/http.ts`.
+ * The NIP-9a routes as the OpenAPI document describes them: the callback URLs users manage, whose
+ * schemas are their validation (`validation.ts`), and the receiver relays POST to
+ * (`nip9a-callbacks.ts`; its hot path is answered before Hono by `nip9a-callback-front.ts`, the
+ * same way), the one route whose handler checks its request itself (see `mountDocumented`). The
+ * gateway's routes are described in `nip9a/gateway/http.ts`.
  */
 import { createRoute, z } from '@hono/zod-openapi';
-import { CALLBACK_PATH_PREFIX } from '../nip9a/receiver/callback-url.ts';
+import { CALLBACK_PATH_PREFIX, normalizeRelayUrl } from '../nip9a/receiver/callback-url.ts';
+import { HTTP_ERRORS } from './errors.ts';
+import { catalogued } from './validation.ts';
 import { errorResponses, jsonBody, jsonResponse, JSON_BODY_ERRORS, NIP98_ERRORS, SECURITY } from './openapi.ts';
 
 const CallbackView = z
@@ -18,11 +21,22 @@ const CallbackView = z
   .openapi('Nip9aCallback');
 
 const CallbackIdParams = z.object({
-  id: z
-    .string()
-    .min(1)
-    .openapi({ param: { name: 'id', in: 'path' } }),
+  id: catalogued('NOT_FOUND', z.string().min(1), () => 'No callback URL of yours has that id').openapi({
+    param: { name: 'id', in: 'path' },
+  }),
 });
+
+/** `{relay}`: anything but an object naming a ws:// or wss:// URL is `NIP9A_INVALID_RELAY`. */
+const CallbackRequest = catalogued(
+  'NIP9A_INVALID_RELAY',
+  z.object({
+    relay: z
+      .string()
+      .refine((relay) => normalizeRelayUrl(relay) !== null)
+      .openapi({ description: 'ws:// or wss:// URL of the relay that will call it' }),
+  }),
+  () => HTTP_ERRORS.NIP9A_INVALID_RELAY.message,
+).openapi('Nip9aCallbackRequest', { example: { relay: 'wss://relay.example.com' } });
 
 const nip9a = { tags: ['nip9a'], security: SECURITY.nip98 };
 
@@ -33,13 +47,7 @@ export const NIP9A_CALLBACK_ROUTES = {
     path: '/v1/nip9a/callbacks',
     operationId: 'createNip9aCallback',
     summary: 'Make a NIP-9a callback URL for one relay (its secret is shown this once)',
-    request: {
-      body: jsonBody(
-        z
-          .object({ relay: z.string().openapi({ description: 'ws:// or wss:// URL of the relay that will call it' }) })
-          .openapi('Nip9aCallbackRequest', { example: { relay: 'wss://relay.example.com' } }),
-      ),
-    },
+    request: { body: jsonBody(CallbackRequest) },
     responses: {
       201: jsonResponse('Created', CallbackView),
       ...errorResponses([

@@ -9,12 +9,18 @@
  * ntfy protocol, which has its own specification, are not in it). `test/e2e/openapi.test.ts`
  * walks the routes the service mounts and fails on one missing from the document.
  *
- * Two ways a route is mounted:
- * - `app.openapi(route, handler)`: `@hono/zod-openapi` validates the request with the route's
- *   schemas (the platform API: send, campaigns, admin log and suppressions);
- * - {@link mountDocumented}: the schemas describe the request and the handler checks it by hand,
- *   as it did before the route was documented: those routes read the exact body bytes (NIP-98's
- *   `payload` tag hashes them), and their refusals carry codes and messages callers rely on.
+ * Every route is mounted with `app.openapi(route, handler)` on a `validatingRouter`
+ * (`validation.ts`): `@hono/zod-openapi` validates the path parameters, query, headers and JSON
+ * body with the very schemas the document shows, before the handler runs, and one hook turns a
+ * failed check into the catalogue code the schema names (`catalogued`; `VALIDATION_FAILED`
+ * otherwise). Authentication, rate limits and the read of the exact body bytes (NIP-98's
+ * `payload` tag hashes them) are the route's `middleware`, which runs before the validators.
+ *
+ * One exception, {@link mountDocumented}: a relay's `POST /nip9a/cb/{secret}`, documented but
+ * checked by the NIP-9a receiver itself, because the receiver answers the same route before Hono
+ * on the hot path (`nip9a-callback-front.ts`) and its order is its contract: the URL is looked up
+ * (404 tells a relay to drop its registration) and rate-limited before a body of up to 4 MiB is
+ * read. `validation.test.ts` keeps it the only one.
  */
 import { z, type OpenAPIHono, type RouteConfig } from '@hono/zod-openapi';
 import type { Env, Handler } from 'hono';
@@ -26,7 +32,6 @@ export const OPENAPI_PATH = '/v1/openapi.json';
 const ANY_ROUTE_ERRORS: readonly HttpErrorCode[] = ['BODY_TOO_LARGE', 'INTERNAL'];
 
 type ResponseEntry = RouteConfig['responses'][string];
-type JsonRequestBody = NonNullable<NonNullable<RouteConfig['request']>['body']>;
 
 /**
  * The `responses` entries of the catalogue errors `codes` (and those of {@link ANY_ROUTE_ERRORS}):
@@ -65,8 +70,12 @@ export function jsonResponse(description: string, schema: z.ZodType): ResponseEn
   return { description, content: { 'application/json': { schema } } };
 }
 
-/** A JSON request body of `schema` (for {@link mountDocumented} routes: described, checked by the handler). */
-export function jsonBody(schema: z.ZodType, description?: string, required = true): JsonRequestBody {
+/** A JSON request body of `schema`: what the route's JSON validator checks (`validation.ts`). */
+export function jsonBody<S extends z.ZodType, R extends boolean = true>(
+  schema: S,
+  description?: string,
+  required: R = true as R,
+): { required: R; description?: string; content: { 'application/json': { schema: S } } } {
   return { required, ...(description ? { description } : {}), content: { 'application/json': { schema } } };
 }
 
@@ -109,8 +118,8 @@ export function registerSecuritySchemes<E extends Env>(app: OpenAPIHono<E>): voi
 
 /**
  * Mount `handler` at `route`'s method and path and put the route in the app's document, without
- * the validators `app.openapi` would add: the handler checks the request itself (see the module
- * comment). `{name}` path parameters become Hono's `:name`.
+ * the validators `app.openapi` would add: the handler checks the request itself. Only for the
+ * NIP-9a receiver's route (see the module comment). `{name}` path parameters become Hono's `:name`.
  */
 export function mountDocumented<E extends Env>(app: OpenAPIHono<E>, route: RouteConfig, handler: Handler<E>): void {
   app.openAPIRegistry.registerPath(route);
@@ -162,7 +171,7 @@ export function documentObject(settings: OpenApiDocumentSettings) {
 export const API_KEY_ERRORS: readonly HttpErrorCode[] = ['UNAUTHORIZED', 'RATE_LIMITED', 'FORBIDDEN', 'APP_REQUIRED', 'NOT_FOUND'];
 /** What `authenticateNip98` (`nip98-auth.ts`) answers: a failed check, or a client over its rate. */
 export const NIP98_ERRORS: readonly HttpErrorCode[] = ['NIP98_UNAUTHORIZED', 'RATE_LIMITED'];
-/** What a route validated by `@hono/zod-openapi` answers for a bad body (the platform's hook, `platform.ts`). */
+/** What a route validated by `@hono/zod-openapi` answers for a bad body when its schema names no other code (`validation.ts`). */
 export const VALIDATED_BODY_ERRORS: readonly HttpErrorCode[] = ['INVALID_JSON', 'UNSUPPORTED_MEDIA_TYPE', 'VALIDATION_FAILED'];
-/** What a route reading its JSON body by hand answers before its own checks (`json-body.ts`). */
+/** What a route answers for its JSON body before the schema is checked (`exactJsonBody`, `validation.ts`). */
 export const JSON_BODY_ERRORS: readonly HttpErrorCode[] = ['UNSUPPORTED_MEDIA_TYPE', 'INVALID_JSON'];

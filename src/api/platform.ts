@@ -2,12 +2,11 @@
  * The app platform API as one OpenAPIHono app: the send API, campaigns, the admin delivery log and
  * suppressions, their routes defined by the schemas that validate the requests (`schemas.ts`); they
  * join the OpenAPI document at `/v1/openapi.json` when the app is mounted (`app.ts`, `openapi.ts`). Validation failures answer 422 `VALIDATION_FAILED` naming the first
- * offending field, with a warn line and `push_api_requests_total{outcome="VALIDATION_FAILED"}`.
+ * offending field (`validation.ts`), with a warn line and `push_api_requests_total{outcome="VALIDATION_FAILED"}`.
  * Other routers mounted behind {@link PlatformApi.adminKeys} (the DLQ routes) join the same app.
  */
-import { OpenAPIHono } from '@hono/zod-openapi';
+import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
-import { HTTPException } from 'hono/http-exception';
 import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import type { StorePort } from '../store/port.ts';
@@ -22,6 +21,7 @@ import type { LargerBody } from './body-limit.ts';
 import type { Nip98Auth } from './nip98-auth.ts';
 import { adminSuppressionRoutes } from './admin-suppressions.ts';
 import { registerSecuritySchemes } from './openapi.ts';
+import { validatingRouter, validatorError } from './validation.ts';
 import type { RateLimits } from './rate-limits.ts';
 
 /** Where the document of every mounted route is served (`openapi.ts`); exported here too for the platform's callers. */
@@ -62,30 +62,16 @@ export interface PlatformApi {
   largerBodies: readonly LargerBody[];
 }
 
-/** The catalogue's error for what Hono's validators throw: 400 a body that does not parse, 415 one that is not JSON. */
-function validatorError(status: number): HttpError | null {
-  if (status === 400) return new HttpError('INVALID_JSON');
-  if (status === 415) return new HttpError('UNSUPPORTED_MEDIA_TYPE');
-  return null;
-}
-
 export function createPlatformApi(deps: PlatformApiDeps): PlatformApi {
-  const app = new OpenAPIHono<AppKeyEnv>({
-    defaultHook: (result, c) => {
-      if (result.success) return;
-      const issue = result.error.issues[0];
-      const where = issue && issue.path.length > 0 ? `${issue.path.join('.')}: ` : '';
-      const message = `${where}${issue?.message ?? 'invalid request'}`;
-      deps.metrics.apiRequests.inc({ route: routePath(c), outcome: 'VALIDATION_FAILED' });
-      deps.logger.warn({ path: c.req.path, reason: message }, 'API request refused: validation');
-      throw new HttpError('VALIDATION_FAILED', message);
-    },
+  const app = validatingRouter<AppKeyEnv>((c, error) => {
+    deps.metrics.apiRequests.inc({ route: routePath(c), outcome: error.code });
+    deps.logger.warn({ path: c.req.path, reason: error.message }, 'API request refused: validation');
   });
   // Hono's JSON validator throws its own 400 for a body that does not parse, and its own 415 for a
   // body that is not JSON (any other Content-Type, or none): answer them with the catalogue's codes,
   // like every other refusal; everything else is the service's usual error body.
   app.onError((err, c) => {
-    const error = err instanceof HttpError ? err : err instanceof HTTPException ? validatorError(err.status) : null;
+    const error = err instanceof HttpError ? err : validatorError(err);
     if (!error) {
       deps.logger.error({ path: c.req.path, err: err.message }, 'unhandled error in route');
       return c.json(new HttpError('INTERNAL').toJSON(), 500);

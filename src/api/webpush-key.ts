@@ -1,5 +1,6 @@
-import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
-import { errorResponses, jsonResponse, mountDocumented, SECURITY } from './openapi.ts';
+import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import { errorResponses, jsonResponse, SECURITY } from './openapi.ts';
+import { validatingRouter } from './validation.ts';
 
 const VapidPublicKey = z
   .object({ publicKey: z.string().openapi({ description: 'base64url, an uncompressed P-256 point' }) })
@@ -24,11 +25,11 @@ const VAPID_KEY_ROUTE = createRoute({
  * accept this server's pushes. `{"publicKey": "…"}`; 404 when Web Push is not configured.
  */
 export function webPushKeyRoutes(publicKey: string | null): OpenAPIHono {
-  const app = new OpenAPIHono();
-  mountDocumented(app, VAPID_KEY_ROUTE, (c) =>
-    publicKey
-      ? c.json({ publicKey }, 200, { 'Cache-Control': 'public, max-age=300' })
-      : c.json({ error: 'Web Push is not configured', code: 'NOT_FOUND' }, 404),
-  );
+  const app = validatingRouter();
+  app.openapi(VAPID_KEY_ROUTE, (c) => {
+    // Answered here rather than thrown: the router is served alone too (it needs no error handler).
+    if (!publicKey) return c.json({ error: 'Web Push is not configured', code: 'NOT_FOUND' as const }, 404);
+    return c.json({ publicKey }, 200, { 'Cache-Control': 'public, max-age=300' });
+  });
   return app;
 }

@@ -8,8 +8,9 @@
  * (`mountConsole`: the operator's pages and their private API, `/console/api/*`). And the other
  * way: every operation of the document is a mounted route. Each operation has an `operationId`, a
  * summary, its security (schemes of `components`), and its errors from the catalogue, with their
- * statuses. `servers` is `server.public_url`. The routes that check their bodies by hand document
- * an example body, and each is sent to its route as documented and accepted.
+ * statuses. `servers` is `server.public_url`. The routes with a JSON body document an example body,
+ * and each is sent to its route as documented and accepted; the schemas are the validation, so a
+ * request that violates one is refused (after its credentials) with a code the document names.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -160,7 +161,7 @@ describe('the OpenAPI document lists every route the service mounts', () => {
     assert.deepEqual(dlqReplay?.properties?.code?.enum, ['DEAD_LETTER_AMBIGUOUS']);
   });
 
-  test('the documented example body of each hand-checked route is accepted by the route', async () => {
+  test('the documented example body of each route with a JSON body is accepted by the route', async () => {
     const base = `http://127.0.0.1:${service.httpAddress?.port}`;
     const user = makeUser();
     const adminKey = (await createApiKey(service.store, 'default', 'admin')).key;
@@ -189,6 +190,148 @@ describe('the OpenAPI document lists every route the service mounts', () => {
         body: JSON.stringify(example),
       });
       assert.equal(response.status, status, `${key}: ${await response.text()}`);
+    }
+  });
+
+  test('the schemas are the validation: a request that violates its route’s schema is refused with the code the document names, after the credentials', async () => {
+    const base = `http://127.0.0.1:${service.httpAddress?.port}`;
+    const user = makeUser();
+    const adminKey = (await createApiKey(service.store, 'default', 'admin')).key;
+    const hex = 'ab'.repeat(32);
+    const directMessage = { eventId: hex, recipientPubkey: hex, messageType: 'moderation_notice' };
+    const cases: Array<{
+      method: string;
+      path: string;
+      url?: string;
+      auth: 'nip98' | 'apiKey' | 'internalToken';
+      body?: unknown;
+      status: number;
+      code: string;
+    }> = [
+      { method: 'post', path: '/v1/inbox/viewed', auth: 'nip98', body: { types: ['nope'] }, status: 422, code: 'INVALID_INBOX_TYPES' },
+      { method: 'post', path: '/v1/inbox/viewed', auth: 'nip98', body: ['like'], status: 422, code: 'UNPROCESSABLE_BODY' },
+      { method: 'put', path: '/v1/alert-words', auth: 'nip98', body: { words: 'nostr' }, status: 422, code: 'INVALID_ALERT_WORDS' },
+      { method: 'put', path: '/v1/alert-words', auth: 'nip98', body: { words: ['two words'] }, status: 422, code: 'INVALID_ALERT_WORDS' },
+      { method: 'put', path: '/v1/alert-words', auth: 'nip98', body: 'nostr', status: 422, code: 'UNPROCESSABLE_BODY' },
+      {
+        method: 'put',
+        path: '/v1/devices/{token}',
+        url: '/v1/devices/t1',
+        auth: 'nip98',
+        body: { transport: 'pigeon' },
+        status: 400,
+        code: 'INVALID_DEVICE',
+      },
+      {
+        method: 'put',
+        path: '/v1/devices/{token}',
+        url: '/v1/devices/t1',
+        auth: 'nip98',
+        body: { timezoneOffsetMinutes: 9999 },
+        status: 400,
+        code: 'INVALID_DEVICE',
+      },
+      { method: 'put', path: '/v1/preferences', auth: 'nip98', body: { kinds: 'all' }, status: 400, code: 'INVALID_PREFERENCES' },
+      {
+        method: 'put',
+        path: '/v1/preferences',
+        auth: 'nip98',
+        body: { kinds: [1], quietHours: 'night' },
+        status: 400,
+        code: 'INVALID_PREFERENCES',
+      },
+      {
+        method: 'post',
+        path: '/v1/nip9a/callbacks',
+        auth: 'nip98',
+        body: { relay: 'https://relay.example.com' },
+        status: 400,
+        code: 'NIP9A_INVALID_RELAY',
+      },
+      { method: 'post', path: '/v1/nip9a/callbacks', auth: 'nip98', body: {}, status: 400, code: 'NIP9A_INVALID_RELAY' },
+      {
+        method: 'put',
+        path: '/v1/nip9a/registrations',
+        auth: 'nip98',
+        body: { kind: 30390 },
+        status: 400,
+        code: 'NIP9A_INVALID_REGISTRATION',
+      },
+      {
+        method: 'post',
+        path: '/v1/admin/announcements',
+        auth: 'apiKey',
+        body: { text: ' ', expiresAt: 4102444800 },
+        status: 422,
+        code: 'INVALID_ANNOUNCEMENT',
+      },
+      {
+        method: 'post',
+        path: '/v1/admin/announcements',
+        auth: 'apiKey',
+        body: { text: 'Hi', expiresAt: 'soon' },
+        status: 422,
+        code: 'INVALID_ANNOUNCEMENT',
+      },
+      {
+        method: 'post',
+        path: '/internal/v1/direct-message',
+        auth: 'internalToken',
+        body: { ...directMessage, eventId: 'xyz' },
+        status: 400,
+        code: 'INVALID_EVENT_ID',
+      },
+      {
+        method: 'post',
+        path: '/internal/v1/direct-message',
+        auth: 'internalToken',
+        body: { ...directMessage, extra: 1 },
+        status: 422,
+        code: 'UNPROCESSABLE_BODY',
+      },
+      {
+        method: 'post',
+        path: '/v1/notifications',
+        auth: 'apiKey',
+        body: { recipients: 'everyone' },
+        status: 422,
+        code: 'VALIDATION_FAILED',
+      },
+      { method: 'get', path: '/v1/admin/dlq', url: '/v1/admin/dlq?queue=sideways', auth: 'apiKey', status: 400, code: 'INVALID_QUERY' },
+      {
+        method: 'get',
+        path: '/v1/admin/dlq',
+        url: '/v1/admin/dlq?queue=inbound&limit=0',
+        auth: 'apiKey',
+        status: 400,
+        code: 'INVALID_QUERY',
+      },
+    ];
+    for (const { method, path, url = path, auth, body, status, code } of cases) {
+      const key = `${method.toUpperCase()} ${url} ${JSON.stringify(body ?? null)}`;
+      const documented =
+        doc.paths[path]?.[method]?.responses[String(status)]?.content?.['application/json']?.schema?.properties?.code?.enum;
+      assert.ok(documented?.includes(code), `${key}: the document names ${code} among its ${status}s`);
+      const send = (authorization: string | null) =>
+        fetch(`${base}${url}`, {
+          method: method.toUpperCase(),
+          headers: {
+            ...(authorization === null ? {} : { authorization }),
+            ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+          },
+          ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        });
+      // Without credentials the same request is a 401: nothing is validated for a stranger.
+      const anonymous = await send(null);
+      assert.equal(anonymous.status, 401, `${key} without credentials: ${await anonymous.text()}`);
+      const authorization =
+        auth === 'nip98'
+          ? await nip98Authorization(user, `${PUBLIC_URL}${url}`, method.toUpperCase(), body as Record<string, unknown> | undefined)
+          : `Bearer ${auth === 'apiKey' ? adminKey : 'internal-token'}`;
+      const refused = await send(authorization);
+      const text = await refused.text();
+      assert.equal(refused.status, status, `${key}: ${text}`);
+      assert.equal((JSON.parse(text) as { code?: string }).code, code, `${key}: ${text}`);
     }
   });
 

@@ -11,16 +11,17 @@
  * An id without `?queue=` is looked for in both queues (a 409 when both hold it). Bad input is a
  * 4xx from the error catalogue, a warn line and a count in `push_dead_letter_operations_total`.
  */
-import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
+import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import type { AppKeyEnv } from '../auth.ts';
 import type { Logger } from '../../observability/logger.ts';
 import type { Metrics } from '../../observability/metrics.ts';
 import { InvalidCursorError } from '../../store/port-dlq.ts';
 import type { QueueName, StorePort } from '../../store/port.ts';
-import { HttpError, type HttpErrorCode } from '../errors.ts';
-import { deadLetterView, isQueueName, locateDeadLetter } from './dead-letters.ts';
-import { API_KEY_ERRORS, errorResponses, jsonResponse, mountDocumented, SECURITY } from '../openapi.ts';
+import { HttpError } from '../errors.ts';
+import { deadLetterView, locateDeadLetter } from './dead-letters.ts';
+import { API_KEY_ERRORS, errorResponses, jsonResponse, SECURITY } from '../openapi.ts';
+import { catalogued, validatingRouter } from '../validation.ts';
 
 /** Page size when `limit` is absent. */
 export const DLQ_DEFAULT_LIMIT = 50;
@@ -39,12 +40,14 @@ export interface DlqRouteDeps {
 type Operation = 'list' | 'replay' | 'replay_all' | 'delete';
 
 const QueueParam = z.enum(['inbound', 'outbound']).openapi({ description: 'The queue the dead letter died in' });
+/** `?queue=`, refused as the routes always did (`INVALID_QUERY`, naming what was given). */
+const queueQuery = <T extends z.ZodType>(schema: T) =>
+  catalogued('INVALID_QUERY', schema, (value) => `queue must be inbound or outbound, got ${JSON.stringify(value ?? null)}`);
 const IdParams = z.object({
-  id: z
-    .string()
-    .min(1)
-    .max(MAX_ID_LENGTH)
-    .openapi({ param: { name: 'id', in: 'path' }, description: 'The dead letter’s id, as listed' }),
+  id: catalogued('INVALID_QUERY', z.string().min(1).max(MAX_ID_LENGTH), () => `id must be 1 to ${MAX_ID_LENGTH} characters`).openapi({
+    param: { name: 'id', in: 'path' },
+    description: 'The dead letter’s id, as listed',
+  }),
 });
 const DeadLetter = z
   .object({
@@ -61,7 +64,7 @@ const DeadLetter = z
   })
   .openapi('DeadLetter');
 
-/** The routes, as the OpenAPI document describes them; the handlers below check their input by hand (their messages are the contract). */
+/** The routes, as the OpenAPI document describes them and their input is validated (`validation.ts`: bad input is `INVALID_QUERY`). */
 export const DLQ_ROUTES = {
   list: createRoute({
     method: 'get',
@@ -72,15 +75,15 @@ export const DLQ_ROUTES = {
     security: SECURITY.apiKey,
     request: {
       query: z.object({
-        queue: QueueParam,
-        limit: z.coerce
-          .number()
-          .int()
-          .min(1)
-          .max(DLQ_MAX_LIMIT)
-          .optional()
-          .openapi({ description: `Default ${DLQ_DEFAULT_LIMIT}` }),
-        cursor: z.string().optional().openapi({ description: 'The previous page’s `nextCursor`' }),
+        queue: queueQuery(QueueParam),
+        limit: catalogued(
+          'INVALID_QUERY',
+          z.coerce.number().int().min(1).max(DLQ_MAX_LIMIT).optional(),
+          () => `limit must be an integer from 1 to ${DLQ_MAX_LIMIT}`,
+        ).openapi({ description: `Default ${DLQ_DEFAULT_LIMIT}` }),
+        cursor: catalogued('INVALID_QUERY', z.string().optional(), () => 'cursor must be given once').openapi({
+          description: 'The previous page’s `nextCursor`',
+        }),
       }),
     },
     responses: {
@@ -98,7 +101,7 @@ export const DLQ_ROUTES = {
     tags: ['admin'],
     summary: 'Put every dead letter of one queue back on it, attempts reset',
     security: SECURITY.apiKey,
-    request: { query: z.object({ queue: QueueParam }) },
+    request: { query: z.object({ queue: queueQuery(QueueParam) }) },
     responses: {
       200: jsonResponse(
         'How many were replayed',
@@ -116,7 +119,7 @@ export const DLQ_ROUTES = {
     security: SECURITY.apiKey,
     request: {
       params: IdParams,
-      query: z.object({ queue: QueueParam.optional().openapi({ description: 'Needed when both queues hold the id' }) }),
+      query: z.object({ queue: queueQuery(QueueParam.optional()).openapi({ description: 'Needed when both queues hold the id' }) }),
     },
     responses: {
       200: jsonResponse(
@@ -135,7 +138,7 @@ export const DLQ_ROUTES = {
     security: SECURITY.apiKey,
     request: {
       params: IdParams,
-      query: z.object({ queue: QueueParam.optional().openapi({ description: 'Needed when both queues hold the id' }) }),
+      query: z.object({ queue: queueQuery(QueueParam.optional()).openapi({ description: 'Needed when both queues hold the id' }) }),
     },
     responses: {
       204: { description: 'Deleted' },
@@ -145,75 +148,65 @@ export const DLQ_ROUTES = {
 };
 
 export function dlqRoutes(deps: DlqRouteDeps): OpenAPIHono<AppKeyEnv> {
-  const app = new OpenAPIHono<AppKeyEnv>();
+  const app = validatingRouter<AppKeyEnv>();
   const count = (operation: Operation, queue: string, outcome: string, n = 1) =>
     deps.metrics.deadLetterOperations.inc({ operation, queue, outcome }, n);
-  const refuse = (operation: Operation, code: HttpErrorCode, detail: string): never => {
-    count(operation, 'none', code.toLowerCase());
-    deps.logger.warn({ operation, code, detail }, 'dead-letter request refused');
-    throw new HttpError(code, detail);
-  };
-  const queueParam = (operation: Operation, raw: string | undefined, required: boolean): QueueName | undefined => {
-    if (raw === undefined && !required) return undefined;
-    if (isQueueName(raw)) return raw;
-    return refuse(operation, 'INVALID_QUERY', `queue must be inbound or outbound, got ${JSON.stringify(raw ?? null)}`);
-  };
-  const idParam = (operation: Operation, raw: string): string =>
-    raw.length === 0 || raw.length > MAX_ID_LENGTH
-      ? refuse(operation, 'INVALID_QUERY', `id must be 1 to ${MAX_ID_LENGTH} characters`)
-      : raw;
-  const located = async (store: StorePort, operation: Operation, id: string, queue: QueueName | undefined): Promise<QueueName> => {
+  /** Each refusal (the schemas' and the handlers'), counted and said once. */
+  const counted =
+    (operation: Operation): MiddlewareHandler<AppKeyEnv> =>
+    async (c, next) => {
+      await next();
+      if (!(c.error instanceof HttpError) || c.error.status >= 500) return;
+      count(operation, 'none', c.error.code.toLowerCase());
+      deps.logger.warn({ operation, code: c.error.code, detail: c.error.message }, 'dead-letter request refused');
+    };
+  const located = async (store: StorePort, id: string, queue: QueueName | undefined): Promise<QueueName> => {
     const where = await locateDeadLetter(store, id, queue);
     if (where.kind === 'found') return where.queue;
-    if (where.kind === 'ambiguous') return refuse(operation, 'DEAD_LETTER_AMBIGUOUS', `dead letters ${id} exist in several queues`);
-    return refuse(operation, 'DEAD_LETTER_NOT_FOUND', `no dead letter ${id}`);
+    if (where.kind === 'ambiguous') throw new HttpError('DEAD_LETTER_AMBIGUOUS', `dead letters ${id} exist in several queues`);
+    throw new HttpError('DEAD_LETTER_NOT_FOUND', `no dead letter ${id}`);
   };
 
   app.use('/v1/admin/dlq', deps.auth);
   app.use('/v1/admin/dlq/*', deps.auth);
 
-  mountDocumented(app, DLQ_ROUTES.list, async (c) => {
-    const queue = queueParam('list', c.req.query('queue'), true) as QueueName;
-    const rawLimit = c.req.query('limit');
-    const limit = rawLimit === undefined ? DLQ_DEFAULT_LIMIT : Number(rawLimit);
-    if (!/^\d+$/.test(rawLimit ?? '1') || !Number.isSafeInteger(limit) || limit < 1 || limit > DLQ_MAX_LIMIT)
-      refuse('list', 'INVALID_QUERY', `limit must be an integer from 1 to ${DLQ_MAX_LIMIT}`);
-    const cursor = c.req.query('cursor');
+  app.openapi({ ...DLQ_ROUTES.list, middleware: counted('list') }, async (c) => {
+    const { queue, limit = DLQ_DEFAULT_LIMIT, cursor } = c.req.valid('query');
     try {
       const page = await c.get('appStore').listDeadPage(queue, { limit, ...(cursor === undefined ? {} : { cursor }) });
       count('list', queue, 'ok');
-      return c.json({ items: page.items.map((dead) => deadLetterView(queue, dead)), nextCursor: page.nextCursor });
+      return c.json({ items: page.items.map((dead) => deadLetterView(queue, dead)), nextCursor: page.nextCursor }, 200);
     } catch (err) {
-      if (err instanceof InvalidCursorError) return refuse('list', 'INVALID_CURSOR', err.message);
+      if (err instanceof InvalidCursorError) throw new HttpError('INVALID_CURSOR', err.message);
       throw err;
     }
   });
 
   // Before `/:id/replay`, so `replay` is never read as an id.
-  mountDocumented(app, DLQ_ROUTES.replayAll, async (c) => {
-    const queue = queueParam('replay_all', c.req.query('queue'), true) as QueueName;
+  app.openapi({ ...DLQ_ROUTES.replayAll, middleware: counted('replay_all') }, async (c) => {
+    const { queue } = c.req.valid('query');
     const replayed = await c.get('appStore').replayAllDead(queue);
     count('replay_all', queue, 'ok');
     deps.logger.info({ app: c.get('appId'), queue, replayed }, 'dead letters replayed');
-    return c.json({ queue, replayed });
+    return c.json({ queue, replayed }, 200);
   });
 
-  mountDocumented(app, DLQ_ROUTES.replay, async (c) => {
-    const id = idParam('replay', c.req.param('id') ?? '');
+  app.openapi({ ...DLQ_ROUTES.replay, middleware: counted('replay') }, async (c) => {
+    const { id } = c.req.valid('param');
     const store = c.get('appStore');
-    const queue = await located(store, 'replay', id, queueParam('replay', c.req.query('queue'), false));
+    const queue = await located(store, id, c.req.valid('query').queue);
     // A concurrent replay or delete between the lookup and here leaves nothing to replay: a 404 as well.
-    if (!(await store.replayDead(queue, id))) return refuse('replay', 'DEAD_LETTER_NOT_FOUND', `no dead letter ${id}`);
+    if (!(await store.replayDead(queue, id))) throw new HttpError('DEAD_LETTER_NOT_FOUND', `no dead letter ${id}`);
     count('replay', queue, 'ok');
     deps.logger.info({ app: c.get('appId'), queue, id }, 'dead letter replayed');
-    return c.json({ id, queue, replayed: true });
+    return c.json({ id, queue, replayed: true as const }, 200);
   });
 
-  mountDocumented(app, DLQ_ROUTES.remove, async (c) => {
-    const id = idParam('delete', c.req.param('id') ?? '');
+  app.openapi({ ...DLQ_ROUTES.remove, middleware: counted('delete') }, async (c) => {
+    const { id } = c.req.valid('param');
     const store = c.get('appStore');
-    const queue = await located(store, 'delete', id, queueParam('delete', c.req.query('queue'), false));
-    if (!(await store.deleteDead(queue, id))) return refuse('delete', 'DEAD_LETTER_NOT_FOUND', `no dead letter ${id}`);
+    const queue = await located(store, id, c.req.valid('query').queue);
+    if (!(await store.deleteDead(queue, id))) throw new HttpError('DEAD_LETTER_NOT_FOUND', `no dead letter ${id}`);
     count('delete', queue, 'ok');
     deps.logger.info({ app: c.get('appId'), queue, id }, 'dead letter deleted');
     return c.body(null, 204);

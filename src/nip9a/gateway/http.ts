@@ -9,13 +9,13 @@
  *   so a repeated PUT is harmless); 4xx with a stable code otherwise;
  * - `GET /v1/nip9a/registrations`: the authenticated author's registrations (and nobody else's).
  */
-import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
-import type { Context } from 'hono';
+import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import type { MiddlewareHandler } from 'hono';
 import { authenticateNip98, type Nip98Auth } from '../../api/nip98-auth.ts';
 import { HttpError, type HttpErrorCode } from '../../api/errors.ts';
-import { parseJsonBytes, readBodyBytes, refuseNonJsonContentType } from '../../api/json-body.ts';
 import type { LargerBody } from '../../api/body-limit.ts';
-import { errorResponses, jsonBody, jsonResponse, JSON_BODY_ERRORS, mountDocumented, NIP98_ERRORS, SECURITY } from '../../api/openapi.ts';
+import { errorResponses, jsonBody, jsonResponse, JSON_BODY_ERRORS, NIP98_ERRORS, SECURITY } from '../../api/openapi.ts';
+import { catalogued, exactJsonBody, validatingRouter, type ExactBodyVariables } from '../../api/validation.ts';
 import { isEventRejection, parseEvent, type EventVerifier } from '../../nostr/event.ts';
 import { acceptGatewayEvent, type IntakeAnswer, type IntakeDeps } from './intake.ts';
 import { MAX_CLIENT_FRAME_BYTES, MAX_SUBSCRIPTIONS, NIP9A_RELAY_PATH } from './relay-endpoint.ts';
@@ -106,7 +106,29 @@ const NostrEvent = z
   })
   .openapi('NostrEvent');
 
-/** The routes as the OpenAPI document describes them (the handlers below check requests by hand). */
+/**
+ * A registration (or deletion) event, as the relay endpoint parses one (`parseEvent`): anything
+ * else is `NIP9A_INVALID_REGISTRATION` with the parser's reason. Its id and signature are checked
+ * after the schema (the handler's verifier).
+ */
+const RegistrationEvent = catalogued(
+  'NIP9A_INVALID_REGISTRATION',
+  NostrEvent.superRefine((event, ctx) => {
+    const parsed = parseEvent(event);
+    if (isEventRejection(parsed)) ctx.addIssue({ code: 'custom', message: parsed.message });
+  }),
+  (value, issue) => {
+    const parsed = parseEvent(value);
+    return `invalid: ${isEventRejection(parsed) ? parsed.message : issue.message}`;
+  },
+);
+
+/** What the registration bridge's middleware sets: the body's bytes, and who signed the request. */
+interface GatewayEnv {
+  Variables: ExactBodyVariables & { pubkey: string };
+}
+
+/** The routes as the OpenAPI document describes them and validates their requests (`api/validation.ts`). */
 const GATEWAY_ROUTES = {
   relayInfo: createRoute({
     tags: ['nip9a'],
@@ -130,7 +152,7 @@ const GATEWAY_ROUTES = {
     path: NIP9A_REGISTRATIONS_PATH,
     operationId: 'putNip9aRegistration',
     summary: 'Store a signed kind 30390 registration, or a kind 5 deleting registrations, of the authenticated author',
-    request: { body: jsonBody(NostrEvent) },
+    request: { body: jsonBody(RegistrationEvent) },
     responses: {
       200: jsonResponse(
         'Stored, replaced, deleted, or already current (`stale`)',
@@ -160,33 +182,43 @@ const GATEWAY_ROUTES = {
   }),
 };
 
-export function gatewayHttpRoutes(deps: GatewayHttpDeps): OpenAPIHono {
-  const app = new OpenAPIHono();
-  mountDocumented(app, GATEWAY_ROUTES.relayInfo, (c: Context) => {
+export function gatewayHttpRoutes(deps: GatewayHttpDeps): OpenAPIHono<GatewayEnv> {
+  const app = validatingRouter<GatewayEnv>();
+  /** NIP-98, before the schema: over the exact body when the route has one. */
+  const authenticated =
+    (withBody: boolean): MiddlewareHandler<GatewayEnv> =>
+    async (c, next) => {
+      c.set('pubkey', await authenticateNip98(c, deps.auth, withBody ? c.get('exactBody') : undefined));
+      await next();
+    };
+
+  app.openapi(GATEWAY_ROUTES.relayInfo, (c) => {
     if (!(c.req.header('accept') ?? '').includes('application/nostr+json')) {
       return c.text('NIP-9a gateway relay endpoint: connect with a WebSocket, or ask for application/nostr+json.\n', 200);
     }
-    c.header('Access-Control-Allow-Origin', '*');
-    c.header('Content-Type', 'application/nostr+json');
-    return c.body(JSON.stringify(nip11Document(deps)));
+    return c.json(nip11Document(deps), 200, { 'Access-Control-Allow-Origin': '*', 'Content-Type': 'application/nostr+json' });
   });
 
-  mountDocumented(app, GATEWAY_ROUTES.register, async (c: Context) => {
-    refuseNonJsonContentType(c);
-    const bytes = await readBodyBytes(c, registrationLargerBody(deps.settings).maxBytes);
-    const pubkey = await authenticateNip98(c, deps.auth, bytes);
-    const event = parseEvent(parseJsonBytes(bytes));
+  const register = {
+    ...GATEWAY_ROUTES.register,
+    middleware: [
+      exactJsonBody<GatewayEnv>({ maxBytes: registrationLargerBody(deps.settings).maxBytes, required: true }),
+      authenticated(true),
+    ],
+  };
+  app.openapi(register, async (c) => {
+    const event = parseEvent(c.req.valid('json'));
+    // The schema refused every rejection already; this is the parsed event's type.
     if (isEventRejection(event)) throw new HttpError('NIP9A_INVALID_REGISTRATION', `invalid: ${event.message}`);
     if (!deps.verifier.verify(event)) throw new HttpError('NIP9A_INVALID_REGISTRATION', 'invalid: bad event id or signature');
-    const result = await acceptGatewayEvent(deps, event, pubkey, 'http');
+    const result = await acceptGatewayEvent(deps, event, c.get('pubkey'), 'http');
     if (!result.accepted) throw new HttpError(errorCodeOf(result), result.message);
-    return c.json({ outcome: result.outcome, message: result.message, id: event.id });
+    return c.json({ outcome: result.outcome, message: result.message, id: event.id }, 200);
   });
 
-  mountDocumented(app, GATEWAY_ROUTES.list, async (c: Context) => {
-    const pubkey = await authenticateNip98(c, deps.auth);
-    const mine = await deps.store.listNip9aRegistrations(pubkey);
-    return c.json({ registrations: mine.map((r) => JSON.parse(r.eventJson) as unknown) });
+  app.openapi({ ...GATEWAY_ROUTES.list, middleware: [authenticated(false)] }, async (c) => {
+    const mine = await deps.store.listNip9aRegistrations(c.get('pubkey'));
+    return c.json({ registrations: mine.map((r) => JSON.parse(r.eventJson) as z.infer<typeof NostrEvent>) }, 200);
   });
   return app;
 }
