@@ -68,12 +68,13 @@ export interface SharedRateLimitCounterOptions {
    * every limit nor refuses every request.
    */
   logger: Logger;
+  /** The clock of a locally decided counter's own windows (tests); default `Date.now`. */
+  nowMs?: () => number;
 }
 
 /** A counter in a shared store (Redis), falling back to process memory while the store fails. */
 export function sharedRateLimitCounter(window: RateLimitWindow, options: SharedRateLimitCounterOptions): RateLimitCounter {
   checkWindow(window);
-  const fallback = memoryRateLimitCounter(window);
   let lastWarnedAtMs = -Infinity;
   const storeFailed = (err: Error): void => {
     const nowMs = Date.now();
@@ -81,7 +82,8 @@ export function sharedRateLimitCounter(window: RateLimitWindow, options: SharedR
     lastWarnedAtMs = nowMs;
     options.logger.warn({ limit: window.name, err: err.message }, 'rate limit store failed; counting in this process until it answers');
   };
-  if (window.decideLocally) return locallyDecidedCounter(window, options.increment, fallback, storeFailed);
+  if (window.decideLocally) return locallyDecidedCounter(window, options.increment, storeFailed, options.nowMs ?? Date.now);
+  const fallback = memoryRateLimitCounter(window);
   const storeClient = {
     // The library's whole use of its client for `consume` (RateLimiterRedis._upsert): the key
     // (unprefixed: the adapter names it), the points, and the `[consumed, pttl]` answer. The
@@ -110,8 +112,12 @@ export function sharedRateLimitCounter(window: RateLimitWindow, options: SharedR
   };
 }
 
-/** Keys refused by the shared count kept at most before expired ones are swept (each lives a window at most). */
-const MAX_SHARED_BLOCKS = 10_000;
+/**
+ * Keys a locally decided counter holds at most: past it, expired windows are swept (at most once a
+ * window), and while every held key is live a new key is counted in the shared store only. Each
+ * entry is a few dozen bytes and lives a window.
+ */
+const MAX_LOCAL_KEYS = 100_000;
 
 /**
  * How long a locally decided counter gathers its allowed requests before counting them in the
@@ -125,25 +131,50 @@ export const SHARED_COUNT_INTERVAL_MS = 100;
 /** Distinct keys gathered at most between two counts; past it, counted at once (memory stays bounded under a flood of keys). */
 const MAX_PENDING_KEYS = 10_000;
 
+/** One key's fixed window in this process: requests counted, and whether its refusal was said. */
+interface LocalWindow {
+  endsAtMs: number;
+  consumed: number;
+  refusalSaid: boolean;
+}
+
 /**
- * {@link RateLimitWindow.decideLocally}: `local` (this process's count) decides at once; every
- * allowed request is also counted in the shared store, gathered for
+ * {@link RateLimitWindow.decideLocally}: this process's own fixed window per key decides at once
+ * (a map entry, no timer and no library call: the receiver checks a new owner on nearly every
+ * callback); every allowed request is also counted in the shared store, gathered for
  * {@link SHARED_COUNT_INTERVAL_MS} and summed per key, and a key the shared count finds over its
- * budget is refused from then until its window ends.
+ * budget is refused from then until the shared window ends.
  */
 function locallyDecidedCounter(
   window: RateLimitWindow,
   increment: RateLimitIncrement,
-  local: RateLimitCounter,
   storeFailed: (err: Error) => void,
+  now: () => number,
 ): RateLimitCounter {
-  const blocks = new Map<string, { untilMs: number; refused: boolean }>();
-  const block = (key: string, untilMs: number): void => {
-    if (blocks.size >= MAX_SHARED_BLOCKS) {
-      const nowMs = Date.now();
-      for (const [blocked, { untilMs: until }] of blocks) if (until <= nowMs) blocks.delete(blocked);
+  const windowMs = window.windowSecs * 1000;
+  const windows = new Map<string, LocalWindow>();
+  let nextSweepAtMs = 0;
+  /** The key's window now, opened when closed; undefined when the map is full of live windows. */
+  const windowOf = (key: string, nowMs: number): LocalWindow | undefined => {
+    const found = windows.get(key);
+    if (found && found.endsAtMs > nowMs) return found;
+    if (!found && windows.size >= MAX_LOCAL_KEYS) {
+      if (nowMs < nextSweepAtMs) return undefined;
+      nextSweepAtMs = nowMs + windowMs;
+      for (const [held, { endsAtMs }] of windows) if (endsAtMs <= nowMs) windows.delete(held);
+      if (windows.size >= MAX_LOCAL_KEYS) return undefined;
     }
-    if (blocks.size < MAX_SHARED_BLOCKS && !blocks.has(key)) blocks.set(key, { untilMs, refused: false });
+    const opened = { endsAtMs: nowMs + windowMs, consumed: 0, refusalSaid: false };
+    windows.set(key, opened);
+    return opened;
+  };
+  /** The shared count's refusal: the key is spent here until the shared window ends. */
+  const refuseUntil = (key: string, endsAtMs: number): void => {
+    const held = windows.get(key);
+    if (held) {
+      held.consumed = Math.max(held.consumed, window.points);
+      held.endsAtMs = Math.max(held.endsAtMs, endsAtMs);
+    } else if (windows.size < MAX_LOCAL_KEYS) windows.set(key, { endsAtMs, consumed: window.points, refusalSaid: false });
   };
   let pending = new Map<string, number>();
   let countTimer: NodeJS.Timeout | undefined;
@@ -155,30 +186,31 @@ function locallyDecidedCounter(
     for (const [key, points] of counted)
       increment(key, points).then(
         ([consumed, msLeft]) => {
-          if (consumed > window.points) block(key, Date.now() + (msLeft > 0 ? msLeft : window.windowSecs * 1000));
+          if (consumed > window.points) refuseUntil(key, now() + (msLeft > 0 ? msLeft : windowMs));
         },
         (err: unknown) => storeFailed(err as Error),
       );
   };
   return {
-    async take(key) {
-      const found = blocks.get(key);
-      if (found) {
-        const leftMs = found.untilMs - Date.now();
-        if (leftMs > 0) {
-          const firstRefusal = !found.refused;
-          found.refused = true;
-          return { allowed: false, retryAfterMs: leftMs, firstRefusal };
+    take(key) {
+      const nowMs = now();
+      const local = windowOf(key, nowMs);
+      if (local) {
+        if (local.consumed >= window.points) {
+          const firstRefusal = !local.refusalSaid;
+          local.refusalSaid = true;
+          return Promise.resolve({ allowed: false, retryAfterMs: Math.max(1, local.endsAtMs - nowMs), firstRefusal });
         }
-        blocks.delete(key);
+        local.consumed += 1;
       }
-      const decision = await local.take(key);
-      if (!decision.allowed) return decision;
       pending.set(key, (pending.get(key) ?? 0) + 1);
       if (pending.size >= MAX_PENDING_KEYS) countPending();
       // Unref'd: a pending count never holds a process open (a replica stopping loses at most an interval's count).
       else countTimer ??= setTimeout(countPending, SHARED_COUNT_INTERVAL_MS).unref();
-      return ALLOWED;
+      return ALLOWED_NOW;
     },
   };
 }
+
+/** The answer of every allowed locally decided request (one settled promise, not one per request). */
+const ALLOWED_NOW: Promise<RateLimitDecision> = Promise.resolve(ALLOWED);
