@@ -8,7 +8,7 @@
  * the fan-out job to the last push settled, and the verdict: every watcher pushed exactly once.
  *
  *   node --import tsx bench/fanout/run.ts [--watchers 100000] [--store sqlite|redis|layout|cluster|both|all] [--latency 20]
- *                                         [--page-size 1000] [--concurrency 400]
+ *                                         [--page-size 1000] [--concurrency 400] [--wiring role|minimal]
  *
  * Page size defaults to `service.new_post_fanout_page_size`, concurrency to the delivery stage's
  * `DELIVERY_CONCURRENCY` (sends in flight; its window holds twice that). With 20 ms per FCM answer
@@ -21,10 +21,10 @@ import { parseArgs } from 'node:util';
 import { defaultConfig } from '../../src/config/defaults.ts';
 import { createFcmTransport } from '../../src/delivery/fcm/sender.ts';
 import { storeOutboundQueue } from '../../src/engine/outbound-queue.ts';
-import { handleOutbound } from '../../src/delivery/outbound.ts';
+import { handleOutbound, type OutboundHandlerDeps } from '../../src/delivery/outbound.ts';
 import { batchedBellBookkeeping, batchedTokenActivity } from '../../src/delivery/deliver.ts';
 import { runQueueWorker } from '../../src/roles/queue-worker.ts';
-import { DELIVERY_CONCURRENCY } from '../../src/roles/roles.ts';
+import { DELIVERY_CONCURRENCY, deliveryDepsOf } from '../../src/roles/roles.ts';
 import { runNewPostFanout, type NewPostFanoutDeps } from '../../src/engine/bells/fanout-worker.ts';
 import { enqueueNewPostFanout } from '../../src/engine/bells/video.ts';
 import { signEvent, generateSecretKey, publicKeyOf } from '../../src/nostr/keys.ts';
@@ -53,6 +53,7 @@ const { values } = parseArgs({
     'page-size': { type: 'string', default: String(defaults.new_post_fanout_page_size) },
     concurrency: { type: 'string', default: String(DELIVERY_CONCURRENCY) },
     transport: { type: 'string', default: 'fcm' },
+    wiring: { type: 'string', default: 'role' },
   },
 });
 /**
@@ -60,6 +61,17 @@ const { values } = parseArgs({
  * transport answering every send after the latency, to measure what the fan-out itself costs.
  */
 const TRANSPORT = values.transport;
+/**
+ * `role` (default): the delivery stage's dependencies built by the delivery role's own
+ * `deliveryDepsOf` (delivery log, gates, copywriter, batched badges), so a push costs what it costs
+ * the service. `minimal`: the wiring of figures taken before 2026-12-06 (no delivery log, gates or
+ * copywriter; a badge read per push), for comparisons with them.
+ */
+const WIRING = values.wiring;
+if (WIRING !== 'role' && WIRING !== 'minimal') {
+  console.error(`--wiring takes role or minimal, not ${WIRING}`);
+  process.exit(2);
+}
 const WATCHERS = Number(values.watchers);
 const PAGE_SIZE = Number(values['page-size']);
 const CONCURRENCY = Number(values.concurrency);
@@ -197,20 +209,22 @@ async function runOne(
       video,
     );
     const worker = runNewPostFanout(deps, controller.signal);
-    const deliveryDeps = {
-      store,
-      transports: [transport],
-      videoRecordTtlSecs: defaults.video_coordinate_dedup_ttl_secs,
-      maxEventAgeSecs: 3600,
-      logger,
-      metrics,
-      // As the delivery role wires them.
-      refreshTokenActivity: batchedTokenActivity(store),
-      recordDeliveredBell: batchedBellBookkeeping(store, {
-        claimTtlSecs: defaults.processed_event_ttl_secs,
-        videoRecordTtlSecs: defaults.video_coordinate_dedup_ttl_secs,
-      }),
-    };
+    const deliveryDeps: OutboundHandlerDeps =
+      WIRING === 'role'
+        ? { ...deliveryDepsOf({ config: defaultConfig(), store, transports: [transport], metrics }, logger), maxEventAgeSecs: 3600 }
+        : {
+            store,
+            transports: [transport],
+            videoRecordTtlSecs: defaults.video_coordinate_dedup_ttl_secs,
+            maxEventAgeSecs: 3600,
+            logger,
+            metrics,
+            refreshTokenActivity: batchedTokenActivity(store),
+            recordDeliveredBell: batchedBellBookkeeping(store, {
+              claimTtlSecs: defaults.processed_event_ttl_secs,
+              videoRecordTtlSecs: defaults.video_coordinate_dedup_ttl_secs,
+            }),
+          };
     // Items handled (any outcome): the drain's own signal, so the benchmark never scans the queue
     // while the stages work (queueStats counts every row, 30 ms for 30,000 rows on SQLite).
     let handled = 0;
@@ -283,7 +297,7 @@ async function runOne(
       ? 'every watcher pushed exactly once'
       : `FAILED: ${missing} watchers missed, ${duplicated} pushed more than once`;
   console.log(
-    `\n${label}: ${WATCHERS} watchers, page ${PAGE_SIZE}, concurrency ${CONCURRENCY}, ${TRANSPORT === 'stub' ? 'stub transport' : 'FCM fake'}, latency ${values.latency} ms`,
+    `\n${label}: ${WATCHERS} watchers, page ${PAGE_SIZE}, concurrency ${CONCURRENCY}, ${TRANSPORT === 'stub' ? 'stub transport' : 'FCM fake'}, latency ${values.latency} ms, ${WIRING} wiring`,
   );
   console.log(`  seeding (tokens + notify lists): ${(seedMs / 1000).toFixed(1)} s`);
   const pushesPerSec = pushes / (elapsedMs / 1000);

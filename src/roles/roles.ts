@@ -343,11 +343,14 @@ function startEngine(ctx: RoleContext): void {
   );
 }
 
-/** delivery: the outbound queue → provider sends, with bounded concurrency. */
-function startDelivery(ctx: RoleContext): void {
+/**
+ * The outbound handler's dependencies as the delivery role wires them: the batched store steps,
+ * the delivery log, the gates and the copywriter. `bench/fanout` builds its delivery stage with
+ * this too, so what it measures is what the role runs.
+ */
+export function deliveryDepsOf(ctx: Pick<RoleContext, 'config' | 'store' | 'transports' | 'metrics' | 'appId'>, log: Logger) {
   const { config, store } = ctx;
-  const log = ctx.logger.child({ role: 'delivery' });
-  const deps = {
+  return {
     store,
     transports: ctx.transports,
     appId: ctx.appId ?? DEFAULT_APP_ID,
@@ -373,6 +376,12 @@ function startDelivery(ctx: RoleContext): void {
     copywriter: loadCopywriter(config.templates),
     throttlePerUserPerHour: config.throttle.per_user_per_hour,
   };
+}
+
+/** delivery: the outbound queue → provider sends, with bounded concurrency. */
+function startDelivery(ctx: RoleContext): void {
+  const log = ctx.logger.child({ role: 'delivery' });
+  const deps = deliveryDepsOf(ctx, log);
   ctx.supervisor.spawn(TASK_DELIVERY, 'critical', (signal) =>
     runQueueWorker<OutboundPayload>({
       ...workerOptions(ctx, signal, log),
