@@ -11,6 +11,11 @@
  * What the library adds: the window arithmetic, and a per-process block of a key already over its
  * budget (`inMemoryBlockOnConsumed`), so a flood from one client costs one Redis call per window
  * and process, not one per request.
+ *
+ * A counter that decides locally (`decideLocally`, the receiver's per-owner limit) keeps its own
+ * fixed window per key in a map instead ({@link locallyDecidedCounter}): the library's memory
+ * store sets a timer for every new key, and there nearly every request is a new key. It counts in
+ * Redis through the same {@link RateLimitIncrement}, every 100 ms.
  */
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Logger } from '../observability/logger.ts';
