@@ -124,32 +124,24 @@ for (const adapter of ['sqlite', 'redis'] as const) {
       /* eslint-enable @typescript-eslint/no-unnecessary-condition */
     });
 
+    /** `user`'s stored 10002 names B only, B is watched for them, and a like published only on B reaches `token`. */
+    async function likeOnlyOnBPushes(user: TestUser, token: string, listRead: string): Promise<void> {
+      const read = await eventually(async () => (await reader.getUserRelayLists([user.pubkey]))[0]?.nip65?.relays, WAIT_MS, listRead);
+      assert.deepEqual(read, [relayB.url]);
+      await eventually(() => (hasPubkeyFilter(relayB, user.pubkey) ? true : undefined), WAIT_MS, `B watched for ${token}`);
+      const like = likeOfVideo(user);
+      await publish(relayB.url, like);
+      assert.equal((await pushTo(token, like.id)).type, 'like');
+    }
+
     test('a user registered only over HTTP has her 10002 fetched, B watched, and a like only on B pushes her', async () => {
       const put = await userApi(service.baseUrl, erin, 'PUT', '/v1/devices/erin-phone', {});
       assert.equal(put.status, 201);
-      const read = await eventually(
-        async () => (await reader.getUserRelayLists([erin.pubkey]))[0]?.nip65?.relays,
-        WAIT_MS,
-        "erin's 10002 fetched",
-      );
-      assert.deepEqual(read, [relayB.url]);
-      await eventually(() => (hasPubkeyFilter(relayB, erin.pubkey) ? true : undefined), WAIT_MS, 'B watched for erin');
-      const like = likeOfVideo(erin);
-      await publish(relayB.url, like);
-      assert.equal((await pushTo('erin-phone', like.id)).type, 'like');
+      await likeOnlyOnBPushes(erin, 'erin-phone', "erin's 10002 fetched");
     });
 
     test('a device stored before start is looked up by the backfill, and a like only on B pushes him', async () => {
-      const read = await eventually(
-        async () => (await reader.getUserRelayLists([dave.pubkey]))[0]?.nip65?.relays,
-        WAIT_MS,
-        "dave's 10002 backfilled",
-      );
-      assert.deepEqual(read, [relayB.url]);
-      await eventually(() => (hasPubkeyFilter(relayB, dave.pubkey) ? true : undefined), WAIT_MS, 'B watched for dave');
-      const like = likeOfVideo(dave);
-      await publish(relayB.url, like);
-      assert.equal((await pushTo('dave-phone', like.id)).type, 'like');
+      await likeOnlyOnBPushes(dave, 'dave-phone', "dave's 10002 backfilled");
       assert.equal(relayB.connectionCount(), 1, 'one connection to B for both users');
     });
 
