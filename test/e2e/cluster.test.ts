@@ -40,7 +40,7 @@ import { DELIVERY_WINDOW } from '../../src/roles/roles.ts';
 import { startFcmFake, type FcmFake, type ReceivedMessage } from '../support/fcm-fake.ts';
 import { eventually, startServiceProcess, type ServiceProcess } from '../support/service-process.ts';
 import { TestClockFile } from '../support/test-clock.ts';
-import { queuesDrained } from '../support/queues.ts';
+import { queuesDrained, workDrained } from '../support/queues.ts';
 
 /** Upper bounds only a hang reaches. */
 const WAIT_MS = 60_000;
@@ -392,13 +392,8 @@ describe('a fleet on a Redis Cluster: three masters with replicas, roles split o
       let advances = 0;
       await eventually(
         async () => {
-          const [inbound, outbound, jobs] = await Promise.all([
-            timed.queueStats('inbound'),
-            timed.queueStats('outbound'),
-            timed.fanoutJobStats(),
-          ]);
-          if (inbound.ready + inbound.leased + outbound.ready + outbound.leased + jobs.due + jobs.waiting === 0 && commentsPushed())
-            return true;
+          const drained = await workDrained(timed);
+          if (drained && commentsPushed()) return true;
           if ((await dueWork()) === 0) {
             advances += 1;
             await clock.advance(CLOCK_STEP_MS, everyProcess());
@@ -412,10 +407,12 @@ describe('a fleet on a Redis Cluster: three masters with replicas, roles split o
       const counts = new Map<string, number>();
       for (const m of pushesFor(posted.id)) counts.set(m.token, (counts.get(m.token) ?? 0) + 1);
       const lost = watchers.filter((watcher) => !counts.has(`w-${watcher.slice(0, 10)}`));
+      // What the store holds for the first few lost watchers (which step lost them), in the
+      // failure's message so a CI log shows it.
+      const whereLost: string[] = [];
       if (lost.length > 0) {
-        // What the store holds for the first few lost watchers: which step lost them.
         const outbound = await timed.queueStats('outbound');
-        t.diagnostic(
+        whereLost.push(
           `outbound queue after the failover: ${JSON.stringify({ ready: outbound.ready, leased: outbound.leased, dead: outbound.dead })}`,
         );
         for (const watcher of lost.slice(0, 10)) {
@@ -433,12 +430,17 @@ describe('a fleet on a Redis Cluster: three masters with replicas, roles split o
           }
           const dead = await timed.getDead('outbound', id);
           if (dead) places.push(`dead: ${dead.reason}, ${dead.attempts} attempts, last error ${dead.lastError ?? '-'}`);
-          t.diagnostic(
+          whereLost.push(
             `lost ${watcher.slice(0, 10)}: claim ${claim === null ? 'absent' : `held (${claim})`}; item ${places.join('; ') || 'nowhere'}`,
           );
         }
+        whereLost.push(`the cluster's failover, as its nodes logged it:\n${cluster.failoverLog()}`);
       }
-      assert.deepEqual(lost.map((watcher) => watcher.slice(0, 10)).slice(0, 20), [], `${lost.length} watchers lost`);
+      assert.deepEqual(
+        lost.map((watcher) => watcher.slice(0, 10)).slice(0, 20),
+        [],
+        `${lost.length} watchers lost\n${whereLost.join('\n')}`,
+      );
       assert.equal(counts.size, FANOUT_WATCHERS, 'every watcher belled');
       const repeated = [...counts.values()].filter((n) => n > 1);
       assert.ok(

@@ -120,6 +120,57 @@ describe('replica acknowledgement on a Redis Cluster with replicas', () => {
     await raw.del(key);
   });
 
+  test('a replica its master no longer counts as connected does not excuse a shortfall', async () => {
+    // The replica is cut off from its master (its link killed while it is frozen): the master
+    // counts no connected replica, yet the cluster still lists it and could still promote it,
+    // without the step's write. A replica promoted over a master that has not heard of it yet
+    // looks the same from the master's side, so the step fails and its caller retries it.
+    const key = 'cut-off-replica-step';
+    const slot = calculateKeySlot(key);
+    const [masterAddress, replicaAddress] = raw.slots[slot] ?? [];
+    assert.ok(masterAddress && replicaAddress, 'the slot has a master and a replica');
+    const replica = cluster.nodes.find((node) => node.port === Number(replicaAddress.split(':')[1]));
+    const master = raw.nodes('master').find((node) => `${node.options.host}:${node.options.port}` === masterAddress);
+    assert.ok(replica && master, 'the slot’s master and replica are nodes of the test cluster');
+    const waiter = new ReplicaWaiter(master, raw, { replicas: 1, timeoutMs: WAIT_TIMEOUT_MS });
+    process.kill(replica.pid, 'SIGSTOP');
+    try {
+      await master.call('CLIENT', 'KILL', 'TYPE', 'replica');
+      await eventually(
+        async () => (/^connected_slaves:0/m.test(await master.info('replication')) ? true : undefined),
+        RETRY_DEADLINE_MS,
+        'the master counting no connected replica',
+      );
+      // As the client's map had it before the cut (a refresh now could already leave the replica out).
+      raw.slots[slot] = [masterAddress, replicaAddress];
+      await raw.set(key, 'cut off');
+      await assert.rejects(
+        waiter.afterWrites(() => [key]),
+        (error: unknown) => error instanceof ReplicationWaitError && /0 of 1 replicas acknowledged/.test(error.message),
+        'the shortfall is an error though the master lost the replica',
+      );
+    } finally {
+      process.kill(replica.pid, 'SIGCONT');
+    }
+    // Reconnected (a partial resync), the replica acknowledges again and the retry goes through.
+    await eventually(
+      async () => {
+        raw.slots[slot] = [masterAddress, replicaAddress];
+        await raw.set(key, 'after');
+        return waiter.afterWrites(() => [key]).then(
+          () => true,
+          (error: unknown) => {
+            if (error instanceof ReplicationWaitError) return undefined;
+            throw error;
+          },
+        );
+      },
+      RETRY_DEADLINE_MS,
+      'the replica acknowledging again',
+    );
+    await raw.del(key);
+  });
+
   test('a watcher walk continued on another Redis process restarts instead of skipping watchers', async () => {
     const creator = 'c4'.repeat(32);
     const watchers = Array.from({ length: WALKED_WATCHERS }, (_, i) => `d${i.toString(16).padStart(63, '0')}`);

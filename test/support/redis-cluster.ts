@@ -27,7 +27,20 @@ export interface PrivateRedisCluster {
   nodes: PrivateRedisServer[];
   /** Stop every node (SIGTERM, SIGKILL after a grace period). */
   stop(): Promise<void>;
+  /**
+   * The lines of every node's log that tell how the cluster saw its nodes fail and fail over
+   * (failure reports, elections, promotions, state changes), each with its node's port: for a
+   * failed test's message, to tell a failover the test made from one the machine's load made.
+   */
+  failoverLog(): string;
 }
+
+/** Log lines of a node about failures, elections and the cluster's state (redis-server's wording). */
+const FAILOVER_LOG_LINE = /FAIL|[Ee]lection|[Ff]ailover|Cluster state changed|new master|turning into a replica|Connection with (?:master|replica) .*lost/;
+/** A log line's time of day (`HH:MM:SS.mmm`), to merge the nodes' logs in order (a test runs within a day). */
+const LOG_TIME = /\d\d:\d\d:\d\d\.\d{3}/;
+/** The most lines {@link PrivateRedisCluster.failoverLog} gives, the last ones. */
+const FAILOVER_LOG_LINES = 80;
 
 export interface RedisClusterOptions {
   masters?: number;
@@ -177,5 +190,18 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
     throw error;
   }
   const seeds = nodes.slice(0, masters).map((node) => `127.0.0.1:${node.port}`);
-  return { url: `redis+cluster://${seeds.join(',')}`, nodes, stop };
+  const failoverLog = () =>
+    nodes
+      .flatMap((node) =>
+        node
+          .log()
+          .split('\n')
+          .filter((line) => FAILOVER_LOG_LINE.test(line))
+          .map((line) => ({ at: LOG_TIME.exec(line)?.[0] ?? '', line: `${node.port} ${line}` })),
+      )
+      .sort((a, b) => a.at.localeCompare(b.at))
+      .map(({ line }) => line)
+      .slice(-FAILOVER_LOG_LINES)
+      .join('\n');
+  return { url: `redis+cluster://${seeds.join(',')}`, nodes, stop, failoverLog };
 }

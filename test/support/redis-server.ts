@@ -18,6 +18,8 @@ export interface PrivateRedisServer {
   stop(): Promise<void>;
   /** Kill the server with SIGKILL at once (a crash) and wait until it has exited. */
   kill(): Promise<void>;
+  /** What the server logged so far (notice level): for a failed test's message. */
+  log(): string;
 }
 
 export interface RedisServerOptions {
@@ -157,6 +159,7 @@ async function startOnce(dir: string, extraArgs: readonly string[]): Promise<Pri
       child.kill('SIGKILL');
       await exited;
     },
+    log: () => output,
   };
 }
 

@@ -28,20 +28,25 @@
  * replicas out of `CLUSTER SLOTS`), but it can be stale: a replica flagged failed for a moment on
  * a loaded host stays out of it until the next refresh while it still replicates, and can still
  * be promoted. So when the map lists fewer than configured, the master's own count
- * (`INFO replication`) decides. A master with no connected replica is not waited for: after a
- * failover the promoted master has no replica until one joins it, and its slots keep working
- * meanwhile.
+ * (`INFO replication`) decides; on one Redis, which has no slot map, that count always does. A
+ * master with no connected replica is not waited for: after a failover the promoted master has no
+ * replica until one joins it, and its slots keep working meanwhile.
  *
- * A WAIT answered by fewer replicas than asked is an error ({@link ReplicationWaitError}) unless
- * the master has since lost the replicas that did not answer (it counts them again), which
- * the step's caller retries as it retries any store error (the queues' leases, the fan-out page's
- * backoff, the inbound event's retry); every such step is idempotent. It is not merely logged: a
- * listed replica that does not acknowledge is lagging (and a failover now would promote it
- * without the step's writes), or the master just died; carrying on then is exactly the loss
- * this guards against. A shortfall also refreshes the slot map, so a replica the cluster has
- * since marked failed stops being waited for on the retry. While a replica is alive but does not
- * keep up (a full resync), the steps writing to its master's slots fail after the timeout and are
- * retried: the price of the guarantee, as with Redis' own `min-replicas-to-write`.
+ * A WAIT answered by fewer replicas than asked is an error ({@link ReplicationWaitError}), always,
+ * which the step's caller retries as it retries any store error (the queues' leases, the fan-out
+ * page's backoff, the inbound event's retry); every such step is idempotent. It is not merely
+ * logged: a replica that does not acknowledge is lagging (and a failover now would promote it
+ * without the step's writes), or the master just died; carrying on then is exactly the loss this
+ * guards against. Nor is it excused when the master no longer counts that replica among its
+ * connected ones: from the master's side a replica that died, one cut off for a moment (it may
+ * still be promoted, without the write), and one promoted over it (a failover the master has not
+ * heard of yet, whose writes it will throw away when it does) look the same. Only the cluster can
+ * tell them apart, so a shortfall refreshes the slot map and the retry goes by it: a replica the
+ * cluster marked failed is no longer listed nor waited for, and a master failed over is no longer
+ * asked at all (the step runs again on its successor). While a replica is alive but does not keep
+ * up (a full resync), or is dead but not yet marked failed (the cluster's node timeout), the steps
+ * writing to its master's slots fail after the timeout and are retried: the price of the
+ * guarantee, as with Redis' own `min-replicas-to-write`.
  *
  * The master is read from the slot map just after the step's answers. A failover completing in
  * between (it takes at least the cluster's node timeout, seconds) would make the WAIT ask the new
@@ -166,7 +171,8 @@ export class ReplicaWaiter {
     if (replicas === 0) return;
     const keys = keysOf();
     if (keys.length === 0) return;
-    const targets = this.cluster ? this.mastersOf(this.cluster, keys) : [{ node: this.redis, replicas }];
+    // One Redis has no slot map to list its replicas: its own count decides, as where a map lists too few.
+    const targets = this.cluster ? this.mastersOf(this.cluster, keys) : [{ node: this.redis, replicas: 0 }];
     await Promise.all(targets.map((target) => this.waitOn(target)));
     if (this.settings.refuseAcknowledgement?.())
       throw new ReplicationWaitError(`0 of ${replicas} replicas acknowledged (injected by a test)`);
@@ -181,11 +187,11 @@ export class ReplicaWaiter {
     if (asked === 0) return;
     const acknowledged = Number(await node.call('WAIT', asked, timeoutMs));
     if (acknowledged >= asked) return;
-    // A replica that left the master since it was counted (died, cut off) cannot acknowledge: as
-    // with one the cluster already dropped, the master is waited for by the replicas it still has.
-    if (acknowledged >= Math.min(wanted, await connectedReplicas(node))) return;
-    // The map may list a replica the cluster has since marked failed: the retry reads it anew.
+    // Not excused when the master has since lost the replica (module comment): the map may list
+    // a replica the cluster has since marked failed, or a master it failed over; the retry reads
+    // it anew, and the count it asks the master for again.
     this.cluster?.refreshSlotsCache();
+    this.connectedCounts.delete(node);
     const where = this.cluster ? ` on ${node.options.host ?? '?'}:${node.options.port ?? '?'}` : '';
     throw new ReplicationWaitError(`${acknowledged} of ${asked} replicas acknowledged${where} within ${timeoutMs} ms`);
   }
