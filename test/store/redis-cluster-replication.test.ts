@@ -157,13 +157,15 @@ describe('replica acknowledgement on a Redis Cluster with replicas', () => {
       async () => {
         raw.slots[slot] = [masterAddress, replicaAddress];
         await raw.set(key, 'after');
-        return waiter.afterWrites(() => [key]).then(
-          () => true,
-          (error: unknown) => {
-            if (error instanceof ReplicationWaitError) return undefined;
-            throw error;
-          },
-        );
+        return waiter
+          .afterWrites(() => [key])
+          .then(
+            () => true,
+            (error: unknown) => {
+              if (error instanceof ReplicationWaitError) return undefined;
+              throw error;
+            },
+          );
       },
       RETRY_DEADLINE_MS,
       'the replica acknowledging again',

@@ -36,7 +36,8 @@ export interface PrivateRedisCluster {
 }
 
 /** Log lines of a node about failures, elections and the cluster's state (redis-server's wording). */
-const FAILOVER_LOG_LINE = /FAIL|[Ee]lection|[Ff]ailover|Cluster state changed|new master|turning into a replica|Connection with (?:master|replica) .*lost/;
+const FAILOVER_LOG_LINE =
+  /FAIL|[Ee]lection|[Ff]ailover|Cluster state changed|new master|turning into a replica|Connection with (?:master|replica) .*lost/;
 /** A log line's time of day (`HH:MM:SS.mmm`), to merge the nodes' logs in order (a test runs within a day). */
 const LOG_TIME = /\d\d:\d\d:\d\d\.\d{3}/;
 /** The most lines {@link PrivateRedisCluster.failoverLog} gives, the last ones. */
