@@ -18,6 +18,7 @@ import { createRedisKeys, queueShardOf, DEFAULT_CLUSTER_QUEUE_SHARDS } from '../
 import { ReplicaWaiter, ReplicationWaitError } from '../../src/store/redis/replication.ts';
 import { createLogger } from '../../src/observability/logger.ts';
 import { clusterNodeId, startRedisCluster, waitForFailover, type PrivateRedisCluster } from '../support/redis-cluster.ts';
+import type { PrivateRedisServer } from '../support/redis-server.ts';
 import { eventually } from '../support/service-process.ts';
 
 /** Short, so a step meeting the frozen replica fails fast. */
@@ -55,6 +56,23 @@ describe('replica acknowledgement on a Redis Cluster with replicas', () => {
     await cluster?.stop();
     /* eslint-enable @typescript-eslint/no-unnecessary-condition */
   });
+
+  /** The master and replica serving `key`'s slot, as the client's map lists them and as the test cluster's nodes. */
+  function slotNodes(key: string): {
+    slot: number;
+    masterAddress: string;
+    replicaAddress: string;
+    master: Redis;
+    replica: PrivateRedisServer;
+  } {
+    const slot = calculateKeySlot(key);
+    const [masterAddress, replicaAddress] = raw.slots[slot] ?? [];
+    assert.ok(masterAddress && replicaAddress, 'the slot has a master and a replica');
+    const replica = cluster.nodes.find((node) => node.port === Number(replicaAddress.split(':')[1]));
+    const master = raw.nodes('master').find((node) => `${node.options.host}:${node.options.port}` === masterAddress);
+    assert.ok(replica && master, 'the slot’s master and replica are nodes of the test cluster');
+    return { slot, masterAddress, replicaAddress, master, replica };
+  }
 
   /** The port of the replica of the master serving the queue shard of `id` (ioredis lists a slot's nodes master first). */
   function replicaPortOf(id: string): { replicaPort: number; masterAddress: string } {
@@ -95,12 +113,8 @@ describe('replica acknowledgement on a Redis Cluster with replicas', () => {
     // A slot map refreshed while the cluster flagged the replica failed for a moment (a loaded
     // host): the replica is gone from the map but still replicates, and could still be promoted.
     const key = 'stale-map-step';
-    const slot = calculateKeySlot(key);
-    const [masterAddress, replicaAddress] = raw.slots[slot] ?? [];
-    assert.ok(masterAddress && replicaAddress, 'the slot has a master and a replica');
-    const replica = cluster.nodes.find((node) => node.port === Number(replicaAddress.split(':')[1]));
-    assert.ok(replica, 'the replica is one of the test cluster’s nodes');
-    const waiter = new ReplicaWaiter(raw.nodes('master')[0] as Redis, raw, { replicas: 1, timeoutMs: WAIT_TIMEOUT_MS });
+    const { slot, masterAddress, master, replica } = slotNodes(key);
+    const waiter = new ReplicaWaiter(master, raw, { replicas: 1, timeoutMs: WAIT_TIMEOUT_MS });
     await raw.set(key, 'before');
     raw.slots[slot] = [masterAddress];
     process.kill(replica.pid, 'SIGSTOP');
@@ -126,12 +140,7 @@ describe('replica acknowledgement on a Redis Cluster with replicas', () => {
     // without the step's write. A replica promoted over a master that has not heard of it yet
     // looks the same from the master's side, so the step fails and its caller retries it.
     const key = 'cut-off-replica-step';
-    const slot = calculateKeySlot(key);
-    const [masterAddress, replicaAddress] = raw.slots[slot] ?? [];
-    assert.ok(masterAddress && replicaAddress, 'the slot has a master and a replica');
-    const replica = cluster.nodes.find((node) => node.port === Number(replicaAddress.split(':')[1]));
-    const master = raw.nodes('master').find((node) => `${node.options.host}:${node.options.port}` === masterAddress);
-    assert.ok(replica && master, 'the slot’s master and replica are nodes of the test cluster');
+    const { slot, masterAddress, replicaAddress, master, replica } = slotNodes(key);
     const waiter = new ReplicaWaiter(master, raw, { replicas: 1, timeoutMs: WAIT_TIMEOUT_MS });
     process.kill(replica.pid, 'SIGSTOP');
     try {
