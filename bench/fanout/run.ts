@@ -27,6 +27,8 @@ import { runQueueWorker } from '../../src/roles/queue-worker.ts';
 import { DELIVERY_CONCURRENCY, deliveryDepsOf } from '../../src/roles/roles.ts';
 import { runNewPostFanout, type NewPostFanoutDeps } from '../../src/engine/bells/fanout-worker.ts';
 import { enqueueNewPostFanout } from '../../src/engine/bells/video.ts';
+import { bellNotificationExpander } from '../../src/engine/bells/bell-items.ts';
+import type { OutboundPayload } from '../../src/delivery/campaign-items.ts';
 import { signEvent, generateSecretKey, publicKeyOf } from '../../src/nostr/keys.ts';
 import { VIDEO } from '../../src/nostr/kinds.ts';
 import { createLogger } from '../../src/observability/logger.ts';
@@ -39,7 +41,7 @@ import { startRedisServer } from '../../test/support/redis-server.ts';
 import { startRedisCluster } from '../../test/support/redis-cluster.ts';
 import { printProfile, profile } from '../support/cpu-profile.ts';
 import { startFcmFakeProcess } from '../support/fcm-fake-client.ts';
-import type { OutboundNotification, PushMessage } from '../../src/notification/types.ts';
+import type { PushMessage } from '../../src/notification/types.ts';
 import { QueueSignal } from '../../src/store/queue-work.ts';
 import { commandsPerItem, redisCommandCounts } from '../support/redis-commands.ts';
 import { http2LimitPerSec } from '../support/http2-limit.ts';
@@ -224,12 +226,13 @@ async function runOne(
               claimTtlSecs: defaults.processed_event_ttl_secs,
               videoRecordTtlSecs: defaults.video_coordinate_dedup_ttl_secs,
             }),
+            expandBellItem: bellNotificationExpander(),
           };
     // Items handled (any outcome): the drain's own signal, so the benchmark never scans the queue
     // while the stages work (queueStats counts every row, 30 ms for 30,000 rows on SQLite).
     let handled = 0;
     let queuedAllMs: number | undefined;
-    const delivery = runQueueWorker<OutboundNotification>({
+    const delivery = runQueueWorker<OutboundPayload>({
       store,
       queue: 'outbound',
       handle: async (item) => {

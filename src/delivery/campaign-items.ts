@@ -20,6 +20,7 @@ import { SECRET_PREFIX_CHARS } from '../observability/logger.ts';
 import type { CampaignRecord, CampaignRequest } from '../store/port-campaigns.ts';
 import type { DeviceRegistration, LeasedItem, StorePort } from '../store/port.ts';
 import type { OutboundNotification, PushMessage } from '../notification/types.ts';
+import { isBellItemRef, type BellItemRef, type ExpandBellItem } from '../notification/bell-item.ts';
 
 /** The `data.type` of a campaign push, as seed 000 spells it. */
 export const CAMPAIGN_PUSH_TYPE = 'campaign';
@@ -38,8 +39,8 @@ export interface CampaignItemRef {
   };
 }
 
-/** A payload of the outbound queue: a notification, or a campaign item's reference to one. */
-export type OutboundPayload = OutboundNotification | CampaignItemRef;
+/** A payload of the outbound queue: a notification, or a campaign item's or a bell's reference to one. */
+export type OutboundPayload = OutboundNotification | CampaignItemRef | BellItemRef;
 
 /** What building a campaign's notification needs of its record: everything but the audience (a list of up to 10,000 pubkeys). */
 export interface CampaignCopy {
@@ -178,16 +179,22 @@ function copyOf(record: CampaignRecord): CampaignCopy {
 /** Reason a reference is dead-lettered with when its campaign record cannot be found. */
 export const CAMPAIGN_RECORD_MISSING = 'campaign record not found';
 
+/** Reason a bell reference is dead-lettered with by a delivery stage built without the bell expander (a wiring error). */
+export const BELL_EXPANDER_MISSING = 'bell reference, but this delivery stage cannot expand bells';
+
 /**
- * The item with its notification: a whole one as it is, a reference rebuilt from its campaign's
- * record; null when that record is missing. Synchronous for a whole one, so the pushes that are
- * not campaigns' pay no extra promise.
+ * The item with its notification: a whole one as it is, a bell's reference expanded by
+ * `expandBell`, a campaign's rebuilt from its campaign's record; null when that record is
+ * missing (or a bell comes without an expander). Synchronous but for a campaign's, so the pushes
+ * that are not campaigns' pay no extra promise.
  */
 export function withNotification(
   copies: CampaignCopies,
   item: LeasedItem<OutboundPayload>,
-): LeasedItem<OutboundNotification> | Promise<LeasedItem<OutboundNotification> | null> {
+  expandBell?: ExpandBellItem,
+): LeasedItem<OutboundNotification> | null | Promise<LeasedItem<OutboundNotification> | null> {
   const payload = item.payload;
+  if (isBellItemRef(payload)) return expandBell ? { ...item, payload: expandBell(payload.bellItem) } : null;
   if (!isCampaignItemRef(payload)) return { ...item, payload };
   const { appId, campaignId, recipient, device, sendAtMs } = payload.campaignItem;
   return copies

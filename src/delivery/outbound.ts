@@ -2,7 +2,14 @@ import type { LeasedItem } from '../store/port.ts';
 import { deliverNotification, type DeliveryDeps, type DeliveryReport } from './deliver.ts';
 import { isUrgent, THROTTLED } from './throttle.ts';
 import { deliverCampaignItem, type CampaignClaimFn, type CampaignCounterFn } from './campaign.ts';
-import { CAMPAIGN_RECORD_MISSING, CampaignCopies, withNotification, type OutboundPayload } from './campaign-items.ts';
+import {
+  BELL_EXPANDER_MISSING,
+  CAMPAIGN_RECORD_MISSING,
+  CampaignCopies,
+  withNotification,
+  type OutboundPayload,
+} from './campaign-items.ts';
+import { isBellItemRef, type ExpandBellItem } from '../notification/bell-item.ts';
 import type { SuppressionGate } from './suppression-gate.ts';
 import type { QuietHoursGate } from './quiet-hours-gate.ts';
 import type { DeviceRegistration } from '../store/port.ts';
@@ -64,6 +71,11 @@ export interface OutboundHandlerDeps extends DeliveryDeps {
   quietHoursGate?: QuietHoursGate;
   /** The campaign records a campaign item's notification is rebuilt from (`campaign-items.ts`); absent, read per item. */
   campaignCopies?: CampaignCopies;
+  /**
+   * Expands a bell's reference into its notification (the engine's `bellNotificationExpander`;
+   * `notification/bell-item.ts`). Absent, a bell reference is dead-lettered: a wiring error.
+   */
+  expandBellItem?: ExpandBellItem;
 }
 
 /** The campaign records' cache, or for a handler built without one (tests) a fresh one: nothing shared between stores. */
@@ -118,9 +130,9 @@ export async function handleOutbound(
   leased: LeasedItem<OutboundPayload>,
   signal?: AbortSignal,
 ): Promise<WorkOutcome> {
-  const whole = withNotification(campaignCopiesOf(deps), leased);
+  const whole = withNotification(campaignCopiesOf(deps), leased, deps.expandBellItem);
   const item = whole instanceof Promise ? await whole : whole;
-  if (item === null) return { kind: 'dead', reason: CAMPAIGN_RECORD_MISSING };
+  if (item === null) return { kind: 'dead', reason: isBellItemRef(leased.payload) ? BELL_EXPANDER_MISSING : CAMPAIGN_RECORD_MISSING };
   const notification = item.payload;
   const startedMs = performance.now();
   const { devices, suppressed } = await devicesOf(deps, item);

@@ -3,6 +3,7 @@
  * with a manual clock: the lane and the availability time of what it queues. What delivery makes
  * of the items is in `src/delivery/campaign-items.test.ts` and `campaign.test.ts`.
  */
+import { isBellItemRef } from '../notification/bell-item.ts';
 import { afterEach, beforeEach, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { isCampaignItemRef, type OutboundPayload } from '../delivery/campaign-items.ts';
@@ -69,7 +70,11 @@ describeOnEachStore('campaign scheduler: what one page queues', (open) => {
   const dueRecipients = async () => {
     const due = await store.lease<OutboundPayload>('outbound', LEASE);
     for (const item of due) await store.ack('outbound', item.id, item.leaseToken);
-    return due.map((item) => (isCampaignItemRef(item.payload) ? item.payload.campaignItem.recipient : item.payload.recipient));
+    return due.map((item) => {
+      const payload = item.payload;
+      if (isCampaignItemRef(payload)) return payload.campaignItem.recipient;
+      return isBellItemRef(payload) ? payload.bellItem.recipient : payload.recipient;
+    });
   };
 
   test('every campaign item is queued on the low lane, the deferred one too', async () => {

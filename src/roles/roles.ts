@@ -37,6 +37,7 @@ import { handleOutbound } from '../delivery/outbound.ts';
 import { storeSuppressionGate } from '../delivery/suppression-gate.ts';
 import { batchedCampaignClaims, batchedCampaignCounter } from '../delivery/campaign.ts';
 import { CampaignCopies, type OutboundPayload } from '../delivery/campaign-items.ts';
+import { bellNotificationExpander } from '../engine/bells/bell-items.ts';
 import { storeQuietHoursGate } from '../delivery/quiet-hours-gate.ts';
 import type { PushTransport } from '../delivery/types.ts';
 import { createListener, type Listener, type RelayStatus, type UserRelaySummary } from '../listener/index.ts';
@@ -368,6 +369,7 @@ export function deliveryDepsOf(ctx: Pick<RoleContext, 'config' | 'store' | 'tran
     countCampaignOutcome: batchedCampaignCounter(store),
     claimCampaignDelivery: batchedCampaignClaims(store),
     campaignCopies: new CampaignCopies(store),
+    expandBellItem: bellNotificationExpander(),
     recordDeliveredBell: batchedBellBookkeeping(store, {
       claimTtlSecs: config.service.processed_event_ttl_secs,
       videoRecordTtlSecs: config.service.video_coordinate_dedup_ttl_secs,

@@ -4,11 +4,12 @@
  * handle each item, settle it as the queue worker would.
  */
 import { handleOutbound } from '../../src/delivery/outbound.ts';
+import { bellNotificationExpander } from '../../src/engine/bells/bell-items.ts';
 import type { PushTransport } from '../../src/delivery/types.ts';
 import { createLogger } from '../../src/observability/logger.ts';
 import type { Metrics } from '../../src/observability/metrics.ts';
 import type { StorePort } from '../../src/store/port.ts';
-import type { OutboundNotification } from '../../src/notification/types.ts';
+import type { OutboundPayload } from '../../src/delivery/campaign-items.ts';
 import type { WorkOutcome } from '../../src/store/queue-work.ts';
 
 export interface DrainOptions {
@@ -32,10 +33,11 @@ export async function drainOutbound(
     logger: createLogger({ level: 'silent' }),
     metrics,
     maxEventAgeSecs: options.maxEventAgeSecs ?? 86_400,
+    expandBellItem: bellNotificationExpander(),
   };
   const results: Array<{ id: string; outcome: WorkOutcome }> = [];
   for (;;) {
-    const items = await store.lease<OutboundNotification>('outbound', { max: 500, leaseMs: 60_000, maxAttempts: 10 });
+    const items = await store.lease<OutboundPayload>('outbound', { max: 500, leaseMs: 60_000, maxAttempts: 10 });
     if (items.length === 0) return results;
     for (const item of items) {
       const outcome = await handleOutbound(deps, item);

@@ -5,6 +5,7 @@
  */
 import type { OutboundHandlerDeps } from '../../src/delivery/outbound.ts';
 import type { PushTransport } from '../../src/delivery/types.ts';
+import { bellNotificationExpander } from '../../src/engine/bells/bell-items.ts';
 import { createLogger } from '../../src/observability/logger.ts';
 import { Metrics } from '../../src/observability/metrics.ts';
 import type { StorePort } from '../../src/store/port.ts';
@@ -23,6 +24,7 @@ export function testOutboundDeps<Extra extends Partial<OutboundHandlerDeps>>(
     maxEventAgeSecs: HOUR_SECS,
     logger: createLogger({ level: 'silent' }),
     metrics: new Metrics(),
+    expandBellItem: bellNotificationExpander(),
     ...extra,
   };
 }

@@ -1,10 +1,16 @@
 /** The real outbound queue of a store, also recording every notification it queued, for engine tests. */
-import { storeOutboundQueue, type OutboundQueue } from '../../src/engine/outbound-queue.ts';
+import { storeOutboundQueue, type OutboundQueue, type QueuedOutbound } from '../../src/engine/outbound-queue.ts';
+import { bellNotificationExpander } from '../../src/engine/bells/bell-items.ts';
+import { isBellItemRef } from '../../src/notification/bell-item.ts';
 import type { StorePort } from '../../src/store/port.ts';
 import type { OutboundNotification } from '../../src/notification/types.ts';
 
 export function recordingOutboundQueue(store: StorePort, queued: OutboundNotification[]): OutboundQueue {
   const real = storeOutboundQueue(store, () => undefined);
+  // A bell is recorded as the notification the delivery stage expands it into.
+  const expand = bellNotificationExpander();
+  const whole = (notification: QueuedOutbound): OutboundNotification =>
+    isBellItemRef(notification) ? expand(notification.bellItem) : notification;
   return {
     async enqueue(notification, lane) {
       await real.enqueue(notification, lane);
@@ -13,7 +19,7 @@ export function recordingOutboundQueue(store: StorePort, queued: OutboundNotific
     async claimAndEnqueue(notifications, claimTtlSecs, lane) {
       const taken = await real.claimAndEnqueue(notifications, claimTtlSecs, lane);
       notifications.forEach((notification, i) => {
-        if (taken[i]) queued.push(notification);
+        if (taken[i]) queued.push(whole(notification));
       });
       return taken;
     },

@@ -23,10 +23,10 @@ import type { StorePort } from '../../store/port.ts';
 import { PREFERENCE_CATEGORY } from '../content.ts';
 import type { NotificationCopy } from '../copy.ts';
 import type { OutboundQueue } from '../outbound-queue.ts';
-import { buildSocialPayload } from '../payload.ts';
-import { bellDelivery, type BellVideo } from './rules.ts';
+import type { BellVideo } from './rules.ts';
 import { countRouted } from '../inbox/count.ts';
-import type { OutboundNotification } from '../../notification/types.ts';
+import type { BellItemRef } from '../../notification/bell-item.ts';
+import { bellItemOf } from './bell-items.ts';
 
 export interface BellRecipientDeps {
   store: StorePort;
@@ -135,30 +135,23 @@ export async function enqueueBellPage(
   if (eligible.length === 0) return result;
 
   const text = await copy();
-  const eventCreatedAt = event.created_at;
   const step = Math.max(1, deps.enqueueBatchSize ?? BELL_ENQUEUE_BATCH);
   for (let start = 0; start < eligible.length; start += step) {
     if (signal.aborted) {
       result.cancelled = true;
       break;
     }
-    const notifications: OutboundNotification[] = eligible.slice(start, start + step).map((state) => ({
-      eventId: event.id,
-      recipient: state.watcher,
-      type: 'newPost',
-      message: buildSocialPayload({
-        type: 'newPost',
+    // References, not whole notifications: the delivery stage rebuilds each (`bell-items.ts`).
+    const bells: BellItemRef[] = eligible.slice(start, start + step).map((state) => ({
+      bellItem: bellItemOf(
         event,
-        recipient: state.watcher,
-        senderName: text.senderName,
-        copy: { title: text.title, body: text.body, ...(text.template ? { template: text.template } : {}) },
-      }),
-      claim: { eventId: event.id, recipient: state.watcher, owner: randomUUID() },
-      eventCreatedAt,
-      devices: state.devices,
-      ...bellDelivery(video, state.watcher, deps.rateLimitSecs),
+        video.dTag,
+        text,
+        { recipient: state.watcher, owner: randomUUID(), devices: state.devices },
+        deps.rateLimitSecs,
+      ),
     }));
-    const taken = await deps.outbound.claimAndEnqueue(notifications, deps.processedEventTtlSecs);
+    const taken = await deps.outbound.claimAndEnqueue(bells, deps.processedEventTtlSecs);
     const queued = taken.filter(Boolean).length;
     result.queued += queued;
     count('queued', queued);
