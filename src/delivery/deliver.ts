@@ -87,7 +87,9 @@ export function batchedBellBookkeeping(
     const byVideo = new Map<string, DeliveredBell[]>();
     for (const bell of bells) {
       const key = `${bell.video.owner}\n${bell.video.dTag}\n${bell.rateLimitSecs}`;
-      byVideo.set(key, [...(byVideo.get(key) ?? []), bell]);
+      const group = byVideo.get(key);
+      if (group) group.push(bell);
+      else byVideo.set(key, [bell]);
     }
     for (const group of byVideo.values()) {
       const [first] = group;
