@@ -63,5 +63,5 @@ USER nostr-push
 # with the api or pusher role serve HTTP: compose.yaml turns this check off for the others.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
   CMD ["node", "bin/nostr-push.js", "healthcheck"]
-ENTRYPOINT ["node", "bin/nostr-push.js"]
+ENTRYPOINT ["node", "--max-semi-space-size=32", "bin/nostr-push.js"]
 CMD ["serve"]

@@ -1,4 +1,4 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --max-semi-space-size=32
 // Runs the compiled JavaScript in dist/ when it is current, and the TypeScript source through
 // tsx otherwise (see entry.js). Production runs dist/: no TypeScript loader thread, no
 // transform cache, and about 35 MiB less resident memory.

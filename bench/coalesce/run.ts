@@ -33,7 +33,9 @@ import { openSqliteStore } from '../../src/store/sqlite/index.ts';
 import { ManualClock } from '../../src/util/clock.ts';
 import { RecordingTransport } from '../../test/support/recording-transport.ts';
 import { startRedisServer } from '../../test/support/redis-server.ts';
+import { runUnderServerNodeFlags } from '../support/server-node-flags.ts';
 
+runUnderServerNodeFlags();
 const { values } = parseArgs({
   options: {
     likes: { type: 'string', default: '100000' },

@@ -45,8 +45,11 @@ import type { PushMessage } from '../../src/notification/types.ts';
 import { QueueSignal } from '../../src/store/queue-work.ts';
 import { commandsPerItem, redisCommandCounts } from '../support/redis-commands.ts';
 import { http2LimitPerSec } from '../support/http2-limit.ts';
+import { runUnderServerNodeFlags } from '../support/server-node-flags.ts';
+import { semiSpaceMibInForce } from '../../src/util/heap-growth.ts';
 
 const defaults = defaultConfig().service;
+runUnderServerNodeFlags();
 const { values } = parseArgs({
   options: {
     watchers: { type: 'string', default: '100000' },
@@ -300,7 +303,7 @@ async function runOne(
       ? 'every watcher pushed exactly once'
       : `FAILED: ${missing} watchers missed, ${duplicated} pushed more than once`;
   console.log(
-    `\n${label}: ${WATCHERS} watchers, page ${PAGE_SIZE}, concurrency ${CONCURRENCY}, ${TRANSPORT === 'stub' ? 'stub transport' : 'FCM fake'}, latency ${values.latency} ms, ${WIRING} wiring`,
+    `\n${label}: ${WATCHERS} watchers, page ${PAGE_SIZE}, concurrency ${CONCURRENCY}, ${TRANSPORT === 'stub' ? 'stub transport' : 'FCM fake'}, latency ${values.latency} ms, ${WIRING} wiring, V8 semi-space ${semiSpaceMibInForce() ?? 'default'} MiB`,
   );
   console.log(`  seeding (tokens + notify lists): ${(seedMs / 1000).toFixed(1)} s`);
   const pushesPerSec = pushes / (elapsedMs / 1000);

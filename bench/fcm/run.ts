@@ -24,7 +24,9 @@ import { printProfile, profile } from '../support/cpu-profile.ts';
 import { startFcmFakeProcess } from '../support/fcm-fake-client.ts';
 import { startApnsFakeProcess } from '../support/apns-fake-client.ts';
 import type { PushMessage } from '../../src/notification/types.ts';
+import { runUnderServerNodeFlags } from '../support/server-node-flags.ts';
 
+runUnderServerNodeFlags();
 const { values } = parseArgs({
   options: {
     messages: { type: 'string', default: '30000' },

@@ -35,7 +35,9 @@ import { useWasmSigning } from '../support/wasm-signing.ts';
 import { printProfile, profile } from '../support/cpu-profile.ts';
 import { threadCpuMs, threadCpuPerItem } from '../support/proc-stats.ts';
 import { hostSpeedProbeMs } from '../support/host-speed.ts';
+import { runUnderServerNodeFlags } from '../support/server-node-flags.ts';
 
+runUnderServerNodeFlags();
 const { values } = parseArgs({
   options: {
     registrations: { type: 'string', default: '20000' },

@@ -26,7 +26,9 @@ import { controlEvent, makeUser, type TestUser } from '../../test/support/nostr-
 import { startRedisServer } from '../../test/support/redis-server.ts';
 import { printProfile, profile } from '../support/cpu-profile.ts';
 import { DONE, QueueSignal } from '../../src/store/queue-work.ts';
+import { runUnderServerNodeFlags } from '../support/server-node-flags.ts';
 
+runUnderServerNodeFlags();
 const { values } = parseArgs({
   options: {
     count: { type: 'string', default: '5000' },

@@ -65,7 +65,9 @@ import {
   percentile,
   type RedisNodes,
 } from './measure.ts';
+import { runUnderServerNodeFlags } from '../support/server-node-flags.ts';
 
+runUnderServerNodeFlags();
 const { values } = parseArgs({
   options: {
     users: { type: 'string', default: '10000' },

@@ -32,7 +32,9 @@ import { openRedisStore } from '../../src/store/redis/index.ts';
 import type { StorePort } from '../../src/store/port.ts';
 import { startTestRelay, type TestRelay } from '../../test/support/relay.ts';
 import { startRedisServer, type PrivateRedisServer } from '../../test/support/redis-server.ts';
+import { runUnderServerNodeFlags } from '../support/server-node-flags.ts';
 
+runUnderServerNodeFlags();
 const { values } = parseArgs({
   options: {
     users: { type: 'string', default: '10000' },

@@ -35,3 +35,44 @@ export function limitHeapGrowth(execArgv: readonly string[] = process.execArgv, 
   setFlagsFromString(`${FLAG}=${percent}`);
   return percent;
 }
+
+/**
+ * The most V8's young generation may grow to, per semi-space, in the service process: MiB, where
+ * Node's default on a 64-bit machine is 16. A push allocates short-lived objects (its payload,
+ * JSON, promises, store answers) that live across a few awaits, so with the default the scavenger
+ * runs every few milliseconds under load and promotes objects still in flight to the old
+ * generation, where only a full GC frees them. 32 MiB measured −5 % CPU per push in
+ * `bench/fanout` and −7 % per push in `bench/campaign` for ~30 MiB more resident memory at the
+ * peak; 64 saved −9 % and −17 % but took the campaign's peak past its 300 MiB bound
+ * (docs/benchmarks.md, "The fan-out's cost per push").
+ *
+ * V8 sizes the heap when the process starts, so this cannot be set from inside it
+ * (`setFlagsFromString` is too late): every launcher of the binary passes
+ * {@link SERVER_NODE_FLAGS} (`npm start`, the binary's `#!` line, the image's entrypoint, the
+ * systemd unit; test/packaging/node-flags.test.ts holds them to it).
+ */
+export const SERVER_SEMI_SPACE_MIB = 32;
+
+/** The Node.js options the service process is started with (before the script's path). */
+export const SERVER_NODE_FLAGS: readonly string[] = [`--max-semi-space-size=${SERVER_SEMI_SPACE_MIB}`];
+
+const SEMI_SPACE_FLAG = /^--max[-_]semi[-_]space[-_]size=(\d+)$/;
+
+/**
+ * The semi-space size (MiB) this process was started with, from its command line or NODE_OPTIONS
+ * (the command line wins, as in Node), or null when neither sets it (V8's default).
+ */
+export function semiSpaceMibInForce(
+  execArgv: readonly string[] = process.execArgv,
+  nodeOptions: string | undefined = process.env.NODE_OPTIONS,
+): number | null {
+  const fromArgs = (args: readonly string[]) => {
+    let found: number | null = null;
+    for (const arg of args) {
+      const match = SEMI_SPACE_FLAG.exec(arg);
+      if (match) found = Number(match[1]);
+    }
+    return found;
+  };
+  return fromArgs(execArgv) ?? fromArgs((nodeOptions ?? '').split(/\s+/));
+}

@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { npubEncode } from '../../src/nostr/nip19.ts';
+import { SERVER_NODE_FLAGS, SERVER_SEMI_SPACE_MIB } from '../../src/util/heap-growth.ts';
 import { makeUser } from '../support/nostr-client.ts';
 import { openSqliteStore } from '../../src/store/sqlite/index.ts';
 import { eventually, freePort, startServiceProcess, type LogLine, type ServiceProcess } from '../support/service-process.ts';
@@ -86,6 +87,20 @@ describe('start-up output', () => {
           ['webpush', true],
         ],
       );
+      const youngGeneration = service.logs.find((l) => l.msg === 'V8 young generation sized by the command line');
+      assert.equal(youngGeneration?.semiSpaceMib, SERVER_SEMI_SPACE_MIB, 'started with the server flags, as every launcher starts it');
+    } finally {
+      await service.stop();
+    }
+  });
+
+  test('started as a bare `node bin/nostr-push.js serve`, it says at warn which Node flag it lacks, and serves', async () => {
+    const service = await startServiceProcess({ env: baseEnv(), serverNodeFlags: [] });
+    try {
+      const warning = await service.waitForLog((l) => l.msg.startsWith('started without --max-semi-space-size'), 20_000, 'the warning');
+      assert.equal(warning.level, 40);
+      assert.equal(warning.recommended, SERVER_NODE_FLAGS.join(' '));
+      assert.equal((await fetch(`${service.baseUrl}/health`)).status, 200);
     } finally {
       await service.stop();
     }

@@ -51,7 +51,7 @@ const environment = new Map(
 describe('systemd unit (deploy/nostr-push.service)', () => {
   test('parses: Unit, Service and Install sections; serves with the binary; restarts on failure', () => {
     assert.deepEqual([...unit.keys()], ['Unit', 'Service', 'Install']);
-    assert.match(last('ExecStart') ?? '', /^\/\S+\/node \/\S+\/bin\/nostr-push\.js serve$/);
+    assert.match(last('ExecStart') ?? '', /^\/\S+\/node (--\S+ )*\/\S+\/bin\/nostr-push\.js serve$/);
     assert.equal(last('Restart'), 'on-failure');
     assert.equal(unit.get('Install')?.get('WantedBy')?.at(-1), 'multi-user.target');
   });

@@ -3,6 +3,7 @@
  * `NOSTR_PUSH__…` environment), for end-to-end tests. Reads its JSON log lines so tests can wait
  * for what the service says, and kills it by pid.
  */
+import { SERVER_NODE_FLAGS } from '../../src/util/heap-growth.ts';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
 import { createServer } from 'node:net';
@@ -94,6 +95,11 @@ export interface StartServiceProcessOptions {
   args?: string[];
   /** Node flags for the binary (e.g. `--cpu-prof`, which NODE_OPTIONS does not allow); benchmarks profile with it. */
   nodeArgs?: string[];
+  /**
+   * The service's own Node flags, before `nodeArgs`: by default {@link SERVER_NODE_FLAGS}, as
+   * every launcher of the binary passes them; `[]` starts it as a bare `node bin/nostr-push.js`.
+   */
+  serverNodeFlags?: readonly string[];
   /** The loopback port to listen on (a free one by default): for settings that name the service's own URL. */
   port?: number;
 }
@@ -112,7 +118,8 @@ export async function startServiceProcess(options: StartServiceProcessOptions): 
     NOSTR_PUSH__SERVER__LISTEN_ADDR: `127.0.0.1:${port}`,
     ...options.env,
   };
-  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), BIN, 'serve', ...(options.args ?? [])], {
+  const nodeFlags = [...(options.serverNodeFlags ?? SERVER_NODE_FLAGS), ...(options.nodeArgs ?? [])];
+  const child = spawn(process.execPath, [...nodeFlags, BIN, 'serve', ...(options.args ?? [])], {
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
