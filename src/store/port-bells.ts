@@ -114,8 +114,9 @@ export interface BellBatch {
   video: VideoCoordinate;
   /**
    * Bells some device took: the tokens' activity is refreshed, the rate window opened for
-   * `rateLimitSecs`, the `newPost` record written for `videoRecordTtlSecs`, the claim extended
-   * to `claimTtlSecs`.
+   * `rateLimitSecs`, the `newPost` record written for `videoRecordTtlSecs` (divine's bookkeeping,
+   * reference §4.5 step 11). The claim is left as it was taken: for the processed-event TTL when
+   * the bell was claimed and queued, as every other push's.
    */
   delivered: Array<{ claim: RecipientClaim; tokens: string[] }>;
   /** Bells that failed for good: only the claim is extended, so they are not retried. */
@@ -174,11 +175,10 @@ export interface NotifyListStore {
 
   /**
    * Extend a held per-recipient delivery claim to `ttlSecs` from now, if it is still ours
-   * (compare-and-expire on the owner token, like divine's `promote_campaign_delivery`). A bell takes
-   * its claim short-lived while the send is in flight and extends it once the send has an outcome,
-   * so a worker killed mid-send leaves a claim that expires before its page is retried: that
-   * watcher is retried (and pushed at most twice) instead of being lost for the whole claim TTL.
-   * False when the claim expired or was taken over; nothing changes then.
+   * (compare-and-expire on the owner token, like divine's `promote_campaign_delivery`). False when
+   * the claim expired or was taken over; nothing changes then. (Bells no longer need it: since
+   * every push goes through the outbound queue, a bell's claim is taken for the whole processed-event
+   * TTL together with its queue item, and a worker killed mid-send leaves the item to be leased again.)
    */
   extendRecipientDelivery(claim: RecipientClaim, ttlSecs: number): Promise<boolean>;
 

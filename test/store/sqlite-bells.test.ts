@@ -51,6 +51,27 @@ describe('SqliteStore bell TTL records', () => {
     assert.ok(await store.claimRecipientDelivery('event', SUBSCRIBER, 10));
   });
 
+  test("a delivered bell's claim lapses when it was taken to, by the injected clock; a failed one's is extended", async () => {
+    const [delivered, failed] = await store.claimRecipientDeliveries('event', [SUBSCRIBER, CREATOR], 10);
+    assert.ok(delivered && failed);
+    await store.recordBellBatch({
+      video: { owner: CREATOR, dTag: 'vine' },
+      delivered: [{ claim: delivered, tokens: [] }],
+      failed: [failed],
+      released: [],
+      rateLimited: [],
+      claimTtlSecs: 600,
+      rateLimitSecs: 60,
+      videoRecordTtlSecs: 60,
+    });
+    clock.advance(10 * SECOND_MS);
+    assert.deepEqual(
+      (await store.claimRecipientDeliveries('event', [SUBSCRIBER, CREATOR], 10)).map((claim) => claim !== null),
+      [true, false],
+      'the delivered claim is free again at its first expiry; the failed one is held',
+    );
+  });
+
   test('an expired claim is not extended', async () => {
     const claim = await store.claimRecipientDelivery('event', SUBSCRIBER, 10);
     assert.ok(claim);

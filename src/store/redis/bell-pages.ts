@@ -126,9 +126,10 @@ export async function recordBellBatch(ctx: RedisContext, batch: BellBatch): Prom
   const recordTtl = expirySeconds('recordBellBatch', batch.videoRecordTtlSecs);
   const { owner, dTag } = batch.video;
   const outcomes: BellOutcome[] = [
+    // A delivered bell's claim stays as it was taken (BellBatch.delivered).
     ...batch.delivered.map(({ claim }) => ({
       recipient: claim.recipient,
-      action: 'extend' as const,
+      action: 'keep' as const,
       claim,
       recordSecs: recordTtl,
       restartRate: true,

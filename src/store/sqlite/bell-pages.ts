@@ -83,7 +83,6 @@ export class BellPageOps {
             batch.videoRecordTtlSecs,
           ),
         );
-        attempt(() => bells.extendClaim(claim, batch.claimTtlSecs));
       }
       for (const claim of batch.failed) attempt(() => bells.extendClaim(claim, batch.claimTtlSecs));
       for (const claim of batch.released) attempt(() => claims.release(claim));

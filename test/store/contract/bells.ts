@@ -206,7 +206,7 @@ export function bellContract(ctx: ContractContext): void {
       assert.deepEqual(await store.claimRecipientDeliveries(EVENT, [], 60), []);
     });
 
-    test('recordBellBatch writes windows, records, claim extensions and releases, and refreshes token activity', async () => {
+    test('recordBellBatch writes windows, records, failed claims extended and releases, leaves delivered claims as taken, and refreshes token activity', async () => {
       const store = ctx.store();
       const clock = ctx.clock();
       for (const watcher of [ready, muted]) await store.registerToken(watcher ?? '', { token: `token-${watcher}`, transport: 'fcm' });
@@ -242,7 +242,8 @@ export function bellContract(ctx: ContractContext): void {
         [false, false, true],
         'delivered and failed claims held, the released one free',
       );
-      assert.equal(await store.extendRecipientDelivery(deliveredClaim, 60), true, 'the extended claim kept its owner');
+      assert.equal(await store.extendRecipientDelivery(deliveredClaim, 60), true, 'the delivered claim kept its owner');
+      assert.equal(await store.extendRecipientDelivery(failedClaim, 60), true, 'the failed claim kept its owner');
       const sliceStart = Math.floor(clock.nowMs() / TOKEN_ACTIVITY_RESOLUTION_MS) * TOKEN_ACTIVITY_RESOLUTION_MS;
       assert.equal(await store.tokenActivityMs(`token-${ready}`), sliceStart, 'the delivered token was refreshed to the current slice');
       assert.ok(((await store.tokenActivityMs(`token-${muted}`)) ?? 0) < sliceStart, 'the failed one was not');

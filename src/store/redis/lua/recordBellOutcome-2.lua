@@ -7,7 +7,8 @@
     KEYS[1] dedup:{eventId}:{recipient}                   STRING the delivery claim (owner uuid)
     KEYS[2] dedup:34236:newPost:{owner}:{d}:{recipient}   STRING "1", the coordinate record
 
-    ARGV[1] what to do with the claim: "extend", "release" or "keep" (a watcher that was never claimed)
+    ARGV[1] what to do with the claim: "extend", "release" or "keep" (left as it is: a delivered bell,
+            or a rate-limited watcher that was never claimed)
     ARGV[2] the claim's owner token ("" with "keep")
     ARGV[3] claim TTL, seconds (with "extend")
     ARGV[4] coordinate-record TTL, seconds, or 0 to write no record

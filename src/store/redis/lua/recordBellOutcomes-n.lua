@@ -15,7 +15,8 @@
     ARGV[1] claim TTL, seconds (with "extend")
     ARGV[2] rate-window TTL, seconds
     then four values per watcher i, j = 2 + 4i:
-    ARGV[j + 1] what to do with the claim: "extend", "release" or "keep" (never claimed)
+    ARGV[j + 1] what to do with the claim: "extend", "release" or "keep" (left as it is: a delivered
+                bell, or a rate-limited watcher that was never claimed)
     ARGV[j + 2] the claim's owner token ("" with "keep")
     ARGV[j + 3] coordinate-record TTL, seconds, or 0 to write no record
     ARGV[j + 4] "1" to restart the rate window (a delivered bell: SET EX, never NX, as divine's
