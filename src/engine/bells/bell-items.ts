@@ -9,6 +9,7 @@ import type { OutboundNotification } from '../../notification/types.ts';
 import type { NotificationCopy } from '../copy.ts';
 import { buildSocialPayload } from '../payload.ts';
 import { bellDelivery } from './rules.ts';
+import { RecentValues } from '../../util/recent-values.ts';
 
 /**
  * Videos kept by an expander: a fan-out's items come in a run, so one rebuilt video event serves
@@ -16,28 +17,20 @@ import { bellDelivery } from './rules.ts';
  */
 export const BELL_VIDEO_CACHE_ENTRIES = 16;
 
-/** The video event fields a bell's payload is built from; the rest of an event plays no part in it. */
-function videoEventOf(item: BellItem): NostrEvent {
-  return {
-    id: item.eventId,
-    pubkey: item.creator,
-    kind: item.kind,
-    created_at: item.createdAt,
-    tags: [['d', item.dTag]],
-    content: '',
-    sig: '',
-  };
+/** A video's key in an expander's cache: every field its rebuilt event holds (ids, pubkeys and numbers hold no newline). */
+function videoKeyOf(item: BellItem): string {
+  return `${item.eventId}\n${item.creator}\n${item.kind}\n${item.createdAt}\n${item.dTag}`;
 }
 
-function sameVideo(event: NostrEvent, item: BellItem): boolean {
-  return (
-    event.pubkey === item.creator && event.kind === item.kind && event.created_at === item.createdAt && event.tags[0]?.[1] === item.dTag
-  );
+/** The video event a bell's payload is built from, from its key: the fields that play a part, and no others. */
+function videoEventOfKey(key: string): NostrEvent {
+  const [id = '', pubkey = '', kind = '0', createdAt = '0', ...dTag] = key.split('\n');
+  return { id, pubkey, kind: Number(kind), created_at: Number(createdAt), tags: [['d', dTag.join('\n')]], content: '', sig: '' };
 }
 
 /**
  * The notification of one bell: what `enqueueBellPage` would queue whole for `item.recipient`.
- * `event` must be the item's video (or {@link videoEventOf} it).
+ * `event` must be the item's video (or the one rebuilt from its fields).
  */
 function bellNotificationOf(item: BellItem, event: NostrEvent): OutboundNotification {
   const copy: NotificationCopy = { title: item.title, body: item.body, ...(item.template ? { template: item.template } : {}) };
@@ -55,19 +48,8 @@ function bellNotificationOf(item: BellItem, event: NostrEvent): OutboundNotifica
 
 /** An expander for one delivery stage, with its own cache of rebuilt videos (see {@link BELL_VIDEO_CACHE_ENTRIES}). */
 export function bellNotificationExpander(capacity = BELL_VIDEO_CACHE_ENTRIES): ExpandBellItem {
-  const videos = new Map<string, NostrEvent>();
-  return (item) => {
-    let event = videos.get(item.eventId);
-    if (event === undefined || !sameVideo(event, item)) {
-      event = videoEventOf(item);
-      if (videos.size >= capacity) {
-        const oldest = videos.keys().next().value;
-        if (oldest !== undefined) videos.delete(oldest);
-      }
-      videos.set(item.eventId, event);
-    }
-    return bellNotificationOf(item, event);
-  };
+  const videos = new RecentValues(videoEventOfKey, capacity);
+  return (item) => bellNotificationOf(item, videos.get(videoKeyOf(item)));
 }
 
 /**
