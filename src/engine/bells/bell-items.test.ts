@@ -4,6 +4,7 @@ import type { NostrEvent } from '../../nostr/event.ts';
 import { VIDEO } from '../../nostr/kinds.ts';
 import type { DeviceRegistration } from '../../store/port.ts';
 import type { OutboundNotification } from '../../notification/types.ts';
+import type { BellItem } from '../../notification/bell-item.ts';
 import { notificationCopy } from '../copy.ts';
 import { buildSocialPayload } from '../payload.ts';
 import { bellItemOf, bellNotificationExpander } from './bell-items.ts';
@@ -84,7 +85,7 @@ describe('bell items: a bell queued as a reference', () => {
       ['with:colon and spaces', 'Bob "the builder"'],
     ] as const) {
       const event = video(dTag);
-      const stored = JSON.parse(JSON.stringify(itemOf(event, dTag, name)));
+      const stored = JSON.parse(JSON.stringify(itemOf(event, dTag, name))) as BellItem;
       assert.equal(JSON.stringify(expand(stored)), JSON.stringify(wholeBell(event, dTag, name)), dTag);
     }
   });
