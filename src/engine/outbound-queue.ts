@@ -34,7 +34,7 @@ export function outboundItemId(notification: Pick<OutboundNotification, 'eventId
 }
 
 /** The recipient claim a queued notification is delivered under. */
-export function queuedClaim(queued: QueuedOutbound): RecipientClaim | null {
+function queuedClaim(queued: QueuedOutbound): RecipientClaim | null {
   if (!isBellItemRef(queued)) return queued.claim;
   const { eventId, recipient, owner } = queued.bellItem;
   return { eventId, recipient, owner };

@@ -30,6 +30,16 @@ const WALK_PAGE = 100;
 /** An upper bound only a hang reaches. */
 const RETRY_DEADLINE_MS = 30_000;
 
+/** Runs `work` with the process `pid` frozen (SIGSTOP: connected, answering nothing), thawing it whatever `work` does. */
+async function whileFrozen(pid: number, work: () => Promise<void>): Promise<void> {
+  process.kill(pid, 'SIGSTOP');
+  try {
+    await work();
+  } finally {
+    process.kill(pid, 'SIGCONT');
+  }
+}
+
 describe('replica acknowledgement on a Redis Cluster with replicas', () => {
   let cluster: PrivateRedisCluster;
   let raw: Cluster;
@@ -92,17 +102,14 @@ describe('replica acknowledgement on a Redis Cluster with replicas', () => {
     assert.ok(replica, 'the replica is one of the test cluster’s nodes');
 
     assert.equal(await store.enqueue('outbound', { id: 'warm-up', payload: 1 }), true, 'enqueued with every replica answering');
-    process.kill(replica.pid, 'SIGSTOP');
-    try {
+    await whileFrozen(replica.pid, async () => {
       await assert.rejects(
         store.enqueue('outbound', { id: frozenId, payload: 'a' }),
         (error: unknown) => error instanceof ReplicationWaitError && /0 of 1 replicas acknowledged/.test(error.message),
         'the step fails when its master’s replica does not acknowledge',
       );
       assert.equal(await store.enqueue('outbound', { id: otherId, payload: 'b' }), true, 'a step on another master is unaffected');
-    } finally {
-      process.kill(replica.pid, 'SIGCONT');
-    }
+    });
     // The caller's retry: the master kept the write, so the item is known; now it is replicated.
     assert.equal(await store.enqueue('outbound', { id: frozenId, payload: 'a' }), false, 'the retry finds the item already queued');
     const stats = await store.queueStats('outbound');
@@ -117,17 +124,14 @@ describe('replica acknowledgement on a Redis Cluster with replicas', () => {
     const waiter = new ReplicaWaiter(master, raw, { replicas: 1, timeoutMs: WAIT_TIMEOUT_MS });
     await raw.set(key, 'before');
     raw.slots[slot] = [masterAddress];
-    process.kill(replica.pid, 'SIGSTOP');
-    try {
+    await whileFrozen(replica.pid, async () => {
       await raw.set(key, 'frozen');
       await assert.rejects(
         waiter.afterWrites(() => [key]),
         (error: unknown) => error instanceof ReplicationWaitError && /0 of 1 replicas acknowledged/.test(error.message),
         'the master still has its replica connected, so the step waits for it and fails when it does not answer',
       );
-    } finally {
-      process.kill(replica.pid, 'SIGCONT');
-    }
+    });
     raw.slots[slot] = [masterAddress];
     await raw.set(key, 'after');
     await waiter.afterWrites(() => [key]);
@@ -142,8 +146,7 @@ describe('replica acknowledgement on a Redis Cluster with replicas', () => {
     const key = 'cut-off-replica-step';
     const { slot, masterAddress, replicaAddress, master, replica } = slotNodes(key);
     const waiter = new ReplicaWaiter(master, raw, { replicas: 1, timeoutMs: WAIT_TIMEOUT_MS });
-    process.kill(replica.pid, 'SIGSTOP');
-    try {
+    await whileFrozen(replica.pid, async () => {
       await master.call('CLIENT', 'KILL', 'TYPE', 'replica');
       await eventually(
         async () => (/^connected_slaves:0/m.test(await master.info('replication')) ? true : undefined),
@@ -158,9 +161,7 @@ describe('replica acknowledgement on a Redis Cluster with replicas', () => {
         (error: unknown) => error instanceof ReplicationWaitError && /0 of 1 replicas acknowledged/.test(error.message),
         'the shortfall is an error though the master lost the replica',
       );
-    } finally {
-      process.kill(replica.pid, 'SIGCONT');
-    }
+    });
     // Reconnected (a partial resync), the replica acknowledges again and the retry goes through.
     await eventually(
       async () => {
@@ -227,16 +228,13 @@ describe('replica acknowledgement on a Redis Cluster with replicas', () => {
     const [, replicaAddress] = raw.slots[calculateKeySlot(`${PREFIX}${keys.coalesceDispositionKey(like.eventId, owner)}`)] ?? [];
     const replica = cluster.nodes.find((node) => `127.0.0.1:${node.port}` === replicaAddress);
     assert.ok(replica, 'the recipient’s master has a replica among the test cluster’s nodes');
-    process.kill(replica.pid, 'SIGSTOP');
-    try {
+    await whileFrozen(replica.pid, async () => {
       await assert.rejects(
         store.ingestCoalesceEvent(like, policy),
         (error: unknown) => error instanceof ReplicationWaitError,
         'the ingest fails while the group’s master’s replica does not acknowledge',
       );
-    } finally {
-      process.kill(replica.pid, 'SIGCONT');
-    }
+    });
     const retried = await store.ingestCoalesceEvent(like, policy);
     assert.deepEqual([retried.disposition, retried.replayed], ['buffered', true], 'the retry replays the recorded disposition');
     assert.equal((await store.readCoalesceGroup(retried.groupId))?.pending, 1, 'the like is buffered once');
